@@ -1,0 +1,105 @@
+// Command muse helps journalists correct misleading social-media posts, the
+// way the Muse system does (Zhou, Sharma, Zhang, Althoff, arXiv 2403.11169):
+// it searches credible publishers, reads their pages, quotes the evidence and
+// writes a short correction, with a person in the loop at every stage.
+//
+// `muse` opens the terminal app; the subcommands run the same engine headless.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/musecheck/muse/pipeline/config"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// App is what every subcommand shares: the configuration (after flags) and
+// where output goes.
+type App struct {
+	Cfg    *config.Config
+	Stdout io.Writer
+	Stderr io.Writer
+	Stdin  io.Reader
+
+	configFile string
+	ratings    string
+	allowPriv  bool
+}
+
+// exitError carries a process exit code with its one-line reason.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	app := &App{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin}
+	err := newRoot(app).ExecuteContext(ctx)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "muse:", err)
+		var ee *exitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.code)
+		}
+		os.Exit(1)
+	}
+}
+
+func newRoot(app *App) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "muse [TEXT|URL]",
+		Short: "Correct misleading social-media posts with sourced, checkable notes",
+		Long: "muse finds what credible publishers said about a post, quotes the evidence and drafts a\n" +
+			"correction you can edit before you publish it. Without a subcommand it opens the terminal app.",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return app.loadConfig(cmd)
+		},
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&app.configFile, "config", "", "config file (default $XDG_CONFIG_HOME/muse/config.toml)")
+	pf.StringVar(&app.ratings, "ratings", "", "publisher ratings file: MBFC combined.json or CSV domain,factuality,bias (env MUSE_RATINGS)")
+	pf.BoolVar(&app.allowPriv, "allow-private-addresses", false, "allow fetching loopback and private addresses (env MUSE_ALLOW_PRIVATE_ADDRESSES)")
+	root.SetOut(app.Stdout)
+	root.SetErr(app.Stderr)
+	root.SetIn(app.Stdin)
+
+	root.AddCommand(
+	// subcommands
+	)
+	return root
+}
+
+// loadConfig reads the config file and environment, then applies the flags
+// the user set (flags > environment > file > defaults).
+func (app *App) loadConfig(cmd *cobra.Command) error {
+	cfg, err := config.Load(app.configFile, os.Getenv)
+	if err != nil {
+		return &exitError{2, err}
+	}
+	if cmd.Flags().Changed("ratings") {
+		cfg.RatingsFile = app.ratings
+	}
+	if cmd.Flags().Changed("allow-private-addresses") {
+		cfg.AllowPrivateAddresses = app.allowPriv
+	}
+	app.Cfg = cfg
+	return nil
+}

@@ -1,0 +1,173 @@
+// Package pipeline holds the Check record that every stage reads and writes,
+// the stages of the Muse method, and the engine that runs them over a Check
+// and publishes events as it goes.
+package pipeline
+
+import (
+	"time"
+
+	"github.com/musecheck/muse/sources"
+)
+
+// Check is one fact-check of one post: its input, everything each stage
+// found, and what the person changed. It is the unit the engine runs, the
+// TUI shows, the case store keeps and `muse check --json` prints.
+type Check struct {
+	ID         string      `json:"id"`
+	CreatedAt  time.Time   `json:"created_at"`
+	Post       Post        `json:"post"`
+	Cutoff     time.Time   `json:"cutoff,omitzero"` // only pages published before it count; zero: no cutoff
+	Images     []Image     `json:"images,omitempty"`
+	Queries    []Query     `json:"queries"`
+	Hits       []Hit       `json:"hits,omitempty"`
+	Sources    []Source    `json:"sources"`
+	Evidence   []Evidence  `json:"evidence"`
+	Correction Correction  `json:"correction"`
+	Usage      Usage       `json:"usage"`
+	Stages     []StageInfo `json:"stages,omitempty"`
+	Events     []Event     `json:"events,omitempty"`
+	NoLLM      bool        `json:"no_llm,omitempty"` // produced by the extractive --no-llm mode: a digest, never a verdict
+}
+
+// Post is the social-media post under check.
+type Post struct {
+	Text              string    `json:"text"`
+	Author            string    `json:"author,omitempty"`
+	Handle            string    `json:"handle,omitempty"`
+	AuthorDescription string    `json:"author_description,omitempty"`
+	PostedAt          time.Time `json:"posted_at,omitzero"`
+	URL               string    `json:"url,omitempty"`
+	Platform          string    `json:"platform,omitempty"`
+	Images            []string  `json:"images,omitempty"` // paths or URLs as given
+}
+
+// Image is one post image and what was learned from it.
+type Image struct {
+	Source      string   `json:"source"` // path or URL
+	AltText     string   `json:"alt_text,omitempty"`
+	Caption     string   `json:"caption,omitempty"`
+	OCRText     string   `json:"ocr_text,omitempty"`
+	People      []string `json:"people,omitempty"`
+	Description string   `json:"description,omitempty"` // the informative description used in prompts
+	Origin      string   `json:"origin,omitempty"`      // where the description came from: vision model, ocr, alt text, user
+	Edited      bool     `json:"edited,omitempty"`
+	Error       string   `json:"error,omitempty"`
+}
+
+// Query origins.
+const (
+	OriginModel    = "model"
+	OriginUser     = "user"
+	OriginFallback = "fallback"
+)
+
+// Query is one web search query.
+type Query struct {
+	Text    string `json:"text"`
+	Origin  string `json:"origin"` // model|user|fallback
+	Enabled bool   `json:"enabled"`
+}
+
+// Hit is one search result before its page is read.
+type Hit struct {
+	URL         string               `json:"url"`
+	Title       string               `json:"title,omitempty"`
+	Snippet     string               `json:"snippet,omitempty"`
+	Published   time.Time            `json:"published,omitzero"`
+	Provider    string               `json:"provider"`
+	Query       string               `json:"query"`
+	Rank        int                  `json:"rank"`
+	Pass        int                  `json:"pass"` // 1 = first search, 2 = the wider second pass
+	ClaimReview *sources.ClaimReview `json:"claim_review,omitempty"`
+}
+
+// Tiers of publishers, in priority order (DESIGN.md).
+const (
+	TierHigh     = "high"
+	TierMedium   = "medium"
+	TierLow      = "low"
+	TierUnrated  = "unrated"
+	TierExcluded = "excluded"
+)
+
+// Source statuses: why a page was used or kept out.
+const (
+	StatusUsed           = "used"
+	StatusNotNeeded      = "not_needed"
+	StatusDropped        = "dropped"
+	StatusBoosted        = "boosted"
+	StatusExcludedRating = "excluded_rating"
+	StatusExcludedCutoff = "excluded_cutoff"
+	StatusUndated        = "undated"
+	StatusIrrelevant     = "irrelevant"
+	StatusFetchFailed    = "fetch_failed"
+	StatusDuplicate      = "duplicate"
+	StatusTooShort       = "too_short"
+	StatusPending        = "pending" // read and eligible, not yet looked at for evidence
+)
+
+// Source is one candidate page: how it was rated, read and judged.
+type Source struct {
+	URL          string    `json:"url"`
+	FinalURL     string    `json:"final_url,omitempty"`
+	Title        string    `json:"title,omitempty"`
+	Publisher    string    `json:"publisher,omitempty"`
+	Domain       string    `json:"domain"`
+	Published    time.Time `json:"published,omitzero"`
+	Tier         string    `json:"tier"`
+	Factuality   string    `json:"factuality,omitempty"`
+	Bias         string    `json:"bias,omitempty"`
+	RatingOrigin string    `json:"rating_origin,omitempty"`
+	Relevance    float64   `json:"relevance"`
+	Status       string    `json:"status"`
+	Reason       string    `json:"reason,omitempty"` // human words for Status
+	Boosted      bool      `json:"boosted,omitempty"`
+	Dropped      bool      `json:"dropped,omitempty"` // dropped by the person; survives reruns
+	Words        int       `json:"words,omitempty"`
+	Paragraphs   []string  `json:"paragraphs,omitempty"` // extracted main text, for quoting and verification
+	Snapshot     string    `json:"snapshot,omitempty"`   // archive key of the stored page
+	FetchedAt    time.Time `json:"fetched_at,omitzero"`
+	FoundBy      []string  `json:"found_by,omitempty"` // "provider: query"
+}
+
+// Evidence kinds.
+const (
+	KindRefutes = "refutes"
+	KindContext = "context"
+)
+
+// Evidence is one quote taken from a source page.
+type Evidence struct {
+	SourceURL string `json:"url"`
+	Quote     string `json:"quote"`
+	Kind      string `json:"kind"`     // refutes|context
+	Verified  bool   `json:"verified"` // found verbatim (after normalisation) in the page's extracted text
+	Included  bool   `json:"included"` // used for the correction; the person may untick it
+}
+
+// Correction is the note written for the post.
+type Correction struct {
+	Text     string   `json:"text"`
+	URLs     []string `json:"urls"`
+	Warnings []string `json:"warnings"`
+	Edited   bool     `json:"edited,omitempty"` // changed by a person after the model wrote it
+	Model    string   `json:"model,omitempty"`
+}
+
+// Usage counts model calls, tokens, cost and time for the check.
+type Usage struct {
+	LLMCalls         int                   `json:"llm_calls"`
+	PromptTokens     int                   `json:"prompt_tokens"`
+	CompletionTokens int                   `json:"completion_tokens"`
+	CostUSD          float64               `json:"cost_usd"`
+	Seconds          float64               `json:"seconds"`
+	ByStage          map[string]StageUsage `json:"by_stage,omitempty"`
+}
+
+// StageUsage is Usage for one stage.
+type StageUsage struct {
+	LLMCalls         int     `json:"llm_calls"`
+	PromptTokens     int     `json:"prompt_tokens"`
+	CompletionTokens int     `json:"completion_tokens"`
+	CostUSD          float64 `json:"cost_usd"`
+}

@@ -1,0 +1,63 @@
+package pipeline
+
+import "time"
+
+// Stage names one step of the Muse method. Stages run in this order; the
+// engine can start again from any of them with the Check's current contents.
+type Stage string
+
+const (
+	StageImages     Stage = "images"
+	StageQueries    Stage = "queries"
+	StageSearch     Stage = "search"
+	StageSources    Stage = "sources" // fetch, extract, date, rate, relevance, rank
+	StageEvidence   Stage = "evidence"
+	StageCorrection Stage = "correction"
+)
+
+// Stages lists every stage in run order.
+var Stages = []Stage{StageImages, StageQueries, StageSearch, StageSources, StageEvidence, StageCorrection}
+
+// Stage states.
+const (
+	StateWaiting = "waiting"
+	StateRunning = "running"
+	StateDone    = "done"
+	StateFailed  = "failed"
+	StateSkipped = "skipped"
+	StateStale   = "stale" // an edit upstream made its output out of date
+)
+
+// StageInfo is a stage's state in a Check.
+type StageInfo struct {
+	Stage   Stage   `json:"stage"`
+	State   string  `json:"state"`
+	Count   int     `json:"count"`
+	Seconds float64 `json:"seconds"`
+	Error   string  `json:"error,omitempty"`
+}
+
+// Event kinds.
+const (
+	EventStageStarted  = "stage_started"
+	EventStageFinished = "stage_finished"
+	EventStageFailed   = "stage_failed"
+	EventItem          = "item"        // something was added or changed: a query, hit, source, quote
+	EventTokenDelta    = "token_delta" // a piece of the streamed correction
+	EventWarning       = "warning"
+	EventDone          = "done" // the run is over (finished, failed or cancelled); Err says which
+)
+
+// Event is what the engine publishes while it runs. The TUI turns events
+// into tea messages; the headless CLI prints progress lines from them.
+type Event struct {
+	Time    time.Time `json:"time"`
+	Kind    string    `json:"kind"`
+	Stage   Stage     `json:"stage,omitempty"`
+	Message string    `json:"message,omitempty"` // human words
+	Count   int       `json:"count,omitempty"`
+	Seconds float64   `json:"seconds,omitempty"`
+	Delta   string    `json:"-"`               // token text, for EventTokenDelta only
+	Item    any       `json:"-"`               // the Query, Hit, Source or Evidence added, for EventItem
+	Err     string    `json:"error,omitempty"` // for failures and EventDone
+}
