@@ -1,0 +1,350 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Schema asks the server for JSON that follows a JSON schema
+// (response_format {"type":"json_schema"}). The schema must follow OpenAI's
+// strict rules: every property listed in "required" and
+// "additionalProperties": false on every object.
+type Schema struct {
+	// Name is the schema's name on the wire, by convention the task
+	// ("queries", "evidence", "image_description"); [a-zA-Z0-9_-], at most 64.
+	Name        string
+	Description string
+	// JSON is the JSON schema object.
+	JSON json.RawMessage
+	// Fallback is the answer-format instruction added to the last user message
+	// when the server has no schema support, e.g. the paper's numbered list.
+	// Empty means "answer with only a JSON object matching <schema>".
+	Fallback string
+}
+
+func (s *Schema) fallbackText() string {
+	if s.Fallback != "" {
+		return s.Fallback
+	}
+	return "Answer with only a JSON object, no other text, that matches this JSON schema:\n" + string(s.JSON)
+}
+
+// Complete makes a chat call and returns the whole answer.
+//
+// The answer may come back with an error: an *APIError of kind ErrRefusal or
+// ErrEmpty comes with a non-nil *Response whose Usage counts what the call
+// spent. When Request.Schema is set and the server rejects response_format,
+// the call is repeated once as plain text with Schema.Fallback appended, the
+// client remembers that the server lacks schema support, and
+// Response.Structured is false.
+func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
+	return c.chat(ctx, req, nil)
+}
+
+// Stream makes a streamed chat call, calling onDelta with each piece of text
+// as it arrives (onDelta may be nil), and asks the server to report usage in
+// the last chunk (stream_options.include_usage).
+//
+// A stream that ends without a finish reason, or breaks after text has
+// arrived, returns ErrStreamCut together with a *Response holding the partial
+// text. A stream that fails before any text arrived is retried like Complete.
+func (c *Client) Stream(ctx context.Context, req Request, onDelta func(string)) (*Response, error) {
+	if onDelta == nil {
+		onDelta = func(string) {}
+	}
+	return c.chat(ctx, req, onDelta)
+}
+
+func (c *Client) chat(ctx context.Context, req Request, onDelta func(string)) (*Response, error) {
+	if req.Task == "" {
+		req.Task = TaskCorrection
+	}
+	if len(req.Messages) == 0 {
+		return nil, fmt.Errorf("llm %s: no messages to send", req.Task)
+	}
+	msgs := req.Messages
+	shortened := false
+	for {
+		resp, err := c.chatSchema(ctx, req, msgs, onDelta)
+		if resp != nil {
+			resp.Shortened = shortened
+			c.record(req.Task, resp.Usage)
+		}
+		if err != nil && errors.Is(err, ErrContextLength) && req.Shorten != nil && !shortened {
+			if short := req.Shorten(); len(short) > 0 {
+				msgs, shortened = short, true
+				continue
+			}
+		}
+		return resp, err
+	}
+}
+
+// chatSchema sends with the schema when the server supports it and falls back
+// to plain text when the server says it does not.
+func (c *Client) chatSchema(ctx context.Context, req Request, msgs []Message, onDelta func(string)) (*Response, error) {
+	structured := req.Schema != nil && !c.noSchema.Load()
+	resp, err := c.chatRetry(ctx, req, msgs, structured, onDelta)
+	if structured && isSchemaRejection(err) {
+		c.noSchema.Store(true)
+		structured = false
+		resp, err = c.chatRetry(ctx, req, msgs, false, onDelta)
+	}
+	if resp != nil {
+		resp.Structured = structured
+	}
+	return resp, err
+}
+
+func (c *Client) chatRetry(ctx context.Context, req Request, msgs []Message, structured bool, onDelta func(string)) (*Response, error) {
+	ci := callInfo{op: "chat completion", task: req.Task, model: c.ModelFor(req.Task), baseURL: c.cfg.BaseURL}
+	if onDelta != nil {
+		ci.op = "chat stream"
+	}
+	var resp *Response
+	err := c.retry(ctx, func() error {
+		creq := c.buildChat(req, msgs, ci.model, structured)
+		var err error
+		if onDelta == nil {
+			resp, err = c.completeOnce(ctx, ci, creq)
+		} else {
+			resp, err = c.streamOnce(ctx, ci, creq, onDelta)
+			if err != nil && creq.StreamOptions != nil && isStreamOptionsRejection(err) {
+				c.noStreamUsage.Store(true)
+				creq.StreamOptions = nil
+				resp, err = c.streamOnce(ctx, ci, creq, onDelta)
+			}
+		}
+		return err
+	})
+	return resp, err
+}
+
+// retry runs op until it succeeds, fails with an error that is not worth
+// retrying, or runs out of attempts. It waits what the server asked
+// (Retry-After) or else an exponential backoff with jitter.
+func (c *Client) retry(ctx context.Context, op func() error) error {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = c.cfg.RetryBaseDelay
+	b.MaxInterval = c.cfg.MaxRetryWait
+	b.Reset()
+	for attempt := 0; ; attempt++ {
+		err := op()
+		if err == nil {
+			return nil
+		}
+		var ae *APIError
+		if !errors.As(err, &ae) || !ae.retryable || attempt >= c.cfg.MaxRetries || ctx.Err() != nil {
+			return err
+		}
+		wait := ae.RetryAfter
+		if wait <= 0 {
+			wait = b.NextBackOff()
+		}
+		wait = min(wait, c.cfg.MaxRetryWait)
+		if serr := c.sleep(ctx, wait); serr != nil {
+			return fmt.Errorf("%w (stopped while waiting to retry: %v)", err, serr)
+		}
+	}
+}
+
+// buildChat makes the request body. Reasoning models (o1, o3, o4, gpt-5)
+// accept only their default temperature and max_completion_tokens.
+func (c *Client) buildChat(req Request, msgs []Message, model string, structured bool) openai.ChatCompletionRequest {
+	creq := openai.ChatCompletionRequest{Model: model}
+	if isReasoningModel(model) {
+		creq.MaxCompletionTokens = req.MaxTokens
+	} else {
+		creq.Temperature = ZeroTemperature
+		creq.MaxTokens = req.MaxTokens
+	}
+	switch {
+	case req.Schema != nil && structured:
+		creq.Messages = msgs
+		creq.ResponseFormat = &openai.ChatCompletionResponseFormat{
+			Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
+			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{
+				Name:        req.Schema.Name,
+				Description: req.Schema.Description,
+				Schema:      req.Schema.JSON,
+				Strict:      true,
+			},
+		}
+	case req.Schema != nil:
+		creq.Messages = withFormatNote(msgs, req.Schema.fallbackText())
+	default:
+		creq.Messages = msgs
+	}
+	return creq
+}
+
+// withFormatNote appends the answer-format instruction to the last user
+// message (some chat templates reject two user turns in a row) or adds one.
+func withFormatNote(msgs []Message, note string) []Message {
+	out := make([]Message, len(msgs))
+	copy(out, msgs)
+	last := len(out) - 1
+	if out[last].Role == openai.ChatMessageRoleUser {
+		m := out[last]
+		if m.MultiContent != nil {
+			parts := make([]openai.ChatMessagePart, len(m.MultiContent), len(m.MultiContent)+1)
+			copy(parts, m.MultiContent)
+			m.MultiContent = append(parts, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeText, Text: note})
+		} else {
+			m.Content = strings.TrimRight(m.Content, "\n") + "\n\n" + note
+		}
+		out[last] = m
+		return out
+	}
+	return append(out, Message{Role: openai.ChatMessageRoleUser, Content: note})
+}
+
+func isReasoningModel(model string) bool {
+	m := strings.ToLower(model)
+	if i := strings.LastIndex(m, "/"); i >= 0 {
+		m = m[i+1:] // "openai/o3-mini" on routers
+	}
+	for _, p := range []string{"o1", "o3", "o4", "gpt-5"} {
+		if m == p || strings.HasPrefix(m, p+"-") {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Client) completeOnce(ctx context.Context, ci callInfo, creq openai.ChatCompletionRequest) (*Response, error) {
+	info := &respInfo{}
+	actx, cancel := context.WithTimeout(context.WithValue(ctx, respInfoKey{}, info), c.cfg.Timeout)
+	defer cancel()
+	r, err := c.api.CreateChatCompletion(actx, creq)
+	if err != nil {
+		return nil, ci.classify(ctx, err, info)
+	}
+	resp := &Response{Model: r.Model, Usage: c.usageOf(ci.model, r.Usage)}
+	if len(r.Choices) == 0 {
+		return resp, ci.newError(ErrEmpty, "the server returned no choices")
+	}
+	ch := r.Choices[0]
+	resp.Text = ch.Message.Content
+	resp.FinishReason = string(ch.FinishReason)
+	return resp, ci.checkAnswer(resp.Text, ch.Message.Refusal, resp.FinishReason)
+}
+
+// checkAnswer turns refusals and empty answers into typed errors.
+func (ci callInfo) checkAnswer(text, refusal, finish string) error {
+	if refusal != "" {
+		e := ci.newError(ErrRefusal, refusal)
+		e.Advice = "the model declined; edit the input or try another model"
+		return e
+	}
+	if finish == string(openai.FinishReasonContentFilter) {
+		e := ci.newError(ErrRefusal, "the answer was withheld by the server's content filter")
+		e.Advice = "edit the input or try another model"
+		return e
+	}
+	if strings.TrimSpace(text) == "" {
+		e := ci.newError(ErrEmpty, "the model returned no text")
+		if finish == string(openai.FinishReasonLength) {
+			e.Advice = "the token limit was reached before any text (a reasoning model may need a higher limit)"
+		}
+		return e
+	}
+	return nil
+}
+
+func (c *Client) streamOnce(ctx context.Context, ci callInfo, creq openai.ChatCompletionRequest, onDelta func(string)) (*Response, error) {
+	creq.Stream = true
+	if !c.noStreamUsage.Load() {
+		creq.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+	}
+	info := &respInfo{}
+	actx, cancel := context.WithCancel(context.WithValue(ctx, respInfoKey{}, info))
+	defer cancel()
+	// Idle timeout: a stream may run for minutes, but never silently.
+	var idle atomic.Bool
+	timer := time.AfterFunc(c.cfg.Timeout, func() { idle.Store(true); cancel() })
+	defer timer.Stop()
+
+	st, err := c.api.CreateChatCompletionStream(actx, creq)
+	if err != nil {
+		if idle.Load() {
+			err = fmt.Errorf("no response headers after %s: %w", c.cfg.Timeout, context.DeadlineExceeded)
+		}
+		return nil, ci.classify(ctx, err, info)
+	}
+	defer st.Close()
+
+	var text, refusal strings.Builder
+	resp := &Response{Usage: Usage{Calls: 1}}
+	chunks := 0
+	for {
+		chunk, err := st.Recv()
+		if err != nil {
+			resp.Text = text.String()
+			return resp, ci.streamEnd(ctx, err, resp, refusal.String(), chunks, idle.Load(), c.cfg.Timeout)
+		}
+		timer.Reset(c.cfg.Timeout)
+		chunks++
+		if chunk.Model != "" {
+			resp.Model = chunk.Model
+		}
+		if chunk.Usage != nil {
+			resp.Usage = c.usageOf(ci.model, *chunk.Usage)
+		}
+		for _, ch := range chunk.Choices {
+			if ch.Index != 0 {
+				continue
+			}
+			if ch.Delta.Content != "" {
+				text.WriteString(ch.Delta.Content)
+				onDelta(ch.Delta.Content)
+			}
+			refusal.WriteString(ch.Delta.Refusal)
+			if ch.FinishReason != "" {
+				resp.FinishReason = string(ch.FinishReason)
+			}
+		}
+	}
+}
+
+// streamEnd decides what the end of a stream means. io.EOF after a finish
+// reason is the normal end ([DONE] or a server that just closes).
+func (ci callInfo) streamEnd(ctx context.Context, err error, resp *Response, refusal string, chunks int, idle bool, timeout time.Duration) error {
+	if errors.Is(err, io.EOF) && resp.FinishReason != "" {
+		return ci.checkAnswer(resp.Text, refusal, resp.FinishReason)
+	}
+	if perr := ctx.Err(); perr != nil {
+		return fmt.Errorf("llm %s: %w", ci.op, context.Cause(ctx))
+	}
+	if ae, re := errorsAsAPI(err); ae != nil || re != nil {
+		// An error object sent inside the stream.
+		return ci.classify(ctx, err, nil)
+	}
+	e := ci.newError(ErrStreamCut, "")
+	e.Err = err
+	switch {
+	case idle:
+		e.Message = fmt.Sprintf("no data for %s after %d chunks", timeout, chunks)
+	case errors.Is(err, io.EOF):
+		e.Message = fmt.Sprintf("the stream ended after %d chunks without a finish reason", chunks)
+	default:
+		e.Message = fmt.Sprintf("the stream broke after %d chunks: %v", chunks, err)
+	}
+	if resp.Text == "" {
+		// Nothing reached the caller yet, so trying again is safe.
+		e.retryable = true
+		e.Advice = "the connection dropped before any text; muse retries"
+	} else {
+		e.Advice = "the answer is incomplete; the partial text is kept, run the step again for a full answer"
+	}
+	return e
+}

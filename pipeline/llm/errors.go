@@ -1,0 +1,307 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Kinds of failure. An *APIError matches its kind with errors.Is:
+//
+//	if errors.Is(err, llm.ErrContextLength) { ... }
+var (
+	ErrAuth          = errors.New("authentication failed")
+	ErrModelNotFound = errors.New("model not found")
+	ErrContextLength = errors.New("context length exceeded")
+	ErrRateLimited   = errors.New("rate limited")
+	ErrQuota         = errors.New("quota exhausted")
+	ErrServer        = errors.New("server error")
+	ErrBadRequest    = errors.New("request rejected")
+	ErrTimeout       = errors.New("timed out")
+	ErrUnavailable   = errors.New("server unreachable")
+	ErrRefusal       = errors.New("model refused")
+	ErrEmpty         = errors.New("empty answer")
+	ErrMalformed     = errors.New("malformed answer")
+	ErrStreamCut     = errors.New("stream cut before the end")
+)
+
+// APIError is every error the client returns for a call that reached (or
+// tried to reach) the server. Kind is one of the Err* values above.
+type APIError struct {
+	// Op says what was being done: "chat completion", "chat stream", "embeddings".
+	Op string
+	// Task and Model of the call; BaseURL of the server.
+	Task, Model, BaseURL string
+	// Status is the HTTP status, 0 when no response arrived (or 200 for a bad answer).
+	Status int
+	Kind   error
+	// Code, Type and Message are the server's error.code, error.type, error.message.
+	Code, Type, Message string
+	// Advice tells the user what to do about it.
+	Advice string
+	// RetryAfter is what the server asked us to wait (Retry-After, retry-after-ms).
+	RetryAfter time.Duration
+	// Err is the underlying error, if any.
+	Err error
+
+	retryable bool
+}
+
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "llm %s", e.Op)
+	if e.Model != "" {
+		fmt.Fprintf(&b, " (model %s)", e.Model)
+	}
+	fmt.Fprintf(&b, ": %v", e.Kind)
+	if e.Status != 0 && e.Status != http.StatusOK {
+		fmt.Fprintf(&b, " (HTTP %d)", e.Status)
+	}
+	if e.Message != "" {
+		fmt.Fprintf(&b, ": %s", e.Message)
+	} else if e.Err != nil {
+		fmt.Fprintf(&b, ": %v", e.Err)
+	}
+	if e.Advice != "" {
+		fmt.Fprintf(&b, " — %s", e.Advice)
+	}
+	return b.String()
+}
+
+// Is matches the error's Kind.
+func (e *APIError) Is(target error) bool { return target == e.Kind }
+
+// Unwrap gives the underlying error (go-openai's, net's, context's).
+func (e *APIError) Unwrap() error { return e.Err }
+
+// Retryable reports whether the client would retry this error.
+func (e *APIError) Retryable() bool { return e.retryable }
+
+type callInfo struct {
+	op, task, model, baseURL string
+}
+
+func (ci callInfo) newError(kind error, msg string) *APIError {
+	return &APIError{Op: ci.op, Task: ci.task, Model: ci.model, BaseURL: ci.baseURL, Status: http.StatusOK, Kind: kind, Message: msg}
+}
+
+// classify turns whatever go-openai or net/http returned into an *APIError.
+// The parent context's own cancellation is returned unchanged: the user
+// stopped the call, there is nothing to advise.
+func (ci callInfo) classify(parent context.Context, err error, info *respInfo) error {
+	if err == nil {
+		return nil
+	}
+	if perr := parent.Err(); perr != nil {
+		return fmt.Errorf("llm %s: %w", ci.op, context.Cause(parent))
+	}
+	e := &APIError{Op: ci.op, Task: ci.task, Model: ci.model, BaseURL: ci.baseURL, Err: err}
+	if info != nil {
+		status, h := info.get()
+		if status >= 400 {
+			e.Status = status
+			e.RetryAfter = retryAfter(h)
+		}
+	}
+	ae, re := errorsAsAPI(err)
+	switch {
+	case ae != nil:
+		if ae.HTTPStatusCode != 0 {
+			e.Status = ae.HTTPStatusCode
+		}
+		e.Message = ae.Message
+		e.Type = ae.Type
+		if ae.Code != nil {
+			e.Code = fmt.Sprint(ae.Code)
+		}
+	case re != nil:
+		if re.HTTPStatusCode != 0 {
+			e.Status = re.HTTPStatusCode
+		}
+		e.Message = bodyMessage(re.Body)
+	}
+	if e.Status != 0 {
+		ci.classifyStatus(e)
+		return e
+	}
+	ci.classifyTransport(e, err)
+	return e
+}
+
+func (ci callInfo) classifyStatus(e *APIError) {
+	msg := strings.ToLower(e.Message)
+	code := strings.ToLower(e.Code)
+	host := hostOf(ci.baseURL)
+	switch {
+	case e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden || code == "invalid_api_key":
+		e.Kind = ErrAuth
+		e.Advice = fmt.Sprintf("%s rejected the API key: check OPENAI_API_KEY (and OPENAI_BASE_URL if the key is for another server)", host)
+	case code == "model_not_found" || (e.Status == http.StatusNotFound && strings.Contains(msg, "model")):
+		e.Kind = ErrModelNotFound
+		e.Advice = fmt.Sprintf("%s has no model %q: set MUSE_MODEL (or the per-task model) to a model the server lists; for Ollama run `ollama pull %s`", host, ci.model, ci.model)
+	case isContextLength(code, msg):
+		e.Kind = ErrContextLength
+		e.Advice = "the prompt is longer than the model's context: shorten the article or use a model with a longer context"
+	case e.Status == http.StatusTooManyRequests && (code == "insufficient_quota" || strings.Contains(msg, "quota")):
+		e.Kind = ErrQuota
+		e.Advice = fmt.Sprintf("the account at %s has no quota left: check billing or use another key", host)
+	case e.Status == http.StatusTooManyRequests:
+		e.Kind = ErrRateLimited
+		e.Advice = "the server is rate limiting; muse waits and retries, lower the parallelism if it keeps happening"
+		e.retryable = true
+	case e.Status == http.StatusRequestTimeout:
+		e.Kind = ErrTimeout
+		e.retryable = true
+	case e.Status >= 500:
+		e.Kind = ErrServer
+		e.Advice = fmt.Sprintf("%s failed; muse retries, try again later if it persists", host)
+		e.retryable = true
+	case e.Status == http.StatusNotFound:
+		e.Kind = ErrBadRequest
+		e.Advice = fmt.Sprintf("%s has no such endpoint: OPENAI_BASE_URL should end in the API version, e.g. /v1", host)
+	default:
+		e.Kind = ErrBadRequest
+	}
+}
+
+func isContextLength(code, msg string) bool {
+	if code == "context_length_exceeded" || code == "string_above_max_length" {
+		return true
+	}
+	for _, s := range []string{"maximum context length", "context length", "context_length", "context window", "too many tokens", "prompt is too long", "exceeds the context"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (ci callInfo) classifyTransport(e *APIError, err error) {
+	host := hostOf(ci.baseURL)
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	var ne net.Error
+	switch {
+	case errors.As(err, &se) || errors.As(err, &te):
+		e.Kind = ErrMalformed
+		e.Status = http.StatusOK
+		e.Advice = fmt.Sprintf("%s answered with something that is not OpenAI JSON: is OPENAI_BASE_URL an OpenAI-compatible API?", host)
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
+		e.Kind = ErrTimeout
+		e.Advice = fmt.Sprintf("%s did not answer in time", host)
+		e.retryable = true
+	case errors.Is(err, syscall.ECONNREFUSED):
+		e.Kind = ErrUnavailable
+		e.Advice = fmt.Sprintf("nothing listens at %s: is the server running?", host)
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET):
+		e.Kind = ErrUnavailable
+		e.Advice = fmt.Sprintf("%s dropped the connection", host)
+		e.retryable = true
+	default:
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			e.Kind = ErrUnavailable
+			e.Advice = fmt.Sprintf("could not reach %s", host)
+			e.retryable = true
+			return
+		}
+		e.Kind = ErrBadRequest
+	}
+}
+
+// retryAfter reads OpenAI's retry-after-ms, then the standard Retry-After
+// (seconds or an HTTP date).
+func retryAfter(h http.Header) time.Duration {
+	if h == nil {
+		return 0
+	}
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// bodyMessage pulls a message out of an error body go-openai could not
+// parse as {"error":{...}}: Ollama's native {"error":"..."} or plain text.
+func bodyMessage(body []byte) string {
+	var m struct {
+		Error   any    `json:"error"`
+		Message string `json:"message"`
+		Detail  any    `json:"detail"`
+	}
+	if json.Unmarshal(body, &m) == nil {
+		switch v := m.Error.(type) {
+		case string:
+			return v
+		case map[string]any:
+			if s, ok := v["message"].(string); ok {
+				return s
+			}
+		}
+		if m.Message != "" {
+			return m.Message
+		}
+		if s, ok := m.Detail.(string); ok {
+			return s
+		}
+	}
+	s := strings.TrimSpace(string(body))
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+// isSchemaRejection says whether the server refused the request because of
+// response_format (servers without structured output support).
+func isSchemaRejection(err error) bool {
+	var e *APIError
+	if !errors.As(err, &e) || e.Kind != ErrBadRequest {
+		return false
+	}
+	if e.Status != http.StatusBadRequest && e.Status != http.StatusUnprocessableEntity && e.Status != http.StatusNotImplemented {
+		return false
+	}
+	m := strings.ToLower(e.Message + " " + e.Code + " " + e.Type)
+	return strings.Contains(m, "response_format") || strings.Contains(m, "json_schema") || strings.Contains(m, "response format")
+}
+
+// isStreamOptionsRejection: older servers reject stream_options.
+func isStreamOptionsRejection(err error) bool {
+	var e *APIError
+	if !errors.As(err, &e) || e.Kind != ErrBadRequest {
+		return false
+	}
+	m := strings.ToLower(e.Message + " " + e.Code)
+	return strings.Contains(m, "stream_options") || strings.Contains(m, "include_usage")
+}
+
+func hostOf(base string) string {
+	if u, err := url.Parse(base); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return base
+}
