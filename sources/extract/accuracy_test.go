@@ -1,0 +1,170 @@
+package extract
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/html/charset"
+
+	"github.com/musecheck/muse/sources/shareddata"
+)
+
+func benchDir(tb testing.TB) string {
+	tb.Helper()
+	return shareddata.Dir(tb, "article-extraction-benchmark")
+}
+
+// benchNow pins "today" for date checks so that results do not drift as the
+// calendar moves on; it is after every gold date in both data sets.
+var benchNow = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// TestArticleBodyF1 scores main-text extraction on the
+// article-extraction-benchmark pages with its shingle F1.
+func TestArticleBodyF1(t *testing.T) {
+	dir := benchDir(t)
+	gold, err := benchGold(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	urls, err := benchURLs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Now: benchNow}
+	pred := make(map[string]string, len(gold))
+	start := time.Now()
+	for id := range gold {
+		page, err := readGz(filepath.Join(dir, "html", id+".html.gz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := opts.Extract(page, urls[id])
+		if err != nil {
+			t.Errorf("%s: %v", id, err)
+			continue
+		}
+		pred[id] = a.Text
+	}
+	m := shingleF1(gold, pred)
+	t.Logf("article body: P=%.3f R=%.3f F1=%.3f on %d pages in %s", m.P, m.R, m.F, len(gold), time.Since(start).Round(time.Millisecond))
+	if os.Getenv("EXTRACT_DEBUG") != "" {
+		logWorst(t, gold, pred, urls)
+	}
+	if m.F < 0.96 {
+		t.Errorf("article body F1 %.3f, want ≥ 0.96", m.F)
+	}
+}
+
+func logWorst(t *testing.T, gold, pred, urls map[string]string) {
+	type row struct {
+		id        string
+		p, r, f1 float64
+	}
+	var rows []row
+	for id, g := range gold {
+		tp, fp, fn := shingleScore(g, pred[id])
+		p, r := ratio(tp, fp, fn, fp), ratio(tp, fp, fn, fn)
+		f := 0.0
+		if p+r > 0 {
+			f = 2 * p * r / (p + r)
+		}
+		rows = append(rows, row{id, p, r, f})
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].f1 < rows[j].f1 })
+	for _, r := range rows[:min(25, len(rows))] {
+		t.Logf("  P=%.2f R=%.2f %s %s", r.p, r.r, r.id[:12], urls[r.id])
+	}
+}
+
+type dateGold struct {
+	File string  `json:"file"`
+	Date *string `json:"date"`
+}
+
+// loadDateGold reads an htmldate-eval gold file; the bare NaN tokens
+// upstream writes for "no date" become null first.
+func loadDateGold(path string) (map[string]dateGold, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	b = bytes.ReplaceAll(b, []byte(": NaN"), []byte(": null"))
+	var m map[string]dateGold
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", path, err)
+	}
+	return m, nil
+}
+
+// toUTF8 converts a page the way the fetcher does: BOM, then <meta charset>,
+// then a guess, defaulting to windows-1252 as browsers do.
+func toUTF8(page []byte) ([]byte, error) {
+	enc, _, _ := charset.DetermineEncoding(page, "text/html")
+	return io.ReadAll(enc.NewDecoder().Reader(bytes.NewReader(page)))
+}
+
+// TestPublishDateF scores original-publication-date extraction on
+// htmldate-eval with its day-precision F-score.
+func TestPublishDateF(t *testing.T) {
+	dir := shareddata.Dir(t, "htmldate-eval")
+	gold, err := loadDateGold(filepath.Join(dir, "eval_default.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Now: benchNow}
+	var tp, fp, fn, tn int
+	var misses []string
+	start := time.Now()
+	keys := make([]string, 0, len(gold))
+	for k := range gold {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, pageURL := range keys {
+		g := gold[pageURL]
+		got := ""
+		raw, err := readGz(filepath.Join(dir, "html", g.File+".gz"))
+		if err == nil {
+			var page []byte
+			if page, err = toUTF8(raw); err == nil {
+				got = opts.dateOnly(page, pageURL)
+			}
+		}
+		want := ""
+		if g.Date != nil {
+			want = *g.Date
+		}
+		switch {
+		case got == "" && want == "":
+			tn++
+		case got == "":
+			fn++
+			misses = append(misses, fmt.Sprintf("none want %s %s", want, pageURL))
+		case got == want:
+			tp++
+		default:
+			fp++
+			misses = append(misses, fmt.Sprintf("got %s want %s %s", got, want, pageURL))
+		}
+	}
+	p := float64(tp) / float64(max(1, tp+fp))
+	r := float64(tp) / float64(max(1, tp+fn))
+	f := 2 * float64(tp) / float64(max(1, 2*tp+fp+fn))
+	acc := float64(tp+tn) / float64(max(1, tp+tn+fp+fn))
+	t.Logf("publish date: P=%.3f R=%.3f Acc=%.3f F=%.3f (TP %d FP %d FN %d TN %d) on %d pages in %s",
+		p, r, acc, f, tp, fp, fn, tn, len(gold), time.Since(start).Round(time.Millisecond))
+	if os.Getenv("EXTRACT_DEBUG") != "" {
+		t.Log("misses:\n" + strings.Join(misses, "\n"))
+	}
+	if f < 0.95 {
+		t.Errorf("publish date F %.3f, want ≥ 0.95", f)
+	}
+}

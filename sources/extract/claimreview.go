@@ -1,0 +1,102 @@
+package extract
+
+import (
+	"strings"
+
+	"github.com/musecheck/muse/sources"
+)
+
+// claimReviews turns the page's schema.org ClaimReview objects into
+// sources.ClaimReview values, skipping duplicates (pages often repeat the
+// same markup in two blocks) and reviews that name no claim and no rating.
+func claimReviews(nodes []node) []sources.ClaimReview {
+	var out []sources.ClaimReview
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		if !n.hasType("ClaimReview") {
+			continue
+		}
+		cr := claimReview(n)
+		if cr.Claim == "" && cr.Rating == "" {
+			continue
+		}
+		key := cr.Claim + "\x00" + cr.Rating + "\x00" + cr.Reviewer
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, cr)
+	}
+	return out
+}
+
+func claimReview(n node) sources.ClaimReview {
+	cr := sources.ClaimReview{
+		Claim:      n.str("claimReviewed"),
+		Rating:     rating(n.obj("reviewRating")),
+		ReviewURL:  n.str("url"),
+		ReviewDate: n.date("datePublished"),
+	}
+	if r := n.names("author"); len(r) > 0 {
+		cr.Reviewer = r[0]
+	} else if r := n.names("publisher"); len(r) > 0 {
+		cr.Reviewer = r[0]
+	}
+	item := n.obj("itemReviewed")
+	if item == nil {
+		return cr
+	}
+	if cr.Claim == "" {
+		cr.Claim = firstNonEmpty(item.str("name"), item.str("text"))
+	}
+	cr.ClaimDate = item.date("datePublished")
+	cr.Claimant = strings.Join(item.names("author"), ", ")
+	// A claim's appearance is the post or speech where it was made; its
+	// author is the claimant when the Claim itself names none.
+	for _, key := range []string{"appearance", "firstAppearance"} {
+		app := item.obj(key)
+		if app == nil {
+			continue
+		}
+		if cr.Claimant == "" {
+			cr.Claimant = strings.Join(app.names("author"), ", ")
+		}
+		if cr.ClaimDate.IsZero() {
+			cr.ClaimDate = app.date("datePublished")
+		}
+	}
+	return cr
+}
+
+// rating prefers the reviewer's own words ("Pants on Fire", "Misleading"),
+// which is what readers see, over the numeric scale that sites fill in
+// inconsistently; a bare number is kept with its scale so it stays readable.
+func rating(r node) string {
+	if r == nil {
+		return ""
+	}
+	if s := firstNonEmpty(r.str("alternateName"), r.str("name"), r.str("ratingExplanation")); s != "" {
+		return s
+	}
+	v := r.str("ratingValue")
+	if v == "" {
+		return ""
+	}
+	if best := r.str("bestRating"); best != "" {
+		worst := r.str("worstRating")
+		if worst == "" {
+			worst = "1"
+		}
+		return v + " (on a scale from " + worst + " to " + best + ")"
+	}
+	return v
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x = strings.TrimSpace(x); x != "" {
+			return x
+		}
+	}
+	return ""
+}

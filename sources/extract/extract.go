@@ -1,0 +1,200 @@
+// Package extract turns a web page into an Article: its main text split into
+// paragraphs, title, publisher, author, original publication and
+// modification dates, language, lead image, canonical URL and any
+// ClaimReview markup a fact-checker embedded in it.
+//
+// Main text and most metadata come from go-trafilatura (with its readability
+// and dom-distiller fallbacks), the publication date from go-htmldate's
+// extensive search for the original date, and ClaimReview from the page's
+// JSON-LD read with goquery. Where those libraries leave a gap (a modified
+// date, a publisher distinct from the site name, a page whose date is only in
+// its URL) this package reads the page's own structured data.
+package extract
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/markusmobius/go-htmldate"
+	"github.com/markusmobius/go-trafilatura"
+	"golang.org/x/net/html"
+
+	"github.com/musecheck/muse/sources"
+)
+
+// Article is what muse keeps of a web page.
+type Article struct {
+	URL          string `json:"url,omitempty"`
+	CanonicalURL string `json:"canonical_url,omitempty"`
+	Title        string `json:"title"`
+	Text         string `json:"text"`
+	// Paragraphs is Text split into paragraphs; Text is them joined by
+	// blank lines. The engine quotes evidence from these.
+	Paragraphs []string `json:"paragraphs,omitempty"`
+	Author     string   `json:"author,omitempty"`
+	Publisher  string   `json:"publisher,omitempty"`
+	SiteName   string   `json:"site,omitempty"`
+	Language   string   `json:"language,omitempty"`
+	Image      string   `json:"image,omitempty"`
+	// Published is the original publication date, zero when unknown.
+	Published time.Time `json:"published,omitzero"`
+	// Modified is the last modification date the page declares, zero when
+	// it declares none.
+	Modified     time.Time             `json:"modified,omitzero"`
+	ClaimReviews []sources.ClaimReview `json:"claim_reviews,omitempty"`
+	Words        int                   `json:"words"`
+}
+
+// Options tunes extraction. The zero value is what muse uses.
+type Options struct {
+	// Now is the latest date a page may claim (dates after it are ignored
+	// as typos or countdowns). Zero means the current time.
+	Now time.Time
+	// FastDate skips go-htmldate's extensive search (free-text date
+	// parsing), trading accuracy for speed.
+	FastDate bool
+}
+
+// ErrNotHTML is returned for input that is empty, binary or has no HTML
+// markup at all.
+var ErrNotHTML = errors.New("not an HTML document")
+
+// Extract extracts an article from a UTF-8 HTML page with default options.
+// pageURL is where the page was fetched from and may be "".
+func Extract(htmlBytes []byte, pageURL string) (*Article, error) {
+	return Options{}.Extract(htmlBytes, pageURL)
+}
+
+// Extract extracts an article from a UTF-8 HTML page.
+func (o Options) Extract(htmlBytes []byte, pageURL string) (*Article, error) {
+	if err := checkHTML(htmlBytes); err != nil {
+		return nil, fmt.Errorf("extract %s: %w", describe(pageURL), err)
+	}
+	doc, err := html.Parse(bytes.NewReader(htmlBytes))
+	if err != nil {
+		return nil, fmt.Errorf("extract %s: parse HTML: %w", describe(pageURL), err)
+	}
+	gq := goquery.NewDocumentFromNode(doc)
+	ld := readJSONLD(gq)
+
+	a := &Article{URL: pageURL}
+	dateURL := pageURL
+	if dateURL == "" {
+		dateURL = canonicalLink(gq)
+	}
+	a.Published = o.publishedDate(doc, ld, dateURL)
+
+	topts := trafilatura.Options{
+		EnableFallback:  true,
+		ExcludeComments: true,
+		// The date was found above; handing it over stops trafilatura from
+		// running go-htmldate a second time.
+		HtmlDateOverride: &htmldate.Result{DateTime: a.Published},
+	}
+	if u, err := url.Parse(pageURL); err == nil && u.IsAbs() {
+		topts.OriginalURL = u
+	}
+	res, err := trafilatura.ExtractDocument(doc, topts)
+	if err != nil {
+		// No main text is not fatal: the metadata is still worth having.
+		res = &trafilatura.ExtractResult{}
+	}
+	a.Paragraphs = paragraphs(res.ContentNode)
+	a.Text = strings.Join(a.Paragraphs, "\n\n")
+	a.Words = len(strings.Fields(a.Text))
+
+	fillMetadata(a, res.Metadata, ld, gq)
+	a.Modified = modifiedDate(ld, gq, a.Published, o.now())
+	a.ClaimReviews = claimReviews(ld)
+	return a, nil
+}
+
+func (o Options) now() time.Time {
+	if o.Now.IsZero() {
+		return time.Now()
+	}
+	return o.Now
+}
+
+func describe(pageURL string) string {
+	if pageURL == "" {
+		return "page"
+	}
+	return pageURL
+}
+
+// checkHTML refuses input that cannot be a web page, so that a PDF or an
+// image handed in by mistake fails with a clear reason instead of yielding
+// an empty article.
+func checkHTML(b []byte) error {
+	trimmed := bytes.TrimSpace(b)
+	if len(trimmed) == 0 {
+		return fmt.Errorf("%w: the input is empty", ErrNotHTML)
+	}
+	head := trimmed[:min(len(trimmed), 4096)]
+	if bytes.IndexByte(head, 0) >= 0 || invalidShare(head[:validPrefix(head)]) > 0.1 {
+		return fmt.Errorf("%w: the input is binary", ErrNotHTML)
+	}
+	lower := bytes.ToLower(trimmed[:min(len(trimmed), 1<<16)])
+	for _, tag := range []string{"<html", "<body", "<head", "<p", "<div", "<article", "<!doctype", "<title", "<meta", "<span", "<a ", "<h1", "<section", "<main"} {
+		if bytes.Contains(lower, []byte(tag)) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: no HTML markup found", ErrNotHTML)
+}
+
+// validPrefix drops a multi-byte rune cut off by the 4 KiB window so that it
+// is not mistaken for invalid UTF-8.
+func validPrefix(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return i
+			}
+			break
+		}
+	}
+	return len(b)
+}
+
+// invalidShare is the share of bytes that are not part of valid UTF-8. A
+// page in a legacy encoding has a few; compressed or binary data has many.
+func invalidShare(b []byte) float64 {
+	if len(b) == 0 {
+		return 0
+	}
+	total, bad := len(b), 0
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n == 1 {
+			bad++
+		}
+		b = b[n:]
+	}
+	return float64(bad) / float64(total)
+}
+
+// dateOnly runs just the publication-date part of Extract, formatted as
+// YYYY-MM-DD ("" when unknown), for evaluation.
+func (o Options) dateOnly(htmlBytes []byte, pageURL string) string {
+	if checkHTML(htmlBytes) != nil {
+		return ""
+	}
+	doc, err := html.Parse(bytes.NewReader(htmlBytes))
+	if err != nil {
+		return ""
+	}
+	ld := readJSONLD(goquery.NewDocumentFromNode(doc))
+	t := o.publishedDate(doc, ld, pageURL)
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format("2006-01-02")
+}

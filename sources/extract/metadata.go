@@ -1,0 +1,177 @@
+package extract
+
+import (
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/markusmobius/go-htmldate"
+	"github.com/markusmobius/go-trafilatura"
+	"golang.org/x/net/html"
+)
+
+// articleTypes are the schema.org types whose dates and publisher describe
+// the page's own story (not a breadcrumb, logo or author profile).
+var articleTypes = []string{
+	"Article", "NewsArticle", "ReportageNewsArticle", "AnalysisNewsArticle", "OpinionNewsArticle",
+	"BackgroundNewsArticle", "ReviewNewsArticle", "BlogPosting", "LiveBlogPosting", "SocialMediaPosting",
+	"ScholarlyArticle", "TechArticle", "Report", "ClaimReview", "WebPage", "CreativeWork", "VideoObject",
+}
+
+// mainNode returns the JSON-LD object that describes the page itself: the
+// first article-like object, preferring specific article types to WebPage.
+func mainNode(nodes []node) node {
+	for _, want := range [][]string{articleTypes[:len(articleTypes)-3], articleTypes[len(articleTypes)-3:]} {
+		for _, n := range nodes {
+			if n.hasType(want...) {
+				return n
+			}
+		}
+	}
+	return nil
+}
+
+// publishedDate runs go-htmldate's search for the original publication date.
+func (o Options) publishedDate(doc *html.Node, _ []node, pageURL string) time.Time {
+	opts := htmldate.Options{
+		UseOriginalDate:     true,
+		URL:                 pageURL,
+		SkipExtensiveSearch: o.FastDate,
+	}
+	if !o.Now.IsZero() {
+		opts.MaxDate = o.Now
+	}
+	res, err := htmldate.FromDocument(doc, opts)
+	if err != nil {
+		return time.Time{}
+	}
+	return res.DateTime
+}
+
+// modifiedDate reads the modification date the page declares in JSON-LD or
+// meta tags. It is kept only when it is no earlier than the publication date
+// and not in the future, which filters out template dates.
+func modifiedDate(nodes []node, doc *goquery.Document, published, now time.Time) time.Time {
+	var t time.Time
+	if n := mainNode(nodes); n != nil {
+		t = n.date("dateModified")
+	}
+	if t.IsZero() {
+		for _, sel := range []string{
+			`meta[property="article:modified_time"]`, `meta[property="og:updated_time"]`,
+			`meta[itemprop="dateModified"]`, `meta[name="last-modified"]`, `meta[name="dcterms.modified"]`,
+			`meta[name="DC.date.modified"]`,
+		} {
+			if c, ok := doc.Find(sel).First().Attr("content"); ok {
+				if t = parseDate(c); !t.IsZero() {
+					break
+				}
+			}
+		}
+	}
+	if t.IsZero() || t.After(now.Add(24*time.Hour)) {
+		return time.Time{}
+	}
+	if !published.IsZero() && t.Before(truncateDay(published)) {
+		return time.Time{}
+	}
+	return t
+}
+
+func truncateDay(t time.Time) time.Time {
+	y, m, d := t.Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, t.Location())
+}
+
+// fillMetadata fills the article's descriptive fields from trafilatura's
+// metadata, completing it from JSON-LD and meta tags where it is silent.
+func fillMetadata(a *Article, md trafilatura.Metadata, nodes []node, doc *goquery.Document) {
+	main := mainNode(nodes)
+	a.Title = strings.TrimSpace(md.Title)
+	if a.Title == "" && main != nil {
+		a.Title = firstNonEmpty(main.str("headline"), main.str("name"))
+	}
+	a.Author = strings.TrimSpace(md.Author)
+	if a.Author == "" && main != nil {
+		a.Author = strings.Join(main.names("author"), "; ")
+	}
+	a.SiteName = firstNonEmpty(md.Sitename, metaContent(doc, `meta[property="og:site_name"]`))
+	if main != nil {
+		a.Publisher = main.str("publisher")
+	}
+	if a.Publisher == "" {
+		a.Publisher = firstNonEmpty(orgName(nodes), a.SiteName)
+	}
+	if a.SiteName == "" {
+		a.SiteName = a.Publisher
+	}
+	a.Image = absURL(firstNonEmpty(md.Image, metaContent(doc, `meta[property="og:image"]`)), a.URL)
+	a.CanonicalURL = absURL(firstNonEmpty(canonicalLink(doc), md.URL), a.URL)
+	a.Language = language(md.Language, doc, a.Text)
+}
+
+// orgName is the name of the page's NewsMediaOrganization or Organization
+// object, the usual place a publisher names itself when the article object
+// does not.
+func orgName(nodes []node) string {
+	for _, types := range [][]string{{"NewsMediaOrganization"}, {"Organization"}} {
+		for _, n := range nodes {
+			if n.hasType(types...) {
+				if s := n.str("name"); s != "" {
+					return s
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// language prefers the language detected from the main text, falling back
+// to the page's declared lang attribute when there is too little text to
+// detect reliably.
+func language(detected string, doc *goquery.Document, text string) string {
+	declared, _ := doc.Find("html").First().Attr("lang")
+	if declared == "" {
+		declared = metaContent(doc, `meta[http-equiv="content-language"]`)
+	}
+	declared = strings.ToLower(strings.TrimSpace(declared))
+	if i := strings.IndexAny(declared, "-_,; "); i >= 0 {
+		declared = declared[:i]
+	}
+	if detected != "" && (len(text) >= 200 || declared == "") {
+		return detected
+	}
+	return declared
+}
+
+func metaContent(doc *goquery.Document, sel string) string {
+	c, _ := doc.Find(sel).First().Attr("content")
+	return strings.TrimSpace(c)
+}
+
+func canonicalLink(doc *goquery.Document) string {
+	if h, ok := doc.Find(`link[rel="canonical"]`).First().Attr("href"); ok && strings.TrimSpace(h) != "" {
+		return strings.TrimSpace(h)
+	}
+	return metaContent(doc, `meta[property="og:url"]`)
+}
+
+// absURL resolves a possibly relative URL against the page URL; a URL that
+// cannot be resolved to http(s) is dropped rather than passed on broken.
+func absURL(ref, base string) string {
+	if ref == "" {
+		return ""
+	}
+	r, err := url.Parse(strings.TrimSpace(ref))
+	if err != nil {
+		return ""
+	}
+	if b, err := url.Parse(base); err == nil && b.IsAbs() {
+		r = b.ResolveReference(r)
+	}
+	if r.IsAbs() && r.Scheme != "http" && r.Scheme != "https" {
+		return ""
+	}
+	return r.String()
+}
