@@ -4,6 +4,9 @@
 package pipeline
 
 import (
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/musecheck/muse/sources"
@@ -126,6 +129,7 @@ type Source struct {
 	Words        int       `json:"words,omitempty"`
 	Paragraphs   []string  `json:"paragraphs,omitempty"` // extracted main text, for quoting and verification
 	Snapshot     string    `json:"snapshot,omitempty"`   // archive key of the stored page
+	SentChars    int       `json:"sent_chars,omitempty"` // page text sent to the model for evidence
 	FetchedAt    time.Time `json:"fetched_at,omitzero"`
 	FoundBy      []string  `json:"found_by,omitempty"` // "provider: query"
 }
@@ -170,4 +174,127 @@ type StageUsage struct {
 	PromptTokens     int     `json:"prompt_tokens"`
 	CompletionTokens int     `json:"completion_tokens"`
 	CostUSD          float64 `json:"cost_usd"`
+}
+
+// Clone returns a deep copy of c, so that a caller can read it while the
+// engine keeps working on the original (events carry clones of items for
+// the same reason).
+func (c *Check) Clone() *Check {
+	if c == nil {
+		return nil
+	}
+	d := *c
+	d.Post.Images = slices.Clone(c.Post.Images)
+	d.Images = make([]Image, len(c.Images))
+	for i, im := range c.Images {
+		im.People = slices.Clone(im.People)
+		d.Images[i] = im
+	}
+	if c.Images == nil {
+		d.Images = nil
+	}
+	d.Queries = slices.Clone(c.Queries)
+	d.Hits = make([]Hit, len(c.Hits))
+	for i, h := range c.Hits {
+		d.Hits[i] = h.clone()
+	}
+	if c.Hits == nil {
+		d.Hits = nil
+	}
+	d.Sources = make([]Source, len(c.Sources))
+	for i, s := range c.Sources {
+		d.Sources[i] = s.clone()
+	}
+	if c.Sources == nil {
+		d.Sources = nil
+	}
+	d.Evidence = slices.Clone(c.Evidence)
+	d.Correction.URLs = slices.Clone(c.Correction.URLs)
+	d.Correction.Warnings = slices.Clone(c.Correction.Warnings)
+	d.Usage.ByStage = maps.Clone(c.Usage.ByStage)
+	d.Stages = slices.Clone(c.Stages)
+	d.Events = slices.Clone(c.Events)
+	for i := range d.Events {
+		d.Events[i].Item = cloneItem(d.Events[i].Item)
+	}
+	return &d
+}
+
+func (h Hit) clone() Hit {
+	if h.ClaimReview != nil {
+		cr := *h.ClaimReview
+		h.ClaimReview = &cr
+	}
+	return h
+}
+
+func (s Source) clone() Source {
+	s.Paragraphs = slices.Clone(s.Paragraphs)
+	s.FoundBy = slices.Clone(s.FoundBy)
+	return s
+}
+
+// cloneItem copies an event item so the receiver never shares memory with
+// the Check the engine is still writing.
+func cloneItem(it any) any {
+	switch v := it.(type) {
+	case Source:
+		return v.clone()
+	case Hit:
+		return v.clone()
+	case Image:
+		v.People = slices.Clone(v.People)
+		return v
+	case Correction:
+		v.URLs = slices.Clone(v.URLs)
+		v.Warnings = slices.Clone(v.Warnings)
+		return v
+	default: // Query, Evidence and nil are plain values
+		return it
+	}
+}
+
+// EnabledQueries returns the text of every query that will be searched.
+func (c *Check) EnabledQueries() []string {
+	var out []string
+	for _, q := range c.Queries {
+		if q.Enabled && strings.TrimSpace(q.Text) != "" {
+			out = append(out, strings.TrimSpace(q.Text))
+		}
+	}
+	return out
+}
+
+// SourceByURL returns the source with the given URL (as found or after
+// redirects), or nil.
+func (c *Check) SourceByURL(u string) *Source {
+	key := canonicalKey(u)
+	for i := range c.Sources {
+		s := &c.Sources[i]
+		if canonicalKey(s.URL) == key || (s.FinalURL != "" && canonicalKey(s.FinalURL) == key) {
+			return s
+		}
+	}
+	return nil
+}
+
+// IncludedEvidence returns the verified quotes the person has not unticked:
+// the only material a correction may rest on.
+func (c *Check) IncludedEvidence() []Evidence {
+	var out []Evidence
+	for _, e := range c.Evidence {
+		if e.Included && e.Verified {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// canonicalKey is sources.Canonical, or the trimmed input when it is not an
+// http(s) URL, so that comparisons never fail open.
+func canonicalKey(u string) string {
+	if k, err := sources.Canonical(u); err == nil {
+		return k
+	}
+	return strings.TrimSpace(u)
 }

@@ -45,7 +45,8 @@ const (
 	EventItem          = "item"        // something was added or changed: a query, hit, source, quote
 	EventTokenDelta    = "token_delta" // a piece of the streamed correction
 	EventWarning       = "warning"
-	EventDone          = "done" // the run is over (finished, failed or cancelled); Err says which
+	EventProgress      = "progress" // a human progress line that is neither an item nor a warning
+	EventDone          = "done"     // the run is over (finished, failed or cancelled); Err says which
 )
 
 // Event is what the engine publishes while it runs. The TUI turns events

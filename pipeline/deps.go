@@ -1,0 +1,134 @@
+package pipeline
+
+import (
+	"context"
+	"time"
+
+	"github.com/musecheck/muse/sources/extract"
+	"github.com/musecheck/muse/sources/search"
+)
+
+// The engine reaches the world only through these small interfaces, so that
+// each stage can be tested on its own and the same engine runs headless, in
+// the TUI and in benchmarks. NewFromConfig fills them with the real clients.
+
+// Model is what the engine asks a language model. Each method is one call
+// (Embed may batch); usage is reported so the Check can account for it.
+type Model interface {
+	// Queries writes up to n web search queries for the post. informative
+	// is false when the model finds nothing in the post worth searching.
+	Queries(ctx context.Context, in QueriesInput) (queries []string, informative bool, u CallUsage, err error)
+	// Evidence picks refuting and context paragraphs from one page. The
+	// quotes are the model's words and are verified by the engine.
+	Evidence(ctx context.Context, in EvidenceInput) (refutes, context []string, u CallUsage, err error)
+	// Correction writes the correction, calling onDelta with each streamed
+	// piece. On a cut stream it returns the text received and the error.
+	Correction(ctx context.Context, in CorrectionInput, onDelta func(string)) (text string, u CallUsage, err error)
+	// Describe turns what is known about an image into the informative
+	// description used in prompts.
+	Describe(ctx context.Context, post Post, img Image) (description string, u CallUsage, err error)
+	// ModelName is shown in the correction's record.
+	ModelName(task string) string
+}
+
+// Embedder turns texts into vectors, for relevance. Optional.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, CallUsage, error)
+}
+
+// CallUsage is what one model call cost.
+type CallUsage struct {
+	Calls            int
+	PromptTokens     int
+	CompletionTokens int
+	CostUSD          float64
+}
+
+// QueriesInput is the post as the query prompt sees it.
+type QueriesInput struct {
+	Post   Post
+	Images []Image
+	N      int
+}
+
+// EvidenceInput is one page, already cut to the paragraphs most related to
+// the post.
+type EvidenceInput struct {
+	Post       Post
+	Images     []Image
+	URL        string
+	Title      string
+	Publisher  string
+	Published  time.Time
+	Paragraphs []string
+}
+
+// CorrectionInput is the post and the evidence the correction may use,
+// best first.
+type CorrectionInput struct {
+	Post     Post
+	Images   []Image
+	Evidence []EvidenceForPrompt
+}
+
+// EvidenceForPrompt is one included quote with what a reader needs to
+// weigh it.
+type EvidenceForPrompt struct {
+	URL       string
+	Publisher string
+	Tier      string
+	Published time.Time
+	Kind      string
+	Quote     string
+}
+
+// Fetcher reads one web page. FinalURL is where redirects ended.
+type Fetcher interface {
+	Fetch(ctx context.Context, url string) (body []byte, finalURL string, err error)
+}
+
+// Extractor turns HTML into an article.
+type Extractor func(html []byte, pageURL string) (*extract.Article, error)
+
+// Rating is what the engine needs to know about a publisher.
+type Rating struct {
+	Domain      string
+	Publisher   string
+	Factuality  string
+	Bias        string
+	Tier        string // high|medium|low|excluded|unrated
+	Origin      string // where the rating came from
+	UserContent bool   // a platform of user posts (social media, video): never a reference
+	Boost       bool   // the person always wants this publisher first
+	Drop        bool   // the person never wants this publisher
+}
+
+// Rater rates the publisher of a URL.
+type Rater interface {
+	Rate(url string) Rating
+}
+
+// ArchivedPage is a read page worth keeping in the local archive.
+type ArchivedPage struct {
+	URL       string
+	Title     string
+	Text      string
+	Publisher string
+	Published time.Time
+}
+
+// Archiver keeps every page the engine reads. Optional.
+type Archiver interface {
+	Save(ctx context.Context, p ArchivedPage) error
+}
+
+// Deps are the engine's collaborators. Model may be nil only in NoLLM mode.
+type Deps struct {
+	Model     Model
+	Embedder  Embedder
+	Searchers []search.Searcher
+	Fetcher   Fetcher
+	Extract   Extractor
+	Rater     Rater
+	Archive   Archiver
+}

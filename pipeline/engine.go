@@ -1,0 +1,306 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options tunes the engine. The zero value means the defaults below, which
+// follow the paper where it says something and are documented where it
+// does not.
+type Options struct {
+	// NoLLM runs the extractive mode: queries from the post's key phrases,
+	// evidence = the page paragraphs most related to the post, and a digest
+	// of sources instead of a verdict. No model is called.
+	NoLLM bool
+	// FirstPassHits is how many hits each provider returns per query in the
+	// first search (default 5); SecondPassHits in the wider second pass run
+	// when no page refutes the post (default 10, as in the paper).
+	FirstPassHits  int
+	SecondPassHits int
+	// MaxPages caps the pages read per search pass (default 30).
+	MaxPages int
+	// FetchParallel bounds concurrent page fetches (default 8).
+	FetchParallel int
+	// EvidenceParallel bounds concurrent evidence calls (default 8): enough
+	// that a dozen candidates need one model round, not one per tier.
+	EvidenceParallel int
+	// EvidenceTokens is the budget of page text sent per evidence call,
+	// estimated at four characters a token (default 500). The paragraphs
+	// most related to the post are chosen to fill it, instead of the
+	// paper's first 20,000 characters.
+	EvidenceTokens int
+	// MinWords: shorter pages are kept out as too short (default 100, the
+	// paper's).
+	MinWords int
+	// LexicalThreshold is the lowest lexical relevance a page may have
+	// (default 0.25; see LexicalRelevance). EmbeddingThreshold is the lowest
+	// cosine similarity between post and page embeddings (default 0.30)
+	// when an Embedder is configured.
+	LexicalThreshold   float64
+	EmbeddingThreshold float64
+	// RefutingPages: evidence stops once this many pages refute (default 2).
+	RefutingPages int
+	// DigestPages is how many pages the --no-llm digest quotes (default 5).
+	DigestPages int
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.FirstPassHits, 5)
+	def(&o.SecondPassHits, 10)
+	def(&o.MaxPages, 30)
+	def(&o.FetchParallel, 8)
+	def(&o.EvidenceParallel, 8)
+	def(&o.EvidenceTokens, 500)
+	def(&o.MinWords, 100)
+	def(&o.RefutingPages, 2)
+	def(&o.DigestPages, 5)
+	if o.LexicalThreshold <= 0 {
+		o.LexicalThreshold = 0.25
+	}
+	if o.EmbeddingThreshold <= 0 {
+		o.EmbeddingThreshold = 0.30
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Engine runs the stages of the Muse method over Checks. One Engine serves
+// any number of Checks, concurrently.
+type Engine struct {
+	deps Deps
+	opts Options
+}
+
+// ErrNoModel is returned when a check needs a model and none is configured.
+var ErrNoModel = errors.New("no language model configured")
+
+// New returns an engine over deps.
+func New(deps Deps, opts Options) (*Engine, error) {
+	opts = opts.withDefaults()
+	if deps.Model == nil && !opts.NoLLM {
+		return nil, ErrNoModel
+	}
+	if deps.Fetcher == nil || deps.Extract == nil {
+		return nil, errors.New("pipeline: a fetcher and an extractor are required")
+	}
+	if deps.Rater == nil {
+		return nil, errors.New("pipeline: a publisher rater is required")
+	}
+	return &Engine{deps: deps, opts: opts}, nil
+}
+
+// NoLLM reports whether the engine runs the extractive mode.
+func (e *Engine) NoLLM() bool { return e.opts.NoLLM }
+
+// NewCheck makes a Check for a post, with the cutoff defaulting to the
+// post's time when known.
+func (e *Engine) NewCheck(p Post, cutoff time.Time) *Check {
+	now := e.opts.Now()
+	if cutoff.IsZero() {
+		cutoff = p.PostedAt
+	}
+	c := &Check{
+		ID:        fmt.Sprintf("%s-%04x", now.UTC().Format("20060102T150405"), now.Nanosecond()&0xffff),
+		CreatedAt: now,
+		Post:      p,
+		Cutoff:    cutoff,
+		NoLLM:     e.opts.NoLLM,
+	}
+	for _, src := range p.Images {
+		c.Images = append(c.Images, Image{Source: src})
+	}
+	return c
+}
+
+// ErrEmptyPost is returned for a post with neither text nor images.
+var ErrEmptyPost = errors.New("the post has no text and no images")
+
+// run is one Run call: the Check it owns and how it reports.
+type run struct {
+	e      *Engine
+	c      *Check
+	events chan<- Event
+	mu     sync.Mutex // guards c while a stage's workers write to it
+
+	read     map[string]bool // evidence stage: pages already quoted (canonical URL)
+	excluded map[string]bool // evidence stage: quotes the person unticked
+}
+
+// Run runs the stages from `from` to the end over c, publishing events on
+// events (which may be nil). Run owns *c until it returns: read it only
+// through the copies events carry, or Clone it afterwards. Every event is
+// delivered (sends block), so the receiver must keep reading until Run
+// returns; Run never closes the channel. A cancelled run returns the
+// context's error and c keeps everything found so far.
+func (e *Engine) Run(ctx context.Context, c *Check, from Stage, events chan<- Event) (err error) {
+	if c == nil {
+		return errors.New("pipeline: nil check")
+	}
+	start := slices.Index(Stages, from)
+	if start < 0 {
+		return fmt.Errorf("pipeline: unknown stage %q", from)
+	}
+	r := &run{e: e, c: c, events: events}
+	began := e.opts.Now()
+	defer func() {
+		c.Usage.Seconds += e.opts.Now().Sub(began).Seconds()
+		done := Event{Kind: EventDone, Message: "check finished"}
+		if err != nil {
+			done.Err = err.Error()
+			done.Message = "check stopped"
+		}
+		r.emit(done)
+	}()
+	if strings.TrimSpace(c.Post.Text) == "" && len(c.Post.Images) == 0 && len(c.Images) == 0 {
+		return ErrEmptyPost
+	}
+	c.NoLLM = e.opts.NoLLM
+	for i, st := range Stages {
+		if i < start {
+			continue
+		}
+		if i > start {
+			// Later stages will be redone; until then their output is stale.
+			r.setState(st, StateWaiting, 0, 0, "")
+		}
+	}
+	for _, st := range Stages[start:] {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("check cancelled before %s: %w", st, err)
+		}
+		if err := r.stage(ctx, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stage runs one stage with its start and finish events.
+func (r *run) stage(ctx context.Context, st Stage) error {
+	t0 := r.e.opts.Now()
+	r.setState(st, StateRunning, 0, 0, "")
+	r.emit(Event{Kind: EventStageStarted, Stage: st, Message: string(st) + " started"})
+	var (
+		count   int
+		skipped bool
+		err     error
+	)
+	switch st {
+	case StageImages:
+		count, skipped, err = r.images(ctx)
+	case StageQueries:
+		count, err = r.queries(ctx)
+	case StageSearch:
+		count, err = r.search(ctx)
+	case StageSources:
+		count, err = r.sources(ctx)
+	case StageEvidence:
+		count, err = r.evidence(ctx)
+	case StageCorrection:
+		count, err = r.correction(ctx)
+	}
+	secs := r.e.opts.Now().Sub(t0).Seconds()
+	if err != nil {
+		if ctx.Err() != nil && !strings.Contains(err.Error(), "cancel") {
+			err = fmt.Errorf("%s cancelled: %w", st, err)
+		}
+		r.setState(st, StateFailed, count, secs, err.Error())
+		r.emit(Event{Kind: EventStageFailed, Stage: st, Count: count, Seconds: secs, Err: err.Error(),
+			Message: fmt.Sprintf("%s failed: %v", st, err)})
+		return err
+	}
+	state := StateDone
+	if skipped {
+		state = StateSkipped
+	}
+	r.setState(st, state, count, secs, "")
+	r.emit(Event{Kind: EventStageFinished, Stage: st, Count: count, Seconds: secs,
+		Message: fmt.Sprintf("%s %s: %d", st, state, count)})
+	return nil
+}
+
+// emit publishes ev, recording everything but items and token deltas in the
+// Check's log.
+func (r *run) emit(ev Event) {
+	if ev.Time.IsZero() {
+		ev.Time = r.e.opts.Now()
+	}
+	ev.Item = cloneItem(ev.Item)
+	if ev.Kind != EventItem && ev.Kind != EventTokenDelta {
+		r.mu.Lock()
+		r.c.Events = append(r.c.Events, ev)
+		r.mu.Unlock()
+	}
+	if r.events != nil {
+		r.events <- ev
+	}
+}
+
+func (r *run) warn(st Stage, format string, args ...any) {
+	r.emit(Event{Kind: EventWarning, Stage: st, Message: fmt.Sprintf(format, args...)})
+}
+
+// warnLocked and itemLocked emit while r.mu is held by the caller.
+func (r *run) warnLocked(st Stage, format string, args ...any) {
+	r.mu.Unlock()
+	defer r.mu.Lock()
+	r.warn(st, format, args...)
+}
+
+func (r *run) itemLocked(st Stage, it any, msg string) {
+	r.mu.Unlock()
+	defer r.mu.Lock()
+	r.item(st, it, msg)
+}
+
+func (r *run) item(st Stage, it any, msg string) {
+	r.emit(Event{Kind: EventItem, Stage: st, Item: it, Message: msg})
+}
+
+func (r *run) setState(st Stage, state string, count int, secs float64, errText string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	info := StageInfo{Stage: st, State: state, Count: count, Seconds: secs, Error: errText}
+	for i := range r.c.Stages {
+		if r.c.Stages[i].Stage == st {
+			r.c.Stages[i] = info
+			return
+		}
+	}
+	r.c.Stages = append(r.c.Stages, info)
+}
+
+// addUsage accounts one model call to a stage.
+func (r *run) addUsage(st Stage, u CallUsage) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	us := &r.c.Usage
+	us.LLMCalls += u.Calls
+	us.PromptTokens += u.PromptTokens
+	us.CompletionTokens += u.CompletionTokens
+	us.CostUSD += u.CostUSD
+	if us.ByStage == nil {
+		us.ByStage = map[string]StageUsage{}
+	}
+	s := us.ByStage[string(st)]
+	s.LLMCalls += u.Calls
+	s.PromptTokens += u.PromptTokens
+	s.CompletionTokens += u.CompletionTokens
+	s.CostUSD += u.CostUSD
+	us.ByStage[string(st)] = s
+}

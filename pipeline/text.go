@@ -1,0 +1,338 @@
+package pipeline
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// stopWords are English function words and social-media filler that say
+// nothing about what a post claims.
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a about above after again against all also am an and any are aren as at be
+because been before being below between both but by can cannot could did do does doing down during each few for
+from further had has have having he her here hers herself him himself his how i if in into is it its itself just
+let me more most my myself no nor not now of off on once only or other ought our ours ourselves out over own same
+she should so some such than that the their theirs them themselves then there these they this those through to
+too under until up very was we were what when where which while who whom why will with would you your yours
+yourself yourselves yes via rt amp http https www com says said say new one get got like dont im its thats
+just really people know think many much even still ever every`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// words splits text into lower-case word tokens (letters and digits),
+// dropping URLs, @handles and stop words, with a light plural fold so
+// "vaccines" meets "vaccine".
+func words(text string) []string {
+	var out []string
+	for _, f := range strings.Fields(text) {
+		lf := strings.ToLower(f)
+		if strings.HasPrefix(lf, "http://") || strings.HasPrefix(lf, "https://") || strings.HasPrefix(lf, "www.") ||
+			strings.HasPrefix(f, "@") {
+			continue
+		}
+		for _, w := range strings.FieldsFunc(lf, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+			if w = fold(w); w != "" && !stopWords[w] {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
+func fold(w string) string {
+	if len([]rune(w)) < 2 && !isDigits(w) {
+		return ""
+	}
+	switch {
+	case strings.HasSuffix(w, "ies") && len(w) > 4:
+		return w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && len(w) > 3:
+		return w[:len(w)-1]
+	}
+	return w
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func termSet(ws []string) map[string]bool {
+	m := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		m[w] = true
+	}
+	return m
+}
+
+// LexicalRelevance is the share of the post's distinct content words (stop
+// words, URLs and handles removed, plurals folded) that occur in the page's
+// title or text, with words that appear in the title counted in full and
+// numbers and names weighing double, since they carry a claim's specifics.
+// 0 means nothing in common, 1 that every word of the post is on the page.
+// Pages under Options.LexicalThreshold (0.25 by default) are irrelevant:
+// on hand-checked pairs a page about the same event shares well over a
+// third of a post's content words, an unrelated page of the same outlet
+// rarely a tenth.
+func LexicalRelevance(post, title, text string) float64 {
+	postTerms := weightedTerms(post)
+	if len(postTerms) == 0 {
+		return 0
+	}
+	page := termSet(words(title + " " + text))
+	var have, total float64
+	for t, w := range postTerms {
+		total += w
+		if page[t] {
+			have += w
+		}
+	}
+	return have / total
+}
+
+// weightedTerms gives each distinct content word of a post its weight:
+// 2 for numbers and capitalised words (names, places), 1 otherwise.
+func weightedTerms(post string) map[string]float64 {
+	out := map[string]float64{}
+	for _, f := range strings.Fields(post) {
+		ws := words(f)
+		for _, w := range ws {
+			weight := 1.0
+			if r := []rune(strings.TrimLeft(f, "\"'“‘(#")); len(r) > 0 && (unicode.IsUpper(r[0]) || unicode.IsDigit(r[0])) {
+				weight = 2
+			}
+			if weight > out[w] {
+				out[w] = weight
+			}
+		}
+	}
+	return out
+}
+
+// rankParagraphs scores each paragraph against the post with BM25 (the
+// paragraphs of the page being the collection) and returns their indexes,
+// best first. Paragraphs sharing no word with the post come last, in page
+// order.
+func rankParagraphs(post string, paras []string) []int {
+	q := termSet(words(post))
+	docs := make([][]string, len(paras))
+	df := map[string]int{}
+	var totalLen float64
+	for i, p := range paras {
+		docs[i] = words(p)
+		totalLen += float64(len(docs[i]))
+		for t := range termSet(docs[i]) {
+			if q[t] {
+				df[t]++
+			}
+		}
+	}
+	n := float64(len(paras))
+	avg := math.Max(totalLen/math.Max(n, 1), 1)
+	const k1, b = 1.2, 0.75
+	scores := make([]float64, len(paras))
+	for i, d := range docs {
+		tf := map[string]float64{}
+		for _, t := range d {
+			if q[t] {
+				tf[t]++
+			}
+		}
+		for t, f := range tf {
+			idf := math.Log(1 + (n-float64(df[t])+0.5)/(float64(df[t])+0.5))
+			scores[i] += idf * f * (k1 + 1) / (f + k1*(1-b+b*float64(len(d))/avg))
+		}
+	}
+	idx := make([]int, len(paras))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return scores[idx[a]] > scores[idx[b]] })
+	return idx
+}
+
+// estimateTokens is the usual four-characters-a-token estimate, used only
+// to budget page text before a call; usage figures come from the server.
+func estimateTokens(s string) int { return (len(s) + 3) / 4 }
+
+// selectParagraphs picks the paragraphs most related to the post until the
+// token budget is spent, and returns them in page order, so a quote keeps
+// its surrounding order. The best paragraph is always sent, cut at a
+// sentence end to fit when it alone is over budget.
+func selectParagraphs(post string, paras []string, budget int) []string {
+	if len(paras) == 0 {
+		return nil
+	}
+	order := rankParagraphs(post, paras)
+	var chosen []int
+	used := 0
+	for _, i := range order {
+		t := estimateTokens(paras[i])
+		if used+t > budget {
+			if len(chosen) == 0 {
+				return []string{cutAtSentence(paras[i], budget*4)}
+			}
+			continue
+		}
+		chosen = append(chosen, i)
+		used += t
+	}
+	slices.Sort(chosen)
+	out := make([]string, len(chosen))
+	for k, i := range chosen {
+		out[k] = paras[i]
+	}
+	return out
+}
+
+// cutAtSentence shortens s to at most n bytes, ending at the last sentence
+// end when there is one (so what is sent is still verbatim page text).
+func cutAtSentence(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n-- // never split a character
+	}
+	cut := s[:n]
+	if i := strings.LastIndexAny(cut, ".!?"); i > n/2 {
+		return cut[:i+1]
+	}
+	return cut
+}
+
+// keyPhrases picks up to n search queries from a post without a model:
+// its names and numbers as one query, and its most frequent content words
+// in post order as another.
+func keyPhrases(post string, n int) []string {
+	var out []string
+	add := func(q string) {
+		q = strings.TrimSpace(q)
+		if q != "" && !slices.Contains(out, q) && len(out) < n {
+			out = append(out, q)
+		}
+	}
+	// Capitalised runs and numbers: names, places, figures.
+	var names []string
+	var run []string
+	flush := func() {
+		if len(run) > 0 {
+			names = append(names, strings.Join(run, " "))
+			run = nil
+		}
+	}
+	for i, f := range strings.Fields(post) {
+		w := strings.Trim(f, ".,;:!?\"'“”‘’()[]#")
+		lw := strings.ToLower(w)
+		if w == "" || strings.Contains(lw, "://") || strings.HasPrefix(w, "@") {
+			flush()
+			continue
+		}
+		r := []rune(w)
+		if (unicode.IsUpper(r[0]) && !(i == 0 && stopWords[lw])) || isDigits(strings.ReplaceAll(w, ",", "")) {
+			if !stopWords[lw] {
+				run = append(run, w)
+			}
+		} else {
+			flush()
+		}
+		if strings.ContainsAny(f, ".,;:!?") {
+			flush()
+		}
+	}
+	flush()
+	ws := words(post)
+	freq := map[string]int{}
+	for _, w := range ws {
+		freq[w]++
+	}
+	distinct := slices.Compact(slices.Clone(ws))
+	seen := map[string]bool{}
+	var uniq []string
+	for _, w := range distinct {
+		if !seen[w] {
+			seen[w] = true
+			uniq = append(uniq, w)
+		}
+	}
+	top := slices.Clone(uniq)
+	sort.SliceStable(top, func(a, b int) bool { return freq[top[a]] > freq[top[b]] })
+	if len(top) > 8 {
+		top = top[:8]
+	}
+	keep := termSet(top)
+	var content []string
+	for _, w := range uniq {
+		if keep[w] {
+			content = append(content, w)
+		}
+	}
+	if len(names) > 0 {
+		add(strings.Join(firstN(names, 6), " "))
+	}
+	add(strings.Join(content, " "))
+	if len(uniq) > 8 {
+		add(strings.Join(firstN(uniq, 8), " "))
+	}
+	return out
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// fallbackQuery is the post's own text made into one search query: URLs and
+// handles dropped, cut to 32 words, which search engines still accept.
+func fallbackQuery(post string) string {
+	var keep []string
+	for _, f := range strings.Fields(post) {
+		lf := strings.ToLower(f)
+		if strings.Contains(lf, "://") || strings.HasPrefix(lf, "www.") || strings.HasPrefix(f, "@") {
+			continue
+		}
+		if len(words(f)) == 0 && !hasLetterOrDigit(f) {
+			continue
+		}
+		keep = append(keep, f)
+		if len(keep) == 32 {
+			break
+		}
+	}
+	return strings.Join(keep, " ")
+}
+
+func hasLetterOrDigit(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
+}
+
+// cosine is the cosine similarity of two vectors (0 when either is empty
+// or their lengths differ).
+func cosine(a, b []float32) float64 {
+	if len(a) == 0 || len(a) != len(b) {
+		return 0
+	}
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
+}
