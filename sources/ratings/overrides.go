@@ -68,7 +68,7 @@ type overridesFile struct {
 // overrides is a loaded overrides file, keyed like a table.
 type overrides struct {
 	path string
-	t    *table             // for lookup; entries carry no rating of their own
+	t    *table              // for lookup; entries carry no rating of their own
 	byK  map[string]Override // by normalized key ("example.com", "al.com/birmingham")
 }
 

@@ -52,15 +52,15 @@ const (
 // Bias values in display form. MBFC's "center" is "least biased" and its
 // "fake-news" code (the "questionable source" category) is "questionable".
 const (
-	BiasLeastBiased = "least biased"
-	BiasLeftCenter  = "left-center"
-	BiasRightCenter = "right-center"
-	BiasLeft        = "left"
-	BiasRight       = "right"
-	BiasProScience  = "pro-science"
-	BiasConspiracy  = "conspiracy-pseudoscience"
+	BiasLeastBiased  = "least biased"
+	BiasLeftCenter   = "left-center"
+	BiasRightCenter  = "right-center"
+	BiasLeft         = "left"
+	BiasRight        = "right"
+	BiasProScience   = "pro-science"
+	BiasConspiracy   = "conspiracy-pseudoscience"
 	BiasQuestionable = "questionable"
-	BiasSatire      = "satire"
+	BiasSatire       = "satire"
 )
 
 // factualityNames maps every accepted spelling (already lower-cased, with
