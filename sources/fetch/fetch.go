@@ -368,6 +368,9 @@ func (f *Fetcher) follow(ctx context.Context, u *url.URL, maxRedirects int, robo
 		if robots {
 			note, err := f.robotsAllow(ctx, u)
 			if err != nil {
+				if hop > 0 {
+					err = fmt.Errorf("redirected to %s: %w", u, err)
+				}
 				return nil, nil, nil, notes, err
 			}
 			if note != "" {

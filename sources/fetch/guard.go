@@ -81,12 +81,13 @@ func addressKind(ip netip.Addr) string {
 // that reaches the dialer with a name.
 type guard struct {
 	allowPrivate bool
+	kind         func(netip.Addr) string // addressKind; tests exempt one loopback address
 	lookup       func(ctx context.Context, host string) ([]netip.Addr, error)
 	dialer       *net.Dialer
 }
 
 func newGuard(allowPrivate bool, connectTimeout time.Duration, lookup func(context.Context, string) ([]netip.Addr, error)) *guard {
-	g := &guard{allowPrivate: allowPrivate, lookup: lookup}
+	g := &guard{allowPrivate: allowPrivate, lookup: lookup, kind: addressKind}
 	if g.lookup == nil {
 		g.lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
@@ -105,7 +106,7 @@ func (g *guard) control(network, address string, _ syscall.RawConn) error {
 	if err != nil {
 		return fmt.Errorf("refusing to connect to %s: not an IP address", address)
 	}
-	if k := addressKind(ap.Addr()); k != "" {
+	if k := g.kind(ap.Addr()); k != "" {
 		return &AddressError{Addr: ap.Addr().Unmap(), Kind: k}
 	}
 	return nil
@@ -117,7 +118,7 @@ func (g *guard) control(network, address string, _ syscall.RawConn) error {
 func (g *guard) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
 	if ip, err := netip.ParseAddr(host); err == nil {
-		if k := addressKind(ip); k != "" && !g.allowPrivate {
+		if k := g.kind(ip); k != "" && !g.allowPrivate {
 			return nil, &AddressError{Addr: ip.Unmap(), Kind: k}
 		}
 		return []netip.Addr{ip.Unmap()}, nil
@@ -135,7 +136,7 @@ func (g *guard) resolve(ctx context.Context, host string) ([]netip.Addr, error) 
 	var ok []netip.Addr
 	var refused *AddressError
 	for _, ip := range ips {
-		if k := addressKind(ip); k != "" {
+		if k := g.kind(ip); k != "" {
 			if refused == nil {
 				refused = &AddressError{Host: host, Addr: ip.Unmap(), Kind: k}
 			}
@@ -192,7 +193,7 @@ func (g *guard) checkTarget(ctx context.Context, host string) error {
 		return &AddressError{Host: host, Addr: netip.IPv6Loopback(), Kind: "loopback"}
 	}
 	if ip, err := netip.ParseAddr(h); err == nil {
-		if k := addressKind(ip); k != "" {
+		if k := g.kind(ip); k != "" {
 			return &AddressError{Addr: ip.Unmap(), Kind: k}
 		}
 		return nil
@@ -206,7 +207,7 @@ func (g *guard) checkTarget(ctx context.Context, host string) error {
 		return nil
 	}
 	for _, ip := range ips {
-		if k := addressKind(ip); k != "" {
+		if k := g.kind(ip); k != "" {
 			return &AddressError{Host: host, Addr: ip.Unmap(), Kind: k}
 		}
 	}

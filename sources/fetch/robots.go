@@ -84,7 +84,7 @@ func (f *Fetcher) robotsAllow(ctx context.Context, u *url.URL) (note string, err
 		e.data, e.note, e.expires = data, note, time.Now().Add(ttl)
 	}
 	if e.data != nil && !e.data.TestAgent(u.EscapedPath()+queryPart(u), f.agent) {
-		return "", fmt.Errorf("%w: %s", ErrRobots, u)
+		return "", fmt.Errorf("%w for %s", ErrRobots, f.agent)
 	}
 	return e.note, nil
 }
