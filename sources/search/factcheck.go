@@ -1,0 +1,87 @@
+package search
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/musecheck/muse/sources"
+)
+
+// factCheck queries the Google Fact Check Tools API (claims:search) for
+// existing fact-checks. Each ClaimReview becomes a hit on the review's URL
+// carrying the reviewer's rating. The API cannot restrict to before a date;
+// Run drops reviews dated after the cutoff (reviewDate is exact here).
+type factCheck struct {
+	endpoint
+	base, key  string
+	language   string
+	maxAgeDays int
+}
+
+func (f *factCheck) Name() string { return NameFactCheck }
+
+type factCheckAnswer struct {
+	Claims []struct {
+		Text        string `json:"text"`
+		Claimant    string `json:"claimant"`
+		ClaimDate   string `json:"claimDate"`
+		ClaimReview []struct {
+			Publisher struct {
+				Name string `json:"name"`
+				Site string `json:"site"`
+			} `json:"publisher"`
+			URL           string `json:"url"`
+			Title         string `json:"title"`
+			ReviewDate    string `json:"reviewDate"`
+			TextualRating string `json:"textualRating"`
+			LanguageCode  string `json:"languageCode"`
+		} `json:"claimReview"`
+	} `json:"claims"`
+	NextPageToken string `json:"nextPageToken"`
+}
+
+func (f *factCheck) Search(ctx context.Context, q Query) ([]Hit, error) {
+	params := url.Values{"query": {q.Text}, "key": {f.key}, "pageSize": {strconv.Itoa(count(q, 0))}}
+	if f.language != "" {
+		params.Set("languageCode", f.language)
+	}
+	if f.maxAgeDays > 0 {
+		params.Set("maxAgeDays", strconv.Itoa(f.maxAgeDays))
+	}
+	var ans factCheckAnswer
+	err := f.getJSON(ctx, func(ctx context.Context) (*http.Request, error) {
+		return http.NewRequestWithContext(ctx, http.MethodGet, join(f.base, "/v1alpha1/claims:search")+"?"+params.Encode(), nil)
+	}, &ans)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	var hits []Hit
+	for _, c := range ans.Claims {
+		for _, r := range c.ClaimReview {
+			if r.URL == "" {
+				continue
+			}
+			reviewer := r.Publisher.Name
+			if reviewer == "" {
+				reviewer = r.Publisher.Site
+			}
+			cr := &sources.ClaimReview{
+				Claim: clean(c.Text), Claimant: clean(c.Claimant), ClaimDate: parseDate(c.ClaimDate, now),
+				Rating: clean(r.TextualRating), Reviewer: reviewer, ReviewURL: r.URL, ReviewDate: parseDate(r.ReviewDate, now),
+			}
+			title := clean(r.Title)
+			if title == "" && reviewer != "" {
+				title = reviewer + ": " + cr.Claim
+			} else if title == "" {
+				title = cr.Claim
+			}
+			hits = append(hits, Hit{URL: r.URL, Title: title, Snippet: cr.Claim, Published: cr.ReviewDate,
+				Provider: NameFactCheck, Query: q.Text, Rank: len(hits) + 1, ClaimReview: cr})
+		}
+	}
+	return hits, nil
+}

@@ -1,0 +1,77 @@
+package search
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// googleCSE queries Google Programmable Search (Custom Search JSON API), the
+// engine the Muse paper used. The cutoff is a date restriction,
+// sort=date:r:YYYYMMDD:YYYYMMDD, which keeps only pages Google has a date for.
+type googleCSE struct {
+	endpoint
+	base, key, cx string
+}
+
+func (g *googleCSE) Name() string { return NameGoogle }
+
+type cseAnswer struct {
+	Items []struct {
+		Title   string `json:"title"`
+		Link    string `json:"link"`
+		Snippet string `json:"snippet"`
+		Pagemap struct {
+			Metatags []map[string]any `json:"metatags"`
+		} `json:"pagemap"`
+	} `json:"items"`
+}
+
+// publishedMeta are the metatags that carry a page's publication date, most
+// trustworthy first.
+var publishedMeta = []string{"article:published_time", "datepublished", "og:article:published_time",
+	"pubdate", "publishdate", "dc.date", "dc.date.issued", "date", "sailthru.date", "parsely-pub-date"}
+
+func (g *googleCSE) Search(ctx context.Context, q Query) ([]Hit, error) {
+	// The API returns at most 10 items a request.
+	params := url.Values{"key": {g.key}, "cx": {g.cx}, "q": {q.Text}, "num": {strconv.Itoa(count(q, 10))}}
+	if !q.Before.IsZero() {
+		params.Set("sort", "date:r:"+firstDay().Format("20060102")+":"+lastDay(q.Before).Format("20060102"))
+	}
+	var ans cseAnswer
+	err := g.getJSON(ctx, func(ctx context.Context) (*http.Request, error) {
+		return http.NewRequestWithContext(ctx, http.MethodGet, join(g.base, "/customsearch/v1")+"?"+params.Encode(), nil)
+	}, &ans)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	var hits []Hit
+	for _, it := range ans.Items {
+		if it.Link == "" {
+			continue
+		}
+		pub, snippet := snippetDate(clean(it.Snippet), now)
+		if d := metaDate(it.Pagemap.Metatags, now); !d.IsZero() {
+			pub = d
+		}
+		hits = append(hits, Hit{URL: it.Link, Title: clean(it.Title), Snippet: snippet, Published: pub,
+			Provider: NameGoogle, Query: q.Text, Rank: len(hits) + 1})
+	}
+	return hits, nil
+}
+
+func metaDate(tags []map[string]any, now time.Time) time.Time {
+	for _, name := range publishedMeta {
+		for _, m := range tags {
+			if s, ok := m[name].(string); ok {
+				if t := parseDate(s, now); !t.IsZero() {
+					return t
+				}
+			}
+		}
+	}
+	return time.Time{}
+}

@@ -1,0 +1,281 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+)
+
+// maxBody caps what is read from one answer: search APIs answer in tens of
+// kilobytes, so anything far larger is a misconfigured endpoint, not data.
+const maxBody = 8 << 20
+
+// Retry says how hard a provider tries again after 429 Too Many Requests or
+// a 5xx answer. Other failures are not retried: a bad key stays bad.
+type Retry struct {
+	// Attempts is the most requests made for one search, first included; zero means 4.
+	Attempts int
+	// MaxWait bounds the total time spent waiting between attempts, so a
+	// Retry-After of an hour fails at once instead of stalling a check; zero means 30s.
+	MaxWait time.Duration
+	// BaseDelay is the first back-off interval when the server gives no
+	// Retry-After; it grows exponentially with jitter. Zero means 500ms.
+	BaseDelay time.Duration
+}
+
+func (r Retry) withDefaults() Retry {
+	if r.Attempts <= 0 {
+		r.Attempts = 4
+	}
+	if r.MaxWait <= 0 {
+		r.MaxWait = 30 * time.Second
+	}
+	if r.BaseDelay <= 0 {
+		r.BaseDelay = 500 * time.Millisecond
+	}
+	return r
+}
+
+// StatusError is a non-2xx answer from a provider, with the provider's own
+// message when it sent one and advice on what to fix.
+type StatusError struct {
+	Status  int
+	Message string // what the provider said, trimmed; may be empty
+	Advice  string // e.g. "check BRAVE_API_KEY"; may be empty
+}
+
+func (e *StatusError) Error() string {
+	s := fmt.Sprintf("HTTP %d %s", e.Status, http.StatusText(e.Status))
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	if e.Advice != "" {
+		s += " (" + e.Advice + ")"
+	}
+	return s
+}
+
+// endpoint is what every JSON provider shares: a client, a retry policy and
+// the advice to give when the provider refuses a request.
+type endpoint struct {
+	name   string
+	client *http.Client
+	retry  Retry
+	// advice maps a refused status (401, 403, 404, …) to what the user should fix.
+	advice func(status int) string
+}
+
+// getJSON sends req (re-created by newReq for each attempt), retries 429 and
+// 5xx answers, and decodes a JSON body into out.
+func (e *endpoint) getJSON(ctx context.Context, newReq func(context.Context) (*http.Request, error), out any) error {
+	r := e.retry.withDefaults()
+	bo := backoff.NewExponentialBackOff()
+	bo.InitialInterval = r.BaseDelay
+	bo.MaxInterval = r.MaxWait
+	var waited time.Duration
+	for attempt := 1; ; attempt++ {
+		body, err := e.do(ctx, newReq)
+		if err == nil {
+			return decodeJSON(body, out)
+		}
+		var re *retryable
+		if !errors.As(err, &re) {
+			return err
+		}
+		if attempt >= r.Attempts {
+			return fmt.Errorf("%w (gave up after %d attempts)", re.err, attempt)
+		}
+		wait := re.after
+		if wait <= 0 {
+			wait = bo.NextBackOff()
+		}
+		if waited+wait > r.MaxWait {
+			return fmt.Errorf("%w (server asked to wait %s more, beyond the %s allowed)", re.err, wait.Round(time.Second), r.MaxWait)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (stopped waiting to retry: %w)", re.err, context.Cause(ctx))
+		case <-t.C:
+		}
+		waited += wait
+	}
+}
+
+// retryable marks an answer worth asking again for, with the wait the server
+// asked for (zero when it did not say).
+type retryable struct {
+	err   error
+	after time.Duration
+}
+
+func (r *retryable) Error() string { return r.err.Error() }
+func (r *retryable) Unwrap() error { return r.err }
+
+// do makes one request and returns the body of a 2xx answer that is not HTML.
+func (e *endpoint) do(ctx context.Context, newReq func(context.Context) (*http.Request, error)) ([]byte, error) {
+	req, err := newReq(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := e.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("request %s: %w", redact(req), err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return nil, fmt.Errorf("read answer from %s: %w", redact(req), err)
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		if isHTML(resp.Header.Get("Content-Type"), body) {
+			return nil, fmt.Errorf("%s answered HTML instead of JSON (%s); check that the URL points at the API", redact(req), htmlHint(body))
+		}
+		return body, nil
+	}
+	se := &StatusError{Status: resp.StatusCode, Message: errorMessage(resp.Header.Get("Content-Type"), body)}
+	if e.advice != nil {
+		se.Advice = e.advice(resp.StatusCode)
+	}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+		return nil, &retryable{err: se, after: retryAfter(resp.Header, time.Now())}
+	}
+	return nil, se
+}
+
+// redact names the request without its query string, which may carry an API key.
+func redact(req *http.Request) string {
+	u := *req.URL
+	u.RawQuery = ""
+	return req.Method + " " + u.String()
+}
+
+func isHTML(contentType string, body []byte) bool {
+	if mt, _, err := mime.ParseMediaType(contentType); err == nil && (mt == "text/html" || mt == "application/xhtml+xml") {
+		return true
+	}
+	b := bytes.TrimSpace(body)
+	return len(b) > 0 && b[0] == '<'
+}
+
+// htmlHint gives the page title, if any, so the error says what was served
+// (a login page, a proxy error, the SearXNG front page, …).
+func htmlHint(body []byte) string {
+	s := string(body)
+	lower := strings.ToLower(s)
+	i := strings.Index(lower, "<title")
+	if i >= 0 {
+		if j := strings.Index(lower[i:], ">"); j >= 0 {
+			rest := s[i+j+1:]
+			if k := strings.Index(strings.ToLower(rest), "</title>"); k >= 0 {
+				if t := strings.Join(strings.Fields(rest[:k]), " "); t != "" {
+					return "page titled " + strconv.Quote(clip(t, 80))
+				}
+			}
+		}
+	}
+	return fmt.Sprintf("%d bytes of markup", len(body))
+}
+
+func decodeJSON(body []byte, out any) error {
+	if err := json.Unmarshal(body, out); err != nil {
+		return fmt.Errorf("decode JSON answer (%s): %w", clip(strings.TrimSpace(string(body)), 60), err)
+	}
+	return nil
+}
+
+// errorMessage pulls the human message out of the error shapes these APIs
+// use: Google {"error":{"message"}}, Brave {"error":{"detail"}}, SerpAPI
+// {"error":"…"}, or a short plain-text body.
+func errorMessage(contentType string, body []byte) string {
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+	}
+	if json.Unmarshal(body, &v) == nil {
+		var s string
+		if json.Unmarshal(v.Error, &s) == nil && s != "" {
+			return clip(s, 300)
+		}
+		var obj struct {
+			Message string `json:"message"`
+			Detail  string `json:"detail"`
+			Code    any    `json:"code"`
+		}
+		if json.Unmarshal(v.Error, &obj) == nil {
+			if obj.Detail != "" {
+				return clip(obj.Detail, 300)
+			}
+			if obj.Message != "" {
+				return clip(obj.Message, 300)
+			}
+		}
+		return clip(v.Message, 300)
+	}
+	if isHTML(contentType, body) {
+		return htmlHint(body)
+	}
+	return clip(strings.Join(strings.Fields(string(body)), " "), 200)
+}
+
+// retryAfter reads how long the server asked us to wait: Retry-After in
+// seconds or as an HTTP date (RFC 9110 §10.2.3), else the rate-limit headers
+// Brave documents (X-RateLimit-Remaining / X-RateLimit-Reset, one value per
+// window: wait for the exhausted window that resets last).
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
+		if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+			return time.Duration(secs) * time.Second
+		}
+		if t, err := http.ParseTime(v); err == nil {
+			if d := t.Sub(now); d > 0 {
+				return d
+			}
+			return 0
+		}
+	}
+	remaining := splitInts(h.Get("X-RateLimit-Remaining"))
+	reset := splitInts(h.Get("X-RateLimit-Reset"))
+	var wait time.Duration
+	for i, r := range reset {
+		if i < len(remaining) && remaining[i] == 0 {
+			wait = max(wait, time.Duration(r)*time.Second)
+		}
+	}
+	return wait
+}
+
+func splitInts(s string) []int {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
