@@ -117,10 +117,10 @@ func (c *Client) chatRetry(ctx context.Context, req Request, msgs []Message, str
 		if onDelta == nil {
 			resp, err = c.completeOnce(ctx, ci, creq)
 		} else {
+			withUsage := !c.noStreamUsage.Load()
 			resp, err = c.streamOnce(ctx, ci, creq, onDelta)
-			if err != nil && creq.StreamOptions != nil && isStreamOptionsRejection(err) {
+			if withUsage && isStreamOptionsRejection(err) {
 				c.noStreamUsage.Store(true)
-				creq.StreamOptions = nil
 				resp, err = c.streamOnce(ctx, ci, creq, onDelta)
 			}
 		}

@@ -57,6 +57,9 @@ type Reply struct {
 	Delay time.Duration
 	// ChunkRunes is how many runes go in each streamed content chunk; 0 means 4.
 	ChunkRunes int
+	// ChunkDelay is a pause before every streamed content chunk after the
+	// first, to watch text arrive or to make a stream stall.
+	ChunkDelay time.Duration
 	// CutAfter > 0 drops the connection abruptly after that many content
 	// chunks of a stream, with no finish reason and no [DONE].
 	CutAfter int
@@ -167,7 +170,13 @@ type Server struct {
 
 // NewServer starts a fake whose handler returns the answer text or an error
 // (an *Error for a specific status and body; any other error is a 500).
+// A nil handler answers chat requests with a 500 (for embeddings-only tests).
 func NewServer(t testing.TB, handler func(req openai.ChatCompletionRequest) (string, error), opts ...Option) *Server {
+	if handler == nil {
+		handler = func(openai.ChatCompletionRequest) (string, error) {
+			return "", errors.New("llmtest: this server has no chat handler")
+		}
+	}
 	return NewReplyServer(t, func(req openai.ChatCompletionRequest) (Reply, error) {
 		text, err := handler(req)
 		return Reply{Text: text}, err
@@ -293,7 +302,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, req openai.ChatCom
 		rep.CompletionTokens = len(strings.Fields(rep.Text + " " + rep.Refusal))
 	}
 	if req.Stream {
-		return s.stream(w, req, rep)
+		return s.stream(w, r, req, rep)
 	}
 	msg := map[string]any{"role": "assistant", "content": rep.Text}
 	if rep.Refusal != "" {
@@ -311,7 +320,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, req openai.ChatCom
 	return 200
 }
 
-func (s *Server) stream(w http.ResponseWriter, req openai.ChatCompletionRequest, rep Reply) int {
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, req openai.ChatCompletionRequest, rep Reply) int {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -343,6 +352,9 @@ func (s *Server) stream(w http.ResponseWriter, req openai.ChatCompletionRequest,
 		if rep.CutAfter > 0 && n == rep.CutAfter {
 			hijackClose(w)
 			return 200
+		}
+		if n > 0 && !wait(r.Context(), rep.ChunkDelay) {
+			return 499
 		}
 		send(delta(map[string]any{key: piece}, nil), nil)
 	}
