@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/musecheck/muse/pipeline/config"
+	"github.com/musecheck/muse/sources/ratings"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -82,7 +83,8 @@ func newRoot(app *App) *cobra.Command {
 	root.SetIn(app.Stdin)
 
 	root.AddCommand(
-	// subcommands
+		// subcommands
+		sourcesCmd(app),
 	)
 	return root
 }
@@ -102,4 +104,60 @@ func (app *App) loadConfig(cmd *cobra.Command) error {
 	}
 	app.Cfg = cfg
 	return nil
+}
+
+// sourcesCmd groups the publisher-rating commands.
+func sourcesCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{Use: "sources", Short: "Rate publishers and keep their ratings up to date"}
+	cmd.AddCommand(sourcesRateCmd(app), sourcesUpdateCmd(app))
+	return cmd
+}
+
+// sourcesRateCmd is `muse sources rate [--json] URL|DOMAIN...`.
+func sourcesRateCmd(app *App) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "rate [--json] URL|DOMAIN...",
+		Short: "Show each publisher's factuality, bias, tier and where the rating came from",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := ratings.Load(ratings.Options{File: app.Cfg.RatingsFile, DataDir: app.Cfg.DataDir, OverridesFile: app.Cfg.OverridesFile})
+			if err != nil {
+				return &exitError{2, err}
+			}
+			if asJSON {
+				return ratings.WriteJSON(app.Stdout, r.RateAll(args))
+			}
+			return ratings.WriteTable(app.Stdout, r.RateAll(args))
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per argument, one per line, in order")
+	return cmd
+}
+
+// sourcesUpdateCmd is `muse sources update [--url URL]`.
+func sourcesUpdateCmd(app *App) *cobra.Command {
+	var url string
+	cmd := &cobra.Command{
+		Use:   "update [--url URL]",
+		Short: "Download the MBFC browser extension's publisher ratings and install them",
+		Long: "Downloads the Media Bias/Fact Check extension's combined.json, checks it and installs it under\n" +
+			"the data folder; a bad download keeps the previous file. The ratings are MBFC's editorial work:\n" +
+			"they are fetched at your request, as the extension does, and never shipped with muse.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			u := app.Cfg.RatingsURL
+			if cmd.Flags().Changed("url") {
+				u = url
+			}
+			res, err := ratings.Update(cmd.Context(), ratings.UpdateOptions{URL: u, DataDir: app.Cfg.DataDir})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(app.Stdout, "installed %d publisher ratings dated %s in %s\n", res.Count, res.Date, res.Path)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&url, "url", "", "where to download combined.json (env MUSE_RATINGS_URL; default "+ratings.DefaultUpdateURL+")")
+	return cmd
 }

@@ -1,0 +1,59 @@
+package ratings
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// RateAll rates each input, in order.
+func (r *Rater) RateAll(inputs []string) []Rating {
+	out := make([]Rating, len(inputs))
+	for i, in := range inputs {
+		out[i] = r.Rate(in)
+	}
+	return out
+}
+
+// WriteJSON prints one JSON object per rating, one per line, in order (the
+// `muse sources rate --json` format).
+func WriteJSON(w io.Writer, rs []Rating) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, r := range rs {
+		if err := enc.Encode(r); err != nil {
+			return fmt.Errorf("write ratings: %w", err)
+		}
+	}
+	return nil
+}
+
+// WriteTable prints ratings as an aligned table for people, in order.
+func WriteTable(w io.Writer, rs []Rating) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "INPUT\tDOMAIN\tTIER\tFACTUALITY\tBIAS\tPUBLISHER\tORIGIN")
+	for _, r := range rs {
+		tier := string(r.Tier)
+		switch {
+		case r.UserContent:
+			tier += " (user content)"
+		case r.Boost:
+			tier += " (boosted)"
+		case r.Drop:
+			tier += " (dropped)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Input, dash(r.Domain), tier, dash(r.Factuality), dash(r.Bias), dash(r.Publisher), r.Origin)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write ratings: %w", err)
+	}
+	return nil
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
