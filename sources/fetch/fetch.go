@@ -379,6 +379,9 @@ func (f *Fetcher) follow(ctx context.Context, u *url.URL, maxRedirects int, robo
 		}
 		resp, release, err := f.get(ctx, u, jar, etag, lastMod)
 		if err != nil {
+			if hop > 0 {
+				err = fmt.Errorf("redirected to %s: %w", u, err)
+			}
 			return nil, nil, nil, notes, err
 		}
 		if !isRedirect(resp.StatusCode) {
@@ -463,7 +466,7 @@ func (f *Fetcher) get(ctx context.Context, u *url.URL, jar http.CookieJar, etag,
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, nil, fmt.Errorf("GET %s: %w", u, err)
+		return nil, nil, err
 	}
 	return resp, release, nil
 }

@@ -161,8 +161,12 @@ func TestRedirects(t *testing.T) {
 		}
 		http.Redirect(w, r, fmt.Sprintf("/hop/%d", n-1), http.StatusFound)
 	})
-	mux.HandleFunc("/loop/a", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/loop/b", http.StatusMovedPermanently) })
-	mux.HandleFunc("/loop/b", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/loop/a", http.StatusTemporaryRedirect) })
+	mux.HandleFunc("/loop/a", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/loop/b", http.StatusMovedPermanently)
+	})
+	mux.HandleFunc("/loop/b", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/loop/a", http.StatusTemporaryRedirect)
+	})
 	mux.HandleFunc("/self", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/self", http.StatusFound) })
 	mux.HandleFunc("/noloc", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusFound) })
 	mux.HandleFunc("/tofile", func(w http.ResponseWriter, r *http.Request) {

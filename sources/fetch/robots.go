@@ -75,6 +75,11 @@ func (f *Fetcher) robotsAllow(ctx context.Context, u *url.URL) (note string, err
 	if time.Now().After(e.expires) {
 		data, note, err := f.fetchRobots(ctx, origin)
 		if err != nil {
+			// The page would be refused the same way: say so without
+			// dragging robots.txt into the message.
+			if ae := (*AddressError)(nil); errors.As(err, &ae) {
+				return "", ae
+			}
 			return "", err
 		}
 		ttl := f.opts.RobotsTTL
@@ -112,13 +117,15 @@ func (f *Fetcher) fetchRobots(ctx context.Context, origin string) (*robotstxt.Ro
 		return nil, fmt.Sprintf("robots.txt unavailable (%v); fetched anyway", err), nil
 	}
 	defer release()
-	defer resp.Body.Close()
 	switch {
 	case resp.StatusCode >= 500:
+		drain(resp)
 		return nil, fmt.Sprintf("robots.txt answered HTTP %d; fetched anyway", resp.StatusCode), nil
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		drain(resp)
 		return nil, "", nil
 	}
+	defer resp.Body.Close()
 	body, err := readBody(resp, maxRobotsBytes)
 	if err != nil {
 		if ctx.Err() != nil {
