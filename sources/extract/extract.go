@@ -59,6 +59,9 @@ type Options struct {
 	// FastDate skips go-htmldate's extensive search (free-text date
 	// parsing), trading accuracy for speed.
 	FastDate bool
+	// Raw keeps trafilatura's paragraphs as they are, without dropping a
+	// repeated headline, bare links or trailing site furniture.
+	Raw bool
 }
 
 // ErrNotHTML is returned for input that is empty, binary or has no HTML
@@ -106,6 +109,9 @@ func (o Options) Extract(htmlBytes []byte, pageURL string) (*Article, error) {
 		res = &trafilatura.ExtractResult{}
 	}
 	a.Paragraphs = paragraphs(res.ContentNode)
+	if !o.Raw {
+		a.Paragraphs = cleanParagraphs(a.Paragraphs, res.Metadata.Title, hostOf(pageURL, res.Metadata.URL))
+	}
 	a.Text = strings.Join(a.Paragraphs, "\n\n")
 	a.Words = len(strings.Fields(a.Text))
 
@@ -197,4 +203,14 @@ func (o Options) dateOnly(htmlBytes []byte, pageURL string) string {
 		return ""
 	}
 	return t.Format("2006-01-02")
+}
+
+// hostOf returns the host of the first of the URLs that has one.
+func hostOf(urls ...string) string {
+	for _, s := range urls {
+		if u, err := url.Parse(s); err == nil && u.Hostname() != "" {
+			return u.Hostname()
+		}
+	}
+	return ""
 }

@@ -175,3 +175,36 @@ func absURL(ref, base string) string {
 	}
 	return r.String()
 }
+
+// declaredPublished is the publication date the page states for itself in
+// structured form: its article's JSON-LD datePublished, else the first
+// well-known publication meta tag or datePublished microdata.
+func declaredPublished(nodes []node, doc *goquery.Document) time.Time {
+	if n := mainNode(nodes); n != nil {
+		if t := n.date("datePublished"); !t.IsZero() {
+			return t
+		}
+	}
+	for _, sel := range []string{
+		`meta[property="article:published_time"]`, `meta[property="og:article:published_time"]`,
+		`meta[name="article:published_time"]`, `meta[itemprop="datePublished"]`,
+		`meta[name="parsely-pub-date"]`, `meta[name="pubdate"]`, `meta[name="publishdate"]`,
+		`meta[name="dc.date.issued"]`, `meta[name="DC.date.issued"]`, `meta[name="dcterms.created"]`,
+	} {
+		if t := parseDate(metaContent(doc, sel)); !t.IsZero() {
+			return t
+		}
+	}
+	var t time.Time
+	doc.Find(`[itemprop="datePublished"]`).EachWithBreak(func(_ int, s *goquery.Selection) bool {
+		for _, attr := range []string{"content", "datetime"} {
+			if v, ok := s.Attr(attr); ok {
+				if t = parseDate(v); !t.IsZero() {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	return t
+}
