@@ -13,12 +13,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/musecheck/muse/pipeline/config"
 	"github.com/musecheck/muse/sources/ratings"
+	"github.com/musecheck/muse/sources/search"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -85,6 +87,7 @@ func newRoot(app *App) *cobra.Command {
 	root.AddCommand(
 		// subcommands
 		sourcesCmd(app),
+		searchCmd(app),
 	)
 	return root
 }
@@ -159,5 +162,53 @@ func sourcesUpdateCmd(app *App) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&url, "url", "", "where to download combined.json (env MUSE_RATINGS_URL; default "+ratings.DefaultUpdateURL+")")
+	return cmd
+}
+
+// searchCmd is `muse search [--json] [--before TIME] QUERY`.
+func searchCmd(app *App) *cobra.Command {
+	var asJSON bool
+	var before string
+	cmd := &cobra.Command{
+		Use:   "search [--json] [--before TIME] QUERY",
+		Short: "Search every configured provider at once and show the merged, de-duplicated hits",
+		Long: "Sends QUERY to each configured search provider (SEARXNG_URL, BRAVE_API_KEY, GOOGLE_CSE_KEY +\n" +
+			"GOOGLE_CSE_CX, SERPAPI_API_KEY, GOOGLE_FACTCHECK_API_KEY) and prints the hits merged by page.\n" +
+			"A provider that fails is reported on stderr and the others go on.",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			q := search.Query{Text: strings.Join(args, " ")}
+			if before != "" {
+				t, err := search.ParseCutoff(before)
+				if err != nil {
+					return &exitError{2, fmt.Errorf("--before: %w", err)}
+				}
+				q.Before = t
+			}
+			c := app.Cfg
+			opts := search.Options{SearXNGURL: c.SearXNGURL, BraveAPIKey: c.BraveAPIKey, GoogleCSEKey: c.GoogleCSEKey,
+				GoogleCSECX: c.GoogleCSECX, SerpAPIKey: c.SerpAPIKey, FactCheckAPIKey: c.FactCheckAPIKey}
+			for _, p := range opts.Problems() {
+				fmt.Fprintln(app.Stderr, "muse: search:", p)
+			}
+			searchers := search.Providers(opts)
+			if len(searchers) == 0 {
+				return &exitError{2, errors.New(search.SetupHint)}
+			}
+			hits, failures := search.Run(cmd.Context(), searchers, []search.Query{q})
+			for _, f := range failures {
+				fmt.Fprintln(app.Stderr, "muse: search:", f)
+			}
+			if len(failures) == len(searchers) {
+				return fmt.Errorf("every search provider failed")
+			}
+			if asJSON {
+				return search.WriteJSON(app.Stdout, hits)
+			}
+			return search.WriteText(app.Stdout, hits)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the hits as a JSON array")
+	cmd.Flags().StringVar(&before, "before", "", "only pages published before TIME (RFC 3339 or YYYY-MM-DD), where the engine can filter by date")
 	return cmd
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -132,7 +133,12 @@ func (e *endpoint) do(ctx context.Context, newReq func(context.Context) (*http.R
 	req.Header.Set("Accept", "application/json")
 	resp, err := e.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("request %s: %w", redact(req), err)
+		// The client's error quotes the whole URL, API key included.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			ue.URL = redactURL(req.URL)
+		}
+		return nil, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
@@ -157,9 +163,14 @@ func (e *endpoint) do(ctx context.Context, newReq func(context.Context) (*http.R
 
 // redact names the request without its query string, which may carry an API key.
 func redact(req *http.Request) string {
-	u := *req.URL
-	u.RawQuery = ""
-	return req.Method + " " + u.String()
+	return req.Method + " " + redactURL(req.URL)
+}
+
+func redactURL(u *url.URL) string {
+	c := *u
+	c.RawQuery = ""
+	c.User = nil
+	return c.String()
 }
 
 func isHTML(contentType string, body []byte) bool {

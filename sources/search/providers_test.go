@@ -424,3 +424,23 @@ func TestRequestURLsAreEscaped(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestConnectionErrorDoesNotLeakKey(t *testing.T) {
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	for _, opts := range []Options{
+		{GoogleCSEKey: "secret-key", GoogleCSECX: "cx", GoogleCSEURL: gone.URL},
+		{SerpAPIKey: "secret-key", SerpAPIURL: gone.URL},
+		{FactCheckAPIKey: "secret-key", FactCheckURL: gone.URL},
+	} {
+		s := only(t, opts)
+		_, err := s.Search(context.Background(), Query{Text: claim})
+		if err == nil || !strings.Contains(err.Error(), "connection refused") {
+			t.Errorf("%s: err = %v", s.Name(), err)
+			continue
+		}
+		if strings.Contains(err.Error(), "secret-key") {
+			t.Errorf("%s error leaks the key: %v", s.Name(), err)
+		}
+	}
+}
