@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"mime"
 	"net/http"
 	"net/url"
@@ -16,6 +17,9 @@ import (
 
 	"github.com/cenkalti/backoff/v5"
 )
+
+// jitter is the most added to a server-given Retry-After.
+const jitter = 250 * time.Millisecond
 
 // maxBody caps what is read from one answer: search APIs answer in tens of
 // kilobytes, so anything far larger is a misconfigured endpoint, not data.
@@ -97,7 +101,11 @@ func (e *endpoint) getJSON(ctx context.Context, newReq func(context.Context) (*h
 			return fmt.Errorf("%w (gave up after %d attempts)", re.err, attempt)
 		}
 		wait := re.after
-		if wait <= 0 {
+		if wait > 0 {
+			// Concurrent queries refused together would otherwise all come
+			// back in the same instant and be refused together again.
+			wait += rand.N(jitter)
+		} else {
 			wait = bo.NextBackOff()
 		}
 		if waited+wait > r.MaxWait {
