@@ -7,8 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/musecheck/muse/sources"
 )
 
 // Override is the newsroom's own decision about one domain, kept in the
@@ -118,13 +121,18 @@ func (ov *overrides) lookup(host, path string) (string, Override, bool) {
 	return key, ov.byK[key], true
 }
 
-// SetOverride records the newsroom's decision about a domain (or
-// "host/path") in the overrides file at path, creating the file and its
+// SetOverride records the newsroom's decision about a domain, a
+// "host/path" prefix, or the host of a full URL ("https://…/story" sets the
+// host's entry) in the overrides file at path, creating the file and its
 // folder when needed; a zero Override removes the domain's entry. The file
 // is replaced atomically (written to a temporary file, then renamed), so a
 // reader never sees half of it.
 func SetOverride(path, domain string, o Override) error {
-	host, p, err := splitKey(domain)
+	key := domain
+	if strings.Contains(key, "://") {
+		key = sources.HostOf(key)
+	}
+	host, p, err := splitKey(key)
 	if err != nil {
 		return fmt.Errorf("set override: %w", err)
 	}
