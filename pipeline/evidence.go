@@ -126,8 +126,10 @@ func (r *run) evidenceRound(ctx context.Context, urls []string) (int, error) {
 			case <-rctx.Done():
 				return
 			}
+			if rctx.Err() != nil {
+				return
+			}
 			wg.Go(func() {
-				defer func() { <-sem }()
 				ref, ctxq, usage, err := r.e.deps.Model.Evidence(rctx, inputs[u])
 				r.addUsage(StageEvidence, usage)
 				results <- evidenceResult{url: u, refutes: ref, context: ctxq, err: err}
@@ -137,31 +139,10 @@ func (r *run) evidenceRound(ctx context.Context, urls []string) (int, error) {
 	var hardErrs []error
 	answered := 0
 	for res := range results {
-		if rctx.Err() != nil && res.err != nil {
-			continue // stopped on purpose, or cancelled: the page stays unread
-		}
-		key := canonicalKey(res.url)
-		r.mu.Lock()
-		r.read[key] = true
-		s := r.c.SourceByURL(res.url)
-		for _, p := range inputs[res.url].Paragraphs {
-			s.SentChars += len(p)
-		}
-		r.mu.Unlock()
-		if res.err != nil {
-			r.warn(StageEvidence, "evidence from %s: %v", res.url, res.err)
-			r.mu.Lock()
-			s.Status, s.Reason = StatusNotNeeded, "the model's answer for this page could not be used"
-			r.mu.Unlock()
-			if !errors.Is(res.err, ErrBadAnswer) {
-				hardErrs = append(hardErrs, res.err)
-			}
-			continue
-		}
-		answered++
-		if r.addQuotes(res) >= 1 && r.refutingPages() >= r.e.opts.RefutingPages {
-			stop()
-		}
+		// The slot is freed only once the answer is weighed, so a page is
+		// never sent after enough others have refuted.
+		r.weigh(res, inputs, &answered, &hardErrs, rctx.Err() != nil, stop)
+		<-sem
 	}
 	if err := ctx.Err(); err != nil {
 		return r.refutingPages(), fmt.Errorf("evidence: %w", err)
@@ -170,6 +151,35 @@ func (r *run) evidenceRound(ctx context.Context, urls []string) (int, error) {
 		return 0, fmt.Errorf("evidence: every model call failed: %w", hardErrs[0])
 	}
 	return r.refutingPages(), nil
+}
+
+// weigh records one page's answer and stops the round once enough pages
+// refute.
+func (r *run) weigh(res evidenceResult, inputs map[string]EvidenceInput, answered *int, hardErrs *[]error, stopped bool, stop func()) {
+	if res.err != nil && (stopped || errors.Is(res.err, context.Canceled) || errors.Is(res.err, context.DeadlineExceeded)) {
+		return // stopped on purpose, or cancelled: the page stays unread
+	}
+	r.mu.Lock()
+	r.read[canonicalKey(res.url)] = true
+	s := r.c.SourceByURL(res.url)
+	for _, p := range inputs[res.url].Paragraphs {
+		s.SentChars += len(p)
+	}
+	r.mu.Unlock()
+	if res.err != nil {
+		r.warn(StageEvidence, "evidence from %s: %v", res.url, res.err)
+		r.mu.Lock()
+		s.Status, s.Reason = StatusNotNeeded, "the model's answer for this page could not be used"
+		r.mu.Unlock()
+		if !errors.Is(res.err, ErrBadAnswer) {
+			*hardErrs = append(*hardErrs, res.err)
+		}
+		return
+	}
+	*answered++
+	if r.addQuotes(res) >= 1 && r.refutingPages() >= r.e.opts.RefutingPages {
+		stop()
+	}
 }
 
 // addQuotes verifies a page's quotes against its extracted text and records

@@ -144,10 +144,17 @@ func GuardCorrection(text string, allowed []string) (string, []string, []string)
 		removed(u)
 		return tail
 	})
-	if len(warnings) == 0 {
-		return strings.TrimSpace(text), cited, nil
+	if len(warnings) > 0 {
+		text = tidyAfterRemoval(text)
 	}
-	return tidyAfterRemoval(text), cited, warnings
+	// Cite in order of appearance in what is left.
+	cited = nil
+	for _, m := range urlPattern.FindAllString(text, -1) {
+		if orig, ok := allow[canonicalKey(trimURL(m))]; ok {
+			cite(orig)
+		}
+	}
+	return strings.TrimSpace(text), cited, warnings
 }
 
 var (

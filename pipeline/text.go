@@ -19,7 +19,7 @@ from further had has have having he her here hers herself him himself his how i 
 let me more most my myself no nor not now of off on once only or other ought our ours ourselves out over own same
 she should so some such than that the their theirs them themselves then there these they this those through to
 too under until up very was we were what when where which while who whom why will with would you your yours
-yourself yourselves yes via rt amp http https www com says said say new one get got like dont im its thats
+yourself yourselves yes via rt amp http https www com says said say one get got like dont im its thats
 just really people know think many much even still ever every`) {
 		m[w] = true
 	}

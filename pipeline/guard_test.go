@@ -1,0 +1,122 @@
+package pipeline
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestVerifyQuote(t *testing.T) {
+	page := "The agency said on Tuesday that the vaccine \u201cdoes not alter\u201d human DNA \u2014 a claim\u00a0repeated online.\n\nOther text."
+	cases := []struct {
+		quote string
+		want  bool
+	}{
+		{`the vaccine "does not alter" human DNA - a claim repeated online.`, true},
+		{"  \u201cThe agency said on Tuesday that the vaccine\u201d ", true},
+		{"The agency said on   Tuesday\nthat the vaccine", true},
+		{"the vaccine does alter human DNA", false},            // invented wording
+		{"THE AGENCY SAID ON TUESDAY THAT THE VACCINE", false}, // case is kept
+		{"Other text.", false}, // too short to prove anything
+		{"", false},
+		{"repeated online.\n\nOther text. And more text invented", false},
+	}
+	for _, c := range cases {
+		if got := VerifyQuote(c.quote, page); got != c.want {
+			t.Errorf("VerifyQuote(%q) = %v, want %v", c.quote, got, c.want)
+		}
+	}
+}
+
+func TestGuardCorrection(t *testing.T) {
+	allowed := []string{"https://www.reuters.com/world/a", "http://apnews.com/b"}
+	text := "This post is misleading. Reuters reported the opposite (https://reuters.com/world/a/?utm_source=x). " +
+		"See also [AP](https://apnews.com/b) and [this blog](https://fake.example/post), or https://invented.example/x."
+	got, cited, warns := GuardCorrection(text, allowed)
+	if strings.Contains(got, "fake.example") || strings.Contains(got, "invented.example") {
+		t.Fatalf("invented URL kept: %q", got)
+	}
+	if !strings.Contains(got, "https://reuters.com/world/a/?utm_source=x") || !strings.Contains(got, "[AP](https://apnews.com/b)") {
+		t.Fatalf("evidence URL removed: %q", got)
+	}
+	if !strings.Contains(got, "and this blog, or.") && !strings.Contains(got, "and this blog, or") {
+		t.Errorf("label of removed link not kept: %q", got)
+	}
+	if !slices.Equal(cited, allowed) {
+		t.Errorf("cited = %v, want %v", cited, allowed)
+	}
+	if len(warns) != 2 || !strings.Contains(warns[0], "https://fake.example/post") || !strings.Contains(warns[1], "https://invented.example/x") {
+		t.Errorf("warnings = %v", warns)
+	}
+}
+
+func TestGuardCorrectionNoURLs(t *testing.T) {
+	got, cited, warns := GuardCorrection("  This post is accurate.  ", nil)
+	if got != "This post is accurate." || cited != nil || warns != nil {
+		t.Fatalf("got %q %v %v", got, cited, warns)
+	}
+}
+
+func TestCloneIsDeep(t *testing.T) {
+	c := &Check{Queries: []Query{{Text: "a"}}, Sources: []Source{{URL: "u", Paragraphs: []string{"p"}}},
+		Correction: Correction{URLs: []string{"x"}}, Usage: Usage{ByStage: map[string]StageUsage{"q": {LLMCalls: 1}}}}
+	d := c.Clone()
+	d.Queries[0].Text = "b"
+	d.Sources[0].Paragraphs[0] = "changed"
+	d.Correction.URLs[0] = "y"
+	d.Usage.ByStage["q"] = StageUsage{LLMCalls: 9}
+	if c.Queries[0].Text != "a" || c.Sources[0].Paragraphs[0] != "p" || c.Correction.URLs[0] != "x" || c.Usage.ByStage["q"].LLMCalls != 1 {
+		t.Fatal("Clone shares memory with the original")
+	}
+	if (*Check)(nil).Clone() != nil {
+		t.Fatal("nil Clone")
+	}
+}
+
+func TestSelectParagraphsBudget(t *testing.T) {
+	post := "The mayor of Springfield banned bicycles on Main Street"
+	paras := []string{
+		strings.Repeat("Weather report for the weekend with sunshine and light rain. ", 10),
+		"The mayor of Springfield did not ban bicycles on Main Street, a spokesperson said.",
+		strings.Repeat("Sports results from the league. ", 20),
+		"Bicycles remain allowed on Main Street according to the city council of Springfield.",
+	}
+	got := selectParagraphs(post, paras, 50)
+	if len(got) != 2 || got[0] != paras[1] || got[1] != paras[3] {
+		t.Fatalf("selected %q", got)
+	}
+	one := selectParagraphs("weather", []string{strings.Repeat("Weather is fine today. ", 100)}, 20)
+	if len(one) != 1 || len(one[0]) > 80 || !strings.HasSuffix(one[0], ".") {
+		t.Fatalf("over-budget paragraph not cut at a sentence: %q", one)
+	}
+}
+
+func TestLexicalRelevance(t *testing.T) {
+	post := "BREAKING: Pfizer vaccine contains microchips, says CDC whistleblower https://t.co/x @someone"
+	related := LexicalRelevance(post, "No, the Pfizer vaccine does not contain microchips",
+		"The CDC said claims from a so-called whistleblower are false.")
+	unrelated := LexicalRelevance(post, "Stocks rally", "Markets rose on Tuesday as investors cheered earnings.")
+	if related < 0.6 || unrelated > 0.1 {
+		t.Fatalf("related %.2f unrelated %.2f", related, unrelated)
+	}
+	if LexicalRelevance("🔥🔥 https://t.co/x", "t", "anything") != 0 {
+		t.Fatal("a post of only emoji and URLs has no words to match")
+	}
+}
+
+func TestKeyPhrasesAndFallback(t *testing.T) {
+	post := "Joe Biden signed an order banning gas stoves in New York, starting 2025! https://t.co/abc #gasstoves"
+	qs := keyPhrases(post, 3)
+	if len(qs) == 0 || !strings.Contains(qs[0], "Joe Biden") || !strings.Contains(qs[0], "New York") {
+		t.Fatalf("key phrases %q", qs)
+	}
+	if fq := fallbackQuery(post); strings.Contains(fq, "t.co") || !strings.HasPrefix(fq, "Joe Biden") {
+		t.Fatalf("fallback query %q", fq)
+	}
+	if fallbackQuery("🔥🔥🔥 https://t.co/x") != "" {
+		t.Fatal("emoji-only post made a query")
+	}
+	if len(keyPhrases("🙂 🙂", 3)) != 0 {
+		t.Fatal("emoji-only post made key phrases")
+	}
+}
