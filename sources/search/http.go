@@ -73,7 +73,6 @@ func (e *StatusError) Error() string {
 // endpoint is what every JSON provider shares: a client, a retry policy and
 // the advice to give when the provider refuses a request.
 type endpoint struct {
-	name   string
 	client *http.Client
 	retry  Retry
 	// advice maps a refused status (401, 403, 404, …) to what the user should fix.
@@ -109,7 +108,10 @@ func (e *endpoint) getJSON(ctx context.Context, newReq func(context.Context) (*h
 			wait = bo.NextBackOff()
 		}
 		if waited+wait > r.MaxWait {
-			return fmt.Errorf("%w (server asked to wait %s more, beyond the %s allowed)", re.err, wait.Round(time.Second), r.MaxWait)
+			if re.after > 0 {
+				return fmt.Errorf("%w (server asked to wait %s more, beyond the %s allowed)", re.err, re.after.Round(time.Second), r.MaxWait)
+			}
+			return fmt.Errorf("%w (gave up after %d attempts and %s of waiting)", re.err, attempt, waited.Round(time.Millisecond))
 		}
 		t := time.NewTimer(wait)
 		select {

@@ -84,25 +84,25 @@ func Providers(opts Options) []Searcher {
 	if client == nil {
 		client = defaultClient()
 	}
-	ep := func(name string, advice func(int) string) endpoint {
-		return endpoint{name: name, client: client, retry: opts.Retry, advice: advice}
+	ep := func(advice func(int) string) endpoint {
+		return endpoint{client: client, retry: opts.Retry, advice: advice}
 	}
 	var out []Searcher
 	if opts.SearXNGURL != "" {
-		out = append(out, &searxng{endpoint: ep(NameSearXNG, searxngAdvice), base: opts.SearXNGURL})
+		out = append(out, &searxng{endpoint: ep(searxngAdvice), base: opts.SearXNGURL})
 	}
 	if opts.BraveAPIKey != "" {
-		out = append(out, &brave{endpoint: ep(NameBrave, keyAdvice("BRAVE_API_KEY")), base: or(opts.BraveURL, DefaultBraveURL), key: opts.BraveAPIKey})
+		out = append(out, &brave{endpoint: ep(keyAdvice("BRAVE_API_KEY")), base: or(opts.BraveURL, DefaultBraveURL), key: opts.BraveAPIKey})
 	}
 	if opts.GoogleCSEKey != "" && opts.GoogleCSECX != "" {
-		out = append(out, &googleCSE{endpoint: ep(NameGoogle, googleAdvice("GOOGLE_CSE_KEY and GOOGLE_CSE_CX", "Custom Search API")),
+		out = append(out, &googleCSE{endpoint: ep(googleAdvice("GOOGLE_CSE_KEY and GOOGLE_CSE_CX", "Custom Search API")),
 			base: or(opts.GoogleCSEURL, DefaultGoogleCSEURL), key: opts.GoogleCSEKey, cx: opts.GoogleCSECX})
 	}
 	if opts.SerpAPIKey != "" {
-		out = append(out, &serpAPI{endpoint: ep(NameSerpAPI, keyAdvice("SERPAPI_API_KEY")), base: or(opts.SerpAPIURL, DefaultSerpAPIURL), key: opts.SerpAPIKey})
+		out = append(out, &serpAPI{endpoint: ep(keyAdvice("SERPAPI_API_KEY")), base: or(opts.SerpAPIURL, DefaultSerpAPIURL), key: opts.SerpAPIKey})
 	}
 	if opts.FactCheckAPIKey != "" {
-		out = append(out, &factCheck{endpoint: ep(NameFactCheck, googleAdvice("GOOGLE_FACTCHECK_API_KEY", "Fact Check Tools API")),
+		out = append(out, &factCheck{endpoint: ep(googleAdvice("GOOGLE_FACTCHECK_API_KEY", "Fact Check Tools API")),
 			base: or(opts.FactCheckURL, DefaultFactCheckURL), key: opts.FactCheckAPIKey,
 			language: opts.FactCheckLanguage, maxAgeDays: opts.FactCheckMaxAgeDays})
 	}
