@@ -97,6 +97,7 @@ type Page struct {
 	Body        []byte // decoded, UTF-8
 	// Raw is the body as served after content decoding (gzip, br…) and
 	// before charset conversion: what the archive keeps.
+	// Body and Raw may share memory when no conversion was needed.
 	Raw          []byte
 	FetchedAt    time.Time
 	ETag         string
@@ -369,7 +370,7 @@ func (f *Fetcher) follow(ctx context.Context, u *url.URL, maxRedirects int, robo
 			note, err := f.robotsAllow(ctx, u)
 			if err != nil {
 				if hop > 0 {
-					err = fmt.Errorf("redirected to %s: %w", u, err)
+					err = &redirectError{to: u, err: err}
 				}
 				return nil, nil, nil, notes, err
 			}
@@ -380,7 +381,7 @@ func (f *Fetcher) follow(ctx context.Context, u *url.URL, maxRedirects int, robo
 		resp, release, err := f.get(ctx, u, jar, etag, lastMod)
 		if err != nil {
 			if hop > 0 {
-				err = fmt.Errorf("redirected to %s: %w", u, err)
+				err = &redirectError{to: u, err: err}
 			}
 			return nil, nil, nil, notes, err
 		}
@@ -415,6 +416,18 @@ func (f *Fetcher) follow(ctx context.Context, u *url.URL, maxRedirects int, robo
 		u = next
 	}
 }
+
+// redirectError is a failure at a redirect's destination rather than at
+// the URL asked for.
+type redirectError struct {
+	to  *url.URL
+	err error
+}
+
+func (e *redirectError) Error() string {
+	return "redirected to " + e.to.String() + ": " + e.err.Error()
+}
+func (e *redirectError) Unwrap() error { return e.err }
 
 func isRedirect(code int) bool {
 	switch code {

@@ -664,3 +664,31 @@ func TestPerHostLimit(t *testing.T) {
 		t.Errorf("peak concurrency on one host %d, want at most 2", p)
 	}
 }
+
+type failingStore struct{ memStore }
+
+func (s *failingStore) SavePage(context.Context, *Page) error { return errors.New("disk full") }
+
+func TestArchiveFailureIsANote(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/story", htmlHandler(fixture(t, "article.html"), "text/html"))
+	srv := serve(t, mux)
+	f := newFetcher(t, Options{AllowPrivate: true, Store: &failingStore{memStore{pages: map[string]*Page{}}}})
+	p, err := f.Fetch(context.Background(), srv.URL+"/story")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Notes) != 1 || p.Notes[0] != "archive: disk full" {
+		t.Errorf("notes %q", p.Notes)
+	}
+}
+
+func TestConnectionRefused(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	u := srv.URL + "/story"
+	srv.Close() // nothing listens on the port any more
+	_, err := newFetcher(t, Options{AllowPrivate: true}).Fetch(context.Background(), u)
+	if err == nil || !strings.Contains(err.Error(), "connection refused") || !strings.HasPrefix(err.Error(), "fetch "+u+": ") {
+		t.Errorf("error %v", err)
+	}
+}

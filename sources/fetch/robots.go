@@ -111,7 +111,10 @@ func (f *Fetcher) fetchRobots(ctx context.Context, origin string) (*robotstxt.Ro
 	}
 	resp, _, release, _, err := f.follow(ctx, ru, 5, false, "", "")
 	if err != nil {
-		if errors.Is(err, ErrPrivateAddress) || ctx.Err() != nil {
+		// A refused origin refuses the page too; a robots.txt that
+		// redirects somewhere refused is only a robots.txt not read.
+		var re *redirectError
+		if ctx.Err() != nil || (errors.Is(err, ErrPrivateAddress) && !errors.As(err, &re)) {
 			return nil, "", err
 		}
 		return nil, fmt.Sprintf("robots.txt unavailable (%v); fetched anyway", err), nil
