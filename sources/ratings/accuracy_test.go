@@ -262,6 +262,8 @@ func TestTiersTrackFactCheckers(t *testing.T) {
 	t.Logf("  paper-style    %v", paper)
 	t.Logf("  built-in       %v", b)
 	t.Logf("  built-in+MBFC  %v", c)
+	// For scale: the named rules alone, with an empty table.
+	t.Logf("  (rules only    %v)", score(hosts, rate(&Rater{builtin: newTable("")})))
 
 	pc, bc, cc := score(items, paperT), score(items, rate(builtin)), score(items, rate(full))
 	t.Logf("per citation: %d trusted (%d cited sources, %d fact-checks), %d distrusted (%d misinfo-list sites, %d social posts)",
