@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -50,6 +51,15 @@ type Options struct {
 	DigestPages int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	// Used by NewFromConfig only:
+	// PageProxy, when set, fetches every page through this HTTP proxy
+	// instead of the one HTTP_PROXY/HTTPS_PROXY name.
+	PageProxy *url.URL
+	// LLMTimeout bounds one model call attempt; LLMRetryDelay is the first
+	// retry backoff (zero: pipeline/llm's defaults).
+	LLMTimeout    time.Duration
+	LLMRetryDelay time.Duration
 }
 
 func (o Options) withDefaults() Options {

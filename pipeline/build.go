@@ -1,0 +1,207 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/musecheck/muse/pipeline/config"
+	"github.com/musecheck/muse/pipeline/llm"
+	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/archive"
+	"github.com/musecheck/muse/sources/extract"
+	"github.com/musecheck/muse/sources/fetch"
+	"github.com/musecheck/muse/sources/ratings"
+	"github.com/musecheck/muse/sources/search"
+)
+
+// ModelSetupHint says exactly what to set when no model is configured.
+const ModelSetupHint = "no language model configured: set OPENAI_API_KEY (and optionally MUSE_MODEL, default " +
+	llm.DefaultModel + ") for OpenAI; or OPENAI_BASE_URL and MUSE_MODEL for any OpenAI-compatible server " +
+	"(for Ollama: OPENAI_BASE_URL=http://localhost:11434/v1 MUSE_MODEL=llama3.1); or start Ollama on localhost; " +
+	"or run with --no-llm for the extractive mode, which lists sources and gives no verdict"
+
+// NewFromConfig builds the engine the way muse runs it: the model from
+// OPENAI_* / MUSE_MODEL (or an Ollama found on localhost), the configured
+// search providers plus the local archive, the safe fetcher, the extractor
+// and the publisher ratings. close releases the archive. Without a model
+// and without opts.NoLLM it returns an error wrapping ErrNoModel that says
+// what to set (ModelSetupHint).
+func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (*Engine, func() error, error) {
+	var deps Deps
+	if !opts.NoLLM {
+		client, err := NewLLMClient(ctx, cfg, opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		m := &LLMModel{Client: client}
+		deps.Model = m
+		if cfg.EmbeddingModel != "" || cfg.Models[llm.TaskEmbeddings] != "" {
+			m.Embeddings = true
+			deps.Embedder = m
+		}
+	}
+	rater, err := ratings.Load(ratings.Options{File: cfg.RatingsFile, DataDir: cfg.DataDir, OverridesFile: cfg.OverridesFile})
+	if err != nil {
+		return nil, nil, err
+	}
+	deps.Rater = raterAdapter{rater}
+	store, err := archive.Open(ctx, cfg.ArchivePath())
+	if err != nil {
+		return nil, nil, err
+	}
+	deps.Archive = archiveAdapter{store}
+	fo := fetch.Options{AllowPrivate: cfg.AllowPrivateAddresses, IgnoreRobots: cfg.IgnoreRobots}
+	if fs, ok := any(store).(fetch.Store); ok {
+		fo.Store = fs
+	}
+	if opts.PageProxy != nil {
+		fo.Proxy = http.ProxyURL(opts.PageProxy)
+	}
+	fetcher := fetch.New(fo)
+	deps.Fetcher = fetcherAdapter{fetcher}
+	deps.Extract = extract.Extract
+	deps.Searchers = append(search.Providers(SearchOptions(cfg)), ArchiveSearcher(store))
+	e, err := New(deps, opts)
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	closer := func() error {
+		fetcher.CloseIdleConnections()
+		return store.Close()
+	}
+	return e, closer, nil
+}
+
+// SearchOptions is the search part of the configuration.
+func SearchOptions(cfg *config.Config) search.Options {
+	return search.Options{SearXNGURL: cfg.SearXNGURL, BraveAPIKey: cfg.BraveAPIKey, GoogleCSEKey: cfg.GoogleCSEKey,
+		GoogleCSECX: cfg.GoogleCSECX, SerpAPIKey: cfg.SerpAPIKey, FactCheckAPIKey: cfg.FactCheckAPIKey}
+}
+
+// NewLLMClient makes the model client from the configuration: the
+// OpenAI-compatible server it names, or else an Ollama answering on
+// localhost (OLLAMA_HOST), or else an error wrapping ErrNoModel.
+func NewLLMClient(ctx context.Context, cfg *config.Config, opts Options) (*llm.Client, error) {
+	lc := llm.Config{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, Model: cfg.Model, Models: cfg.Models,
+		EmbeddingModel: cfg.EmbeddingModel, Timeout: opts.LLMTimeout, RetryBaseDelay: opts.LLMRetryDelay,
+		Prices: map[string]llm.Price{}}
+	for name, p := range cfg.Prices {
+		lc.Prices[name] = llm.Price{PromptPerMTok: p.Prompt, CompletionPerMTok: p.Completion}
+	}
+	if lc.BaseURL == "" && lc.APIKey == "" {
+		base := OllamaURL(cfg)
+		models, ok := llm.DetectOllama(ctx, nil, base)
+		chat, embed := llm.SplitEmbeddingModels(models)
+		if !ok || (len(chat) == 0 && lc.Model == "") {
+			return nil, fmt.Errorf("%w: %s", ErrNoModel, ModelSetupHint)
+		}
+		lc.BaseURL = llm.OllamaBaseURL(base)
+		lc.Model = cmp.Or(lc.Model, first(chat))
+		if lc.EmbeddingModel == "" {
+			lc.EmbeddingModel = first(embed)
+		}
+	}
+	c, err := llm.New(lc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoModel, err)
+	}
+	return c, nil
+}
+
+// OllamaURL is where an Ollama server is looked for: OLLAMA_HOST (with or
+// without a scheme) or localhost:11434.
+func OllamaURL(cfg *config.Config) string {
+	h := strings.TrimSpace(cfg.OllamaURL)
+	if h == "" {
+		return llm.DefaultOllamaURL
+	}
+	if !strings.Contains(h, "://") {
+		h = "http://" + h
+	}
+	return h
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
+
+type fetcherAdapter struct{ f *fetch.Fetcher }
+
+func (a fetcherAdapter) Fetch(ctx context.Context, u string) ([]byte, string, error) {
+	p, err := a.f.Fetch(ctx, u)
+	if err != nil {
+		return nil, "", err
+	}
+	return p.Body, cmp.Or(p.FinalURL, u), nil
+}
+
+type raterAdapter struct{ r *ratings.Rater }
+
+func (a raterAdapter) Rate(u string) Rating {
+	rt := a.r.Rate(u)
+	return Rating{Domain: cmp.Or(rt.Domain, sources.HostOf(u)), Publisher: rt.Publisher, Factuality: rt.Factuality,
+		Bias: rt.Bias, Tier: string(rt.Tier), Origin: rt.Origin, UserContent: rt.UserContent, Boost: rt.Boost, Drop: rt.Drop}
+}
+
+type archiveAdapter struct{ s *archive.Store }
+
+func (a archiveAdapter) Save(ctx context.Context, p ArchivedPage) error {
+	return a.s.Add(ctx, archive.Doc{URL: p.URL, Title: p.Title, Text: p.Text, Publisher: p.Publisher, Published: p.Published})
+}
+
+// ArchiveSearcher searches the local archive as one more provider, named
+// "archive": the archive's own Searcher when it has one, else a plain
+// full-text search with the query's cutoff.
+func ArchiveSearcher(s *archive.Store) search.Searcher {
+	if own, ok := any(s).(interface{ Searcher() search.Searcher }); ok {
+		return own.Searcher()
+	}
+	return archiveSearcher{s}
+}
+
+type archiveSearcher struct{ s *archive.Store }
+
+func (a archiveSearcher) Name() string { return "archive" }
+
+func (a archiveSearcher) Search(ctx context.Context, q search.Query) ([]search.Hit, error) {
+	hits, err := a.s.Search(ctx, q.Text, archive.SearchOptions{Before: q.Before, Limit: q.Count})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]search.Hit, len(hits))
+	for i, h := range hits {
+		out[i] = search.Hit{URL: h.URL, Title: h.Title, Snippet: h.Snippet, Published: h.Published,
+			Provider: "archive", Query: q.Text, Rank: i + 1}
+	}
+	return out, nil
+}
+
+// PostFromURL reads a post (or any page) given by URL with the engine's
+// fetcher and extractor: its main text becomes the post text, its date the
+// post's time.
+func (e *Engine) PostFromURL(ctx context.Context, u string) (Post, error) {
+	if _, err := sources.ParseHTTP(u); err != nil {
+		return Post{}, err
+	}
+	body, final, err := e.deps.Fetcher.Fetch(ctx, u)
+	if err != nil {
+		return Post{}, fmt.Errorf("read the post at %s: %w", u, err)
+	}
+	a, err := e.deps.Extract(body, final)
+	if err != nil {
+		return Post{}, fmt.Errorf("read the post at %s: %w", u, err)
+	}
+	text := strings.TrimSpace(cutAtSentence(strings.TrimSpace(a.Title+"\n\n"+a.Text), 5000))
+	if text == "" {
+		return Post{}, fmt.Errorf("read the post at %s: %w", u, errors.New("the page has no text"))
+	}
+	return Post{Text: text, Author: a.Author, PostedAt: a.Published, URL: u, Platform: sources.HostOf(final)}, nil
+}
