@@ -1,0 +1,405 @@
+// Package tui is muse's terminal app: compose a post, watch every stage of
+// the check live, steer it (queries, sources, quotes), then edit, copy and
+// export the correction. One root Model holds the shared state and switches
+// on a screen enum; engine events arrive as messages, and all I/O (engine,
+// clipboard, browser, editor, drafts, exports) runs in tea.Cmds.
+package tui
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/spinner"
+	"github.com/charmbracelet/bubbles/textarea"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/musecheck/muse/pipeline"
+)
+
+// Options configure the app. Zero values are safe: no drafts, no newsroom
+// overrides, the system clipboard and browser, the real clock.
+type Options struct {
+	// Runner runs the pipeline stages (the engine). Required to check.
+	Runner Runner
+	// Post prefills the compose view; Cutoff too (zero: the posted time).
+	Post   pipeline.Post
+	Cutoff time.Time
+	// Start begins the check at once (muse TEXT|URL) instead of composing.
+	Start bool
+	// Model names the language model in the status bar.
+	Model string
+	// DraftDir is where drafts are saved as they change and found again
+	// after a crash ($XDG_DATA_HOME/muse/drafts). Empty: no drafts.
+	DraftDir string
+	// Remember stores a drop or boost for the newsroom (the overrides
+	// file). Nil: only this check's drops and boosts are possible.
+	Remember func(domain string, boost bool) error
+	// Clipboard copies text; nil uses OSC 52 on Output plus the native
+	// clipboard when there is one.
+	Clipboard func(text string) error
+	// OpenURL opens a page in the browser; nil runs xdg-open (open on macOS).
+	OpenURL func(url string) error
+	// Editor is the command for editing in an external editor ($VISUAL,
+	// $EDITOR); empty means vi.
+	Editor string
+	// ExportDir is where exports go by default (the current directory).
+	ExportDir string
+	// Output is the terminal (for OSC 52); nil is os.Stdout.
+	Output io.Writer
+	// Tmux and Screen wrap OSC 52 so it passes through those multiplexers.
+	Tmux, Screen bool
+	// Styles; the zero value is replaced with NewStyles from the terminal.
+	Styles *Styles
+	// Now is the clock; nil is time.Now. Tests fix it.
+	Now func() time.Time
+	// Mouse turns on wheel scrolling (it stops the terminal's own text
+	// selection, so it is off unless asked for).
+	Mouse bool
+}
+
+type screen int
+
+const (
+	screenCompose screen = iota
+	screenCheck
+)
+
+type overlay int
+
+const (
+	overlayNone overlay = iota
+	overlayHelp
+	overlayQuit
+	overlayRestore
+	overlayPrompt
+)
+
+// stageView is the state of one stage as the app shows it.
+type stageView struct {
+	state   string
+	count   int
+	seconds float64
+	err     string
+	started time.Time
+}
+
+// Model is the root model of the app.
+type Model struct {
+	opts   Options
+	st     Styles
+	keys   keyMap
+	help   help.Model
+	spin   spinner.Model
+	now    func() time.Time
+	appCtx context.Context
+	width  int
+	height int
+
+	screen  screen
+	overlay overlay
+	compose composeModel
+
+	check     *pipeline.Check
+	stages    map[pipeline.Stage]*stageView
+	sel       int // selected stage, index into pipeline.Stages
+	userMoved bool
+	cursor    map[pipeline.Stage]int
+	why       bool                        // the "why this source" detail is open
+	scroll    int                         // correction pane scroll
+	warnings  map[pipeline.Stage][]string // the engine's warnings per stage, this run
+	progress  map[pipeline.Stage]string   // the engine's latest progress line per stage
+
+	gen      int
+	running  bool
+	cancel   context.CancelFunc
+	runFrom  pipeline.Stage
+	runStart time.Time
+	lastRun  time.Duration
+	runErr   string
+	stopped  bool
+
+	editing bool // correction inline editor open
+	editor  textarea.Model
+	prompt  promptState
+	restore *draftFile
+
+	status    string
+	statusSeq int
+	dirty     bool // something typed has not been copied or exported
+	draftID   string
+	draftSeq  int
+	rendered  struct{ key, out string }
+}
+
+// promptState is a one-line question at the bottom of the screen (edit a
+// query, name an export file).
+type promptState struct {
+	title string
+	input textinput.Model
+	done  func(m *Model, value string) tea.Cmd
+}
+
+// New builds the app model. ctx ends when the app ends; runs are children of it.
+func New(ctx context.Context, opts Options) *Model {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	st := NewStyles(true, false)
+	if opts.Styles != nil {
+		st = *opts.Styles
+	}
+	m := &Model{
+		opts:   opts,
+		st:     st,
+		keys:   newKeyMap(),
+		help:   help.New(),
+		spin:   spinner.New(spinner.WithSpinner(spinner.Line)),
+		now:    now,
+		appCtx: ctx,
+		width:  80,
+		height: 24,
+		cursor: map[pipeline.Stage]int{},
+		stages: map[pipeline.Stage]*stageView{},
+	}
+	m.help.Styles.ShortKey = st.Bold
+	m.help.Styles.FullKey = st.Bold
+	m.help.Styles.ShortDesc = st.Dim
+	m.help.Styles.FullDesc = st.Dim
+	m.help.Styles.ShortSeparator = st.Dim
+	m.help.Styles.FullSeparator = st.Dim
+	m.draftID = now().UTC().Format("20060102-150405")
+	m.compose = newCompose(st, opts.Post, opts.Cutoff)
+	m.editor = textarea.New()
+	m.resetStages()
+	return m
+}
+
+// Run opens the app on the terminal and returns when the journalist quits.
+func Run(ctx context.Context, opts Options) error {
+	out := termenv.NewOutput(os.Stdout)
+	if opts.Styles == nil {
+		colour := out.EnvColorProfile() != termenv.Ascii
+		st := NewStyles(out.HasDarkBackground(), colour)
+		opts.Styles = &st
+	}
+	lipgloss.SetColorProfile(out.EnvColorProfile())
+	if opts.Output == nil {
+		opts.Output = os.Stdout
+	}
+	if opts.Editor == "" {
+		opts.Editor = firstNonEmpty(os.Getenv("VISUAL"), os.Getenv("EDITOR"), "vi")
+	}
+	opts.Tmux = opts.Tmux || os.Getenv("TMUX") != ""
+	opts.Screen = opts.Screen || (os.Getenv("STY") != "")
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	popts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx)}
+	if opts.Mouse {
+		popts = append(popts, tea.WithMouseCellMotion())
+	}
+	p := tea.NewProgram(New(ctx, opts), popts...)
+	final, err := p.Run()
+	if m, ok := final.(*Model); ok && m.runErr != "" && err == nil {
+		// The reason stays on screen in the app; repeat it where it
+		// survives the alternate screen.
+		fmt.Fprintln(os.Stderr, "muse: last run:", m.runErr)
+	}
+	if err != nil && ctx.Err() != nil {
+		return nil // interrupted by a signal: drafts are on disk
+	}
+	return err
+}
+
+// Init starts the check at once when asked to and looks for a draft left by
+// a crash.
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{textarea.Blink}
+	if m.opts.DraftDir != "" {
+		cmds = append(cmds, findDraft(m.opts.DraftDir, m.draftID))
+	}
+	if m.opts.Start {
+		cmds = append(cmds, m.submitCompose())
+	}
+	return tea.Batch(cmds...)
+}
+
+// Update routes a message to the room it belongs to.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.layout()
+		return m, nil
+	case spinner.TickMsg:
+		if !m.running {
+			return m, nil
+		}
+		var cmd tea.Cmd
+		m.spin, cmd = m.spin.Update(msg)
+		return m, cmd
+	case engineEventMsg:
+		next := waitRun(msg.ch) // an old run is drained too, so its engine can finish
+		if msg.gen != m.gen {
+			return m, next
+		}
+		return m, tea.Batch(m.onEvent(msg.ev), next)
+	case runDoneMsg:
+		if msg.gen != m.gen {
+			return m, nil
+		}
+		return m, m.onRunDone(msg)
+	case statusClearMsg:
+		if msg.seq == m.statusSeq {
+			m.status = ""
+		}
+		return m, nil
+	case resultMsg:
+		return m, m.onResult(msg)
+	case draftTickMsg:
+		if msg.seq != m.draftSeq || m.opts.DraftDir == "" {
+			return m, nil
+		}
+		return m, saveDraft(m.opts.DraftDir, m.draftID, m.draftSnapshot(), m.now())
+	case draftFoundMsg:
+		if m.screen == screenCompose && !m.running && m.overlay == overlayNone {
+			m.restore = msg.draft
+			m.overlay = overlayRestore
+		}
+		return m, nil
+	case editorReadyMsg:
+		return m, m.openEditor(msg)
+	case editorDoneMsg:
+		return m, m.onEditorDone(msg)
+	case tea.MouseMsg:
+		return m, m.onMouse(msg)
+	case tea.KeyMsg:
+		return m, m.onKey(msg)
+	}
+	return m, m.updateFocused(msg)
+}
+
+// updateFocused passes other messages (cursor blink) to the widget in use.
+func (m *Model) updateFocused(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	switch {
+	case m.overlay == overlayPrompt:
+		m.prompt.input, cmd = m.prompt.input.Update(msg)
+	case m.editing:
+		m.editor, cmd = m.editor.Update(msg)
+	case m.screen == screenCompose:
+		cmd = m.compose.update(msg)
+	}
+	return cmd
+}
+
+func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
+	switch m.overlay {
+	case overlayHelp:
+		m.overlay = overlayNone
+		return nil
+	case overlayQuit:
+		switch msg.String() {
+		case "y", "Y":
+			return tea.Sequence(removeDraft(m.opts.DraftDir, m.draftID), tea.Quit)
+		default:
+			m.overlay = overlayNone
+		}
+		return nil
+	case overlayRestore:
+		return m.onRestoreKey(msg)
+	case overlayPrompt:
+		return m.onPromptKey(msg)
+	}
+	if msg.String() == "ctrl+c" || (msg.String() == "esc" && m.running && !m.editing) {
+		if m.running {
+			m.stopRun()
+			return nil
+		}
+		if msg.String() == "ctrl+c" {
+			return m.quit()
+		}
+	}
+	if m.screen == screenCompose {
+		return m.onComposeKey(msg)
+	}
+	return m.onCheckKey(msg)
+}
+
+// quit leaves at once unless something typed would be lost.
+func (m *Model) quit() tea.Cmd {
+	if m.dirty {
+		m.overlay = overlayQuit
+		return nil
+	}
+	if m.cancel != nil {
+		m.cancel()
+	}
+	return tea.Sequence(removeDraft(m.opts.DraftDir, m.draftID), tea.Quit)
+}
+
+// statusClearMsg clears a status message unless a newer one replaced it.
+type statusClearMsg struct{ seq int }
+
+// resultMsg is what a background command reports: a status line, or an error.
+type resultMsg struct {
+	what  string // "copy", "export", "open", "remember", "draft"
+	text  string
+	err   error
+	saved bool // the correction is safe elsewhere (copied or exported)
+}
+
+func (m *Model) setStatus(s string) tea.Cmd {
+	m.status = s
+	m.statusSeq++
+	seq := m.statusSeq
+	return tea.Tick(6*time.Second, func(time.Time) tea.Msg { return statusClearMsg{seq} })
+}
+
+func (m *Model) onResult(r resultMsg) tea.Cmd {
+	if r.err != nil {
+		return m.setStatus(fmt.Sprintf("%s failed: %v", r.what, r.err))
+	}
+	if r.saved {
+		m.dirty = false
+	}
+	if r.text == "" {
+		return nil
+	}
+	return m.setStatus(r.text)
+}
+
+// View draws the room the journalist is in, with an overlay on top.
+func (m *Model) View() string {
+	switch m.overlay {
+	case overlayHelp:
+		return m.helpView()
+	case overlayQuit:
+		return m.boxView("Quit muse?",
+			"The correction has changes you have not copied or exported.\n"+
+				"Quitting discards the saved draft.\n\n"+
+				"y quit anyway · any other key stay")
+	case overlayRestore:
+		return m.restoreView()
+	}
+	if m.screen == screenCompose {
+		return m.composeView()
+	}
+	return m.checkView()
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,265 @@
+package tui
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/textarea"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/musecheck/muse/pipeline"
+)
+
+// Compose fields, in tab order; fieldSubmit is the "Check" button.
+const (
+	fieldText = iota
+	fieldAuthor
+	fieldHandle
+	fieldPosted
+	fieldImages
+	fieldURL
+	fieldCutoff
+	fieldSubmit
+	fieldCount
+)
+
+var fieldLabels = [...]string{"Post", "Author", "Handle", "Posted", "Images", "Post URL", "Cutoff"}
+
+// composeModel is the form for the post under check.
+type composeModel struct {
+	text   textarea.Model
+	inputs [fieldCutoff + 1]textinput.Model // index 0 unused: the text is a textarea
+	focus  int
+	err    string
+}
+
+func newCompose(st Styles, p pipeline.Post, cutoff time.Time) composeModel {
+	c := composeModel{}
+	c.text = textarea.New()
+	c.text.Placeholder = "Paste or type the post…"
+	c.text.ShowLineNumbers = false
+	c.text.CharLimit = 0
+	c.text.SetValue(p.Text)
+	c.text.Prompt = "│ "
+	c.text.FocusedStyle.CursorLine = lipgloss.NewStyle()
+	placeholders := [...]string{"", "display name", "@handle", "YYYY-MM-DD or YYYY-MM-DD HH:MM or RFC 3339",
+		"image paths or URLs, separated by spaces", "https://…", "same as posted time"}
+	for i := fieldAuthor; i <= fieldCutoff; i++ {
+		in := textinput.New()
+		in.Prompt = ""
+		in.Placeholder = placeholders[i]
+		in.PlaceholderStyle = st.Dim
+		c.inputs[i] = in
+	}
+	c.inputs[fieldAuthor].SetValue(p.Author)
+	c.inputs[fieldHandle].SetValue(p.Handle)
+	if !p.PostedAt.IsZero() {
+		c.inputs[fieldPosted].SetValue(formatWhen(p.PostedAt))
+	}
+	c.inputs[fieldImages].SetValue(strings.Join(p.Images, " "))
+	c.inputs[fieldURL].SetValue(p.URL)
+	if !cutoff.IsZero() && !cutoff.Equal(p.PostedAt) {
+		c.inputs[fieldCutoff].SetValue(formatWhen(cutoff))
+	}
+	c.text.Focus()
+	return c
+}
+
+func (c *composeModel) setFocus(i int) tea.Cmd {
+	c.focus = (i + fieldCount) % fieldCount
+	c.text.Blur()
+	for j := fieldAuthor; j <= fieldCutoff; j++ {
+		c.inputs[j].Blur()
+	}
+	switch {
+	case c.focus == fieldText:
+		return c.text.Focus()
+	case c.focus <= fieldCutoff:
+		return c.inputs[c.focus].Focus()
+	}
+	return nil
+}
+
+func (c *composeModel) update(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	switch {
+	case c.focus == fieldText:
+		c.text, cmd = c.text.Update(msg)
+	case c.focus <= fieldCutoff:
+		c.inputs[c.focus], cmd = c.inputs[c.focus].Update(msg)
+	}
+	return cmd
+}
+
+// post reads the form into a Check, or says which field is wrong.
+func (c *composeModel) check(now time.Time) (*pipeline.Check, error) {
+	p := pipeline.Post{
+		Text:   strings.TrimSpace(c.text.Value()),
+		Author: strings.TrimSpace(c.inputs[fieldAuthor].Value()),
+		Handle: strings.TrimSpace(c.inputs[fieldHandle].Value()),
+		URL:    strings.TrimSpace(c.inputs[fieldURL].Value()),
+		Images: strings.Fields(c.inputs[fieldImages].Value()),
+	}
+	if p.Text == "" && p.URL == "" {
+		return nil, fmt.Errorf("type the post's text (or give its URL) before checking")
+	}
+	var err error
+	if p.PostedAt, err = parseWhen(c.inputs[fieldPosted].Value()); err != nil {
+		return nil, fmt.Errorf("posted time: %w", err)
+	}
+	cutoff, err := parseWhen(c.inputs[fieldCutoff].Value())
+	if err != nil {
+		return nil, fmt.Errorf("cutoff: %w", err)
+	}
+	if cutoff.IsZero() {
+		cutoff = p.PostedAt
+	}
+	return &pipeline.Check{CreatedAt: now, Post: p, Cutoff: cutoff}, nil
+}
+
+// parseWhen accepts RFC 3339, YYYY-MM-DD HH:MM and YYYY-MM-DD (UTC).
+func parseWhen(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{time.RFC3339, "2006-01-02 15:04", "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is not a date: use YYYY-MM-DD, YYYY-MM-DD HH:MM or RFC 3339", s)
+}
+
+func formatWhen(t time.Time) string {
+	if t.Hour() == 0 && t.Minute() == 0 && t.Second() == 0 {
+		return t.Format("2006-01-02")
+	}
+	return t.Format("2006-01-02 15:04")
+}
+
+var urlOnly = regexp.MustCompile(`^https?://\S+$`)
+
+// PostFromArg turns `muse TEXT|URL` into a post: a lone URL is the post's
+// address, anything else its text.
+func PostFromArg(arg string) pipeline.Post {
+	arg = strings.TrimSpace(arg)
+	if urlOnly.MatchString(arg) {
+		return pipeline.Post{URL: arg}
+	}
+	return pipeline.Post{Text: arg}
+}
+
+func (m *Model) onComposeKey(msg tea.KeyMsg) tea.Cmd {
+	c := &m.compose
+	switch msg.String() {
+	case "ctrl+s":
+		return m.submitCompose()
+	case "tab":
+		return c.setFocus(c.focus + 1)
+	case "shift+tab":
+		return c.setFocus(c.focus - 1)
+	case "enter":
+		if c.focus == fieldSubmit {
+			return m.submitCompose()
+		}
+		if c.focus != fieldText {
+			return c.setFocus(c.focus + 1)
+		}
+	case "esc":
+		if m.check != nil && len(m.check.Stages) > 0 || m.stageRan() {
+			m.screen = screenCheck // back to the check that was open
+			return nil
+		}
+		return nil
+	case "?":
+		if c.focus == fieldSubmit {
+			m.overlay = overlayHelp
+			return nil
+		}
+	case "q":
+		if c.focus == fieldSubmit {
+			return m.quit()
+		}
+	}
+	before := c.text.Value() + strings.Join(c.values(), "\x00")
+	cmd := c.update(msg)
+	if after := c.text.Value() + strings.Join(c.values(), "\x00"); after != before {
+		c.err = ""
+		m.dirty = strings.TrimSpace(c.text.Value()) != ""
+		return tea.Batch(cmd, m.scheduleDraft())
+	}
+	return cmd
+}
+
+func (c *composeModel) values() []string {
+	v := make([]string, 0, fieldCutoff)
+	for i := fieldAuthor; i <= fieldCutoff; i++ {
+		v = append(v, c.inputs[i].Value())
+	}
+	return v
+}
+
+// submitCompose starts a fresh check of the composed post.
+func (m *Model) submitCompose() tea.Cmd {
+	c, err := m.compose.check(m.now())
+	if err != nil {
+		m.compose.err = err.Error()
+		return nil
+	}
+	m.check = c
+	m.screen = screenCheck
+	m.resetStages()
+	m.sel = 0
+	m.cursor = map[pipeline.Stage]int{}
+	return tea.Batch(m.startRun(pipeline.StageImages), m.scheduleDraft())
+}
+
+func (m *Model) composeView() string {
+	c := &m.compose
+	w := max(m.width, 40)
+	labelW := 10
+	fieldW := max(w-labelW-3, 20)
+	c.text.SetWidth(fieldW)
+	c.text.SetHeight(max(min(m.height-14, 10), 3))
+	for i := fieldAuthor; i <= fieldCutoff; i++ {
+		c.inputs[i].Width = fieldW - 1
+	}
+	label := func(i int) string {
+		s := m.st.Label
+		mark := "  "
+		if c.focus == i {
+			s = m.st.Focused
+			mark = "▸ "
+		}
+		return mark + s.Render(fmt.Sprintf("%-*s", labelW-2, fieldLabels[i]))
+	}
+	var b strings.Builder
+	b.WriteString(m.st.Title.Render("muse") + m.st.Dim.Render(" · new check: the post to correct") + "\n\n")
+	b.WriteString(lipgloss.JoinHorizontal(lipgloss.Top, label(fieldText), " ", c.text.View()) + "\n")
+	for i := fieldAuthor; i <= fieldCutoff; i++ {
+		b.WriteString(label(i) + " " + c.inputs[i].View() + "\n")
+	}
+	b.WriteString("\n")
+	btn := "[ Check ▶ ]"
+	if c.focus == fieldSubmit {
+		btn = m.st.Cursor.Render(btn)
+	}
+	b.WriteString(strings.Repeat(" ", labelW+1) + btn + m.st.Dim.Render("  ctrl+s from any field") + "\n")
+	if c.err != "" {
+		b.WriteString(m.st.Fail.Render(wrap("✗ "+c.err, w)) + "\n")
+	}
+	body := b.String()
+	foot := m.footer(m.composeHelp())
+	return fill(body, m.height-lipgloss.Height(foot)) + foot
+}
+
+func (m *Model) composeHelp() helpKeys {
+	k := m.keys
+	short := []keyBinding{k.Submit, k.NextField, k.PrevField}
+	return helpKeys{short: short, full: [][]keyBinding{short, {k.Quit, k.Help}}}
+}

@@ -1,0 +1,307 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/muesli/termenv"
+
+	"github.com/musecheck/muse/pipeline"
+)
+
+func TestMain(m *testing.M) {
+	// Goldens are plain text: no colour profile, whatever the terminal.
+	lipgloss.SetColorProfile(termenv.Ascii)
+	os.Exit(m.Run())
+}
+
+var testPost = pipeline.Post{
+	Text:     "BREAKING: the Baltimore bridge just collapsed, watch the video!! Authorities are hiding the death toll.",
+	Author:   "Daily Truth Bomb",
+	Handle:   "@truthbomb",
+	PostedAt: time.Date(2024, 3, 5, 9, 12, 0, 0, time.UTC),
+	URL:      "https://x.com/truthbomb/status/1765001",
+}
+
+func testOptions(r Runner) Options {
+	st := NewStyles(true, false)
+	clock := fixedNow
+	return Options{Runner: r, Post: testPost, Model: "gpt-4o-mini", Styles: &st,
+		Now: func() time.Time { return clock }, Clipboard: func(string) error { return nil },
+		OpenURL: func(string) error { return nil }}
+}
+
+func newTestModel(t *testing.T, w, h int, r Runner) *Model {
+	t.Helper()
+	m := New(context.Background(), testOptions(r))
+	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	return m
+}
+
+// drive runs the cmd and feeds back its messages (and theirs) until
+// nothing is left or a message matches stop; ticks and blinks are skipped
+// so that views stay fixed.
+func drive(t *testing.T, m *Model, cmd tea.Cmd) {
+	t.Helper()
+	queue := []tea.Cmd{cmd}
+	for n := 0; len(queue) > 0; n++ {
+		if n > 10000 {
+			t.Fatal("drive: too many messages")
+		}
+		c := queue[0]
+		queue = queue[1:]
+		if c == nil {
+			continue
+		}
+		msg := runCmd(c)
+		switch msg := msg.(type) {
+		case nil:
+			continue
+		case tea.BatchMsg:
+			queue = append(queue, msg...)
+			continue
+		case statusClearMsg, draftTickMsg:
+			continue
+		default:
+			if strings.Contains(fmt.Sprintf("%T", msg), "spinner.TickMsg") || strings.Contains(fmt.Sprintf("%T", msg), "cursor.") ||
+				strings.Contains(fmt.Sprintf("%T", msg), "sequenceMsg") {
+				continue
+			}
+			_, next := m.Update(msg)
+			queue = append(queue, next)
+		}
+	}
+}
+
+// runCmd runs a command unless it is a timer (tea.Tick blocks for its
+// duration; the test clock never moves).
+func runCmd(c tea.Cmd) tea.Msg {
+	done := make(chan tea.Msg, 1)
+	go func() { done <- c() }()
+	select {
+	case msg := <-done:
+		return msg
+	case <-time.After(200 * time.Millisecond):
+		return nil
+	}
+}
+
+func press(t *testing.T, m *Model, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		var msg tea.KeyMsg
+		switch k {
+		case "tab":
+			msg = tea.KeyMsg{Type: tea.KeyTab}
+		case "shift+tab":
+			msg = tea.KeyMsg{Type: tea.KeyShiftTab}
+		case "enter":
+			msg = tea.KeyMsg{Type: tea.KeyEnter}
+		case "esc":
+			msg = tea.KeyMsg{Type: tea.KeyEsc}
+		case "space":
+			msg = tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}
+		case "down":
+			msg = tea.KeyMsg{Type: tea.KeyDown}
+		case "ctrl+s":
+			msg = tea.KeyMsg{Type: tea.KeyCtrlS}
+		default:
+			msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+		}
+		_, cmd := m.Update(msg)
+		drive(t, m, cmd)
+	}
+}
+
+// finished returns a model whose check has run to the end.
+func finished(t *testing.T, w, h int) (*Model, *scriptRunner) {
+	t.Helper()
+	r := &scriptRunner{}
+	m := newTestModel(t, w, h, r)
+	press(t, m, "ctrl+s")
+	if m.running {
+		t.Fatal("run still going after drive")
+	}
+	return m, r
+}
+
+func sizes() [][2]int { return [][2]int{{80, 24}, {160, 48}} }
+
+func TestComposeView(t *testing.T) {
+	for _, sz := range sizes() {
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			m := newTestModel(t, sz[0], sz[1], &scriptRunner{})
+			golden.RequireEqual(t, m.View())
+		})
+	}
+}
+
+func TestComposeValidation(t *testing.T) {
+	m := newTestModel(t, 80, 24, &scriptRunner{})
+	m.compose.inputs[fieldPosted].SetValue("last tuesday")
+	press(t, m, "ctrl+s")
+	if m.screen != screenCompose {
+		t.Fatal("a bad date started the check")
+	}
+	if !strings.Contains(m.View(), `posted time: "last tuesday" is not a date`) {
+		t.Errorf("no reason shown for a bad date:\n%s", m.View())
+	}
+}
+
+func TestCheckViews(t *testing.T) {
+	for _, sz := range sizes() {
+		m, _ := finished(t, sz[0], sz[1])
+		for i, s := range pipeline.Stages {
+			t.Run(fmt.Sprintf("%s_%dx%d", s, sz[0], sz[1]), func(t *testing.T) {
+				m.sel = i
+				golden.RequireEqual(t, m.View())
+			})
+		}
+		t.Run(fmt.Sprintf("why_%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			m.sel = stageIndex(pipeline.StageSources)
+			press(t, m, "enter")
+			defer press(t, m, "esc")
+			golden.RequireEqual(t, m.View())
+		})
+		t.Run(fmt.Sprintf("help_%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			press(t, m, "?")
+			golden.RequireEqual(t, m.View())
+			press(t, m, "x") // any key closes
+			if m.overlay != overlayNone {
+				t.Fatal("help did not close")
+			}
+		})
+	}
+}
+
+func TestEndsOnCorrection(t *testing.T) {
+	m, _ := finished(t, 80, 24)
+	if m.selected() != pipeline.StageCorrection {
+		t.Fatalf("after the run the %s pane shows, want correction", m.selected())
+	}
+	v := m.View()
+	for _, want := range []string{"This post is misleading", "(each link counts as 1)", "gpt-4o-mini", "2,040 tokens", "$0.0012", "✓ correction"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+}
+
+func TestStaleAfterDrop(t *testing.T) {
+	m, _ := finished(t, 80, 24)
+	m.sel = stageIndex(pipeline.StageSources)
+	press(t, m, "d")
+	if !m.check.Sources[0].Dropped {
+		t.Fatal("d did not drop the first source")
+	}
+	for _, s := range []pipeline.Stage{pipeline.StageEvidence, pipeline.StageCorrection} {
+		if m.stages[s].state != pipeline.StateStale {
+			t.Errorf("%s is %s after a drop, want stale", s, m.stages[s].state)
+		}
+	}
+	golden.RequireEqual(t, m.View())
+}
+
+func TestStreamingView(t *testing.T) {
+	r := &scriptRunner{hold: make(chan struct{})}
+	m := newTestModel(t, 80, 24, r)
+	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyCtrlS})
+	go func() {
+		for i := 0; i < 6; i++ { // let six words through, then hold
+			r.hold <- struct{}{}
+		}
+	}()
+	// Feed messages until six words have arrived.
+	msgs := make(chan tea.Msg, 1000)
+	go pump(cmd, msgs)
+	deadline := time.After(5 * time.Second)
+	for strings.Count(m.check.Correction.Text, " ") < 6 {
+		select {
+		case msg := <-msgs:
+			if _, ok := msg.(statusClearMsg); ok {
+				continue
+			}
+			_, next := m.Update(msg)
+			go pump(next, msgs)
+		case <-deadline:
+			t.Fatalf("correction did not stream: %q", m.check.Correction.Text)
+		}
+	}
+	if m.selected() != pipeline.StageCorrection {
+		t.Errorf("streaming correction not in view: %s pane shows", m.selected())
+	}
+	v := m.View()
+	if !strings.Contains(v, "This post is misleading.") || !strings.Contains(v, "esc stops") {
+		t.Errorf("streaming view:\n%s", v)
+	}
+	// Stop: the run ends, what was found stays.
+	press(t, m, "esc")
+	for m.running {
+		select {
+		case msg := <-msgs:
+			_, next := m.Update(msg)
+			go pump(next, msgs)
+		case <-deadline:
+			t.Fatal("run did not stop")
+		}
+	}
+	if len(m.check.Sources) == 0 || len(m.check.Evidence) == 0 {
+		t.Error("stopping lost what the run had found")
+	}
+	if st := m.stages[pipeline.StageCorrection]; st.state != pipeline.StateFailed {
+		t.Errorf("stopped correction stage is %q", st.state)
+	}
+	if !strings.Contains(m.View(), "stopped") {
+		t.Errorf("no sign the run was stopped:\n%s", m.View())
+	}
+}
+
+// pump runs a command in the background, flattening batches, skipping timers.
+func pump(cmd tea.Cmd, out chan<- tea.Msg) {
+	if cmd == nil {
+		return
+	}
+	msg := runCmd(cmd)
+	if b, ok := msg.(tea.BatchMsg); ok {
+		for _, c := range b {
+			go pump(c, out)
+		}
+		return
+	}
+	if msg == nil || strings.Contains(fmt.Sprintf("%T", msg), "TickMsg") || strings.Contains(fmt.Sprintf("%T", msg), "cursor.") {
+		return
+	}
+	out <- msg
+}
+
+func TestNoteLength(t *testing.T) {
+	cases := []struct {
+		text string
+		want int
+	}{
+		{"abc", 3},
+		{"See https://www.reuters.com/world/very/long/path/2024 now", 4 + 1 + 4},
+		{"two http://a.example/x and https://b.example/y", 4 + 1 + 5 + 1},
+		{"  é ü  ", 3},
+	}
+	for _, c := range cases {
+		if got := noteLength(c.text); got != c.want {
+			t.Errorf("noteLength(%q) = %d, want %d", c.text, got, c.want)
+		}
+	}
+}
+
+func TestOverLimitIsFlagged(t *testing.T) {
+	m, _ := finished(t, 80, 24)
+	m.check.Correction.Text = strings.Repeat("word ", 70)
+	if v := m.View(); !strings.Contains(v, "349/280") || !strings.Contains(v, "69 over") {
+		t.Errorf("a 350-character note is not flagged:\n%s", v)
+	}
+}
