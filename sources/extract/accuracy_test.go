@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/net/html/charset"
 
 	"github.com/musecheck/muse/sources/shareddata"
 )
@@ -65,7 +62,7 @@ func TestArticleBodyF1(t *testing.T) {
 
 func logWorst(t *testing.T, gold, pred, urls map[string]string) {
 	type row struct {
-		id        string
+		id       string
 		p, r, f1 float64
 	}
 	var rows []row
@@ -104,13 +101,6 @@ func loadDateGold(path string) (map[string]dateGold, error) {
 	return m, nil
 }
 
-// toUTF8 converts a page the way the fetcher does: BOM, then <meta charset>,
-// then a guess, defaulting to windows-1252 as browsers do.
-func toUTF8(page []byte) ([]byte, error) {
-	enc, _, _ := charset.DetermineEncoding(page, "text/html")
-	return io.ReadAll(enc.NewDecoder().Reader(bytes.NewReader(page)))
-}
-
 // TestPublishDateF scores original-publication-date extraction on
 // htmldate-eval with its day-precision F-score.
 func TestPublishDateF(t *testing.T) {
@@ -134,7 +124,7 @@ func TestPublishDateF(t *testing.T) {
 		raw, err := readGz(filepath.Join(dir, "html", g.File+".gz"))
 		if err == nil {
 			var page []byte
-			if page, err = toUTF8(raw); err == nil {
+			if page, err = ToUTF8(raw, ""); err == nil {
 				got = opts.dateOnly(page, pageURL)
 			}
 		}

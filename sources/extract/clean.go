@@ -27,6 +27,9 @@ func cleanParagraphs(paras []string, title, host string) []string {
 	return trimTrailingFurniture(out)
 }
 
+// titleSep splits "Section | Headline - Site" into its parts.
+var titleSep = regexp.MustCompile(`\s+[|\-–—:·•»]+\s+`)
+
 var bareURL = regexp.MustCompile(`^(?i)(https?://|www\.)([^/\s?#]+)\S*$`)
 
 // selfLink reports whether a paragraph is nothing but a link to the site
@@ -46,9 +49,15 @@ func selfLink(p, host string) bool {
 // often with a section or site name around it.
 func dropLeadingRepeats(paras []string, title string) []string {
 	t := fold(title)
+	parts := map[string]bool{}
+	for _, part := range titleSep.Split(title, -1) {
+		if f := fold(part); f != "" {
+			parts[f] = true
+		}
+	}
 	for len(paras) > 1 {
 		p := fold(paras[0])
-		if p == "" || (t != "" && strings.Contains(t, p) && len(p)*2 >= len(t)) {
+		if p == "" || parts[p] || (t != "" && strings.Contains(t, p) && len(p)*2 >= len(t)) {
 			paras = paras[1:]
 			continue
 		}

@@ -76,7 +76,7 @@ func Extract(htmlBytes []byte, pageURL string) (*Article, error) {
 
 // Extract extracts an article from a UTF-8 HTML page.
 func (o Options) Extract(htmlBytes []byte, pageURL string) (*Article, error) {
-	if err := checkHTML(htmlBytes); err != nil {
+	if err := checkHTML(htmlBytes, true); err != nil {
 		return nil, fmt.Errorf("extract %s: %w", describe(pageURL), err)
 	}
 	doc, err := html.Parse(bytes.NewReader(htmlBytes))
@@ -91,7 +91,7 @@ func (o Options) Extract(htmlBytes []byte, pageURL string) (*Article, error) {
 	if dateURL == "" {
 		dateURL = canonicalLink(gq)
 	}
-	a.Published = o.publishedDate(doc, ld, dateURL)
+	a.Published = o.publishedDate(doc, gq, ld, dateURL)
 
 	topts := trafilatura.Options{
 		EnableFallback:  true,
@@ -137,23 +137,45 @@ func describe(pageURL string) string {
 
 // checkHTML refuses input that cannot be a web page, so that a PDF or an
 // image handed in by mistake fails with a clear reason instead of yielding
-// an empty article.
-func checkHTML(b []byte) error {
+// an empty article. utf8 says the input is meant to be UTF-8 already, so
+// that many invalid sequences also mark it as binary.
+func checkHTML(b []byte, utf8Input bool) error {
 	trimmed := bytes.TrimSpace(b)
 	if len(trimmed) == 0 {
 		return fmt.Errorf("%w: the input is empty", ErrNotHTML)
 	}
 	head := trimmed[:min(len(trimmed), 4096)]
-	if bytes.IndexByte(head, 0) >= 0 || invalidShare(head[:validPrefix(head)]) > 0.1 {
+	if looksBinary(head) || (utf8Input && invalidShare(head[:validPrefix(head)]) > 0.1) {
 		return fmt.Errorf("%w: the input is binary", ErrNotHTML)
 	}
 	lower := bytes.ToLower(trimmed[:min(len(trimmed), 1<<16)])
-	for _, tag := range []string{"<html", "<body", "<head", "<p", "<div", "<article", "<!doctype", "<title", "<meta", "<span", "<a ", "<h1", "<section", "<main"} {
+	for _, tag := range htmlMarkers {
 		if bytes.Contains(lower, []byte(tag)) {
 			return nil
 		}
 	}
 	return fmt.Errorf("%w: no HTML markup found", ErrNotHTML)
+}
+
+// htmlMarkers are tags of which any HTML page, even a fragment, has one.
+var htmlMarkers = []string{
+	"<html", "<body", "<head", "<p>", "<p ", "<div", "<article", "<!doctype", "<title", "<meta",
+	"<span", "<a ", "<h1", "<h2", "<section", "<main", "<br", "<table", "<ul", "<script",
+}
+
+// looksBinary reports NUL bytes or more than 1% control characters other
+// than the whitespace ones, which text in any encoding does not have.
+func looksBinary(b []byte) bool {
+	ctrl := 0
+	for _, c := range b {
+		if c == 0 {
+			return true
+		}
+		if (c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f') || c == 0x7f {
+			ctrl++
+		}
+	}
+	return ctrl*100 > len(b)
 }
 
 // validPrefix drops a multi-byte rune cut off by the 4 KiB window so that it
@@ -190,15 +212,15 @@ func invalidShare(b []byte) float64 {
 // dateOnly runs just the publication-date part of Extract, formatted as
 // YYYY-MM-DD ("" when unknown), for evaluation.
 func (o Options) dateOnly(htmlBytes []byte, pageURL string) string {
-	if checkHTML(htmlBytes) != nil {
+	if checkHTML(htmlBytes, true) != nil {
 		return ""
 	}
 	doc, err := html.Parse(bytes.NewReader(htmlBytes))
 	if err != nil {
 		return ""
 	}
-	ld := readJSONLD(goquery.NewDocumentFromNode(doc))
-	t := o.publishedDate(doc, ld, pageURL)
+	gq := goquery.NewDocumentFromNode(doc)
+	t := o.publishedDate(doc, gq, readJSONLD(gq), pageURL)
 	if t.IsZero() {
 		return ""
 	}

@@ -1,0 +1,280 @@
+package extract
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var testNow = time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC)
+
+func extractFixture(t *testing.T, name, pageURL string) *Article {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Options{Now: testNow}.Extract(b, pageURL)
+	if err != nil {
+		t.Fatalf("extract %s: %v", name, err)
+	}
+	return a
+}
+
+func day(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format("2006-01-02")
+}
+
+func TestExtractNewsArticleWithClaimReview(t *testing.T) {
+	a := extractFixture(t, "factcheck.html", "https://www.dailyledger.example/fact-check/hot-water-flu-cure/?utm_source=x")
+	checks := []struct{ name, got, want string }{
+		{"title", a.Title, "Fact Check: No, drinking hot water does not cure the flu"},
+		{"publisher", a.Publisher, "Daily Ledger Media Group"},
+		{"site", a.SiteName, "The Daily Ledger"},
+		{"author", a.Author, "Maria Okafor"},
+		{"language", a.Language, "en"},
+		{"published", day(a.Published), "2023-01-28"},
+		{"modified", day(a.Modified), "2023-02-03"},
+		{"canonical", a.CanonicalURL, "https://www.dailyledger.example/fact-check/hot-water-flu-cure/"},
+		{"image", a.Image, "https://www.dailyledger.example/images/2023/kettle.jpg"},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %q, want %q", c.name, c.got, c.want)
+		}
+	}
+	if len(a.Paragraphs) < 4 {
+		t.Fatalf("got %d paragraphs, want the 4 of the story: %q", len(a.Paragraphs), a.Paragraphs)
+	}
+	if !strings.HasPrefix(a.Paragraphs[0], "A post shared thousands of times") {
+		t.Errorf("first paragraph %q should open the story (headline and byline are not body text)", a.Paragraphs[0])
+	}
+	if strings.Contains(a.Text, "Privacy") || strings.Contains(a.Text, "Politics") {
+		t.Errorf("navigation or footer leaked into the text: %q", a.Text)
+	}
+	if a.Text != strings.Join(a.Paragraphs, "\n\n") {
+		t.Error("Text should be the paragraphs joined by blank lines")
+	}
+	if a.Words < 100 || a.Words != len(strings.Fields(a.Text)) {
+		t.Errorf("Words = %d for a text of %d words", a.Words, len(strings.Fields(a.Text)))
+	}
+
+	if len(a.ClaimReviews) != 1 {
+		t.Fatalf("got %d claim reviews, want 1: %+v", len(a.ClaimReviews), a.ClaimReviews)
+	}
+	cr := a.ClaimReviews[0]
+	if cr.Claim != "Drinking a glass of hot water every hour kills the flu virus." || cr.Rating != "False" ||
+		cr.Reviewer != "The Daily Ledger Fact Check" || cr.Claimant != "@healthtruths99" ||
+		day(cr.ClaimDate) != "2023-01-20" || day(cr.ReviewDate) != "2023-01-28" ||
+		cr.ReviewURL != "https://www.dailyledger.example/fact-check/hot-water-flu-cure/" {
+		t.Errorf("claim review = %+v", cr)
+	}
+}
+
+func TestExtractDateOnlyInURL(t *testing.T) {
+	a := extractFixture(t, "url_date.html", "https://seeblick.example/2021/03/14/warum-der-bodensee-so-klar-ist/")
+	if got := day(a.Published); got != "2021-03-14" {
+		t.Errorf("published = %q, want 2021-03-14 from the URL", got)
+	}
+	if !a.Modified.IsZero() {
+		t.Errorf("modified = %v, want zero: the page declares none", a.Modified)
+	}
+	if a.Language != "de" {
+		t.Errorf("language = %q, want de", a.Language)
+	}
+	if !strings.Contains(a.Text, "Kläranlagen") || strings.Contains(a.Text, "Kategorien") {
+		t.Errorf("text = %q", a.Text)
+	}
+
+	// The same page without its URL has no date at all.
+	b, _ := os.ReadFile(filepath.Join("testdata", "url_date.html"))
+	a2, err := Options{Now: testNow}.Extract(b, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a2.Published.IsZero() {
+		t.Errorf("published without URL = %v, want zero", a2.Published)
+	}
+}
+
+func TestClaimReviewListsAndBrokenBlocks(t *testing.T) {
+	a := extractFixture(t, "claimreview_list.html", "https://checkcity.example/bridge")
+	want := []struct{ claim, rating, claimant string }{
+		{"The new bridge cost $4 billion.", "2 (on a scale from 1 to 6)", "Sen. Dana Ruiz"},
+		{"The bridge was finished two years late.", "Mostly True", "Mayor Tom Bell"},
+		{"A broken block with a raw line break", "Half True", ""},
+	}
+	if len(a.ClaimReviews) != len(want) {
+		t.Fatalf("got %d claim reviews, want %d: %+v", len(a.ClaimReviews), len(want), a.ClaimReviews)
+	}
+	for i, w := range want {
+		cr := a.ClaimReviews[i]
+		if cr.Claim != w.claim || cr.Rating != w.rating || cr.Claimant != w.claimant {
+			t.Errorf("review %d = %+v, want %+v", i, cr, w)
+		}
+	}
+	if a.ClaimReviews[0].Reviewer != "CheckCity" {
+		t.Errorf("reviewer = %q", a.ClaimReviews[0].Reviewer)
+	}
+}
+
+func TestExtractRejectsNonHTML(t *testing.T) {
+	cases := map[string][]byte{
+		"empty":  {},
+		"blank":  []byte("  \n\t "),
+		"binary": append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), bytes.Repeat([]byte{0, 1, 2, 200}, 100)...),
+		"pdf":    append([]byte("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n"), bytes.Repeat([]byte{0x01, 0x9c, 0x02, 0x1f}, 200)...),
+		"text":   []byte("just a note, nothing marked up here at all"),
+	}
+	for name, in := range cases {
+		_, err := Extract(in, "")
+		if !errors.Is(err, ErrNotHTML) {
+			t.Errorf("%s: err = %v, want ErrNotHTML", name, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error should be one line: %q", name, err)
+		}
+	}
+}
+
+func TestExtractFragmentWithoutMainText(t *testing.T) {
+	a, err := Extract([]byte(`<html><head><title>Hi</title></head><body><p>Short.</p></body></html>`), "")
+	if err != nil {
+		t.Fatalf("a tiny page is still a page: %v", err)
+	}
+	if a.Title != "Hi" {
+		t.Errorf("title = %q", a.Title)
+	}
+}
+
+func TestExtractFileConvertsCharset(t *testing.T) {
+	// windows-1252: "Café" and a curly apostrophe (0x92), declared in <meta>.
+	page := []byte("<html><head><meta charset=\"windows-1252\"><title>Caf\xe9 news</title></head><body><article>" +
+		strings.Repeat("<p>The caf\xe9\x92s owner said the street market would return in spring, after a winter of roadworks that kept customers away from the old town.</p>", 4) +
+		"</article></body></html>")
+	path := filepath.Join(t.TempDir(), "page.html")
+	if err := os.WriteFile(path, page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := Options{Now: testNow}.ExtractFile(path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Title != "Café news" || !strings.Contains(a.Text, "café’s owner") {
+		t.Errorf("title %q text %.80q: charset not converted", a.Title, a.Text)
+	}
+}
+
+func TestExtractFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "photo.jpg")
+	os.WriteFile(bin, []byte("\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01"), 0o644)
+	empty := filepath.Join(dir, "empty.html")
+	os.WriteFile(empty, nil, 0o644)
+	for path, want := range map[string]string{
+		bin:                        "binary",
+		empty:                      "empty",
+		filepath.Join(dir, "nope"): "no such file",
+		dir:                        "directory",
+	} {
+		_, err := Options{}.ExtractFile(path, "")
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: err = %v, want one line mentioning %q", filepath.Base(path), err, want)
+		}
+	}
+}
+
+func TestWriteJSONKeys(t *testing.T) {
+	a := extractFixture(t, "factcheck.html", "https://www.dailyledger.example/fact-check/hot-water-flu-cure/")
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, a); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"title", "text", "published", "modified", "publisher", "site", "author", "language", "image", "canonical_url", "claim_reviews"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("JSON lacks key %q", k)
+		}
+	}
+	if p, _ := m["published"].(string); !parseDate(p).Equal(time.Date(2023, 1, 28, 19, 2, 0, 0, time.UTC)) {
+		t.Errorf("published = %v, want 2023-01-28 19:02 UTC with its time of day", m["published"])
+	}
+	crs, _ := m["claim_reviews"].([]any)
+	if len(crs) != 1 || crs[0].(map[string]any)["rating"] != "False" {
+		t.Errorf("claim_reviews = %v", m["claim_reviews"])
+	}
+
+	// Unknown values are null or empty, never missing.
+	buf.Reset()
+	if err := WriteJSON(&buf, &Article{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"published": null`) || !strings.Contains(buf.String(), `"claim_reviews": []`) {
+		t.Errorf("empty article JSON = %s", buf.String())
+	}
+}
+
+func TestWriteText(t *testing.T) {
+	a := extractFixture(t, "factcheck.html", "https://www.dailyledger.example/fact-check/hot-water-flu-cure/")
+	var buf bytes.Buffer
+	if err := WriteText(&buf, a); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"Title:     Fact Check: No, drinking hot water does not cure the flu\n",
+		"Published: 2023-01-28\n",
+		"Fact-check: \"Drinking a glass of hot water every hour kills the flu virus.\"\n",
+		"  Rating:  False\n",
+		"\n\nA post shared thousands of times",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestCleanParagraphs(t *testing.T) {
+	in := []string{
+		"Opinion | Is it safe?", "Is it safe?", "First real paragraph of the story.",
+		"www.example.com", "http://amzn.to/abc", "Second paragraph.", "Third paragraph.",
+		"Fourth.", "Fifth.", "You may also like:", "Another story entirely",
+	}
+	got := cleanParagraphs(in, "Opinion | Is it safe? - Example News", "example.com")
+	want := []string{"First real paragraph of the story.", "http://amzn.to/abc", "Second paragraph.", "Third paragraph.", "Fourth.", "Fifth."}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	// A copyright line early in a story is a quote, not furniture.
+	in = []string{"The court read: Copyright law protects expression.", "Copyright 2019 holds here too.", "a", "b", "c", "d"}
+	if got := cleanParagraphs(in, "", ""); len(got) != len(in) {
+		t.Errorf("early copyright lines were cut: %q", got)
+	}
+}
+
+func TestParseDate(t *testing.T) {
+	for in, want := range map[string]string{
+		"2019-11-19T10:00:00Z":          "2019-11-19",
+		"2019-11-19T10:00:00+0000":      "2019-11-19",
+		"2019-11-19T22:00:00.000-05:00": "2019-11-19",
+		"2019-11-19 10:00:00":           "2019-11-19",
+		"2019-11-19":                    "2019-11-19",
+		"Tue, 19 Nov 2019 10:00:00 GMT": "2019-11-19",
+		"yesterday":                     "",
+	} {
+		if got := day(parseDate(in)); got != want {
+			t.Errorf("parseDate(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package extract
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+
+	"golang.org/x/net/html/charset"
+)
+
+// maxFileBytes bounds what ExtractFile reads, as the fetcher bounds a body.
+const maxFileBytes = 32 << 20
+
+// ExtractFile extracts an article from a saved HTML page ("-" reads
+// standard input). The page may be in any charset its markup declares or
+// that can be guessed; it is converted to UTF-8 first, as the fetcher does
+// for pages it downloads. pageURL is where the page came from and may be "".
+func (o Options) ExtractFile(path, pageURL string) (*Article, error) {
+	raw, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkHTML(raw, false); err != nil {
+		return nil, fmt.Errorf("extract %s: %w", path, err)
+	}
+	page, err := ToUTF8(raw, "")
+	if err != nil {
+		return nil, fmt.Errorf("extract %s: %w", path, err)
+	}
+	a, err := o.Extract(page, pageURL)
+	if err != nil {
+		return nil, fmt.Errorf("extract %s: %w", path, err)
+	}
+	return a, nil
+}
+
+func readFile(path string) ([]byte, error) {
+	var r io.Reader
+	if path == "-" {
+		r = os.Stdin
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("extract: %w", err)
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			return nil, fmt.Errorf("extract %s: is a directory, not an HTML file", path)
+		}
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("extract: read %s: %w", path, err)
+	}
+	if len(b) > maxFileBytes {
+		return nil, fmt.Errorf("extract %s: larger than %d MiB, not a web page", path, maxFileBytes>>20)
+	}
+	return b, nil
+}
+
+// ToUTF8 converts an HTML page to UTF-8 the way browsers pick its charset:
+// byte-order mark, then the Content-Type header's charset (contentType may
+// be ""), then <meta charset>, then a guess.
+func ToUTF8(page []byte, contentType string) ([]byte, error) {
+	enc, name, _ := charset.DetermineEncoding(page, contentType)
+	if name == "utf-8" {
+		return page, nil
+	}
+	out, err := io.ReadAll(enc.NewDecoder().Reader(bytes.NewReader(page)))
+	if err != nil {
+		return nil, fmt.Errorf("convert from %s to UTF-8: %w", name, err)
+	}
+	return out, nil
+}
