@@ -1,0 +1,62 @@
+package extract
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/musecheck/muse/sources/shareddata"
+)
+
+// BenchmarkExtract measures whole-page extraction (parse, main text,
+// metadata, extensive date search, JSON-LD) one page at a time, so pages/s
+// is per core. pages/s is wall-clock; pages/cpu-s divides by the CPU time
+// the process used, which stays meaningful on a busy shared machine. Run: go test -run '^$' -bench Extract -cpu 1 ./sources/extract/
+func BenchmarkExtract(b *testing.B) {
+	for _, set := range []struct{ name, dir, glob string }{
+		{"articles", "article-extraction-benchmark", "html/*.html.gz"},
+		{"htmldate-eval", "htmldate-eval", "html/*.gz"},
+	} {
+		b.Run(set.name, func(b *testing.B) {
+			dir := shareddata.Dir(b, set.dir)
+			pages := loadPages(b, filepath.Join(dir, set.glob))
+			opts := Options{Now: benchNow}
+			var bytes int64
+			cpu0, cpuOK := processCPU()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				p := pages[i%len(pages)]
+				bytes += int64(len(p))
+				if _, err := opts.Extract(p, ""); err != nil && !strings.Contains(err.Error(), "not an HTML") {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
+			if cpu1, ok := processCPU(); ok && cpuOK && cpu1 > cpu0 {
+				b.ReportMetric(float64(b.N)/(cpu1-cpu0).Seconds(), "pages/cpu-s")
+			}
+			b.ReportMetric(float64(bytes)/float64(b.N)/1024, "KiB/page")
+		})
+	}
+}
+
+func loadPages(b *testing.B, glob string) [][]byte {
+	b.Helper()
+	files, err := filepath.Glob(glob)
+	if err != nil || len(files) == 0 {
+		b.Skipf("no pages match %s", glob)
+	}
+	var pages [][]byte
+	for _, f := range files {
+		raw, err := readGz(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := ToUTF8(raw, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		pages = append(pages, p)
+	}
+	return pages
+}
