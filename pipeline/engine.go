@@ -180,6 +180,11 @@ func (e *Engine) Run(ctx context.Context, c *Check, from Stage, events chan<- Ev
 		return ErrEmptyPost
 	}
 	c.NoLLM = e.opts.NoLLM
+	for _, st := range Stages { // a fresh check lists every stage, in order
+		if !slices.ContainsFunc(c.Stages, func(si StageInfo) bool { return si.Stage == st }) {
+			c.Stages = append(c.Stages, StageInfo{Stage: st, State: StateWaiting})
+		}
+	}
 	for i, st := range Stages {
 		if i < start {
 			continue

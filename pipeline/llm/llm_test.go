@@ -631,3 +631,14 @@ func TestStreamStallKeepsPartialText(t *testing.T) {
 		t.Fatalf("partial = %+v", resp)
 	}
 }
+
+func TestStreamHeaderTimeout(t *testing.T) {
+	srv := llmtest.NewReplyServer(t, func(openai.ChatCompletionRequest) (llmtest.Reply, error) {
+		return llmtest.Reply{Text: "late", Delay: 2 * time.Second}, nil
+	})
+	c, _ := newClient(t, srv.BaseURL, func(cfg *Config) { cfg.Timeout = 100 * time.Millisecond; cfg.MaxRetries = -1 })
+	resp, err := c.Stream(context.Background(), Request{Messages: userMsg("x")}, nil)
+	if !errors.Is(err, ErrTimeout) || resp != nil {
+		t.Fatalf("resp %+v err %v, want ErrTimeout", resp, err)
+	}
+}

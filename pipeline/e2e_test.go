@@ -1,0 +1,255 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/musecheck/muse/pipeline/config"
+	"github.com/musecheck/muse/pipeline/llm/llmtest"
+	"github.com/musecheck/muse/sources/archive"
+)
+
+func e2eRun(t *testing.T, env *e2eEnv, opts Options) (*Check, error) {
+	t.Helper()
+	e, closeFn, err := NewFromConfig(context.Background(), env.cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	c := e.NewCheck(Post{Text: e2ePost, Author: "City Rumours", Handle: "@cityrumours", PostedAt: e2eCutoff}, e2eCutoff)
+	err = e.Run(context.Background(), c, StageImages, nil)
+	return c, err
+}
+
+func TestEndToEnd(t *testing.T) {
+	env := newE2E(t, nil)
+	env.model.failFirst[quoteR1] = true // Reuters' first evidence call is rate-limited, then retried
+	c, err := e2eRun(t, env, env.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"www.reuters.com": StatusUsed, "apnews.com": StatusUsed,
+		"www.rumours.example": StatusExcludedRating, "www.latenews.example": StatusExcludedCutoff,
+		"www.undated.example": StatusUndated, "www.shortnews.example": StatusTooShort,
+		"www.weather.example": StatusIrrelevant, "www.gone.example": StatusFetchFailed,
+	}
+	for host, st := range want {
+		s := c.SourceByURL(pageURL(host, env.pages[host]))
+		if s == nil {
+			t.Errorf("%s: no source", host)
+			continue
+		}
+		if s.Status != st {
+			t.Errorf("%s: status %s (%s), want %s", host, s.Status, s.Reason, st)
+		}
+	}
+	reuters := c.SourceByURL(pageURL("www.reuters.com", env.pages["www.reuters.com"]))
+	if reuters.Tier != TierHigh || reuters.Publisher != "Reuters" || reuters.Published.IsZero() || reuters.Words < 100 {
+		t.Errorf("reuters source %+v", reuters)
+	}
+	if c.Sources[0].Tier != TierHigh || c.Sources[1].Tier != TierHigh {
+		t.Errorf("not ranked by tier: %s, %s", c.Sources[0].URL, c.Sources[1].URL)
+	}
+	refuting := map[string]bool{}
+	for _, e := range c.Evidence {
+		if !e.Verified {
+			t.Errorf("unverified quote from a faithful model: %+v", e)
+		}
+		if e.Kind == KindRefutes {
+			refuting[e.SourceURL] = true
+		}
+	}
+	if len(refuting) != 2 {
+		t.Errorf("refuting pages %v", refuting)
+	}
+	if !strings.HasPrefix(c.Correction.Text, "This post is false") || len(c.Correction.URLs) != 2 || len(c.Correction.Warnings) != 0 {
+		t.Errorf("correction %+v", c.Correction)
+	}
+	for _, u := range c.Correction.URLs {
+		if !refuting[u] && c.SourceByURL(u) == nil {
+			t.Errorf("correction cites %s, not an evidence page", u)
+		}
+	}
+
+	// What went on the wire.
+	var schemas []string
+	stream := 0
+	for _, call := range env.llm.ChatCalls() {
+		wire := call.Wire()
+		if _, ok := wire["temperature"]; !ok {
+			t.Errorf("temperature missing from %s request", llmtest.SchemaName(*call.Chat))
+		}
+		if call.Header.Get("Authorization") != "Bearer sk-test" {
+			t.Error("API key not sent")
+		}
+		if call.Chat.Stream {
+			stream++
+		}
+		schemas = append(schemas, llmtest.SchemaName(*call.Chat))
+		if llmtest.SchemaName(*call.Chat) == "evidence" {
+			art := articleBlock.FindStringSubmatch(llmtest.LastUser(*call.Chat))
+			if art == nil || len(art[1]) > 4*(Options{}).withDefaults().EvidenceTokens+400 {
+				t.Errorf("evidence prompt carries %d chars of article", len(art[1]))
+			}
+		}
+	}
+	if stream != 1 || strings.Count(strings.Join(schemas, ","), "queries") != 1 {
+		t.Errorf("calls: %v, %d streamed", schemas, stream)
+	}
+	if env.model.evidenceCalls < 2 || c.Usage.LLMCalls < 4 || c.Usage.PromptTokens == 0 {
+		t.Errorf("usage %+v after %d evidence calls", c.Usage, env.model.evidenceCalls)
+	}
+
+	// Pages read were archived and can be found again.
+	st, err := archive.Open(context.Background(), env.cfg.ArchivePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if n, err := st.Count(context.Background()); err != nil || n < 6 {
+		t.Errorf("archive holds %d pages (%v)", n, err)
+	}
+}
+
+func TestEndToEndSecondPass(t *testing.T) {
+	// The first five results refute nothing; the wider pass reaches AP.
+	env := newE2E(t, []string{"www.bbc.co.uk", "www.npr.org", "www.weather.example", "www.shortnews.example",
+		"www.cityherald.example", "apnews.com", "www.rumours.example"})
+	c, err := e2eRun(t, env, env.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap := c.SourceByURL(pageURL("apnews.com", env.pages["apnews.com"]))
+	if ap == nil || ap.Status != StatusUsed {
+		t.Fatalf("AP after the second pass: %+v", ap)
+	}
+	var pass2 []string
+	for _, h := range c.Hits {
+		if h.Pass == 2 {
+			pass2 = append(pass2, h.URL)
+		}
+	}
+	if len(pass2) != 2 {
+		t.Errorf("second-pass hits %v", pass2)
+	}
+	if !strings.Contains(c.Correction.Text, ap.URL) {
+		t.Errorf("correction %q", c.Correction.Text)
+	}
+}
+
+func TestEndToEndGuards(t *testing.T) {
+	env := newE2E(t, nil)
+	env.model.inventQuote, env.model.inventURL = true, true
+	c, err := e2eRun(t, env, env.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var invented int
+	for _, e := range c.Evidence {
+		if strings.Contains(e.Quote, "prankster") {
+			invented++
+			if e.Verified || e.Included {
+				t.Errorf("invented quote passed the guard: %+v", e)
+			}
+		}
+	}
+	if invented == 0 {
+		t.Error("invented quote not recorded")
+	}
+	if strings.Contains(c.Correction.Text, "springfield-truth") || len(c.Correction.Warnings) != 1 ||
+		!strings.Contains(c.Correction.Warnings[0], "https://www.springfield-truth.example/ban-exposed") {
+		t.Errorf("invented URL: %+v", c.Correction)
+	}
+}
+
+func TestEndToEndBadModel(t *testing.T) {
+	t.Run("malformed queries", func(t *testing.T) {
+		env := newE2E(t, nil)
+		env.model.queriesAnswer = `{"queries": ["Springfield bicycle ban", ` // cut JSON
+		c, err := e2eRun(t, env, env.opts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Queries) != 1 || c.Queries[0].Origin != OriginFallback {
+			t.Fatalf("queries %+v", c.Queries)
+		}
+	})
+	t.Run("not informative", func(t *testing.T) {
+		env := newE2E(t, nil)
+		env.model.queriesAnswer = `{"queries": []}`
+		c, err := e2eRun(t, env, env.opts())
+		if err != nil || len(c.Queries) != 1 || c.Queries[0].Origin != OriginFallback {
+			t.Fatalf("%v %+v", err, c.Queries)
+		}
+	})
+	t.Run("cut stream", func(t *testing.T) {
+		env := newE2E(t, nil)
+		env.model.correctionReply = &llmtest.Reply{CutAfter: 3}
+		c, err := e2eRun(t, env, env.opts())
+		if err == nil || len(c.Correction.Warnings) == 0 || len(c.Evidence) == 0 {
+			t.Fatalf("cut stream: %v %+v", err, c.Correction)
+		}
+	})
+	t.Run("refusal", func(t *testing.T) {
+		env := newE2E(t, nil)
+		env.model.correctionReply = &llmtest.Reply{Refusal: "I'm sorry, I can't help with that."}
+		_, err := e2eRun(t, env, env.opts())
+		if err == nil || !errors.Is(err, ErrBadAnswer) {
+			t.Fatalf("refusal: %v", err)
+		}
+	})
+	t.Run("bad key", func(t *testing.T) {
+		env := newE2E(t, nil, llmtest.WithAPIKey("sk-other"))
+		_, err := e2eRun(t, env, env.opts())
+		if err == nil || !strings.Contains(err.Error(), "queries") {
+			t.Fatalf("bad key: %v", err)
+		}
+	})
+}
+
+func TestEndToEndNoLLM(t *testing.T) {
+	env := newE2E(t, nil)
+	env.cfg.OpenAIBaseURL, env.cfg.OpenAIAPIKey = "", ""
+	o := env.opts()
+	o.NoLLM = true
+	c, err := e2eRun(t, env, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(env.llm.Calls()) != 0 {
+		t.Error("the model was called in --no-llm mode")
+	}
+	if !strings.HasPrefix(c.Correction.Text, DigestHeading) || len(c.Correction.URLs) == 0 {
+		t.Fatalf("digest %q", c.Correction.Text)
+	}
+	for _, bad := range []string{"false", "true", "misleading"} {
+		if strings.Contains(strings.ToLower(strings.SplitN(c.Correction.Text, "\n", 2)[0]), bad) {
+			t.Errorf("digest heading gives a verdict: %q", bad)
+		}
+	}
+}
+
+func TestNoModelConfigured(t *testing.T) {
+	dir := t.TempDir()
+	cfg := &config.Config{DataDir: dir, OllamaURL: "http://127.0.0.1:1"} // nothing listens on port 1
+	_, _, err := NewFromConfig(context.Background(), cfg, Options{})
+	if !errors.Is(err, ErrNoModel) || !strings.Contains(err.Error(), "OPENAI_API_KEY") || !strings.Contains(err.Error(), "--no-llm") {
+		t.Fatalf("err %v", err)
+	}
+	e, closeFn, err := NewFromConfig(context.Background(), cfg, Options{NoLLM: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	if !e.NoLLM() {
+		t.Fatal("not in extractive mode")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "archive.db")); err != nil {
+		t.Errorf("archive not created: %v", err)
+	}
+}
