@@ -246,13 +246,9 @@ func cleanQueries(items []string) []string {
 
 var headerRe = regexp.MustCompile(`(?i)^\s*#*\s*(?:\d{1,2}\s*[.)]\s*)?\**\s*(explicit(?:ly)?|implicit(?:ly)?|refut\w*|context\w*)\b([^:\n]{0,40}):\**\s*(.*)$`)
 
-// evidenceSections reads the paper's format:
-//
-//  1. Explicit refutation:
-//     - QUOTE
-//  2. Implicit refutation:
-//     - QUOTE
-//
+// evidenceSections reads the paper's format: an "Explicit refutation:"
+// header and a "- QUOTE" line per quote, then an "Implicit refutation:"
+// header and its quotes (headers may be numbered, bold or Markdown headings).
 // ok is false when no section header is found.
 func evidenceSections(body string) (refutes, context []string, ok bool) {
 	var cur *[]string
