@@ -136,8 +136,12 @@ func Evidence(p Post, page Page) ([]llm.Message, error) {
 }
 
 // EvidenceWithLimit is Evidence with the article cut to maxChars; use a
-// smaller limit to retry after llm.ErrContextLength.
+// smaller limit to retry after llm.ErrContextLength. The paper's cap still
+// holds: a limit above MaxArticleChars (or below 1) means MaxArticleChars.
 func EvidenceWithLimit(p Post, page Page, maxChars int) ([]llm.Message, error) {
+	if maxChars <= 0 || maxChars > MaxArticleChars {
+		maxChars = MaxArticleChars
+	}
 	page = page.Truncate(maxChars)
 	cp := Page{URL: clean(page.URL), Title: clean(page.Title), Publisher: clean(page.Publisher), Published: page.Published}
 	for _, para := range page.Paragraphs {

@@ -118,6 +118,10 @@ func TestEvidenceArticleCap(t *testing.T) {
 	if n := strings.Count(userText(t, short), "end."); n != 1 {
 		t.Fatalf("%d paragraphs sent with a 7,000 limit, want 1", n)
 	}
+	over, _ := EvidenceWithLimit(samplePost, page, 1<<20)
+	if n := strings.Count(userText(t, over), "end."); n != 4 {
+		t.Fatalf("%d paragraphs sent with a limit above the cap, want 4", n)
+	}
 	one := Page{Paragraphs: []string{para}}.Truncate(100)
 	if len(one.Paragraphs) != 1 || one.Chars() > 100 || !strings.HasSuffix(one.Paragraphs[0], "word") {
 		t.Fatalf("long first paragraph cut wrong: %q", one.Paragraphs)
