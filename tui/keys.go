@@ -62,7 +62,7 @@ func newKeyMap() keyMap {
 		Copy:         b("y", "copy", "y", "c"),
 		Export:       b("x", "export .md/.json", "x"),
 
-		Save:   b("ctrl+s/esc", "done", "ctrl+s", "esc"),
+		Save:   b("ctrl+s/esc", "finish editing", "ctrl+s", "esc"),
 		Cancel: b("esc", "cancel", "esc"),
 	}
 }
