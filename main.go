@@ -19,6 +19,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/musecheck/muse/pipeline/config"
+	"github.com/musecheck/muse/sources/extract"
+	"github.com/musecheck/muse/sources/fetch"
 	"github.com/musecheck/muse/sources/ratings"
 	"github.com/musecheck/muse/sources/search"
 )
@@ -88,6 +90,7 @@ func newRoot(app *App) *cobra.Command {
 		// subcommands
 		sourcesCmd(app),
 		searchCmd(app),
+		extractCmd(app),
 	)
 	return root
 }
@@ -211,4 +214,51 @@ func searchCmd(app *App) *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the hits as a JSON array")
 	cmd.Flags().StringVar(&before, "before", "", "only pages published before TIME (RFC 3339 or YYYY-MM-DD), where the engine can filter by date")
 	return cmd
+}
+
+// extractCmd is `muse extract [--json] [--url ORIGINAL_URL] FILE|URL|-`.
+func extractCmd(app *App) *cobra.Command {
+	var asJSON bool
+	var origURL string
+	cmd := &cobra.Command{
+		Use:   "extract [--json] [--url ORIGINAL_URL] FILE|URL|-",
+		Short: "Show a page's main text, title, publisher, author, dates, language and fact-checks",
+		Long: "Reads a saved HTML page (any charset; - for standard input) or fetches an http(s) URL, and\n" +
+			"prints what muse reads from it: title, publisher and site, author, original publication and\n" +
+			"modification dates, language, lead image, canonical URL, any ClaimReview fact-checks and the\n" +
+			"main text. --url says where a saved page came from (it helps find the date and resolve links).",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := extractArticle(cmd.Context(), app, args[0], origURL)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return extract.WriteJSON(app.Stdout, a)
+			}
+			return extract.WriteText(app.Stdout, a)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (snake_case keys)")
+	cmd.Flags().StringVar(&origURL, "url", "", "the page's original URL, for a saved file")
+	return cmd
+}
+
+// extractArticle reads arg as a file, or fetches it when it is an http(s) URL.
+func extractArticle(ctx context.Context, app *App, arg, origURL string) (*extract.Article, error) {
+	lower := strings.ToLower(arg)
+	if !strings.HasPrefix(lower, "http://") && !strings.HasPrefix(lower, "https://") {
+		return extract.Options{}.ExtractFile(arg, origURL)
+	}
+	f := fetch.New(fetch.Options{AllowPrivate: app.Cfg.AllowPrivateAddresses, IgnoreRobots: app.Cfg.IgnoreRobots})
+	defer f.CloseIdleConnections()
+	page, err := f.Fetch(ctx, arg)
+	if err != nil {
+		return nil, err
+	}
+	pageURL := page.FinalURL
+	if origURL != "" {
+		pageURL = origURL
+	}
+	return extract.Extract(page.Body, pageURL)
 }

@@ -233,10 +233,10 @@ func TestWriteText(t *testing.T) {
 	}
 	out := buf.String()
 	for _, want := range []string{
-		"Title:     Fact Check: No, drinking hot water does not cure the flu\n",
-		"Published: 2023-01-28\n",
+		"Title:      Fact Check: No, drinking hot water does not cure the flu\n",
+		"Published:  2023-01-28\n",
 		"Fact-check: \"Drinking a glass of hot water every hour kills the flu virus.\"\n",
-		"  Rating:  False\n",
+		"  Rating:   False\n",
 		"\n\nA post shared thousands of times",
 	} {
 		if !strings.Contains(out, want) {

@@ -125,6 +125,19 @@ func fillMetadata(a *Article, md trafilatura.Metadata, nodes []node, doc *goquer
 	if a.SiteName == "" {
 		a.SiteName = a.Publisher
 	}
+	// trafilatura falls back on the host name; that names no publisher, and
+	// the domain is known to every caller anyway.
+	if h := hostOf(a.URL, md.URL); h != "" {
+		for _, p := range []*string{&a.Publisher, &a.SiteName} {
+			name := strings.TrimPrefix(strings.ToLower(*p), "www.")
+			if i := strings.LastIndexByte(name, ':'); i >= 0 {
+				name = name[:i] // trafilatura keeps the port
+			}
+			if name == strings.TrimPrefix(strings.ToLower(h), "www.") {
+				*p = ""
+			}
+		}
+	}
 	a.Image = absURL(firstNonEmpty(md.Image, metaContent(doc, `meta[property="og:image"]`)), a.URL)
 	a.CanonicalURL = absURL(firstNonEmpty(canonicalLink(doc), md.URL), a.URL)
 	a.Language = language(md.Language, doc, a.Text)

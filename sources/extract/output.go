@@ -66,7 +66,7 @@ func WriteText(w io.Writer, a *Article) error {
 	var b strings.Builder
 	field := func(name, v string) {
 		if v != "" {
-			fmt.Fprintf(&b, "%-10s %s\n", name+":", v)
+			fmt.Fprintf(&b, "%-12s%s\n", name+":", v)
 		}
 	}
 	day := func(t time.Time) string {
