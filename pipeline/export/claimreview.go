@@ -1,0 +1,156 @@
+package export
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/musecheck/muse/pipeline"
+)
+
+// Reviewer is the fact-checking organisation publishing the ClaimReview.
+type Reviewer struct {
+	Name string // organisation name (required)
+	URL  string // organisation's home page
+	// ReviewURL is the page where the fact-check is published, the
+	// ClaimReview's url. Empty means URL (schema.org requires one of them).
+	ReviewURL string
+	// Published is the review's publication date; zero means now.
+	Published time.Time
+}
+
+// Rating is the verdict. Muse itself gives none (it writes a correction),
+// so the person publishing picks it.
+type Rating struct {
+	// AlternateName is the verdict in words, e.g. "False" (required).
+	AlternateName string
+	// Value, Best and Worst place it on a numeric scale; all zero omits the
+	// scale, as many fact-checkers do.
+	Value, Best, Worst int
+}
+
+// scale is the 1 (worst) to 5 (best) scale ParseRating uses for the usual
+// verdicts.
+var scale = map[string]int{"false": 1, "pants on fire": 1, "fake": 1, "incorrect": 1,
+	"mostly false": 2, "misleading": 2, "half true": 3, "mixed": 3, "missing context": 3, "partly false": 2,
+	"mostly true": 4, "true": 5, "correct": 5}
+
+// ParseRating reads a verdict as a person types it. The usual ones (false,
+// misleading, mostly false, partly false, half true, mixed, missing
+// context, mostly true, true) get a 1–5 scale (1 worst); anything else is
+// kept as the alternate name alone.
+func ParseRating(s string) (Rating, error) {
+	name := strings.Join(strings.Fields(s), " ")
+	if name == "" {
+		return Rating{}, errors.New("rating: empty; give a verdict such as false, misleading or mostly true")
+	}
+	key := strings.ToLower(strings.ReplaceAll(name, "-", " "))
+	if v, ok := scale[key]; ok {
+		return Rating{AlternateName: strings.ToUpper(name[:1]) + name[1:], Value: v, Best: 5, Worst: 1}, nil
+	}
+	return Rating{AlternateName: name}, nil
+}
+
+// ClaimReview returns schema.org ClaimReview JSON-LD for the check: the
+// post is the claim reviewed (its text, author and date, with the post URL
+// as the claim's appearance), the correction is the review body, and the
+// reviewer is the author. It refuses without a reviewer name, a review URL,
+// a rating name or a post.
+func ClaimReview(c *pipeline.Check, r Reviewer, rating Rating) ([]byte, error) {
+	if c == nil {
+		return nil, errors.New("export ClaimReview: no check given")
+	}
+	claim := excerptText(c.Post.Text, 1000)
+	if claim == "" {
+		return nil, fmt.Errorf("export ClaimReview of case %s: the post has no text to name as the claim reviewed", c.ID)
+	}
+	if strings.TrimSpace(r.Name) == "" {
+		return nil, fmt.Errorf("export ClaimReview of case %s: the reviewing organisation's name is required", c.ID)
+	}
+	reviewURL := cmp.Or(strings.TrimSpace(r.ReviewURL), strings.TrimSpace(r.URL))
+	if !isHTTPURL(reviewURL) {
+		return nil, fmt.Errorf("export ClaimReview of case %s: a review URL (http or https) is required, got %q", c.ID, reviewURL)
+	}
+	if strings.TrimSpace(rating.AlternateName) == "" {
+		return nil, fmt.Errorf("export ClaimReview of case %s: the rating needs a name such as \"False\"", c.ID)
+	}
+	if rating.Value != 0 || rating.Best != 0 || rating.Worst != 0 {
+		if rating.Worst >= rating.Best || rating.Value < rating.Worst || rating.Value > rating.Best {
+			return nil, fmt.Errorf("export ClaimReview of case %s: rating value %d is not between worst %d and best %d",
+				c.ID, rating.Value, rating.Worst, rating.Best)
+		}
+	}
+	published := r.Published
+	if published.IsZero() {
+		published = time.Now()
+	}
+
+	org := map[string]any{"@type": "Organization", "name": strings.TrimSpace(r.Name)}
+	if isHTTPURL(r.URL) {
+		org["url"] = r.URL
+	}
+	rev := map[string]any{"@type": "Rating", "alternateName": strings.TrimSpace(rating.AlternateName)}
+	if rating.Best != 0 {
+		rev["ratingValue"], rev["bestRating"], rev["worstRating"] = rating.Value, rating.Best, rating.Worst
+	}
+	item := map[string]any{"@type": "Claim"}
+	var person map[string]any
+	if name := cmp.Or(c.Post.Author, c.Post.Handle); name != "" {
+		person = map[string]any{"@type": "Person", "name": name}
+		if c.Post.Author != "" && c.Post.Handle != "" {
+			person["alternateName"] = c.Post.Handle
+		}
+		item["author"] = person
+	}
+	if !c.Post.PostedAt.IsZero() {
+		item["datePublished"] = day(c.Post.PostedAt)
+	}
+	if isHTTPURL(c.Post.URL) {
+		app := map[string]any{"@type": "CreativeWork", "url": c.Post.URL}
+		if c.Post.Platform != "" || c.Post.Handle != "" {
+			app["@type"] = "SocialMediaPosting"
+		}
+		if person != nil {
+			app["author"] = person
+		}
+		if !c.Post.PostedAt.IsZero() {
+			app["datePublished"] = day(c.Post.PostedAt)
+		}
+		item["appearance"] = []any{app}
+	}
+	doc := map[string]any{
+		"@context":      "https://schema.org",
+		"@type":         "ClaimReview",
+		"url":           reviewURL,
+		"claimReviewed": claim,
+		"reviewRating":  rev,
+		"itemReviewed":  item,
+		"author":        org,
+		"datePublished": day(published),
+	}
+	if body := strings.TrimSpace(c.Correction.Text); body != "" && body != pipeline.NoSourceText {
+		doc["reviewBody"] = body
+	}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("export ClaimReview of case %s: %w", c.ID, err)
+	}
+	return append(b, '\n'), nil
+}
+
+func isHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+func excerptText(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,307 @@
+package export
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/musecheck/muse/pipeline"
+)
+
+func sample() *pipeline.Check {
+	return &pipeline.Check{
+		ID:        "0hx3k9ab7qz2m1",
+		CreatedAt: time.Date(2024, 3, 2, 10, 0, 0, 0, time.UTC),
+		Post: pipeline.Post{Text: "The council banned *all* bicycles from Monday!", Author: "Jo Doe", Handle: "@jodoe",
+			PostedAt: time.Date(2024, 3, 1, 9, 30, 0, 0, time.UTC), URL: "https://x.com/jodoe/status/1", Platform: "x"},
+		Queries: []pipeline.Query{{Text: "council bicycle ban", Enabled: true}, {Text: "off", Enabled: false}},
+		Sources: []pipeline.Source{
+			{URL: "https://blog.example/c", Domain: "blog.example", Tier: pipeline.TierExcluded, Status: pipeline.StatusExcludedRating,
+				Reason: "publisher rated low factuality"},
+			{URL: "https://www.reuters.com/a", Title: "Council approves [cycle] lanes", Publisher: "Reuters", Domain: "reuters.com",
+				Tier: pipeline.TierHigh, Factuality: "very high", Bias: "least biased", Status: pipeline.StatusUsed,
+				Reason: "refutes the post", Published: time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC),
+				FetchedAt: time.Date(2024, 3, 2, 10, 1, 0, 0, time.UTC)},
+		},
+		Evidence: []pipeline.Evidence{
+			{SourceURL: "https://www.reuters.com/a", Quote: "The council approved\nnew cycle lanes.", Kind: pipeline.KindRefutes, Verified: true, Included: true},
+			{SourceURL: "https://www.reuters.com/a", Quote: "unticked quote", Kind: pipeline.KindContext, Verified: true, Included: false},
+		},
+		Correction: pipeline.Correction{Text: "This post is false: the council approved cycle lanes, not a ban. https://www.reuters.com/a",
+			URLs: []string{"https://www.reuters.com/a"}, Model: "gpt-x"},
+		Usage: pipeline.Usage{LLMCalls: 3, PromptTokens: 900, CompletionTokens: 120, CostUSD: 0.0042, Seconds: 12},
+	}
+}
+
+func TestMarkdown(t *testing.T) {
+	md := Markdown(sample())
+	for _, want := range []string{
+		"# Correction\n\nThis post is false",
+		"written by gpt-x",
+		"- **refutes**: “The council approved new cycle lanes.” — [Reuters](https://www.reuters.com/a), read 2024-03-02",
+		"[Council approves \\[cycle\\] lanes](https://www.reuters.com/a) — Reuters; high tier (factuality very high, bias least biased); used: refutes the post; published 2024-03-01; read 2024-03-02",
+		"; excluded rating: publisher rated low factuality",
+		"> The council banned *all* bicycles from Monday!",
+		"— Jo Doe, @jodoe, x, 2024-03-01 09:30 UTC, <https://x.com/jodoe/status/1>",
+		"- council bicycle ban\n",
+		"3 model calls, 900 prompt and 120 completion tokens, $0.0042",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "unticked quote") || strings.Contains(md, "- off") {
+		t.Errorf("Markdown shows an unticked quote or a disabled query:\n%s", md)
+	}
+	if strings.Index(md, "reuters.com/a) — Reuters") > strings.Index(md, "blog.example") {
+		t.Error("used sources must come before the others")
+	}
+	c := sample()
+	c.Correction = pipeline.Correction{}
+	if md := Markdown(c); !strings.Contains(md, "_No correction was written._") {
+		t.Errorf("empty correction:\n%s", md)
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	b, err := JSON(sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	corr, _ := m["correction"].(map[string]any)
+	if m["id"] != "0hx3k9ab7qz2m1" || corr["text"] == nil || m["usage"].(map[string]any)["cost_usd"] != 0.0042 {
+		t.Errorf("JSON keys: %s", b)
+	}
+	var back pipeline.Check
+	if err := json.Unmarshal(b, &back); err != nil || back.Sources[1].Tier != pipeline.TierHigh {
+		t.Errorf("decode back: %v %+v", err, back)
+	}
+	if _, err := JSON(nil); err == nil {
+		t.Error("nil check must fail")
+	}
+}
+
+func TestNoteLength(t *testing.T) {
+	long := "https://www.reuters.com/world/europe/a-very-long-article-slug-that-goes-on-and-on-2024-03-01/?utm=x"
+	for _, tc := range []struct {
+		s    string
+		want int
+	}{
+		{"", 0},
+		{"  abc  ", 3},
+		{long, 1},
+		{"See " + long + ".", 6}, // "See " + 1 + "."
+		{"(" + long + ")", 3},    // the closing parenthesis is not the URL's
+		{"a http://x.y/(b) c", 5},
+		{"two " + long + " " + long, 7},
+		{"caf\u00e9", 4},            // precomposed é
+		{"cafe\u0301", 4},           // e + combining acute: one character
+		{"\U0001F44D", 1},           // 👍
+		{"\U0001F44D\U0001F3FD", 1}, // 👍🏽 skin tone
+		{"\U0001F468\u200D\U0001F469\u200D\U0001F467", 1}, // family ZWJ sequence
+		{"\U0001F1EB\U0001F1F7", 1},                       // flag
+		{"事实核查", 4},
+		{"line\nbreak", 10},
+	} {
+		if got := NoteLength(tc.s); got != tc.want {
+			t.Errorf("NoteLength(%q) = %d, want %d", tc.s, got, tc.want)
+		}
+	}
+}
+
+func TestNote(t *testing.T) {
+	c := sample()
+	n, err := Note(c)
+	if err != nil || n != c.Correction.Text {
+		t.Fatalf("Note = %q, %v", n, err)
+	}
+
+	// Markdown flattened; URL appended when the text cites none inline.
+	c.Correction.Text = "This post is **false**: see [Reuters](https://www.reuters.com/a) and <https://apnews.com/b>."
+	if n, _ := Note(c); n != "This post is false: see Reuters https://www.reuters.com/a and https://apnews.com/b." {
+		t.Errorf("flattened = %q", n)
+	}
+	c.Correction.Text = "This post is false:\n\nthe council approved lanes."
+	if n, _ := Note(c); n != "This post is false: the council approved lanes. https://www.reuters.com/a" {
+		t.Errorf("appended URL = %q", n)
+	}
+
+	// Too long: trailing sentences go, the citation stays.
+	s1 := "This post is false: the council approved new cycle lanes on 1 March and did not ban bicycles anywhere in the city, according to Reuters."
+	s2 := " The vote passed 7-2 after a long debate about parking, delivery vans, school routes and the cost of repainting roads."
+	s3 := " Officials said the lanes would open in stages over the summer and that no fines for cyclists were proposed at any point."
+	long := "https://www.reuters.com/world/a-very-long-url-" + strings.Repeat("x", 300)
+	c.Correction.Text = s1 + s2 + s3 + " Source: " + long
+	n, err = Note(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if NoteLength(n) > NoteLimit || !strings.HasPrefix(n, s1) || !strings.Contains(n, long) || strings.Contains(n, "summer") {
+		t.Errorf("shortened note (%d) = %q", NoteLength(n), n)
+	}
+	if !strings.HasSuffix(strings.TrimSuffix(n, " "+long), ".") {
+		t.Errorf("note cut mid-sentence: %q", n)
+	}
+
+	// A first sentence that cannot fit is refused with the overrun.
+	c.Correction.Text = strings.Repeat("word ", 70) + "end. " + long
+	if _, err := Note(c); !errors.Is(err, ErrTooLong) || !strings.Contains(err.Error(), "over the limit") {
+		t.Errorf("too long: err = %v", err)
+	}
+
+	c.Correction = pipeline.Correction{Text: "This post is false."}
+	if _, err := Note(c); !errors.Is(err, ErrNoURL) {
+		t.Errorf("no URL: err = %v", err)
+	}
+	c.Correction = pipeline.Correction{Text: pipeline.NoSourceText}
+	if _, err := Note(c); !errors.Is(err, ErrNoCorrection) {
+		t.Errorf("no-source text: err = %v", err)
+	}
+	c = sample()
+	c.NoLLM = true
+	if _, err := Note(c); !errors.Is(err, ErrDigest) {
+		t.Errorf("digest: err = %v", err)
+	}
+}
+
+func TestSentences(t *testing.T) {
+	got := sentences("The U.S. Senate met on Jan. 5 at https://x.y/a.b. It voted no! Why? Because. https://z.w/")
+	want := []string{"The U.S. Senate met on Jan. 5 at https://x.y/a.b.", "It voted no!", "Why?", "Because. https://z.w/"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("sentences = %q\nwant %q", got, want)
+	}
+}
+
+func TestClaimReview(t *testing.T) {
+	rating, err := ParseRating("mostly false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Reviewer{Name: "Example Checks", URL: "https://checks.example", ReviewURL: "https://checks.example/2024/bikes",
+		Published: time.Date(2024, 3, 3, 8, 0, 0, 0, time.UTC)}
+	b, err := ClaimReview(sample(), r, rating)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	str := func(v any, key string) string {
+		t.Helper()
+		obj, ok := v.(map[string]any)
+		if !ok {
+			t.Fatalf("%s: not an object in %s", key, b)
+		}
+		s, ok := obj[key].(string)
+		if !ok {
+			t.Fatalf("%s is %T, want a string, in %s", key, obj[key], b)
+		}
+		return s
+	}
+	num := func(v any, key string) float64 {
+		t.Helper()
+		f, ok := v.(map[string]any)[key].(float64)
+		if !ok {
+			t.Fatalf("%s is not a number in %s", key, b)
+		}
+		return f
+	}
+	checks := map[string]string{
+		str(m, "@context"):      "https://schema.org",
+		str(m, "@type"):         "ClaimReview",
+		str(m, "claimReviewed"): "The council banned *all* bicycles from Monday!",
+		str(m, "datePublished"): "2024-03-03",
+		str(m, "url"):           "https://checks.example/2024/bikes",
+	}
+	for got, want := range checks {
+		if got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	}
+	rr := m["reviewRating"]
+	if str(rr, "@type") != "Rating" || str(rr, "alternateName") != "Mostly false" ||
+		num(rr, "ratingValue") != 2 || num(rr, "bestRating") != 5 || num(rr, "worstRating") != 1 {
+		t.Errorf("reviewRating = %v", rr)
+	}
+	au := m["author"]
+	if str(au, "@type") != "Organization" || str(au, "name") != "Example Checks" || str(au, "url") != "https://checks.example" {
+		t.Errorf("author = %v", au)
+	}
+	it := m["itemReviewed"]
+	if str(it, "@type") != "Claim" || str(it, "datePublished") != "2024-03-01" {
+		t.Errorf("itemReviewed = %v", it)
+	}
+	if p := it.(map[string]any)["author"]; str(p, "@type") != "Person" || str(p, "name") != "Jo Doe" {
+		t.Errorf("claim author = %v", p)
+	}
+	apps, ok := it.(map[string]any)["appearance"].([]any)
+	if !ok || len(apps) != 1 {
+		t.Fatalf("appearance = %v", it)
+	}
+	if str(apps[0], "@type") != "SocialMediaPosting" || str(apps[0], "url") != "https://x.com/jodoe/status/1" {
+		t.Errorf("appearance = %v", apps[0])
+	}
+	if !strings.HasPrefix(str(m, "reviewBody"), "This post is false") {
+		t.Errorf("reviewBody = %v", m["reviewBody"])
+	}
+
+	// Free-text verdicts carry no scale; a plain web page is a CreativeWork.
+	c := sample()
+	c.Post.Platform, c.Post.Handle = "", ""
+	free, _ := ParseRating("Satire presented as news")
+	b, err = ClaimReview(c, Reviewer{Name: "X", URL: "https://x.example"}, free)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = nil
+	json.Unmarshal(b, &m)
+	if _, has := m["reviewRating"].(map[string]any)["ratingValue"]; has || str(m, "url") != "https://x.example" {
+		t.Errorf("free rating / fallback url: %s", b)
+	}
+	if app := m["itemReviewed"].(map[string]any)["appearance"].([]any)[0]; str(app, "@type") != "CreativeWork" {
+		t.Errorf("appearance type: %v", app)
+	}
+	if _, err := time.Parse(time.DateOnly, str(m, "datePublished")); err != nil {
+		t.Errorf("default date: %v", err)
+	}
+
+	for name, tc := range map[string]struct {
+		r  Reviewer
+		rt Rating
+	}{
+		"no name":      {Reviewer{URL: "https://x.example"}, rating},
+		"no url":       {Reviewer{Name: "X"}, rating},
+		"bad url":      {Reviewer{Name: "X", URL: "ftp://x"}, rating},
+		"no rating":    {r, Rating{}},
+		"bad scale":    {r, Rating{AlternateName: "False", Value: 9, Best: 5, Worst: 1}},
+		"upside scale": {r, Rating{AlternateName: "False", Value: 1, Best: 1, Worst: 5}},
+	} {
+		if _, err := ClaimReview(sample(), tc.r, tc.rt); err == nil {
+			t.Errorf("%s: want an error", name)
+		}
+	}
+	if _, err := ParseRating("  "); err == nil {
+		t.Error("empty rating must fail")
+	}
+}
+
+func TestRender(t *testing.T) {
+	c := sample()
+	for _, f := range Formats {
+		o := Options{Format: f, Reviewer: Reviewer{Name: "X", URL: "https://x.example"}, Rating: Rating{AlternateName: "False"}}
+		b, err := Render(c, o)
+		if err != nil || len(b) == 0 || b[len(b)-1] != '\n' {
+			t.Errorf("Render %s = %q, %v", f, b, err)
+		}
+	}
+	if _, err := Render(c, Options{Format: "pdf"}); err == nil || !strings.Contains(err.Error(), "claimreview") {
+		t.Errorf("unknown format: %v", err)
+	}
+}

@@ -1,0 +1,244 @@
+package export
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/rivo/uniseg"
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/musecheck/muse/pipeline"
+)
+
+// NoteLimit is the Community Notes length limit, in characters as
+// NoteLength counts them.
+const NoteLimit = 280
+
+// Reasons Note refuses; each is wrapped with the details.
+var (
+	ErrNoCorrection = errors.New("the check has no correction to turn into a note")
+	ErrNoURL        = errors.New("a note must cite at least one source URL and the correction cites none")
+	ErrTooLong      = errors.New("the correction does not fit in a note")
+	ErrDigest       = errors.New("a --no-llm digest is a reading list, not a note")
+)
+
+// urlRE finds links as Community Notes links them: an http(s) URL runs to
+// the next space or bracket; trailing punctuation is trimmed by trimURL.
+var urlRE = regexp.MustCompile(`https?://[^\s<>"\x60]+`)
+
+// mdLinkRE is a Markdown link [label](url), which a note cannot render.
+var mdLinkRE = regexp.MustCompile(`\[([^\]\n]*)\]\((https?://[^\s)]+)\)`)
+
+// NoteLength counts s the way a note's length is checked, after trimming
+// surrounding space:
+//
+//   - every http(s) URL counts as 1 character, however long (Community
+//     Notes' rule); trailing sentence punctuation is not part of the URL;
+//   - the rest is normalised to NFC and counted in grapheme clusters (what a
+//     reader sees as one character): "e" + combining acute counts 1 like "é",
+//     a flag, a skin-toned emoji or a ZWJ family emoji counts 1, a CJK
+//     ideograph counts 1. Each space and line break counts 1.
+//
+// X's tweet counter weighs emoji and CJK as 2; notes are counted per
+// character, so they are not weighted here.
+func NoteLength(s string) int {
+	s = norm.NFC.String(strings.TrimSpace(s))
+	n, prev := 0, 0
+	for _, loc := range urlSpans(s) {
+		n += uniseg.GraphemeClusterCount(s[prev:loc[0]]) + 1
+		prev = loc[1]
+	}
+	return n + uniseg.GraphemeClusterCount(s[prev:])
+}
+
+// urlSpans returns the byte spans of the URLs in s, without trailing
+// punctuation (a closing parenthesis stays when the URL opened one).
+func urlSpans(s string) [][2]int {
+	var out [][2]int
+	for _, loc := range urlRE.FindAllStringIndex(s, -1) {
+		u := trimURL(s[loc[0]:loc[1]])
+		out = append(out, [2]int{loc[0], loc[0] + len(u)})
+	}
+	return out
+}
+
+func trimURL(u string) string {
+	for len(u) > 0 {
+		last := u[len(u)-1]
+		switch {
+		case strings.IndexByte(".,;:!?'*_", last) >= 0:
+			u = u[:len(u)-1]
+		case last == ')' && strings.Count(u, "(") < strings.Count(u, ")"):
+			u = u[:len(u)-1]
+		case last == ']' && strings.Count(u, "[") < strings.Count(u, "]"):
+			u = u[:len(u)-1]
+		default:
+			return u
+		}
+	}
+	return u
+}
+
+// Note turns the check's correction into a Community Notes-ready note: plain
+// text (Markdown links become "label URL", emphasis marks go, whitespace is
+// collapsed to single spaces) of at most NoteLimit characters as NoteLength
+// counts them, citing at least one URL.
+//
+// When the correction's text cites no URL, the first of Correction.URLs is
+// appended. When the note is too long, whole trailing sentences are dropped
+// — never part of a sentence — and if that removes every URL the first
+// dropped one is appended again, so the note still cites a source. When
+// even the first sentence with one URL does not fit, Note refuses with
+// ErrTooLong and says by how much; it never truncates mid-sentence.
+func Note(c *pipeline.Check) (string, error) {
+	if c == nil || strings.TrimSpace(c.Correction.Text) == "" || c.Correction.Text == pipeline.NoSourceText {
+		return "", fmt.Errorf("write note: %w", ErrNoCorrection)
+	}
+	if c.NoLLM {
+		return "", fmt.Errorf("write note: %w", ErrDigest)
+	}
+	text := plainText(c.Correction.Text)
+	if len(urlSpans(text)) == 0 {
+		first := ""
+		for _, u := range c.Correction.URLs {
+			if u = strings.TrimSpace(u); urlRE.MatchString(u) {
+				first = u
+				break
+			}
+		}
+		if first == "" {
+			return "", fmt.Errorf("write note: %w", ErrNoURL)
+		}
+		text += " " + first
+	}
+	if NoteLength(text) <= NoteLimit {
+		return text, nil
+	}
+	sents := sentences(text)
+	for k := len(sents) - 1; k >= 1; k-- {
+		kept := strings.Join(sents[:k], " ")
+		if len(urlSpans(kept)) == 0 {
+			rest := strings.Join(sents[k:], " ")
+			sp := urlSpans(rest)[0] // text has a URL, and kept has none
+			kept += " " + rest[sp[0]:sp[1]]
+		}
+		if NoteLength(kept) <= NoteLimit {
+			return kept, nil
+		}
+	}
+	first := sents[0]
+	if len(urlSpans(first)) == 0 {
+		first += " x" // any URL counts 1
+	}
+	return "", fmt.Errorf("write note: %w: its first sentence with one link is %d characters, %d over the limit of %d (each link counts as 1); shorten it",
+		ErrTooLong, NoteLength(first), NoteLength(first)-NoteLimit, NoteLimit)
+}
+
+// plainText flattens the Markdown a model or a person may write into the
+// plain text a note takes.
+func plainText(s string) string {
+	s = mdLinkRE.ReplaceAllStringFunc(s, func(m string) string {
+		sub := mdLinkRE.FindStringSubmatch(m)
+		label, u := strings.TrimSpace(sub[1]), sub[2]
+		if label == "" || label == u || urlRE.MatchString(label) {
+			return u
+		}
+		return label + " " + u
+	})
+	s = strings.NewReplacer("**", "", "__", "", "<http", "http").Replace(s)
+	// A URL written as <https://...> loses its opening bracket above; the
+	// closing one goes here, outside URLs only.
+	var b strings.Builder
+	prev := 0
+	for _, sp := range urlSpans(s) {
+		b.WriteString(s[prev:sp[1]])
+		prev = sp[1]
+		if prev < len(s) && s[prev] == '>' {
+			prev++
+		}
+	}
+	b.WriteString(s[prev:])
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// abbreviations end with a full stop without ending a sentence.
+var abbreviations = map[string]bool{"mr": true, "mrs": true, "ms": true, "dr": true, "st": true, "vs": true,
+	"etc": true, "e.g": true, "i.e": true, "no": true, "jan": true, "feb": true, "mar": true, "apr": true,
+	"jun": true, "jul": true, "aug": true, "sep": true, "sept": true, "oct": true, "nov": true, "dec": true,
+	"inc": true, "ltd": true, "co": true, "jr": true, "sr": true, "prof": true, "gov": true, "sen": true, "rep": true}
+
+// sentences splits flattened text after ., ! , ? or … followed by a space,
+// never inside a URL and not after an initial ("U.S.") or a common
+// abbreviation. A trailing bare URL or "Source: URL" stays with the
+// sentence before it, so dropping a sentence never orphans its citation.
+func sentences(s string) []string {
+	spans := urlSpans(s)
+	inURL := func(i int) bool {
+		for _, sp := range spans {
+			if i >= sp[0] && i < sp[1] {
+				return true
+			}
+		}
+		return false
+	}
+	var out []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] != ' ' || i == 0 || inURL(i-1) {
+			continue
+		}
+		j := i - 1
+		for j > start && strings.IndexByte(`"')]”’»`, s[j]) >= 0 {
+			j--
+		}
+		end := strings.HasSuffix(s[:j+1], "…")
+		if !end && strings.IndexByte(".!?", s[j]) >= 0 {
+			end = true
+			if s[j] == '.' && !inURL(j-1) {
+				w := s[start:j]
+				if k := strings.LastIndexByte(w, ' '); k >= 0 {
+					w = w[k+1:]
+				}
+				if (len(w) == 1 && w[0] >= 'A' && w[0] <= 'Z') || abbreviations[strings.ToLower(w)] || (len(w) >= 2 && w[len(w)-2] == '.') {
+					end = false
+				}
+			}
+		}
+		if !end {
+			continue
+		}
+		out = append(out, strings.TrimSpace(s[start:i]))
+		start = i + 1
+	}
+	out = append(out, strings.TrimSpace(s[start:]))
+	// Glue citation-only pieces ("https://…", "Source: https://…") to the
+	// sentence before.
+	var merged []string
+	for _, p := range out {
+		if p == "" {
+			continue
+		}
+		if len(merged) > 0 && isCitationOnly(p, urlSpans(p)) {
+			merged[len(merged)-1] += " " + p
+			continue
+		}
+		merged = append(merged, p)
+	}
+	return merged
+}
+
+func isCitationOnly(p string, spans [][2]int) bool {
+	if len(spans) == 0 {
+		return false
+	}
+	rest := p[:spans[0][0]]
+	prev := spans[0][0]
+	for _, sp := range spans {
+		rest += p[prev:sp[0]]
+		prev = sp[1]
+	}
+	rest += p[prev:]
+	return len(strings.Fields(rest)) <= 2
+}
