@@ -13,16 +13,19 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/config"
 	"github.com/musecheck/muse/sources/extract"
 	"github.com/musecheck/muse/sources/fetch"
 	"github.com/musecheck/muse/sources/ratings"
 	"github.com/musecheck/muse/sources/search"
+	"github.com/musecheck/muse/tui"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -85,6 +88,7 @@ func newRoot(app *App) *cobra.Command {
 	root.SetOut(app.Stdout)
 	root.SetErr(app.Stderr)
 	root.SetIn(app.Stdin)
+	addTUI(root, app)
 
 	root.AddCommand(
 		// subcommands
@@ -261,4 +265,60 @@ func extractArticle(ctx context.Context, app *App, arg, origURL string) (*extrac
 		pageURL = origURL
 	}
 	return extract.Extract(page.Body, pageURL)
+}
+
+// tuiFlags are the bare command's own flags: `muse [flags] [TEXT|URL]`,
+// named as in `muse check`.
+type tuiFlags struct {
+	before, author, handle string
+	images                 []string
+	noLLM, mouse           bool
+}
+
+// addTUI makes the bare `muse` command open the terminal app, prefilled and
+// started at once when a post is given.
+func addTUI(root *cobra.Command, app *App) {
+	f := &tuiFlags{}
+	fl := root.Flags()
+	fl.StringVar(&f.before, "before", "", "cutoff: only pages published before TIME count (RFC 3339 or YYYY-MM-DD; default the post's time)")
+	fl.StringArrayVar(&f.images, "image", nil, "an image of the post, path or URL (repeatable)")
+	fl.StringVar(&f.author, "author", "", "the post's author")
+	fl.StringVar(&f.handle, "handle", "", "the post author's handle (@name)")
+	fl.BoolVar(&f.noLLM, "no-llm", false, "extractive mode: sources and quotes without a model, and no verdict")
+	fl.BoolVar(&f.mouse, "mouse", false, "wheel scrolling and clicks (turns off the terminal's own text selection)")
+	root.Args = cobra.MaximumNArgs(1)
+	root.RunE = func(cmd *cobra.Command, args []string) error { return runTUI(cmd.Context(), app, f, args) }
+}
+
+func runTUI(ctx context.Context, app *App, f *tuiFlags, args []string) error {
+	opts := tui.Options{
+		Post:     pipeline.Post{Author: f.author, Handle: f.handle, Images: f.images},
+		DraftDir: filepath.Join(app.Cfg.DataDir, "drafts"),
+		Mouse:    f.mouse,
+		Remember: func(domain string, boost bool) error {
+			return ratings.SetOverride(app.Cfg.OverridesFile, domain, ratings.Override{Boost: boost, Drop: !boost})
+		},
+	}
+	if f.before != "" {
+		t, err := search.ParseCutoff(f.before)
+		if err != nil {
+			return &exitError{2, fmt.Errorf("--before: %w", err)}
+		}
+		opts.Cutoff = t
+	}
+	if len(args) == 1 {
+		p := tui.PostFromArg(args[0])
+		opts.Post.Text, opts.Post.URL, opts.Start = p.Text, p.URL, true
+	}
+	eng, closeEngine, err := pipeline.NewFromConfig(ctx, app.Cfg, pipeline.Options{NoLLM: f.noLLM})
+	if err != nil {
+		return &exitError{2, fmt.Errorf("start the engine: %w", err)}
+	}
+	defer closeEngine()
+	opts.Runner, opts.NewCheck, opts.FetchPost = eng, eng.NewCheck, eng.PostFromURL
+	opts.Model = app.Cfg.Model
+	if f.noLLM {
+		opts.Model = "no model (--no-llm)"
+	}
+	return tui.Run(ctx, opts)
 }

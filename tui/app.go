@@ -59,6 +59,13 @@ type Options struct {
 	Styles *Styles
 	// Now is the clock; nil is time.Now. Tests fix it.
 	Now func() time.Time
+	// NewCheck makes the record for a composed post (the engine's, which
+	// gives it an ID); nil makes a bare one.
+	NewCheck func(p pipeline.Post, cutoff time.Time) *pipeline.Check
+	// FetchPost reads a post given only by its URL; nil: the text is needed.
+	FetchPost func(ctx context.Context, url string) (pipeline.Post, error)
+	// Notice is shown in the status bar when the app opens.
+	Notice string
 	// Mouse turns on wheel scrolling (it stops the terminal's own text
 	// selection, so it is off unless asked for).
 	Mouse bool
@@ -222,6 +229,9 @@ func Run(ctx context.Context, opts Options) error {
 // a crash.
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{textarea.Blink}
+	if m.opts.Notice != "" {
+		cmds = append(cmds, m.setStatus(m.opts.Notice))
+	}
 	if m.opts.DraftDir != "" {
 		cmds = append(cmds, findDraft(m.opts.DraftDir, m.draftID))
 	}
@@ -274,6 +284,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.overlay = overlayRestore
 		}
 		return m, nil
+	case postFetchedMsg:
+		return m, m.onPostFetched(msg)
 	case editorReadyMsg:
 		return m, m.openEditor(msg)
 	case editorDoneMsg:

@@ -211,6 +211,23 @@ func (m *Model) submitCompose() tea.Cmd {
 		m.compose.err = err.Error()
 		return nil
 	}
+	if c.Post.Text == "" && len(c.Post.Images) == 0 {
+		if m.opts.FetchPost == nil {
+			m.compose.err = "type the post's text: muse cannot read posts from their URL here"
+			return nil
+		}
+		fetch, ctx, u := m.opts.FetchPost, m.appCtx, c.Post.URL
+		m.compose.err = ""
+		return tea.Batch(m.setStatus("reading the post at "+u+"…"), func() tea.Msg {
+			p, err := fetch(ctx, u)
+			return postFetchedMsg{p, err}
+		})
+	}
+	if m.opts.NewCheck != nil {
+		nc := m.opts.NewCheck(c.Post, c.Cutoff)
+		nc.Cutoff = c.Cutoff
+		c = nc
+	}
 	m.check = c
 	m.screen = screenCheck
 	m.resetStages()
@@ -262,4 +279,35 @@ func (m *Model) composeHelp() helpKeys {
 	k := m.keys
 	short := []keyBinding{k.Submit, k.NextField, k.PrevField}
 	return helpKeys{short: short, full: [][]keyBinding{short, {k.Quit, k.Help}}}
+}
+
+type postFetchedMsg struct {
+	post pipeline.Post
+	err  error
+}
+
+// onPostFetched fills the form from a post read from its URL, keeping
+// what the journalist typed, and starts the check.
+func (m *Model) onPostFetched(msg postFetchedMsg) tea.Cmd {
+	if msg.err != nil {
+		m.screen = screenCompose
+		m.compose.err = msg.err.Error() + " — paste the post's text instead"
+		return nil
+	}
+	c := &m.compose
+	c.text.SetValue(msg.post.Text)
+	fillIfEmpty := func(i int, v string) {
+		if strings.TrimSpace(c.inputs[i].Value()) == "" {
+			c.inputs[i].SetValue(v)
+		}
+	}
+	fillIfEmpty(fieldAuthor, msg.post.Author)
+	if !msg.post.PostedAt.IsZero() {
+		fillIfEmpty(fieldPosted, formatWhen(msg.post.PostedAt))
+	}
+	if strings.TrimSpace(c.text.Value()) == "" {
+		c.err = "the page at the URL has no text — paste the post's text instead"
+		return nil
+	}
+	return m.submitCompose()
 }
