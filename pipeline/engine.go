@@ -32,7 +32,7 @@ type Options struct {
 	// that a dozen candidates need one model round, not one per tier.
 	EvidenceParallel int
 	// EvidenceTokens is the budget of page text sent per evidence call,
-	// estimated at four characters a token (default 500). The paragraphs
+	// estimated at four characters a token (default 300). The paragraphs
 	// most related to the post are chosen to fill it, instead of the
 	// paper's first 20,000 characters.
 	EvidenceTokens int
@@ -73,7 +73,7 @@ func (o Options) withDefaults() Options {
 	def(&o.MaxPages, 30)
 	def(&o.FetchParallel, 8)
 	def(&o.EvidenceParallel, 8)
-	def(&o.EvidenceTokens, 500)
+	def(&o.EvidenceTokens, 300)
 	def(&o.MinWords, 100)
 	def(&o.RefutingPages, 2)
 	def(&o.DigestPages, 5)

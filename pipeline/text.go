@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -168,30 +169,33 @@ func estimateTokens(s string) int { return (len(s) + 3) / 4 }
 
 // selectParagraphs picks the paragraphs most related to the post until the
 // token budget is spent, and returns them in page order, so a quote keeps
-// its surrounding order. The best paragraph is always sent, cut at a
-// sentence end to fit when it alone is over budget.
+// its surrounding order. No paragraph may take more than half the budget:
+// a longer one is cut at a sentence end (still verbatim page text), so one
+// long paragraph full of the post's words cannot crowd out the rest.
 func selectParagraphs(post string, paras []string, budget int) []string {
 	if len(paras) == 0 {
 		return nil
 	}
 	order := rankParagraphs(post, paras)
-	var chosen []int
+	limit := budget * 4 / 2
+	if limit < 200 {
+		limit = min(200, budget*4) // tiny budgets: one short paragraph
+	}
+	chosen := map[int]string{}
 	used := 0
 	for _, i := range order {
-		t := estimateTokens(paras[i])
+		p := cutAtSentence(paras[i], limit)
+		t := estimateTokens(p)
 		if used+t > budget {
-			if len(chosen) == 0 {
-				return []string{cutAtSentence(paras[i], budget*4)}
-			}
 			continue
 		}
-		chosen = append(chosen, i)
+		chosen[i] = p
 		used += t
 	}
-	slices.Sort(chosen)
-	out := make([]string, len(chosen))
-	for k, i := range chosen {
-		out[k] = paras[i]
+	idx := slices.Sorted(maps.Keys(chosen))
+	out := make([]string, len(idx))
+	for k, i := range idx {
+		out[k] = chosen[i]
 	}
 	return out
 }
