@@ -1,0 +1,141 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"html"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/exp/teatest"
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/config"
+	"github.com/musecheck/muse/pipeline/llm/llmtest"
+	"github.com/musecheck/muse/sources/fetch/fetchtest"
+)
+
+// The real engine, against loopback fakes: a SearXNG instance, news pages
+// under their real hosts through the fetchtest proxy, and an
+// OpenAI-compatible model that quotes what it is shown.
+
+const (
+	refuteReuters = "The city council has not banned bicycles from Main Street, a council spokesperson told Reuters, calling the posts false."
+	refuteAP      = "No order banning bicycles was signed by the mayor, her office said, and the council agenda shows no such vote."
+)
+
+var enginePages = map[string]struct{ path, title, site, quote string }{
+	"www.reuters.com": {"/world/us/bicycle-claim-false-2024", "Fact Check: no bicycle ban on Main Street", "Reuters", refuteReuters},
+	"apnews.com":      {"/article/bicycle-ban-false-1a2b", "Mayor signed no bicycle order", "Associated Press", refuteAP},
+}
+
+func filler(site string) string {
+	var b strings.Builder
+	for i := range 6 {
+		fmt.Fprintf(&b, "<p>%s reporters spoke to residents and cyclists about traffic on Main Street, where about %d people ride to work each day, "+
+			"and to shop owners who described how parking and loading bays are shared along the bicycle lane and the bus stops (part %d).</p>\n", site, 1200+i*31, i+1)
+	}
+	return b.String()
+}
+
+func engineWorld(t *testing.T) (*config.Config, *url.URL) {
+	proxy := fetchtest.NewProxy(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, ok := enginePages[strings.ToLower(r.Host)]
+		if !ok || r.URL.Path != p.path {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>%s | %s</title>
+<meta property="og:site_name" content="%s"><meta property="article:published_time" content="2024-01-20T09:30:00Z"></head>
+<body><main><article><h1>%s</h1><time datetime="2024-01-20">2024-01-20</time><p>%s</p>
+%s</article></main><footer>Terms</footer></body></html>`,
+			html.EscapeString(p.title), p.site, p.site, html.EscapeString(p.title), html.EscapeString(p.quote), filler(p.site))
+	}))
+	searx := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var res []map[string]string
+		for host, p := range enginePages {
+			res = append(res, map[string]string{"url": "http://" + host + p.path, "title": p.title,
+				"content": "bicycles Main Street council", "engine": "duckduckgo"})
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"query": r.URL.Query().Get("q"), "results": res})
+	}))
+	t.Cleanup(searx.Close)
+	urlRE := regexp.MustCompile(`https?://[^\s<>"')\]]+`)
+	model := llmtest.NewServer(t, func(req openai.ChatCompletionRequest) (string, error) {
+		switch llmtest.SchemaName(req) {
+		case "queries":
+			return `{"queries":["Main Street bicycle ban","council bicycles fact check","mayor order bicycles"]}`, nil
+		case "evidence":
+			var ref []string
+			for _, q := range []string{refuteReuters, refuteAP} {
+				if strings.Contains(llmtest.LastUser(req), q) {
+					ref = append(ref, q)
+				}
+			}
+			b, _ := json.Marshal(map[string][]string{"refutes": ref, "context": {}})
+			return string(b), nil
+		}
+		urls := urlRE.FindAllString(llmtest.LastUser(req), 2)
+		return "This post is false. The council has not banned bicycles from Main Street (" + strings.Join(urls, "; ") + ").", nil
+	})
+	dir := t.TempDir()
+	proxyURL := proxy
+	return &config.Config{OpenAIBaseURL: model.BaseURL, OpenAIAPIKey: "test-key", Model: "test-model",
+		SearXNGURL: searx.URL, AllowPrivateAddresses: true, IgnoreRobots: true,
+		DataDir: dir, ConfigDir: dir, OverridesFile: filepath.Join(dir, "overrides.toml")}, proxyURL
+}
+
+func TestRealEngine(t *testing.T) {
+	cfg, proxy := engineWorld(t)
+	eng, closeEngine, err := pipeline.NewFromConfig(context.Background(), cfg, pipeline.Options{PageProxy: proxy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeEngine()
+	var c clip
+	opts := testOptions(eng)
+	opts.Post = pipeline.Post{Text: "BREAKING: the council banned all bicycles from Main Street! The mayor signed it in secret.",
+		Handle: "@cityrumours", PostedAt: time.Date(2024, 2, 1, 12, 0, 0, 0, time.UTC)}
+	opts.Start = true
+	opts.Model = cfg.Model
+	opts.NewCheck = eng.NewCheck
+	opts.Clipboard = c.copy
+	tm := teatest.NewTestModel(t, New(context.Background(), opts), teatest.WithInitialTermSize(120, 40))
+	waitFor(t, tm, "correction ready")
+	tm.Type("y")
+	waitFor(t, tm, "copied the correction")
+	tm.Type("q")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	m := tm.FinalModel(t).(*Model)
+
+	if !strings.HasPrefix(c.last(), "This post is false.") {
+		t.Errorf("copied %q", c.last())
+	}
+	used := 0
+	for _, s := range m.check.Sources {
+		if s.Status == pipeline.StatusUsed {
+			used++
+		}
+	}
+	if used != 2 || len(m.check.Evidence) != 2 {
+		t.Errorf("sources used %d, evidence %d: %+v", used, len(m.check.Evidence), m.check.Sources)
+	}
+	for _, s := range pipeline.Stages[1:] {
+		if st := m.stages[s].state; st != pipeline.StateDone {
+			t.Errorf("stage %s is %s (%s)", s, st, m.stages[s].err)
+		}
+	}
+	if m.check.Usage.PromptTokens == 0 || !strings.Contains(m.View(), "tokens") {
+		t.Errorf("usage not shown: %+v\n%s", m.check.Usage, m.View())
+	}
+}
