@@ -1,0 +1,203 @@
+package pipeline
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// BatchPost is one line of a `muse batch` input file.
+type BatchPost struct {
+	Text     string    `json:"text"`
+	Author   string    `json:"author,omitempty"`
+	Handle   string    `json:"handle,omitempty"`
+	PostedAt time.Time `json:"posted_at,omitzero"`
+	URL      string    `json:"url,omitempty"`
+	Images   []string  `json:"images,omitempty"`
+}
+
+// Key identifies a post across runs, so a rerun can skip it: its URL when
+// it has one, else a hash of everything given.
+func (p BatchPost) Key() string {
+	if u := strings.TrimSpace(p.URL); u != "" {
+		return canonicalKey(u)
+	}
+	b, _ := json.Marshal(p)
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:12])
+}
+
+// BatchResult is one line of `muse batch` output: the post's line number
+// and key, and either its Check or why it failed. A failed post is tried
+// again on the next run; a done one is not.
+type BatchResult struct {
+	Line   int    `json:"line"`
+	Key    string `json:"key"`
+	Status string `json:"status"` // done|failed
+	Error  string `json:"error,omitempty"`
+	Check  *Check `json:"check,omitempty"`
+}
+
+// BatchOptions tunes RunBatch.
+type BatchOptions struct {
+	// Parallel is how many posts run at once (default 4).
+	Parallel int
+	// Done lists keys already finished (from an earlier output file).
+	Done map[string]bool
+	// Progress, when set, receives one line per post finished.
+	Progress io.Writer
+}
+
+// BatchStats says what a batch run did.
+type BatchStats struct {
+	Total, Skipped, Done, Failed int
+}
+
+// FinishedKeys reads an earlier output file and returns the keys of the
+// posts it finished. A missing file is an empty set; a torn last line (a
+// run killed mid-write) is ignored.
+func FinishedKeys(path string) (map[string]bool, error) {
+	done := map[string]bool{}
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return done, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read earlier results %s: %w", path, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var r BatchResult
+		if json.Unmarshal(sc.Bytes(), &r) == nil && r.Status == "done" && r.Key != "" {
+			done[r.Key] = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read earlier results %s: %w", path, err)
+	}
+	return done, nil
+}
+
+// RunBatch checks every post of in (JSON lines of BatchPost), Parallel at a
+// time, writing one BatchResult line per post to out as each finishes.
+// Posts in opts.Done are skipped. A bad line or a failed check is a
+// "failed" result and the rest go on; RunBatch fails only when the input
+// cannot be read, the output cannot be written, or ctx is cancelled.
+func RunBatch(ctx context.Context, e *Engine, in io.Reader, out io.Writer, opts BatchOptions) (BatchStats, error) {
+	if opts.Parallel <= 0 {
+		opts.Parallel = 4
+	}
+	type job struct {
+		line int
+		raw  []byte
+	}
+	var jobs []job
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		jobs = append(jobs, job{n, append([]byte(nil), sc.Bytes()...)})
+	}
+	if err := sc.Err(); err != nil {
+		return BatchStats{}, fmt.Errorf("read posts: %w", err)
+	}
+	var (
+		mu       sync.Mutex
+		st       = BatchStats{Total: len(jobs)}
+		writeErr error
+		finished int
+	)
+	write := func(r BatchResult) {
+		b, err := json.Marshal(r)
+		mu.Lock()
+		defer mu.Unlock()
+		if err == nil {
+			_, err = out.Write(append(b, '\n'))
+		}
+		if err != nil && writeErr == nil {
+			writeErr = fmt.Errorf("write result of line %d: %w", r.Line, err)
+		}
+		if r.Status == "done" {
+			st.Done++
+		} else {
+			st.Failed++
+		}
+		finished++
+		if opts.Progress != nil {
+			why := ""
+			if r.Error != "" {
+				why = ": " + r.Error
+			}
+			fmt.Fprintf(opts.Progress, "%s %d/%d line %d %s%s\n", bar(finished+st.Skipped, st.Total), finished+st.Skipped,
+				st.Total, r.Line, r.Status, why)
+		}
+	}
+	sem := make(chan struct{}, opts.Parallel)
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		var p BatchPost
+		if err := json.Unmarshal(j.raw, &p); err != nil {
+			write(BatchResult{Line: j.line, Status: "failed", Error: fmt.Sprintf("line %d is not a JSON post: %v", j.line, err)})
+			continue
+		}
+		key := p.Key()
+		if opts.Done[key] {
+			mu.Lock()
+			st.Skipped++
+			mu.Unlock()
+			continue
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			write(checkOne(ctx, e, j.line, key, p))
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return st, fmt.Errorf("batch stopped: %w", err)
+	}
+	return st, writeErr
+}
+
+func checkOne(ctx context.Context, e *Engine, line int, key string, p BatchPost) BatchResult {
+	c := e.NewCheck(Post{Text: p.Text, Author: p.Author, Handle: p.Handle, PostedAt: p.PostedAt, URL: p.URL,
+		Images: p.Images}, time.Time{})
+	err := e.Run(ctx, c, StageImages, nil)
+	r := BatchResult{Line: line, Key: key, Status: "done", Check: c.ForOutput()}
+	if err != nil {
+		r.Status, r.Error = "failed", err.Error()
+		if errors.Is(err, ErrEmptyPost) {
+			r.Check = nil
+		}
+	}
+	return r
+}
+
+// bar is a 20-character text progress bar.
+func bar(n, total int) string {
+	if total <= 0 {
+		return "[" + strings.Repeat(" ", 20) + "]"
+	}
+	filled := n * 20 / total
+	return "[" + strings.Repeat("#", filled) + strings.Repeat("-", 20-filled) + "]"
+}
