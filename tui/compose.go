@@ -277,8 +277,9 @@ func (m *Model) composeView() string {
 
 func (m *Model) composeHelp() helpKeys {
 	k := m.keys
-	short := []keyBinding{k.Submit, k.NextField, k.PrevField}
-	return helpKeys{short: short, full: [][]keyBinding{short, {k.Quit, k.Help}}}
+	quit := newBinding("ctrl+c", "quit", "ctrl+c")
+	short := []keyBinding{k.Submit, k.NextField, k.PrevField, quit}
+	return helpKeys{short: short, full: [][]keyBinding{short}}
 }
 
 type postFetchedMsg struct {
