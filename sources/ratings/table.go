@@ -114,16 +114,21 @@ func candidates(host string) []string {
 func (t *table) lookup(host, path string) (key string, e entry, ok bool) {
 	path = strings.ToLower(path)
 	for _, c := range candidates(host) {
-		if a, found := t.aliases[c]; found {
-			c = a
+		keys := []string{c}
+		if a, found := t.aliases[c]; found && a != c {
+			// An alias whose target the file does not rate must not hide
+			// the host's own entry.
+			keys = []string{a, c}
 		}
-		for _, p := range t.paths[c] {
-			if path == p.prefix || strings.HasPrefix(path, p.prefix+"/") {
-				return p.key, p.e, true
+		for _, k := range keys {
+			for _, p := range t.paths[k] {
+				if path == p.prefix || strings.HasPrefix(path, p.prefix+"/") {
+					return p.key, p.e, true
+				}
 			}
-		}
-		if e, found := t.hosts[c]; found {
-			return c, e, true
+			if e, found := t.hosts[k]; found {
+				return k, e, true
+			}
 		}
 	}
 	return "", entry{}, false
