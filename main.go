@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,9 +21,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/cases"
 	"github.com/musecheck/muse/pipeline/config"
+	"github.com/musecheck/muse/pipeline/export"
 	"github.com/musecheck/muse/sources/extract"
 	"github.com/musecheck/muse/sources/fetch"
+	"github.com/musecheck/muse/sources/httpcache"
 	"github.com/musecheck/muse/sources/ratings"
 	"github.com/musecheck/muse/sources/search"
 	"github.com/musecheck/muse/tui"
@@ -95,6 +99,8 @@ func newRoot(app *App) *cobra.Command {
 		sourcesCmd(app),
 		searchCmd(app),
 		extractCmd(app),
+		casesCmd(app),
+		cacheCmd(app),
 	)
 	return root
 }
@@ -321,4 +327,184 @@ func runTUI(ctx context.Context, app *App, f *tuiFlags, args []string) error {
 		opts.Model = "no model (--no-llm)"
 	}
 	return tui.Run(ctx, opts)
+}
+
+// configSecrets are the credentials in the configuration, which the case
+// store and the cache must never write down.
+func configSecrets(c *config.Config) []string {
+	return []string{c.OpenAIAPIKey, c.BraveAPIKey, c.GoogleCSEKey, c.SerpAPIKey, c.FactCheckAPIKey}
+}
+
+func openCases(ctx context.Context, app *App) (*cases.Store, error) {
+	return cases.OpenOptions(ctx, cases.Options{Path: cases.DefaultPath(app.Cfg.DataDir), Secrets: configSecrets(app.Cfg)})
+}
+
+// casesCmd is `muse cases [--json] [-n N]`, with export and rm.
+func casesCmd(app *App) *cobra.Command {
+	var asJSON bool
+	var limit int
+	var contains string
+	cmd := &cobra.Command{
+		Use:   "cases [--json] [-n N] [--grep TEXT]",
+		Short: "List saved checks: date, post, first line of the correction, sources used, cost",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openCases(cmd.Context(), app)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			list, err := st.List(cmd.Context(), cases.ListOptions{Limit: limit, Contains: contains})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(app.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(append([]cases.Summary{}, list...))
+			}
+			if len(list) == 0 {
+				fmt.Fprintln(app.Stderr, "muse: no saved cases in", st.Path())
+				return nil
+			}
+			return cases.WriteTable(app.Stdout, list)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as a JSON array")
+	cmd.Flags().IntVarP(&limit, "limit", "n", 0, "show only the N newest cases (0: all)")
+	cmd.Flags().StringVar(&contains, "grep", "", "only cases whose post or correction contains TEXT")
+	cmd.AddCommand(casesExportCmd(app), casesRmCmd(app))
+	return cmd
+}
+
+// casesExportCmd is `muse cases export ID --format md|json|note|claimreview [-o FILE]`.
+func casesExportCmd(app *App) *cobra.Command {
+	var format, out, rating string
+	var rev export.Reviewer
+	cmd := &cobra.Command{
+		Use:   "export ID --format md|json|note|claimreview [-o FILE]",
+		Short: "Export a saved check for editors (md), scripts (json), Community Notes (note) or ClaimReview JSON-LD",
+		Long: "ID may be any unique prefix of a case ID (see `muse cases`). A note is at most 280 characters with\n" +
+			"each link counted as 1 and cites at least one source; when the correction cannot fit, the export\n" +
+			"fails and says why. claimreview needs --reviewer, --reviewer-url (or --review-url) and --rating.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o := export.Options{Format: format, Reviewer: rev}
+			if strings.EqualFold(format, "claimreview") {
+				r, err := export.ParseRating(rating)
+				if err != nil {
+					return &exitError{2, fmt.Errorf("--rating: %w", err)}
+				}
+				o.Rating = r
+			}
+			st, err := openCases(cmd.Context(), app)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			id, err := st.Resolve(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			c, err := st.Get(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			b, err := export.Render(c, o)
+			if err != nil {
+				return fmt.Errorf("case %s: %w", id, err)
+			}
+			if out == "" || out == "-" {
+				_, err = app.Stdout.Write(b)
+				return err
+			}
+			if err := os.WriteFile(out, b, 0o644); err != nil {
+				return fmt.Errorf("write export: %w", err)
+			}
+			fmt.Fprintf(app.Stderr, "muse: wrote case %s as %s to %s\n", id, format, out)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&format, "format", "md", "md, json, note or claimreview")
+	f.StringVarP(&out, "output", "o", "", "write to FILE instead of stdout")
+	f.StringVar(&rev.Name, "reviewer", "", "claimreview: the fact-checking organisation's name")
+	f.StringVar(&rev.URL, "reviewer-url", "", "claimreview: the organisation's home page")
+	f.StringVar(&rev.ReviewURL, "review-url", "", "claimreview: the page where the fact-check is published (default --reviewer-url)")
+	f.StringVar(&rating, "rating", "", "claimreview: the verdict, e.g. false, misleading, mostly false, missing context")
+	return cmd
+}
+
+// casesRmCmd is `muse cases rm ID...`.
+func casesRmCmd(app *App) *cobra.Command {
+	return &cobra.Command{
+		Use:   "rm ID...",
+		Short: "Delete saved checks with their drafts and page snapshots",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openCases(cmd.Context(), app)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			var failed error
+			for _, a := range args {
+				id, err := st.Resolve(cmd.Context(), a)
+				if err == nil {
+					err = st.Delete(cmd.Context(), id)
+				}
+				if err != nil {
+					fmt.Fprintln(app.Stderr, "muse:", err)
+					failed = errors.New("some cases were not removed")
+					continue
+				}
+				fmt.Fprintln(app.Stdout, "removed case", id)
+			}
+			return failed
+		},
+	}
+}
+
+// cacheCmd groups `muse cache clear` and `muse cache stats`.
+func cacheCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{Use: "cache", Short: "Manage the cache of search and model responses"}
+	open := func(cmd *cobra.Command) (*httpcache.Cache, error) {
+		return httpcache.Open(cmd.Context(), httpcache.Options{Path: httpcache.DefaultPath(app.Cfg.DataDir), Bypass: true})
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "clear",
+		Short: "Forget every cached search and model response",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := open(cmd)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			n, err := c.Clear(cmd.Context())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(app.Stdout, "removed %d cached responses from %s\n", n, httpcache.DefaultPath(app.Cfg.DataDir))
+			return nil
+		},
+	}, &cobra.Command{
+		Use:   "stats",
+		Short: "Show how many responses are cached and their size",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := open(cmd)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			s, err := c.Stats(cmd.Context())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(app.Stdout, "%d cached responses, %d bytes, in %s\n", s.Entries, s.Bytes, httpcache.DefaultPath(app.Cfg.DataDir))
+			return nil
+		},
+	})
+	return cmd
 }
