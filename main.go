@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -99,6 +100,9 @@ func newRoot(app *App) *cobra.Command {
 		sourcesCmd(app),
 		searchCmd(app),
 		extractCmd(app),
+		checkCmd(app),
+		batchCmd(app),
+		doctorCmd(app),
 		casesCmd(app),
 		cacheCmd(app),
 	)
@@ -327,6 +331,196 @@ func runTUI(ctx context.Context, app *App, f *tuiFlags, args []string) error {
 		opts.Model = "no model (--no-llm)"
 	}
 	return tui.Run(ctx, opts)
+}
+
+// checkFlags are `muse check`'s flags.
+type checkFlags struct {
+	before, author, handle, postedAt string
+	images                           []string
+	noLLM, asJSON                    bool
+}
+
+// checkCmd is `muse check [flags] [TEXT|URL|-]`.
+func checkCmd(app *App) *cobra.Command {
+	f := &checkFlags{}
+	cmd := &cobra.Command{
+		Use:   "check [flags] [TEXT|URL|-]",
+		Short: "Check one post headless: Markdown (or --json) on stdout, progress on stderr",
+		Long: "Runs the whole Muse pipeline on one post: queries, search, reading and rating pages, quoting\n" +
+			"evidence and writing a correction that cites only the quoted pages. The post is TEXT, the page\n" +
+			"at URL, or standard input (- or no argument). Exit 0 on a finished check; otherwise a one-line\n" +
+			"reason on stderr (2: nothing to check or no model configured). --no-llm lists the sources that\n" +
+			"address the post and their most related paragraphs, without a model and without a verdict.",
+		RunE: func(cmd *cobra.Command, args []string) error { return runCheck(cmd.Context(), app, f, args) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.before, "before", "", "cutoff: only pages published before TIME count (RFC 3339 or YYYY-MM-DD; default the post's time)")
+	fl.StringArrayVar(&f.images, "image", nil, "an image of the post, path or URL (repeatable)")
+	fl.StringVar(&f.author, "author", "", "the post's author")
+	fl.StringVar(&f.handle, "handle", "", "the post author's handle (@name)")
+	fl.StringVar(&f.postedAt, "posted-at", "", "when the post was published (RFC 3339 or YYYY-MM-DD)")
+	fl.BoolVar(&f.noLLM, "no-llm", false, "extractive mode: sources and quotes without a model, and no verdict")
+	fl.BoolVar(&f.asJSON, "json", false, "print the check as JSON (DESIGN.md keys) instead of Markdown")
+	return cmd
+}
+
+func runCheck(ctx context.Context, app *App, f *checkFlags, args []string) error {
+	var post pipeline.Post
+	var cutoff time.Time
+	var err error
+	if f.before != "" {
+		if cutoff, err = search.ParseCutoff(f.before); err != nil {
+			return &exitError{2, fmt.Errorf("--before: %w", err)}
+		}
+	}
+	if f.postedAt != "" {
+		if post.PostedAt, err = search.ParseCutoff(f.postedAt); err != nil {
+			return &exitError{2, fmt.Errorf("--posted-at: %w", err)}
+		}
+	}
+	arg := strings.TrimSpace(strings.Join(args, " "))
+	if arg == "" || arg == "-" {
+		b, err := io.ReadAll(io.LimitReader(app.Stdin, 1<<20))
+		if err != nil {
+			return &exitError{2, fmt.Errorf("read the post from standard input: %w", err)}
+		}
+		arg = string(b)
+	}
+	eng, closeEngine, err := pipeline.NewFromConfig(ctx, app.Cfg, pipeline.Options{NoLLM: f.noLLM})
+	if err != nil {
+		return &exitError{2, err}
+	}
+	defer closeEngine()
+	if lower := strings.ToLower(arg); !strings.ContainsAny(arg, " \n") &&
+		(strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://")) {
+		fromURL, err := eng.PostFromURL(ctx, arg)
+		if err != nil {
+			return &exitError{2, err}
+		}
+		if post.PostedAt.IsZero() {
+			post.PostedAt = fromURL.PostedAt
+		}
+		post.Text, post.URL, post.Platform, post.Author = fromURL.Text, fromURL.URL, fromURL.Platform, fromURL.Author
+	} else {
+		post.Text = arg
+	}
+	if f.author != "" {
+		post.Author = f.author
+	}
+	post.Handle, post.Images = f.handle, f.images
+	c := eng.NewCheck(post, cutoff)
+	events := make(chan pipeline.Event)
+	printed := make(chan struct{})
+	go func() {
+		for ev := range events {
+			if line := pipeline.ProgressLine(ev); line != "" {
+				fmt.Fprintln(app.Stderr, "muse:", line)
+			}
+		}
+		close(printed)
+	}()
+	runErr := eng.Run(ctx, c, pipeline.StageImages, events)
+	close(events)
+	<-printed
+	if errors.Is(runErr, pipeline.ErrEmptyPost) {
+		return &exitError{2, runErr}
+	}
+	if f.asJSON {
+		enc := json.NewEncoder(app.Stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(c.ForOutput())
+	} else {
+		err = pipeline.WriteMarkdown(app.Stdout, c)
+	}
+	if runErr != nil {
+		return fmt.Errorf("check not finished: %w", runErr)
+	}
+	return err
+}
+
+// batchCmd is `muse batch FILE.jsonl [-j N] [-o OUT.jsonl]`.
+func batchCmd(app *App) *cobra.Command {
+	var parallel int
+	var outPath string
+	var noLLM bool
+	cmd := &cobra.Command{
+		Use:   "batch FILE.jsonl [-j N] [-o OUT.jsonl]",
+		Short: "Check many posts, N at a time: one JSON result per line; a rerun skips finished posts",
+		Long: "Reads posts as JSON lines {text, author, handle, posted_at, url, images} (- for standard input)\n" +
+			"and writes one result per line, {line, key, status, error, check}, as each post finishes.\n" +
+			"With -o, results are appended to OUT.jsonl and a rerun skips the posts already done there\n" +
+			"(failed ones are tried again). Progress goes to stderr.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in := app.Stdin
+			if args[0] != "-" {
+				file, err := os.Open(args[0])
+				if err != nil {
+					return &exitError{2, fmt.Errorf("open posts: %w", err)}
+				}
+				defer file.Close()
+				in = file
+			}
+			out, done := app.Stdout, map[string]bool{}
+			if outPath != "" {
+				var err error
+				if done, err = pipeline.FinishedKeys(outPath); err != nil {
+					return &exitError{2, err}
+				}
+				file, err := os.OpenFile(outPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+				if err != nil {
+					return &exitError{2, fmt.Errorf("open results: %w", err)}
+				}
+				defer file.Close()
+				out = file
+			}
+			eng, closeEngine, err := pipeline.NewFromConfig(cmd.Context(), app.Cfg, pipeline.Options{NoLLM: noLLM})
+			if err != nil {
+				return &exitError{2, err}
+			}
+			defer closeEngine()
+			st, err := pipeline.RunBatch(cmd.Context(), eng, in, out,
+				pipeline.BatchOptions{Parallel: parallel, Done: done, Progress: app.Stderr})
+			fmt.Fprintf(app.Stderr, "muse: %d posts: %d done, %d failed, %d skipped (already done)\n",
+				st.Total, st.Done, st.Failed, st.Skipped)
+			if err != nil {
+				return err
+			}
+			if st.Failed > 0 {
+				return fmt.Errorf("%d of %d posts failed; run again to retry them", st.Failed, st.Total)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().IntVarP(&parallel, "jobs", "j", 4, "posts checked at once")
+	cmd.Flags().StringVarP(&outPath, "output", "o", "", "append results to this file and skip the posts it already has")
+	cmd.Flags().BoolVar(&noLLM, "no-llm", false, "extractive mode: sources and quotes without a model, and no verdict")
+	return cmd
+}
+
+// doctorCmd is `muse doctor`.
+func doctorCmd(app *App) *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the configuration, model, search providers, ratings and archive, and say what to fix",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			failed := 0
+			for _, it := range pipeline.Doctor(cmd.Context(), app.Cfg) {
+				fmt.Fprintf(app.Stdout, "[%s] %s: %s\n", it.Status, it.Name, it.Detail)
+				if it.Fix != "" {
+					fmt.Fprintf(app.Stdout, "       fix: %s\n", it.Fix)
+				}
+				if it.Status == pipeline.DoctorFail {
+					failed++
+				}
+			}
+			if failed > 0 {
+				return fmt.Errorf("%d problem(s) found; see the fixes above", failed)
+			}
+			return nil
+		},
+	}
 }
 
 // configSecrets are the credentials in the configuration, which the case

@@ -19,7 +19,7 @@ import (
 )
 
 // ModelSetupHint says exactly what to set when no model is configured.
-const ModelSetupHint = "no language model configured: set OPENAI_API_KEY (and optionally MUSE_MODEL, default " +
+const ModelSetupHint = "set OPENAI_API_KEY (and optionally MUSE_MODEL, default " +
 	llm.DefaultModel + ") for OpenAI; or OPENAI_BASE_URL and MUSE_MODEL for any OpenAI-compatible server " +
 	"(for Ollama: OPENAI_BASE_URL=http://localhost:11434/v1 MUSE_MODEL=llama3.1); or start Ollama on localhost; " +
 	"or run with --no-llm for the extractive mode, which lists sources and gives no verdict"

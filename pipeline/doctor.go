@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -59,7 +60,11 @@ func doctorModel(ctx context.Context, cfg *config.Config) DoctorItem {
 	defer cancel()
 	client, err := NewLLMClient(ctx, cfg, Options{})
 	if err != nil {
-		it.Status, it.Detail, it.Fix = DoctorFail, err.Error(), ModelSetupHint
+		it.Status, it.Detail, it.Fix = DoctorFail, err.Error(), ""
+		if errors.Is(err, ErrNoModel) {
+			it.Detail = fmt.Sprintf("no OPENAI_BASE_URL or OPENAI_API_KEY, and no Ollama answers at %s", OllamaURL(cfg))
+			it.Fix = ModelSetupHint
+		}
 		return it
 	}
 	models, err := listModels(ctx, client.BaseURL(), cfg.OpenAIAPIKey)

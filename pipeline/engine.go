@@ -244,8 +244,11 @@ func (r *run) stage(ctx context.Context, st Stage) error {
 		state = StateSkipped
 	}
 	r.setState(st, state, count, secs, "")
-	r.emit(Event{Kind: EventStageFinished, Stage: st, Count: count, Seconds: secs,
-		Message: fmt.Sprintf("%s %s: %d", st, state, count)})
+	msg := fmt.Sprintf("%s: %d (%.1fs)", st, count, secs)
+	if skipped {
+		msg = fmt.Sprintf("%s: skipped", st)
+	}
+	r.emit(Event{Kind: EventStageFinished, Stage: st, Count: count, Seconds: secs, Message: msg})
 	return nil
 }
 

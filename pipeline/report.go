@@ -69,7 +69,7 @@ func WriteMarkdown(w io.Writer, c *Check) error {
 
 	b.WriteString("\n## Evidence\n\n")
 	if len(c.Evidence) == 0 {
-		b.WriteString("No quotes.\n")
+		b.WriteString("No quotes.\n\n")
 	}
 	for _, e := range c.Evidence {
 		state := ""
@@ -130,7 +130,7 @@ func ProgressLine(ev Event) string {
 	case EventStageStarted:
 		return fmt.Sprintf("%s…", ev.Stage)
 	case EventStageFinished:
-		return fmt.Sprintf("%s: %d (%.1fs)", ev.Stage, ev.Count, ev.Seconds)
+		return ev.Message
 	case EventStageFailed:
 		return fmt.Sprintf("%s failed: %s", ev.Stage, ev.Err)
 	case EventWarning:

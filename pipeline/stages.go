@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/musecheck/muse/sources/search"
@@ -155,8 +156,11 @@ func (r *run) searchPass(ctx context.Context, st Stage, pass, count int) ([]Hit,
 		return nil, nil
 	}
 	if len(r.e.deps.Searchers) == 0 {
-		r.warn(st, "no search provider configured: %s", search.SetupHint)
+		r.warn(st, "%s", search.SetupHint)
 		return nil, nil
+	}
+	if pass == 1 && !slices.ContainsFunc(r.e.deps.Searchers, func(s search.Searcher) bool { return s.Name() != "archive" }) {
+		r.warn(st, "only the local archive was searched: %s", search.SetupHint)
 	}
 	qs := make([]search.Query, len(texts))
 	for i, t := range texts {
