@@ -46,7 +46,7 @@ var scale = map[string]int{"false": 1, "pants on fire": 1, "fake": 1, "incorrect
 func ParseRating(s string) (Rating, error) {
 	name := strings.Join(strings.Fields(s), " ")
 	if name == "" {
-		return Rating{}, errors.New("rating: empty; give a verdict such as false, misleading or mostly true")
+		return Rating{}, errors.New("no verdict given; use one such as false, misleading, mostly false or missing context")
 	}
 	key := strings.ToLower(strings.ReplaceAll(name, "-", " "))
 	if v, ok := scale[key]; ok {
