@@ -587,7 +587,7 @@ func casesExportCmd(app *App) *cobra.Command {
 			if strings.EqualFold(format, "claimreview") {
 				r, err := export.ParseRating(rating)
 				if err != nil {
-					return &exitError{2, fmt.Errorf("--rating: %w", err)}
+					return &exitError{2, fmt.Errorf("claimreview needs --rating: %w", err)}
 				}
 				o.Rating = r
 			}
