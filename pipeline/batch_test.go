@@ -1,0 +1,180 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/musecheck/muse/pipeline/llm/llmtest"
+)
+
+func TestBatchResume(t *testing.T) {
+	env := newE2E(t, nil)
+	e, closeFn, err := NewFromConfig(context.Background(), env.cfg, env.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	input := strings.Join([]string{
+		`{"text":"` + e2ePost + `","author":"City Rumours","handle":"@cityrumours","posted_at":"2024-02-01T12:00:00Z","url":"https://x.com/cityrumours/status/1"}`,
+		`{"text":"Springfield mayor signed an order banning bicycles on Main Street","posted_at":"2024-02-01T12:00:00Z"}`,
+		`this line is not JSON`,
+		``,
+		`{"text":"   "}`,
+	}, "\n")
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	runOnce := func() BatchStats {
+		done, err := FinishedKeys(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(out, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		var progress bytes.Buffer
+		st, err := RunBatch(context.Background(), e, strings.NewReader(input), f, BatchOptions{Parallel: 2, Done: done, Progress: &progress})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(progress.String(), "/4 line") {
+			t.Errorf("progress %q", progress.String())
+		}
+		return st
+	}
+	st := runOnce()
+	if st != (BatchStats{Total: 4, Done: 2, Failed: 2}) {
+		t.Fatalf("first run %+v", st)
+	}
+	calls := len(env.llm.ChatCalls())
+	st = runOnce()
+	if st != (BatchStats{Total: 4, Skipped: 2, Failed: 2}) {
+		t.Fatalf("rerun %+v", st)
+	}
+	if len(env.llm.ChatCalls()) != calls {
+		t.Error("the rerun called the model for finished posts")
+	}
+	b, _ := os.ReadFile(out)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 6 {
+		t.Fatalf("%d result lines", len(lines))
+	}
+	for _, l := range lines {
+		var r BatchResult
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("result line %q: %v", l, err)
+		}
+		switch r.Line {
+		case 1, 2:
+			if r.Status != "done" || r.Check == nil || r.Check.Correction.Text == "" {
+				t.Errorf("line %d: %+v", r.Line, r)
+			}
+			for _, s := range r.Check.Sources {
+				if len(s.Paragraphs) > 0 {
+					t.Error("page text in the output")
+				}
+			}
+		case 3:
+			if r.Status != "failed" || !strings.Contains(r.Error, "not a JSON post") {
+				t.Errorf("bad line: %+v", r)
+			}
+		case 5:
+			if r.Status != "failed" || !strings.Contains(r.Error, "no text") {
+				t.Errorf("empty post: %+v", r)
+			}
+		default:
+			t.Errorf("unexpected line %d", r.Line)
+		}
+	}
+}
+
+func TestCheckJSONKeys(t *testing.T) {
+	env := newE2E(t, nil)
+	c, err := e2eRun(t, env, env.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(c.ForOutput())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	need := map[string][]string{
+		"post":       {"text"},
+		"correction": {"text", "urls", "warnings"},
+		"usage":      {"llm_calls", "prompt_tokens", "completion_tokens", "cost_usd", "seconds"},
+	}
+	for obj, keys := range need {
+		o, _ := m[obj].(map[string]any)
+		for _, k := range keys {
+			if _, ok := o[k]; !ok {
+				t.Errorf("%s.%s missing", obj, k)
+			}
+		}
+	}
+	src := m["sources"].([]any)[0].(map[string]any)
+	for _, k := range []string{"url", "domain", "publisher", "published", "tier", "factuality", "bias", "rating_origin", "relevance", "status", "reason"} {
+		if _, ok := src[k]; !ok {
+			t.Errorf("sources[].%s missing", k)
+		}
+	}
+	ev := m["evidence"].([]any)[0].(map[string]any)
+	for _, k := range []string{"url", "quote", "kind", "verified", "included"} {
+		if _, ok := ev[k]; !ok {
+			t.Errorf("evidence[].%s missing", k)
+		}
+	}
+	if _, ok := m["queries"].([]any)[0].(map[string]any)["text"]; !ok {
+		t.Error("queries[].text missing")
+	}
+
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, c); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# Correction", "This post is false", "## Sources", "| high |", "excluded_cutoff",
+		"after the cutoff", "## Evidence", "**refutes**, Reuters", quoteR1} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("Markdown lacks %q", want)
+		}
+	}
+}
+
+func TestDoctor(t *testing.T) {
+	env := newE2E(t, nil, llmtest.WithModels("test-model", "other-model"))
+	items := Doctor(context.Background(), env.cfg)
+	got := map[string]DoctorItem{}
+	for _, it := range items {
+		got[it.Name] = it
+	}
+	for _, name := range []string{"configuration", "model", "search searxng", "ratings", "archive"} {
+		if got[name].Status != DoctorOK {
+			t.Errorf("%s: %+v", name, got[name])
+		}
+	}
+	if !strings.Contains(got["model"].Detail, "other-model") || !strings.Contains(got["ratings"].Detail, "ratings.csv") {
+		t.Errorf("details: %q / %q", got["model"].Detail, got["ratings"].Detail)
+	}
+
+	env.cfg.Model = "missing-model"
+	env.cfg.SearXNGURL = env.llm.URL + "/nothing-here"
+	env.cfg.RatingsFile = filepath.Join(t.TempDir(), "absent.csv")
+	got = map[string]DoctorItem{}
+	for _, it := range Doctor(context.Background(), env.cfg) {
+		got[it.Name] = it
+	}
+	if got["model"].Status != DoctorWarn || !strings.Contains(got["model"].Fix, "MUSE_MODEL") {
+		t.Errorf("unknown model: %+v", got["model"])
+	}
+	if got["search searxng"].Status != DoctorFail || got["ratings"].Status != DoctorFail || got["ratings"].Fix == "" {
+		t.Errorf("broken search/ratings: %+v %+v", got["search searxng"], got["ratings"])
+	}
+}
