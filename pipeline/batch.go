@@ -25,6 +25,30 @@ type BatchPost struct {
 	Images   []string  `json:"images,omitempty"`
 }
 
+// UnmarshalJSON accepts posted_at as RFC 3339 or YYYY-MM-DD, the forms
+// `muse check --posted-at` takes.
+func (p *BatchPost) UnmarshalJSON(b []byte) error {
+	type plain BatchPost
+	var raw struct {
+		plain
+		PostedAt string `json:"posted_at"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*p = BatchPost(raw.plain)
+	if s := strings.TrimSpace(raw.PostedAt); s != "" {
+		for _, layout := range []string{time.RFC3339, time.DateOnly} {
+			if t, err := time.Parse(layout, s); err == nil {
+				p.PostedAt = t
+				return nil
+			}
+		}
+		return fmt.Errorf("posted_at %q: want RFC 3339 or YYYY-MM-DD", s)
+	}
+	return nil
+}
+
 // Key identifies a post across runs, so a rerun can skip it: its URL when
 // it has one, else a hash of everything given.
 func (p BatchPost) Key() string {

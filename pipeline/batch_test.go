@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/musecheck/muse/pipeline/llm/llmtest"
 )
@@ -21,7 +22,7 @@ func TestBatchResume(t *testing.T) {
 	defer closeFn()
 	input := strings.Join([]string{
 		`{"text":"` + e2ePost + `","author":"City Rumours","handle":"@cityrumours","posted_at":"2024-02-01T12:00:00Z","url":"https://x.com/cityrumours/status/1"}`,
-		`{"text":"Springfield mayor signed an order banning bicycles on Main Street","posted_at":"2024-02-01T12:00:00Z"}`,
+		`{"text":"Springfield mayor signed an order banning bicycles on Main Street","posted_at":"2024-02-01"}`,
 		`this line is not JSON`,
 		``,
 		`{"text":"   "}`,
@@ -71,7 +72,7 @@ func TestBatchResume(t *testing.T) {
 		}
 		switch r.Line {
 		case 1, 2:
-			if r.Status != "done" || r.Check == nil || r.Check.Correction.Text == "" {
+			if r.Status != "done" || r.Check == nil || r.Check.Correction.Text == "" || r.Check.Cutoff.Format(time.DateOnly) != "2024-02-01" {
 				t.Errorf("line %d: %+v", r.Line, r)
 			}
 			for _, s := range r.Check.Sources {
@@ -176,5 +177,28 @@ func TestDoctor(t *testing.T) {
 	}
 	if got["search searxng"].Status != DoctorFail || got["ratings"].Status != DoctorFail || got["ratings"].Fix == "" {
 		t.Errorf("broken search/ratings: %+v %+v", got["search searxng"], got["ratings"])
+	}
+}
+
+func TestPostFromURL(t *testing.T) {
+	env := newE2E(t, nil)
+	e, closeFn, err := NewFromConfig(context.Background(), env.cfg, env.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	u := pageURL("www.rumours.example", env.pages["www.rumours.example"])
+	p, err := e.PostFromURL(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(p.Text, "Springfield BANS bicycles!") || p.URL != u || p.PostedAt.Format(time.DateOnly) != "2024-01-25" {
+		t.Fatalf("post %+v", p)
+	}
+	if _, err := e.PostFromURL(context.Background(), "http://www.gone.example/nothing"); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("missing page: %v", err)
+	}
+	if _, err := e.PostFromURL(context.Background(), "file:///etc/passwd"); err == nil {
+		t.Fatal("file URL accepted")
 	}
 }

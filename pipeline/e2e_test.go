@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/musecheck/muse/pipeline/config"
 	"github.com/musecheck/muse/pipeline/llm/llmtest"
@@ -251,5 +252,73 @@ func TestNoModelConfigured(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "archive.db")); err != nil {
 		t.Errorf("archive not created: %v", err)
+	}
+}
+
+func TestEndToEndEmbeddingRelevance(t *testing.T) {
+	// A two-topic embedder: how much a text is about the story, how much
+	// about the weather. Cosine between post and page decides relevance.
+	topic := func(texts []string) ([][]float32, error) {
+		out := make([][]float32, len(texts))
+		for i, s := range texts {
+			l := strings.ToLower(s)
+			story := float32(strings.Count(l, "bicycle") + strings.Count(l, "main street") + strings.Count(l, "springfield"))
+			weather := float32(strings.Count(l, "sunny") + strings.Count(l, "weather") + strings.Count(l, "temperature"))
+			out[i] = []float32{story, weather + 0.01}
+		}
+		return out, nil
+	}
+	env := newE2E(t, nil, llmtest.WithEmbedder(topic))
+	env.cfg.EmbeddingModel = "test-embed"
+	c, err := e2eRun(t, env, env.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	weather := c.SourceByURL(pageURL("www.weather.example", env.pages["www.weather.example"]))
+	reuters := c.SourceByURL(pageURL("www.reuters.com", env.pages["www.reuters.com"]))
+	if weather.Status != StatusIrrelevant || !strings.Contains(weather.Reason, "similarity") || reuters.Relevance < 0.9 {
+		t.Fatalf("weather %+v / reuters relevance %.2f", weather.Status, reuters.Relevance)
+	}
+	embeds := 0
+	for _, call := range env.llm.Calls() {
+		if strings.HasSuffix(call.Path, "/embeddings") {
+			embeds++
+			if call.Wire()["model"] != "test-embed" {
+				t.Errorf("embedding model %v", call.Wire()["model"])
+			}
+		}
+	}
+	if embeds != 1 || c.Usage.ByStage[string(StageSources)].LLMCalls != 1 {
+		t.Errorf("%d embedding calls, usage %+v", embeds, c.Usage.ByStage)
+	}
+}
+
+func TestEndToEndCancelKeepsWhatWasFound(t *testing.T) {
+	env := newE2E(t, nil, llmtest.WithDelay(300*time.Millisecond))
+	e, closeFn, err := NewFromConfig(context.Background(), env.cfg, env.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	c := e.NewCheck(Post{Text: e2ePost, PostedAt: e2eCutoff}, time.Time{})
+	ctx, cancel := context.WithCancel(context.Background())
+	events := make(chan Event)
+	go func() {
+		for ev := range events {
+			if ev.Kind == EventStageStarted && ev.Stage == StageEvidence {
+				cancel() // the person presses Esc while quotes are read
+			}
+		}
+	}()
+	err = e.Run(ctx, c, StageImages, events)
+	close(events)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v", err)
+	}
+	if len(c.Queries) != 3 || len(c.Hits) == 0 || c.SourceByURL(pageURL("www.reuters.com", env.pages["www.reuters.com"])).Words == 0 {
+		t.Fatalf("lost what was found: %d queries, %d hits", len(c.Queries), len(c.Hits))
+	}
+	if c.Correction.Text != "" {
+		t.Errorf("a correction after cancel: %q", c.Correction.Text)
 	}
 }
