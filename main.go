@@ -25,6 +25,7 @@ import (
 	"github.com/musecheck/muse/pipeline/cases"
 	"github.com/musecheck/muse/pipeline/config"
 	"github.com/musecheck/muse/pipeline/export"
+	"github.com/musecheck/muse/sources/archive"
 	"github.com/musecheck/muse/sources/extract"
 	"github.com/musecheck/muse/sources/fetch"
 	"github.com/musecheck/muse/sources/httpcache"
@@ -190,8 +191,8 @@ func searchCmd(app *App) *cobra.Command {
 		Use:   "search [--json] [--before TIME] QUERY",
 		Short: "Search every configured provider at once and show the merged, de-duplicated hits",
 		Long: "Sends QUERY to each configured search provider (SEARXNG_URL, BRAVE_API_KEY, GOOGLE_CSE_KEY +\n" +
-			"GOOGLE_CSE_CX, SERPAPI_API_KEY, GOOGLE_FACTCHECK_API_KEY) and prints the hits merged by page.\n" +
-			"A provider that fails is reported on stderr and the others go on.",
+			"GOOGLE_CSE_CX, SERPAPI_API_KEY, GOOGLE_FACTCHECK_API_KEY) and to the local archive, and prints\n" +
+			"the hits merged by page. A provider that fails is reported on stderr and the others go on.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q := search.Query{Text: strings.Join(args, " ")}
@@ -202,15 +203,24 @@ func searchCmd(app *App) *cobra.Command {
 				}
 				q.Before = t
 			}
-			c := app.Cfg
-			opts := search.Options{SearXNGURL: c.SearXNGURL, BraveAPIKey: c.BraveAPIKey, GoogleCSEKey: c.GoogleCSEKey,
-				GoogleCSECX: c.GoogleCSECX, SerpAPIKey: c.SerpAPIKey, FactCheckAPIKey: c.FactCheckAPIKey}
+			opts := pipeline.SearchOptions(app.Cfg)
 			for _, p := range opts.Problems() {
 				fmt.Fprintln(app.Stderr, "muse: search:", p)
 			}
 			searchers := search.Providers(opts)
-			if len(searchers) == 0 {
-				return &exitError{2, errors.New(search.SetupHint)}
+			web := len(searchers)
+			store, err := archive.Open(cmd.Context(), app.Cfg.ArchivePath())
+			switch {
+			case err != nil && web == 0:
+				return &exitError{2, fmt.Errorf("%s; and the local archive: %w", search.SetupHint, err)}
+			case err != nil:
+				fmt.Fprintln(app.Stderr, "muse: search: local archive left out:", err)
+			default:
+				defer store.Close()
+				searchers = append(searchers, pipeline.ArchiveSearcher(store))
+			}
+			if web == 0 {
+				fmt.Fprintln(app.Stderr, "muse: search:", search.SetupHint, "(searching the local archive only)")
 			}
 			hits, failures := search.Run(cmd.Context(), searchers, []search.Query{q})
 			for _, f := range failures {
