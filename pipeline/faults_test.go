@@ -3,8 +3,8 @@ package pipeline
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -320,7 +320,7 @@ func chatAnswer(w http.ResponseWriter, content string) {
 	w.Header().Set("Content-Type", "application/json")
 	b, _ := json.Marshal(map[string]any{"id": "chatcmpl-x", "object": "chat.completion", "created": 1, "model": "test-model",
 		"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": content}, "finish_reason": "stop"}},
-		"usage": map[string]int{"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}})
+		"usage":   map[string]int{"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}})
 	w.Write(b)
 }
 
