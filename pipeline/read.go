@@ -19,8 +19,9 @@ func (r *run) sources(ctx context.Context) (int, error) {
 	for _, s := range r.c.Sources {
 		prev[canonicalKey(s.URL)] = s
 	}
+	// Evidence stays until the evidence stage rebuilds it, so the quotes the
+	// person unticked stay unticked.
 	r.c.Sources = nil
-	r.c.Evidence = nil
 	if err := r.readHits(ctx, StageSources, r.c.Hits, prev); err != nil {
 		return r.eligibleCount(), err
 	}
