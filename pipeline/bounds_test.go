@@ -1,0 +1,194 @@
+package pipeline
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// BenchmarkBounds200Pages runs one check over 200 candidate pages (every
+// one read, rated, extracted and sent for evidence: no page refutes, so
+// nothing stops early) and reports what it costs the process:
+//
+//	peak_heap_MB        highest live heap sampled every 5 ms during the run
+//	peak_rss_MB         the process's peak resident set (VmHWM) after the run
+//	peak_goroutines     highest goroutine count sampled during the run,
+//	                    loopback servers included
+//	leaked_goroutines   goroutines left 2 s after the run over the count
+//	                    before it, idle HTTP keep-alive connections aside
+//	                    (must be 0)
+//	idle_conn_goroutines goroutines of idle keep-alive connections (client
+//	                    and loopback server sides) left by the model and
+//	                    search clients, which close them after 90 s idle
+//	pages_read          sources read
+//
+// It fails when goroutines leak or the heap passes 512 MiB.
+func BenchmarkBounds200Pages(b *testing.B) {
+	w := newBoundsWorld(b)
+	var r boundsResult
+	for range b.N {
+		r = w.run(b)
+	}
+	b.ReportMetric(r.peakHeapMB, "peak_heap_MB")
+	b.ReportMetric(vmHWM()/1024, "peak_rss_MB")
+	b.ReportMetric(float64(r.peakGoroutines), "peak_goroutines")
+	b.ReportMetric(float64(r.leaked), "leaked_goroutines")
+	b.ReportMetric(float64(r.idle), "idle_conn_goroutines")
+	b.ReportMetric(float64(r.read), "pages_read")
+}
+
+// TestBounds200Pages is the same check as a test, so that .ci/run holds
+// the bounds (no leaked goroutine, heap under 512 MiB) on every change.
+func TestBounds200Pages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 200 pages")
+	}
+	r := newBoundsWorld(t).run(t)
+	t.Logf("200 pages: peak heap %.0f MiB, peak RSS %.0f MiB, peak goroutines %d, %d left on idle connections, %d leaked",
+		r.peakHeapMB, vmHWM()/1024, r.peakGoroutines, r.idle, r.leaked)
+}
+
+type boundsWorld struct {
+	env  *e2eEnv
+	o    Options
+	urls []string
+}
+
+type boundsResult struct {
+	peakHeapMB                         float64
+	peakGoroutines, leaked, idle, read int
+}
+
+func newBoundsWorld(b testing.TB) *boundsWorld {
+	const n = 200
+	env := newE2E(b, nil)
+	pages := map[string]page{}
+	var urls []string
+	for i := range n {
+		host := fmt.Sprintf("www.site%03d.example", i)
+		p := page{path: "/springfield/main-street-bicycles", title: fmt.Sprintf("Springfield bicycles on Main Street, part %d", i),
+			site: fmt.Sprintf("Site %d", i), date: "2024-01-10", paras: background(fmt.Sprintf("Site %d", i), 14)}
+		if i%10 == 0 {
+			p.paras = append([]string{quoteC1}, p.paras...)
+		}
+		pages[host] = p
+		urls = append(urls, pageURL(host, p))
+	}
+	env.proxy = newsProxy(b, pages)
+	env.cfg.SearXNGURL = searxngServer(b, func(string) []string { return urls }).URL
+	o := env.opts()
+	o.FirstPassHits, o.MaxPages = n, n
+
+	return &boundsWorld{env: env, o: o, urls: urls}
+}
+
+func (w *boundsWorld) run(b testing.TB) boundsResult {
+	const n = 200
+	env, o, urls := w.env, w.o, w.urls
+	var res boundsResult
+	runtime.GC()
+	before, _ := goroutines()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var heap uint64
+	var gs int
+	wg.Go(func() {
+		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			heap = max(heap, sample[0].Value.Uint64())
+			gs = max(gs, runtime.NumGoroutine())
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	e, closeFn, err := NewFromConfig(context.Background(), env.cfg, o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := e.NewCheck(Post{Text: e2ePost, PostedAt: e2eCutoff}, e2eCutoff)
+	if err := e.Run(context.Background(), c, StageImages, nil); err != nil {
+		b.Fatal(err)
+	}
+	closeFn()
+	close(stop)
+	wg.Wait()
+	for _, s := range c.Sources {
+		if !s.FetchedAt.IsZero() {
+			res.read++
+		}
+	}
+	if r := c.SourceByURL(urls[n-1]); r == nil || r.FetchedAt.IsZero() {
+		b.Fatalf("the 200th page was not read: %+v", r)
+	}
+	// The model and search clients keep idle keep-alive connections
+	// (two goroutines each side) until their transports' idle timeout;
+	// those are bounded and counted apart. Anything else still running
+	// after the check is a leak.
+	deadline := time.Now().Add(2 * time.Second)
+	after, idle := goroutines()
+	for after > before && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		after, idle = goroutines()
+	}
+	res.leaked = max(0, after-before)
+	res.idle = idle
+	res.peakHeapMB = float64(heap) / (1 << 20)
+	res.peakGoroutines = gs
+	if heap > 512<<20 {
+		b.Errorf("peak heap %d MiB", heap>>20)
+	}
+	if after > before {
+		buf := make([]byte, 1<<20)
+		b.Errorf("%d goroutines before the check, %d after (besides %d of idle connections):\n%s", before, after, idle,
+			buf[:runtime.Stack(buf, true)])
+	}
+	return res
+}
+
+// vmHWM is the process's peak resident set in KiB, 0 where /proc is absent.
+func vmHWM() float64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			v, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return v
+		}
+	}
+	return 0
+}
+
+// goroutines counts running goroutines, apart from those serving idle HTTP
+// keep-alive connections (client read/write loops, server conn loops),
+// which it returns separately.
+func goroutines() (other, idle int) {
+	buf := make([]byte, 4<<20)
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		switch {
+		case strings.TrimSpace(g) == "":
+		case strings.Contains(g, "net/http.(*persistConn)"), strings.Contains(g, "net/http.(*conn).serve"):
+			idle++
+		default:
+			other++
+		}
+	}
+	return other, idle
+}
