@@ -204,6 +204,27 @@ func TestEndToEndBadModel(t *testing.T) {
 			t.Fatalf("refusal: %v", err)
 		}
 	})
+	t.Run("50,000-character post", func(t *testing.T) {
+		env := newE2E(t, nil)
+		e, closeFn, err := NewFromConfig(context.Background(), env.cfg, env.opts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer closeFn()
+		long := strings.Repeat(e2ePost+" ", 50000/len(e2ePost)+1)[:50000]
+		c := e.NewCheck(Post{Text: long, PostedAt: e2eCutoff}, time.Time{})
+		if err := e.Run(context.Background(), c, StageImages, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, call := range env.llm.ChatCalls() {
+			if n := len(llmtest.AllText(*call.Chat)); n > 12000 {
+				t.Errorf("%s prompt of %d characters", llmtest.SchemaName(*call.Chat), n)
+			}
+		}
+		if len(c.Correction.URLs) == 0 {
+			t.Errorf("correction %+v", c.Correction)
+		}
+	})
 	t.Run("bad key", func(t *testing.T) {
 		env := newE2E(t, nil, llmtest.WithAPIKey("sk-other"))
 		_, err := e2eRun(t, env, env.opts())
@@ -320,5 +341,28 @@ func TestEndToEndCancelKeepsWhatWasFound(t *testing.T) {
 	}
 	if c.Correction.Text != "" {
 		t.Errorf("a correction after cancel: %q", c.Correction.Text)
+	}
+}
+
+func TestEndToEndEarlyStop(t *testing.T) {
+	env := newE2E(t, nil)
+	o := env.opts()
+	// One page at a time makes the order observable: the two high-tier pages
+	// go first, both refute, and nothing else is read. (With more in
+	// parallel a freed slot is refilled at once, so a third page may be in
+	// flight when the second refutation arrives; it is then cancelled.)
+	o.EvidenceParallel = 1
+	c, err := e2eRun(t, env, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env.model.evidenceCalls != 2 {
+		t.Errorf("%d evidence calls, want 2", env.model.evidenceCalls)
+	}
+	for _, host := range []string{"www.bbc.co.uk", "www.npr.org", "www.cityherald.example"} {
+		s := c.SourceByURL(pageURL(host, env.pages[host]))
+		if s.Status != StatusNotNeeded || s.SentChars != 0 {
+			t.Errorf("%s: %s (%s), %d chars sent", host, s.Status, s.Reason, s.SentChars)
+		}
 	}
 }

@@ -43,8 +43,17 @@ func badAnswer(err error) error {
 	return err
 }
 
+// maxPostChars caps the post text sent in each prompt. Posts run to a few
+// thousand characters at most on any platform; a pasted article of 50,000
+// would otherwise be repeated in every call and overflow small contexts.
+const maxPostChars = 6000
+
 func promptPost(p Post, images []Image) prompts.Post {
-	pp := prompts.Post{Text: p.Text, Author: p.Author, Handle: p.Handle, AuthorDescription: p.AuthorDescription,
+	text := p.Text
+	if len(text) > maxPostChars {
+		text = cutAtSentence(text, maxPostChars) + " […]"
+	}
+	pp := prompts.Post{Text: text, Author: p.Author, Handle: p.Handle, AuthorDescription: p.AuthorDescription,
 		Platform: p.Platform, URL: p.URL, PostedAt: p.PostedAt}
 	for _, im := range images {
 		if d := strings.TrimSpace(im.Description); d != "" {
