@@ -231,8 +231,9 @@ func (r *run) stage(ctx context.Context, st Stage) error {
 	}
 	secs := r.e.opts.Now().Sub(t0).Seconds()
 	if err != nil {
-		if ctx.Err() != nil && !strings.Contains(err.Error(), "cancel") {
-			err = fmt.Errorf("%s cancelled: %w", st, err)
+		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+			// Say it was the cancel, whatever the call it interrupted reported.
+			err = fmt.Errorf("%s: %w (%v)", st, ctxErr, err)
 		}
 		r.setState(st, StateFailed, count, secs, err.Error())
 		r.emit(Event{Kind: EventStageFailed, Stage: st, Count: count, Seconds: secs, Err: err.Error(),
