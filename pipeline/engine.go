@@ -40,7 +40,7 @@ type Options struct {
 	// paper's).
 	MinWords int
 	// LexicalThreshold is the lowest lexical relevance a page may have
-	// (default 0.25; see LexicalRelevance). EmbeddingThreshold is the lowest
+	// (default 0.25, measured on real pairs; see LexicalRelevance). EmbeddingThreshold is the lowest
 	// cosine similarity between post and page embeddings (default 0.30)
 	// when an Embedder is configured.
 	LexicalThreshold   float64

@@ -82,10 +82,13 @@ func termSet(ws []string) map[string]bool {
 // title or text, with words that appear in the title counted in full and
 // numbers and names weighing double, since they carry a claim's specifics.
 // 0 means nothing in common, 1 that every word of the post is on the page.
-// Pages under Options.LexicalThreshold (0.25 by default) are irrelevant:
-// on hand-checked pairs a page about the same event shares well over a
-// third of a post's content words, an unrelated page of the same outlet
-// rarely a tenth.
+// Pages under Options.LexicalThreshold (0.25 by default) are irrelevant.
+// On 1,017 real tweets (with their images' OCR text) paired with the
+// PolitiFact fact-checks that debunk them (TestLexicalThresholdOnRealPairs),
+// 0.25 keeps 84% of the true fact-checks and lets through 14% of
+// fact-checks about other US-politics claims; 0.30 would keep 74% and 6%.
+// Recall is favoured: a page let through costs one evidence call, a page
+// kept out may be the one that refutes the post.
 func LexicalRelevance(post, title, text string) float64 {
 	postTerms := weightedTerms(post)
 	if len(postTerms) == 0 {
