@@ -40,9 +40,13 @@ type Options struct {
 	// paper's).
 	MinWords int
 	// LexicalThreshold is the lowest lexical relevance a page may have
-	// (default 0.25, measured on real pairs; see LexicalRelevance). EmbeddingThreshold is the lowest
-	// cosine similarity between post and page embeddings (default 0.30)
-	// when an Embedder is configured.
+	// (default 0.25, measured on real pairs; see LexicalRelevance).
+	// EmbeddingThreshold is the lowest cosine similarity between the post
+	// and a page's title and opening (first 2,000 characters) when an
+	// Embedder is configured (default 0.30: normalised sentence embeddings
+	// such as OpenAI's text-embedding-3 put texts on the same event well
+	// above it and unrelated news below it; the paper's 90/95 are raw dot
+	// products of another model and do not carry over).
 	LexicalThreshold   float64
 	EmbeddingThreshold float64
 	// RefutingPages: evidence stops once this many pages refute (default 2).
