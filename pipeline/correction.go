@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"context"
+
+	"github.com/musecheck/muse/prompts"
 )
 
 // NoSourceText is the whole correction when no evidence survived: muse says
@@ -66,8 +68,14 @@ func (r *run) correction(ctx context.Context) (int, error) {
 		c.Correction.Warnings = append(c.Correction.Warnings, "the model declined to write a correction")
 		return 0, fmt.Errorf("write correction: the model declined (%q): %w", clip(guarded, 120), ErrBadAnswer)
 	}
+	var more []string
 	if len(cited) == 0 {
-		w := "the correction cites none of the evidence pages"
+		more = append(more, "the correction cites none of the evidence pages")
+	}
+	if !strings.HasPrefix(strings.TrimLeft(guarded, "\"'“*_ "), prompts.CorrectionStart) {
+		more = append(more, fmt.Sprintf("the correction does not start with %q", prompts.CorrectionStart))
+	}
+	for _, w := range more {
 		c.Correction.Warnings = append(c.Correction.Warnings, w)
 		r.warn(StageCorrection, "%s", w)
 	}
