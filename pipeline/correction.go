@@ -2,12 +2,11 @@ package pipeline
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
-
-	"context"
 
 	"github.com/musecheck/muse/prompts"
 )
