@@ -1,0 +1,155 @@
+package pipeline
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The fault matrix as the user meets it: the real `muse check` binary,
+// configured only through its environment, against the loopback world.
+// Exit code, stdout and the last stderr line are what a script or a
+// journalist sees.
+
+var museBin struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+func buildMuse(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the muse binary")
+	}
+	museBin.once.Do(func() {
+		dir, err := os.MkdirTemp("", "muse-faults-")
+		if err != nil {
+			museBin.err = err
+			return
+		}
+		museBin.path = filepath.Join(dir, "muse")
+		out, err := exec.Command("go", "build", "-o", museBin.path, "github.com/musecheck/muse").CombinedOutput()
+		if err != nil {
+			museBin.err = errors.New(string(out))
+		}
+	})
+	if museBin.err != nil {
+		t.Fatalf("build muse: %v", museBin.err)
+	}
+	return museBin.path
+}
+
+type cliResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// lastLine is the one-line reason muse prints on failure.
+func (r cliResult) lastLine() string {
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	return lines[len(lines)-1]
+}
+
+func (fe *faultEnv) museCheck(t *testing.T, guard bool, args ...string) cliResult {
+	t.Helper()
+	bin := buildMuse(t)
+	home := t.TempDir()
+	ratings, _ := filepath.Abs(filepath.Join("testdata", "ratings.csv"))
+	if fe.cfg.RatingsFile != filepath.Join("testdata", "ratings.csv") {
+		ratings = fe.cfg.RatingsFile
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_DATA_HOME=" + filepath.Join(home, "data"),
+		"XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "XDG_CACHE_HOME=" + filepath.Join(home, "cache"),
+		"HTTP_PROXY=" + fe.proxy.String(), "OPENAI_BASE_URL=" + fe.cfg.OpenAIBaseURL, "OPENAI_API_KEY=sk-test",
+		"MUSE_MODEL=test-model", "SEARXNG_URL=" + fe.cfg.SearXNGURL, "MUSE_RATINGS=" + ratings, "MUSE_IGNORE_ROBOTS=1"}
+	if !guard {
+		env = append(env, "MUSE_ALLOW_PRIVATE_ADDRESSES=1")
+	}
+	cmd := exec.Command(bin, append([]string{"check", "--before", e2eCutoff.Format(time.RFC3339)}, args...)...)
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	res := cliResult{stdout: stdout.String(), stderr: stderr.String()}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		res.code = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestFaultCLI(t *testing.T) {
+	t.Parallel()
+	rows := []struct {
+		name  string
+		setup func(t *testing.T, fe *faultEnv)
+		guard bool
+		code  int
+		last  []string // words of the last stderr line
+		out   []string // words stdout must still carry
+	}{
+		{name: "healthy", code: 0, out: []string{"This post is false", "www.reuters.com"}},
+		{name: "model rate-limits every call", setup: func(t *testing.T, fe *faultEnv) {
+			fe.llmFault = func(_ string, _ int, w http.ResponseWriter, _ *http.Request) bool {
+				openAIError(w, 429, "requests", "Rate limit reached for requests", "Retry-After", "0")
+				return true
+			}
+		}, code: 1, last: []string{"muse: check not finished", "write search queries", "rate limited"}, out: []string{e2ePost[:40]}},
+		{name: "evidence model fails, correction not written", setup: func(t *testing.T, fe *faultEnv) {
+			fe.llmFault = func(kind string, _ int, w http.ResponseWriter, _ *http.Request) bool {
+				if kind != "evidence" {
+					return false
+				}
+				openAIError(w, 500, "server_error", "The server had an error while processing your request.")
+				return true
+			}
+		}, code: 1, last: []string{"check not finished", "evidence", "every model call failed"}, out: []string{"www.reuters.com"}},
+		{name: "corrupt ratings file", setup: func(t *testing.T, fe *faultEnv) {
+			fe.cfg.RatingsFile = filepath.Join(t.TempDir(), "combined.json")
+			os.WriteFile(fe.cfg.RatingsFile, []byte(`{"version":5,"sources":[`), 0o644)
+		}, code: 2, last: []string{"muse: load publisher ratings", "combined.json", "ends early"}},
+		{name: "gzip bomb and a redirect to the router among the results", guard: true, setup: func(t *testing.T, fe *faultEnv) {
+			fe.hosts["www.bomb.example"] = fixedPage("text/html", gzipOf(make([]byte, 64<<20)), "Content-Encoding", "gzip")
+			fe.hosts["www.sneaky.example"] = http.RedirectHandler("http://192.168.1.1/admin", http.StatusFound)
+			fe.extraURLs = []string{"http://www.bomb.example/springfield", "http://www.sneaky.example/springfield"}
+		}, code: 0, out: []string{"This post is false", "www.reuters.com", "compression bomb", "refusing to connect to 192.168.1.1"}},
+		{name: "search down", setup: func(t *testing.T, fe *faultEnv) {
+			fe.cfg.SearXNGURL = "http://127.0.0.1:1"
+		}, code: 0, out: []string{NoSourceText[:40]}, last: nil},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			t.Parallel()
+			fe := newFaultEnv(t)
+			if row.setup != nil {
+				row.setup(t, fe)
+			}
+			res := fe.museCheck(t, row.guard, e2ePost)
+			if res.code != row.code {
+				t.Errorf("exit %d, want %d\nstderr:\n%s", res.code, row.code, res.stderr)
+			}
+			if row.last != nil {
+				wantContains(t, "last stderr line", res.lastLine(), row.last...)
+			}
+			wantContains(t, "stdout", res.stdout, row.out...)
+			if strings.Contains(res.stdout, "springfield-truth") || strings.Contains(res.stdout+res.stderr, "sk-test") {
+				t.Error("output carries an invented URL or the API key")
+			}
+			t.Logf("%s → exit %d; %s", row.name, res.code, res.lastLine())
+			if os.Getenv("MUSE_FAULTS_DUMP") != "" {
+				t.Logf("stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+			}
+		})
+	}
+}
