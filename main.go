@@ -497,7 +497,7 @@ func batchCmd(app *App) *cobra.Command {
 				return err
 			}
 			if st.Failed > 0 {
-				return fmt.Errorf("%d of %d posts failed; run again to retry them", st.Failed, st.Total)
+				return fmt.Errorf("%d of %d posts failed; their result lines say why, and a rerun tries them again", st.Failed, st.Total)
 			}
 			return nil
 		},
