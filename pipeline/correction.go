@@ -3,11 +3,13 @@ package pipeline
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/musecheck/muse/pipeline/llm"
 	"github.com/musecheck/muse/prompts"
 )
 
@@ -54,8 +56,14 @@ func (r *run) correction(ctx context.Context) (int, error) {
 		r.warn(StageCorrection, "%s", w)
 	}
 	if err != nil {
-		if ctx.Err() == nil {
+		switch {
+		case ctx.Err() != nil:
+		case errors.Is(err, llm.ErrStreamCut):
 			c.Correction.Warnings = append(c.Correction.Warnings, "the model's answer stopped before it was complete: "+err.Error())
+		case errors.Is(err, llm.ErrRefusal):
+			c.Correction.Warnings = append(c.Correction.Warnings, "the model declined to write a correction: "+err.Error())
+		default:
+			c.Correction.Warnings = append(c.Correction.Warnings, "no usable correction: "+err.Error())
 		}
 		r.item(StageCorrection, c.Correction, "correction incomplete")
 		return len(cited), fmt.Errorf("write correction: %w", err)

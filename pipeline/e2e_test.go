@@ -192,16 +192,20 @@ func TestEndToEndBadModel(t *testing.T) {
 		env := newE2E(t, nil)
 		env.model.correctionReply = &llmtest.Reply{CutAfter: 3}
 		c, err := e2eRun(t, env, env.opts())
-		if err == nil || len(c.Correction.Warnings) == 0 || len(c.Evidence) == 0 {
+		if err == nil || len(c.Correction.Warnings) == 0 || len(c.Evidence) == 0 ||
+			!strings.Contains(c.Correction.Warnings[len(c.Correction.Warnings)-1], "stopped before it was complete") {
 			t.Fatalf("cut stream: %v %+v", err, c.Correction)
 		}
 	})
 	t.Run("refusal", func(t *testing.T) {
 		env := newE2E(t, nil)
 		env.model.correctionReply = &llmtest.Reply{Refusal: "I'm sorry, I can't help with that."}
-		_, err := e2eRun(t, env, env.opts())
+		c, err := e2eRun(t, env, env.opts())
 		if err == nil || !errors.Is(err, ErrBadAnswer) {
 			t.Fatalf("refusal: %v", err)
+		}
+		if len(c.Correction.Warnings) == 0 || !strings.Contains(c.Correction.Warnings[len(c.Correction.Warnings)-1], "declined") {
+			t.Errorf("warnings %q", c.Correction.Warnings)
 		}
 	})
 	t.Run("50,000-character post", func(t *testing.T) {
