@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 )
@@ -44,6 +45,19 @@ type Config struct {
 	RatingsFile   string `toml:"ratings" env:"MUSE_RATINGS"`
 	OverridesFile string `toml:"overrides" env:"MUSE_OVERRIDES"`
 	RatingsURL    string `toml:"ratings_url" env:"MUSE_RATINGS_URL"`
+
+	// Cache of search and model responses (sources/httpcache). NoCache
+	// turns it off for a run (--no-cache); CacheTTL is how long an answer
+	// is served again (a Go duration such as "24h"; zero: the cache's
+	// default of a day).
+	NoCache  bool          `toml:"no_cache" env:"MUSE_NO_CACHE"`
+	CacheTTL time.Duration `toml:"cache_ttl" env:"MUSE_CACHE_TTL"`
+
+	// Spend caps in US dollars; zero means no cap. A model call whose
+	// estimated cost would take the check's (or today's) spending past the
+	// cap is not made and the stage fails saying so.
+	SpendCapCheckUSD float64 `toml:"spend_cap_check_usd" env:"MUSE_SPEND_CAP_CHECK_USD"`
+	SpendCapDayUSD   float64 `toml:"spend_cap_day_usd" env:"MUSE_SPEND_CAP_DAY_USD"`
 
 	// Where things live; filled from XDG_* when not set.
 	DataDir   string `toml:"data_dir" env:"MUSE_DATA_DIR"`
@@ -113,7 +127,8 @@ func applyEnv(c *Config, getenv func(string) string) error {
 			*p = v
 		}
 	}
-	bools := map[string]*bool{"MUSE_ALLOW_PRIVATE_ADDRESSES": &c.AllowPrivateAddresses, "MUSE_IGNORE_ROBOTS": &c.IgnoreRobots}
+	bools := map[string]*bool{"MUSE_ALLOW_PRIVATE_ADDRESSES": &c.AllowPrivateAddresses, "MUSE_IGNORE_ROBOTS": &c.IgnoreRobots,
+		"MUSE_NO_CACHE": &c.NoCache}
 	for k, p := range bools {
 		v := strings.TrimSpace(getenv(k))
 		if v == "" {
@@ -125,7 +140,39 @@ func applyEnv(c *Config, getenv func(string) string) error {
 		}
 		*p = b
 	}
+	floats := map[string]*float64{"MUSE_SPEND_CAP_CHECK_USD": &c.SpendCapCheckUSD, "MUSE_SPEND_CAP_DAY_USD": &c.SpendCapDayUSD}
+	for k, p := range floats {
+		v := strings.TrimSpace(getenv(k))
+		if v == "" {
+			continue
+		}
+		f, err := strconv.ParseFloat(strings.TrimPrefix(v, "$"), 64)
+		if err != nil || f < 0 {
+			return fmt.Errorf("environment %s=%q: want an amount in US dollars such as 0.50", k, v)
+		}
+		*p = f
+	}
+	if v := strings.TrimSpace(getenv("MUSE_CACHE_TTL")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("environment MUSE_CACHE_TTL=%q: want a duration such as 24h or 30m", v)
+		}
+		c.CacheTTL = d
+	}
 	return nil
+}
+
+// Secrets returns every credential in the configuration (empty ones
+// left out): what the case store, the cache, exports and logs must never
+// write down.
+func (c *Config) Secrets() []string {
+	var out []string
+	for _, s := range []string{c.OpenAIAPIKey, c.BraveAPIKey, c.GoogleCSEKey, c.SerpAPIKey, c.FactCheckAPIKey} {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // ArchivePath is the SQLite database of every page muse reads.
