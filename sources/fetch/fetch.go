@@ -3,6 +3,8 @@
 // network or exhaust memory: destinations are checked at dial time, bodies
 // are capped after decompression, redirects are counted, robots.txt is
 // honoured, and every page read goes to the archive (Options.Store).
+// (*Fetcher).Client gives other downloads from untrusted URLs (images,
+// platform APIs) the same guard, proxies, redirect and size limits.
 //
 // Proxies: a proxy from Options.Proxy (by default HTTP_PROXY, HTTPS_PROXY
 // and NO_PROXY) is the user's own and is dialled even when it is on a

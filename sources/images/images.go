@@ -64,7 +64,8 @@ type Options struct {
 	// --allow-private-addresses or MUSE_ALLOW_PRIVATE_ADDRESSES=1.
 	AllowPrivate bool
 	// Client, when set, downloads URLs instead of the built-in client that
-	// dials public addresses only; it is then the caller's job to guard it.
+	// dials public addresses only; it is then the caller's job to guard it,
+	// e.g. with a shared (*fetch.Fetcher).Client().
 	Client *http.Client
 	// Proxy picks the proxy for the built-in client. Default
 	// http.ProxyFromEnvironment.

@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/sources/fetch"
-	"github.com/musecheck/muse/sources/images"
 )
 
 // Platforms, as they appear in Post.Platform.
@@ -87,10 +86,11 @@ type PageFetcher interface {
 // Options configures Fetch. The zero value works against the real
 // services; pipeline/config fills AllowPrivate and may share a Fetcher.
 type Options struct {
-	// Client sends the platform API requests. Nil means a client with a
-	// 20s timeout that honours HTTP_PROXY/HTTPS_PROXY/NO_PROXY and dials
-	// public addresses only unless AllowPrivate (a Mastodon instance is
-	// whatever host the pasted URL names).
+	// Client sends the platform API requests. Nil means the Client of
+	// Pages when Pages is a *fetch.Fetcher, else of a new one; either
+	// dials public addresses only unless AllowPrivate (a Mastodon instance
+	// is whatever host the pasted URL names), honours
+	// HTTP_PROXY/HTTPS_PROXY/NO_PROXY and times out after 20s.
 	Client *http.Client
 	// Pages fetches web pages for Open Graph tags. Nil means
 	// fetch.New(fetch.Options{AllowPrivate: AllowPrivate}).
@@ -112,12 +112,15 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.Client == nil {
-		o.Client = images.SafeClient(images.Options{AllowPrivate: o.AllowPrivate, Timeout: 20 * time.Second})
-		o.Client.Timeout = 20 * time.Second
-	}
 	if o.Pages == nil {
 		o.Pages = fetch.New(fetch.Options{AllowPrivate: o.AllowPrivate})
+	}
+	if o.Client == nil {
+		f, ok := o.Pages.(*fetch.Fetcher)
+		if !ok {
+			f = fetch.New(fetch.Options{AllowPrivate: o.AllowPrivate})
+		}
+		o.Client = f.Client()
 	}
 	if o.BlueskyURL == "" {
 		o.BlueskyURL = DefaultBlueskyURL
