@@ -113,7 +113,19 @@ func (c *Client) chatRetry(ctx context.Context, req Request, msgs []Message, str
 	var resp *Response
 	err := c.retry(ctx, func() error {
 		creq := c.buildChat(req, msgs, ci.model, structured)
-		var err error
+		settle, err := c.reserve(ctx, Call{Task: req.Task, Model: ci.model,
+			EstUSD: c.Estimate(Request{Task: req.Task, Messages: creq.Messages, Schema: req.Schema, MaxTokens: req.MaxTokens})})
+		if err != nil {
+			resp = nil
+			return err
+		}
+		defer func() {
+			spent := 0.0
+			if resp != nil {
+				spent = resp.Usage.CostUSD
+			}
+			settle(spent)
+		}()
 		if onDelta == nil {
 			resp, err = c.completeOnce(ctx, ci, creq)
 		} else {
@@ -229,7 +241,8 @@ func (c *Client) completeOnce(ctx context.Context, ci callInfo, creq openai.Chat
 	if err != nil {
 		return nil, ci.classify(ctx, err, info)
 	}
-	resp := &Response{Model: r.Model, Usage: c.usageOf(ci.model, r.Usage)}
+	_, header := info.get()
+	resp := &Response{Model: r.Model, Usage: c.usageOf(ci.model, r.Usage, fromCache(header))}
 	if len(r.Choices) == 0 {
 		return resp, ci.newError(ErrEmpty, "the server returned no choices")
 	}
@@ -284,7 +297,12 @@ func (c *Client) streamOnce(ctx context.Context, ci callInfo, creq openai.ChatCo
 	defer st.Close()
 
 	var text, refusal strings.Builder
+	_, header := info.get()
+	cached := fromCache(header)
 	resp := &Response{Usage: Usage{Calls: 1}}
+	if cached {
+		resp.Usage.CachedCalls = 1
+	}
 	chunks := 0
 	for {
 		chunk, err := st.Recv()
@@ -298,7 +316,7 @@ func (c *Client) streamOnce(ctx context.Context, ci callInfo, creq openai.ChatCo
 			resp.Model = chunk.Model
 		}
 		if chunk.Usage != nil {
-			resp.Usage = c.usageOf(ci.model, *chunk.Usage)
+			resp.Usage = c.usageOf(ci.model, *chunk.Usage, cached)
 		}
 		for _, ch := range chunk.Choices {
 			if ch.Index != 0 {

@@ -42,22 +42,42 @@ func (c *Client) embedBatch(ctx context.Context, batch []string) ([][]float32, U
 		input[i] = t
 	}
 	var res openai.EmbeddingResponse
+	cached := false
 	err := c.retry(ctx, func() error {
+		chars := 0
+		for _, t := range input {
+			chars += len(t)
+		}
+		settle, err := c.reserve(ctx, Call{Task: TaskEmbeddings, Model: model, EstUSD: c.Cost(model, chars/4+1, 0)})
+		if err != nil {
+			return err
+		}
 		info := &respInfo{}
 		actx, cancel := context.WithTimeout(context.WithValue(ctx, respInfoKey{}, info), c.cfg.Timeout)
 		defer cancel()
-		var err error
 		res, err = c.api.CreateEmbeddings(actx, openai.EmbeddingRequest{
 			Input:          input,
 			Model:          openai.EmbeddingModel(model),
 			EncodingFormat: openai.EmbeddingEncodingFormatFloat,
 		})
+		_, header := info.get()
+		cached = err == nil && fromCache(header)
+		if err != nil || cached {
+			settle(0)
+		} else {
+			settle(c.Cost(model, res.Usage.PromptTokens, 0))
+		}
 		return ci.classify(ctx, err, info)
 	})
 	if err != nil {
 		return nil, Usage{}, err
 	}
-	u := Usage{Calls: 1, PromptTokens: res.Usage.PromptTokens, CostUSD: c.Cost(model, res.Usage.PromptTokens, 0)}
+	u := Usage{Calls: 1, PromptTokens: res.Usage.PromptTokens}
+	if cached {
+		u.CachedCalls = 1
+	} else {
+		u.CostUSD = c.Cost(model, res.Usage.PromptTokens, 0)
+	}
 	vecs := make([][]float32, len(batch))
 	for _, d := range res.Data {
 		if d.Index < 0 || d.Index >= len(batch) || vecs[d.Index] != nil {

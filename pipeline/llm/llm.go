@@ -92,7 +92,12 @@ type Config struct {
 	Prices map[string]Price
 	// HTTPClient carries proxies and TLS settings. nil means a plain client.
 	// Its own Timeout should be 0 (streams are long); Config.Timeout applies.
+	// A client from sources/httpcache (Cache.Client) makes repeated calls
+	// free: replayed answers are counted in Usage.CachedCalls at no cost.
 	HTTPClient *http.Client
+	// SpendGuard, when set, is asked before every request (the per-day
+	// cap); WithSpendGuard adds guards per context (the per-check cap).
+	SpendGuard SpendGuard
 }
 
 // Request is one chat call.

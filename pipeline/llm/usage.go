@@ -7,9 +7,13 @@ import (
 )
 
 // Usage counts model calls and tokens as the server reported them, and their
-// cost from the price table (0 for models without a price, such as local ones).
+// cost from the price table (0 for models without a price, such as local
+// ones, and for answers replayed from the response cache).
 type Usage struct {
-	Calls            int     `json:"llm_calls"`
+	Calls int `json:"llm_calls"`
+	// CachedCalls counts the calls among Calls answered by the response
+	// cache (sources/httpcache): their tokens are counted, their cost is 0.
+	CachedCalls      int     `json:"cached_calls"`
 	PromptTokens     int     `json:"prompt_tokens"`
 	CompletionTokens int     `json:"completion_tokens"`
 	CostUSD          float64 `json:"cost_usd"`
@@ -18,6 +22,7 @@ type Usage struct {
 // Add adds o to u.
 func (u *Usage) Add(o Usage) {
 	u.Calls += o.Calls
+	u.CachedCalls += o.CachedCalls
 	u.PromptTokens += o.PromptTokens
 	u.CompletionTokens += o.CompletionTokens
 	u.CostUSD += o.CostUSD
@@ -93,11 +98,13 @@ func (c *Client) Cost(model string, promptTokens, completionTokens int) float64 
 	return (float64(promptTokens)*p.PromptPerMTok + float64(completionTokens)*p.CompletionPerMTok) / 1e6
 }
 
-func (c *Client) usageOf(model string, u openai.Usage) Usage {
-	return Usage{
-		Calls:            1,
-		PromptTokens:     u.PromptTokens,
-		CompletionTokens: u.CompletionTokens,
-		CostUSD:          c.Cost(model, u.PromptTokens, u.CompletionTokens),
+// usageOf is one call's usage; a replay from the cache cost nothing.
+func (c *Client) usageOf(model string, u openai.Usage, cached bool) Usage {
+	out := Usage{Calls: 1, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
+	if cached {
+		out.CachedCalls = 1
+	} else {
+		out.CostUSD = c.Cost(model, u.PromptTokens, u.CompletionTokens)
 	}
+	return out
 }
