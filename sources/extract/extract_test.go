@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/musecheck/muse/sources"
 )
 
 var testNow = time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC)
@@ -207,7 +209,7 @@ func TestWriteJSONKeys(t *testing.T) {
 			t.Errorf("JSON lacks key %q", k)
 		}
 	}
-	if p, _ := m["published"].(string); !parseDate(p).Equal(time.Date(2023, 1, 28, 19, 2, 0, 0, time.UTC)) {
+	if p, _ := m["published"].(string); !sources.ParseDate(p).Equal(time.Date(2023, 1, 28, 19, 2, 0, 0, time.UTC)) {
 		t.Errorf("published = %v, want 2023-01-28 19:02 UTC with its time of day", m["published"])
 	}
 	crs, _ := m["claim_reviews"].([]any)
@@ -260,21 +262,5 @@ func TestCleanParagraphs(t *testing.T) {
 	in = []string{"The court read: Copyright law protects expression.", "Copyright 2019 holds here too.", "a", "b", "c", "d"}
 	if got := cleanParagraphs(in, "", ""); len(got) != len(in) {
 		t.Errorf("early copyright lines were cut: %q", got)
-	}
-}
-
-func TestParseDate(t *testing.T) {
-	for in, want := range map[string]string{
-		"2019-11-19T10:00:00Z":          "2019-11-19",
-		"2019-11-19T10:00:00+0000":      "2019-11-19",
-		"2019-11-19T22:00:00.000-05:00": "2019-11-19",
-		"2019-11-19 10:00:00":           "2019-11-19",
-		"2019-11-19":                    "2019-11-19",
-		"Tue, 19 Nov 2019 10:00:00 GMT": "2019-11-19",
-		"yesterday":                     "",
-	} {
-		if got := day(parseDate(in)); got != want {
-			t.Errorf("parseDate(%q) = %q, want %q", in, got, want)
-		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/musecheck/muse/sources"
 )
 
 // node is one JSON-LD object (anything with an @type).
@@ -186,37 +187,5 @@ func (n node) names(key string) []string {
 
 // date returns a property parsed as a date, zero when absent or unreadable.
 func (n node) date(key string) time.Time {
-	return parseDate(n.str(key))
-}
-
-// dateLayouts are the forms seen in JSON-LD and meta tags; ISO 8601 with
-// and without seconds, zones and fractions, and bare days.
-var dateLayouts = []string{
-	time.RFC3339Nano,
-	"2006-01-02T15:04:05Z0700",
-	"2006-01-02T15:04:05.999999999Z0700",
-	"2006-01-02T15:04Z07:00",
-	"2006-01-02T15:04:05",
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02T15:04",
-	"2006-01-02 15:04:05Z07:00",
-	"2006-01-02 15:04:05 Z0700",
-	"2006-01-02 15:04:05",
-	"2006-01-02",
-	time.RFC1123Z,
-	time.RFC1123,
-	"Mon, 2 Jan 2006 15:04:05 -0700",
-}
-
-func parseDate(s string) time.Time {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return time.Time{}
-	}
-	for _, l := range dateLayouts {
-		if t, err := time.Parse(l, s); err == nil {
-			return t
-		}
-	}
-	return time.Time{}
+	return sources.ParseDate(n.str(key))
 }

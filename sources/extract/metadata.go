@@ -8,6 +8,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/markusmobius/go-htmldate"
 	"github.com/markusmobius/go-trafilatura"
+	"github.com/musecheck/muse/sources"
 	"golang.org/x/net/html"
 )
 
@@ -89,7 +90,7 @@ func declaredModified(nodes []node, doc *goquery.Document) time.Time {
 		`meta[itemprop="dateModified"]`, `meta[name="last-modified"]`, `meta[name="dcterms.modified"]`,
 		`meta[name="DC.date.modified"]`,
 	} {
-		if t := parseDate(metaContent(doc, sel)); !t.IsZero() {
+		if t := sources.ParseDate(metaContent(doc, sel)); !t.IsZero() {
 			return t
 		}
 	}
@@ -223,7 +224,7 @@ func declaredPublished(nodes []node, doc *goquery.Document) time.Time {
 		`meta[name="parsely-pub-date"]`, `meta[name="pubdate"]`, `meta[name="publishdate"]`,
 		`meta[name="dc.date.issued"]`, `meta[name="DC.date.issued"]`, `meta[name="dcterms.created"]`,
 	} {
-		if t := parseDate(metaContent(doc, sel)); !t.IsZero() {
+		if t := sources.ParseDate(metaContent(doc, sel)); !t.IsZero() {
 			return t
 		}
 	}
@@ -231,7 +232,7 @@ func declaredPublished(nodes []node, doc *goquery.Document) time.Time {
 	doc.Find(`[itemprop="datePublished"]`).EachWithBreak(func(_ int, s *goquery.Selection) bool {
 		for _, attr := range []string{"content", "datetime"} {
 			if v, ok := s.Attr(attr); ok {
-				if t = parseDate(v); !t.IsZero() {
+				if t = sources.ParseDate(v); !t.IsZero() {
 					return false
 				}
 			}

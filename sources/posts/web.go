@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/musecheck/muse/sources"
 
 	"github.com/musecheck/muse/sources/fetch"
 )
@@ -52,7 +52,7 @@ func fetchWeb(ctx context.Context, raw string, opts Options) (*Post, error) {
 		p.Handle = c
 	}
 	for _, k := range []string{"article:published_time", "og:article:published_time", "datepublished", "date", "pubdate", "dc.date", "dcterms.created"} {
-		if t := parseTime(m.get(k)); !t.IsZero() {
+		if t := sources.ParseDate(m.get(k)); !t.IsZero() {
 			p.PostedAt = t
 			break
 		}
@@ -160,25 +160,4 @@ func nonURL(s string) string {
 		return ""
 	}
 	return s
-}
-
-var timeLayouts = []string{
-	time.RFC3339Nano,
-	"2006-01-02T15:04:05Z0700",
-	"2006-01-02T15:04:05",
-	"2006-01-02T15:04Z07:00",
-	"2006-01-02 15:04:05",
-	"2006-01-02",
-	time.RFC1123Z,
-	time.RFC1123,
-}
-
-func parseTime(s string) time.Time {
-	s = strings.TrimSpace(s)
-	for _, l := range timeLayouts {
-		if t, err := time.Parse(l, s); err == nil {
-			return t
-		}
-	}
-	return time.Time{}
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/musecheck/muse/sources"
 )
 
 var tweetPath = regexp.MustCompile(`^/(?:[A-Za-z0-9_]{1,15}|i/web|i)/status(?:es)?/(\d{1,20})(?:/.*)?$`)
@@ -214,9 +215,7 @@ func fetchOEmbed(ctx context.Context, u *url.URL, id string, opts Options) (*Pos
 	p.PostedAt = snowflakeTime(id)
 	if p.PostedAt.IsZero() {
 		date := strings.TrimSpace(doc.Find("blockquote > a").Last().Text())
-		if t, err := time.Parse("January 2, 2006", date); err == nil {
-			p.PostedAt = t
-		}
+		p.PostedAt = sources.ParseDate(date)
 	}
 	if media > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("the post has media (%d link) that oEmbed does not give; open the post to see them", media))

@@ -5,41 +5,21 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// dateLayouts are the absolute date forms search APIs put in their answers:
-// ISO 8601 with and without zone (SearXNG publishedDate, Brave page_age,
-// metatags), and the "Jan 2, 2006" style Google shows next to a result.
-var dateLayouts = []string{
-	time.RFC3339Nano,
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02T15:04:05Z0700",
-	"2006-01-02 15:04:05",
-	"2006-01-02",
-	"Jan 2, 2006",
-	"January 2, 2006",
-	"2 Jan 2006",
-	"2 January 2006",
-	time.RFC1123Z,
-	time.RFC1123,
-}
+	"github.com/musecheck/muse/sources"
+)
 
 var relativeDate = regexp.MustCompile(`^(\d+)\s+(second|minute|hour|day|week|month|year)s?\s+ago$`)
 
-// parseDate reads a provider's date string. Relative forms ("3 days ago")
-// are counted back from now, the time of the answer. Unknown forms give the
-// zero time: a hit without a date is still a hit.
+// parseDate reads a provider's date string: the absolute forms of
+// sources.ParseDate, or a relative one ("3 days ago") counted back from
+// now, the time of the answer. Unknown forms give the zero time: a hit
+// without a date is still a hit.
 func parseDate(s string, now time.Time) time.Time {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return time.Time{}
+	if t := sources.ParseDate(s); !t.IsZero() {
+		return t
 	}
-	for _, l := range dateLayouts {
-		if t, err := time.Parse(l, s); err == nil {
-			return t
-		}
-	}
-	m := relativeDate.FindStringSubmatch(strings.ToLower(s))
+	m := relativeDate.FindStringSubmatch(strings.ToLower(strings.TrimSpace(s)))
 	if m == nil {
 		return time.Time{}
 	}

@@ -1,0 +1,42 @@
+package sources
+
+import (
+	"testing"
+	"time"
+)
+
+func TestParseDate(t *testing.T) {
+	for in, want := range map[string]string{
+		// JSON-LD and meta tags
+		"2019-11-19T10:00:00Z":           "2019-11-19T10:00:00Z",
+		"2019-11-19T10:00:00+0000":       "2019-11-19T10:00:00Z",
+		"2019-11-19T22:00:00.000-05:00":  "2019-11-20T03:00:00Z",
+		"2019-11-19T10:00+01:00":         "2019-11-19T09:00:00Z",
+		"2019-11-19T10:00":               "2019-11-19T10:00:00Z",
+		"2019-11-19 10:00:00":            "2019-11-19T10:00:00Z",
+		"2019-11-19 10:00:00 +0100":      "2019-11-19T09:00:00Z",
+		" 2019-11-19\n":                  "2019-11-19T00:00:00Z",
+		"Tue, 19 Nov 2019 10:00:00 GMT":  "2019-11-19T10:00:00Z",
+		"Tue, 5 Nov 2019 10:00:00 +0200": "2019-11-05T08:00:00Z",
+		// search APIs
+		"2020-03-31T00:00:00":      "2020-03-31T00:00:00Z",
+		"2020-03-31T16:55:00.123Z": "2020-03-31T16:55:00.123Z",
+		"Apr 23, 2020":             "2020-04-23T00:00:00Z",
+		"June 26, 2020":            "2020-06-26T00:00:00Z",
+		"2 Jan 2021":               "2021-01-02T00:00:00Z",
+		"14 February 2022":         "2022-02-14T00:00:00Z",
+	} {
+		w, err := time.Parse(time.RFC3339Nano, want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ParseDate(in); !got.Equal(w) {
+			t.Errorf("ParseDate(%q) = %v, want %s", in, got, want)
+		}
+	}
+	for _, in := range []string{"", "yesterday", "3 days ago", "13/45/2020", "2020-13-01"} {
+		if got := ParseDate(in); !got.IsZero() {
+			t.Errorf("ParseDate(%q) = %v, want zero", in, got)
+		}
+	}
+}
