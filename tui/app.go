@@ -21,6 +21,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/export"
 )
 
 // Options configure the app. Zero values are safe: no drafts, no newsroom
@@ -69,6 +70,15 @@ type Options struct {
 	// Mouse turns on wheel scrolling (it stops the terminal's own text
 	// selection, so it is off unless asked for).
 	Mouse bool
+	// Cases keeps every check as a case while it runs (a *cases.Store).
+	// Nil: checks are kept only as crash drafts.
+	Cases CaseStore
+	// Case reopens a saved case (`muse cases open ID`) in the check view
+	// where it was left, without running anything.
+	Case *pipeline.Check
+	// Reviewer prefills the questions the ClaimReview export asks (the
+	// reviewing organisation, its page); the verdict is always asked.
+	Reviewer export.Reviewer
 }
 
 type screen int
@@ -86,6 +96,7 @@ const (
 	overlayQuit
 	overlayRestore
 	overlayPrompt
+	overlayExport
 )
 
 // stageView is the state of one stage as the app shows it.
@@ -143,6 +154,14 @@ type Model struct {
 	draftID   string
 	draftSeq  int
 	rendered  struct{ key, out string }
+
+	saver       *caseSaver
+	caseSeq     int
+	caseSaving  bool // a save of the case is in flight
+	casePending bool // the check changed since that save began
+	caseErr     string
+	reviewer    export.Reviewer // the last ClaimReview answers, asked again prefilled
+	verdict     string
 }
 
 // promptState is a one-line question at the bottom of the screen (edit a
@@ -186,6 +205,11 @@ func New(ctx context.Context, opts Options) *Model {
 	m.compose = newCompose(st, opts.Post, opts.Cutoff)
 	m.editor = textarea.New()
 	m.resetStages()
+	m.saver = &caseSaver{}
+	m.reviewer = opts.Reviewer
+	if opts.Case != nil {
+		m.openCase(opts.Case)
+	}
 	return m
 }
 
@@ -214,10 +238,15 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	p := tea.NewProgram(New(ctx, opts), popts...)
 	final, err := p.Run()
-	if m, ok := final.(*Model); ok && m.runErr != "" && err == nil {
-		// The reason stays on screen in the app; repeat it where it
-		// survives the alternate screen.
-		fmt.Fprintln(os.Stderr, "muse: last run:", m.runErr)
+	if m, ok := final.(*Model); ok {
+		if m.runErr != "" && err == nil {
+			// The reason stays on screen in the app; repeat it where it
+			// survives the alternate screen.
+			fmt.Fprintln(os.Stderr, "muse: last run:", m.runErr)
+		}
+		if m.saving() && m.saver.anySaved() {
+			fmt.Fprintf(os.Stderr, "muse: saved as case %s; reopen it with: muse cases open %s\n", m.check.ID, m.check.ID)
+		}
 	}
 	if err != nil && ctx.Err() != nil {
 		return nil // interrupted by a signal: drafts are on disk
@@ -232,7 +261,7 @@ func (m *Model) Init() tea.Cmd {
 	if m.opts.Notice != "" {
 		cmds = append(cmds, m.setStatus(m.opts.Notice))
 	}
-	if m.opts.DraftDir != "" {
+	if m.opts.DraftDir != "" && m.opts.Case == nil {
 		cmds = append(cmds, findDraft(m.opts.DraftDir, m.draftID))
 	}
 	if m.opts.Start {
@@ -261,6 +290,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, next
 		}
 		return m, tea.Batch(m.onEvent(msg.ev), next)
+	case caseSavedMsg:
+		return m, m.onCaseSaved(msg)
 	case runDoneMsg:
 		if msg.gen != m.gen {
 			return m, nil
@@ -329,6 +360,8 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		return m.onRestoreKey(msg)
 	case overlayPrompt:
 		return m.onPromptKey(msg)
+	case overlayExport:
+		return m.onExportKey(msg)
 	}
 	if msg.String() == "ctrl+c" || (msg.String() == "esc" && m.running && !m.editing) {
 		if m.running {
@@ -345,14 +378,19 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	return m.onCheckKey(msg)
 }
 
-// quit leaves at once unless something typed would be lost.
+// quit leaves at once unless something typed would be lost. A check kept
+// as a case loses nothing: it is saved one last time on the way out.
 func (m *Model) quit() tea.Cmd {
-	if m.dirty {
+	inCase := m.saving() && m.screen == screenCheck && !m.editing
+	if m.dirty && !inCase {
 		m.overlay = overlayQuit
 		return nil
 	}
 	if m.cancel != nil {
 		m.cancel()
+	}
+	if inCase {
+		return tea.Sequence(m.saveCaseNow(), removeDraft(m.opts.DraftDir, m.draftID), tea.Quit)
 	}
 	return tea.Sequence(removeDraft(m.opts.DraftDir, m.draftID), tea.Quit)
 }
@@ -400,6 +438,8 @@ func (m *Model) View() string {
 				"y quit anyway · any other key stay")
 	case overlayRestore:
 		return m.restoreView()
+	case overlayExport:
+		return m.exportView()
 	}
 	if m.screen == screenCompose {
 		return m.composeView()

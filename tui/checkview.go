@@ -90,6 +90,9 @@ func (m *Model) stageList() string {
 		}
 		b.WriteString(ansi.Truncate(line, stageListWidth, "…") + "\n")
 	}
+	if u := m.usageBlock(); u != "" {
+		b.WriteString("\n" + u + "\n")
+	}
 	if m.running {
 		b.WriteString("\n" + m.st.Dim.Render(wrap("esc stops and keeps what was found", stageListWidth)) + "\n")
 	} else if m.stopped {
@@ -98,7 +101,57 @@ func (m *Model) stageList() string {
 	if m.runErr != "" {
 		b.WriteString("\n" + m.st.Fail.Render(wrap("✗ "+m.runErr, stageListWidth)) + "\n")
 	}
+	if m.saving() {
+		b.WriteString("\n" + m.st.Dim.Render("case "+m.check.ID) + "\n")
+	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// usageBlock is the model's tokens and cost per stage, as the engine
+// accounts them in Usage.ByStage (summed over reruns: what was paid).
+func (m *Model) usageBlock() string {
+	by := m.check.Usage.ByStage
+	var rows []string
+	for _, s := range pipeline.Stages {
+		u, ok := by[string(s)]
+		tok := u.PromptTokens + u.CompletionTokens
+		if !ok || (tok == 0 && u.CostUSD == 0) {
+			continue
+		}
+		rows = append(rows, fmt.Sprintf("%-10s %4s %6s", s, shortCount(tok), shortCost(u.CostUSD)))
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	return m.st.Dim.Render(fmt.Sprintf("%-10s %4s %6s", "model use", "tok", "cost") + "\n" + strings.Join(rows, "\n"))
+}
+
+// shortCount writes a token count in at most 4 columns.
+func shortCount(n int) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 9950:
+		return fmt.Sprintf("%.1fk", float64(n)/1000)
+	case n < 999500:
+		return fmt.Sprintf("%.0fk", float64(n)/1000)
+	}
+	return fmt.Sprintf("%.1fM", float64(n)/1e6)
+}
+
+// shortCost writes dollars in at most 6 columns: $.0006, $1.23, $12.3.
+func shortCost(usd float64) string {
+	switch {
+	case usd <= 0:
+		return "$0"
+	case usd < 0.99995:
+		return "$" + strings.TrimPrefix(fmt.Sprintf("%.4f", usd), "0")
+	case usd < 9.995:
+		return fmt.Sprintf("$%.2f", usd)
+	case usd < 999.5:
+		return fmt.Sprintf("$%.0f", usd)
+	}
+	return fmt.Sprintf("$%.0fk", usd/1000)
 }
 
 // stageMark is a stage's icon, its short state, and the style to draw it in.
@@ -251,7 +304,8 @@ func (m *Model) footer(keys helpKeys) string {
 		top = m.st.StatusBar.Render(firstNonEmpty(m.opts.Model, "no model")) + m.statusSuffix()
 	}
 	m.help.Width = m.width
-	return top + "\n" + m.help.View(keys)
+	// help adds a binding that overflows when not even its ellipsis fits
+	return top + "\n" + ansi.Truncate(m.help.View(keys), m.width, "…")
 }
 
 func (m *Model) statusSuffix() string {
@@ -354,6 +408,10 @@ func (m *Model) checkHelp() helpKeys {
 	nav := []keyBinding{k.NextStage, k.PrevStage, k.Up, k.Down}
 	var pane []keyBinding
 	switch m.selected() {
+	case pipeline.StageImages:
+		if len(m.check.Images) > 0 {
+			pane = []keyBinding{k.EditDescription, k.QueriesAgain, k.Open}
+		}
 	case pipeline.StageQueries:
 		pane = []keyBinding{k.Toggle, k.Edit, k.Add, k.Delete, k.SearchAgain}
 	case pipeline.StageSearch:
@@ -398,6 +456,7 @@ func (m *Model) helpView() string {
 		{"Everywhere", []keyBinding{k.Stop, k.Quit, k.Help, k.Copy, k.Export, k.New}},
 		{"Compose", []keyBinding{nb("tab/S-tab", "next/prev field"), k.Submit}},
 		{"Stages", []keyBinding{nb("tab/S-tab", "next/prev stage"), nb("←/→ 1…6", "pick a stage"), nb("↑/↓ j/k", "move")}},
+		{"Images", []keyBinding{k.EditDescription, k.QueriesAgain, k.Open}},
 		{"Queries", []keyBinding{k.Toggle, k.Edit, k.Add, k.Delete, k.SearchAgain}},
 		{"Sources", []keyBinding{k.Enter, k.Drop, k.Boost, k.Restore, k.Open, nb("D/B", "drop/boost for newsroom"), k.SearchAgain, k.EvidenceAgain}},
 		{"Evidence", []keyBinding{k.Toggle, k.Open, k.WriteAgain}},

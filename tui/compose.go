@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/cases"
 )
 
 // Compose fields, in tab order; fieldSubmit is the "Check" button.
@@ -227,6 +228,11 @@ func (m *Model) submitCompose() tea.Cmd {
 		nc := m.opts.NewCheck(c.Post, c.Cutoff)
 		nc.Cutoff = c.Cutoff
 		c = nc
+	}
+	if m.opts.Cases != nil {
+		// The case's ID, set before the run so every save of it lands in
+		// one case.
+		c.ID = cases.NewID()
 	}
 	m.check = c
 	m.screen = screenCheck

@@ -1,11 +1,9 @@
 package tui
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -18,22 +16,11 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/export"
 )
 
-// NoteLimit is the Community Notes length limit.
-const NoteLimit = 280
-
+// linkRE finds the links a person's edit cites (Correction.URLs).
 var linkRE = regexp.MustCompile(`https?://[^\s)\]>"]+`)
-
-// noteLength counts characters the way Community Notes does: each link
-// counts as one character, whatever its length.
-func noteLength(s string) int {
-	n := len([]rune(strings.TrimSpace(s)))
-	for _, u := range linkRE.FindAllString(strings.TrimSpace(s), -1) {
-		n -= len([]rune(u)) - 1
-	}
-	return n
-}
 
 // renderMarkdown renders the correction with glamour, cached by text and
 // width because View runs on every spinner tick.
@@ -95,10 +82,10 @@ func (m *Model) correctionPane(w, h int) string {
 }
 
 func (m *Model) countLine(text string, w int) string {
-	n := noteLength(text)
-	s := fmt.Sprintf("%d/%d characters (each link counts as 1)", n, NoteLimit)
-	if n > NoteLimit {
-		return m.st.Fail.Render(wrap(s+fmt.Sprintf(" — %d over the Community Notes limit", n-NoteLimit), w))
+	n := export.NoteLength(text)
+	s := fmt.Sprintf("%d/%d characters (each link counts as 1)", n, export.NoteLimit)
+	if n > export.NoteLimit {
+		return m.st.Fail.Render(wrap(s+fmt.Sprintf(" — %d over the Community Notes limit", n-export.NoteLimit), w))
 	}
 	return m.st.Dim.Render(wrap(s, w))
 }
@@ -170,7 +157,7 @@ func (m *Model) setCorrection(text, status string) tea.Cmd {
 	c.Edited = true
 	c.URLs = linkRE.FindAllString(text, -1)
 	m.dirty = true
-	return tea.Batch(m.setStatus(status), m.scheduleDraft())
+	return tea.Batch(m.setStatus(status), m.scheduleDraft(), m.saveCase(), m.saveCorrectionDraft(true))
 }
 
 type editorReadyMsg struct {
@@ -241,7 +228,7 @@ func (m *Model) copyCorrection() tea.Cmd {
 	}
 	if f := m.opts.Clipboard; f != nil {
 		return func() tea.Msg {
-			return resultMsg{what: "copy", err: f(text), saved: true, text: fmt.Sprintf("copied the correction (%d characters)", noteLength(text))}
+			return resultMsg{what: "copy", err: f(text), saved: true, text: fmt.Sprintf("copied the correction (%d characters)", export.NoteLength(text))}
 		}
 	}
 	out, tmux, screen := m.opts.Output, m.opts.Tmux, m.opts.Screen
@@ -267,7 +254,7 @@ func (m *Model) copyCorrection() tea.Cmd {
 		if len(how) == 0 {
 			return resultMsg{what: "copy", err: fmt.Errorf("no clipboard reachable: export with x instead")}
 		}
-		return resultMsg{what: "copy", saved: true, text: fmt.Sprintf("copied the correction (%d characters) via %s", noteLength(text), strings.Join(how, " + "))}
+		return resultMsg{what: "copy", saved: true, text: fmt.Sprintf("copied the correction (%d characters) via %s", export.NoteLength(text), strings.Join(how, " + "))}
 	}
 }
 
@@ -290,37 +277,5 @@ func (m *Model) openURL(u string) tea.Cmd {
 		}
 		go cmd.Wait() //nolint:errcheck // the browser outlives us; only reap the launcher
 		return resultMsg{what: "open", text: "opened " + u}
-	}
-}
-
-// askExport asks where to write the Markdown and JSON files.
-func (m *Model) askExport() tea.Cmd {
-	if m.check == nil {
-		return nil
-	}
-	base := filepath.Join(firstNonEmpty(m.opts.ExportDir, "."), "muse-"+m.now().Format("2006-01-02-1504"))
-	return m.ask("Export to (.md and .json):", base, func(m *Model, v string) tea.Cmd {
-		v = strings.TrimSpace(v)
-		if v == "" {
-			return nil
-		}
-		v = strings.TrimSuffix(strings.TrimSuffix(v, ".md"), ".json")
-		return exportCheck(cloneCheck(m.check), v)
-	})
-}
-
-func exportCheck(c *pipeline.Check, base string) tea.Cmd {
-	return func() tea.Msg {
-		js, err := json.MarshalIndent(c, "", "  ")
-		if err != nil {
-			return resultMsg{what: "export", err: fmt.Errorf("encode the check as JSON: %w", err)}
-		}
-		if err := writeAtomic(base+".md", []byte(Markdown(c))); err != nil {
-			return resultMsg{what: "export", err: err}
-		}
-		if err := writeAtomic(base+".json", append(js, '\n')); err != nil {
-			return resultMsg{what: "export", err: err}
-		}
-		return resultMsg{what: "export", saved: true, text: "exported " + base + ".md and .json"}
 	}
 }

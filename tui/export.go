@@ -2,79 +2,137 @@ package tui
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/export"
 )
 
-// Markdown renders a check for a newsroom's notes: the correction first,
-// then the evidence it rests on, the sources and the post.
-func Markdown(c *pipeline.Check) string {
+// exportChoice is one line of the export menu. The formats themselves are
+// package export's, which `muse cases export` renders too, so a file
+// exported here is byte for byte what the CLI writes.
+type exportChoice struct {
+	format, key, ext, what string
+}
+
+var exportDetails = map[string]exportChoice{
+	"md":          {key: "m", ext: ".md", what: "Markdown for editors: correction, quotes, sources, post"},
+	"json":        {key: "j", ext: ".json", what: "the whole check as JSON"},
+	"note":        {key: "n", ext: ".note.txt", what: "Community Notes note: ≤280 characters, each link 1"},
+	"claimreview": {key: "c", ext: ".claimreview.json", what: "ClaimReview JSON-LD (asks who reviews and the verdict)"},
+}
+
+// exportChoices lists export.Formats with their menu keys; a format this
+// menu does not know yet is still offered, by its number.
+func exportChoices() []exportChoice {
+	var out []exportChoice
+	for i, f := range export.Formats {
+		c, ok := exportDetails[f]
+		if !ok {
+			c = exportChoice{key: fmt.Sprint(i + 1), ext: "." + f, what: f}
+		}
+		c.format = f
+		out = append(out, c)
+	}
+	return out
+}
+
+// askExport opens the export menu.
+func (m *Model) askExport() tea.Cmd {
+	if m.check == nil {
+		return nil
+	}
+	m.overlay = overlayExport
+	return nil
+}
+
+func (m *Model) exportView() string {
 	var b strings.Builder
-	b.WriteString("# Correction\n\n")
-	if t := strings.TrimSpace(c.Correction.Text); t != "" {
-		b.WriteString(t + "\n\n")
-		fmt.Fprintf(&b, "_%d/%d characters, each link counted as 1", noteLength(t), NoteLimit)
-		if c.Correction.Edited {
-			b.WriteString("; edited by a person")
-		}
-		b.WriteString("._\n\n")
-	} else {
-		b.WriteString("_No correction was written._\n\n")
+	for i, c := range exportChoices() {
+		fmt.Fprintf(&b, "%s %s  %-11s %s\n", m.st.Bold.Render(c.key), m.st.Dim.Render(fmt.Sprint(i+1)), c.format, m.st.Dim.Render(c.what))
 	}
-	for _, w := range c.Correction.Warnings {
-		b.WriteString("> **Warning:** " + w + "\n\n")
+	b.WriteString("\nesc cancel")
+	w := min(m.width-4, 76)
+	box := m.st.Box.Width(w).Render(m.st.Bold.Render("Export the check as…") + "\n\n" + b.String())
+	return lipgloss.Place(m.width, m.height, lipgloss.Center, lipgloss.Center, box)
+}
+
+func (m *Model) onExportKey(msg tea.KeyMsg) tea.Cmd {
+	k := msg.String()
+	if k == "enter" {
+		k = "m" // the editors' format unless another is picked
 	}
-	if len(c.Evidence) > 0 {
-		b.WriteString("## Evidence\n\n")
-		for _, e := range c.Evidence {
-			if !e.Included {
-				continue
+	m.overlay = overlayNone
+	for i, c := range exportChoices() {
+		if k == c.key || k == fmt.Sprint(i+1) {
+			if c.format == "claimreview" {
+				return m.askClaimReview(c)
 			}
-			mark := ""
-			if !e.Verified {
-				mark = " (not found verbatim in the page)"
-			}
-			fmt.Fprintf(&b, "- %s%s: “%s” — <%s>\n", e.Kind, mark, strings.TrimSpace(e.Quote), e.SourceURL)
-		}
-		b.WriteString("\n")
-	}
-	var used []pipeline.Source
-	for _, s := range c.Sources {
-		if s.Status == pipeline.StatusUsed || s.Status == pipeline.StatusBoosted {
-			used = append(used, s)
+			return m.askExportPath(c, export.Options{Format: c.format})
 		}
 	}
-	if len(used) > 0 {
-		b.WriteString("## Sources\n\n")
-		for _, s := range used {
-			date := ""
-			if !s.Published.IsZero() {
-				date = ", " + s.Published.Format("2006-01-02")
-			}
-			fmt.Fprintf(&b, "- [%s](%s) — %s tier%s\n", firstNonEmpty(s.Title, s.Publisher, s.Domain), firstNonEmpty(s.FinalURL, s.URL), s.Tier, date)
+	return nil // esc or any other key closes the menu
+}
+
+// askClaimReview asks what ClaimReview needs and muse cannot know: who
+// reviews, where the review is published, and the verdict (muse writes a
+// correction, never a rating). The answers are offered again next time.
+func (m *Model) askClaimReview(c exportChoice) tea.Cmd {
+	return m.ask("ClaimReview — reviewing organisation:", m.reviewer.Name, func(m *Model, name string) tea.Cmd {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			return m.setStatus("ClaimReview not exported: it needs the reviewing organisation's name")
 		}
-		b.WriteString("\n")
+		m.reviewer.Name = name
+		page := firstNonEmpty(m.reviewer.ReviewURL, m.reviewer.URL)
+		return m.ask("URL where the review is published:", page, func(m *Model, page string) tea.Cmd {
+			m.reviewer.ReviewURL = strings.TrimSpace(page)
+			return m.ask("Verdict (false, misleading, missing context…):", m.verdict, func(m *Model, v string) tea.Cmd {
+				rating, err := export.ParseRating(v)
+				if err != nil {
+					return m.setStatus("ClaimReview not exported: " + err.Error())
+				}
+				m.verdict = strings.TrimSpace(v)
+				rev := m.reviewer
+				rev.Published = m.now()
+				return m.askExportPath(c, export.Options{Format: c.format, Reviewer: rev, Rating: rating})
+			})
+		})
+	})
+}
+
+// askExportPath asks where to write the export, offering a name from the
+// case ID (or the time) in the export directory.
+func (m *Model) askExportPath(c exportChoice, o export.Options) tea.Cmd {
+	name := "muse-" + m.now().Format("2006-01-02-1504")
+	if m.check.ID != "" {
+		name = "muse-" + m.check.ID
 	}
-	b.WriteString("## Post\n\n")
-	for _, line := range strings.Split(strings.TrimSpace(c.Post.Text), "\n") {
-		b.WriteString("> " + line + "\n")
+	def := filepath.Join(firstNonEmpty(m.opts.ExportDir, "."), name+c.ext)
+	return m.ask("Export "+c.format+" to:", def, func(m *Model, v string) tea.Cmd {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			return nil
+		}
+		return exportCheck(cloneCheck(m.check), o, v)
+	})
+}
+
+// exportCheck renders and writes one export in the background.
+func exportCheck(c *pipeline.Check, o export.Options, path string) tea.Cmd {
+	return func() tea.Msg {
+		what := "export " + o.Format
+		b, err := export.Render(c, o)
+		if err != nil {
+			return resultMsg{what: what, err: err}
+		}
+		if err := writeAtomic(path, b); err != nil {
+			return resultMsg{what: what, err: err}
+		}
+		return resultMsg{what: what, saved: true, text: "exported " + o.Format + " to " + path}
 	}
-	var who []string
-	if c.Post.Author != "" {
-		who = append(who, c.Post.Author)
-	}
-	if c.Post.Handle != "" {
-		who = append(who, c.Post.Handle)
-	}
-	if !c.Post.PostedAt.IsZero() {
-		who = append(who, formatWhen(c.Post.PostedAt))
-	}
-	if c.Post.URL != "" {
-		who = append(who, "<"+c.Post.URL+">")
-	}
-	if len(who) > 0 {
-		b.WriteString("\n— " + strings.Join(who, ", ") + "\n")
-	}
-	return b.String()
 }

@@ -15,6 +15,8 @@ type keyMap struct {
 	Toggle, Edit, Add, Delete, SearchAgain key.Binding
 	// sources
 	Drop, Boost, Restore, Open, RememberDrop, RememberBoost, EvidenceAgain key.Binding
+	// images
+	EditDescription, QueriesAgain key.Binding
 	// evidence / correction
 	WriteAgain, EditInline, EditExternal, Copy, Export key.Binding
 	// inline editors and prompts
@@ -56,11 +58,14 @@ func newKeyMap() keyMap {
 		RememberBoost: b("B", "boost for the newsroom", "B"),
 		EvidenceAgain: b("r", "find evidence again", "r"),
 
+		EditDescription: b("e", "edit description", "e"),
+		QueriesAgain:    b("s", "queries again", "s"),
+
 		WriteAgain:   b("w", "write again", "w"),
 		EditInline:   b("e", "edit", "e"),
 		EditExternal: b("E", "edit in $EDITOR", "E"),
 		Copy:         b("y", "copy", "y", "c"),
-		Export:       b("x", "export .md/.json", "x"),
+		Export:       b("x", "export md/json/note/ClaimReview", "x"),
 
 		Save:   b("ctrl+s/esc", "finish editing", "ctrl+s", "esc"),
 		Cancel: b("esc", "cancel", "esc"),

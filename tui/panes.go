@@ -34,6 +34,20 @@ func (m *Model) imagesPane(w, h int) string {
 	}
 	cur := clamp(m.cursor[pipeline.StageImages], 0, len(imgs)-1)
 	at := 0
+	// part is one labelled piece of what is known about an image, with
+	// where it came from, so the journalist can weigh each one.
+	part := func(label, from, text string, style func(...string) string) {
+		if strings.TrimSpace(text) == "" {
+			return
+		}
+		head := label
+		if from != "" {
+			head += " " + m.st.Dim.Render("("+from+")")
+		}
+		lines = append(lines, "  "+head)
+		lines = append(lines, style(indent(wrap(strings.TrimSpace(text), max(w-4, 10)), "    ")))
+	}
+	plain := func(s ...string) string { return strings.Join(s, "") }
 	for i, img := range imgs {
 		if i == cur {
 			at = len(lines)
@@ -46,25 +60,61 @@ func (m *Model) imagesPane(w, h int) string {
 		if img.Error != "" {
 			lines = append(lines, m.st.Fail.Render(indent(wrap("✗ "+img.Error, w-2), "  ")))
 		}
-		desc := firstNonEmpty(img.Description, img.Caption, img.AltText)
-		if desc != "" {
-			lines = append(lines, indent(wrap(desc, w-2), "  "))
+		descFrom := firstNonEmpty(img.Origin, "engine")
+		if img.Edited {
+			descFrom = "written by you"
 		}
-		if img.OCRText != "" {
-			lines = append(lines, m.st.Dim.Render(indent(wrap("text in image: "+img.OCRText, w-2), "  ")))
-		}
+		part("description", descFrom, img.Description, plain)
+		part("alt text", "given with the post", img.AltText, m.st.Dim.Render)
+		part("caption", "vision model", img.Caption, m.st.Dim.Render)
+		part("text in the image", ocrFrom(img.Origin), img.OCRText, m.st.Dim.Render)
 		if len(img.People) > 0 {
-			lines = append(lines, m.st.Dim.Render(indent(wrap("people: "+strings.Join(img.People, ", "), w-2), "  ")))
+			part("people named", "vision model, from visible text or the post", strings.Join(img.People, ", "), m.st.Dim.Render)
 		}
-		if img.Origin != "" {
-			lines = append(lines, m.st.Dim.Render("  from "+img.Origin))
+		if strings.TrimSpace(img.Description) == "" && img.Error == "" {
+			lines = append(lines, m.st.Dim.Render("  no description yet — e writes one"))
 		}
+		lines = append(lines, "")
 	}
+	hint := "e edits the description · s makes the queries and searches again with it · o opens the image"
+	lines = append(lines, m.st.Dim.Render(wrap(hint, w)))
 	return window(splitLines(lines), at, h)
 }
 
+// ocrFrom says what read an image's text, as far as its origin tells.
+func ocrFrom(origin string) string {
+	o := strings.ToLower(origin)
+	switch {
+	case strings.Contains(o, "ocr") || strings.Contains(o, "tesseract"):
+		return "OCR"
+	case strings.Contains(o, "vision"):
+		return "vision model"
+	}
+	return ""
+}
+
 func (m *Model) onImagesKey(k string) tea.Cmd {
-	m.moveCursor(k, len(m.check.Images))
+	imgs := m.check.Images
+	if m.moveCursor(k, len(imgs)) || len(imgs) == 0 {
+		return nil
+	}
+	cur := clamp(m.cursor[pipeline.StageImages], 0, len(imgs)-1)
+	switch k {
+	case "e", "enter":
+		return m.ask("Describe the image:", imgs[cur].Description, func(m *Model, v string) tea.Cmd {
+			v = strings.TrimSpace(v)
+			if v == "" || cur >= len(m.check.Images) || v == m.check.Images[cur].Description {
+				return nil
+			}
+			im := &m.check.Images[cur]
+			im.Description, im.Edited, im.Origin, im.Error = v, true, pipeline.OriginUser, ""
+			return tea.Batch(m.edited(pipeline.StageImages), m.setStatus("description saved — s makes the queries again with it"))
+		})
+	case "s":
+		return m.rerun(pipeline.StageQueries)
+	case "o":
+		return m.openURL(imgs[cur].Source)
+	}
 	return nil
 }
 
@@ -150,7 +200,7 @@ func (m *Model) onQueriesKey(k string) tea.Cmd {
 func (m *Model) edited(s pipeline.Stage) tea.Cmd {
 	m.markStale(s)
 	m.dirty = true
-	return m.scheduleDraft()
+	return tea.Batch(m.scheduleDraft(), m.saveCase())
 }
 
 // rerun starts the engine again from a stage with the check as edited.

@@ -9,6 +9,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/cases"
+	"github.com/musecheck/muse/pipeline/export"
 )
 
 func (m *Model) resetStages() {
@@ -58,6 +60,7 @@ func (m *Model) startRun(from pipeline.Stage) tea.Cmd {
 		if after {
 			m.stages[s].state = pipeline.StateWaiting
 			m.stages[s].err = ""
+			m.syncStage(s)
 		}
 	}
 	out := make(chan tea.Msg, 64)
@@ -73,8 +76,20 @@ func (m *Model) stopRun() {
 	m.stopped = true
 }
 
-// onEvent folds one engine event into the app's copy of the check.
+// onEvent folds one engine event into the app's copy of the check, then
+// saves that copy as the case (the engine's own record is still its own).
 func (m *Model) onEvent(ev pipeline.Event) tea.Cmd {
+	cmd := m.foldEvent(ev)
+	if !cases.ShouldSave(ev) {
+		return cmd
+	}
+	if ev.Kind == pipeline.EventStageFinished && ev.Stage == pipeline.StageCorrection {
+		cmd = tea.Batch(cmd, m.saveCorrectionDraft(false))
+	}
+	return tea.Batch(cmd, m.saveCase())
+}
+
+func (m *Model) foldEvent(ev pipeline.Event) tea.Cmd {
 	sv := m.stages[ev.Stage]
 	switch ev.Kind {
 	case pipeline.EventStageStarted:
@@ -88,7 +103,9 @@ func (m *Model) onEvent(ev pipeline.Event) tea.Cmd {
 	case pipeline.EventStageFinished:
 		if sv != nil {
 			sv.state, sv.count, sv.seconds = pipeline.StateDone, ev.Count, ev.Seconds
-			if strings.HasPrefix(ev.Message, string(ev.Stage)+" "+pipeline.StateSkipped) {
+			// the engine says "images: skipped"; older runners "images skipped"
+			if strings.HasPrefix(ev.Message, string(ev.Stage)+": "+pipeline.StateSkipped) ||
+				strings.HasPrefix(ev.Message, string(ev.Stage)+" "+pipeline.StateSkipped) {
 				sv.state = pipeline.StateSkipped
 			}
 		}
@@ -96,6 +113,12 @@ func (m *Model) onEvent(ev pipeline.Event) tea.Cmd {
 		if sv != nil {
 			sv.state, sv.seconds, sv.err = pipeline.StateFailed, ev.Seconds, firstNonEmpty(ev.Err, ev.Message, "failed")
 		}
+	}
+	switch ev.Kind {
+	case pipeline.EventStageStarted, pipeline.EventStageFinished, pipeline.EventStageFailed:
+		m.syncStage(ev.Stage)
+	}
+	switch ev.Kind {
 	case pipeline.EventItem:
 		m.addItem(ev.Item)
 	case pipeline.EventTokenDelta:
@@ -111,6 +134,23 @@ func (m *Model) onEvent(ev pipeline.Event) tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// syncStage copies a stage's state into the app's check, so a case saved
+// mid-run (and reopened after a kill) shows how far the run got.
+func (m *Model) syncStage(s pipeline.Stage) {
+	sv := m.stages[s]
+	if sv == nil || m.check == nil {
+		return
+	}
+	info := pipeline.StageInfo{Stage: s, State: sv.state, Count: sv.count, Seconds: sv.seconds, Error: sv.err}
+	for i := range m.check.Stages {
+		if m.check.Stages[i].Stage == s {
+			m.check.Stages[i] = info
+			return
+		}
+	}
+	m.check.Stages = append(m.check.Stages, info)
 }
 
 // follow shows a stage while it runs unless the journalist chose another.
@@ -242,7 +282,7 @@ func (m *Model) onRunDone(msg runDoneMsg) tea.Cmd {
 	default:
 		status = "check finished"
 		if n := len([]rune(m.check.Correction.Text)); n > 0 {
-			status = fmt.Sprintf("check finished — correction ready (%d characters)", noteLength(m.check.Correction.Text))
+			status = fmt.Sprintf("check finished — correction ready (%d characters)", export.NoteLength(m.check.Correction.Text))
 		}
 	}
 	if !m.userMoved && !m.why && !m.editing && strings.TrimSpace(m.check.Correction.Text) != "" {
@@ -251,7 +291,7 @@ func (m *Model) onRunDone(msg runDoneMsg) tea.Cmd {
 	if strings.TrimSpace(m.check.Correction.Text) != "" {
 		m.dirty = true
 	}
-	return tea.Batch(m.setStatus(status), m.scheduleDraft())
+	return tea.Batch(m.setStatus(status), m.scheduleDraft(), m.saveCase())
 }
 
 // markStale flags the stages after s whose output an edit made out of date.

@@ -66,6 +66,9 @@ func (r *scriptRunner) Run(ctx context.Context, c *pipeline.Check, from pipeline
 		var n int
 		var skipped bool
 		n, skipped, err = r.stage(ctx, c, st, emit)
+		if u, ok := scriptUsage[st]; ok && err == nil && !skipped {
+			addUsage(c, st, u)
+		}
 		state := pipeline.StateDone
 		switch {
 		case err != nil:
@@ -83,16 +86,51 @@ func (r *scriptRunner) Run(ctx context.Context, c *pipeline.Check, from pipeline
 			break
 		}
 	}
-	c.Usage.LLMCalls += 3
-	c.Usage.PromptTokens += 1800
-	c.Usage.CompletionTokens += 240
-	c.Usage.CostUSD += 0.0012
 	done := pipeline.Event{Kind: pipeline.EventDone}
 	if err != nil {
 		done.Err = err.Error()
 	}
 	emit(done)
 	return err
+}
+
+// scriptUsage is what each stage's model calls cost, accounted as the
+// engine does (Usage and Usage.ByStage of its own record, none of it in
+// events): 2,040 tokens and $0.0012 for a whole run.
+var scriptUsage = map[pipeline.Stage]pipeline.StageUsage{
+	pipeline.StageQueries:    {LLMCalls: 1, PromptTokens: 600, CompletionTokens: 40, CostUSD: 0.0002},
+	pipeline.StageEvidence:   {LLMCalls: 1, PromptTokens: 900, CompletionTokens: 120, CostUSD: 0.0006},
+	pipeline.StageCorrection: {LLMCalls: 1, PromptTokens: 300, CompletionTokens: 80, CostUSD: 0.0004},
+}
+
+func addUsage(c *pipeline.Check, st pipeline.Stage, u pipeline.StageUsage) {
+	c.Usage.LLMCalls += u.LLMCalls
+	c.Usage.PromptTokens += u.PromptTokens
+	c.Usage.CompletionTokens += u.CompletionTokens
+	c.Usage.CostUSD += u.CostUSD
+	if c.Usage.ByStage == nil {
+		c.Usage.ByStage = map[string]pipeline.StageUsage{}
+	}
+	b := c.Usage.ByStage[string(st)]
+	b.LLMCalls += u.LLMCalls
+	b.PromptTokens += u.PromptTokens
+	b.CompletionTokens += u.CompletionTokens
+	b.CostUSD += u.CostUSD
+	c.Usage.ByStage[string(st)] = b
+}
+
+// scriptImage is what the images stage knows of a post image: alt text
+// from the platform, a vision model's caption, OCR text, and the merged
+// description the paper's prompt makes of them.
+func scriptImage(src string) pipeline.Image {
+	return pipeline.Image{
+		Source:      src,
+		AltText:     "Bridge collapse in Baltimore this morning",
+		Caption:     "A photo of a collapsed steel road bridge over a river, seen from a hillside, with emergency vehicles on the bank",
+		OCRText:     "BREAKING: BALTIMORE BRIDGE DOWN",
+		Description: "A photo of a collapsed road bridge over a river with the caption \"BREAKING: BALTIMORE BRIDGE DOWN\"",
+		Origin:      "vision model + OCR",
+	}
 }
 
 func setInfo(c *pipeline.Check, info pipeline.StageInfo) {
@@ -109,7 +147,23 @@ func (r *scriptRunner) stage(ctx context.Context, c *pipeline.Check, st pipeline
 	item := func(it any) { emit(pipeline.Event{Kind: pipeline.EventItem, Stage: st, Item: it}) }
 	switch st {
 	case pipeline.StageImages:
-		return 0, len(c.Post.Images) == 0, nil
+		if len(c.Post.Images) == 0 {
+			return 0, true, nil
+		}
+		prev := map[string]pipeline.Image{}
+		for _, im := range c.Images {
+			prev[im.Source] = im
+		}
+		c.Images = nil
+		for _, src := range c.Post.Images {
+			im := scriptImage(src)
+			if old, ok := prev[src]; ok && old.Edited {
+				im = old // the person's description stands
+			}
+			c.Images = append(c.Images, im)
+			item(im)
+		}
+		return len(c.Images), false, nil
 	case pipeline.StageQueries:
 		var kept []pipeline.Query
 		for _, q := range c.Queries {
@@ -118,7 +172,15 @@ func (r *scriptRunner) stage(ctx context.Context, c *pipeline.Check, st pipeline
 			}
 		}
 		c.Queries = kept
-		for _, t := range []string{"Baltimore bridge collapse video", "Genoa Morandi bridge video 2019", "bridge collapse video fact check"} {
+		texts := []string{"Baltimore bridge collapse video", "Genoa Morandi bridge video 2019", "bridge collapse video fact check"}
+		for _, im := range c.Images {
+			// a query from each image's description, as the paper asks
+			words := strings.Fields(strings.TrimPrefix(im.Description, "A photo of "))
+			if len(words) > 0 {
+				texts = append(texts, strings.Join(words[:min(len(words), 8)], " "))
+			}
+		}
+		for _, t := range texts {
 			q := pipeline.Query{Text: t, Origin: pipeline.OriginModel, Enabled: true}
 			c.Queries = append(c.Queries, q)
 			item(q)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -14,6 +15,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/export"
 )
 
 func TestMain(m *testing.M) {
@@ -281,20 +283,19 @@ func pump(cmd tea.Cmd, out chan<- tea.Msg) {
 	out <- msg
 }
 
-func TestNoteLength(t *testing.T) {
-	cases := []struct {
-		text string
-		want int
-	}{
-		{"abc", 3},
-		{"See https://www.reuters.com/world/very/long/path/2024 now", 4 + 1 + 4},
-		{"two http://a.example/x and https://b.example/y", 4 + 1 + 5 + 1},
-		{"  é ü  ", 3},
+// TestCountIsExportNoteLength: the count beside the correction is the one
+// the note export enforces (graphemes, each link 1, a link's trailing
+// full stop not part of it), not a count of runes.
+func TestCountIsExportNoteLength(t *testing.T) {
+	m, _ := finished(t, 80, 24)
+	text := "Cafe\u0301 🇺🇦 👨‍👩‍👧 see https://www.reuters.com/world/fact-check-2024."
+	m.check.Correction.Text = text
+	n := export.NoteLength(text)
+	if runes := utf8.RuneCountInString(text); n == runes {
+		t.Fatalf("test text does not tell graphemes from runes (%d)", n)
 	}
-	for _, c := range cases {
-		if got := noteLength(c.text); got != c.want {
-			t.Errorf("noteLength(%q) = %d, want %d", c.text, got, c.want)
-		}
+	if want := fmt.Sprintf("%d/%d characters", n, export.NoteLimit); !strings.Contains(m.View(), want) {
+		t.Errorf("view lacks %q:\n%s", want, m.View())
 	}
 }
 

@@ -1,0 +1,150 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/musecheck/muse/pipeline"
+)
+
+// CaseStore keeps checks as cases (package pipeline/cases; *cases.Store
+// satisfies it). The app saves its own copy of the check after every
+// engine event but token deltas and after every edit, and each version of
+// the correction as a draft.
+type CaseStore interface {
+	Save(ctx context.Context, c *pipeline.Check) error
+	SaveDraft(ctx context.Context, id, text string, edited bool) error
+}
+
+// caseSaver orders saves that run in concurrent tea.Cmds: a save older
+// than one already written is skipped, so the case never goes back in time.
+type caseSaver struct {
+	mu      sync.Mutex
+	written int
+	saved   bool // at least one save reached the store
+}
+
+func (s *caseSaver) save(ctx context.Context, st CaseStore, seq int, c *pipeline.Check) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if seq <= s.written {
+		return nil
+	}
+	if err := st.Save(ctx, c); err != nil {
+		return err
+	}
+	s.written = seq
+	s.saved = true
+	return nil
+}
+
+func (s *caseSaver) anySaved() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.saved
+}
+
+// caseSavedMsg reports one save of the case.
+type caseSavedMsg struct {
+	seq int
+	err error
+}
+
+// saving says whether this check is kept as a case.
+func (m *Model) saving() bool {
+	return m.opts.Cases != nil && m.check != nil && m.check.ID != ""
+}
+
+// saveCase saves a copy of the app's check. One save is in flight at a
+// time; changes made meanwhile are saved as soon as it lands, so a burst of
+// events costs two saves, not one per event.
+func (m *Model) saveCase() tea.Cmd {
+	if !m.saving() {
+		return nil
+	}
+	if m.caseSaving {
+		m.casePending = true
+		return nil
+	}
+	return m.saveCaseNow()
+}
+
+// saveCaseNow saves at once, even with another save in flight (quitting
+// must not wait for a later turn); caseSaver keeps the newest.
+func (m *Model) saveCaseNow() tea.Cmd {
+	if !m.saving() {
+		return nil
+	}
+	m.caseSaving = true
+	m.casePending = false
+	m.caseSeq++
+	seq, c, st, saver, ctx := m.caseSeq, cloneCheck(m.check), m.opts.Cases, m.saver, m.appCtx
+	return func() tea.Msg {
+		return caseSavedMsg{seq: seq, err: saver.save(ctx, st, seq, c)}
+	}
+}
+
+func (m *Model) onCaseSaved(msg caseSavedMsg) tea.Cmd {
+	m.caseSaving = false
+	var cmds []tea.Cmd
+	if msg.err != nil {
+		// Say it once per distinct failure, not on every event of a run.
+		if e := msg.err.Error(); e != m.caseErr {
+			m.caseErr = e
+			cmds = append(cmds, m.setStatus("saving the case failed: "+e))
+		}
+	} else {
+		m.caseErr = ""
+	}
+	if m.casePending {
+		cmds = append(cmds, m.saveCaseNow())
+	}
+	return tea.Batch(cmds...)
+}
+
+// saveCorrectionDraft keeps one version of the correction: the model's
+// when it finishes writing, the person's when an edit is saved.
+func (m *Model) saveCorrectionDraft(edited bool) tea.Cmd {
+	if !m.saving() || strings.TrimSpace(m.check.Correction.Text) == "" {
+		return nil
+	}
+	st, ctx, id, text := m.opts.Cases, m.appCtx, m.check.ID, m.check.Correction.Text
+	return func() tea.Msg {
+		if err := st.SaveDraft(ctx, id, text, edited); err != nil {
+			return resultMsg{what: "save the correction's draft", err: err}
+		}
+		return nil
+	}
+}
+
+// openCase shows a saved case where the journalist left it: the check
+// view, on the correction when there is one, edits intact. Nothing runs.
+func (m *Model) openCase(c *pipeline.Check) {
+	m.check = c
+	m.screen = screenCheck
+	m.compose = newCompose(m.st, c.Post, c.Cutoff)
+	m.resetStages()
+	for _, info := range c.Stages {
+		if sv := m.stages[info.Stage]; sv != nil && info.State != "" {
+			sv.state, sv.count, sv.seconds, sv.err = info.State, info.Count, info.Seconds, info.Error
+			if info.State == pipeline.StateRunning {
+				// The process that ran it is gone: say so rather than spin.
+				sv.state, sv.err = pipeline.StateFailed, "stopped"
+			}
+		}
+	}
+	m.sel = 0
+	for i, s := range pipeline.Stages {
+		if st := m.stages[s].state; st != pipeline.StateWaiting {
+			m.sel = i
+		}
+	}
+	if strings.TrimSpace(c.Correction.Text) != "" {
+		m.sel = stageIndex(pipeline.StageCorrection)
+	}
+	m.stopped = m.stages[m.selected()].err == "stopped"
+	m.draftID = c.ID
+}

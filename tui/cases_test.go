@@ -1,0 +1,323 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/cases"
+	"github.com/musecheck/muse/pipeline/export"
+)
+
+func openStore(t *testing.T) *cases.Store {
+	t.Helper()
+	st, err := cases.OpenOptions(context.Background(), cases.Options{Path: filepath.Join(t.TempDir(), "cases.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// storedCase polls the store until its only case satisfies ok: saves run in
+// the background, after the events that caused them.
+func storedCase(t *testing.T, st *cases.Store, ok func(c *pipeline.Check) bool) *pipeline.Check {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	var last *pipeline.Check
+	for time.Now().Before(deadline) {
+		list, err := st.List(context.Background(), cases.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) > 1 {
+			t.Fatalf("one check made %d cases", len(list))
+		}
+		if len(list) == 1 {
+			c, err := st.Get(context.Background(), list[0].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last = c
+			if ok(c) {
+				return c
+			}
+		}
+		time.Sleep(30 * time.Millisecond)
+	}
+	t.Fatalf("the store never held the expected case; last saved: %+v", last)
+	return nil
+}
+
+const bridgeImage = "https://pbs.twimg.com/media/GHxBridge1.jpg"
+
+// TestCaseFlow: a check with an image is kept as a case while it runs; the
+// journalist rewrites the image's description and makes the queries
+// again, edits the correction, exports every format; the process is then
+// killed, and `muse cases open` brings it all back without running
+// anything.
+func TestCaseFlow(t *testing.T) {
+	store := openStore(t)
+	exportDir := t.TempDir()
+	r := &scriptRunner{}
+	opts := testOptions(r)
+	opts.Post.Images = []string{bridgeImage}
+	opts.Cases = store
+	opts.ExportDir = exportDir
+	opts.Start = true
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tm := teatest.NewTestModel(t, New(ctx, opts), teatest.WithInitialTermSize(120, 40))
+	waitFor(t, tm, "correction ready")
+
+	// Images: every part with where it came from; rewrite the description.
+	tm.Type("1")
+	waitFor(t, tm, "(vision model + OCR)")
+	tm.Type("e")
+	waitFor(t, tm, "Describe the image:")
+	tm.Send(keyMsg(tea.KeyCtrlU))
+	const desc = "Aerial photo of the Morandi bridge in Genoa after its 2018 collapse"
+	tm.Type(desc)
+	tm.Send(keyMsg(tea.KeyEnter))
+	waitFor(t, tm, "description saved")
+	tm.Type("s")
+	waitFor(t, tm, "correction ready")
+
+	tm.Type("6")
+	tm.Type("e")
+	waitFor(t, tm, "finish editing")
+	tm.Send(keyMsg(tea.KeyCtrlE))
+	tm.Type(" Edited by the desk.")
+	tm.Send(keyMsg(tea.KeyEsc))
+	waitFor(t, tm, "edit saved")
+
+	for _, f := range []struct{ key, format string }{{"m", "md"}, {"j", "json"}, {"n", "note"}} {
+		tm.Type("x")
+		waitFor(t, tm, "Export the check as")
+		tm.Type(f.key)
+		waitFor(t, tm, "Export "+f.format+" to:")
+		tm.Send(keyMsg(tea.KeyEnter))
+		waitFor(t, tm, "exported "+f.format)
+	}
+	tm.Type("x")
+	waitFor(t, tm, "Export the check as")
+	tm.Type("c")
+	waitFor(t, tm, "reviewing organisation")
+	tm.Type("Desk Check")
+	tm.Send(keyMsg(tea.KeyEnter))
+	waitFor(t, tm, "URL where the review is published")
+	tm.Type("https://desk.example/checks/bridge")
+	tm.Send(keyMsg(tea.KeyEnter))
+	waitFor(t, tm, "Verdict")
+	tm.Type("false")
+	tm.Send(keyMsg(tea.KeyEnter))
+	waitFor(t, tm, "Export claimreview to:")
+	tm.Send(keyMsg(tea.KeyEnter))
+	waitFor(t, tm, "exported claimreview")
+
+	// Killed: no quit, no last save; what the store holds is what the
+	// saves made as the journalist worked.
+	saved := storedCase(t, store, func(c *pipeline.Check) bool {
+		return strings.HasSuffix(c.Correction.Text, "Edited by the desk.") && len(c.Images) == 1 && c.Images[0].Edited
+	})
+	cancel()
+	_ = tm.Quit()
+
+	froms, seen := r.runs()
+	if want := []pipeline.Stage{pipeline.StageImages, pipeline.StageQueries}; !equalStages(froms, want) {
+		t.Fatalf("runs started from %v, want %v", froms, want)
+	}
+	if im := seen[1].Images[0]; !im.Edited || im.Description != desc || im.Origin != pipeline.OriginUser {
+		t.Errorf("the rerun from queries did not get the person's description: %+v", im)
+	}
+	if !hasQuery(saved.Queries, "Aerial photo of the Morandi bridge in Genoa") {
+		t.Errorf("no query from the edited description: %+v", saved.Queries)
+	}
+	if !saved.Correction.Edited || saved.ID == "" {
+		t.Errorf("saved case: edited %v, ID %q", saved.Correction.Edited, saved.ID)
+	}
+	if by := saved.Usage.ByStage; by["queries"].PromptTokens != 1200 || by["correction"].CompletionTokens != 160 {
+		t.Errorf("usage per stage over two runs: %+v", by)
+	}
+
+	drafts, err := store.Drafts(context.Background(), saved.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(drafts) < 2 || drafts[0].Edited || !drafts[len(drafts)-1].Edited || drafts[len(drafts)-1].Text != saved.Correction.Text {
+		t.Errorf("drafts: want the model's then the person's, got %+v", drafts)
+	}
+
+	// Every export is package export's rendering of the check as it stood.
+	rev := export.Reviewer{Name: "Desk Check", ReviewURL: "https://desk.example/checks/bridge", Published: fixedNow}
+	rating, _ := export.ParseRating("false")
+	for format, ext := range map[string]string{"md": ".md", "json": ".json", "note": ".note.txt", "claimreview": ".claimreview.json"} {
+		got, err := os.ReadFile(filepath.Join(exportDir, "muse-"+saved.ID+ext))
+		if err != nil {
+			t.Errorf("%s export: %v", format, err)
+			continue
+		}
+		want, err := export.Render(saved, export.Options{Format: format, Reviewer: rev, Rating: rating})
+		if err != nil {
+			t.Fatalf("render %s: %v", format, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s export differs from export.Render:\n%s\n---\n%s", format, got, want)
+		}
+	}
+
+	// muse cases open ID: the case, where it was left, and nothing runs.
+	r2 := &scriptRunner{}
+	opts2 := testOptions(r2)
+	opts2.Cases = store
+	opts2.Case = saved
+	tm2 := teatest.NewTestModel(t, New(context.Background(), opts2), teatest.WithInitialTermSize(80, 24))
+	waitFor(t, tm2, "Edited by the desk.")
+	tm2.Type("1")
+	waitFor(t, tm2, "(written by you)")
+	tm2.Type("q")
+	tm2.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	m2 := tm2.FinalModel(t).(*Model)
+	if froms, _ := r2.runs(); len(froms) != 0 {
+		t.Errorf("opening a case ran the engine from %v", froms)
+	}
+	if m2.check.ID != saved.ID || m2.stages[pipeline.StageCorrection].state != pipeline.StateDone {
+		t.Errorf("reopened case %q, correction stage %s", m2.check.ID, m2.stages[pipeline.StageCorrection].state)
+	}
+}
+
+func hasQuery(qs []pipeline.Query, text string) bool {
+	for _, q := range qs {
+		if q.Text == text {
+			return true
+		}
+	}
+	return false
+}
+
+// TestCaseOpensOnCorrection: the reopened case shows the correction pane,
+// the person's edit and the stale marks as they were.
+func TestCaseOpensOnCorrection(t *testing.T) {
+	m, _ := finished(t, 80, 24)
+	m.sel = stageIndex(pipeline.StageEvidence)
+	press(t, m, "space") // leaves a quote out: the correction is stale
+	m.check.Correction.Text += " Edited."
+	m.check.Correction.Edited = true
+	c := cloneCheck(m.check)
+
+	opts := testOptions(&scriptRunner{})
+	opts.Case = c
+	o := New(context.Background(), opts)
+	o.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	if o.screen != screenCheck || o.selected() != pipeline.StageCorrection {
+		t.Fatalf("opened on screen %v, stage %s", o.screen, o.selected())
+	}
+	if o.stages[pipeline.StageCorrection].state != pipeline.StateStale {
+		t.Errorf("correction is %s, want stale as it was left", o.stages[pipeline.StageCorrection].state)
+	}
+	v := o.View()
+	for _, want := range []string{"Edited.", "edited by you", "~ correction"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("reopened view lacks %q:\n%s", want, v)
+		}
+	}
+}
+
+// TestKilledRunReopens: a run killed while the correction streams leaves
+// a case with everything up to the last event, and it reopens as stopped.
+func TestKilledRunReopens(t *testing.T) {
+	store := openStore(t)
+	r := &scriptRunner{hold: make(chan struct{})}
+	opts := testOptions(r)
+	opts.Cases = store
+	opts.Start = true
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tm := teatest.NewTestModel(t, New(ctx, opts), teatest.WithInitialTermSize(80, 24))
+	r.hold <- struct{}{} // the first word of the correction
+	saved := storedCase(t, store, func(c *pipeline.Check) bool {
+		for _, s := range c.Stages {
+			if s.Stage == pipeline.StageCorrection && s.State == pipeline.StateRunning {
+				return len(c.Evidence) > 0
+			}
+		}
+		return false
+	})
+	cancel() // the kill
+	_ = tm.Quit()
+
+	if len(saved.Sources) != len(scriptPages) || saved.Cutoff.IsZero() || saved.Post.Text != testPost.Text {
+		t.Errorf("case saved mid-run lost work: %d sources, cutoff %v", len(saved.Sources), saved.Cutoff)
+	}
+	opts2 := testOptions(&scriptRunner{})
+	opts2.Case = saved
+	m := New(context.Background(), opts2)
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	if st := m.stages[pipeline.StageCorrection]; st.state != pipeline.StateFailed || st.err != "stopped" {
+		t.Errorf("the killed stage reopens as %s (%s), want stopped", st.state, st.err)
+	}
+	if m.stages[pipeline.StageEvidence].state != pipeline.StateDone || m.selected() != pipeline.StageCorrection {
+		t.Errorf("evidence %s, selected %s", m.stages[pipeline.StageEvidence].state, m.selected())
+	}
+	if !strings.Contains(m.View(), "stopped") {
+		t.Errorf("no sign the run was stopped:\n%s", m.View())
+	}
+}
+
+// failingStore fails every save, as a full disk would.
+type failingStore struct{ saves int }
+
+func (f *failingStore) Save(context.Context, *pipeline.Check) error {
+	f.saves++
+	return os.ErrPermission
+}
+func (f *failingStore) SaveDraft(context.Context, string, string, bool) error { return nil }
+
+// TestCaseSaveFailureIsShownOnce: a store that cannot save says so in the
+// status bar, once, and the check goes on.
+func TestCaseSaveFailureIsShownOnce(t *testing.T) {
+	fs := &failingStore{}
+	opts := testOptions(&scriptRunner{})
+	opts.Cases = fs
+	m := New(context.Background(), opts)
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	press(t, m, "ctrl+s")
+	if m.running || !strings.Contains(m.check.Correction.Text, "This post is misleading") {
+		t.Fatal("the check did not finish despite the store failing")
+	}
+	if fs.saves == 0 || !strings.Contains(m.caseErr, "permission denied") {
+		t.Errorf("saves %d, error %q", fs.saves, m.caseErr)
+	}
+}
+
+// TestImagesPane: each part of what is known of an image, with its
+// origin, and the person's edit marks later stages stale.
+func TestImagesPane(t *testing.T) {
+	r := &scriptRunner{}
+	opts := testOptions(r)
+	opts.Post.Images = []string{bridgeImage}
+	m := New(context.Background(), opts)
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	press(t, m, "ctrl+s", "1")
+	v := m.View()
+	for _, want := range []string{"description (vision model + OCR)", "alt text (given with the post)", "caption (vision model)",
+		"text in the image (OCR)", "BREAKING: BALTIMORE BRIDGE DOWN", "e edit description"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("images pane lacks %q:\n%s", want, v)
+		}
+	}
+	m.check.Images[0].Description = "A hand-written description"
+	m.check.Images[0].Edited = true
+	m.markStale(pipeline.StageImages)
+	if !strings.Contains(m.View(), "(written by you)") || m.stages[pipeline.StageQueries].state != pipeline.StateStale {
+		t.Errorf("edited description:\n%s", m.View())
+	}
+}
