@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -91,6 +93,184 @@ func ParseEvidence(text string) (refutes, context []string, err error) {
 	}
 	refutes, context = finishQuotes(refutes, context)
 	return refutes, context, nil
+}
+
+// PageQuotes are the quotes an EvidencePages answer gives for one article.
+type PageQuotes struct {
+	// Article is the article's number in the prompt (1-based); 0 means the
+	// answer did not say which article the quotes come from, so the caller
+	// must find their page by itself.
+	Article          int
+	Refutes, Context []string
+}
+
+// ParseEvidencePages reads an EvidencePages answer: the schema's JSON, the
+// same keyed by article number ({"1": {...}}), the paper's two-part format
+// under "Article N:" headings, or, from a model that ignored the numbering,
+// one unkeyed answer (Article 0). Quotes are cleaned as by ParseEvidence,
+// at most MaxQuotesPerKind of each kind per article; "NONE" gives nil and
+// no error. The article numbers are the model's: the caller checks them.
+func ParseEvidencePages(text string) ([]PageQuotes, error) {
+	body, err := prepare("evidence", text)
+	if err != nil {
+		return nil, err
+	}
+	if obj, ok := jsonObject(body); ok {
+		pqs, ok := articlesJSON(obj)
+		if !ok {
+			return nil, malformed("evidence", text, "JSON without \"articles\", \"refutes\" or \"context\"")
+		}
+		return mergeArticles(pqs), nil
+	}
+	if isNone(body) {
+		return nil, nil
+	}
+	pqs, ok := articleSections(body)
+	if !ok {
+		return nil, malformed("evidence", text, "no \"Explicit refutation\" or \"Implicit refutation\" section")
+	}
+	return mergeArticles(pqs), nil
+}
+
+// articlesJSON reads {"articles": [...]}, {"1": {...}, "2": {...}} or one
+// unkeyed {"refutes": [...], "context": [...]}.
+func articlesJSON(obj map[string]json.RawMessage) ([]PageQuotes, bool) {
+	one := func(o map[string]json.RawMessage, n int) (PageQuotes, bool) {
+		pq := PageQuotes{Article: n}
+		found := false
+		for key, raw := range o {
+			switch strings.ToLower(key) {
+			case "refutes", "refute", "refutations", "explicit", "explicit_refutation":
+				pq.Refutes, found = append(pq.Refutes, jsonStrings(raw)...), true
+			case "context", "implicit", "implicit_refutation":
+				pq.Context, found = append(pq.Context, jsonStrings(raw)...), true
+			case "article", "page", "number", "id":
+				pq.Article = articleNumber(raw)
+			}
+		}
+		return pq, found
+	}
+	for key, raw := range obj {
+		switch strings.ToLower(key) {
+		case "articles", "pages", "results":
+			var items []map[string]json.RawMessage
+			if json.Unmarshal(raw, &items) != nil {
+				return nil, false
+			}
+			var out []PageQuotes
+			for _, it := range items {
+				if pq, ok := one(it, 0); ok {
+					out = append(out, pq)
+				}
+			}
+			return out, true
+		}
+	}
+	if pq, ok := one(obj, 0); ok {
+		return []PageQuotes{pq}, true
+	}
+	var out []PageQuotes
+	for key, raw := range obj {
+		n := articleNumber(json.RawMessage(strconv.Quote(key)))
+		var it map[string]json.RawMessage
+		if n == 0 || json.Unmarshal(raw, &it) != nil {
+			return nil, false
+		}
+		if pq, ok := one(it, n); ok {
+			out = append(out, pq)
+		}
+	}
+	return out, len(out) > 0
+}
+
+var articleKeyRe = regexp.MustCompile(`(?i)^\s*(?:article|page)?\s*#?\s*(\d{1,2})\s*$`)
+
+// articleNumber reads 3, "3", "Article 3"; 0 when it is none of these.
+func articleNumber(raw json.RawMessage) int {
+	var n int
+	if json.Unmarshal(raw, &n) == nil && n > 0 {
+		return n
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return 0
+	}
+	if m := articleKeyRe.FindStringSubmatch(s); m != nil {
+		n, _ = strconv.Atoi(m[1])
+	}
+	return n
+}
+
+var articleHeadRe = regexp.MustCompile(`(?i)^\s*[#*]*\s*(?:article|page)\s*#?\s*(\d{1,2})\b[^:\n]{0,60}?[*]*\s*:?\s*[*]*\s*(.*)$`)
+
+// articleSections splits the paper's format by "Article N:" headings; an
+// answer without headings is one unkeyed section.
+func articleSections(body string) ([]PageQuotes, bool) {
+	type section struct {
+		n     int
+		lines []string
+	}
+	var secs []section
+	cur := section{}
+	for _, line := range strings.Split(body, "\n") {
+		if m := articleHeadRe.FindStringSubmatch(line); m != nil && !strings.HasPrefix(strings.TrimSpace(line), "-") {
+			secs = append(secs, cur)
+			n, _ := strconv.Atoi(m[1])
+			cur = section{n: n}
+			if rest := strings.TrimSpace(m[2]); rest != "" {
+				cur.lines = append(cur.lines, rest)
+			}
+			continue
+		}
+		cur.lines = append(cur.lines, line)
+	}
+	secs = append(secs, cur)
+	var out []PageQuotes
+	seen := false
+	for _, sec := range secs {
+		text := strings.TrimSpace(strings.Join(sec.lines, "\n"))
+		if text == "" || isNone(text) {
+			seen = seen || sec.n > 0
+			continue
+		}
+		r, c, ok := evidenceSections(text)
+		if !ok {
+			if sec.n == 0 {
+				continue // chatter before the first heading
+			}
+			return nil, false
+		}
+		seen = true
+		out = append(out, PageQuotes{Article: sec.n, Refutes: r, Context: c})
+	}
+	return out, seen
+}
+
+// mergeArticles joins the entries of one article, cleans and caps their
+// quotes, and drops entries left without any, in article order.
+func mergeArticles(pqs []PageQuotes) []PageQuotes {
+	byN := map[int]*PageQuotes{}
+	var order []int
+	for _, pq := range pqs {
+		m, ok := byN[pq.Article]
+		if !ok {
+			m = &PageQuotes{Article: pq.Article}
+			byN[pq.Article] = m
+			order = append(order, pq.Article)
+		}
+		m.Refutes = append(m.Refutes, pq.Refutes...)
+		m.Context = append(m.Context, pq.Context...)
+	}
+	slices.Sort(order)
+	var out []PageQuotes
+	for _, n := range order {
+		m := byN[n]
+		m.Refutes, m.Context = finishQuotes(m.Refutes, m.Context)
+		if len(m.Refutes)+len(m.Context) > 0 {
+			out = append(out, *m)
+		}
+	}
+	return out
 }
 
 // ParseImageDescription reads an image-description answer: {"description"}

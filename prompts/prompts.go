@@ -5,6 +5,7 @@
 //	ImageDescription → ParseImageDescription  informative description of an image
 //	Queries          → ParseQueries           3 (text) or 5 (with images) search queries
 //	Evidence         → ParseEvidence          refuting and context paragraphs of one page
+//	EvidencePages    → ParseEvidencePages     the same for several pages in one call
 //	Correction       → CheckCorrection        the "This post is …" correction
 //
 // The instructions follow the paper's prompts, rewritten for any platform
@@ -46,6 +47,7 @@ var tmpls = template.Must(template.New("prompts").Funcs(template.FuncMap{
 	"day":     day,
 	"join":    strings.Join,
 	"seq":     seq,
+	"inc":     func(i int) int { return i + 1 },
 }).ParseFS(files, "templates/*.tmpl"))
 
 // The paper's numbers.
@@ -142,17 +144,50 @@ func EvidenceWithLimit(p Post, page Page, maxChars int) ([]llm.Message, error) {
 	if maxChars <= 0 || maxChars > MaxArticleChars {
 		maxChars = MaxArticleChars
 	}
-	page = page.Truncate(maxChars)
+	cp := cleanPage(page.Truncate(maxChars))
+	if len(cp.Paragraphs) == 0 {
+		return nil, fmt.Errorf("prompts: evidence prompt for %s: the page has no text", page.URL)
+	}
+	return messages("evidence", map[string]any{"Post": cleanPost(p), "Page": cp})
+}
+
+// MaxPagesPerCall bounds the articles of one EvidencePages prompt, so that
+// the answer (up to four paragraphs per article) stays within what a model
+// writes in one go.
+const MaxPagesPerCall = 10
+
+// EvidencePages builds one evidence-extraction prompt for several pages:
+// the post, the instructions and the system message are sent once instead
+// of once per page. The articles are fenced and numbered 1…len(pages) in
+// the given order, each cut to maxChars (the rules of EvidenceWithLimit);
+// the answer is keyed by that number. Send it with EvidencePagesSchema()
+// and read it with ParseEvidencePages.
+func EvidencePages(p Post, pages []Page, maxChars int) ([]llm.Message, error) {
+	if len(pages) == 0 || len(pages) > MaxPagesPerCall {
+		return nil, fmt.Errorf("prompts: evidence prompt for %d pages: want 1 to %d", len(pages), MaxPagesPerCall)
+	}
+	if maxChars <= 0 || maxChars > MaxArticleChars {
+		maxChars = MaxArticleChars
+	}
+	var cps []Page
+	for _, page := range pages {
+		cp := cleanPage(page.Truncate(maxChars))
+		if len(cp.Paragraphs) == 0 {
+			return nil, fmt.Errorf("prompts: evidence prompt for %s: the page has no text", page.URL)
+		}
+		cps = append(cps, cp)
+	}
+	return messages("evidence_pages", map[string]any{"Post": cleanPost(p), "Pages": cps})
+}
+
+func cleanPage(page Page) Page {
 	cp := Page{URL: clean(page.URL), Title: clean(page.Title), Publisher: clean(page.Publisher), Published: page.Published}
 	for _, para := range page.Paragraphs {
 		if s := strings.TrimSpace(clean(para)); s != "" {
 			cp.Paragraphs = append(cp.Paragraphs, s)
 		}
 	}
-	if len(cp.Paragraphs) == 0 {
-		return nil, fmt.Errorf("prompts: evidence prompt for %s: the page has no text", page.URL)
-	}
-	return messages("evidence", map[string]any{"Post": cleanPost(p), "Page": cp})
+	return cp
 }
 
 // Truncate keeps whole paragraphs up to maxChars characters (runes) in all;

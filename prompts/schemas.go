@@ -40,6 +40,35 @@ func EvidenceSchema() *llm.Schema {
 	}
 }
 
+// EvidencePagesSchema is {"articles": [{"article": n, "refutes": [string],
+// "context": [string]}]}: for each numbered article of an EvidencePages
+// prompt, its verbatim refuting and context paragraphs. Its name is the
+// task's, "evidence", like EvidenceSchema's.
+func EvidencePagesSchema() *llm.Schema {
+	item := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"article": map[string]any{"type": "integer"},
+			"refutes": map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+			"context": map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+		},
+		"required":             []string{"article", "refutes", "context"},
+		"additionalProperties": false,
+	}
+	b, _ := json.Marshal(map[string]any{
+		"type":                 "object",
+		"properties":           map[string]any{"articles": map[string]any{"type": "array", "items": item}},
+		"required":             []string{"articles"},
+		"additionalProperties": false,
+	})
+	return &llm.Schema{
+		Name:        SchemaEvidence,
+		Description: "For each numbered article, paragraphs copied verbatim from it: at most two that refute the post explicitly, at most two that give context refuting it implicitly.",
+		JSON:        b,
+		Fallback:    fallback("evidence_pages_format.tmpl", nil),
+	}
+}
+
 // ImageDescriptionSchema is {"description": string}.
 func ImageDescriptionSchema() *llm.Schema {
 	return &llm.Schema{
