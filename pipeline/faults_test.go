@@ -195,15 +195,6 @@ func wantUsed(t *testing.T, c *Check, hosts ...string) {
 	}
 }
 
-func sourceFor(c *Check, host string) *Source {
-	for i := range c.Sources {
-		if strings.Contains(c.Sources[i].URL, "://"+host+"/") {
-			return &c.Sources[i]
-		}
-	}
-	return nil
-}
-
 func wantContains(t *testing.T, what, got string, subs ...string) {
 	t.Helper()
 	for _, s := range subs {
@@ -506,9 +497,11 @@ func TestFaultSearch(t *testing.T) {
 			t.Cleanup(srv.Close)
 			fe.cfg.SearXNGURL = srv.URL
 		}, nil, true},
-		{"second provider unreachable", func(t *testing.T, fe *faultEnv) {
-			fe.cfg.SerpAPIKey = "serp-test-key" // serpapi.com cannot be reached from here
-		}, []string{"serpapi"}, true},
+		{"every other provider unreachable", func(t *testing.T, fe *faultEnv) {
+			// Their public endpoints cannot be reached from here.
+			fe.cfg.SerpAPIKey, fe.cfg.BraveAPIKey, fe.cfg.FactCheckAPIKey = "serp-test-key", "brave-test-key", "fc-test-key"
+			fe.cfg.GoogleCSEKey, fe.cfg.GoogleCSECX = "cse-test-key", "cx"
+		}, []string{"serpapi: search", "brave: search", "google: search", "factcheck: search"}, true},
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
@@ -526,8 +519,10 @@ func TestFaultSearch(t *testing.T) {
 			} else if c.Correction.Text != NoSourceText || len(c.Sources) != 0 {
 				t.Errorf("sources %d, correction %q", len(c.Sources), c.Correction.Text)
 			}
-			if strings.Contains(warnings(c), "serp-test-key") {
-				t.Error("a warning shows the API key")
+			for _, key := range []string{"serp-test-key", "brave-test-key", "fc-test-key", "cse-test-key"} {
+				if strings.Contains(warnings(c), key) {
+					t.Errorf("a warning shows the API key %s", key)
+				}
 			}
 			t.Logf("%s → %s", row.name, strings.ReplaceAll(warnings(c), "\n", " | "))
 		})
