@@ -197,9 +197,9 @@ func searchCmd(app *App) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q := search.Query{Text: strings.Join(args, " ")}
 			if before != "" {
-				t, err := search.ParseCutoff(before)
+				t, err := timeFlag("before", before)
 				if err != nil {
-					return &exitError{2, fmt.Errorf("--before: %w", err)}
+					return err
 				}
 				q.Before = t
 			}
@@ -711,4 +711,14 @@ func cacheCmd(app *App) *cobra.Command {
 		},
 	})
 	return cmd
+}
+
+// timeFlag reads the value of a time flag (--before, --posted-at): RFC 3339
+// or YYYY-MM-DD; a bad value is a usage error (exit 2) naming the flag.
+func timeFlag(name, value string) (time.Time, error) {
+	t, err := search.ParseCutoff(value)
+	if err != nil {
+		return time.Time{}, &exitError{2, fmt.Errorf("--%s: %w", name, err)}
+	}
+	return t, nil
 }
