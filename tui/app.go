@@ -148,12 +148,13 @@ type Model struct {
 	prompt  promptState
 	restore *draftFile
 
-	status    string
-	statusSeq int
-	dirty     bool // something typed has not been copied or exported
-	draftID   string
-	draftSeq  int
-	rendered  struct{ key, out string }
+	status        string
+	statusSeq     int
+	statusFailure bool // the status says why something failed
+	dirty         bool // something typed has not been copied or exported
+	draftID       string
+	draftSeq      int
+	rendered      struct{ key, out string }
 
 	saver       *caseSaver
 	caseSeq     int
@@ -258,8 +259,11 @@ func Run(ctx context.Context, opts Options) error {
 // a crash.
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{textarea.Blink}
-	if m.opts.Notice != "" {
+	switch {
+	case m.opts.Notice != "":
 		cmds = append(cmds, m.setStatus(m.opts.Notice))
+	case m.opts.Case != nil:
+		cmds = append(cmds, m.setStatus("case "+m.opts.Case.ID+" as it was left; nothing was run"))
 	}
 	if m.opts.DraftDir != "" && m.opts.Case == nil {
 		cmds = append(cmds, findDraft(m.opts.DraftDir, m.draftID))
@@ -408,14 +412,22 @@ type resultMsg struct {
 
 func (m *Model) setStatus(s string) tea.Cmd {
 	m.status = s
+	m.statusFailure = false
 	m.statusSeq++
 	seq := m.statusSeq
 	return tea.Tick(6*time.Second, func(time.Time) tea.Msg { return statusClearMsg{seq} })
 }
 
+// setFailure shows why something failed, given room before the rest.
+func (m *Model) setFailure(s string) tea.Cmd {
+	cmd := m.setStatus(s)
+	m.statusFailure = true
+	return cmd
+}
+
 func (m *Model) onResult(r resultMsg) tea.Cmd {
 	if r.err != nil {
-		return m.setStatus(fmt.Sprintf("%s failed: %v", r.what, r.err))
+		return m.setFailure(fmt.Sprintf("%s failed: %v", r.what, r.err))
 	}
 	if r.saved {
 		m.dirty = false

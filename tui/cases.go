@@ -94,7 +94,7 @@ func (m *Model) onCaseSaved(msg caseSavedMsg) tea.Cmd {
 		// Say it once per distinct failure, not on every event of a run.
 		if e := msg.err.Error(); e != m.caseErr {
 			m.caseErr = e
-			cmds = append(cmds, m.setStatus("saving the case failed: "+e))
+			cmds = append(cmds, m.setFailure("saving the case failed: "+e))
 		}
 	} else {
 		m.caseErr = ""

@@ -321,3 +321,34 @@ func TestImagesPane(t *testing.T) {
 		t.Errorf("edited description:\n%s", m.View())
 	}
 }
+
+// TestExportRefusalShown: when an export refuses (a note that cites no
+// link), the reason is in the status bar at 80 columns, ahead of the cost.
+func TestExportRefusalShown(t *testing.T) {
+	m, _ := finished(t, 80, 24)
+	m.check.Correction.Text = "This post is misleading: the video is from Genoa in 2018."
+	m.check.Correction.URLs = nil
+	dir := t.TempDir()
+	msg := exportCheck(cloneCheck(m.check), export.Options{Format: "note"}, filepath.Join(dir, "n.txt"))()
+	m.Update(msg)
+	v := m.View()
+	if !strings.Contains(v, "export note failed: write note: a note must cite") {
+		t.Errorf("the refusal's reason is not shown:\n%s", v)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "n.txt")); !os.IsNotExist(err) {
+		t.Errorf("a refused note was written (err %v)", err)
+	}
+}
+
+// TestUsageLive: a usage event (the engine sends one after every model
+// call, kind "usage", Item the Usage so far) updates the cost per stage
+// before the stage finishes.
+func TestUsageLive(t *testing.T) {
+	m, _ := finished(t, 80, 24)
+	u := m.check.Usage
+	u.ByStage = map[string]pipeline.StageUsage{"queries": {LLMCalls: 1, PromptTokens: 12000, CompletionTokens: 345, CostUSD: 1.5}}
+	m.onEvent(pipeline.Event{Kind: "usage", Stage: pipeline.StageQueries, Item: u})
+	if v := m.View(); !strings.Contains(v, "queries     12k  $1.50") {
+		t.Errorf("live usage not shown:\n%s", v)
+	}
+}

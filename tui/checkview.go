@@ -276,7 +276,16 @@ func (m *Model) statusLine() string {
 	if m.status == "" {
 		return ansi.Truncate(left, m.width, "…")
 	}
-	return ansi.Truncate(left+m.st.Dim.Render(" │ ")+m.st.StatusMsg.Render(m.status), m.width, "…")
+	if !m.statusFailure {
+		return ansi.Truncate(left+m.st.Dim.Render(" │ ")+m.st.StatusMsg.Render(m.status), m.width, "…")
+	}
+	// Why something failed keeps its room; the model and cost give way.
+	msg := m.st.Fail.Render(ansi.Truncate(m.status, m.width, "…"))
+	room := m.width - lipgloss.Width(msg) - 3
+	if room < 12 {
+		return msg
+	}
+	return ansi.Truncate(left, room, "…") + m.st.Dim.Render(" │ ") + msg
 }
 
 func clock(s float64) string {

@@ -85,7 +85,7 @@ func (m *Model) askClaimReview(c exportChoice) tea.Cmd {
 	return m.ask("ClaimReview — reviewing organisation:", m.reviewer.Name, func(m *Model, name string) tea.Cmd {
 		name = strings.TrimSpace(name)
 		if name == "" {
-			return m.setStatus("ClaimReview not exported: it needs the reviewing organisation's name")
+			return m.setFailure("ClaimReview not exported: it needs the reviewing organisation's name")
 		}
 		m.reviewer.Name = name
 		page := firstNonEmpty(m.reviewer.ReviewURL, m.reviewer.URL)
@@ -94,7 +94,7 @@ func (m *Model) askClaimReview(c exportChoice) tea.Cmd {
 			return m.ask("Verdict (false, misleading, missing context…):", m.verdict, func(m *Model, v string) tea.Cmd {
 				rating, err := export.ParseRating(v)
 				if err != nil {
-					return m.setStatus("ClaimReview not exported: " + err.Error())
+					return m.setFailure("ClaimReview not exported: " + err.Error())
 				}
 				m.verdict = strings.TrimSpace(v)
 				rev := m.reviewer

@@ -108,6 +108,13 @@ func (m *Model) onImagesKey(k string) tea.Cmd {
 			}
 			im := &m.check.Images[cur]
 			im.Description, im.Edited, im.Origin, im.Error = v, true, pipeline.OriginUser, ""
+			var keep []string // the engine's word on this image no longer holds
+			for _, w := range m.warnings[pipeline.StageImages] {
+				if !strings.Contains(w, im.Source) {
+					keep = append(keep, w)
+				}
+			}
+			m.warnings[pipeline.StageImages] = keep
 			return tea.Batch(m.edited(pipeline.StageImages), m.setStatus("description saved — s makes the queries again with it"))
 		})
 	case "s":

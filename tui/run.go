@@ -132,6 +132,15 @@ func (m *Model) foldEvent(ev pipeline.Event) tea.Cmd {
 		if ev.Err != "" && !m.stopped {
 			m.runErr = ev.Err
 		}
+	default:
+		// The engine's usage event (after every model call) carries the
+		// check's Usage so far, ByStage included: the cost shows live.
+		switch u := ev.Item.(type) {
+		case pipeline.Usage:
+			m.check.Usage = u
+		case *pipeline.Usage:
+			m.check.Usage = *u
+		}
 	}
 	return nil
 }
