@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"net/http"
 	"os"
@@ -9,8 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/musecheck/muse/sources/archive"
 )
 
 // The fault matrix as the user meets it: the real `muse check` binary,
@@ -40,6 +44,7 @@ func buildMuse(t *testing.T) string {
 		if err != nil {
 			museBin.err = errors.New(string(out))
 		}
+		os.Chmod(dir, 0o755) // runnable by the unprivileged user of the read-only row
 	})
 	if museBin.err != nil {
 		t.Fatalf("build muse: %v", museBin.err)
@@ -58,10 +63,21 @@ func (r cliResult) lastLine() string {
 	return lines[len(lines)-1]
 }
 
-func (fe *faultEnv) museCheck(t *testing.T, guard bool, args ...string) cliResult {
+// cliRun says how to run muse: with the address guard on, as another
+// user, in a prepared home directory.
+type cliRun struct {
+	guard bool
+	uid   int    // 0: as ourselves
+	home  string // "": a fresh temporary directory
+}
+
+func (fe *faultEnv) museCheck(t *testing.T, how cliRun, args ...string) cliResult {
 	t.Helper()
 	bin := buildMuse(t)
-	home := t.TempDir()
+	home := how.home
+	if home == "" {
+		home = t.TempDir()
+	}
 	ratings, _ := filepath.Abs(filepath.Join("testdata", "ratings.csv"))
 	if fe.cfg.RatingsFile != filepath.Join("testdata", "ratings.csv") {
 		ratings = fe.cfg.RatingsFile
@@ -70,11 +86,14 @@ func (fe *faultEnv) museCheck(t *testing.T, guard bool, args ...string) cliResul
 		"XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "XDG_CACHE_HOME=" + filepath.Join(home, "cache"),
 		"HTTP_PROXY=" + fe.proxy.String(), "OPENAI_BASE_URL=" + fe.cfg.OpenAIBaseURL, "OPENAI_API_KEY=sk-test",
 		"MUSE_MODEL=test-model", "SEARXNG_URL=" + fe.cfg.SearXNGURL, "MUSE_RATINGS=" + ratings, "MUSE_IGNORE_ROBOTS=1"}
-	if !guard {
+	if !how.guard {
 		env = append(env, "MUSE_ALLOW_PRIVATE_ADDRESSES=1")
 	}
 	cmd := exec.Command(bin, append([]string{"check", "--before", e2eCutoff.Format(time.RFC3339)}, args...)...)
 	cmd.Env = env
+	if how.uid != 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(how.uid), Gid: uint32(how.uid)}}
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -135,7 +154,7 @@ func TestFaultCLI(t *testing.T) {
 			if row.setup != nil {
 				row.setup(t, fe)
 			}
-			res := fe.museCheck(t, row.guard, e2ePost)
+			res := fe.museCheck(t, cliRun{guard: row.guard}, e2ePost)
 			if res.code != row.code {
 				t.Errorf("exit %d, want %d\nstderr:\n%s", res.code, row.code, res.stderr)
 			}
@@ -152,4 +171,51 @@ func TestFaultCLI(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFaultCLIReadOnlyData runs muse as an unprivileged user (root ignores
+// permission bits) over a data directory it may read but not write: the
+// read-only mount or foreign-owned folder a newsroom machine may have.
+func TestFaultCLIReadOnlyData(t *testing.T) {
+	t.Parallel()
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run muse as another user")
+	}
+	const nobody = 65534
+	fe := newFaultEnv(t)
+	home := t.TempDir()
+	os.Chmod(filepath.Dir(home), 0o755) // the test's temporary root, so that muse can reach home
+	data := filepath.Join(home, "data", "muse")
+	st, err := archive.Open(context.Background(), filepath.Join(data, "archive.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	filepath.Walk(home, func(p string, fi os.FileInfo, err error) error {
+		if err == nil {
+			mode := os.FileMode(0o444)
+			if fi.IsDir() {
+				mode = 0o555
+			}
+			os.Chmod(p, mode)
+		}
+		return nil
+	})
+	t.Cleanup(func() {
+		filepath.Walk(home, func(p string, fi os.FileInfo, err error) error {
+			if err == nil {
+				os.Chmod(p, 0o755)
+			}
+			return nil
+		})
+	})
+	res := fe.museCheck(t, cliRun{uid: nobody, home: home}, e2ePost)
+	t.Logf("read-only data directory → exit %d; %s", res.code, res.lastLine())
+	if res.code == 0 {
+		t.Fatalf("exit 0 over a read-only archive; stderr:\n%s", res.stderr)
+	}
+	// Today the first store opened (the response cache or the archive)
+	// stops the check, naming its file; both are extras a check could do
+	// without.
+	wantContains(t, "last stderr line", res.lastLine(), "muse: open", data+string(filepath.Separator))
 }
