@@ -80,16 +80,22 @@ func modifiedDate(nodes []node, doc *goquery.Document, published, now time.Time)
 // declaredModified is the modification date the page states in its
 // article's JSON-LD or in a well-known meta tag.
 func declaredModified(nodes []node, doc *goquery.Document) time.Time {
-	if n := mainNode(nodes); n != nil {
-		if t := n.date("dateModified"); !t.IsZero() {
-			return t
-		}
-	}
-	for _, sel := range []string{
+	return declaredDate(nodes, doc, "dateModified", []string{
 		`meta[property="article:modified_time"]`, `meta[property="og:updated_time"]`,
 		`meta[itemprop="dateModified"]`, `meta[name="last-modified"]`, `meta[name="dcterms.modified"]`,
 		`meta[name="DC.date.modified"]`,
-	} {
+	})
+}
+
+// declaredDate is the date under key in the article's JSON-LD, else in the
+// first of the meta tags (selectors) that holds a readable one.
+func declaredDate(nodes []node, doc *goquery.Document, key string, metas []string) time.Time {
+	if n := mainNode(nodes); n != nil {
+		if t := n.date(key); !t.IsZero() {
+			return t
+		}
+	}
+	for _, sel := range metas {
 		if t := sources.ParseDate(metaContent(doc, sel)); !t.IsZero() {
 			return t
 		}
@@ -213,22 +219,15 @@ func absURL(ref, base string) string {
 // structured form: its article's JSON-LD datePublished, else the first
 // well-known publication meta tag or datePublished microdata.
 func declaredPublished(nodes []node, doc *goquery.Document) time.Time {
-	if n := mainNode(nodes); n != nil {
-		if t := n.date("datePublished"); !t.IsZero() {
-			return t
-		}
-	}
-	for _, sel := range []string{
+	t := declaredDate(nodes, doc, "datePublished", []string{
 		`meta[property="article:published_time"]`, `meta[property="og:article:published_time"]`,
 		`meta[name="article:published_time"]`, `meta[itemprop="datePublished"]`,
 		`meta[name="parsely-pub-date"]`, `meta[name="pubdate"]`, `meta[name="publishdate"]`,
 		`meta[name="dc.date.issued"]`, `meta[name="DC.date.issued"]`, `meta[name="dcterms.created"]`,
-	} {
-		if t := sources.ParseDate(metaContent(doc, sel)); !t.IsZero() {
-			return t
-		}
+	})
+	if !t.IsZero() {
+		return t
 	}
-	var t time.Time
 	doc.Find(`[itemprop="datePublished"]`).EachWithBreak(func(_ int, s *goquery.Selection) bool {
 		for _, attr := range []string{"content", "datetime"} {
 			if v, ok := s.Attr(attr); ok {
