@@ -2,7 +2,6 @@ package search
 
 import (
 	"context"
-	"net/http"
 	"net/url"
 	"strconv"
 	"time"
@@ -52,10 +51,7 @@ func (f *factCheck) Search(ctx context.Context, q Query) ([]Hit, error) {
 		params.Set("maxAgeDays", strconv.Itoa(f.maxAgeDays))
 	}
 	var ans factCheckAnswer
-	err := f.getJSON(ctx, func(ctx context.Context) (*http.Request, error) {
-		return http.NewRequestWithContext(ctx, http.MethodGet, join(f.base, "/v1alpha1/claims:search")+"?"+params.Encode(), nil)
-	}, &ans)
-	if err != nil {
+	if err := f.get(ctx, join(f.base, "/v1alpha1/claims:search")+"?"+params.Encode(), &ans); err != nil {
 		return nil, err
 	}
 	now := time.Now()

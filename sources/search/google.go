@@ -2,7 +2,6 @@ package search
 
 import (
 	"context"
-	"net/http"
 	"net/url"
 	"strconv"
 	"time"
@@ -41,10 +40,7 @@ func (g *googleCSE) Search(ctx context.Context, q Query) ([]Hit, error) {
 		params.Set("sort", "date:r:"+firstDay().Format("20060102")+":"+lastDay(q.Before).Format("20060102"))
 	}
 	var ans cseAnswer
-	err := g.getJSON(ctx, func(ctx context.Context) (*http.Request, error) {
-		return http.NewRequestWithContext(ctx, http.MethodGet, join(g.base, "/customsearch/v1")+"?"+params.Encode(), nil)
-	}, &ans)
-	if err != nil {
+	if err := g.get(ctx, join(g.base, "/customsearch/v1")+"?"+params.Encode(), &ans); err != nil {
 		return nil, err
 	}
 	now := time.Now()

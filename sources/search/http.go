@@ -79,6 +79,13 @@ type endpoint struct {
 	advice func(status int) string
 }
 
+// get GETs u as getJSON does.
+func (e *endpoint) get(ctx context.Context, u string, out any) error {
+	return e.getJSON(ctx, func(ctx context.Context) (*http.Request, error) {
+		return http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	}, out)
+}
+
 // getJSON sends req (re-created by newReq for each attempt), retries 429 and
 // 5xx answers, and decodes a JSON body into out.
 func (e *endpoint) getJSON(ctx context.Context, newReq func(context.Context) (*http.Request, error), out any) error {

@@ -3,7 +3,6 @@ package search
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -140,9 +139,7 @@ func serpEndpoint(opts Options) endpoint {
 }
 
 func (e *endpoint) serpGet(ctx context.Context, base string, params url.Values, out any) error {
-	return e.getJSON(ctx, func(ctx context.Context) (*http.Request, error) {
-		return http.NewRequestWithContext(ctx, http.MethodGet, join(base, "/search.json")+"?"+params.Encode(), nil)
-	}, out)
+	return e.get(ctx, join(base, "/search.json")+"?"+params.Encode(), out)
 }
 
 // serpError turns SerpAPI's error field into an error; an empty result

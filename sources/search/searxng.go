@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -40,10 +39,7 @@ func (s *searxng) Search(ctx context.Context, q Query) ([]Hit, error) {
 	}
 	params := url.Values{"q": {q.Text}, "format": {"json"}, "pageno": {"1"}}
 	var ans searxngAnswer
-	err := s.getJSON(ctx, func(ctx context.Context) (*http.Request, error) {
-		return http.NewRequestWithContext(ctx, http.MethodGet, endpoint+"?"+params.Encode(), nil)
-	}, &ans)
-	if err != nil {
+	if err := s.get(ctx, endpoint+"?"+params.Encode(), &ans); err != nil {
 		return nil, err
 	}
 	now := time.Now()

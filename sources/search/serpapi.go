@@ -2,11 +2,8 @@ package search
 
 import (
 	"context"
-	"fmt"
-	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -39,18 +36,11 @@ func (s *serpAPI) Search(ctx context.Context, q Query) ([]Hit, error) {
 		params.Set("tbs", "cdr:1,cd_max:"+lastDay(q.Before).Format("01/02/2006"))
 	}
 	var ans serpAnswer
-	err := s.getJSON(ctx, func(ctx context.Context) (*http.Request, error) {
-		return http.NewRequestWithContext(ctx, http.MethodGet, join(s.base, "/search.json")+"?"+params.Encode(), nil)
-	}, &ans)
-	if err != nil {
+	if err := s.serpGet(ctx, s.base, params, &ans); err != nil {
 		return nil, err
 	}
 	if ans.Error != "" {
-		// SerpAPI reports an empty Google page as an error with HTTP 200.
-		if strings.Contains(ans.Error, "hasn't returned any results") {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("SerpAPI: %s", ans.Error)
+		return nil, serpError(ans.Error)
 	}
 	now := time.Now()
 	var hits []Hit
