@@ -3,7 +3,6 @@ package pipeline
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/musecheck/muse/sources/archive"
 	"github.com/musecheck/muse/sources/extract"
 	"github.com/musecheck/muse/sources/fetch"
+	"github.com/musecheck/muse/sources/images"
 	"github.com/musecheck/muse/sources/ratings"
 	"github.com/musecheck/muse/sources/search"
 )
@@ -65,6 +65,13 @@ func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (*Engi
 	deps.Fetcher = fetcherAdapter{fetcher}
 	deps.Extract = extract.Extract
 	deps.Searchers = append(search.Providers(SearchOptions(cfg)), ArchiveSearcher(store))
+	deps.ImageSearchers = search.ImageSearchers(SearchOptions(cfg))
+	io := images.Options{AllowPrivate: cfg.AllowPrivateAddresses}
+	if opts.PageProxy != nil {
+		io.Proxy = http.ProxyURL(opts.PageProxy)
+	}
+	deps.Images = ImageLoader(io)
+	opts.Posts.AllowPrivate = opts.Posts.AllowPrivate || cfg.AllowPrivateAddresses
 	e, err := New(deps, opts)
 	if err != nil {
 		store.Close()
@@ -182,26 +189,4 @@ func (a archiveSearcher) Search(ctx context.Context, q search.Query) ([]search.H
 			Provider: "archive", Query: q.Text, Rank: i + 1}
 	}
 	return out, nil
-}
-
-// PostFromURL reads a post (or any page) given by URL with the engine's
-// fetcher and extractor: its main text becomes the post text, its date the
-// post's time.
-func (e *Engine) PostFromURL(ctx context.Context, u string) (Post, error) {
-	if _, err := sources.ParseHTTP(u); err != nil {
-		return Post{}, err
-	}
-	body, final, err := e.deps.Fetcher.Fetch(ctx, u)
-	if err != nil {
-		return Post{}, fmt.Errorf("read the post at %s: %w", u, err)
-	}
-	a, err := e.deps.Extract(body, final)
-	if err != nil {
-		return Post{}, fmt.Errorf("read the post at %s: %w", u, err)
-	}
-	text := strings.TrimSpace(cutAtSentence(strings.TrimSpace(a.Title+"\n\n"+a.Text), 5000))
-	if text == "" {
-		return Post{}, fmt.Errorf("read the post at %s: %w", u, errors.New("the page has no text"))
-	}
-	return Post{Text: text, Author: a.Author, PostedAt: a.Published, URL: u, Platform: sources.HostOf(final)}, nil
 }

@@ -42,6 +42,9 @@ type Post struct {
 	URL               string    `json:"url,omitempty"`
 	Platform          string    `json:"platform,omitempty"`
 	Images            []string  `json:"images,omitempty"` // paths or URLs as given
+	// AltTexts is the description the post's author gave each image (its
+	// alt text), by the image's entry in Images.
+	AltTexts map[string]string `json:"alt_texts,omitempty"`
 }
 
 // Image is one post image and what was learned from it.
@@ -52,9 +55,17 @@ type Image struct {
 	OCRText     string   `json:"ocr_text,omitempty"`
 	People      []string `json:"people,omitempty"`
 	Description string   `json:"description,omitempty"` // the informative description used in prompts
-	Origin      string   `json:"origin,omitempty"`      // where the description came from: vision model, ocr, alt text, user
+	Origin      string   `json:"origin,omitempty"`      // where the description came from: vision model, ocr, alt text, user (comma-separated when merged)
+	TextOrigin  string   `json:"text_origin,omitempty"` // where OCRText came from: ocr
 	Edited      bool     `json:"edited,omitempty"`
 	Error       string   `json:"error,omitempty"`
+	// Format, Width and Height are what the loaded content is (png, jpeg,
+	// gif, webp); PHash is its 64-bit perceptual hash in hex, kept so that
+	// a rerun from a later stage can still compare pages' images with it.
+	Format string `json:"format,omitempty"`
+	Width  int    `json:"width,omitempty"`
+	Height int    `json:"height,omitempty"`
+	PHash  string `json:"phash,omitempty"`
 }
 
 // Query origins.
@@ -132,6 +143,10 @@ type Source struct {
 	SentChars    int       `json:"sent_chars,omitempty"` // page text sent to the model for evidence
 	FetchedAt    time.Time `json:"fetched_at,omitzero"`
 	FoundBy      []string  `json:"found_by,omitempty"` // "provider: query"
+	// Image is the page's lead image (og:image); ImageSimilarity is the
+	// best perceptual-hash similarity between it and a post image.
+	Image           string  `json:"image,omitempty"`
+	ImageSimilarity float64 `json:"image_similarity,omitempty"`
 }
 
 // Evidence kinds.
@@ -185,6 +200,7 @@ func (c *Check) Clone() *Check {
 	}
 	d := *c
 	d.Post.Images = slices.Clone(c.Post.Images)
+	d.Post.AltTexts = maps.Clone(c.Post.AltTexts)
 	d.Images = make([]Image, len(c.Images))
 	for i, im := range c.Images {
 		im.People = slices.Clone(im.People)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/sources/extract"
+	"github.com/musecheck/muse/sources/images"
 	"github.com/musecheck/muse/sources/search"
 )
 
@@ -131,4 +132,13 @@ type Deps struct {
 	Extract   Extractor
 	Rater     Rater
 	Archive   Archiver
+	// Images loads post images and pages' lead images; nil means
+	// ImageLoader{} (public addresses only, default size caps).
+	Images ImageLoading
+	// OCR reads the text in an image; nil means images.OCR (tesseract,
+	// when installed).
+	OCR func(ctx context.Context, img *images.Image) (string, error)
+	// ImageSearchers search the web by image (reverse image search) for
+	// post images at public URLs. Optional.
+	ImageSearchers []search.ImageSearcher
 }

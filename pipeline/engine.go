@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/musecheck/muse/sources/posts"
 )
 
 // Options tunes the engine. The zero value means the defaults below, which
@@ -55,6 +57,15 @@ type Options struct {
 	DigestPages int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// ImageParallel bounds how many post images are loaded, read and
+	// described at once, and how many pages' lead images are loaded at once
+	// for visual relevance (default 4).
+	ImageParallel int
+	// Posts configures reading a post by URL (PostFromURL): platform API
+	// roots, the HTTP client, private addresses. Web pages are always read
+	// with the engine's fetcher. NewFromConfig sets AllowPrivate from the
+	// configuration.
+	Posts posts.Options
 
 	// Used by NewFromConfig only:
 	// PageProxy, when set, fetches every page through this HTTP proxy
@@ -81,6 +92,7 @@ func (o Options) withDefaults() Options {
 	def(&o.MinWords, 100)
 	def(&o.RefutingPages, 2)
 	def(&o.DigestPages, 5)
+	def(&o.ImageParallel, 4)
 	if o.LexicalThreshold <= 0 {
 		o.LexicalThreshold = 0.25
 	}
@@ -98,6 +110,8 @@ func (o Options) withDefaults() Options {
 type Engine struct {
 	deps Deps
 	opts Options
+	// imageCache holds the hashes of pages' lead images (visual.go).
+	imageCache *imageHashes
 }
 
 // ErrNoModel is returned when a check needs a model and none is configured.
@@ -115,7 +129,7 @@ func New(deps Deps, opts Options) (*Engine, error) {
 	if deps.Rater == nil {
 		return nil, errors.New("pipeline: a publisher rater is required")
 	}
-	return &Engine{deps: deps, opts: opts}, nil
+	return &Engine{deps: deps, opts: opts, imageCache: &imageHashes{}}, nil
 }
 
 // NoLLM reports whether the engine runs the extractive mode.
@@ -136,7 +150,7 @@ func (e *Engine) NewCheck(p Post, cutoff time.Time) *Check {
 		NoLLM:     e.opts.NoLLM,
 	}
 	for _, src := range p.Images {
-		c.Images = append(c.Images, Image{Source: src})
+		c.Images = append(c.Images, Image{Source: src, AltText: strings.TrimSpace(p.AltTexts[src])})
 	}
 	return c
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/musecheck/muse/pipeline/llm"
 	"github.com/musecheck/muse/prompts"
@@ -56,7 +55,7 @@ func promptPost(p Post, images []Image) prompts.Post {
 	pp := prompts.Post{Text: text, Author: p.Author, Handle: p.Handle, AuthorDescription: p.AuthorDescription,
 		Platform: p.Platform, URL: p.URL, PostedAt: p.PostedAt}
 	for _, im := range images {
-		if d := strings.TrimSpace(im.Description); d != "" {
+		if d := imageNotes(im); d != "" {
 			pp.ImageDescriptions = append(pp.ImageDescriptions, d)
 		}
 	}

@@ -91,6 +91,7 @@ func (r *run) readHits(ctx context.Context, st Stage, hits []Hit, prev map[strin
 	}
 	r.markDuplicates()
 	r.relevance(ctx, st, first)
+	r.visualRelevance(ctx, st, first)
 	r.rank()
 	return nil
 }
@@ -145,6 +146,7 @@ func (r *run) fetchAndExtract(ctx context.Context, s *Source) bool {
 	}
 	s.Paragraphs = a.Paragraphs
 	s.Words = a.Words
+	s.Image = a.Image
 	if r.e.deps.Archive != nil && (a.Title != "" || a.Text != "") {
 		err := r.e.deps.Archive.Save(ctx, ArchivedPage{URL: cmp.Or(final, s.URL), Title: a.Title, Text: a.Text,
 			Publisher: s.Publisher, Published: a.Published})

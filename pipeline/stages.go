@@ -15,45 +15,6 @@ import (
 // transport and configuration errors are not recovered from.
 var ErrBadAnswer = errors.New("unusable model answer")
 
-// images describes the post's images. Real image reading (vision model,
-// OCR) is a later piece of work; for now an image is described by the alt
-// text given with it, and one without is reported as undescribed.
-func (r *run) images(ctx context.Context) (int, bool, error) {
-	c := r.c
-	if len(c.Images) == 0 && len(c.Post.Images) > 0 {
-		for _, src := range c.Post.Images {
-			c.Images = append(c.Images, Image{Source: src})
-		}
-	}
-	if len(c.Images) == 0 {
-		return 0, true, nil
-	}
-	described := 0
-	for i := range c.Images {
-		if err := ctx.Err(); err != nil {
-			return described, false, err
-		}
-		im := &c.Images[i]
-		switch {
-		case im.Edited && strings.TrimSpace(im.Description) != "":
-			// the person's description stands
-		case strings.TrimSpace(im.AltText) != "":
-			im.Description = strings.TrimSpace(im.AltText)
-			im.Origin = "alt text"
-			im.Error = ""
-		default:
-			im.Description = ""
-			im.Error = "no description: this image has no alt text and muse cannot read images yet"
-			r.warn(StageImages, "image %s: %s", im.Source, im.Error)
-		}
-		if im.Description != "" {
-			described++
-		}
-		r.item(StageImages, *im, "image described")
-	}
-	return described, false, nil
-}
-
 // queries writes the search queries. The person's own queries are kept;
 // the model's are replaced.
 func (r *run) queries(ctx context.Context) (int, error) {
@@ -66,7 +27,7 @@ func (r *run) queries(ctx context.Context) (int, error) {
 	}
 	c.Queries = kept
 	n := 3
-	if describedImages(c.Images) > 0 || len(c.Post.Images) > 0 {
+	if len(c.Images) > 0 || len(c.Post.Images) > 0 {
 		n = 5 // the paper asks for five when the post has images
 	}
 	add := func(text, origin string) {
@@ -132,8 +93,8 @@ func describedImages(ims []Image) int {
 func postForSearch(c *Check) string {
 	parts := []string{c.Post.Text}
 	for _, im := range c.Images {
-		if im.Description != "" {
-			parts = append(parts, im.Description)
+		if d := imageNotes(im); d != "" {
+			parts = append(parts, d)
 		}
 	}
 	return strings.Join(parts, " ")
@@ -166,7 +127,21 @@ func (r *run) searchPass(ctx context.Context, st Stage, pass, count int) ([]Hit,
 	for i, t := range texts {
 		qs[i] = search.Query{Text: t, Before: c.Cutoff, Count: count}
 	}
+	var imgHits []search.Hit
+	var imgFailures []search.ProviderError
+	imgDone := make(chan struct{})
+	go func() {
+		defer close(imgDone)
+		if pass == 1 {
+			imgHits, imgFailures = r.reverseImageSearch(ctx)
+		}
+	}()
 	found, failures := search.Run(ctx, r.e.deps.Searchers, qs)
+	<-imgDone
+	for _, f := range imgFailures {
+		r.warn(st, "%v", f)
+	}
+	found = append(found, imgHits...)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}

@@ -1,0 +1,128 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/fetch"
+	"github.com/musecheck/muse/sources/posts"
+)
+
+// maxPostFromPage caps the main text of a web page taken as the post.
+const maxPostFromPage = 5000
+
+// PostFromURL reads the post at u: a Bluesky, Mastodon or X post through
+// the platform's public API (text, author, handle, time, images with their
+// alt text, the post it quotes), or any other web page through its Open
+// Graph tags and main text, read with the engine's fetcher. Each platform's
+// failure comes back as one line saying what went wrong.
+func (e *Engine) PostFromURL(ctx context.Context, u string) (Post, error) {
+	u = strings.TrimSpace(u)
+	if _, err := sources.ParseHTTP(u); err != nil {
+		return Post{}, fmt.Errorf("read the post at %s: %w", u, err)
+	}
+	pages := &enginePages{f: e.deps.Fetcher}
+	opts := e.opts.Posts
+	opts.Pages = pages
+	fp, err := posts.Fetch(ctx, u, opts)
+	if err != nil {
+		return Post{}, fmt.Errorf("read the post at %s: %w", u, err)
+	}
+	p := Post{Text: fp.Text, Author: fp.Author, Handle: fp.Handle, AuthorDescription: fp.AuthorDescription,
+		PostedAt: fp.PostedAt, URL: u, Platform: fp.Platform}
+	if fp.Platform == posts.Web {
+		p.Platform = cmp.Or(fp.Site, sources.HostOf(cmp.Or(pages.finalURL(), u)))
+		// The page's main text says more than its card; keep the card when
+		// the page has none.
+		if body, final := pages.last(); body != nil {
+			if a, err := e.deps.Extract(body, final); err == nil {
+				if text := strings.TrimSpace(cutAtSentence(strings.TrimSpace(a.Title+"\n\n"+a.Text), maxPostFromPage)); text != "" {
+					p.Text = text
+				}
+				if p.Author == "" {
+					p.Author = a.Author
+				}
+				if p.PostedAt.IsZero() {
+					p.PostedAt = a.Published
+				}
+			}
+		}
+	}
+	addImages(&p, fp.Images)
+	if q := fp.Quote; q != nil {
+		who := strings.TrimSpace(strings.Join(nonEmpty(q.Author, q.Handle), " "))
+		if who == "" {
+			who = "another post"
+		}
+		if t := strings.TrimSpace(q.Text); t != "" {
+			p.Text = strings.TrimSpace(p.Text) + "\n\n[Quoting " + who + ": " + t + "]"
+		}
+		addImages(&p, q.Images)
+	}
+	if strings.TrimSpace(p.Text) == "" && len(p.Images) == 0 {
+		return Post{}, fmt.Errorf("read the post at %s: %w", u, errors.New("it has no text and no images"))
+	}
+	return p, nil
+}
+
+func addImages(p *Post, refs []posts.ImageRef) {
+	for _, ref := range refs {
+		if ref.URL == "" {
+			continue
+		}
+		p.Images = append(p.Images, ref.URL)
+		if alt := strings.TrimSpace(ref.Alt); alt != "" {
+			if p.AltTexts == nil {
+				p.AltTexts = map[string]string{}
+			}
+			p.AltTexts[ref.URL] = alt
+		}
+	}
+}
+
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// enginePages lets sources/posts read web pages with the engine's fetcher
+// (its address guard, proxy and archive), keeping the last page so its main
+// text can be extracted without a second download.
+type enginePages struct {
+	f     Fetcher
+	mu    sync.Mutex
+	body  []byte
+	final string
+}
+
+func (p *enginePages) Fetch(ctx context.Context, u string) (*fetch.Page, error) {
+	body, final, err := p.f.Fetch(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	p.body, p.final = body, final
+	p.mu.Unlock()
+	return &fetch.Page{URL: u, FinalURL: final, Status: 200, ContentType: "text/html", Body: body, Raw: body}, nil
+}
+
+func (p *enginePages) last() ([]byte, string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.body, p.final
+}
+
+func (p *enginePages) finalURL() string {
+	_, f := p.last()
+	return f
+}
