@@ -311,14 +311,7 @@ func addTUI(root *cobra.Command, app *App) {
 }
 
 func runTUI(ctx context.Context, app *App, f *tuiFlags, args []string) error {
-	opts := tui.Options{
-		Post:     pipeline.Post{Author: f.author, Handle: f.handle, Images: f.images},
-		DraftDir: filepath.Join(app.Cfg.DataDir, "drafts"),
-		Mouse:    f.mouse,
-		Remember: func(domain string, boost bool) error {
-			return ratings.SetOverride(app.Cfg.OverridesFile, domain, ratings.Override{Boost: boost, Drop: !boost})
-		},
-	}
+	opts := tui.Options{Post: pipeline.Post{Author: f.author, Handle: f.handle, Images: f.images}}
 	if f.before != "" {
 		t, err := search.ParseCutoff(f.before)
 		if err != nil {
@@ -330,15 +323,41 @@ func runTUI(ctx context.Context, app *App, f *tuiFlags, args []string) error {
 		p := tui.PostFromArg(args[0])
 		opts.Post.Text, opts.Post.URL, opts.Start = p.Text, p.URL, true
 	}
-	eng, closeEngine, err := pipeline.NewFromConfig(ctx, app.Cfg, pipeline.Options{NoLLM: f.noLLM})
-	if err != nil {
-		return &exitError{2, fmt.Errorf("start the engine: %w", err)}
+	return startTUI(ctx, app, f.noLLM, f.mouse, opts)
+}
+
+// startTUI opens the app with the engine and the case store. A reopened
+// case (opts.Case) needs neither: when the engine cannot start it is
+// shown read-only, since reading a case is offline.
+func startTUI(ctx context.Context, app *App, noLLM, mouse bool, opts tui.Options) error {
+	opts.DraftDir = filepath.Join(app.Cfg.DataDir, "drafts")
+	opts.Mouse = mouse
+	opts.Remember = func(domain string, boost bool) error {
+		return ratings.SetOverride(app.Cfg.OverridesFile, domain, ratings.Override{Boost: boost, Drop: !boost})
 	}
-	defer closeEngine()
-	opts.Runner, opts.NewCheck, opts.FetchPost = eng, eng.NewCheck, eng.PostFromURL
+	st, err := openCases(ctx, app)
+	if err != nil {
+		if opts.Case != nil {
+			return err
+		}
+		fmt.Fprintln(app.Stderr, "muse: checks will not be kept as cases:", err)
+	} else {
+		defer st.Close()
+		opts.Cases = st
+	}
 	opts.Model = app.Cfg.Model
-	if f.noLLM {
+	if noLLM {
 		opts.Model = "no model (--no-llm)"
+	}
+	eng, closeEngine, err := pipeline.NewFromConfig(ctx, app.Cfg, pipeline.Options{NoLLM: noLLM})
+	switch {
+	case err != nil && opts.Case == nil:
+		return &exitError{2, fmt.Errorf("start the engine: %w", err)}
+	case err != nil:
+		opts.Notice = "reading only: the engine cannot start (" + err.Error() + ")"
+	default:
+		defer closeEngine()
+		opts.Runner, opts.NewCheck, opts.FetchPost = eng, eng.NewCheck, eng.PostFromURL
 	}
 	return tui.Run(ctx, opts)
 }
@@ -577,7 +596,7 @@ func casesCmd(app *App) *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as a JSON array")
 	cmd.Flags().IntVarP(&limit, "limit", "n", 0, "show only the N newest cases (0: all)")
 	cmd.Flags().StringVar(&contains, "grep", "", "only cases whose post or correction contains TEXT")
-	cmd.AddCommand(casesExportCmd(app), casesRmCmd(app))
+	cmd.AddCommand(casesExportCmd(app), casesRmCmd(app), casesOpenCmd(app))
 	return cmd
 }
 
@@ -636,6 +655,38 @@ func casesExportCmd(app *App) *cobra.Command {
 	f.StringVar(&rev.URL, "reviewer-url", "", "claimreview: the organisation's home page")
 	f.StringVar(&rev.ReviewURL, "review-url", "", "claimreview: the page where the fact-check is published (default --reviewer-url)")
 	f.StringVar(&rating, "rating", "", "claimreview: the verdict, e.g. false, misleading, mostly false, missing context")
+	return cmd
+}
+
+// casesOpenCmd is `muse cases open ID`: the case in the terminal app where
+// it was left, read from the store alone (nothing is run or fetched).
+func casesOpenCmd(app *App) *cobra.Command {
+	var noLLM, mouse bool
+	cmd := &cobra.Command{
+		Use:   "open ID",
+		Short: "Reopen a saved check in the terminal app where it was left, offline",
+		Long: "ID may be any unique prefix of a case ID (see `muse cases`). Nothing runs when the case opens;\n" +
+			"rerunning a stage from the app uses the engine as `muse` would (--no-llm when the case was made so).",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openCases(cmd.Context(), app)
+			if err != nil {
+				return err
+			}
+			id, err := st.Resolve(cmd.Context(), args[0])
+			if err == nil {
+				var c *pipeline.Check
+				if c, err = st.Get(cmd.Context(), id); err == nil {
+					st.Close()
+					return startTUI(cmd.Context(), app, noLLM || c.NoLLM, mouse, tui.Options{Case: c})
+				}
+			}
+			st.Close()
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&noLLM, "no-llm", false, "reruns use the extractive mode, without a model")
+	cmd.Flags().BoolVar(&mouse, "mouse", false, "wheel scrolling and clicks (turns off the terminal's own text selection)")
 	return cmd
 }
 
