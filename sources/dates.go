@@ -1,6 +1,8 @@
 package sources
 
 import (
+	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -45,4 +47,22 @@ func ParseDate(s string) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// RetryAfter reads a Retry-After header (RFC 9110 §10.2.3): a number of
+// seconds, or an HTTP date counted from now (a date already past is no
+// wait). ok is false when the header is absent or unreadable, so a caller
+// can fall back to its service's own rate-limit headers.
+func RetryAfter(h http.Header, now time.Time) (wait time.Duration, ok bool) {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+		return time.Duration(secs) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(0, t.Sub(now)), true
+	}
+	return 0, false
 }

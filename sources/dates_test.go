@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"net/http"
 	"testing"
 	"time"
 )
@@ -37,6 +38,31 @@ func TestParseDate(t *testing.T) {
 	for _, in := range []string{"", "yesterday", "3 days ago", "13/45/2020", "2020-13-01"} {
 		if got := ParseDate(in); !got.IsZero() {
 			t.Errorf("ParseDate(%q) = %v, want zero", in, got)
+		}
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2024, 4, 29, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		value string
+		want  time.Duration
+		ok    bool
+	}{
+		{"120", 2 * time.Minute, true},
+		{" 0 ", 0, true},
+		{"Mon, 29 Apr 2024 12:00:30 GMT", 30 * time.Second, true},
+		{"Mon, 29 Apr 2024 11:00:00 GMT", 0, true}, // already past
+		{"", 0, false},
+		{"-5", 0, false},
+		{"soon", 0, false},
+	} {
+		h := http.Header{}
+		if c.value != "" {
+			h.Set("Retry-After", c.value)
+		}
+		if got, ok := RetryAfter(h, now); got != c.want || ok != c.ok {
+			t.Errorf("RetryAfter(%q) = %s, %v; want %s, %v", c.value, got, ok, c.want, c.ok)
 		}
 	}
 }

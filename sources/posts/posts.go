@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/fetch"
 )
 
@@ -327,13 +328,8 @@ func isJSON(contentType string, body []byte) bool {
 // retryAfter reads Retry-After (seconds or an HTTP date) or the
 // X-RateLimit-Reset that Mastodon (an ISO 8601 time) and X (epoch seconds) send.
 func retryAfter(h http.Header, now time.Time) time.Duration {
-	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
-		if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-			return time.Duration(s) * time.Second
-		}
-		if t, err := http.ParseTime(v); err == nil {
-			return max(0, t.Sub(now))
-		}
+	if d, ok := sources.RetryAfter(h, now); ok {
+		return d
 	}
 	if v := strings.TrimSpace(h.Get("X-RateLimit-Reset")); v != "" {
 		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
+
+	"github.com/musecheck/muse/sources"
 )
 
 // jitter is the most added to a server-given Retry-After.
@@ -263,16 +265,8 @@ func errorMessage(contentType string, body []byte) string {
 // Brave documents (X-RateLimit-Remaining / X-RateLimit-Reset, one value per
 // window: wait for the exhausted window that resets last).
 func retryAfter(h http.Header, now time.Time) time.Duration {
-	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
-		if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
-			return time.Duration(secs) * time.Second
-		}
-		if t, err := http.ParseTime(v); err == nil {
-			if d := t.Sub(now); d > 0 {
-				return d
-			}
-			return 0
-		}
+	if d, ok := sources.RetryAfter(h, now); ok {
+		return d
 	}
 	remaining := splitInts(h.Get("X-RateLimit-Remaining"))
 	reset := splitInts(h.Get("X-RateLimit-Reset"))
