@@ -426,17 +426,20 @@ func runCheck(ctx context.Context, app *App, f *checkFlags, args []string) error
 		if err != nil {
 			return &exitError{2, err}
 		}
-		if post.PostedAt.IsZero() {
-			post.PostedAt = fromURL.PostedAt
+		if !post.PostedAt.IsZero() { // --posted-at wins over the platform's time
+			fromURL.PostedAt = post.PostedAt
 		}
-		post.Text, post.URL, post.Platform, post.Author = fromURL.Text, fromURL.URL, fromURL.Platform, fromURL.Author
+		post = fromURL // text, author, handle, time, images and their alt text
 	} else {
 		post.Text = arg
 	}
 	if f.author != "" {
 		post.Author = f.author
 	}
-	post.Handle, post.Images = f.handle, f.images
+	if f.handle != "" {
+		post.Handle = f.handle
+	}
+	post.Images = append(post.Images, f.images...)
 	c := eng.NewCheck(post, cutoff)
 	events := make(chan pipeline.Event)
 	printed := make(chan struct{})
