@@ -51,6 +51,7 @@ func Doctor(ctx context.Context, cfg *config.Config) []DoctorItem {
 	out = append(out, doctorSearch(ctx, cfg)...)
 	out = append(out, doctorRatings(cfg))
 	out = append(out, doctorArchive(ctx, cfg))
+	out = append(out, doctorTesseract())
 	return out
 }
 
