@@ -67,7 +67,7 @@ func (m *Model) imagesPane(w, h int) string {
 		part("description", descFrom, img.Description, plain)
 		part("alt text", "given with the post", img.AltText, m.st.Dim.Render)
 		part("caption", "vision model", img.Caption, m.st.Dim.Render)
-		part("text in the image", ocrFrom(img.Origin), img.OCRText, m.st.Dim.Render)
+		part("text in the image", ocrFrom(firstNonEmpty(img.TextOrigin, img.Origin)), img.OCRText, m.st.Dim.Render)
 		if len(img.People) > 0 {
 			part("people named", "vision model, from visible text or the post", strings.Join(img.People, ", "), m.st.Dim.Render)
 		}

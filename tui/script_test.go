@@ -130,6 +130,7 @@ func scriptImage(src string) pipeline.Image {
 		OCRText:     "BREAKING: BALTIMORE BRIDGE DOWN",
 		Description: "A photo of a collapsed road bridge over a river with the caption \"BREAKING: BALTIMORE BRIDGE DOWN\"",
 		Origin:      "vision model + OCR",
+		TextOrigin:  "ocr",
 	}
 }
 
