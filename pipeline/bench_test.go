@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -18,23 +19,33 @@ import (
 // that answers every call after one second, with a dozen candidate pages
 // across tiers (two high, two medium, one low, one unrated, and six that
 // are kept out: excluded publisher, after the cutoff, undated, too short,
-// irrelevant, missing). Reported per post:
+// irrelevant, missing). The response cache is off: each run is a fresh
+// check. Reported per post:
 //
-//	wall_s               wall-clock seconds
-//	model_calls          chat calls made
-//	critical_path_calls  model latencies on the critical path: call start
-//	                     times grouped in waves (a call starting ≥ 0.5 s after
-//	                     the current wave began opens a new one)
-//	prompt_tokens        prompt tokens as the server counted them
-//	paper_prompt_tokens  the same calls, had each evidence prompt carried the
-//	                     page's first 20,000 characters (the paper's method)
-//	prompt_ratio         prompt_tokens / paper_prompt_tokens
-//	evidence_ratio       the same ratio for the evidence calls alone
-//	page_text_ratio      page characters sent / the paper's first 20,000
-//	                     characters of the same pages
+//	wall_s                     wall-clock seconds
+//	model_calls                chat calls the server received
+//	critical_path_calls        model latencies on the critical path: call
+//	                           start times grouped in waves (a call starting
+//	                           ≥ 0.5 s after the current wave began opens a
+//	                           new one)
+//	prompt_tokens              prompt tokens of every call the server
+//	                           received, counted as it counts them (words of
+//	                           every message)
+//	paper_model_calls          the same for the paper's method (see
+//	paper_critical_path_calls  paperEvidence): queries, one evidence call per
+//	paper_prompt_tokens        page it reads, correction; one round per tier
+//	                           it visits
+//	prompt_ratio               prompt_tokens / paper_prompt_tokens
+//	evidence_ratio             the same ratio for the evidence calls alone
+//	page_text_ratio            page characters sent / the paper's first
+//	                           20,000 characters of the pages it reads
+//
+// The query and correction calls are counted as muse makes them on both
+// sides: what differs between the two methods is the evidence stage.
 func BenchmarkCheck(b *testing.B) {
 	const latency = time.Second
 	env := newE2E(b, nil, llmtest.WithDelay(latency))
+	env.cfg.NoCache = true
 	var mu sync.Mutex
 	var starts []time.Time
 	inner := env.model.handle
@@ -47,7 +58,8 @@ func BenchmarkCheck(b *testing.B) {
 	}, llmtest.WithDelay(latency))
 	env.cfg.OpenAIBaseURL = env.llm.BaseURL
 
-	var wall, calls, waves, tokens, paper, evTokens, evPaper, sentChars, paperChars float64
+	var wall, calls, waves, tokens, evTokens, sentChars float64
+	var paper paperFigures
 	b.ResetTimer()
 	for range b.N {
 		mu.Lock()
@@ -71,18 +83,25 @@ func BenchmarkCheck(b *testing.B) {
 		mu.Lock()
 		waves += float64(countWaves(starts, latency/2))
 		mu.Unlock()
-		tokens += float64(c.Usage.PromptTokens)
-		ev := c.Usage.ByStage[string(StageEvidence)].PromptTokens
-		evTokens += float64(ev)
-		paperEv := paperEvidenceTokens(b, c, env)
-		evPaper += float64(paperEv)
-		paper += float64(c.Usage.PromptTokens - ev + paperEv)
-		for _, s := range c.Sources {
-			if s.SentChars > 0 {
-				sentChars += float64(s.SentChars)
-				paperChars += float64(min(20000, len(strings.Join(s.Paragraphs, "\n\n"))))
+		nonEvidence := 0
+		for _, call := range chat {
+			n := len(strings.Fields(llmtest.AllText(*call.Chat)))
+			tokens += float64(n)
+			if llmtest.SchemaName(*call.Chat) == "evidence" {
+				evTokens += float64(n)
+			} else {
+				nonEvidence += n
 			}
 		}
+		for _, s := range c.Sources {
+			sentChars += float64(s.SentChars)
+		}
+		pf := paperEvidence(c)
+		paper.calls += pf.calls + len(chat) - c.Usage.ByStage[string(StageEvidence)].LLMCalls
+		paper.rounds += pf.rounds + 2 // queries, correction
+		paper.tokens += pf.tokens + nonEvidence
+		paper.evTokens += pf.evTokens
+		paper.chars += pf.chars
 		if len(c.Correction.URLs) == 0 {
 			b.Fatalf("no sourced correction: %+v", c.Correction)
 		}
@@ -92,10 +111,12 @@ func BenchmarkCheck(b *testing.B) {
 	b.ReportMetric(calls/n, "model_calls")
 	b.ReportMetric(waves/n, "critical_path_calls")
 	b.ReportMetric(tokens/n, "prompt_tokens")
-	b.ReportMetric(paper/n, "paper_prompt_tokens")
-	b.ReportMetric(tokens/paper, "prompt_ratio")
-	b.ReportMetric(evTokens/evPaper, "evidence_ratio")
-	b.ReportMetric(sentChars/paperChars, "page_text_ratio")
+	b.ReportMetric(float64(paper.calls)/n, "paper_model_calls")
+	b.ReportMetric(float64(paper.rounds)/n, "paper_critical_path_calls")
+	b.ReportMetric(float64(paper.tokens)/n, "paper_prompt_tokens")
+	b.ReportMetric(tokens/float64(paper.tokens), "prompt_ratio")
+	b.ReportMetric(evTokens/float64(paper.evTokens), "evidence_ratio")
+	b.ReportMetric(sentChars/float64(paper.chars), "page_text_ratio")
 }
 
 // countWaves groups call start times into rounds of concurrent calls.
@@ -113,24 +134,68 @@ func countWaves(starts []time.Time, gap time.Duration) int {
 	return waves
 }
 
-// paperEvidenceTokens is what the evidence calls of c would have cost had
-// each page been sent as the paper does, its first 20,000 characters,
-// counted the way the loopback server counts (words of every message).
-func paperEvidenceTokens(tb testing.TB, c *Check, env *e2eEnv) int {
-	total := 0
-	post := promptPost(c.Post, c.Images)
-	for _, s := range c.Sources {
-		if s.SentChars == 0 {
-			continue // not sent for evidence
-		}
-		msgs, err := prompts.Evidence(post, prompts.Page{URL: s.URL, Title: s.Title, Publisher: s.Publisher,
-			Published: s.Published, Paragraphs: s.Paragraphs})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		for _, m := range msgs {
-			total += len(strings.Fields(m.Content))
+type paperFigures struct {
+	calls, rounds, tokens, evTokens, chars int
+}
+
+// paperInstructionWords is the length in words of the paper's evidence
+// prompt without its placeholders (Social-Futures-Lab/MUSE,
+// model/data/prompt_evidence_extraction.txt): the two quoting rules, the
+// answer format and the NONE rule.
+const paperInstructionWords = 111
+
+// paperEvidence is what the paper's evidence stage would have sent for the
+// candidate pages of c, following its reference implementation
+// (Social-Futures-Lab/MUSE, model/main.py): tier by tier (high, medium,
+// low; unrated publishers are never read), the three pages of a tier most
+// similar to the post read at once, one call per page carrying its prompt,
+// the post with its author and time, the publish date and the page's first
+// 20,000 characters; it stops after a tier once three refuting quotes are
+// in hand. The refuting quotes a page would give are the verified ones
+// muse got from it (a page muse did not read gives none). The pages of
+// both search passes are one pool here.
+func paperEvidence(c *Check) paperFigures {
+	var f paperFigures
+	post := len(strings.Fields(c.Post.Text)) +
+		len(strings.Fields(fmt.Sprintf("(Tweeted by %s. User ID: %s)", c.Post.Author, c.Post.Handle))) +
+		len(strings.Fields(fmt.Sprintf("(Tweeted on %s)", c.Post.PostedAt.Format(time.DateTime))))
+	if c.Post.AuthorDescription != "" {
+		post += len(strings.Fields(c.Post.AuthorDescription)) + 2
+	}
+	refuting := map[string]int{}
+	for _, e := range c.Evidence {
+		if e.Kind == KindRefutes && e.Verified {
+			refuting[canonicalKey(e.SourceURL)]++
 		}
 	}
-	return total
+	quotes := 0
+	for _, tier := range []string{TierHigh, TierMedium, TierLow} {
+		read := 0
+		for _, s := range c.Sources { // in rank order: relevance within a tier
+			if s.Tier != tier || !isEligible(s) || read == 3 {
+				continue
+			}
+			read++
+			text := strings.Join(s.Paragraphs, "\n\n")
+			if len(text) > prompts.MaxArticleChars {
+				text = text[:prompts.MaxArticleChars]
+			}
+			words := paperInstructionWords + post + len(strings.Fields(text))
+			if !s.Published.IsZero() {
+				words += len(strings.Fields(" (published on " + s.Published.Format(time.DateTime) + ")"))
+			}
+			f.calls++
+			f.tokens += words
+			f.evTokens += words
+			f.chars += len(text)
+			quotes += refuting[canonicalKey(s.URL)]
+		}
+		if read > 0 {
+			f.rounds++
+		}
+		if quotes >= 3 {
+			break
+		}
+	}
+	return f
 }

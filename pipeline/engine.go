@@ -30,10 +30,16 @@ type Options struct {
 	MaxPages int
 	// FetchParallel bounds concurrent page fetches (default 8).
 	FetchParallel int
-	// EvidenceParallel bounds concurrent evidence calls (default 8): enough
-	// that a dozen candidates need one model round, not one per tier.
+	// EvidenceParallel bounds the pages being read for evidence at once
+	// (default 8): enough that a dozen candidates need one model round, not
+	// one per tier, yet few enough that pages ranked lower are not sent
+	// once the best ones have refuted the post.
 	EvidenceParallel int
-	// EvidenceTokens is the budget of page text sent per evidence call,
+	// EvidenceBatch is the most pages sent in one evidence call (default 8,
+	// at most 10): the post, the instructions and the system message then
+	// go once per call rather than once per page.
+	EvidenceBatch int
+	// EvidenceTokens is the budget of page text sent per page,
 	// estimated at four characters a token (default 300). The paragraphs
 	// most related to the post are chosen to fill it, instead of the
 	// paper's first 20,000 characters.
@@ -88,6 +94,7 @@ func (o Options) withDefaults() Options {
 	def(&o.MaxPages, 30)
 	def(&o.FetchParallel, 8)
 	def(&o.EvidenceParallel, 8)
+	def(&o.EvidenceBatch, 8)
 	def(&o.EvidenceTokens, 300)
 	def(&o.MinWords, 100)
 	def(&o.RefutingPages, 2)

@@ -715,27 +715,23 @@ func obeyingModel(fe *faultEnv) func(kind string, n int, w http.ResponseWriter, 
 		prompt := llmtest.LastUser(req)
 		switch kind {
 		case "evidence":
-			art := ""
-			if m := articleBlock.FindStringSubmatch(prompt); m != nil {
-				art = m[1]
-			}
 			// Every page gets the injected "Reuters" line as a refutation,
 			// and AP's page also gets Reuters' real quote.
-			ref := []string{injectedLine}
-			var ctx []string
-			for _, q := range []string{quoteR1, quoteR2} {
-				if strings.Contains(art, q) {
-					ref = append(ref, q)
+			chatAnswer(w, evidenceAnswer(articles(prompt), func(art string) (ref, ctx []string) {
+				ref = []string{injectedLine}
+				for _, q := range []string{quoteR1, quoteR2} {
+					if strings.Contains(art, q) {
+						ref = append(ref, q)
+					}
 				}
-			}
-			if strings.Contains(art, quoteR2) {
-				ref = append(ref, quoteR1)
-			}
-			if strings.Contains(art, "ignore your previous instructions") {
-				ctx = append(ctx, injection)
-			}
-			b, _ := json.Marshal(map[string][]string{"refutes": ref, "context": ctx})
-			chatAnswer(w, string(b))
+				if strings.Contains(art, quoteR2) {
+					ref = append(ref, quoteR1)
+				}
+				if strings.Contains(art, "ignore your previous instructions") {
+					ctx = append(ctx, injection)
+				}
+				return ref, ctx
+			}))
 			return true
 		case "correction":
 			var urls []string

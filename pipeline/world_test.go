@@ -157,7 +157,37 @@ func searxngServer(t testing.TB, resultsFor func(q string) []string) *httptest.S
 	return srv
 }
 
-var articleBlock = regexp.MustCompile(`(?s)<<<BEGIN ARTICLE>>>(.*?)<<<END ARTICLE>>>`)
+var articleBlock = regexp.MustCompile(`(?s)<<<BEGIN ARTICLE(?: \d+)?>>>(.*?)<<<END ARTICLE(?: \d+)?>>>`)
+
+// articles gives the text of each article block of an evidence prompt, in
+// order (one page per prompt or several, numbered from 1).
+func articles(prompt string) []string {
+	var out []string
+	for _, m := range articleBlock.FindAllStringSubmatch(prompt, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// evidenceAnswer is the schema's answer: for each article, what quotes says
+// of it, keyed by its number.
+func evidenceAnswer(arts []string, quotes func(art string) (ref, ctx []string)) string {
+	type item struct {
+		Article int      `json:"article"`
+		Refutes []string `json:"refutes"`
+		Context []string `json:"context"`
+	}
+	items := []item{}
+	for i, art := range arts {
+		ref, ctx := quotes(art)
+		if len(ref)+len(ctx) > 0 {
+			items = append(items, item{Article: i + 1, Refutes: append([]string{}, ref...), Context: append([]string{}, ctx...)})
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"articles": items})
+	return string(b)
+}
+
 var promptURL = regexp.MustCompile(`https?://[^\s<>"')\]]+`)
 
 // faithfulModel answers like a good model: three queries, the quotes really
@@ -166,6 +196,7 @@ var promptURL = regexp.MustCompile(`https?://[^\s<>"')\]]+`)
 type faithfulModel struct {
 	mu              sync.Mutex
 	evidenceCalls   int
+	pagesRead       int // article blocks seen in evidence prompts
 	inventQuote     bool
 	inventURL       bool
 	queriesAnswer   string // replaces the queries answer when set
@@ -182,36 +213,34 @@ func (m *faithfulModel) handle(req openai.ChatCompletionRequest) (llmtest.Reply,
 		}
 		return llmtest.Reply{Text: `{"queries":["Springfield bicycle ban Main Street","Springfield council bicycles fact check","Springfield mayor order bicycles"]}`}, nil
 	case "evidence":
-		art := ""
-		if mm := articleBlock.FindStringSubmatch(llmtest.LastUser(req)); mm != nil {
-			art = mm[1]
-		}
+		arts := articles(llmtest.LastUser(req))
 		m.mu.Lock()
 		m.evidenceCalls++
+		m.pagesRead += len(arts)
 		for marker := range m.failFirst {
-			if strings.Contains(art, marker) && !m.failed[marker] {
+			if strings.Contains(strings.Join(arts, "\n"), marker) && !m.failed[marker] {
 				m.failed[marker] = true
 				m.mu.Unlock()
 				return llmtest.Reply{}, llmtest.ErrRateLimit
 			}
 		}
 		m.mu.Unlock()
-		var ref, ctx []string
-		for _, q := range []string{quoteR1, quoteR2} {
-			if strings.Contains(art, q) {
-				ref = append(ref, q)
+		return llmtest.Reply{Text: evidenceAnswer(arts, func(art string) (ref, ctx []string) {
+			for _, q := range []string{quoteR1, quoteR2} {
+				if strings.Contains(art, q) {
+					ref = append(ref, q)
+				}
 			}
-		}
-		for _, q := range []string{quoteC1, quoteC2, quoteC3} {
-			if strings.Contains(art, q) {
-				ctx = append(ctx, q)
+			for _, q := range []string{quoteC1, quoteC2, quoteC3} {
+				if strings.Contains(art, q) {
+					ctx = append(ctx, q)
+				}
 			}
-		}
-		if m.inventQuote && len(ref) > 0 {
-			ref = append(ref, "Mayor Park admitted the bicycle ban was drafted by a prankster on the council staff.")
-		}
-		b, _ := json.Marshal(map[string][]string{"refutes": ref, "context": ctx})
-		return llmtest.Reply{Text: string(b)}, nil
+			if m.inventQuote && len(ref) > 0 {
+				ref = append(ref, "Mayor Park admitted the bicycle ban was drafted by a prankster on the council staff.")
+			}
+			return ref, ctx
+		})}, nil
 	}
 	// The correction: stream, citing evidence URLs found in the prompt.
 	var urls []string
