@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/musecheck/muse/sources/fetch"
 	"github.com/musecheck/muse/sources/shareddata"
 )
 
@@ -124,7 +125,7 @@ func TestPublishDateF(t *testing.T) {
 		raw, err := readGz(filepath.Join(dir, "html", g.File+".gz"))
 		if err == nil {
 			var page []byte
-			if page, err = ToUTF8(raw, ""); err == nil {
+			if page, _, err = fetch.ToUTF8(raw, ""); err == nil {
 				got = opts.dateOnly(page, pageURL)
 			}
 		}

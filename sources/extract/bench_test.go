@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/musecheck/muse/sources/fetch"
 	"github.com/musecheck/muse/sources/shareddata"
 )
 
@@ -52,7 +53,7 @@ func loadPages(b *testing.B, glob string) [][]byte {
 		if err != nil {
 			b.Fatal(err)
 		}
-		p, err := ToUTF8(raw, "")
+		p, _, err := fetch.ToUTF8(raw, "")
 		if err != nil {
 			b.Fatal(err)
 		}

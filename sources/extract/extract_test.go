@@ -173,6 +173,22 @@ func TestExtractFileConvertsCharset(t *testing.T) {
 	if a.Title != "Café news" || !strings.Contains(a.Text, "café’s owner") {
 		t.Errorf("title %q text %.80q: charset not converted", a.Title, a.Text)
 	}
+
+	// Undeclared UTF-8 whose first non-ASCII byte comes after the first
+	// 1024 bytes, where charset sniffing alone guesses windows-1252: the
+	// file is read as the fetcher reads such a page, as UTF-8.
+	page = []byte("<html><head><title>Market news</title></head><body><article>" +
+		strings.Repeat("<p>The owner said the street market would return in spring, after a winter of roadworks that kept customers away from the old town.</p>", 10) +
+		"<p>Later the café’s owner said the square would reopen in May.</p></article></body></html>")
+	if err := os.WriteFile(path, page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if a, err = (Options{Now: testNow}).ExtractFile(path, ""); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(a.Text, "the café’s owner") {
+		t.Errorf("late UTF-8 misread: %q", a.Text[max(0, len(a.Text)-120):])
+	}
 }
 
 func TestExtractFileErrors(t *testing.T) {

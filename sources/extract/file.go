@@ -1,12 +1,11 @@
 package extract
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
 
-	"golang.org/x/net/html/charset"
+	"github.com/musecheck/muse/sources/fetch"
 )
 
 // maxFileBytes bounds what ExtractFile reads, as the fetcher bounds a body.
@@ -24,7 +23,7 @@ func (o Options) ExtractFile(path, pageURL string) (*Article, error) {
 	if err := checkHTML(raw, false); err != nil {
 		return nil, fmt.Errorf("extract %s: %w", path, err)
 	}
-	page, err := ToUTF8(raw, "")
+	page, _, err := fetch.ToUTF8(raw, "")
 	if err != nil {
 		return nil, fmt.Errorf("extract %s: %w", path, err)
 	}
@@ -58,19 +57,4 @@ func readFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("extract %s: larger than %d MiB, not a web page", path, maxFileBytes>>20)
 	}
 	return b, nil
-}
-
-// ToUTF8 converts an HTML page to UTF-8 the way browsers pick its charset:
-// byte-order mark, then the Content-Type header's charset (contentType may
-// be ""), then <meta charset>, then a guess.
-func ToUTF8(page []byte, contentType string) ([]byte, error) {
-	enc, name, _ := charset.DetermineEncoding(page, contentType)
-	if name == "utf-8" {
-		return page, nil
-	}
-	out, err := io.ReadAll(enc.NewDecoder().Reader(bytes.NewReader(page)))
-	if err != nil {
-		return nil, fmt.Errorf("convert from %s to UTF-8: %w", name, err)
-	}
-	return out, nil
 }

@@ -164,10 +164,12 @@ func checkContent(contentType string, body []byte) (string, error) {
 	return mt, nil
 }
 
-// toUTF8 converts body to UTF-8: the charset in the Content-Type header,
-// then a BOM or <meta charset>, then a sniff. Invalid sequences become
-// U+FFFD; a text that is mostly invalid is ErrCharset.
-func toUTF8(body []byte, contentType string) ([]byte, string, error) {
+// ToUTF8 converts an HTML page to UTF-8 and names the charset it was in:
+// the charset in the Content-Type header (contentType may be ""), then a
+// BOM or <meta charset>, then a sniff. Invalid sequences become U+FFFD; a
+// text that is mostly invalid is ErrCharset. Fetch uses it on every page;
+// saved pages read from disk go through it too (sources/extract).
+func ToUTF8(body []byte, contentType string) ([]byte, string, error) {
 	enc, name, certain := charset.DetermineEncoding(body, contentType)
 	// DetermineEncoding judges UTF-8 from the first 1024 bytes only and
 	// otherwise falls back to windows-1252, which garbles UTF-8 pages whose

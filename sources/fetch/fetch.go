@@ -341,7 +341,7 @@ func (f *Fetcher) readPage(resp *http.Response, asked string, final *url.URL) (*
 	if err != nil {
 		return nil, fmt.Errorf("%w%s", err, at)
 	}
-	body, cs, err := toUTF8(raw, ct)
+	body, cs, err := ToUTF8(raw, ct)
 	if err != nil {
 		return nil, fmt.Errorf("%w%s", err, at)
 	}
