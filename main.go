@@ -25,6 +25,7 @@ import (
 	"github.com/musecheck/muse/pipeline/cases"
 	"github.com/musecheck/muse/pipeline/config"
 	"github.com/musecheck/muse/pipeline/export"
+	"github.com/musecheck/muse/pipeline/record"
 	"github.com/musecheck/muse/sources/archive"
 	"github.com/musecheck/muse/sources/extract"
 	"github.com/musecheck/muse/sources/fetch"
@@ -48,6 +49,7 @@ type App struct {
 	configFile string
 	ratings    string
 	allowPriv  bool
+	noCache    bool
 }
 
 // exitError carries a process exit code with its one-line reason.
@@ -91,6 +93,7 @@ func newRoot(app *App) *cobra.Command {
 	pf.StringVar(&app.configFile, "config", "", "config file (default $XDG_CONFIG_HOME/muse/config.toml)")
 	pf.StringVar(&app.ratings, "ratings", "", "publisher ratings file: MBFC combined.json or CSV domain,factuality,bias (env MUSE_RATINGS)")
 	pf.BoolVar(&app.allowPriv, "allow-private-addresses", false, "allow fetching loopback and private addresses (env MUSE_ALLOW_PRIVATE_ADDRESSES)")
+	pf.BoolVar(&app.noCache, "no-cache", false, "send every search and model request again instead of answering from the cache (env MUSE_NO_CACHE)")
 	root.SetOut(app.Stdout)
 	root.SetErr(app.Stderr)
 	root.SetIn(app.Stdin)
@@ -122,6 +125,9 @@ func (app *App) loadConfig(cmd *cobra.Command) error {
 	}
 	if cmd.Flags().Changed("allow-private-addresses") {
 		cfg.AllowPrivateAddresses = app.allowPriv
+	}
+	if cmd.Flags().Changed("no-cache") {
+		cfg.NoCache = app.noCache
 	}
 	app.Cfg = cfg
 	return nil
@@ -366,7 +372,7 @@ func startTUI(ctx context.Context, app *App, noLLM, mouse bool, opts tui.Options
 type checkFlags struct {
 	before, author, handle, postedAt string
 	images                           []string
-	noLLM, asJSON                    bool
+	noLLM, asJSON, noSave            bool
 }
 
 // checkCmd is `muse check [flags] [TEXT|URL|-]`.
@@ -390,6 +396,7 @@ func checkCmd(app *App) *cobra.Command {
 	fl.StringVar(&f.postedAt, "posted-at", "", "when the post was published (RFC 3339 or YYYY-MM-DD)")
 	fl.BoolVar(&f.noLLM, "no-llm", false, "extractive mode: sources and quotes without a model, and no verdict")
 	fl.BoolVar(&f.asJSON, "json", false, "print the check as JSON (DESIGN.md keys) instead of Markdown")
+	fl.BoolVar(&f.noSave, "no-save", false, "do not keep this check as a case (see muse cases)")
 	return cmd
 }
 
@@ -415,7 +422,7 @@ func runCheck(ctx context.Context, app *App, f *checkFlags, args []string) error
 		}
 		arg = string(b)
 	}
-	eng, closeEngine, err := pipeline.NewFromConfig(ctx, app.Cfg, pipeline.Options{NoLLM: f.noLLM})
+	eng, closeEngine, err := pipeline.NewFromConfig(ctx, app.Cfg, pipeline.Options{NoLLM: f.noLLM, Snapshots: !f.noSave})
 	if err != nil {
 		return &exitError{2, err}
 	}
@@ -441,19 +448,19 @@ func runCheck(ctx context.Context, app *App, f *checkFlags, args []string) error
 	}
 	post.Images = append(post.Images, f.images...)
 	c := eng.NewCheck(post, cutoff)
-	events := make(chan pipeline.Event)
-	printed := make(chan struct{})
-	go func() {
-		for ev := range events {
-			if line := pipeline.ProgressLine(ev); line != "" {
-				fmt.Fprintln(app.Stderr, "muse:", line)
-			}
+	ro, closeCases := recordOptions(ctx, app, eng, f.noSave)
+	defer closeCases()
+	ro.OnEvent = func(ev pipeline.Event) {
+		if line := pipeline.ProgressLine(ev); line != "" {
+			fmt.Fprintln(app.Stderr, "muse:", line)
 		}
-		close(printed)
-	}()
-	runErr := eng.Run(ctx, c, pipeline.StageImages, events)
-	close(events)
-	<-printed
+	}
+	c.ID = cases.NewID()
+	runErr := record.Run(ctx, eng, c, pipeline.StageImages, ro)
+	fmt.Fprintln(app.Stderr, "muse:", pipeline.UsageLine(c.Usage))
+	if ro.Store != nil {
+		fmt.Fprintf(app.Stderr, "muse: kept as case %s (muse cases open %s)\n", c.ID, c.ID)
+	}
 	if errors.Is(runErr, pipeline.ErrEmptyPost) {
 		return &exitError{2, runErr}
 	}
@@ -470,11 +477,28 @@ func runCheck(ctx context.Context, app *App, f *checkFlags, args []string) error
 	return err
 }
 
+// recordOptions opens the case store for `muse check` and `muse batch`
+// (none with --no-save). A store that cannot be opened is said on stderr and
+// the checks run unkept.
+func recordOptions(ctx context.Context, app *App, eng *pipeline.Engine, noSave bool) (record.Options, func()) {
+	ro := record.Options{Pages: eng.RawPage, OnSaveError: func(err error) { fmt.Fprintln(app.Stderr, "muse: warning:", err) }}
+	if noSave {
+		return ro, func() {}
+	}
+	st, err := openCases(ctx, app)
+	if err != nil {
+		fmt.Fprintln(app.Stderr, "muse: warning: checks will not be kept as cases:", err)
+		return ro, func() {}
+	}
+	ro.Store = st
+	return ro, func() { st.Close() }
+}
+
 // batchCmd is `muse batch FILE.jsonl [-j N] [-o OUT.jsonl]`.
 func batchCmd(app *App) *cobra.Command {
 	var parallel int
 	var outPath string
-	var noLLM bool
+	var noLLM, noSave bool
 	cmd := &cobra.Command{
 		Use:   "batch FILE.jsonl [-j N] [-o OUT.jsonl]",
 		Short: "Check many posts, N at a time: one JSON result per line; a rerun skips finished posts",
@@ -506,15 +530,24 @@ func batchCmd(app *App) *cobra.Command {
 				defer file.Close()
 				out = file
 			}
-			eng, closeEngine, err := pipeline.NewFromConfig(cmd.Context(), app.Cfg, pipeline.Options{NoLLM: noLLM})
+			eng, closeEngine, err := pipeline.NewFromConfig(cmd.Context(), app.Cfg, pipeline.Options{NoLLM: noLLM, Snapshots: !noSave})
 			if err != nil {
 				return &exitError{2, err}
 			}
 			defer closeEngine()
+			ro, closeCases := recordOptions(cmd.Context(), app, eng, noSave)
+			defer closeCases()
+			run := func(ctx context.Context, c *pipeline.Check) error {
+				c.ID = cases.NewID()
+				return record.Run(ctx, eng, c, pipeline.StageImages, ro)
+			}
 			st, err := pipeline.RunBatch(cmd.Context(), eng, in, out,
-				pipeline.BatchOptions{Parallel: parallel, Done: done, Progress: app.Stderr})
-			fmt.Fprintf(app.Stderr, "muse: %d posts: %d done, %d failed, %d skipped (already done)\n",
-				st.Total, st.Done, st.Failed, st.Skipped)
+				pipeline.BatchOptions{Parallel: parallel, Done: done, Progress: app.Stderr, Run: run})
+			fmt.Fprintf(app.Stderr, "muse: %d posts: %d done, %d failed, %d skipped (already done); %d model calls (%d from the cache), $%.4f\n",
+				st.Total, st.Done, st.Failed, st.Skipped, st.LLMCalls, st.CachedCalls, st.CostUSD)
+			if ro.Store != nil && st.Done+st.Failed > 0 {
+				fmt.Fprintln(app.Stderr, "muse: every check is kept as a case: muse cases")
+			}
 			if err != nil {
 				return err
 			}
@@ -527,6 +560,7 @@ func batchCmd(app *App) *cobra.Command {
 	cmd.Flags().IntVarP(&parallel, "jobs", "j", 4, "posts checked at once")
 	cmd.Flags().StringVarP(&outPath, "output", "o", "", "append results to this file and skip the posts it already has")
 	cmd.Flags().BoolVar(&noLLM, "no-llm", false, "extractive mode: sources and quotes without a model, and no verdict")
+	cmd.Flags().BoolVar(&noSave, "no-save", false, "do not keep the checks as cases (see muse cases)")
 	return cmd
 }
 
@@ -555,14 +589,8 @@ func doctorCmd(app *App) *cobra.Command {
 	}
 }
 
-// configSecrets are the credentials in the configuration, which the case
-// store and the cache must never write down.
-func configSecrets(c *config.Config) []string {
-	return []string{c.OpenAIAPIKey, c.BraveAPIKey, c.GoogleCSEKey, c.SerpAPIKey, c.FactCheckAPIKey}
-}
-
 func openCases(ctx context.Context, app *App) (*cases.Store, error) {
-	return cases.OpenOptions(ctx, cases.Options{Path: cases.DefaultPath(app.Cfg.DataDir), Secrets: configSecrets(app.Cfg)})
+	return cases.OpenOptions(ctx, cases.Options{Path: cases.DefaultPath(app.Cfg.DataDir), Secrets: app.Cfg.Secrets()})
 }
 
 // casesCmd is `muse cases [--json] [-n N]`, with export and rm.

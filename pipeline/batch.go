@@ -77,13 +77,20 @@ type BatchOptions struct {
 	Parallel int
 	// Done lists keys already finished (from an earlier output file).
 	Done map[string]bool
-	// Progress, when set, receives one line per post finished.
+	// Progress, when set, receives one line per post finished, with the
+	// batch's spending so far.
 	Progress io.Writer
+	// Run, when set, runs each check in place of e.Run(ctx, c, StageImages,
+	// nil): `muse batch` uses it to keep every check as a case as it runs
+	// (package record).
+	Run func(ctx context.Context, c *Check) error
 }
 
-// BatchStats says what a batch run did.
+// BatchStats says what a batch run did and what its model calls cost.
 type BatchStats struct {
 	Total, Skipped, Done, Failed int
+	LLMCalls, CachedCalls        int
+	CostUSD                      float64
 }
 
 // FinishedKeys reads an earlier output file and returns the keys of the
@@ -159,14 +166,19 @@ func RunBatch(ctx context.Context, e *Engine, in io.Reader, out io.Writer, opts 
 		} else {
 			st.Failed++
 		}
+		if r.Check != nil {
+			st.LLMCalls += r.Check.Usage.LLMCalls
+			st.CachedCalls += r.Check.Usage.CachedCalls
+			st.CostUSD += r.Check.Usage.CostUSD
+		}
 		finished++
 		if opts.Progress != nil {
 			why := ""
 			if r.Error != "" {
 				why = ": " + r.Error
 			}
-			fmt.Fprintf(opts.Progress, "%s %d/%d line %d %s%s\n", bar(finished+st.Skipped, st.Total), finished+st.Skipped,
-				st.Total, r.Line, r.Status, why)
+			fmt.Fprintf(opts.Progress, "%s %d/%d line %d %s · $%.4f so far%s\n", bar(finished+st.Skipped, st.Total),
+				finished+st.Skipped, st.Total, r.Line, r.Status, st.CostUSD, why)
 		}
 	}
 	sem := make(chan struct{}, opts.Parallel)
@@ -193,7 +205,7 @@ func RunBatch(ctx context.Context, e *Engine, in io.Reader, out io.Writer, opts 
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			write(checkOne(ctx, e, j.line, key, p))
+			write(checkOne(ctx, e, opts.Run, j.line, key, p))
 		})
 	}
 	wg.Wait()
@@ -203,10 +215,13 @@ func RunBatch(ctx context.Context, e *Engine, in io.Reader, out io.Writer, opts 
 	return st, writeErr
 }
 
-func checkOne(ctx context.Context, e *Engine, line int, key string, p BatchPost) BatchResult {
+func checkOne(ctx context.Context, e *Engine, run func(context.Context, *Check) error, line int, key string, p BatchPost) BatchResult {
 	c := e.NewCheck(Post{Text: p.Text, Author: p.Author, Handle: p.Handle, PostedAt: p.PostedAt, URL: p.URL,
 		Images: p.Images}, time.Time{})
-	err := e.Run(ctx, c, StageImages, nil)
+	if run == nil {
+		run = func(ctx context.Context, c *Check) error { return e.Run(ctx, c, StageImages, nil) }
+	}
+	err := run(ctx, c)
 	r := BatchResult{Line: line, Key: key, Status: "done", Check: c.ForOutput()}
 	if err != nil {
 		r.Status, r.Error = "failed", err.Error()

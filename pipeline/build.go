@@ -3,16 +3,20 @@ package pipeline
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/musecheck/muse/pipeline/config"
 	"github.com/musecheck/muse/pipeline/llm"
+	"github.com/musecheck/muse/pipeline/spend"
 	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/archive"
 	"github.com/musecheck/muse/sources/extract"
 	"github.com/musecheck/muse/sources/fetch"
+	"github.com/musecheck/muse/sources/httpcache"
 	"github.com/musecheck/muse/sources/images"
 	"github.com/musecheck/muse/sources/ratings"
 	"github.com/musecheck/muse/sources/search"
@@ -30,10 +34,47 @@ const ModelSetupHint = "set OPENAI_API_KEY (and optionally MUSE_MODEL, default "
 // and the publisher ratings. close releases the archive. Without a model
 // and without opts.NoLLM it returns an error wrapping ErrNoModel that says
 // what to set (ModelSetupHint).
-func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (*Engine, func() error, error) {
+//
+// Search and model requests go through the response cache
+// (sources/httpcache, cfg.DataDir/cache.db; cfg.NoCache turns it off), so
+// a rerun does not pay twice. cfg.SpendCapCheckUSD becomes
+// opts.SpendCapCheckUSD unless that is set; cfg.SpendCapDayUSD is kept
+// with the ledger of package spend (cfg.DataDir/spend.db).
+func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (e *Engine, closer func() error, err error) {
 	var deps Deps
+	var closers []func() error
+	closeAll := func() error {
+		var errs []error
+		for i := len(closers) - 1; i >= 0; i-- {
+			errs = append(errs, closers[i]())
+		}
+		return errors.Join(errs...)
+	}
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
+	cache, err := httpcache.Open(ctx, httpcache.Options{Path: httpcache.DefaultPath(cfg.DataDir), TTL: cfg.CacheTTL,
+		Bypass: cfg.NoCache, Secrets: cfg.Secrets(), Skip: isModelListing})
+	if err != nil {
+		return nil, nil, fmt.Errorf("open the response cache: %w", err)
+	}
+	closers = append(closers, cache.Close)
+	if opts.SpendCapCheckUSD <= 0 {
+		opts.SpendCapCheckUSD = cfg.SpendCapCheckUSD
+	}
 	if !opts.NoLLM {
-		client, err := NewLLMClient(ctx, cfg, opts)
+		var guard llm.SpendGuard
+		if cfg.SpendCapDayUSD > 0 {
+			ledger, err := spend.Open(ctx, spend.DefaultPath(cfg.DataDir))
+			if err != nil {
+				return nil, nil, err
+			}
+			closers = append(closers, ledger.Close)
+			guard = ledger.DayGuard(cfg.SpendCapDayUSD)
+		}
+		client, err := newLLMClient(ctx, cfg, opts, cache.Client(nil), guard)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -53,6 +94,7 @@ func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (*Engi
 	if err != nil {
 		return nil, nil, err
 	}
+	closers = append(closers, store.Close)
 	deps.Archive = archiveAdapter{store}
 	fo := fetch.Options{AllowPrivate: cfg.AllowPrivateAddresses, IgnoreRobots: cfg.IgnoreRobots}
 	if fs, ok := any(store).(fetch.Store); ok {
@@ -62,9 +104,11 @@ func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (*Engi
 		fo.Proxy = http.ProxyURL(opts.PageProxy)
 	}
 	fetcher := fetch.New(fo)
-	deps.Fetcher = fetcherAdapter{fetcher}
+	deps.Fetcher = &fetcherAdapter{f: httpFetcher{fetcher}, pages: newPageMemory(pageMemoryBytes)}
 	deps.Extract = extract.Extract
-	deps.Searchers = append(search.Providers(SearchOptions(cfg)), ArchiveSearcher(store))
+	so := SearchOptions(cfg)
+	so.Client = cache.Client(&http.Client{Timeout: searchTimeout})
+	deps.Searchers = append(search.Providers(so), ArchiveSearcher(store))
 	deps.ImageSearchers = search.ImageSearchers(SearchOptions(cfg))
 	io := images.Options{AllowPrivate: cfg.AllowPrivateAddresses}
 	if opts.PageProxy != nil {
@@ -72,16 +116,23 @@ func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (*Engi
 	}
 	deps.Images = ImageLoader(io)
 	opts.Posts.AllowPrivate = opts.Posts.AllowPrivate || cfg.AllowPrivateAddresses
-	e, err := New(deps, opts)
+	e, err = New(deps, opts)
 	if err != nil {
-		store.Close()
 		return nil, nil, err
 	}
-	closer := func() error {
-		fetcher.CloseIdleConnections()
-		return store.Close()
-	}
-	return e, closer, nil
+	closers = append(closers, func() error { fetcher.CloseIdleConnections(); return nil })
+	return e, closeAll, nil
+}
+
+// searchTimeout bounds one search-provider request, as sources/search's
+// own default client does.
+const searchTimeout = 20 * time.Second
+
+// isModelListing tells the cache to let model listings through: Ollama's
+// /api/tags and the OpenAI-style /models say what is installed now.
+func isModelListing(r *http.Request) bool {
+	p := strings.TrimRight(r.URL.Path, "/")
+	return r.Method == http.MethodGet && (strings.HasSuffix(p, "/api/tags") || strings.HasSuffix(p, "/models"))
 }
 
 // SearchOptions is the search part of the configuration.
@@ -94,9 +145,15 @@ func SearchOptions(cfg *config.Config) search.Options {
 // OpenAI-compatible server it names, or else an Ollama answering on
 // localhost (OLLAMA_HOST), or else an error wrapping ErrNoModel.
 func NewLLMClient(ctx context.Context, cfg *config.Config, opts Options) (*llm.Client, error) {
+	return newLLMClient(ctx, cfg, opts, nil, nil)
+}
+
+// newLLMClient is NewLLMClient with the HTTP client for model calls (the
+// response cache's) and the per-day spend guard.
+func newLLMClient(ctx context.Context, cfg *config.Config, opts Options, hc *http.Client, guard llm.SpendGuard) (*llm.Client, error) {
 	lc := llm.Config{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, Model: cfg.Model, Models: cfg.Models,
 		EmbeddingModel: cfg.EmbeddingModel, Timeout: opts.LLMTimeout, RetryBaseDelay: opts.LLMRetryDelay,
-		Prices: map[string]llm.Price{}}
+		Prices: map[string]llm.Price{}, HTTPClient: hc, SpendGuard: guard}
 	for name, p := range cfg.Prices {
 		lc.Prices[name] = llm.Price{PromptPerMTok: p.Prompt, CompletionPerMTok: p.Completion}
 	}
@@ -140,14 +197,18 @@ func first(s []string) string {
 	return s[0]
 }
 
-type fetcherAdapter struct{ f *fetch.Fetcher }
+type httpFetcher struct{ f *fetch.Fetcher }
 
-func (a fetcherAdapter) Fetch(ctx context.Context, u string) ([]byte, string, error) {
+func (a httpFetcher) fetchPage(ctx context.Context, u string) (raw, body []byte, final string, err error) {
 	p, err := a.f.Fetch(ctx, u)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
-	return p.Body, cmp.Or(p.FinalURL, u), nil
+	raw = p.Raw
+	if len(raw) == 0 {
+		raw = p.Body
+	}
+	return raw, p.Body, cmp.Or(p.FinalURL, u), nil
 }
 
 type raterAdapter struct{ r *ratings.Rater }

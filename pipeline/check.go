@@ -174,8 +174,11 @@ type Correction struct {
 }
 
 // Usage counts model calls, tokens, cost and time for the check.
+// CachedCalls are the calls among LLMCalls answered by the response cache:
+// their tokens count, their cost is 0.
 type Usage struct {
 	LLMCalls         int                   `json:"llm_calls"`
+	CachedCalls      int                   `json:"cached_calls"`
 	PromptTokens     int                   `json:"prompt_tokens"`
 	CompletionTokens int                   `json:"completion_tokens"`
 	CostUSD          float64               `json:"cost_usd"`
@@ -186,6 +189,7 @@ type Usage struct {
 // StageUsage is Usage for one stage.
 type StageUsage struct {
 	LLMCalls         int     `json:"llm_calls"`
+	CachedCalls      int     `json:"cached_calls"`
 	PromptTokens     int     `json:"prompt_tokens"`
 	CompletionTokens int     `json:"completion_tokens"`
 	CostUSD          float64 `json:"cost_usd"`
@@ -264,6 +268,9 @@ func cloneItem(it any) any {
 	case Correction:
 		v.URLs = slices.Clone(v.URLs)
 		v.Warnings = slices.Clone(v.Warnings)
+		return v
+	case Usage:
+		v.ByStage = maps.Clone(v.ByStage)
 		return v
 	default: // Query, Evidence and nil are plain values
 		return it

@@ -40,6 +40,7 @@ type Embedder interface {
 // CallUsage is what one model call cost.
 type CallUsage struct {
 	Calls            int
+	CachedCalls      int // of Calls, answered by the response cache at no cost
 	PromptTokens     int
 	CompletionTokens int
 	CostUSD          float64

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/musecheck/muse/pipeline/llm"
 	"github.com/musecheck/muse/sources/posts"
 )
 
@@ -191,6 +192,9 @@ func (e *Engine) Run(ctx context.Context, c *Check, from Stage, events chan<- Ev
 		return fmt.Errorf("pipeline: unknown stage %q", from)
 	}
 	r := &run{e: e, c: c, events: events}
+	if e.opts.SpendCapCheckUSD > 0 {
+		ctx = llm.WithSpendGuard(ctx, r.checkSpendGuard(c.Usage.CostUSD))
+	}
 	began := e.opts.Now()
 	defer func() {
 		c.Usage.Seconds += e.opts.Now().Sub(began).Seconds()
@@ -329,12 +333,16 @@ func (r *run) setState(st Stage, state string, count int, secs float64, errText 
 	r.c.Stages = append(r.c.Stages, info)
 }
 
-// addUsage accounts one model call to a stage.
+// addUsage accounts one model call to a stage and publishes the running
+// usage.
 func (r *run) addUsage(st Stage, u CallUsage) {
+	if u == (CallUsage{}) {
+		return
+	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	us := &r.c.Usage
 	us.LLMCalls += u.Calls
+	us.CachedCalls += u.CachedCalls
 	us.PromptTokens += u.PromptTokens
 	us.CompletionTokens += u.CompletionTokens
 	us.CostUSD += u.CostUSD
@@ -343,8 +351,37 @@ func (r *run) addUsage(st Stage, u CallUsage) {
 	}
 	s := us.ByStage[string(st)]
 	s.LLMCalls += u.Calls
+	s.CachedCalls += u.CachedCalls
 	s.PromptTokens += u.PromptTokens
 	s.CompletionTokens += u.CompletionTokens
 	s.CostUSD += u.CostUSD
 	us.ByStage[string(st)] = s
+	snapshot := *us
+	r.mu.Unlock()
+	r.emit(Event{Kind: EventUsage, Stage: st, Item: snapshot,
+		Message: fmt.Sprintf("%d model calls, %d tokens, $%.4f", snapshot.LLMCalls,
+			snapshot.PromptTokens+snapshot.CompletionTokens, snapshot.CostUSD)})
+}
+
+// checkSpendGuard enforces Options.SpendCapCheckUSD over this run's model
+// calls, starting from what the Check had already spent. Calls in flight
+// hold their estimate, so parallel evidence calls cannot pass the cap
+// together.
+func (r *run) checkSpendGuard(spent float64) llm.SpendGuard {
+	var mu sync.Mutex
+	capUSD := r.e.opts.SpendCapCheckUSD
+	return func(_ context.Context, call llm.Call) (func(float64), error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if spent+call.EstUSD > capUSD {
+			return nil, &llm.SpendCapError{Scope: "check", CapUSD: capUSD, SpentUSD: spent, EstUSD: call.EstUSD,
+				Task: call.Task, Setting: "spend_cap_check_usd or MUSE_SPEND_CAP_CHECK_USD"}
+		}
+		spent += call.EstUSD
+		return func(actual float64) {
+			mu.Lock()
+			spent += actual - call.EstUSD
+			mu.Unlock()
+		}, nil
+	}
 }

@@ -47,6 +47,9 @@ const (
 	EventWarning       = "warning"
 	EventProgress      = "progress" // a human progress line that is neither an item nor a warning
 	EventDone          = "done"     // the run is over (finished, failed or cancelled); Err says which
+	// EventUsage follows every model call: Item is the check's Usage so
+	// far (a copy), for a live cost display. It is not kept in Check.Events.
+	EventUsage = "usage"
 )
 
 // Event is what the engine publishes while it runs. The TUI turns events
@@ -61,4 +64,8 @@ type Event struct {
 	Delta   string    `json:"-"`               // token text, for EventTokenDelta only
 	Item    any       `json:"-"`               // the Query, Hit, Source or Evidence added, for EventItem
 	Err     string    `json:"error,omitempty"` // for failures and EventDone
+	// Check is a deep copy of the Check as it stood when the event was
+	// published, taken under the engine's lock; set only with
+	// Options.Snapshots, on every event but token deltas.
+	Check *Check `json:"-"`
 }

@@ -30,7 +30,8 @@ func usageOf(resp *llm.Response) CallUsage {
 		return CallUsage{}
 	}
 	u := resp.Usage
-	return CallUsage{Calls: u.Calls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD}
+	return CallUsage{Calls: u.Calls, CachedCalls: u.CachedCalls, PromptTokens: u.PromptTokens,
+		CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD}
 }
 
 // badAnswer marks the llm errors that are about what the model said rather
@@ -154,5 +155,6 @@ func (m *LLMModel) ModelName(task string) string { return m.Client.ModelFor(task
 // Embed implements Embedder.
 func (m *LLMModel) Embed(ctx context.Context, texts []string) ([][]float32, CallUsage, error) {
 	v, u, err := m.Client.Embed(ctx, texts)
-	return v, CallUsage{Calls: u.Calls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD}, err
+	return v, CallUsage{Calls: u.Calls, CachedCalls: u.CachedCalls, PromptTokens: u.PromptTokens,
+		CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD}, err
 }

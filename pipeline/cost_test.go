@@ -1,0 +1,146 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/musecheck/muse/pipeline/llm"
+)
+
+// countingCheck runs one check of the e2e post through NewFromConfig,
+// collecting its events.
+func countingCheck(t *testing.T, env *e2eEnv, o Options) (*Check, []Event, error) {
+	t.Helper()
+	e, closeFn, err := NewFromConfig(context.Background(), env.cfg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	c := e.NewCheck(Post{Text: e2ePost, Author: "City Rumours", Handle: "@cityrumours", PostedAt: e2eCutoff}, e2eCutoff)
+	events := make(chan Event)
+	var got []Event
+	done := make(chan struct{})
+	go func() {
+		for ev := range events {
+			got = append(got, ev)
+		}
+		close(done)
+	}()
+	err = e.Run(context.Background(), c, StageImages, events)
+	close(events)
+	<-done
+	return c, got, err
+}
+
+// An identical rerun of a whole check is served from the response cache:
+// no model call reaches the server, and it costs nothing.
+func TestCacheRerunIsFree(t *testing.T) {
+	env := newE2E(t, nil)
+	env.cfg.Model = "gpt-4o-mini" // priced, so a paid call would show
+	// One evidence call at a time: with several in flight, which pages are
+	// asked before two refute depends on timing, and so does the
+	// correction's prompt — a different request, rightly not a cache hit.
+	o := env.opts()
+	o.EvidenceParallel = 1
+	first, events, err := countingCheck(t, env, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Usage.CostUSD <= 0 || first.Usage.CachedCalls != 0 {
+		t.Fatalf("first run usage %+v, want paid calls", first.Usage)
+	}
+	// Per stage, and live: one usage event per model call, the last one
+	// equal to the check's totals.
+	for _, st := range []Stage{StageQueries, StageEvidence, StageCorrection} {
+		if u := first.Usage.ByStage[string(st)]; u.LLMCalls == 0 || u.CostUSD <= 0 || u.PromptTokens == 0 {
+			t.Errorf("stage %s usage %+v", st, u)
+		}
+	}
+	var last Usage
+	n := 0
+	for _, ev := range events {
+		if ev.Kind == EventUsage {
+			n++
+			last = ev.Item.(Usage)
+		}
+	}
+	if n != first.Usage.LLMCalls || last.CostUSD != first.Usage.CostUSD || last.LLMCalls != first.Usage.LLMCalls {
+		t.Errorf("%d usage events, last %+v; check usage %+v", n, last, first.Usage)
+	}
+	for _, ev := range first.Events {
+		if ev.Kind == EventUsage {
+			t.Fatal("usage events are kept in the check's log")
+		}
+	}
+
+	chats := len(env.llm.ChatCalls())
+	second, _, err := countingCheck(t, env, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(env.llm.ChatCalls()) - chats; n != 0 {
+		t.Errorf("the rerun sent %d model calls to the server, want 0", n)
+	}
+	if second.Usage.CostUSD != 0 || second.Usage.CachedCalls != second.Usage.LLMCalls || second.Usage.LLMCalls == 0 {
+		t.Errorf("rerun usage %+v, want every call cached and free", second.Usage)
+	}
+	if second.Correction.Text != first.Correction.Text {
+		t.Errorf("rerun correction %q, first %q", second.Correction.Text, first.Correction.Text)
+	}
+
+	// --no-cache goes to the server again.
+	env.cfg.NoCache = true
+	third, _, err := countingCheck(t, env, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(env.llm.ChatCalls()) == chats || third.Usage.CachedCalls != 0 || third.Usage.CostUSD <= 0 {
+		t.Errorf("with NoCache: usage %+v", third.Usage)
+	}
+}
+
+// A spend cap stops the check before the call that would pass it: the
+// call never reaches the server, the stage says which cap, and what was
+// found before is kept.
+func TestSpendCapStopsBeforeTheCall(t *testing.T) {
+	for _, scope := range []string{"check", "day"} {
+		t.Run(scope, func(t *testing.T) {
+			env := newE2E(t, nil)
+			env.cfg.Model = "gpt-4o" // $2.50 / $10 per million tokens
+			env.cfg.NoCache = true
+			// The query call (≤400 completion tokens, ~$0.005) fits; an
+			// evidence call (≤1,200 completion tokens, ≥$0.012) does not.
+			if scope == "check" {
+				env.cfg.SpendCapCheckUSD = 0.01
+			} else {
+				env.cfg.SpendCapDayUSD = 0.01
+			}
+			c, _, err := countingCheck(t, env, env.opts())
+			if !errors.Is(err, llm.ErrSpendCap) {
+				t.Fatalf("err = %v, want the spend cap", err)
+			}
+			if want := "spend cap of $0.01 per " + scope + " reached"; !strings.Contains(err.Error(), want) {
+				t.Errorf("err %q does not say %q", err, want)
+			}
+			for _, call := range env.llm.ChatCalls() {
+				if name := callKind(*call.Chat); name != "queries" {
+					t.Errorf("a %s call reached the server past the cap", name)
+				}
+			}
+			if len(c.Queries) == 0 || len(c.Sources) == 0 || c.Usage.CostUSD <= 0 || c.Usage.CostUSD > 0.01 {
+				t.Errorf("kept %d queries, %d sources, spent $%v", len(c.Queries), len(c.Sources), c.Usage.CostUSD)
+			}
+			var failed *StageInfo
+			for i := range c.Stages {
+				if c.Stages[i].State == StateFailed {
+					failed = &c.Stages[i]
+				}
+			}
+			if failed == nil || !strings.Contains(failed.Error, "spend cap of $0.01 per "+scope) {
+				t.Errorf("stages %+v, want one failed on the cap", c.Stages)
+			}
+		})
+	}
+}

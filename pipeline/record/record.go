@@ -1,0 +1,162 @@
+// Package record runs checks while keeping each one as a case in the case
+// store (package pipeline/cases) as it goes: the Check after every event
+// but the streamed tokens, every draft of the correction, and a snapshot of
+// each evidence page with its extracted text and raw HTML. A process killed
+// mid-run leaves a case holding everything up to the last event it
+// reported. It is what `muse check` and `muse batch` use; the TUI keeps its
+// cases itself.
+package record
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/cases"
+)
+
+// Store is the part of *cases.Store a recording writes to.
+type Store interface {
+	Save(ctx context.Context, c *pipeline.Check) error
+	SaveDraft(ctx context.Context, id, text string, edited bool) error
+	SaveSnapshot(ctx context.Context, id, pageURL, finalURL string, fetchedAt time.Time, text string, rawHTML []byte) error
+}
+
+// Options says where a recorded run goes.
+type Options struct {
+	// Store keeps the case; nil runs the check without keeping it
+	// (--no-save).
+	Store Store
+	// Pages returns the bytes of a page the engine read, as served
+	// (pipeline.Engine.RawPage); nil, or a page it no longer has, stores
+	// the snapshot with its extracted text only.
+	Pages func(u string) ([]byte, bool)
+	// OnEvent receives every event once it has been saved, so that what a
+	// person was shown is already on disk (progress lines, say).
+	OnEvent func(pipeline.Event)
+	// OnSaveError is told about the first failed write of each check; the
+	// check goes on, and later writes are still tried.
+	OnSaveError func(error)
+}
+
+// Run runs c through e from the stage `from`, keeping it as a case under
+// c.ID (a new cases.NewID() when empty). e must be built with
+// pipeline.Options.Snapshots, or the case is only saved before and after
+// the run. It returns the engine's error; a failed save never stops the
+// check.
+func Run(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pipeline.Stage, o Options) error {
+	if c.ID == "" {
+		c.ID = cases.NewID()
+	}
+	rec := &recording{o: o, id: c.ID, snapped: map[string]bool{}}
+	// Writes outlive a cancel: an interrupted check is kept as far as it got.
+	wctx := context.WithoutCancel(ctx)
+	rec.save(wctx, c.Clone())
+	events := make(chan pipeline.Event)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range events {
+			rec.event(wctx, ev)
+			if o.OnEvent != nil {
+				o.OnEvent(ev)
+			}
+		}
+	}()
+	err := e.Run(ctx, c, from, events)
+	close(events)
+	<-done
+	rec.save(wctx, c)
+	rec.snapshots(wctx, c)
+	rec.draft(wctx, c.Correction)
+	return err
+}
+
+type recording struct {
+	o       Options
+	id      string
+	mu      sync.Mutex
+	failed  bool
+	snapped map[string]bool // evidence pages already stored
+}
+
+func (r *recording) fail(err error) {
+	r.mu.Lock()
+	first := !r.failed
+	r.failed = true
+	r.mu.Unlock()
+	if first && r.o.OnSaveError != nil {
+		r.o.OnSaveError(fmt.Errorf("keep case %s: %w", r.id, err))
+	}
+}
+
+func (r *recording) save(ctx context.Context, c *pipeline.Check) {
+	if r.o.Store == nil {
+		return
+	}
+	if err := r.o.Store.Save(ctx, c); err != nil {
+		r.fail(err)
+	}
+}
+
+func (r *recording) event(ctx context.Context, ev pipeline.Event) {
+	if r.o.Store == nil || !cases.ShouldSave(ev) {
+		return
+	}
+	if ev.Check != nil {
+		r.save(ctx, ev.Check)
+	}
+	if ev.Kind != pipeline.EventItem {
+		return
+	}
+	switch it := ev.Item.(type) {
+	case pipeline.Evidence:
+		if ev.Check != nil {
+			r.snapshot(ctx, ev.Check, it.SourceURL)
+		}
+	case pipeline.Correction:
+		r.draft(ctx, it)
+	}
+}
+
+// draft keeps the model's correction (the store skips a repeat).
+func (r *recording) draft(ctx context.Context, corr pipeline.Correction) {
+	if r.o.Store == nil || strings.TrimSpace(corr.Text) == "" {
+		return
+	}
+	if err := r.o.Store.SaveDraft(ctx, r.id, corr.Text, corr.Edited); err != nil {
+		r.fail(err)
+	}
+}
+
+// snapshots stores every evidence page not stored yet.
+func (r *recording) snapshots(ctx context.Context, c *pipeline.Check) {
+	if r.o.Store == nil {
+		return
+	}
+	for _, ev := range c.Evidence {
+		r.snapshot(ctx, c, ev.SourceURL)
+	}
+}
+
+func (r *recording) snapshot(ctx context.Context, c *pipeline.Check, u string) {
+	s := c.SourceByURL(u)
+	if s == nil || r.snapped[s.URL] {
+		return
+	}
+	r.snapped[s.URL] = true
+	var raw []byte
+	if r.o.Pages != nil {
+		var ok bool
+		if raw, ok = r.o.Pages(s.URL); !ok && s.FinalURL != "" {
+			raw, _ = r.o.Pages(s.FinalURL)
+		}
+	}
+	text := strings.Join(s.Paragraphs, "\n\n")
+	if err := r.o.Store.SaveSnapshot(ctx, r.id, s.URL, s.FinalURL, s.FetchedAt, text, raw); err != nil {
+		r.fail(err)
+	}
+}
