@@ -1,0 +1,120 @@
+package archive
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/musecheck/muse/sources"
+)
+
+// Doc is one archived document: a fetched and extracted page, a fact-check
+// imported from a file, or anything else worth finding again.
+type Doc struct {
+	URL       string    `json:"url"`
+	Title     string    `json:"title"`
+	Text      string    `json:"text"`
+	Publisher string    `json:"publisher,omitempty"`
+	Published time.Time `json:"published,omitzero"` // zero when unknown
+}
+
+// ErrNotFound is returned when the archive holds nothing under a URL.
+var ErrNotFound = errors.New("not in the archive")
+
+// Add stores d, replacing the document archived under the same canonical
+// URL (sources.Canonical). Empty fields of d keep what was stored before, so
+// adding a page's extracted text never erases a title or date known from
+// elsewhere.
+func (s *Store) Add(ctx context.Context, d Doc) error {
+	return s.add(ctx, s.db, d)
+}
+
+// AddAll stores many documents in one transaction, which is much faster
+// than one Add each. It stops at the first bad document and stores none.
+func (s *Store) AddAll(ctx context.Context, docs []Doc) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("archive %d documents: %w", len(docs), err)
+	}
+	defer tx.Rollback()
+	for _, d := range docs {
+		if err := s.add(ctx, tx, d); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("archive %d documents: %w", len(docs), err)
+	}
+	return nil
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func (s *Store) add(ctx context.Context, db execer, d Doc) error {
+	key, err := sources.Canonical(d.URL)
+	if err != nil {
+		return fmt.Errorf("archive %q: %w", d.URL, err)
+	}
+	if strings.TrimSpace(d.Title) == "" && strings.TrimSpace(d.Text) == "" {
+		return fmt.Errorf("archive %s: document has neither title nor text", d.URL)
+	}
+	var pub any
+	if !d.Published.IsZero() {
+		pub = d.Published.Unix()
+	}
+	now := s.now().Unix()
+	_, err = db.ExecContext(ctx, `
+INSERT INTO docs (url, orig_url, title, text, publisher, published, added_at, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT(url) DO UPDATE SET
+	orig_url   = excluded.orig_url,
+	title      = COALESCE(NULLIF(excluded.title, ''), docs.title),
+	text       = COALESCE(NULLIF(excluded.text, ''), docs.text),
+	publisher  = COALESCE(NULLIF(excluded.publisher, ''), docs.publisher),
+	published  = COALESCE(excluded.published, docs.published),
+	updated_at = excluded.updated_at`,
+		key, strings.TrimSpace(d.URL), strings.TrimSpace(d.Title), strings.TrimSpace(d.Text),
+		strings.TrimSpace(d.Publisher), pub, now, now)
+	if err != nil {
+		return fmt.Errorf("archive %s: %w", d.URL, err)
+	}
+	return nil
+}
+
+// Get returns the document archived under url's canonical form, or an
+// error wrapping ErrNotFound.
+func (s *Store) Get(ctx context.Context, rawURL string) (Doc, error) {
+	key, err := sources.Canonical(rawURL)
+	if err != nil {
+		return Doc{}, fmt.Errorf("archive lookup %q: %w", rawURL, err)
+	}
+	var d Doc
+	var pub sql.NullInt64
+	err = s.db.QueryRowContext(ctx,
+		`SELECT orig_url, title, text, publisher, published FROM docs WHERE url = ?`, key).
+		Scan(&d.URL, &d.Title, &d.Text, &d.Publisher, &pub)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Doc{}, fmt.Errorf("archive lookup %s: %w", rawURL, ErrNotFound)
+	}
+	if err != nil {
+		return Doc{}, fmt.Errorf("archive lookup %s: %w", rawURL, err)
+	}
+	if pub.Valid {
+		d.Published = time.Unix(pub.Int64, 0).UTC()
+	}
+	return d, nil
+}
+
+// Count returns how many documents the archive holds.
+func (s *Store) Count(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM docs`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count archived documents: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,133 @@
+package archive
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// SearchOptions narrows a search.
+type SearchOptions struct {
+	// Before keeps only documents published before this instant; documents
+	// with no known date are kept (the caller decides what undated pages are
+	// worth). Zero: no limit.
+	Before time.Time
+	// Limit is the number of hits wanted; zero or less means 10.
+	Limit int
+}
+
+// Hit is one search result, best first.
+type Hit struct {
+	URL       string    `json:"url"`
+	Title     string    `json:"title"`
+	Publisher string    `json:"publisher,omitempty"`
+	Snippet   string    `json:"snippet,omitempty"`
+	Published time.Time `json:"published,omitzero"`
+	// Score orders hits within one answer (higher is better); it is not
+	// comparable across queries.
+	Score float64 `json:"score"`
+}
+
+// ranker holds the ranking choices, so the retrieval test can measure the
+// plain BM25 baseline with the same code that serves real searches.
+type ranker struct {
+	// wTitle, wText, wPublisher weight the columns in FTS5's bm25().
+	wTitle, wText, wPublisher float64
+	// pool is how many first-stage hits the second stage re-scores; zero
+	// turns the second stage off.
+	pool int
+	// near weights pairs of adjacent query terms found within nearDist
+	// words of each other in a document.
+	near     float64
+	nearDist int
+	// lead weights query terms found in the title or the first leadWords
+	// words of the text, where news and fact-checks state their subject.
+	lead      float64
+	leadWords int
+}
+
+// plainBM25 is textbook BM25 over all columns alike, the baseline.
+var plainBM25 = ranker{wTitle: 1, wText: 1, wPublisher: 1}
+
+// defaultRanker is what Search uses.
+var defaultRanker = ranker{wTitle: 2, wText: 1, wPublisher: 0.5, pool: 50, near: 1, nearDist: 5, lead: 0.5, leadWords: 60}
+
+// Search finds archived documents about query, best first.
+func (s *Store) Search(ctx context.Context, query string, o SearchOptions) ([]Hit, error) {
+	return s.search(ctx, query, o, defaultRanker)
+}
+
+type candidate struct {
+	id    int64
+	hit   Hit
+	score float64
+}
+
+func (s *Store) search(ctx context.Context, query string, o SearchOptions, r ranker) ([]Hit, error) {
+	limit := o.Limit
+	if limit <= 0 {
+		limit = 10
+	}
+	ts := terms(query)
+	if len(ts) == 0 {
+		return nil, nil
+	}
+	pool := max(limit, r.pool)
+	cands, err := s.firstStage(ctx, orQuery(ts), o.Before, pool, r)
+	if err != nil {
+		return nil, fmt.Errorf("search archive for %q: %w", query, err)
+	}
+	if r.pool > 0 && len(cands) > 1 {
+		if err := s.rerank(ctx, query, cands, r); err != nil {
+			return nil, fmt.Errorf("search archive for %q: %w", query, err)
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
+	if len(cands) > limit {
+		cands = cands[:limit]
+	}
+	hits := make([]Hit, len(cands))
+	for i, c := range cands {
+		hits[i] = c.hit
+		hits[i].Score = c.score
+	}
+	return hits, nil
+}
+
+// firstStage runs the OR-of-terms query through FTS5's bm25() with column
+// weights. bm25() is lower-is-better; scores are negated here.
+func (s *Store) firstStage(ctx context.Context, match string, before time.Time, n int, r ranker) ([]*candidate, error) {
+	q := fmt.Sprintf(`
+SELECT d.id, d.orig_url, d.title, d.publisher, d.published,
+	'',
+	bm25(docs_fts, %g, %g, %g) AS score
+FROM docs_fts JOIN docs d ON d.id = docs_fts.rowid
+WHERE docs_fts MATCH ? AND (? = 0 OR d.published IS NULL OR d.published < ?)
+ORDER BY score LIMIT ?`, r.wTitle, r.wText, r.wPublisher)
+	var cutoff int64
+	if !before.IsZero() {
+		cutoff = before.Unix()
+	}
+	rows, err := s.db.QueryContext(ctx, q, match, cutoff, cutoff, n)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*candidate
+	for rows.Next() {
+		c := &candidate{}
+		var pub sql.NullInt64
+		if err := rows.Scan(&c.id, &c.hit.URL, &c.hit.Title, &c.hit.Publisher, &pub, &c.hit.Snippet, &c.score); err != nil {
+			return nil, err
+		}
+		c.score = -c.score
+		if pub.Valid {
+			c.hit.Published = time.Unix(pub.Int64, 0).UTC()
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+

@@ -1,0 +1,181 @@
+// Package archive keeps every page muse reads, and every document the user
+// adds, in a local SQLite database with an FTS5 full-text index, so that
+// later checks can find fact-checks and articles already seen without asking
+// the web again.
+//
+// Several muse processes may open the same database at once: it runs in WAL
+// mode with a busy timeout, and every write transaction begins IMMEDIATE so
+// that writers queue on the database lock instead of failing with
+// SQLITE_BUSY when a read lock cannot be upgraded.
+package archive
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// Options configures an archive.
+type Options struct {
+	// Path is the database file. The caller passes
+	// $XDG_DATA_HOME/muse/archive.db; missing directories are created.
+	Path string
+}
+
+// Store is an open archive. It is safe for concurrent use by several
+// goroutines, and several processes may open the same file.
+type Store struct {
+	db   *sql.DB
+	path string
+	now  func() time.Time
+}
+
+// busyTimeout is how long a connection waits for another writer (in this
+// or another process) before giving up with SQLITE_BUSY. Writes are short
+// single-document transactions, so waiting this long means something is
+// wrong rather than merely busy.
+const busyTimeout = 30 * time.Second
+
+// Open opens (creating when needed) the archive database at path, switches
+// it to WAL mode and brings its schema up to date.
+func Open(ctx context.Context, path string) (*Store, error) {
+	return OpenOptions(ctx, Options{Path: path})
+}
+
+// OpenOptions is Open with an Options struct, for callers that fill one
+// from configuration.
+func OpenOptions(ctx context.Context, o Options) (*Store, error) {
+	if o.Path == "" {
+		return nil, errors.New("open archive: no database path given")
+	}
+	if err := os.MkdirAll(filepath.Dir(o.Path), 0o755); err != nil {
+		return nil, fmt.Errorf("open archive %s: create directory: %w", o.Path, err)
+	}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(ON)")
+	q.Set("_txlock", "immediate")
+	dsn := "file:" + (&url.URL{Path: o.Path}).EscapedPath() + "?" + q.Encode()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open archive %s: %w", o.Path, err)
+	}
+	// A handful of connections lets readers run beside the one writer that
+	// SQLite allows; more would only queue on the same lock.
+	db.SetMaxOpenConns(4)
+	db.SetConnMaxIdleTime(time.Minute)
+	s := &Store{db: db, path: o.Path, now: time.Now}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open archive %s: %w", o.Path, err)
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close archive %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// migrations bring the schema from version i to i+1 (PRAGMA user_version).
+// Never edit a released step; append a new one.
+var migrations = []string{
+	// 1: documents with an external-content FTS5 index kept in step by
+	// triggers, and fetched pages with their raw bytes gzip-compressed.
+	`
+CREATE TABLE docs (
+	id         INTEGER PRIMARY KEY,
+	url        TEXT NOT NULL UNIQUE, -- sources.Canonical form
+	orig_url   TEXT NOT NULL,        -- as given, to show and to fetch again
+	title      TEXT NOT NULL DEFAULT '',
+	text       TEXT NOT NULL DEFAULT '',
+	publisher  TEXT NOT NULL DEFAULT '',
+	published  INTEGER,              -- Unix seconds; NULL when unknown
+	added_at   INTEGER NOT NULL,
+	updated_at INTEGER NOT NULL
+);
+CREATE INDEX docs_published ON docs(published);
+CREATE VIRTUAL TABLE docs_fts USING fts5(
+	title, text, publisher,
+	content='docs', content_rowid='id',
+	tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER docs_ai AFTER INSERT ON docs BEGIN
+	INSERT INTO docs_fts(rowid, title, text, publisher) VALUES (new.id, new.title, new.text, new.publisher);
+END;
+CREATE TRIGGER docs_ad AFTER DELETE ON docs BEGIN
+	INSERT INTO docs_fts(docs_fts, rowid, title, text, publisher) VALUES ('delete', old.id, old.title, old.text, old.publisher);
+END;
+CREATE TRIGGER docs_au AFTER UPDATE OF title, text, publisher ON docs BEGIN
+	INSERT INTO docs_fts(docs_fts, rowid, title, text, publisher) VALUES ('delete', old.id, old.title, old.text, old.publisher);
+	INSERT INTO docs_fts(rowid, title, text, publisher) VALUES (new.id, new.title, new.text, new.publisher);
+END;
+CREATE TABLE pages (
+	url           TEXT PRIMARY KEY,  -- sources.Canonical of the requested URL
+	request_url   TEXT NOT NULL,
+	final_url     TEXT NOT NULL,
+	final_key     TEXT NOT NULL,     -- sources.Canonical of final_url
+	status        INTEGER NOT NULL,
+	content_type  TEXT NOT NULL DEFAULT '',
+	charset       TEXT NOT NULL DEFAULT '',
+	raw_gz        BLOB,              -- gzip of the bytes as received
+	body_gz       BLOB,              -- gzip of the UTF-8 body; NULL when identical to raw
+	fetched_at    INTEGER NOT NULL,  -- Unix nanoseconds
+	etag          TEXT NOT NULL DEFAULT '',
+	last_modified TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX pages_final_key ON pages(final_key);
+`,
+}
+
+// migrate applies the missing migrations in one IMMEDIATE transaction, so a
+// second process opening the same new database waits and then finds the
+// schema already in place.
+func (s *Store) migrate(ctx context.Context) error {
+	var v int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if v == len(migrations) {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin migration: %w", err)
+	}
+	defer tx.Rollback()
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("database schema version %d is newer than this muse understands (%d)", v, len(migrations))
+	}
+	for i := v; i < len(migrations); i++ {
+		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+			return fmt.Errorf("migrate schema to version %d: %w", i+1, err)
+		}
+	}
+	// PRAGMA takes no bound parameters; the value is our own integer.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(migrations))); err != nil {
+		return fmt.Errorf("record schema version: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit migration: %w", err)
+	}
+	return nil
+}
