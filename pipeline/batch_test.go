@@ -43,7 +43,7 @@ func TestBatchResume(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(progress.String(), "/4 line") {
+		if !strings.Contains(progress.String(), "/4 line") || !strings.Contains(progress.String(), "$0.0000 so far") {
 			t.Errorf("progress %q", progress.String())
 		}
 		return st

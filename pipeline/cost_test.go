@@ -44,9 +44,18 @@ func TestCacheRerunIsFree(t *testing.T) {
 	// correction's prompt — a different request, rightly not a cache hit.
 	o := env.opts()
 	o.EvidenceParallel = 1
+	o.Snapshots = true
 	first, events, err := countingCheck(t, env, o)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, ev := range events {
+		if (ev.Check == nil) != (ev.Kind == EventTokenDelta) {
+			t.Fatalf("%s event: snapshot %v", ev.Kind, ev.Check != nil)
+		}
+	}
+	if last := events[len(events)-1]; last.Kind != EventDone || last.Check.Correction.Text != first.Correction.Text {
+		t.Errorf("the last event's snapshot is not the finished check")
 	}
 	if first.Usage.CostUSD <= 0 || first.Usage.CachedCalls != 0 {
 		t.Fatalf("first run usage %+v, want paid calls", first.Usage)
