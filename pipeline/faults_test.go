@@ -43,6 +43,7 @@ type faultEnv struct {
 	extraURLs []string                // added to every SearXNG answer
 	llmFault  func(kind string, n int, w http.ResponseWriter, r *http.Request) bool
 	llmCalls  atomic.Int32
+	obeyed    atomic.Int32 // pages the obeying model answered for
 }
 
 func newFaultEnv(t *testing.T) *faultEnv {
@@ -582,7 +583,7 @@ func TestFaultStorage(t *testing.T) {
 		if err == nil {
 			t.Fatal("an unusable data directory went unnoticed")
 		}
-		wantContains(t, "error", err.Error(), "archive", "not a directory")
+		wantContains(t, "error", err.Error(), "open", "not a directory")
 		t.Logf("→ %v", err)
 	})
 	t.Run("archive locked by another process for 2s", func(t *testing.T) {
@@ -717,7 +718,9 @@ func obeyingModel(fe *faultEnv) func(kind string, n int, w http.ResponseWriter, 
 		case "evidence":
 			// Every page gets the injected "Reuters" line as a refutation,
 			// and AP's page also gets Reuters' real quote.
-			chatAnswer(w, evidenceAnswer(articles(prompt), func(art string) (ref, ctx []string) {
+			arts := articles(prompt)
+			fe.obeyed.Add(int32(len(arts)))
+			chatAnswer(w, evidenceAnswer(arts, func(art string) (ref, ctx []string) {
 				ref = []string{injectedLine}
 				for _, q := range []string{quoteR1, quoteR2} {
 					if strings.Contains(art, q) {
@@ -785,7 +788,19 @@ func TestPromptInjection(t *testing.T) {
 				t.Fatalf("the check stopped: %v", err)
 			}
 			faultInvariants(t, c)
+			if fe.obeyed.Load() < 3 {
+				t.Fatalf("the obeying model answered for %d pages", fe.obeyed.Load())
+			}
 			injURL := pageURL("www.springfield-truth.example", inj)
+			unverified := 0
+			for _, e := range c.Evidence {
+				if strings.Contains(e.Quote, "Reuters confirmed") && !e.Verified {
+					unverified++
+				}
+			}
+			if unverified == 0 {
+				t.Error("the injected line was never tried on a page it is not on")
+			}
 			for _, e := range c.Evidence {
 				onInjectedPage := canonicalKey(e.SourceURL) == canonicalKey(injURL)
 				if strings.Contains(e.Quote, "Reuters confirmed") && e.Included && !onInjectedPage {
