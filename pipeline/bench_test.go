@@ -83,7 +83,7 @@ func BenchmarkCheck(b *testing.B) {
 		mu.Lock()
 		waves += float64(countWaves(starts, latency/2))
 		mu.Unlock()
-		nonEvidence := 0
+		nonEvidence, nonEvidenceCalls := 0, 0
 		for _, call := range chat {
 			n := len(strings.Fields(llmtest.AllText(*call.Chat)))
 			tokens += float64(n)
@@ -91,13 +91,14 @@ func BenchmarkCheck(b *testing.B) {
 				evTokens += float64(n)
 			} else {
 				nonEvidence += n
+				nonEvidenceCalls++
 			}
 		}
 		for _, s := range c.Sources {
 			sentChars += float64(s.SentChars)
 		}
 		pf := paperEvidence(c)
-		paper.calls += pf.calls + len(chat) - c.Usage.ByStage[string(StageEvidence)].LLMCalls
+		paper.calls += pf.calls + nonEvidenceCalls
 		paper.rounds += pf.rounds + 2 // queries, correction
 		paper.tokens += pf.tokens + nonEvidence
 		paper.evTokens += pf.evTokens
