@@ -142,3 +142,27 @@ func FuzzRetryAfter(f *testing.F) {
 		_ = errorMessage("application/json", []byte(after+remaining+reset))
 	})
 }
+
+// Found by FuzzBrave, FuzzGoogleCSE and FuzzFactCheck: an HTML answer whose title tag holds an
+// invalid UTF-8 byte made htmlHint slice out of range and panic, taking
+// the whole check down.
+func TestHTMLHintInvalidUTF8(t *testing.T) {
+	for _, b := range []string{"<title\xaa>", "<TITLE>\xff\xfeLogin</TITLE>", "<title>caf\xe9</title\xc6>"} {
+		_ = htmlHint([]byte(b))
+	}
+	if got := htmlHint([]byte("<TITLE>\xffSign in</TITLE>")); !strings.Contains(got, "Sign in") {
+		t.Errorf("htmlHint = %q", got)
+	}
+}
+
+// Found by FuzzRetryAfter: "Retry-After: 10000000000" (seconds) overflowed
+// a Duration into a negative wait, which read as "no wait asked".
+func TestRetryAfterTooLong(t *testing.T) {
+	now := time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)
+	for _, h := range []http.Header{{"Retry-After": {"10000000000"}},
+		{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"9223372036854775807"}}} {
+		if d := retryAfter(h, now); d != maxRetryAfter {
+			t.Errorf("retryAfter(%v) = %v, want %v", h, d, maxRetryAfter)
+		}
+	}
+}

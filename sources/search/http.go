@@ -204,12 +204,15 @@ func isHTML(contentType string, body []byte) bool {
 // (a login page, a proxy error, the SearXNG front page, …).
 func htmlHint(body []byte) string {
 	s := string(body)
-	lower := strings.ToLower(s)
+	// ASCII-only lowering keeps byte offsets: strings.ToLower turns each
+	// invalid byte into a three-byte U+FFFD, and its indexes then cut s
+	// out of range.
+	lower := asciiLower(s)
 	i := strings.Index(lower, "<title")
 	if i >= 0 {
 		if j := strings.Index(lower[i:], ">"); j >= 0 {
 			rest := s[i+j+1:]
-			if k := strings.Index(strings.ToLower(rest), "</title>"); k >= 0 {
+			if k := strings.Index(lower[i+j+1:], "</title>"); k >= 0 {
 				if t := strings.Join(strings.Fields(rest[:k]), " "); t != "" {
 					return "page titled " + strconv.Quote(clip(t, 80))
 				}
@@ -217,6 +220,16 @@ func htmlHint(body []byte) string {
 		}
 	}
 	return fmt.Sprintf("%d bytes of markup", len(body))
+}
+
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 func decodeJSON(body []byte, out any) error {
@@ -266,6 +279,9 @@ func errorMessage(contentType string, body []byte) string {
 // window: wait for the exhausted window that resets last).
 func retryAfter(h http.Header, now time.Time) time.Duration {
 	if d, ok := sources.RetryAfter(h, now); ok {
+		if d < 0 || d > maxRetryAfter { // a seconds count too big for a Duration wraps negative
+			return maxRetryAfter
+		}
 		return d
 	}
 	remaining := splitInts(h.Get("X-RateLimit-Remaining"))
@@ -273,11 +289,17 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 	var wait time.Duration
 	for i, r := range reset {
 		if i < len(remaining) && remaining[i] == 0 {
-			wait = max(wait, time.Duration(r)*time.Second)
+			wait = max(wait, time.Duration(min(r, int(maxRetryAfter/time.Second)))*time.Second)
 		}
 	}
 	return wait
 }
+
+// maxRetryAfter caps a server's requested wait: longer than any real
+// rate-limit window (Brave's is a month) and far beyond any retry budget,
+// yet small enough that adding it to the time already waited cannot
+// overflow.
+const maxRetryAfter = 10 * 365 * 24 * time.Hour
 
 func splitInts(s string) []int {
 	if strings.TrimSpace(s) == "" {
