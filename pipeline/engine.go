@@ -64,6 +64,17 @@ type Options struct {
 	DigestPages int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// SpendCapCheckUSD caps what the model calls of one check may cost
+	// (what an earlier run of the same Check spent counts); zero: no cap.
+	// A call whose estimated cost (llm.Client.Estimate) would pass it is
+	// not made, and the stage that needed it fails with an error wrapping
+	// llm.ErrSpendCap ("spend cap of $X per check reached: …"); what was
+	// found so far is kept. It applies to models from pipeline/llm.
+	SpendCapCheckUSD float64
+	// Snapshots makes every event but token deltas carry a deep copy of
+	// the Check (Event.Check), so that a caller can save the case as it
+	// runs without racing the engine.
+	Snapshots bool
 	// ImageParallel bounds how many post images are loaded, read and
 	// described at once, and how many pages' lead images are loaded at once
 	// for visual relevance (default 4).
@@ -289,9 +300,15 @@ func (r *run) emit(ev Event) {
 		ev.Time = r.e.opts.Now()
 	}
 	ev.Item = cloneItem(ev.Item)
-	if ev.Kind != EventItem && ev.Kind != EventTokenDelta {
+	logged := ev.Kind != EventItem && ev.Kind != EventTokenDelta && ev.Kind != EventUsage
+	if logged || (r.e.opts.Snapshots && ev.Kind != EventTokenDelta) {
 		r.mu.Lock()
-		r.c.Events = append(r.c.Events, ev)
+		if logged {
+			r.c.Events = append(r.c.Events, ev)
+		}
+		if r.e.opts.Snapshots && ev.Kind != EventTokenDelta {
+			ev.Check = r.c.Clone()
+		}
 		r.mu.Unlock()
 	}
 	if r.events != nil {
