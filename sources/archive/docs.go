@@ -69,17 +69,19 @@ func (s *Store) add(ctx context.Context, db execer, d Doc) error {
 	}
 	now := s.now().Unix()
 	_, err = db.ExecContext(ctx, `
-INSERT INTO docs (url, orig_url, title, text, publisher, published, added_at, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO docs (url, orig_url, title, text, publisher, published, added_at, updated_at, title_len, text_len)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(url) DO UPDATE SET
 	orig_url   = excluded.orig_url,
 	title      = COALESCE(NULLIF(excluded.title, ''), docs.title),
+	title_len  = CASE excluded.title WHEN '' THEN docs.title_len ELSE excluded.title_len END,
 	text       = COALESCE(NULLIF(excluded.text, ''), docs.text),
+	text_len   = CASE excluded.text WHEN '' THEN docs.text_len ELSE excluded.text_len END,
 	publisher  = COALESCE(NULLIF(excluded.publisher, ''), docs.publisher),
 	published  = COALESCE(excluded.published, docs.published),
 	updated_at = excluded.updated_at`,
 		key, strings.TrimSpace(d.URL), strings.TrimSpace(d.Title), strings.TrimSpace(d.Text),
-		strings.TrimSpace(d.Publisher), pub, now, now)
+		strings.TrimSpace(d.Publisher), pub, now, now, len(tokens(d.Title)), len(tokens(d.Text)))
 	if err != nil {
 		return fmt.Errorf("archive %s: %w", d.URL, err)
 	}

@@ -7,27 +7,42 @@ import (
 	"strings"
 )
 
-// The second stage re-scores the first stage's best documents with what a
-// bag of words cannot see. A post that repeats a claim repeats its wording:
-// query terms that stand next to each other in the post stand near each
-// other in the fact-check ("sugar tax", "crime rate fell"), and a
-// fact-check names its subject in its title and first lines. Both signals
-// are weighted by the terms' inverse document frequency, the unit BM25
-// scores are in, so they add to the first-stage score without rescaling.
+// The second stage re-scores the first stage's best documents with BM25F
+// computed here rather than by FTS5, whose bm25() fixes k1 at 1.2. A
+// fact-check or news report about a claim repeats the claim's key words
+// many times, while a post shares a few of them with many pages in passing;
+// a large k1 lets that repetition keep counting instead of saturating after
+// two or three occurrences. Title and lead (where news and fact-checks
+// state their subject) weigh double. On top, a post that repeats a claim
+// repeats its wording: adjacent post words found near each other in a page
+// add their idf.
 
-// rerank adds the proximity and lead scores to each candidate's score.
+type docStats struct {
+	n      float64
+	avgLen [3]float64 // title, lead, rest of text
+}
+
+// rerank replaces the pool's first-stage scores with second-stage ones.
 func (s *Store) rerank(ctx context.Context, query string, cands []*candidate, r ranker) error {
 	if len(cands) > r.pool {
 		cands = cands[:r.pool]
 	}
 	words := tokens(cleanPostText(query))
-	idf, err := s.idf(ctx, words)
+	st, err := s.stats(ctx, r.leadWords)
+	if err != nil {
+		return err
+	}
+	idf, err := s.idf(ctx, words, st.n)
 	if err != nil {
 		return err
 	}
 	stems := make([]string, len(words))
+	qtf := map[string]int{}
+	stemIDF := map[string]float64{}
 	for i, w := range words {
 		stems[i] = stem(w)
+		qtf[stems[i]]++
+		stemIDF[stems[i]] = max(stemIDF[stems[i]], idf[w])
 	}
 	texts, err := s.texts(ctx, cands)
 	if err != nil {
@@ -35,18 +50,26 @@ func (s *Store) rerank(ctx context.Context, query string, cands []*candidate, r 
 	}
 	for _, c := range cands {
 		d := newDocTerms(texts[c.id], r.leadWords)
-		c.score += r.near*d.nearScore(stems, words, idf, r.nearDist) + r.lead*d.leadScore(stems, words, idf)
+		c.score = d.bm25f(qtf, stemIDF, st, r) + r.near*d.nearScore(stems, stemIDF, r.nearDist)
 	}
 	return nil
 }
 
+// stats returns the document count and mean field lengths.
+func (s *Store) stats(ctx context.Context, leadWords int) (docStats, error) {
+	var st docStats
+	err := s.db.QueryRowContext(ctx, `SELECT count(*), coalesce(avg(title_len), 0),
+	coalesce(avg(min(text_len, ?)), 0), coalesce(avg(max(text_len - ?, 0)), 0) FROM docs`, leadWords, leadWords).
+		Scan(&st.n, &st.avgLen[0], &st.avgLen[1], &st.avgLen[2])
+	if err != nil {
+		return st, fmt.Errorf("archive statistics: %w", err)
+	}
+	return st, nil
+}
+
 // idf returns the inverse document frequency of each distinct word, as
 // FTS5 counts documents (porter-stemmed), with BM25's formula.
-func (s *Store) idf(ctx context.Context, words []string) (map[string]float64, error) {
-	var n float64
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM docs`).Scan(&n); err != nil {
-		return nil, fmt.Errorf("count documents: %w", err)
-	}
+func (s *Store) idf(ctx context.Context, words []string, n float64) (map[string]float64, error) {
 	out := make(map[string]float64, len(words))
 	for _, w := range words {
 		if _, ok := out[w]; ok {
@@ -88,17 +111,21 @@ func (s *Store) texts(ctx context.Context, cands []*candidate) (map[int64][2]str
 
 // docTerms is a document cut into stemmed content words.
 type docTerms struct {
-	pos  map[string][]int // stem → positions in title followed by text
-	lead map[string]bool  // stems in the title and the first words of the text
+	tf  [3]map[string]int // per field: title, lead, rest of text
+	len [3]int
+	pos map[string][]int // stem → positions in title followed by text
 }
 
 func newDocTerms(t [2]string, leadWords int) docTerms {
-	d := docTerms{pos: map[string][]int{}, lead: map[string]bool{}}
+	d := docTerms{pos: map[string][]int{}}
+	for f := range d.tf {
+		d.tf[f] = map[string]int{}
+	}
 	title, text := tokens(t[0]), tokens(t[1])
 	for i, w := range title {
 		st := stem(w)
 		d.pos[st] = append(d.pos[st], i)
-		d.lead[st] = true
+		d.tf[0][st]++
 	}
 	// A gap keeps the title's last word from seeming next to the text's first.
 	off := len(title) + 1000
@@ -106,15 +133,41 @@ func newDocTerms(t [2]string, leadWords int) docTerms {
 		st := stem(w)
 		d.pos[st] = append(d.pos[st], off+i)
 		if i < leadWords {
-			d.lead[st] = true
+			d.tf[1][st]++
+		} else {
+			d.tf[2][st]++
 		}
 	}
+	d.len = [3]int{len(title), min(len(text), leadWords), max(len(text)-leadWords, 0)}
 	return d
+}
+
+// bm25f is BM25F (Robertson et al. 2004): field term frequencies are
+// length-normalised, weighted and summed before one saturation.
+func (d docTerms) bm25f(qtf map[string]int, idf map[string]float64, st docStats, r ranker) float64 {
+	const b = 0.75
+	var sum float64
+	for t, n := range qtf {
+		var tf float64
+		for f := range d.tf {
+			if c := d.tf[f][t]; c > 0 {
+				norm := 1.0
+				if st.avgLen[f] > 0 {
+					norm = 1 - b + b*float64(d.len[f])/st.avgLen[f]
+				}
+				tf += r.fieldW[f] * float64(c) / norm
+			}
+		}
+		if tf > 0 {
+			sum += idf[t] * tf * (r.k1 + 1) / (tf + r.k1) * float64(min(n, max(r.qtfCap, 1)))
+		}
+	}
+	return sum
 }
 
 // nearScore sums, over distinct pairs of adjacent query words, the mean idf
 // of the pair when the document has the two within dist words of each other.
-func (d docTerms) nearScore(stems, words []string, idf map[string]float64, dist int) float64 {
+func (d docTerms) nearScore(stems []string, idf map[string]float64, dist int) float64 {
 	seen := map[[2]string]bool{}
 	var sum float64
 	for i := 0; i+1 < len(stems); i++ {
@@ -125,7 +178,7 @@ func (d docTerms) nearScore(stems, words []string, idf map[string]float64, dist 
 		}
 		seen[k] = true
 		if near(d.pos[a], d.pos[b], dist) {
-			sum += (idf[words[i]] + idf[words[i+1]]) / 2
+			sum += (idf[a] + idf[b]) / 2
 		}
 	}
 	return sum
@@ -146,22 +199,6 @@ func near(a, b []int, dist int) bool {
 		}
 	}
 	return false
-}
-
-// leadScore sums the idf of the distinct query words found in the lead.
-func (d docTerms) leadScore(stems, words []string, idf map[string]float64) float64 {
-	seen := map[string]bool{}
-	var sum float64
-	for i, st := range stems {
-		if seen[st] {
-			continue
-		}
-		seen[st] = true
-		if d.lead[st] {
-			sum += idf[words[i]]
-		}
-	}
-	return sum
 }
 
 // stem strips the commonest English inflections so that "taxes", "taxed"

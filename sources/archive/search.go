@@ -38,21 +38,31 @@ type ranker struct {
 	// pool is how many first-stage hits the second stage re-scores; zero
 	// turns the second stage off.
 	pool int
-	// near weights pairs of adjacent query terms found within nearDist
+	// k1 is the second stage's BM25 term-frequency saturation.
+	k1 float64
+	// fieldW weights title, lead (the first leadWords words of the text)
+	// and the rest of the text in the second stage's BM25F.
+	fieldW    [3]float64
+	leadWords int
+	// qtfCap caps how often a repeated query word counts.
+	qtfCap int
+	// near weights pairs of adjacent query words found within nearDist
 	// words of each other in a document.
 	near     float64
 	nearDist int
-	// lead weights query terms found in the title or the first leadWords
-	// words of the text, where news and fact-checks state their subject.
-	lead      float64
-	leadWords int
 }
 
 // plainBM25 is textbook BM25 over all columns alike, the baseline.
 var plainBM25 = ranker{wTitle: 1, wText: 1, wPublisher: 1}
 
-// defaultRanker is what Search uses.
-var defaultRanker = ranker{wTitle: 2, wText: 1, wPublisher: 0.5, pool: 50, near: 1, nearDist: 5, lead: 0.5, leadWords: 60}
+// defaultRanker is what Search uses. The first stage only has to find the
+// right documents among its pool (recall@100 ≈ 0.98 on the fact-check
+// benchmark); the second stage orders them.
+var defaultRanker = ranker{
+	wTitle: 2, wText: 1, wPublisher: 0.5, pool: 100,
+	k1: 10, fieldW: [3]float64{2, 2, 1}, leadWords: 50, qtfCap: 3,
+	near: 0.5, nearDist: 5,
+}
 
 // Search finds archived documents about query, best first.
 func (s *Store) Search(ctx context.Context, query string, o SearchOptions) ([]Hit, error) {

@@ -106,6 +106,8 @@ CREATE TABLE docs (
 	text       TEXT NOT NULL DEFAULT '',
 	publisher  TEXT NOT NULL DEFAULT '',
 	published  INTEGER,              -- Unix seconds; NULL when unknown
+	title_len  INTEGER NOT NULL DEFAULT 0, -- content words (see tokens), for BM25F length norms
+	text_len   INTEGER NOT NULL DEFAULT 0,
 	added_at   INTEGER NOT NULL,
 	updated_at INTEGER NOT NULL
 );
