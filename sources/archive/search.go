@@ -140,4 +140,3 @@ ORDER BY score LIMIT ?`, r.wTitle, r.wText, r.wPublisher)
 	}
 	return out, rows.Err()
 }
-
