@@ -67,6 +67,8 @@ type Options struct {
 	// Skip, when set, sends the requests it returns true for past the cache
 	// (for example a model-listing call whose answer must be fresh).
 	Skip func(*http.Request) bool
+	// Now is the clock that stamps and expires entries; nil means time.Now.
+	Now func() time.Time
 }
 
 // DefaultPath is the cache database under muse's data directory
@@ -121,6 +123,9 @@ func Open(ctx context.Context, o Options) (*Cache, error) {
 	}
 	db.SetMaxOpenConns(4)
 	c := &Cache{db: db, opts: o, now: time.Now}
+	if o.Now != nil {
+		c.now = o.Now
+	}
 	if _, err := db.ExecContext(ctx, `
 CREATE TABLE IF NOT EXISTS entries (
 	key        BLOB PRIMARY KEY,  -- SHA-256 of the request

@@ -1,14 +1,14 @@
-package httpcache
+package httpcache_test
 
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +20,7 @@ import (
 
 	"github.com/musecheck/muse/pipeline/llm"
 	"github.com/musecheck/muse/pipeline/llm/llmtest"
+	"github.com/musecheck/muse/sources/httpcache"
 )
 
 const (
@@ -30,12 +31,12 @@ const (
 	azureKey  = "azure-API-KEY-77777777777"
 )
 
-func openCache(t *testing.T, o Options) *Cache {
+func openCache(t *testing.T, o httpcache.Options) *httpcache.Cache {
 	t.Helper()
 	if o.Path == "" {
 		o.Path = filepath.Join(t.TempDir(), "muse", "cache.db")
 	}
-	c, err := Open(context.Background(), o)
+	c, err := httpcache.Open(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func TestModelCallsServedFromCache(t *testing.T) {
 	srv := llmtest.NewServer(t, func(req openai.ChatCompletionRequest) (string, error) {
 		return "This post is false: " + llmtest.LastUser(req), nil
 	}, llmtest.WithAPIKey(openaiKey))
-	cache := openCache(t, Options{})
+	cache := openCache(t, httpcache.Options{})
 	client, err := llm.New(llm.Config{BaseURL: srv.BaseURL, APIKey: openaiKey, Model: "test-model", HTTPClient: cache.Client(nil)})
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +112,7 @@ func TestBrokenStreamNotStored(t *testing.T) {
 	srv := llmtest.NewReplyServer(t, func(req openai.ChatCompletionRequest) (llmtest.Reply, error) {
 		return llmtest.Reply{Text: "a long answer that will be cut off half way", ChunkRunes: 3, CutAfter: 2}, nil
 	})
-	cache := openCache(t, Options{})
+	cache := openCache(t, httpcache.Options{})
 	client, _ := llm.New(llm.Config{BaseURL: srv.BaseURL, Model: "test-model", MaxRetries: -1, HTTPClient: cache.Client(nil)})
 	client.Stream(ctx, chatReq("x"), func(string) {})
 	client.Stream(ctx, chatReq("x"), func(string) {})
@@ -185,17 +186,16 @@ func get(t *testing.T, hc *http.Client, u string, hdr map[string]string) (int, s
 
 func TestSearchRequestsCachedAndTTL(t *testing.T) {
 	srv, calls := searchServer(t)
-	cache := openCache(t, Options{TTL: time.Hour})
 	now := time.Date(2024, 3, 2, 10, 0, 0, 0, time.UTC)
-	cache.now = func() time.Time { return now }
+	cache := openCache(t, httpcache.Options{TTL: time.Hour, Now: func() time.Time { return now }})
 	hc := cache.Client(&http.Client{Timeout: 5 * time.Second})
 	brave := srv.URL + "/res/v1/web/search?q=bike+ban&count=10"
 	tok := map[string]string{"X-Subscription-Token": braveKey, "Accept": "application/json"}
 
 	_, b1, _ := get(t, hc, brave, tok)
 	code, b2, h2 := get(t, hc, brave, tok)
-	if calls.Load() != 1 || code != 200 || b2 != b1 || h2.Get(HeaderCache) != "hit" || h2.Get("Content-Type") != "application/json" {
-		t.Errorf("second identical search: calls=%d code=%d hit=%q body=%q", calls.Load(), code, h2.Get(HeaderCache), b2)
+	if calls.Load() != 1 || code != 200 || b2 != b1 || h2.Get(httpcache.HeaderCache) != "hit" || h2.Get("Content-Type") != "application/json" {
+		t.Errorf("second identical search: calls=%d code=%d hit=%q body=%q", calls.Load(), code, h2.Get(httpcache.HeaderCache), b2)
 	}
 	if h2.Get("Set-Cookie") != "" {
 		t.Error("Set-Cookie was stored and replayed")
@@ -239,7 +239,7 @@ func TestBypassSkipAndClear(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "cache.db")
 	serp := srv.URL + "/search.json?engine=google&q=bikes&api_key=" + serpKey
 
-	off := openCache(t, Options{Path: path, Bypass: true})
+	off := openCache(t, httpcache.Options{Path: path, Bypass: true})
 	hc := off.Client(nil)
 	get(t, hc, serp, nil)
 	get(t, hc, serp, nil)
@@ -247,13 +247,13 @@ func TestBypassSkipAndClear(t *testing.T) {
 		t.Errorf("bypass: calls=%d stats=%+v", calls.Load(), st)
 	}
 
-	on := openCache(t, Options{Path: path, Skip: func(r *http.Request) bool { return r.URL.Query().Get("fresh") != "" }})
+	on := openCache(t, httpcache.Options{Path: path, Skip: func(r *http.Request) bool { return r.URL.Query().Get("fresh") != "" }})
 	hc = on.Client(nil)
 	get(t, hc, serp, nil)
 	get(t, hc, serp, nil)
 	get(t, hc, serp+"&fresh=1", nil)
 	get(t, hc, serp+"&fresh=1", nil)
-	req, _ := http.NewRequestWithContext(WithoutCache(ctx), http.MethodGet, serp, nil)
+	req, _ := http.NewRequestWithContext(httpcache.WithoutCache(ctx), http.MethodGet, serp, nil)
 	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +262,7 @@ func TestBypassSkipAndClear(t *testing.T) {
 	if calls.Load() != 6 {
 		t.Errorf("skip/WithoutCache: calls=%d, want 6", calls.Load())
 	}
-	// The bypassing Cache on the same file sees the entry for Clear.
+	// The bypassing httpcache.Cache on the same file sees the entry for Clear.
 	if st, _ := off.Stats(ctx); st.Entries != 1 {
 		t.Errorf("entries = %d, want 1", st.Entries)
 	}
@@ -284,7 +284,7 @@ func TestLargeResponsePassesThrough(t *testing.T) {
 		w.Write(big)
 	}))
 	defer srv.Close()
-	cache := openCache(t, Options{MaxBody: 1000})
+	cache := openCache(t, httpcache.Options{MaxBody: 1000})
 	hc := cache.Client(nil)
 	for range 2 {
 		if _, b, _ := get(t, hc, srv.URL, nil); len(b) != len(big) {
@@ -296,22 +296,13 @@ func TestLargeResponsePassesThrough(t *testing.T) {
 	}
 }
 
-func TestRedactURL(t *testing.T) {
-	u, _ := url.Parse("https://user:pw-secret@www.googleapis.com/customsearch/v1?cx=abc&key=" + googleKey + "&q=a+b&API_KEY=zzz")
-	got := redactURL(u)
-	if strings.Contains(got, googleKey) || strings.Contains(got, "zzz") || strings.Contains(got, "pw-secret") ||
-		!strings.Contains(got, "cx=abc") || !strings.Contains(got, "key=REDACTED") {
-		t.Errorf("redactURL = %q", got)
-	}
-}
-
 func TestBadInputs(t *testing.T) {
-	if _, err := Open(context.Background(), Options{}); err == nil {
+	if _, err := httpcache.Open(context.Background(), httpcache.Options{}); err == nil {
 		t.Error("empty path must fail")
 	}
 	bad := filepath.Join(t.TempDir(), "cache.db")
 	os.WriteFile(bad, bytes.Repeat([]byte("garbage!"), 200), 0o600)
-	if _, err := Open(context.Background(), Options{Path: bad}); err == nil || !strings.Contains(err.Error(), bad) {
+	if _, err := httpcache.Open(context.Background(), httpcache.Options{Path: bad}); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Errorf("garbage file: err = %v", err)
 	}
 }
@@ -325,7 +316,7 @@ func TestNoSecretInCacheFiles(t *testing.T) {
 	dir := t.TempDir()
 	srv := llmtest.NewServer(t, func(req openai.ChatCompletionRequest) (string, error) { return "ok", nil }, llmtest.WithAPIKey(openaiKey))
 	search, _ := searchServer(t)
-	cache := openCache(t, Options{Path: DefaultPath(dir)})
+	cache := openCache(t, httpcache.Options{Path: httpcache.DefaultPath(dir)})
 	client, _ := llm.New(llm.Config{BaseURL: srv.BaseURL, APIKey: openaiKey, Model: "test-model", HTTPClient: cache.Client(nil)})
 	if _, err := client.Complete(ctx, chatReq("hello")); err != nil {
 		t.Fatal(err)
@@ -357,7 +348,15 @@ func TestNoSecretInCacheFiles(t *testing.T) {
 		t.Errorf("entries = %d, want 6 (every request stored)", st.Entries)
 	}
 	var urls []string
-	rows, _ := cache.db.QueryContext(ctx, "SELECT url FROM entries")
+	db, err := sql.Open("sqlite", httpcache.DefaultPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, "SELECT url FROM entries")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for rows.Next() {
 		var u string
 		rows.Scan(&u)
