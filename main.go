@@ -109,8 +109,69 @@ func newRoot(app *App) *cobra.Command {
 		doctorCmd(app),
 		casesCmd(app),
 		cacheCmd(app),
+		archiveCmd(app),
 	)
 	return root
+}
+
+// archiveCmd is `muse archive add|search`.
+func archiveCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{Use: "archive", Short: "Add to and search the local archive of pages and fact-checks"}
+	cmd.AddCommand(archiveAddCmd(app), archiveSearchCmd(app))
+	return cmd
+}
+
+// archiveAddCmd is `muse archive add PATH|URL...`.
+func archiveAddCmd(app *App) *cobra.Command {
+	return &cobra.Command{
+		Use:   "add PATH|URL...",
+		Short: "Archive URLs, HTML files, folders of them, or JSONL records {url,title,text,published,publisher}",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			store, err := archive.Open(cmd.Context(), app.Cfg.ArchivePath())
+			if err != nil {
+				return &exitError{2, err}
+			}
+			defer store.Close()
+			f := fetch.New(fetch.Options{AllowPrivate: app.Cfg.AllowPrivateAddresses, IgnoreRobots: app.Cfg.IgnoreRobots, Store: store})
+			defer f.CloseIdleConnections()
+			res := store.Import(cmd.Context(), args, archive.ImportOptions{Fetcher: f, Errors: app.Stderr})
+			fmt.Fprintf(app.Stderr, "muse: archive: %d added, %d failed\n", res.Added, res.Failed)
+			if res.Failed > 0 {
+				return &exitError{1, fmt.Errorf("%d of %d items could not be archived", res.Failed, res.Added+res.Failed)}
+			}
+			return nil
+		},
+	}
+}
+
+// archiveSearchCmd is `muse archive search [--json] QUERY`.
+func archiveSearchCmd(app *App) *cobra.Command {
+	var asJSON bool
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "search [--json] QUERY",
+		Short: "Search the local archive, best first",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			store, err := archive.Open(cmd.Context(), app.Cfg.ArchivePath())
+			if err != nil {
+				return &exitError{2, err}
+			}
+			defer store.Close()
+			hits, err := store.Search(cmd.Context(), strings.Join(args, " "), archive.SearchOptions{Limit: limit})
+			if err != nil {
+				return &exitError{2, err}
+			}
+			if asJSON {
+				return archive.WriteJSON(app.Stdout, hits)
+			}
+			return archive.WriteText(app.Stdout, hits)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of hits (url, title, publisher, snippet, published, score)")
+	cmd.Flags().IntVar(&limit, "limit", 10, "how many hits to show")
+	return cmd
 }
 
 // loadConfig reads the config file and environment, then applies the flags

@@ -72,7 +72,6 @@ func (s *Store) add(ctx context.Context, db execer, d Doc) error {
 INSERT INTO docs (url, orig_url, title, text, publisher, published, added_at, updated_at, title_len, text_len)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(url) DO UPDATE SET
-	orig_url   = excluded.orig_url,
 	title      = COALESCE(NULLIF(excluded.title, ''), docs.title),
 	title_len  = CASE excluded.title WHEN '' THEN docs.title_len ELSE excluded.title_len END,
 	text       = COALESCE(NULLIF(excluded.text, ''), docs.text),

@@ -50,6 +50,7 @@ func (s *Store) rerank(ctx context.Context, query string, cands []*candidate, r 
 	}
 	for _, c := range cands {
 		d := newDocTerms(texts[c.id], r.leadWords)
+		c.text = texts[c.id][1]
 		c.score = d.bm25f(qtf, stemIDF, st, r) + r.near*d.nearScore(stems, stemIDF, r.nearDist)
 	}
 	return nil

@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // SearchOptions narrows a search.
@@ -73,6 +75,7 @@ type candidate struct {
 	id    int64
 	hit   Hit
 	score float64
+	text  string // loaded by the second stage, for the snippet
 }
 
 func (s *Store) search(ctx context.Context, query string, o SearchOptions, r ranker) ([]Hit, error) {
@@ -89,7 +92,7 @@ func (s *Store) search(ctx context.Context, query string, o SearchOptions, r ran
 	if err != nil {
 		return nil, fmt.Errorf("search archive for %q: %w", query, err)
 	}
-	if r.pool > 0 && len(cands) > 1 {
+	if r.pool > 0 && len(cands) > 0 {
 		if err := s.rerank(ctx, query, cands, r); err != nil {
 			return nil, fmt.Errorf("search archive for %q: %w", query, err)
 		}
@@ -102,6 +105,9 @@ func (s *Store) search(ctx context.Context, query string, o SearchOptions, r ran
 	for i, c := range cands {
 		hits[i] = c.hit
 		hits[i].Score = c.score
+		if hits[i].Snippet == "" {
+			hits[i].Snippet = snippet(c.text, ts, 200)
+		}
 	}
 	return hits, nil
 }
@@ -111,7 +117,6 @@ func (s *Store) search(ctx context.Context, query string, o SearchOptions, r ran
 func (s *Store) firstStage(ctx context.Context, match string, before time.Time, n int, r ranker) ([]*candidate, error) {
 	q := fmt.Sprintf(`
 SELECT d.id, d.orig_url, d.title, d.publisher, d.published,
-	'',
 	bm25(docs_fts, %g, %g, %g) AS score
 FROM docs_fts JOIN docs d ON d.id = docs_fts.rowid
 WHERE docs_fts MATCH ? AND (? = 0 OR d.published IS NULL OR d.published < ?)
@@ -129,7 +134,7 @@ ORDER BY score LIMIT ?`, r.wTitle, r.wText, r.wPublisher)
 	for rows.Next() {
 		c := &candidate{}
 		var pub sql.NullInt64
-		if err := rows.Scan(&c.id, &c.hit.URL, &c.hit.Title, &c.hit.Publisher, &pub, &c.hit.Snippet, &c.score); err != nil {
+		if err := rows.Scan(&c.id, &c.hit.URL, &c.hit.Title, &c.hit.Publisher, &pub, &c.score); err != nil {
 			return nil, err
 		}
 		c.score = -c.score
@@ -139,4 +144,42 @@ ORDER BY score LIMIT ?`, r.wTitle, r.wText, r.wPublisher)
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// snippet cuts about n bytes of text around the first query term it holds,
+// on word boundaries; FTS5's snippet() is left out because SQLite would
+// compute it for every matching row before the LIMIT.
+func snippet(text string, terms []string, n int) string {
+	if text == "" {
+		return ""
+	}
+	lower := strings.ToLower(text)
+	at := -1
+	for _, t := range terms {
+		if i := strings.Index(lower, t); i >= 0 && (at < 0 || i < at) {
+			at = i
+		}
+	}
+	start := max(at-n/3, 0)
+	for start > 0 && !utf8.RuneStart(text[start]) {
+		start--
+	}
+	if i := strings.IndexByte(text[start:], ' '); start > 0 && i >= 0 && i < 20 {
+		start += i + 1
+	}
+	end := min(start+n, len(text))
+	for end < len(text) && !utf8.RuneStart(text[end]) {
+		end++
+	}
+	if i := strings.LastIndexByte(text[start:end], ' '); end < len(text) && i > n/2 {
+		end = start + i
+	}
+	out := strings.Join(strings.Fields(text[start:end]), " ")
+	if start > 0 {
+		out = "…" + out
+	}
+	if end < len(text) {
+		out += "…"
+	}
+	return out
 }
