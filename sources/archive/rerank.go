@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 )
 
 // The second stage re-scores the first stage's best documents with BM25F
@@ -44,13 +45,13 @@ func (s *Store) rerank(ctx context.Context, query string, cands []*candidate, r 
 		qtf[stems[i]]++
 		stemIDF[stems[i]] = max(stemIDF[stems[i]], idf[w])
 	}
-	texts, err := s.texts(ctx, cands)
+	docs, err := s.docTerms(ctx, cands, r.leadWords)
 	if err != nil {
 		return err
 	}
 	for _, c := range cands {
-		d := newDocTerms(texts[c.id], r.leadWords)
-		c.text = texts[c.id][1]
+		d := docs[c.id]
+		c.text = d.text
 		c.score = d.bm25f(qtf, stemIDF, st, r) + r.near*d.nearScore(stems, stemIDF, r.nearDist)
 	}
 	return nil
@@ -86,39 +87,109 @@ func (s *Store) idf(ctx context.Context, words []string, n float64) (map[string]
 	return out, nil
 }
 
-// texts loads the title and text of the candidates.
-func (s *Store) texts(ctx context.Context, cands []*candidate) (map[int64][2]string, error) {
+// termCache keeps documents already cut into words, since the engine asks
+// several queries in a row over mostly the same pages. An entry is valid
+// for one version of a document (its updated_at and lengths), so a page
+// updated by another process is cut again.
+type termCache struct {
+	mu sync.Mutex
+	m  map[int64]*docTerms
+}
+
+const termCacheSize = 4096
+
+type docVersion struct {
+	updated           int64
+	titleLen, textLen int
+	leadWords         int
+}
+
+// docTerms returns the candidates cut into words, from the cache or the
+// database.
+func (s *Store) docTerms(ctx context.Context, cands []*candidate, leadWords int) (map[int64]*docTerms, error) {
 	ids := make([]string, len(cands))
 	for i, c := range cands {
 		ids[i] = fmt.Sprint(c.id)
 	}
 	// The ids are our own integers, so listing them in the SQL is safe.
-	rows, err := s.db.QueryContext(ctx, `SELECT id, title, text FROM docs WHERE id IN (`+strings.Join(ids, ",")+`)`)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, updated_at, title_len, text_len FROM docs WHERE id IN (`+strings.Join(ids, ",")+`)`)
+	if err != nil {
+		return nil, fmt.Errorf("load candidate texts: %w", err)
+	}
+	out := make(map[int64]*docTerms, len(cands))
+	var missing []string
+	s.terms.mu.Lock()
+	for rows.Next() {
+		var id int64
+		v := docVersion{leadWords: leadWords}
+		if err := rows.Scan(&id, &v.updated, &v.titleLen, &v.textLen); err != nil {
+			s.terms.mu.Unlock()
+			rows.Close()
+			return nil, fmt.Errorf("load candidate texts: %w", err)
+		}
+		if d := s.terms.m[id]; d != nil && d.version == v {
+			out[id] = d
+		} else {
+			missing = append(missing, fmt.Sprint(id))
+		}
+	}
+	s.terms.mu.Unlock()
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load candidate texts: %w", err)
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	rows, err = s.db.QueryContext(ctx, `SELECT id, updated_at, title_len, text_len, title, text FROM docs WHERE id IN (`+strings.Join(missing, ",")+`)`)
 	if err != nil {
 		return nil, fmt.Errorf("load candidate texts: %w", err)
 	}
 	defer rows.Close()
-	out := make(map[int64][2]string, len(cands))
+	var fresh []*docTerms
 	for rows.Next() {
 		var id int64
-		var t [2]string
-		if err := rows.Scan(&id, &t[0], &t[1]); err != nil {
+		v := docVersion{leadWords: leadWords}
+		var title, text string
+		if err := rows.Scan(&id, &v.updated, &v.titleLen, &v.textLen, &title, &text); err != nil {
 			return nil, fmt.Errorf("load candidate texts: %w", err)
 		}
-		out[id] = t
+		d := newDocTerms([2]string{title, text}, leadWords)
+		d.id, d.version = id, v
+		out[id] = d
+		fresh = append(fresh, d)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load candidate texts: %w", err)
+	}
+	s.terms.mu.Lock()
+	if s.terms.m == nil || len(s.terms.m)+len(fresh) > termCacheSize {
+		s.terms.m = make(map[int64]*docTerms, termCacheSize)
+	}
+	for _, d := range fresh {
+		s.terms.m[d.id] = d
+	}
+	s.terms.mu.Unlock()
+	return out, nil
 }
 
 // docTerms is a document cut into stemmed content words.
 type docTerms struct {
-	tf  [3]map[string]int // per field: title, lead, rest of text
-	len [3]int
-	pos map[string][]int // stem → positions in title followed by text
+	id      int64
+	version docVersion
+	text    string
+	tf      [3]map[string]int // per field: title, lead, rest of text
+	len     [3]int
+	pos     map[string][]int // stem → positions in title followed by text
 }
 
-func newDocTerms(t [2]string, leadWords int) docTerms {
-	d := docTerms{pos: map[string][]int{}}
+func newDocTerms(t [2]string, leadWords int) *docTerms {
+	// Only the snippet reads the text, and only its top.
+	head := t[1]
+	if len(head) > 4096 {
+		head = strings.ToValidUTF8(head[:4096], "")
+	}
+	d := &docTerms{pos: map[string][]int{}, text: head}
 	for f := range d.tf {
 		d.tf[f] = map[string]int{}
 	}
@@ -145,7 +216,7 @@ func newDocTerms(t [2]string, leadWords int) docTerms {
 
 // bm25f is BM25F (Robertson et al. 2004): field term frequencies are
 // length-normalised, weighted and summed before one saturation.
-func (d docTerms) bm25f(qtf map[string]int, idf map[string]float64, st docStats, r ranker) float64 {
+func (d *docTerms) bm25f(qtf map[string]int, idf map[string]float64, st docStats, r ranker) float64 {
 	const b = 0.75
 	var sum float64
 	for t, n := range qtf {
@@ -168,7 +239,7 @@ func (d docTerms) bm25f(qtf map[string]int, idf map[string]float64, st docStats,
 
 // nearScore sums, over distinct pairs of adjacent query words, the mean idf
 // of the pair when the document has the two within dist words of each other.
-func (d docTerms) nearScore(stems []string, idf map[string]float64, dist int) float64 {
+func (d *docTerms) nearScore(stems []string, idf map[string]float64, dist int) float64 {
 	seen := map[[2]string]bool{}
 	var sum float64
 	for i := 0; i+1 < len(stems); i++ {

@@ -153,7 +153,13 @@ func snippet(text string, terms []string, n int) string {
 	if text == "" {
 		return ""
 	}
-	lower := strings.ToLower(text)
+	// Looking only near the top keeps this cheap on long pages, and a
+	// page's first mention is usually its best.
+	head := text
+	if len(head) > 4096 {
+		head = head[:4096]
+	}
+	lower := strings.ToLower(head)
 	at := -1
 	for _, t := range terms {
 		if i := strings.Index(lower, t); i >= 0 && (at < 0 || i < at) {
@@ -161,6 +167,9 @@ func snippet(text string, terms []string, n int) string {
 		}
 	}
 	start := max(at-n/3, 0)
+	if len(lower) != len(head) { // ToLower changed byte offsets; fall back to the start
+		start = 0
+	}
 	for start > 0 && !utf8.RuneStart(text[start]) {
 		start--
 	}

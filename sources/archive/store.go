@@ -32,9 +32,10 @@ type Options struct {
 // Store is an open archive. It is safe for concurrent use by several
 // goroutines, and several processes may open the same file.
 type Store struct {
-	db   *sql.DB
-	path string
-	now  func() time.Time
+	db    *sql.DB
+	path  string
+	now   func() time.Time
+	terms termCache
 }
 
 // busyTimeout is how long a connection waits for another writer (in this
