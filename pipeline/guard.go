@@ -120,6 +120,32 @@ func GuardCorrection(text string, allowed []string) (string, []string, []string)
 			warnings = append(warnings, w)
 		}
 	}
+	// Removing a URL and tidying the hole can join text into a new URL
+	// ("https ://evil…" loses its space), so repeat until nothing changes.
+	// Every pass that changes the text shortens it, so this ends.
+	for {
+		before := text
+		text = removeUninvited(text, allow, cite, removed)
+		if len(warnings) > 0 {
+			text = tidyAfterRemoval(text)
+		}
+		if text == before {
+			break
+		}
+	}
+	// Cite in order of appearance in what is left.
+	cited = nil
+	for _, m := range urlPattern.FindAllString(text, -1) {
+		if orig, ok := allow[canonicalKey(trimURL(m))]; ok {
+			cite(orig)
+		}
+	}
+	return strings.TrimSpace(text), cited, warnings
+}
+
+// removeUninvited takes out every link and bare URL that is not an allowed
+// evidence page, keeping a Markdown link's label.
+func removeUninvited(text string, allow map[string]string, cite, removed func(string)) string {
 	// Markdown links first, so an invented target leaves its label behind.
 	text = mdLinkPattern.ReplaceAllStringFunc(text, func(m string) string {
 		sub := mdLinkPattern.FindStringSubmatch(m)
@@ -144,17 +170,7 @@ func GuardCorrection(text string, allowed []string) (string, []string, []string)
 		removed(u)
 		return tail
 	})
-	if len(warnings) > 0 {
-		text = tidyAfterRemoval(text)
-	}
-	// Cite in order of appearance in what is left.
-	cited = nil
-	for _, m := range urlPattern.FindAllString(text, -1) {
-		if orig, ok := allow[canonicalKey(trimURL(m))]; ok {
-			cite(orig)
-		}
-	}
-	return strings.TrimSpace(text), cited, warnings
+	return text
 }
 
 var (

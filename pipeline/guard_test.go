@@ -50,6 +50,19 @@ func TestGuardCorrection(t *testing.T) {
 	}
 }
 
+// Tidying the hole a removed URL leaves must not join the text around it
+// into a new, unchecked URL (found by FuzzGuardCorrection).
+func TestGuardCorrectionTidyCannotForgeURL(t *testing.T) {
+	allowed := []string{"https://www.reuters.com/world/a"}
+	got, cited, warns := GuardCorrection("Proof: https ://evil.example/proof https://evil.example/decoy", allowed)
+	if strings.Contains(got, "evil.example") {
+		t.Fatalf("forged URL survived the guard: %q", got)
+	}
+	if len(cited) != 0 || len(warns) != 2 {
+		t.Errorf("cited = %v, warnings = %v; want none cited and both removals named", cited, warns)
+	}
+}
+
 func TestGuardCorrectionNoURLs(t *testing.T) {
 	got, cited, warns := GuardCorrection("  This post is accurate.  ", nil)
 	if got != "This post is accurate." || cited != nil || warns != nil {
