@@ -52,17 +52,29 @@ func ParseDate(s string) time.Time {
 // RetryAfter reads a Retry-After header (RFC 9110 §10.2.3): a number of
 // seconds, or an HTTP date counted from now (a date already past is no
 // wait). ok is false when the header is absent or unreadable, so a caller
-// can fall back to its service's own rate-limit headers.
+// can fall back to its service's own rate-limit headers. The wait is at
+// most MaxRetryAfter.
 func RetryAfter(h http.Header, now time.Time) (wait time.Duration, ok bool) {
 	v := strings.TrimSpace(h.Get("Retry-After"))
 	if v == "" {
 		return 0, false
 	}
 	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+		// Compared in seconds: multiplying first overflows a Duration
+		// (10000000000 s wrapped into a negative wait, read as "no wait").
+		if secs > int(MaxRetryAfter/time.Second) {
+			return MaxRetryAfter, true
+		}
 		return time.Duration(secs) * time.Second, true
 	}
 	if t, err := http.ParseTime(v); err == nil {
-		return max(0, t.Sub(now)), true
+		return min(max(0, t.Sub(now)), MaxRetryAfter), true
 	}
 	return 0, false
 }
+
+// MaxRetryAfter caps the wait RetryAfter reports. A server asking for more
+// than a day is not asking for a retry any caller would make (every caller
+// bounds its own wait far below this), and the cap keeps the sum of a wait
+// and the time already spent from overflowing.
+const MaxRetryAfter = 24 * time.Hour

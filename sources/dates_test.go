@@ -56,6 +56,12 @@ func TestRetryAfter(t *testing.T) {
 		{"", 0, false},
 		{"-5", 0, false},
 		{"soon", 0, false},
+		// Too many seconds for a Duration: used to wrap into a negative wait.
+		{"10000000000", MaxRetryAfter, true},
+		{"9223372036854775807", MaxRetryAfter, true},
+		{"86401", MaxRetryAfter, true},
+		{"86400", 24 * time.Hour, true},
+		{"Fri, 31 Dec 9999 23:59:59 GMT", MaxRetryAfter, true},
 	} {
 		h := http.Header{}
 		if c.value != "" {

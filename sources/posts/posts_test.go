@@ -224,6 +224,11 @@ func TestBlueskyFailures(t *testing.T) {
 		{"rate limited", map[string]http.HandlerFunc{
 			"/xrpc/app.bsky.feed.getPostThread": jsonStatus(429, `{"error":"RateLimitExceeded","message":"Rate Limit Exceeded"}`, "Retry-After", "30"),
 		}, "at://did:plc:x/app.bsky.feed.post/3k", ErrRateLimited, "try again in 30s"},
+		// Too many seconds for a Duration once wrapped into a negative wait and
+		// the hint vanished; the wait is capped at a day instead.
+		{"rate limited for ages", map[string]http.HandlerFunc{
+			"/xrpc/app.bsky.feed.getPostThread": jsonStatus(429, `{"error":"RateLimitExceeded","message":"Rate Limit Exceeded"}`, "Retry-After", "10000000000"),
+		}, "at://did:plc:x/app.bsky.feed.post/3k", ErrRateLimited, "try again in 24h0m0s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newPlatform(t, tc.routes)

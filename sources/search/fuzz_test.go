@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/musecheck/muse/sources"
 )
 
 // Provider answers are outside data: a misconfigured endpoint, a proxy's
@@ -159,10 +161,15 @@ func TestHTMLHintInvalidUTF8(t *testing.T) {
 // a Duration into a negative wait, which read as "no wait asked".
 func TestRetryAfterTooLong(t *testing.T) {
 	now := time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)
-	for _, h := range []http.Header{{"Retry-After": {"10000000000"}},
-		{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"9223372036854775807"}}} {
-		if d := retryAfter(h, now); d != maxRetryAfter {
-			t.Errorf("retryAfter(%v) = %v, want %v", h, d, maxRetryAfter)
+	for _, c := range []struct {
+		h    http.Header
+		want time.Duration
+	}{
+		{http.Header{"Retry-After": {"10000000000"}}, sources.MaxRetryAfter},
+		{http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"9223372036854775807"}}, maxRetryAfter},
+	} {
+		if d := retryAfter(c.h, now); d != c.want {
+			t.Errorf("retryAfter(%v) = %v, want %v", c.h, d, c.want)
 		}
 	}
 }

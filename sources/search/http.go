@@ -278,10 +278,7 @@ func errorMessage(contentType string, body []byte) string {
 // Brave documents (X-RateLimit-Remaining / X-RateLimit-Reset, one value per
 // window: wait for the exhausted window that resets last).
 func retryAfter(h http.Header, now time.Time) time.Duration {
-	if d, ok := sources.RetryAfter(h, now); ok {
-		if d < 0 || d > maxRetryAfter { // a seconds count too big for a Duration wraps negative
-			return maxRetryAfter
-		}
+	if d, ok := sources.RetryAfter(h, now); ok { // capped at sources.MaxRetryAfter
 		return d
 	}
 	remaining := splitInts(h.Get("X-RateLimit-Remaining"))
