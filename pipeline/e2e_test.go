@@ -276,6 +276,16 @@ func TestNoModelConfigured(t *testing.T) {
 	if !errors.Is(err, ErrNoModel) || !strings.Contains(err.Error(), "OPENAI_API_KEY") || !strings.Contains(err.Error(), "--no-llm") {
 		t.Fatalf("err %v", err)
 	}
+	// The hint once carried ErrNoModel's words too, so muse printed
+	// "no language model configured: no language model configured: set …".
+	if n := strings.Count(err.Error(), ErrNoModel.Error()); n != 1 {
+		t.Errorf("%q said %d times in %q", ErrNoModel, n, err)
+	}
+	bad := &config.Config{DataDir: dir, OpenAIBaseURL: "http://127.0.0.1:1/v1"} // a server but no model named
+	if _, _, err := NewFromConfig(context.Background(), bad, Options{}); !errors.Is(err, ErrNoModel) ||
+		strings.Count(err.Error(), ErrNoModel.Error()) != 1 || !strings.Contains(err.Error(), "MUSE_MODEL") {
+		t.Errorf("err %v", err)
+	}
 	e, closeFn, err := NewFromConfig(context.Background(), cfg, Options{NoLLM: true})
 	if err != nil {
 		t.Fatal(err)
