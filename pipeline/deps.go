@@ -119,7 +119,10 @@ type ArchivedPage struct {
 	Published time.Time
 }
 
-// Archiver keeps every page the engine reads. Optional.
+// Archiver keeps every page the engine reads. Optional. A failed Save
+// is a warning, not a failed check; its error must say which page it was
+// saving (sources/archive's "archive <url>: …"), because the engine
+// reports it as it is.
 type Archiver interface {
 	Save(ctx context.Context, p ArchivedPage) error
 }

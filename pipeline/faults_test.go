@@ -680,6 +680,12 @@ func fullDiskChild(t *testing.T) {
 	wantUsed(t, c, "www.reuters.com", "apnews.com")
 	w := warnings(c)
 	wantContains(t, "warnings", w, "archive")
+	for _, l := range strings.Split(w, "\n") {
+		// The engine once put its own "archive <url>:" before the archive's.
+		if strings.Count(l, "archive http") > 1 {
+			t.Errorf("warning repeats its prefix: %s", l)
+		}
+	}
 	if len(c.Correction.URLs) == 0 {
 		t.Errorf("no correction: %+v", c.Correction)
 	}

@@ -151,7 +151,7 @@ func (r *run) fetchAndExtract(ctx context.Context, s *Source) bool {
 		err := r.e.deps.Archive.Save(ctx, ArchivedPage{URL: cmp.Or(final, s.URL), Title: a.Title, Text: a.Text,
 			Publisher: s.Publisher, Published: a.Published})
 		if err != nil && ctx.Err() == nil {
-			r.warn(StageSources, "archive %s: %v", s.URL, err)
+			r.warn(StageSources, "%v", err) // Archiver's errors name the page (see Archiver)
 		}
 	}
 	return true
