@@ -125,6 +125,9 @@ func (r *run) readOne(ctx context.Context, s *Source) {
 func (r *run) fetchAndExtract(ctx context.Context, s *Source) bool {
 	body, final, err := r.e.deps.Fetcher.Fetch(ctx, s.URL)
 	if err != nil {
+		if ctx.Err() == nil && r.readArchived(ctx, s, err) {
+			return true
+		}
 		s.Status, s.Reason = StatusFetchFailed, err.Error()
 		return false
 	}

@@ -1,0 +1,61 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"strings"
+)
+
+// ArchiveReader is an Archiver that can also hand back a page it holds. The
+// engine reads a page from it when the page cannot be fetched, so pages
+// muse has read before, or that a newsroom imported with `muse archive
+// add`, still serve as evidence offline.
+type ArchiveReader interface {
+	Lookup(ctx context.Context, url string) (ArchivedPage, bool)
+}
+
+// Lookup returns the archived page for url, if the archive holds its text.
+func (a archiveAdapter) Lookup(ctx context.Context, url string) (ArchivedPage, bool) {
+	d, err := a.s.Get(ctx, url)
+	if err != nil || strings.TrimSpace(d.Text) == "" {
+		return ArchivedPage{}, false
+	}
+	return ArchivedPage{URL: d.URL, Title: d.Title, Text: d.Text, Publisher: d.Publisher, Published: d.Published}, true
+}
+
+// readArchived fills s from the archive's copy of its page after fetchErr,
+// and says whether it could. The reason keeps the fetch error so the person
+// sees that the text is the archived one.
+func (r *run) readArchived(ctx context.Context, s *Source, fetchErr error) bool {
+	ar, ok := r.e.deps.Archive.(ArchiveReader)
+	if !ok {
+		return false
+	}
+	p, ok := ar.Lookup(ctx, s.URL)
+	if !ok {
+		return false
+	}
+	var paras []string
+	words := 0
+	for _, para := range strings.Split(p.Text, "\n\n") {
+		if para = strings.TrimSpace(para); para != "" {
+			paras = append(paras, para)
+			words += len(strings.Fields(para))
+		}
+	}
+	if len(paras) == 0 {
+		return false
+	}
+	s.FinalURL = cmp.Or(p.URL, s.URL)
+	s.FetchedAt = r.e.opts.Now()
+	s.Title = cmp.Or(p.Title, s.Title)
+	s.Publisher = cmp.Or(s.Publisher, p.Publisher)
+	if !p.Published.IsZero() {
+		s.Published = p.Published
+	}
+	s.Paragraphs, s.Words = paras, words
+	s.Reason = "read from the local archive (" + fetchErr.Error() + ")"
+	return true
+}
+
+var _ ArchiveReader = archiveAdapter{}
