@@ -55,6 +55,16 @@ func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (e *En
 			closeAll()
 		}
 	}()
+	// The model and search clients get transports of their own, so that
+	// close can drop their idle keep-alive connections (which would
+	// otherwise hold two goroutines each for 90 s) without touching
+	// http.DefaultTransport, which others in the process share.
+	modelTr, searchTr := newTransport(), newTransport()
+	closers = append(closers, func() error {
+		modelTr.CloseIdleConnections()
+		searchTr.CloseIdleConnections()
+		return nil
+	})
 	cache, err := httpcache.Open(ctx, httpcache.Options{Path: httpcache.DefaultPath(cfg.DataDir), TTL: cfg.CacheTTL,
 		Bypass: cfg.NoCache, Secrets: cfg.Secrets(), Skip: isModelListing})
 	if err != nil {
@@ -74,7 +84,8 @@ func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (e *En
 			closers = append(closers, ledger.Close)
 			guard = ledger.DayGuard(cfg.SpendCapDayUSD)
 		}
-		client, err := newLLMClient(ctx, cfg, opts, cache.Client(nil), guard)
+		client, err := newLLMClient(ctx, cfg, opts, cache.Client(&http.Client{Transport: modelTr}),
+			&http.Client{Timeout: ollamaDetectTimeout, Transport: modelTr}, guard)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -107,9 +118,11 @@ func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (e *En
 	deps.Fetcher = &fetcherAdapter{f: httpFetcher{fetcher}, pages: newPageMemory(pageMemoryBytes)}
 	deps.Extract = extract.Extract
 	so := SearchOptions(cfg)
-	so.Client = cache.Client(&http.Client{Timeout: searchTimeout})
+	so.Client = cache.Client(&http.Client{Timeout: searchTimeout, Transport: searchTr})
 	deps.Searchers = append(search.Providers(so), ArchiveSearcher(store))
-	deps.ImageSearchers = search.ImageSearchers(SearchOptions(cfg))
+	iso := SearchOptions(cfg)
+	iso.Client = &http.Client{Timeout: searchTimeout, Transport: searchTr}
+	deps.ImageSearchers = search.ImageSearchers(iso)
 	io := images.Options{AllowPrivate: cfg.AllowPrivateAddresses}
 	if opts.PageProxy != nil {
 		io.Proxy = http.ProxyURL(opts.PageProxy)
@@ -128,6 +141,16 @@ func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (e *En
 // own default client does.
 const searchTimeout = 20 * time.Second
 
+// ollamaDetectTimeout bounds the look for an Ollama on localhost, as
+// llm.DetectOllama's own default client does.
+const ollamaDetectTimeout = 2 * time.Second
+
+// newTransport is a transport like http.DefaultTransport (proxy from the
+// environment, HTTP/2, its timeouts) but not shared with the process.
+func newTransport() *http.Transport {
+	return http.DefaultTransport.(*http.Transport).Clone()
+}
+
 // isModelListing tells the cache to let model listings through: Ollama's
 // /api/tags and the OpenAI-style /models say what is installed now.
 func isModelListing(r *http.Request) bool {
@@ -145,12 +168,13 @@ func SearchOptions(cfg *config.Config) search.Options {
 // OpenAI-compatible server it names, or else an Ollama answering on
 // localhost (OLLAMA_HOST), or else an error wrapping ErrNoModel.
 func NewLLMClient(ctx context.Context, cfg *config.Config, opts Options) (*llm.Client, error) {
-	return newLLMClient(ctx, cfg, opts, nil, nil)
+	return newLLMClient(ctx, cfg, opts, nil, nil, nil)
 }
 
 // newLLMClient is NewLLMClient with the HTTP client for model calls (the
-// response cache's) and the per-day spend guard.
-func newLLMClient(ctx context.Context, cfg *config.Config, opts Options, hc *http.Client, guard llm.SpendGuard) (*llm.Client, error) {
+// response cache's), the one that looks for Ollama (nil: a plain one) and
+// the per-day spend guard.
+func newLLMClient(ctx context.Context, cfg *config.Config, opts Options, hc, detect *http.Client, guard llm.SpendGuard) (*llm.Client, error) {
 	lc := llm.Config{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, Model: cfg.Model, Models: cfg.Models,
 		EmbeddingModel: cfg.EmbeddingModel, Timeout: opts.LLMTimeout, RetryBaseDelay: opts.LLMRetryDelay,
 		Prices: map[string]llm.Price{}, HTTPClient: hc, SpendGuard: guard}
@@ -159,7 +183,7 @@ func newLLMClient(ctx context.Context, cfg *config.Config, opts Options, hc *htt
 	}
 	if lc.BaseURL == "" && lc.APIKey == "" {
 		base := OllamaURL(cfg)
-		models, ok := llm.DetectOllama(ctx, nil, base)
+		models, ok := llm.DetectOllama(ctx, detect, base)
 		chat, embed := llm.SplitEmbeddingModels(models)
 		if !ok || (len(chat) == 0 && lc.Model == "") {
 			return nil, fmt.Errorf("%w: %s", ErrNoModel, ModelSetupHint)
