@@ -299,7 +299,7 @@ func (m *Model) sourceColumns(w int) []column {
 		if s.Relevance == 0 {
 			return "—"
 		}
-		return fmt.Sprintf("%.0f", s.Relevance)
+		return fmt.Sprintf("%.2f", s.Relevance)
 	}}
 	status := column{"status", 14, func(s pipeline.Source) string { return statusWord(s) }}
 	cols := []column{pub, tier, published, rel, status}
@@ -489,7 +489,7 @@ func (m *Model) whyPane(w, h int) string {
 	add("rated by", firstNonEmpty(s.RatingOrigin, "no rating found"))
 	add("published", m.dateVsCutoff(s.Published))
 	if s.Relevance != 0 {
-		add("relevance", fmt.Sprintf("%.1f", s.Relevance))
+		add("relevance", fmt.Sprintf("%.2f", s.Relevance))
 	}
 	status := statusWord(*s)
 	if s.Reason != "" {

@@ -34,19 +34,19 @@ var fixedNow = time.Date(2024, 3, 5, 14, 30, 0, 0, time.UTC)
 // scriptPages are the pages the fake web knows, in rank order.
 var scriptPages = []pipeline.Source{
 	{URL: "https://www.reuters.com/world/fact-check-bridge-video-2024-03-02/", Title: "Fact Check: Video does not show Baltimore bridge collapse", Publisher: "Reuters", Domain: "reuters.com",
-		Published: time.Date(2024, 3, 2, 0, 0, 0, 0, time.UTC), Tier: pipeline.TierHigh, Factuality: "very high", Bias: "least biased", RatingOrigin: "MBFC", Relevance: 94.2, Words: 612,
+		Published: time.Date(2024, 3, 2, 0, 0, 0, 0, time.UTC), Tier: pipeline.TierHigh, Factuality: "very high", Bias: "least biased", RatingOrigin: "MBFC", Relevance: 0.62, Words: 612,
 		Paragraphs: []string{"A video shared on social media does not show a bridge collapse in Baltimore; it was filmed in 2019 in Genoa, Italy.", "The Morandi bridge collapsed on August 14, 2018."}},
 	{URL: "https://apnews.com/article/bridge-video-misleading-9f1", Title: "Old video of Genoa bridge shared as new", Publisher: "Associated Press", Domain: "apnews.com",
-		Published: time.Date(2024, 3, 3, 0, 0, 0, 0, time.UTC), Tier: pipeline.TierHigh, Factuality: "high", Bias: "least biased", RatingOrigin: "MBFC", Relevance: 91.7, Words: 480,
+		Published: time.Date(2024, 3, 3, 0, 0, 0, 0, time.UTC), Tier: pipeline.TierHigh, Factuality: "high", Bias: "least biased", RatingOrigin: "MBFC", Relevance: 0.55, Words: 480,
 		Paragraphs: []string{"The footage circulating this week first appeared online in 2019 and shows the aftermath in Genoa.", "Italian officials confirmed the location."}},
 	{URL: "https://www.bbc.com/news/world-europe-45193452", Title: "Genoa bridge collapse: what happened", Publisher: "BBC", Domain: "bbc.com",
-		Published: time.Date(2018, 8, 15, 0, 0, 0, 0, time.UTC), Tier: pipeline.TierMedium, Factuality: "high", Bias: "left-center", RatingOrigin: "MBFC", Relevance: 90.4, Words: 900,
+		Published: time.Date(2018, 8, 15, 0, 0, 0, 0, time.UTC), Tier: pipeline.TierMedium, Factuality: "high", Bias: "left-center", RatingOrigin: "MBFC", Relevance: 0.41, Words: 900,
 		Paragraphs: []string{"A section of the Morandi motorway bridge in Genoa collapsed during a storm."}},
 	{URL: "https://viralnewsdaily.example/bridge-shock", Title: "SHOCK: bridge down!!", Publisher: "Viral News Daily", Domain: "viralnewsdaily.example",
-		Tier: pipeline.TierExcluded, Factuality: "low", Bias: "questionable", RatingOrigin: "MBFC", Relevance: 88,
+		Tier: pipeline.TierExcluded, Factuality: "low", Bias: "questionable", RatingOrigin: "MBFC", Relevance: 0.38,
 		Status: pipeline.StatusExcludedRating, Reason: "publisher rated low factuality, questionable: not a credible reference"},
 	{URL: "https://www.nytimes.com/2024/03/06/us/bridge-video.html", Title: "How an old video went viral", Publisher: "The New York Times", Domain: "nytimes.com",
-		Published: time.Date(2024, 3, 6, 0, 0, 0, 0, time.UTC), Tier: pipeline.TierMedium, Factuality: "high", Bias: "left-center", RatingOrigin: "MBFC", Relevance: 92,
+		Published: time.Date(2024, 3, 6, 0, 0, 0, 0, time.UTC), Tier: pipeline.TierMedium, Factuality: "high", Bias: "left-center", RatingOrigin: "MBFC", Relevance: 0.47,
 		Status: pipeline.StatusExcludedCutoff, Reason: "published 2024-03-06, after the cutoff 2024-03-05"},
 }
 
