@@ -65,12 +65,16 @@ func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (e *En
 		searchTr.CloseIdleConnections()
 		return nil
 	})
-	cache, err := httpcache.Open(ctx, httpcache.Options{Path: httpcache.DefaultPath(cfg.DataDir), TTL: cfg.CacheTTL,
-		Bypass: cfg.NoCache, Secrets: cfg.Secrets(), Skip: isModelListing})
-	if err != nil {
-		return nil, nil, fmt.Errorf("open the response cache: %w", err)
+	// The response cache and the archive are extras: when either cannot
+	// be opened (corrupt, read-only, a data directory that is a file), the
+	// check runs without it and each check says so in a warning.
+	var warns []string
+	cache, cerr := openCache(ctx, cfg)
+	if cerr != nil {
+		warns = append(warns, cerr.Error())
+	} else {
+		closers = append(closers, cache.Close)
 	}
-	closers = append(closers, cache.Close)
 	if opts.SpendCapCheckUSD <= 0 {
 		opts.SpendCapCheckUSD = cfg.SpendCapCheckUSD
 	}
@@ -84,7 +88,7 @@ func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (e *En
 			closers = append(closers, ledger.Close)
 			guard = ledger.DayGuard(cfg.SpendCapDayUSD)
 		}
-		client, err := newLLMClient(ctx, cfg, opts, cache.Client(&http.Client{Transport: modelTr}),
+		client, err := newLLMClient(ctx, cfg, opts, cachedClient(cache, &http.Client{Transport: modelTr}),
 			&http.Client{Timeout: ollamaDetectTimeout, Transport: modelTr}, guard)
 		if err != nil {
 			return nil, nil, err
@@ -101,15 +105,16 @@ func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (e *En
 		return nil, nil, err
 	}
 	deps.Rater = raterAdapter{rater}
-	store, err := archive.Open(ctx, cfg.ArchivePath())
-	if err != nil {
-		return nil, nil, err
-	}
-	closers = append(closers, store.Close)
-	deps.Archive = archiveAdapter{store}
 	fo := fetch.Options{AllowPrivate: cfg.AllowPrivateAddresses, IgnoreRobots: cfg.IgnoreRobots}
-	if fs, ok := any(store).(fetch.Store); ok {
-		fo.Store = fs
+	store, aerr := archive.Open(ctx, cfg.ArchivePath())
+	if aerr != nil {
+		warns = append(warns, fmt.Sprintf("the local archive is left out (pages are neither kept nor searched there): %v", aerr))
+	} else {
+		closers = append(closers, store.Close)
+		deps.Archive = archiveAdapter{store}
+		if fs, ok := any(store).(fetch.Store); ok {
+			fo.Store = fs
+		}
 	}
 	if opts.PageProxy != nil {
 		fo.Proxy = http.ProxyURL(opts.PageProxy)
@@ -118,8 +123,11 @@ func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (e *En
 	deps.Fetcher = &fetcherAdapter{f: httpFetcher{fetcher}, pages: newPageMemory(pageMemoryBytes)}
 	deps.Extract = extract.Extract
 	so := SearchOptions(cfg)
-	so.Client = cache.Client(&http.Client{Timeout: searchTimeout, Transport: searchTr})
-	deps.Searchers = append(search.Providers(so), ArchiveSearcher(store))
+	so.Client = cachedClient(cache, &http.Client{Timeout: searchTimeout, Transport: searchTr})
+	deps.Searchers = search.Providers(so)
+	if store != nil {
+		deps.Searchers = append(deps.Searchers, ArchiveSearcher(store))
+	}
 	iso := SearchOptions(cfg)
 	iso.Client = &http.Client{Timeout: searchTimeout, Transport: searchTr}
 	deps.ImageSearchers = search.ImageSearchers(iso)
@@ -133,6 +141,7 @@ func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (e *En
 	if err != nil {
 		return nil, nil, err
 	}
+	e.setupWarnings = warns
 	closers = append(closers, func() error { fetcher.CloseIdleConnections(); return nil })
 	return e, closeAll, nil
 }
@@ -140,6 +149,25 @@ func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (e *En
 // searchTimeout bounds one search-provider request, as sources/search's
 // own default client does.
 const searchTimeout = 20 * time.Second
+
+// openCache opens the response cache cfg names; its error says the calls
+// will go uncached.
+func openCache(ctx context.Context, cfg *config.Config) (*httpcache.Cache, error) {
+	c, err := httpcache.Open(ctx, httpcache.Options{Path: httpcache.DefaultPath(cfg.DataDir), TTL: cfg.CacheTTL,
+		Bypass: cfg.NoCache, Secrets: cfg.Secrets(), Skip: isModelListing})
+	if err != nil {
+		return nil, fmt.Errorf("the response cache is left out (model and search calls are not cached): open the response cache: %w", err)
+	}
+	return c, nil
+}
+
+// cachedClient is hc through cache, or hc itself without a cache.
+func cachedClient(cache *httpcache.Cache, hc *http.Client) *http.Client {
+	if cache == nil {
+		return hc
+	}
+	return cache.Client(hc)
+}
 
 // ollamaDetectTimeout bounds the look for an Ollama on localhost, as
 // llm.DetectOllama's own default client does.

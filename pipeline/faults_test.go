@@ -530,9 +530,11 @@ func TestFaultSearch(t *testing.T) {
 	}
 }
 
-// TestFaultStorage: the files muse keeps go bad. A ratings file or archive
-// that cannot be read stops the check before it starts, saying which file
-// and why; a busy archive only slows the check, and nothing is lost.
+// TestFaultStorage: the files muse keeps go bad. A ratings file that
+// cannot be read stops the check before it starts, saying which file and
+// why. The response cache and the archive are extras: when they cannot be
+// opened the check runs without them and a warning says which file and
+// why. A busy archive only slows the check, and nothing is lost.
 func TestFaultStorage(t *testing.T) {
 	t.Parallel()
 	t.Run("corrupt ratings file", func(t *testing.T) {
@@ -563,12 +565,31 @@ func TestFaultStorage(t *testing.T) {
 		t.Parallel()
 		fe := newFaultEnv(t)
 		os.WriteFile(fe.cfg.ArchivePath(), bytes.Repeat([]byte("not a database "), 400), 0o644)
-		_, err := fe.run(t, fe.opts(), e2ePost)
-		if err == nil {
-			t.Fatal("a corrupt archive went unnoticed")
+		c, err := fe.run(t, fe.opts(), e2ePost)
+		if err != nil {
+			t.Fatalf("a corrupt archive stopped the check: %v", err)
 		}
-		wantContains(t, "error", err.Error(), "archive", fe.cfg.ArchivePath())
-		t.Logf("→ %v", err)
+		faultInvariants(t, c)
+		wantUsed(t, c, "www.reuters.com", "apnews.com")
+		w := warnings(c)
+		wantContains(t, "warnings", w, "archive is left out", fe.cfg.ArchivePath(), "not a database")
+		if n := strings.Count(w, "archive is left out"); n != 1 {
+			t.Errorf("the archive warning is given %d times:\n%s", n, w)
+		}
+		t.Logf("→ %s", strings.TrimSpace(w))
+	})
+	t.Run("corrupt response cache", func(t *testing.T) {
+		t.Parallel()
+		fe := newFaultEnv(t)
+		path := filepath.Join(fe.cfg.DataDir, "cache.db")
+		os.WriteFile(path, bytes.Repeat([]byte("not a database "), 400), 0o644)
+		c, err := fe.run(t, fe.opts(), e2ePost)
+		if err != nil {
+			t.Fatalf("a corrupt response cache stopped the check: %v", err)
+		}
+		faultInvariants(t, c)
+		wantUsed(t, c, "www.reuters.com", "apnews.com")
+		wantContains(t, "warnings", warnings(c), "response cache is left out", path)
 	})
 	t.Run("data directory unusable", func(t *testing.T) {
 		t.Parallel()
@@ -579,12 +600,13 @@ func TestFaultStorage(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "muse")
 		os.WriteFile(file, []byte("x"), 0o644)
 		fe.cfg.DataDir = file
-		_, err := fe.run(t, fe.opts(), e2ePost)
-		if err == nil {
-			t.Fatal("an unusable data directory went unnoticed")
+		c, err := fe.run(t, fe.opts(), e2ePost)
+		if err != nil {
+			t.Fatalf("an unusable data directory stopped the check: %v", err)
 		}
-		wantContains(t, "error", err.Error(), "open", "not a directory")
-		t.Logf("→ %v", err)
+		faultInvariants(t, c)
+		wantUsed(t, c, "www.reuters.com", "apnews.com")
+		wantContains(t, "warnings", warnings(c), "response cache is left out", "archive is left out", "not a directory")
 	})
 	t.Run("archive locked by another process for 2s", func(t *testing.T) {
 		t.Parallel()
