@@ -133,7 +133,9 @@ func archiveAddCmd(app *App) *cobra.Command {
 				return &exitError{2, err}
 			}
 			defer store.Close()
-			f := fetch.New(fetch.Options{AllowPrivate: app.Cfg.AllowPrivateAddresses, IgnoreRobots: app.Cfg.IgnoreRobots, Store: store})
+			fo := pipeline.FetchOptions(app.Cfg)
+			fo.Store = store
+			f := fetch.New(fo)
 			defer f.CloseIdleConnections()
 			res := store.Import(cmd.Context(), args, archive.ImportOptions{Fetcher: f, Errors: app.Stderr})
 			fmt.Fprintf(app.Stderr, "muse: archive: %d added, %d failed\n", res.Added, res.Failed)
@@ -209,7 +211,7 @@ func sourcesRateCmd(app *App) *cobra.Command {
 		Short: "Show each publisher's factuality, bias, tier and where the rating came from",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := ratings.Load(ratings.Options{File: app.Cfg.RatingsFile, DataDir: app.Cfg.DataDir, OverridesFile: app.Cfg.OverridesFile})
+			r, err := ratings.Load(pipeline.RatingsOptions(app.Cfg))
 			if err != nil {
 				return &exitError{2, err}
 			}
@@ -270,25 +272,13 @@ func searchCmd(app *App) *cobra.Command {
 				}
 				q.Before = t
 			}
-			opts := pipeline.SearchOptions(app.Cfg)
-			for _, p := range opts.Problems() {
-				fmt.Fprintln(app.Stderr, "muse: search:", p)
+			searchers, closeSearch, err := pipeline.Searchers(cmd.Context(), app.Cfg, func(w string) {
+				fmt.Fprintln(app.Stderr, "muse: search:", w)
+			})
+			if err != nil {
+				return &exitError{2, err}
 			}
-			searchers := search.Providers(opts)
-			web := len(searchers)
-			store, err := archive.Open(cmd.Context(), app.Cfg.ArchivePath())
-			switch {
-			case err != nil && web == 0:
-				return &exitError{2, fmt.Errorf("%s; and the local archive: %w", search.SetupHint, err)}
-			case err != nil:
-				fmt.Fprintln(app.Stderr, "muse: search: local archive left out:", err)
-			default:
-				defer store.Close()
-				searchers = append(searchers, pipeline.ArchiveSearcher(store))
-			}
-			if web == 0 {
-				fmt.Fprintln(app.Stderr, "muse: search:", search.SetupHint, "(searching the local archive only)")
-			}
+			defer closeSearch()
 			hits, failures := search.Run(cmd.Context(), searchers, []search.Query{q})
 			for _, f := range failures {
 				fmt.Fprintln(app.Stderr, "muse: search:", f)
@@ -341,7 +331,7 @@ func extractArticle(ctx context.Context, app *App, arg, origURL string) (*extrac
 	if !strings.HasPrefix(lower, "http://") && !strings.HasPrefix(lower, "https://") {
 		return extract.Options{}.ExtractFile(arg, origURL)
 	}
-	f := fetch.New(fetch.Options{AllowPrivate: app.Cfg.AllowPrivateAddresses, IgnoreRobots: app.Cfg.IgnoreRobots})
+	f := fetch.New(pipeline.FetchOptions(app.Cfg))
 	defer f.CloseIdleConnections()
 	page, err := f.Fetch(ctx, arg)
 	if err != nil {

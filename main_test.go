@@ -5,8 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -187,5 +191,30 @@ func TestSearchArchiveOnly(t *testing.T) {
 	_, errOut, code = run(t, "search", "--before", "last week", "flu")
 	if code != 2 || !strings.Contains(errOut, "--before") {
 		t.Errorf("bad --before: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestSearchUsesResponseCache: `muse search` goes through the response
+// cache as a check does, so the same query twice reaches SearXNG once.
+func TestSearchUsesResponseCache(t *testing.T) {
+	isolate(t)
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"query":"hot water flu","results":[{"url":"https://www.dailyledger.example/fact-check/hot-water-flu-cure/",`+
+			`"title":"Fact Check: No, drinking hot water does not cure the flu","content":"Doctors say influenza is not affected.",`+
+			`"engine":"duckduckgo","engines":["duckduckgo"],"score":1.0}]}`)
+	}))
+	defer srv.Close()
+	t.Setenv("SEARXNG_URL", srv.URL)
+	for i := range 2 {
+		out, errOut, code := run(t, "search", "--json", "hot water flu")
+		if code != 0 || !strings.Contains(out, "hot-water-flu-cure") {
+			t.Fatalf("run %d: exit %d\nstdout %s\nstderr %s", i+1, code, out, errOut)
+		}
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("SearXNG asked %d times for the same query; want 1 (the second from the cache)", n)
 	}
 }

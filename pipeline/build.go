@@ -100,15 +100,15 @@ func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (e *En
 			deps.Embedder = m
 		}
 	}
-	rater, err := ratings.Load(ratings.Options{File: cfg.RatingsFile, DataDir: cfg.DataDir, OverridesFile: cfg.OverridesFile})
+	rater, err := ratings.Load(RatingsOptions(cfg))
 	if err != nil {
 		return nil, nil, err
 	}
 	deps.Rater = raterAdapter{rater}
-	fo := fetch.Options{AllowPrivate: cfg.AllowPrivateAddresses, IgnoreRobots: cfg.IgnoreRobots}
-	store, aerr := archive.Open(ctx, cfg.ArchivePath())
+	fo := FetchOptions(cfg)
+	store, aerr := openArchive(ctx, cfg)
 	if aerr != nil {
-		warns = append(warns, fmt.Sprintf("the local archive is left out (pages are neither kept nor searched there): %v", aerr))
+		warns = append(warns, aerr.Error())
 	} else {
 		closers = append(closers, store.Close)
 		deps.Archive = archiveAdapter{store}
@@ -122,12 +122,7 @@ func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (e *En
 	fetcher := fetch.New(fo)
 	deps.Fetcher = &fetcherAdapter{f: httpFetcher{fetcher}, pages: newPageMemory(pageMemoryBytes)}
 	deps.Extract = extract.Extract
-	so := SearchOptions(cfg)
-	so.Client = cachedClient(cache, &http.Client{Timeout: searchTimeout, Transport: searchTr})
-	deps.Searchers = search.Providers(so)
-	if store != nil {
-		deps.Searchers = append(deps.Searchers, ArchiveSearcher(store))
-	}
+	deps.Searchers = searchers(cfg, cache, store, searchTr)
 	iso := SearchOptions(cfg)
 	iso.Client = &http.Client{Timeout: searchTimeout, Transport: searchTr}
 	deps.ImageSearchers = search.ImageSearchers(iso)
@@ -149,6 +144,91 @@ func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (e *En
 // searchTimeout bounds one search-provider request, as sources/search's
 // own default client does.
 const searchTimeout = 20 * time.Second
+
+// RatingsOptions is how muse loads publisher ratings under cfg.
+func RatingsOptions(cfg *config.Config) ratings.Options {
+	return ratings.Options{File: cfg.RatingsFile, DataDir: cfg.DataDir, OverridesFile: cfg.OverridesFile}
+}
+
+// FetchOptions is how muse fetches pages under cfg; the caller adds a
+// Store (the archive) or a Proxy where it has one.
+func FetchOptions(cfg *config.Config) fetch.Options {
+	return fetch.Options{AllowPrivate: cfg.AllowPrivateAddresses, IgnoreRobots: cfg.IgnoreRobots}
+}
+
+// Searchers are the searches a check makes under cfg: the configured web
+// providers through the response cache, then the local archive. As in a
+// check, a cache or archive that cannot be opened is left out and warn
+// (which may be nil) is told why, as it is of setup problems and of there
+// being no web provider; the error comes only when nothing at all can be
+// searched. close releases the cache and the archive and drops idle
+// connections.
+func Searchers(ctx context.Context, cfg *config.Config, warn func(string)) (s []search.Searcher, close func() error, err error) {
+	say := func(m string) {
+		if warn != nil {
+			warn(m)
+		}
+	}
+	for _, p := range SearchOptions(cfg).Problems() {
+		say(p)
+	}
+	tr := newTransport()
+	closers := []func() error{func() error { tr.CloseIdleConnections(); return nil }}
+	cache, err := openCache(ctx, cfg)
+	if err != nil {
+		say(err.Error())
+	} else {
+		closers = append(closers, cache.Close)
+	}
+	store, aerr := openArchive(ctx, cfg)
+	if aerr == nil {
+		closers = append(closers, store.Close)
+	}
+	closeAll := func() error {
+		var errs []error
+		for i := len(closers) - 1; i >= 0; i-- {
+			errs = append(errs, closers[i]())
+		}
+		return errors.Join(errs...)
+	}
+	s = searchers(cfg, cache, store, tr)
+	web := len(s)
+	if store != nil {
+		web--
+	}
+	switch {
+	case web == 0 && aerr != nil:
+		closeAll()
+		return nil, nil, fmt.Errorf("%s; and %w", search.SetupHint, aerr)
+	case aerr != nil:
+		say(aerr.Error())
+	case web == 0:
+		say(search.SetupHint + " (searching the local archive only)")
+	}
+	return s, closeAll, nil
+}
+
+// searchers are the web providers cfg configures, through cache when it
+// is not nil, then store's search when it is not nil.
+func searchers(cfg *config.Config, cache *httpcache.Cache, store *archive.Store, tr http.RoundTripper) []search.Searcher {
+	so := SearchOptions(cfg)
+	so.Client = cachedClient(cache, &http.Client{Timeout: searchTimeout, Transport: tr})
+	s := search.Providers(so)
+	if store != nil {
+		s = append(s, ArchiveSearcher(store))
+	}
+	return s
+}
+
+// openArchive opens the local archive cfg names; its error says the
+// archive is left out.
+func openArchive(ctx context.Context, cfg *config.Config) (*archive.Store, error) {
+	st, err := archive.Open(ctx, cfg.ArchivePath())
+	if err != nil {
+		return nil, fmt.Errorf("the local archive is left out (pages are neither kept nor searched there): %w", err)
+	}
+	return st, nil
+}
 
 // openCache opens the response cache cfg names; its error says the calls
 // will go uncached.

@@ -159,7 +159,7 @@ func doctorSearch(ctx context.Context, cfg *config.Config) []DoctorItem {
 
 func doctorRatings(cfg *config.Config) DoctorItem {
 	it := DoctorItem{Name: "ratings"}
-	r, err := ratings.Load(ratings.Options{File: cfg.RatingsFile, DataDir: cfg.DataDir, OverridesFile: cfg.OverridesFile})
+	r, err := ratings.Load(RatingsOptions(cfg))
 	if err != nil {
 		it.Status, it.Detail = DoctorFail, err.Error()
 		it.Fix = "fix or remove the file named above (MUSE_RATINGS, --ratings, overrides.toml)"
