@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -122,28 +123,32 @@ func FinishedKeys(path string) (map[string]bool, error) {
 
 // RunBatch checks every post of in (JSON lines of BatchPost), Parallel at a
 // time, writing one BatchResult line per post to out as each finishes.
-// Posts in opts.Done are skipped. A bad line or a failed check is a
-// "failed" result and the rest go on; RunBatch fails only when the input
-// cannot be read, the output cannot be written, or ctx is cancelled.
+// Posts in opts.Done are skipped. A bad line (not JSON, or longer than
+// 16 MiB) or a failed check is a "failed" result and the rest go on;
+// RunBatch fails only when the input cannot be read, the output cannot be
+// written, or ctx is cancelled.
 func RunBatch(ctx context.Context, e *Engine, in io.Reader, out io.Writer, opts BatchOptions) (BatchStats, error) {
 	if opts.Parallel <= 0 {
 		opts.Parallel = 4
 	}
 	type job struct {
-		line int
-		raw  []byte
+		line    int
+		raw     []byte
+		tooLong bool // raw is dropped: the line is over maxBatchLine
 	}
 	var jobs []job
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
+	br := bufio.NewReaderSize(in, 1<<20)
+	for n := 1; ; n++ {
+		raw, tooLong, err := readBatchLine(br, maxBatchLine)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return BatchStats{}, fmt.Errorf("read posts: line %d: %w", n, err)
 		}
-		jobs = append(jobs, job{n, append([]byte(nil), sc.Bytes()...)})
-	}
-	if err := sc.Err(); err != nil {
-		return BatchStats{}, fmt.Errorf("read posts: %w", err)
+		if tooLong || len(bytes.TrimSpace(raw)) > 0 {
+			jobs = append(jobs, job{n, raw, tooLong})
+		}
+		if err != nil {
+			break
+		}
 	}
 	var (
 		mu       sync.Mutex
@@ -184,6 +189,10 @@ func RunBatch(ctx context.Context, e *Engine, in io.Reader, out io.Writer, opts 
 	sem := make(chan struct{}, opts.Parallel)
 	var wg sync.WaitGroup
 	for _, j := range jobs {
+		if j.tooLong {
+			write(BatchResult{Line: j.line, Status: "failed", Error: fmt.Sprintf("line %d: longer than %d MiB", j.line, maxBatchLine>>20)})
+			continue
+		}
 		var p BatchPost
 		if err := json.Unmarshal(j.raw, &p); err != nil {
 			write(BatchResult{Line: j.line, Status: "failed", Error: fmt.Sprintf("line %d is not a JSON post: %v", j.line, err)})
@@ -213,6 +222,43 @@ func RunBatch(ctx context.Context, e *Engine, in io.Reader, out io.Writer, opts 
 		return st, fmt.Errorf("batch stopped: %w", err)
 	}
 	return st, writeErr
+}
+
+// maxBatchLine is the longest input line RunBatch reads: a post, with its
+// image URLs, is far smaller, so a longer line is a mistake (a binary file,
+// a missing newline) and fails alone rather than being held in memory.
+const maxBatchLine = 16 << 20
+
+// readBatchLine reads one line without its "\n" or "\r\n", as
+// bufio.ScanLines splits them. A line longer than max is read to its end
+// but not kept, and tooLong is set. err is io.EOF after the last line (with
+// that line's bytes, if it had no newline).
+func readBatchLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !tooLong {
+			if len(line)+len(chunk) > max+2 { // room for a "\r\n" not yet trimmed
+				tooLong, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if !tooLong && len(line) > max {
+			tooLong, line = true, nil
+		}
+		if err == nil && tooLong {
+			return nil, true, nil
+		}
+		if errors.Is(err, io.EOF) && len(line) == 0 && !tooLong {
+			return nil, false, io.EOF
+		}
+		return line, tooLong, err
+	}
 }
 
 func checkOne(ctx context.Context, e *Engine, run func(context.Context, *Check) error, line int, key string, p BatchPost) BatchResult {

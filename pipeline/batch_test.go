@@ -1,16 +1,23 @@
 package pipeline
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/musecheck/muse/pipeline/llm/llmtest"
+	"github.com/musecheck/muse/sources/extract"
 )
 
 func TestBatchResume(t *testing.T) {
@@ -217,5 +224,97 @@ func TestPostFromURL(t *testing.T) {
 	}
 	if _, err := e.PostFromURL(context.Background(), "file:///etc/passwd"); err == nil {
 		t.Fatal("file URL accepted")
+	}
+}
+
+// A line over 16 MiB fails on its own, with its line number, and the lines
+// around it are still checked; a line of exactly 16 MiB is read.
+func TestBatchLineTooLong(t *testing.T) {
+	e, err := New(Deps{Fetcher: noFetch{}, Extract: extract.Extract, Rater: unrated{}}, Options{NoLLM: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact := `{"text":"exactly the limit` + strings.Repeat(" ", maxBatchLine-len(`{"text":"exactly the limit"}`)) + `"}`
+	input := strings.Join([]string{
+		`{"text":"first post"}`,
+		`{"text":"` + strings.Repeat("x", maxBatchLine) + `"}`,
+		exact,
+		`{"text":"after the long line"}`,
+		strings.Repeat("y", maxBatchLine+1), // last, with no newline
+	}, "\r\n")
+	var mu sync.Mutex
+	var checked []string
+	run := func(_ context.Context, c *Check) error {
+		mu.Lock()
+		defer mu.Unlock()
+		checked = append(checked, strings.TrimSpace(c.Post.Text))
+		return nil
+	}
+	var out bytes.Buffer
+	st, err := RunBatch(context.Background(), e, strings.NewReader(input), &out, BatchOptions{Parallel: 2, Run: run})
+	if err != nil {
+		t.Fatalf("RunBatch: %v", err)
+	}
+	if st.Total != 5 || st.Done != 3 || st.Failed != 2 {
+		t.Errorf("stats %+v; want 5 total, 3 done, 2 failed", st)
+	}
+	got := map[int]BatchResult{}
+	for l := range strings.Lines(out.String()) {
+		var r BatchResult
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("result line %.200q: %v", l, err)
+		}
+		got[r.Line] = r
+	}
+	for _, n := range []int{2, 5} {
+		want := fmt.Sprintf("line %d: longer than 16 MiB", n)
+		if r := got[n]; r.Status != "failed" || r.Error != want || r.Check != nil {
+			t.Errorf("line %d: %+v; want failed with %q", n, r, want)
+		}
+	}
+	for _, n := range []int{1, 3, 4} {
+		if r := got[n]; r.Status != "done" || r.Key == "" {
+			t.Errorf("line %d: status %q error %q; want done", n, r.Status, r.Error)
+		}
+	}
+	slices.Sort(checked)
+	if want := []string{"after the long line", "exactly the limit", "first post"}; !slices.Equal(checked, want) {
+		t.Errorf("checked %q; want %q", checked, want)
+	}
+}
+
+func TestReadBatchLine(t *testing.T) {
+	type line struct {
+		text    string
+		tooLong bool
+	}
+	for _, c := range []struct {
+		in   string
+		want []line
+	}{
+		{"", nil},
+		{"abcd", []line{{"abcd", false}}},
+		{"abcd\r\nabcde\nab\r\n\nabcdef", []line{{"abcd", false}, {"", true}, {"ab", false}, {"", false}, {"", true}}},
+		{"abcd\r\r\n", []line{{"", true}}},
+		{"abcdefghij\nx\n", []line{{"", true}, {"x", false}}},
+	} {
+		// A 16-byte buffer (bufio's smallest) makes long lines span reads.
+		br := bufio.NewReaderSize(strings.NewReader(c.in), 16)
+		var got []line
+		for {
+			b, long, err := readBatchLine(br, 4)
+			if err != nil && !errors.Is(err, io.EOF) {
+				t.Fatalf("%q: %v", c.in, err)
+			}
+			if len(b) > 0 || long || err == nil {
+				got = append(got, line{string(b), long})
+			}
+			if err != nil {
+				break
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%q: %v; want %v", c.in, got, c.want)
+		}
 	}
 }
