@@ -415,6 +415,7 @@ func startTUI(ctx context.Context, app *App, noLLM, mouse bool, opts tui.Options
 	default:
 		defer closeEngine()
 		opts.Runner, opts.NewCheck, opts.FetchPost = eng, eng.NewCheck, eng.PostFromURL
+		opts.Pages = eng.RawPage // snapshots of evidence pages keep the HTML as served
 	}
 	return tui.Run(ctx, opts)
 }

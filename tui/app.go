@@ -22,6 +22,7 @@ import (
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/export"
+	"github.com/musecheck/muse/pipeline/record"
 )
 
 // Options configure the app. Zero values are safe: no drafts, no newsroom
@@ -71,8 +72,14 @@ type Options struct {
 	// selection, so it is off unless asked for).
 	Mouse bool
 	// Cases keeps every check as a case while it runs (a *cases.Store).
-	// Nil: checks are kept only as crash drafts.
+	// Nil: checks are kept only as crash drafts. A store that can also
+	// SaveSnapshot (record.SnapshotStore, as *cases.Store can) keeps the
+	// page behind each source the check rests on as well.
 	Cases CaseStore
+	// Pages returns the bytes of a page the engine read, as served
+	// (pipeline.Engine.RawPage), for those snapshots; nil stores each
+	// page's extracted text only.
+	Pages func(u string) ([]byte, bool)
 	// Case reopens a saved case (`muse cases open ID`) in the check view
 	// where it was left, without running anything.
 	Case *pipeline.Check
@@ -157,6 +164,7 @@ type Model struct {
 	rendered      struct{ key, out string }
 
 	saver       *caseSaver
+	snaps       *record.Snapshotter // nil: the store keeps no pages
 	caseSeq     int
 	caseSaving  bool // a save of the case is in flight
 	casePending bool // the check changed since that save began
@@ -207,6 +215,9 @@ func New(ctx context.Context, opts Options) *Model {
 	m.editor = textarea.New()
 	m.resetStages()
 	m.saver = &caseSaver{}
+	if ss, ok := opts.Cases.(record.SnapshotStore); ok {
+		m.snaps = &record.Snapshotter{Store: ss, Pages: opts.Pages}
+	}
 	m.reviewer = opts.Reviewer
 	if opts.Case != nil {
 		m.openCase(opts.Case)

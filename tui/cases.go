@@ -120,6 +120,21 @@ func (m *Model) saveCorrectionDraft(edited bool) tea.Cmd {
 	}
 }
 
+// saveSnapshots keeps the page behind each source the check now rests on
+// (quoted, used or boosted), each read of a page once, off the UI loop.
+func (m *Model) saveSnapshots() tea.Cmd {
+	if !m.saving() || m.snaps == nil {
+		return nil
+	}
+	snaps, ctx, c := m.snaps, m.appCtx, cloneCheck(m.check)
+	return func() tea.Msg {
+		if err := snaps.Save(ctx, c); err != nil {
+			return resultMsg{what: "save the evidence pages", err: err}
+		}
+		return nil
+	}
+}
+
 // openCase shows a saved case where the journalist left it: the check
 // view, on the correction when there is one, edits intact. Nothing runs.
 func (m *Model) openCase(c *pipeline.Check) {

@@ -352,3 +352,69 @@ func TestUsageLive(t *testing.T) {
 		t.Errorf("live usage not shown:\n%s", v)
 	}
 }
+
+// TestCaseKeepsEvidencePages: a check run in the app keeps, under its case,
+// the page behind each source it quoted (text and, when the engine still
+// has it, the HTML as served), and no page it left out.
+func TestCaseKeepsEvidencePages(t *testing.T) {
+	store := openStore(t)
+	used := []pipeline.Source{scriptPages[0], scriptPages[1]} // the two the script quotes
+	served := []byte("<html><body><p>" + used[0].Paragraphs[0] + "</p></body></html>")
+	opts := testOptions(&scriptRunner{})
+	opts.Cases = store
+	opts.Start = true
+	opts.Pages = func(u string) ([]byte, bool) {
+		if u == used[0].URL {
+			return served, true
+		}
+		return nil, false // the engine no longer holds the other page
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tm := teatest.NewTestModel(t, New(ctx, opts), teatest.WithInitialTermSize(120, 40))
+	waitFor(t, tm, "correction ready")
+	saved := storedCase(t, store, func(c *pipeline.Check) bool { return c.Correction.Text != "" })
+
+	var snaps []cases.Snapshot
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		var err error
+		if snaps, err = store.Snapshots(context.Background(), saved.ID); err != nil {
+			t.Fatal(err)
+		}
+		if len(snaps) >= len(used) {
+			break
+		}
+		time.Sleep(30 * time.Millisecond)
+	}
+	cancel()
+	_ = tm.Quit()
+
+	byURL := map[string]cases.Snapshot{}
+	for _, s := range snaps {
+		byURL[s.URL] = s
+	}
+	if len(snaps) != len(used) {
+		t.Errorf("%d snapshots, want one per quoted source (%d): %v", len(snaps), len(used), byURL)
+	}
+	for _, src := range used {
+		s, ok := byURL[src.URL]
+		if !ok {
+			t.Errorf("no snapshot of %s", src.URL)
+			continue
+		}
+		if want := strings.Join(src.Paragraphs, "\n\n"); s.Text != want {
+			t.Errorf("snapshot text of %s = %q, want %q", src.URL, s.Text, want)
+		}
+	}
+	if got := byURL[used[0].URL].RawHTML; !bytes.Equal(got, served) {
+		t.Errorf("snapshot HTML of %s = %q, want the page as served", used[0].URL, got)
+	}
+	if got := byURL[used[1].URL].RawHTML; len(got) != 0 {
+		t.Errorf("snapshot of a page the engine no longer held has HTML %q", got)
+	}
+	one, err := store.Snapshot(context.Background(), saved.ID, used[1].URL)
+	if err != nil || one.URL != used[1].URL {
+		t.Errorf("Snapshot(%s) = %+v, %v", used[1].URL, one, err)
+	}
+}

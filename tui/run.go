@@ -86,6 +86,9 @@ func (m *Model) onEvent(ev pipeline.Event) tea.Cmd {
 	if ev.Kind == pipeline.EventStageFinished && ev.Stage == pipeline.StageCorrection {
 		cmd = tea.Batch(cmd, m.saveCorrectionDraft(false))
 	}
+	if ev.Kind == pipeline.EventStageFinished && (ev.Stage == pipeline.StageEvidence || ev.Stage == pipeline.StageCorrection) {
+		cmd = tea.Batch(cmd, m.saveSnapshots())
+	}
 	return tea.Batch(cmd, m.saveCase())
 }
 

@@ -4,11 +4,12 @@
 // each evidence page with its extracted text and raw HTML. A process killed
 // mid-run leaves a case holding everything up to the last event it
 // reported. It is what `muse check` and `muse batch` use; the TUI keeps its
-// cases itself.
+// cases itself but stores the pages through the same Snapshotter.
 package record
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -51,7 +52,10 @@ func Run(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pipeli
 	if c.ID == "" {
 		c.ID = cases.NewID()
 	}
-	rec := &recording{o: o, id: c.ID, snapped: map[string]bool{}}
+	rec := &recording{o: o, id: c.ID}
+	if o.Store != nil {
+		rec.snaps = &Snapshotter{Store: o.Store, Pages: o.Pages}
+	}
 	// Writes outlive a cancel: an interrupted check is kept as far as it got.
 	wctx := context.WithoutCancel(ctx)
 	rec.save(wctx, c.Clone())
@@ -76,11 +80,11 @@ func Run(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pipeli
 }
 
 type recording struct {
-	o       Options
-	id      string
-	mu      sync.Mutex
-	failed  bool
-	snapped map[string]bool // evidence pages already stored
+	o      Options
+	id     string
+	mu     sync.Mutex
+	failed bool
+	snaps  *Snapshotter // nil when nothing is kept
 }
 
 func (r *recording) fail(err error) {
@@ -132,31 +136,115 @@ func (r *recording) draft(ctx context.Context, corr pipeline.Correction) {
 	}
 }
 
-// snapshots stores every evidence page not stored yet.
+// snapshots stores every page the check rests on not stored yet.
 func (r *recording) snapshots(ctx context.Context, c *pipeline.Check) {
-	if r.o.Store == nil {
+	if r.snaps == nil {
 		return
 	}
-	for _, ev := range c.Evidence {
-		r.snapshot(ctx, c, ev.SourceURL)
+	if err := r.snaps.Save(ctx, c); err != nil {
+		r.fail(err)
 	}
 }
 
 func (r *recording) snapshot(ctx context.Context, c *pipeline.Check, u string) {
-	s := c.SourceByURL(u)
-	if s == nil || r.snapped[s.URL] {
+	if r.snaps == nil {
 		return
 	}
-	r.snapped[s.URL] = true
-	var raw []byte
-	if r.o.Pages != nil {
-		var ok bool
-		if raw, ok = r.o.Pages(s.URL); !ok && s.FinalURL != "" {
-			raw, _ = r.o.Pages(s.FinalURL)
-		}
-	}
-	text := strings.Join(s.Paragraphs, "\n\n")
-	if err := r.o.Store.SaveSnapshot(ctx, r.id, s.URL, s.FinalURL, s.FetchedAt, text, raw); err != nil {
+	if err := r.snaps.SaveSource(ctx, c, u); err != nil {
 		r.fail(err)
 	}
+}
+
+// SnapshotStore is the part of *cases.Store that keeps pages.
+type SnapshotStore interface {
+	SaveSnapshot(ctx context.Context, id, pageURL, finalURL string, fetchedAt time.Time, text string, rawHTML []byte) error
+}
+
+// Snapshotter stores, under a check's case, the page behind each source the
+// check rests on: its extracted text and, while the engine still holds it,
+// the page as served. Each read of a page is stored once; a page read again
+// (a rerun of the sources stage) is stored again, replacing the older
+// snapshot. Safe for concurrent use.
+type Snapshotter struct {
+	// Store keeps the snapshots; required.
+	Store SnapshotStore
+	// Pages returns a page's bytes as served (pipeline.Engine.RawPage);
+	// nil, or a page it no longer has, stores the extracted text only.
+	Pages func(u string) ([]byte, bool)
+
+	mu    sync.Mutex
+	saved map[string]time.Time // case ID + "\x00" + URL → FetchedAt stored
+}
+
+// Save stores every page the check rests on that is not stored yet: each
+// source quoted as evidence and each source marked used or boosted. It
+// tries every page and returns what failed, joined.
+func (s *Snapshotter) Save(ctx context.Context, c *pipeline.Check) error {
+	if c == nil {
+		return nil
+	}
+	var errs []error
+	seen := map[string]bool{}
+	try := func(u string) {
+		if seen[u] {
+			return
+		}
+		seen[u] = true
+		if err := s.SaveSource(ctx, c, u); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, ev := range c.Evidence {
+		try(ev.SourceURL)
+	}
+	for _, src := range c.Sources {
+		if src.Status == pipeline.StatusUsed || src.Status == pipeline.StatusBoosted {
+			try(src.URL)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// SaveSource stores the page of the check's source at u (its URL or final
+// URL) unless this read of it is stored already. A URL that is not one of
+// the check's sources is skipped.
+func (s *Snapshotter) SaveSource(ctx context.Context, c *pipeline.Check, u string) error {
+	if s == nil || s.Store == nil || c == nil || c.ID == "" {
+		return nil
+	}
+	src := c.SourceByURL(u)
+	if src == nil {
+		return nil
+	}
+	key := c.ID + "\x00" + src.URL
+	s.mu.Lock()
+	if at, ok := s.saved[key]; ok && at.Equal(src.FetchedAt) {
+		s.mu.Unlock()
+		return nil
+	}
+	if s.saved == nil {
+		s.saved = map[string]time.Time{}
+	}
+	// Claimed before the write so that concurrent callers do not store the
+	// same page twice; given back if the write fails, so a later call tries
+	// again.
+	s.saved[key] = src.FetchedAt
+	s.mu.Unlock()
+	var raw []byte
+	if s.Pages != nil {
+		var ok bool
+		if raw, ok = s.Pages(src.URL); !ok && src.FinalURL != "" {
+			raw, _ = s.Pages(src.FinalURL)
+		}
+	}
+	text := strings.Join(src.Paragraphs, "\n\n")
+	if err := s.Store.SaveSnapshot(ctx, c.ID, src.URL, src.FinalURL, src.FetchedAt, text, raw); err != nil {
+		s.mu.Lock()
+		if at, ok := s.saved[key]; ok && at.Equal(src.FetchedAt) {
+			delete(s.saved, key)
+		}
+		s.mu.Unlock()
+		return err
+	}
+	return nil
 }
