@@ -61,10 +61,15 @@ func (s *Store) add(ctx context.Context, db execer, d Doc) error {
 		return fmt.Errorf("archive %q: %w", d.URL, err)
 	}
 	if strings.TrimSpace(d.Title) == "" && strings.TrimSpace(d.Text) == "" {
-		return fmt.Errorf("archive %s: document has neither title nor text", d.URL)
+		// Trimmed: a URL read from the user's file may end in a newline
+		// (Canonical accepts it), which would split Import's
+		// one-line-per-item error report.
+		return fmt.Errorf("archive %s: document has neither title nor text", strings.TrimSpace(d.URL))
 	}
 	var pub any
-	if !d.Published.IsZero() {
+	// Stored in whole seconds, so a time within the zero second would read
+	// back as unknown; call it unknown here too.
+	if !d.Published.Truncate(time.Second).IsZero() {
 		pub = d.Published.Unix()
 	}
 	now := s.now().Unix()
@@ -82,7 +87,7 @@ ON CONFLICT(url) DO UPDATE SET
 		key, strings.TrimSpace(d.URL), strings.TrimSpace(d.Title), strings.TrimSpace(d.Text),
 		strings.TrimSpace(d.Publisher), pub, now, now, len(tokens(d.Title)), len(tokens(d.Text)))
 	if err != nil {
-		return fmt.Errorf("archive %s: %w", d.URL, err)
+		return fmt.Errorf("archive %s: %w", strings.TrimSpace(d.URL), err)
 	}
 	return nil
 }
