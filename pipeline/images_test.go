@@ -9,10 +9,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"image"
-	"image/color"
-	"image/draw"
-	"image/png"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -24,80 +20,14 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
-	"golang.org/x/image/font"
-	"golang.org/x/image/font/gofont/goregular"
-	"golang.org/x/image/font/opentype"
-	"golang.org/x/image/math/fixed"
 
 	"github.com/musecheck/muse/pipeline/llm/llmtest"
 	"github.com/musecheck/muse/sources/extract"
 	"github.com/musecheck/muse/sources/images"
+	"github.com/musecheck/muse/sources/images/imagetest"
 	"github.com/musecheck/muse/sources/posts"
 	"github.com/musecheck/muse/sources/search"
 )
-
-// picture draws large shapes, the kind of content a perceptual hash sees;
-// variants are different pictures.
-func picture(variant, w, h int) *image.RGBA {
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for y := range h {
-		for x := range w {
-			fx, fy := float64(x)/float64(w), float64(y)/float64(h)
-			var v float64
-			switch variant {
-			case 0: // a bright disc off centre on a dark gradient
-				v = 0.3 * (fx + fy) / 2
-				if math.Hypot(fx-0.35, fy-0.45) < 0.25 {
-					v = 0.95
-				}
-			default: // bands and a dark square on the right
-				v = 0.5 + 0.4*math.Sin(fy*3*math.Pi)
-				if fx > 0.6 && fy > 0.2 && fy < 0.7 {
-					v = 0.05
-				}
-			}
-			c := uint8(v * 255)
-			img.Set(x, y, color.RGBA{c, uint8(float64(c) * 0.8), 255 - c, 255})
-		}
-	}
-	return img
-}
-
-// textPicture renders lines in black on white, large enough for tesseract.
-func textPicture(t testing.TB, lines []string, size float64) *image.RGBA {
-	t.Helper()
-	f, err := opentype.Parse(goregular.TTF)
-	if err != nil {
-		t.Fatal(err)
-	}
-	face, err := opentype.NewFace(f, &opentype.FaceOptions{Size: size, DPI: 72, Hinting: font.HintingFull})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer face.Close()
-	lineH := int(size * 1.5)
-	w := 0
-	for _, l := range lines {
-		w = max(w, font.MeasureString(face, l).Ceil())
-	}
-	img := image.NewRGBA(image.Rect(0, 0, w+2*int(size), lineH*len(lines)+2*int(size)))
-	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
-	d := &font.Drawer{Dst: img, Src: image.Black, Face: face}
-	for i, l := range lines {
-		d.Dot = fixed.P(int(size), int(size)+lineH*i+int(size))
-		d.DrawString(l)
-	}
-	return img
-}
-
-func pngBytes(t testing.TB, img image.Image) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
 
 func writeFile(t testing.TB, dir, name string, data []byte) string {
 	t.Helper()
@@ -149,7 +79,7 @@ func jsonString(s string) string {
 func TestImagePostEndToEnd(t *testing.T) {
 	env := newVisionEnv(t)
 	dir := t.TempDir()
-	good := writeFile(t, dir, "order.png", pngBytes(t, picture(0, 320, 240)))
+	good := writeFile(t, dir, "order.png", imagetest.PNG(t, imagetest.Scene(0, 320, 240)))
 	bad := writeFile(t, dir, "broken.png", []byte("<html>not an image</html>"))
 	e, closeFn, err := NewFromConfig(context.Background(), env.cfg, env.opts())
 	if err != nil {
@@ -241,8 +171,8 @@ func TestVisionRefusedFallsBack(t *testing.T) {
 	env := newVisionEnv(t)
 	env.noVision = true
 	dir := t.TempDir()
-	a := writeFile(t, dir, "a.png", pngBytes(t, picture(0, 200, 150)))
-	b := writeFile(t, dir, "b.png", pngBytes(t, picture(1, 200, 150)))
+	a := writeFile(t, dir, "a.png", imagetest.PNG(t, imagetest.Scene(0, 200, 150)))
+	b := writeFile(t, dir, "b.png", imagetest.PNG(t, imagetest.Scene(1, 200, 150)))
 	e, closeFn, err := NewFromConfig(context.Background(), env.cfg, Options{PageProxy: env.proxy, ImageParallel: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -305,7 +235,7 @@ func TestAltTextOnlyWithoutVision(t *testing.T) {
 		w := newWorld()
 		src := "https://cdn.example/order.png"
 		e := testImageEngine(t, w, &fakeModel{evidence: quoting}, Options{NoLLM: noLLM},
-			map[string][]byte{src: pngBytes(t, picture(0, 120, 90))}, nil)
+			map[string][]byte{src: imagetest.PNG(t, imagetest.Scene(0, 120, 90))}, nil)
 		c := e.NewCheck(Post{Text: post, Images: []string{src}, AltTexts: map[string]string{src: "Council order banning bicycles"}}, day("2024-02-01"))
 		evs, err := runCheck(t, e, c)
 		if err != nil {
@@ -347,7 +277,7 @@ func TestOCRTextReachesPrompts(t *testing.T) {
 		}
 		return []string{"q1", "q2", "q3", "q4", "q5"}, true, nil
 	}}
-	e := testImageEngine(t, w, m, Options{}, map[string][]byte{src: pngBytes(t, picture(1, 120, 90))},
+	e := testImageEngine(t, w, m, Options{}, map[string][]byte{src: imagetest.PNG(t, imagetest.Scene(1, 120, 90))},
 		func(context.Context, *images.Image) (string, error) { return "MAIN STREET\nCLOSED TO BIKES\n", nil })
 	c := e.NewCheck(Post{Text: post, Images: []string{src}}, day("2024-02-01"))
 	if _, err := runCheck(t, e, c); err != nil {
@@ -365,7 +295,7 @@ func TestOCRTextReachesPrompts(t *testing.T) {
 func TestEditedDescriptionSurvivesRerun(t *testing.T) {
 	w := newWorld()
 	src := "https://cdn.example/a.png"
-	e := testImageEngine(t, w, &fakeModel{evidence: quoting}, Options{}, map[string][]byte{src: pngBytes(t, picture(0, 64, 64))}, nil)
+	e := testImageEngine(t, w, &fakeModel{evidence: quoting}, Options{}, map[string][]byte{src: imagetest.PNG(t, imagetest.Scene(0, 64, 64))}, nil)
 	c := e.NewCheck(Post{Text: post, Images: []string{src}, AltTexts: map[string]string{src: "alt"}}, day("2024-02-01"))
 	if _, err := runCheck(t, e, c); err != nil {
 		t.Fatal(err)
@@ -381,9 +311,9 @@ func TestEditedDescriptionSurvivesRerun(t *testing.T) {
 
 func TestBadImagesKeepTheCheckGoing(t *testing.T) {
 	dir := t.TempDir()
-	full := pngBytes(t, picture(0, 200, 150))
+	full := imagetest.PNG(t, imagetest.Scene(0, 200, 150))
 	huge := image.NewGray(image.Rect(0, 0, 1, 1))
-	hugePNG := pngBytes(t, huge)
+	hugePNG := imagetest.PNG(t, huge)
 	// Rewrite the IHDR dimensions to 100000×100000 (and its CRC): a
 	// decompression bomb, refused from its header.
 	bomb := bytes.Clone(hugePNG)
@@ -456,12 +386,12 @@ func TestPageImageMatchKeepsSource(t *testing.T) {
 	postImg := "https://cdn.example/viral.png"
 	const weather, other = "https://weather.example/i", "https://www.bbc.co.uk/c"
 	imgs := map[string][]byte{
-		postImg:                              pngBytes(t, picture(0, 320, 240)),
-		"https://weather.example/lead.png":   pngBytes(t, picture(0, 640, 480)), // the same picture, larger
-		"https://www.bbc.co.uk/lead.png":     pngBytes(t, picture(1, 320, 240)),
+		postImg:                              imagetest.PNG(t, imagetest.Scene(0, 320, 240)),
+		"https://weather.example/lead.png":   imagetest.PNG(t, imagetest.Scene(0, 640, 480)), // the same picture, larger
+		"https://www.bbc.co.uk/lead.png":     imagetest.PNG(t, imagetest.Scene(1, 320, 240)),
 		"https://www.reuters.com/lead.png":   []byte("not an image"),
-		"https://lowsite.example/lead.png":   pngBytes(t, picture(0, 320, 240)),
-		"https://undated.example/unused.png": pngBytes(t, picture(0, 320, 240)),
+		"https://lowsite.example/lead.png":   imagetest.PNG(t, imagetest.Scene(0, 320, 240)),
+		"https://undated.example/unused.png": imagetest.PNG(t, imagetest.Scene(0, 320, 240)),
 	}
 	leads := map[string]string{weather: "https://weather.example/lead.png", other: "https://www.bbc.co.uk/lead.png",
 		"https://www.reuters.com/a": "https://www.reuters.com/lead.png", "https://lowsite.example/d": "https://lowsite.example/lead.png"}
@@ -538,7 +468,7 @@ func TestOCROnDrawnImage(t *testing.T) {
 	}
 	w := newWorld()
 	src := "https://cdn.example/quote.png"
-	card := pngBytes(t, textPicture(t, []string{"SPRINGFIELD BANS", "ALL BICYCLES"}, 48))
+	card := imagetest.PNG(t, imagetest.Text(t, []string{"SPRINGFIELD BANS", "ALL BICYCLES"}, 48))
 	e, err := New(Deps{Model: &fakeModel{evidence: quoting}, Searchers: []search.Searcher{w}, Fetcher: w, Extract: w.extract,
 		Rater: w, Images: mapImages{src: card}}, Options{NoLLM: true})
 	if err != nil {
@@ -589,12 +519,12 @@ func TestReverseImageSearchHits(t *testing.T) {
 		t.Fatalf("image searchers %v", lens)
 	}
 	e, err := New(Deps{Model: &fakeModel{evidence: quoting}, Searchers: []search.Searcher{w}, Fetcher: w, Extract: w.extract, Rater: w,
-		Images: mapImages{postImg: pngBytes(t, picture(0, 64, 64))}, ImageSearchers: lens,
+		Images: mapImages{postImg: imagetest.PNG(t, imagetest.Scene(0, 64, 64))}, ImageSearchers: lens,
 		OCR: func(context.Context, *images.Image) (string, error) { return "", images.ErrNoTesseract }}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	local := writeFile(t, t.TempDir(), "local.png", pngBytes(t, picture(1, 64, 64)))
+	local := writeFile(t, t.TempDir(), "local.png", imagetest.PNG(t, imagetest.Scene(1, 64, 64)))
 	c := e.NewCheck(Post{Text: post, Images: []string{postImg, local}}, day("2024-02-01"))
 	if _, err := runCheck(t, e, c); err != nil {
 		t.Fatal(err)
@@ -656,7 +586,7 @@ func platformServer(t *testing.T, img []byte) *httptest.Server {
 func TestCheckPostByURL(t *testing.T) {
 	env := newVisionEnv(t)
 	env.cfg.SearXNGURL = "" // only the archive: this test is about the post
-	srv := platformServer(t, pngBytes(t, picture(0, 400, 300)))
+	srv := platformServer(t, imagetest.PNG(t, imagetest.Scene(0, 400, 300)))
 	e, closeFn, err := NewFromConfig(context.Background(), env.cfg, Options{LLMRetryDelay: 1,
 		Posts: posts.Options{BlueskyURL: srv.URL}})
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/musecheck/muse/sources/fetch"
+	"github.com/musecheck/muse/sources/images/imagetest"
 )
 
 func writeFile(t *testing.T, name string, data []byte) string {
@@ -40,10 +41,10 @@ func hashOf(t *testing.T, img image.Image) uint64 {
 
 func TestLoadFormats(t *testing.T) {
 	ctx := context.Background()
-	want := hashOf(t, scene(0, 320, 240))
-	pngData := encodePNG(t, scene(0, 320, 240))
-	jpegData := encodeJPEG(t, scene(0, 320, 240), 85)
-	gifData := encodeGIF(t, scene(0, 320, 240), scene(1, 320, 240))
+	want := hashOf(t, imagetest.Scene(0, 320, 240))
+	pngData := imagetest.PNG(t, imagetest.Scene(0, 320, 240))
+	jpegData := imagetest.JPEG(t, imagetest.Scene(0, 320, 240), 85)
+	gifData := imagetest.GIF(t, imagetest.Scene(0, 320, 240), imagetest.Scene(1, 320, 240))
 	webpLossy, err := os.ReadFile("testdata/scene0.webp")
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +96,7 @@ func TestLoadFormats(t *testing.T) {
 }
 
 func TestDataURL(t *testing.T) {
-	img, err := Decode("x", encodePNG(t, scene(1, 40, 30)), Options{})
+	img, err := Decode("x", imagetest.PNG(t, imagetest.Scene(1, 40, 30)), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,8 +130,8 @@ func hugePNG(w, h uint32) []byte {
 
 func TestBadImages(t *testing.T) {
 	ctx := context.Background()
-	pngData := encodePNG(t, scene(0, 320, 240))
-	jpegData := encodeJPEG(t, scene(0, 320, 240), 85)
+	pngData := imagetest.PNG(t, imagetest.Scene(0, 320, 240))
+	jpegData := imagetest.JPEG(t, imagetest.Scene(0, 320, 240), 85)
 	for _, tc := range []struct {
 		name    string
 		data    []byte
@@ -171,7 +172,7 @@ func TestBadImages(t *testing.T) {
 }
 
 func TestFileURL(t *testing.T) {
-	path := writeFile(t, "a b.png", encodePNG(t, scene(0, 64, 48)))
+	path := writeFile(t, "a b.png", imagetest.PNG(t, imagetest.Scene(0, 64, 48)))
 	img, err := Load(context.Background(), (&url.URL{Scheme: "file", Path: path}).String(), Options{})
 	if err != nil || img.Width != 64 {
 		t.Fatalf("file URL: %v", err)
@@ -179,7 +180,7 @@ func TestFileURL(t *testing.T) {
 }
 
 func imageServer(t *testing.T) *httptest.Server {
-	jpegData := encodeJPEG(t, scene(0, 320, 240), 85)
+	jpegData := imagetest.JPEG(t, imagetest.Scene(0, 320, 240), 85)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/media/photo.jpg", func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasPrefix(r.Header.Get("Accept"), "image/") || r.Header.Get("User-Agent") == "" {
@@ -268,26 +269,26 @@ func TestLoadURLRefusesPrivateAddresses(t *testing.T) {
 }
 
 func TestSimilarity(t *testing.T) {
-	base := hashOf(t, scene(0, 320, 240))
-	jpegged, err := Decode("q40", encodeJPEG(t, scene(0, 320, 240), 40), Options{})
+	base := hashOf(t, imagetest.Scene(0, 320, 240))
+	jpegged, err := Decode("q40", imagetest.JPEG(t, imagetest.Scene(0, 320, 240), 40), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, h := range map[string]uint64{
 		"JPEG quality 40":  jpegged.Hash,
-		"drawn at 800×600": hashOf(t, scene(0, 800, 600)),
-		"drawn at 160×120": hashOf(t, scene(0, 160, 120)),
+		"drawn at 800×600": hashOf(t, imagetest.Scene(0, 800, 600)),
+		"drawn at 160×120": hashOf(t, imagetest.Scene(0, 160, 120)),
 	} {
 		if s := Similarity(base, h); s < 0.9 {
 			t.Errorf("%s: similarity %.3f, want ≥ 0.85", name, s)
 		}
 	}
-	full := scene(0, 320, 240)
+	full := imagetest.Scene(0, 320, 240)
 	if s := Similarity(base, hashOf(t, full.SubImage(full.Rect.Inset(12)))); s < MatchThreshold {
 		t.Errorf("trimmed by 12 px a side: similarity %.3f, want ≥ %.2f", s, MatchThreshold)
 	}
-	other := hashOf(t, scene(1, 320, 240))
-	text := hashOf(t, textImage(t, []string{"Nothing to see here"}, 40))
+	other := hashOf(t, imagetest.Scene(1, 320, 240))
+	text := hashOf(t, imagetest.Text(t, []string{"Nothing to see here"}, 40))
 	for name, h := range map[string]uint64{"other scene": other, "text card": text} {
 		if s := Similarity(base, h); s >= MatchThreshold {
 			t.Errorf("%s: similarity %.3f, want < %.2f", name, s, MatchThreshold)

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/musecheck/muse/sources/images/imagetest"
 )
 
 func needTesseract(t *testing.T) {
@@ -29,8 +31,8 @@ func TestOCRReadsDrawnText(t *testing.T) {
 		name string
 		data []byte
 	}{
-		{"png", encodePNG(t, textImage(t, lines, 40))},
-		{"jpeg", encodeJPEG(t, textImage(t, lines, 40), 90)},
+		{"png", imagetest.PNG(t, imagetest.Text(t, lines, 40))},
+		{"jpeg", imagetest.JPEG(t, imagetest.Text(t, lines, 40), 90)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			img, err := Decode("card."+tc.name, tc.data, Options{})
@@ -56,7 +58,7 @@ func TestOCRReadsDrawnText(t *testing.T) {
 
 func TestOCRBlankImage(t *testing.T) {
 	needTesseract(t)
-	img, err := Decode("blank.png", encodePNG(t, textImage(t, []string{" "}, 40)), Options{})
+	img, err := Decode("blank.png", imagetest.PNG(t, imagetest.Text(t, []string{" "}, 40)), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +70,7 @@ func TestOCRBlankImage(t *testing.T) {
 
 func TestOCRBadLanguage(t *testing.T) {
 	needTesseract(t)
-	img, err := Decode("card.png", encodePNG(t, textImage(t, []string{"hello"}, 40)), Options{})
+	img, err := Decode("card.png", imagetest.PNG(t, imagetest.Text(t, []string{"hello"}, 40)), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +90,7 @@ func TestTesseractVersion(t *testing.T) {
 
 func TestNoTesseract(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	img := &Image{Source: "x.png", Data: encodePNG(t, scene(0, 10, 10)), MIME: "image/png"}
+	img := &Image{Source: "x.png", Data: imagetest.PNG(t, imagetest.Scene(0, 10, 10)), MIME: "image/png"}
 	if _, err := OCR(context.Background(), img); !errors.Is(err, ErrNoTesseract) || !strings.Contains(err.Error(), "x.png") {
 		t.Errorf("err = %v, want ErrNoTesseract", err)
 	}

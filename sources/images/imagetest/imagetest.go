@@ -1,4 +1,12 @@
-package images
+// Package imagetest draws and encodes pictures for tests of code that
+// hashes, decodes or reads text from images (sources/images, pipeline),
+// so every test works on the same pixels and a hash-similarity threshold
+// tuned in one package holds in the other. It is imported only by tests.
+//
+//	img := imagetest.Scene(0, 320, 240)
+//	data := imagetest.PNG(t, img)
+//	words := imagetest.Text(t, []string{"Flood in Paris"}, 48)
+package imagetest
 
 import (
 	"bytes"
@@ -17,23 +25,24 @@ import (
 	"golang.org/x/image/math/fixed"
 )
 
-// scene draws a picture with large shapes, the kind of content a
-// perceptual hash sees; variant changes the layout entirely. testdata/
-// scene0.webp was made from scene(0, 320, 240) with cwebp -q 80.
-func scene(variant, w, h int) *image.RGBA {
+// Scene draws a w×h picture of large shapes, the kind of content a
+// perceptual hash sees. Variant 0 is a bright disc on a dark gradient; any
+// other variant is horizontal bands with a dark square, a different
+// picture to a hash. sources/images/testdata/scene0.webp was made from
+// Scene(0, 320, 240) with cwebp -q 80, so the drawing must not change.
+func Scene(variant, w, h int) *image.RGBA {
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
+	for y := range h {
+		for x := range w {
 			fx, fy := float64(x)/float64(w), float64(y)/float64(h)
 			var v float64
 			switch variant {
-			case 0: // a bright disc off centre on a dark diagonal gradient
-				d := math.Hypot(fx-0.35, fy-0.45)
+			case 0:
 				v = 0.3 * (fx + fy) / 2
-				if d < 0.25 {
+				if math.Hypot(fx-0.35, fy-0.45) < 0.25 {
 					v = 0.95
 				}
-			default: // horizontal bands and a dark square on the right
+			default:
 				v = 0.5 + 0.4*math.Sin(fy*3*math.Pi)
 				if fx > 0.6 && fy > 0.2 && fy < 0.7 {
 					v = 0.05
@@ -46,9 +55,10 @@ func scene(variant, w, h int) *image.RGBA {
 	return img
 }
 
-// textImage renders lines in black on white with the Go font at size
-// points, large enough for tesseract to read without preprocessing.
-func textImage(t testing.TB, lines []string, size float64) *image.RGBA {
+// Text renders lines in black on white with the Go font at size points,
+// with a margin of size pixels: large and clean enough for tesseract to
+// read without preprocessing.
+func Text(t testing.TB, lines []string, size float64) *image.RGBA {
 	t.Helper()
 	f, err := opentype.Parse(goregular.TTF)
 	if err != nil {
@@ -74,7 +84,8 @@ func textImage(t testing.TB, lines []string, size float64) *image.RGBA {
 	return img
 }
 
-func encodePNG(t testing.TB, img image.Image) []byte {
+// PNG encodes img as PNG, failing the test if it cannot.
+func PNG(t testing.TB, img image.Image) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	if err := png.Encode(&b, img); err != nil {
@@ -83,7 +94,9 @@ func encodePNG(t testing.TB, img image.Image) []byte {
 	return b.Bytes()
 }
 
-func encodeJPEG(t testing.TB, img image.Image, quality int) []byte {
+// JPEG encodes img as JPEG at quality (1–100), failing the test if it
+// cannot.
+func JPEG(t testing.TB, img image.Image, quality int) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	if err := jpeg.Encode(&b, img, &jpeg.Options{Quality: quality}); err != nil {
@@ -92,8 +105,10 @@ func encodeJPEG(t testing.TB, img image.Image, quality int) []byte {
 	return b.Bytes()
 }
 
-// encodeGIF writes a two-frame animation whose first frame is first.
-func encodeGIF(t testing.TB, first, second image.Image) []byte {
+// GIF encodes a two-frame animation whose first frame is first, each
+// frame dithered to a fixed 256-colour palette, failing the test if it
+// cannot.
+func GIF(t testing.TB, first, second image.Image) []byte {
 	t.Helper()
 	pal := func(img image.Image) *image.Paletted {
 		p := image.NewPaletted(img.Bounds(), palette256())
@@ -107,11 +122,12 @@ func encodeGIF(t testing.TB, first, second image.Image) []byte {
 	return b.Bytes()
 }
 
+// palette256 is 8 levels of red and green by 4 of blue.
 func palette256() color.Palette {
 	var p color.Palette
-	for r := 0; r < 8; r++ {
-		for g := 0; g < 8; g++ {
-			for b := 0; b < 4; b++ {
+	for r := range 8 {
+		for g := range 8 {
+			for b := range 4 {
 				p = append(p, color.RGBA{uint8(r * 36), uint8(g * 36), uint8(b * 85), 255})
 			}
 		}
