@@ -215,7 +215,7 @@ func searchers(cfg *config.Config, cache *httpcache.Cache, store *archive.Store,
 	so.Client = cachedClient(cache, &http.Client{Timeout: searchTimeout, Transport: tr})
 	s := search.Providers(so)
 	if store != nil {
-		s = append(s, ArchiveSearcher(store))
+		s = append(s, store.Searcher())
 	}
 	return s
 }
@@ -355,31 +355,4 @@ type archiveAdapter struct{ s *archive.Store }
 
 func (a archiveAdapter) Save(ctx context.Context, p ArchivedPage) error {
 	return a.s.Add(ctx, archive.Doc{URL: p.URL, Title: p.Title, Text: p.Text, Publisher: p.Publisher, Published: p.Published})
-}
-
-// ArchiveSearcher searches the local archive as one more provider, named
-// "archive": the archive's own Searcher when it has one, else a plain
-// full-text search with the query's cutoff.
-func ArchiveSearcher(s *archive.Store) search.Searcher {
-	if own, ok := any(s).(interface{ Searcher() search.Searcher }); ok {
-		return own.Searcher()
-	}
-	return archiveSearcher{s}
-}
-
-type archiveSearcher struct{ s *archive.Store }
-
-func (a archiveSearcher) Name() string { return "archive" }
-
-func (a archiveSearcher) Search(ctx context.Context, q search.Query) ([]search.Hit, error) {
-	hits, err := a.s.Search(ctx, q.Text, archive.SearchOptions{Before: q.Before, Limit: q.Count})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]search.Hit, len(hits))
-	for i, h := range hits {
-		out[i] = search.Hit{URL: h.URL, Title: h.Title, Snippet: h.Snippet, Published: h.Published,
-			Provider: "archive", Query: q.Text, Rank: i + 1}
-	}
-	return out, nil
 }
