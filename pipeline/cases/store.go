@@ -22,16 +22,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
-
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/sources/sqlitedb"
 )
 
 // ErrNotFound is returned (wrapped) when a case, draft or snapshot does not
@@ -84,24 +81,10 @@ func OpenOptions(ctx context.Context, o Options) (*Store, error) {
 	if o.Path == "" {
 		return nil, errors.New("open cases: no database path given")
 	}
-	if err := os.MkdirAll(filepath.Dir(o.Path), 0o700); err != nil {
-		return nil, fmt.Errorf("open cases %s: create directory: %w", o.Path, err)
-	}
-	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
-	q.Add("_pragma", "journal_mode(WAL)")
-	// NORMAL in WAL mode loses nothing when the process dies (the WAL is in
-	// the OS's hands once a commit returns); only a power cut may cost the
-	// last transactions, which is the trade SQLite recommends for WAL.
-	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Set("_txlock", "immediate")
-	dsn := "file:" + (&url.URL{Path: o.Path}).EscapedPath() + "?" + q.Encode()
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sqlitedb.Open(o.Path, sqlitedb.Options{Busy: busyTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("open cases %s: %w", o.Path, err)
 	}
-	db.SetMaxOpenConns(4)
-	db.SetConnMaxIdleTime(time.Minute)
 	s := &Store{db: db, path: o.Path, now: time.Now, last: map[string][32]byte{}, redact: newRedactor(o.Secrets)}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()

@@ -15,15 +15,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
-	_ "modernc.org/sqlite" // database/sql driver "sqlite"
-
 	"github.com/musecheck/muse/pipeline/llm"
+	"github.com/musecheck/muse/sources/sqlitedb"
 )
 
 // DefaultPath is the ledger under muse's data directory.
@@ -43,19 +40,10 @@ func Open(ctx context.Context, path string) (*Ledger, error) {
 	if path == "" {
 		return nil, errors.New("open spend ledger: no path given")
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("open spend ledger %s: create directory: %w", path, err)
-	}
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
+	db, err := sqlitedb.Open(path, sqlitedb.Options{Busy: 10 * time.Second, MaxConns: 2})
 	if err != nil {
 		return nil, fmt.Errorf("open spend ledger %s: %w", path, err)
 	}
-	db.SetMaxOpenConns(2)
 	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS spend (
 		at    INTEGER NOT NULL, -- unix milliseconds
 		task  TEXT NOT NULL,

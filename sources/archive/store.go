@@ -14,12 +14,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
-	"path/filepath"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	"github.com/musecheck/muse/sources/sqlitedb"
 )
 
 // Options configures an archive.
@@ -56,24 +53,10 @@ func OpenOptions(ctx context.Context, o Options) (*Store, error) {
 	if o.Path == "" {
 		return nil, errors.New("open archive: no database path given")
 	}
-	if err := os.MkdirAll(filepath.Dir(o.Path), 0o755); err != nil {
-		return nil, fmt.Errorf("open archive %s: create directory: %w", o.Path, err)
-	}
-	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Add("_pragma", "foreign_keys(ON)")
-	q.Set("_txlock", "immediate")
-	dsn := "file:" + (&url.URL{Path: o.Path}).EscapedPath() + "?" + q.Encode()
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sqlitedb.Open(o.Path, sqlitedb.Options{Busy: busyTimeout, Pragmas: []string{"foreign_keys(ON)"}})
 	if err != nil {
 		return nil, fmt.Errorf("open archive %s: %w", o.Path, err)
 	}
-	// A handful of connections lets readers run beside the one writer that
-	// SQLite allows; more would only queue on the same lock.
-	db.SetMaxOpenConns(4)
-	db.SetConnMaxIdleTime(time.Minute)
 	s := &Store{db: db, path: o.Path, now: time.Now}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()

@@ -30,7 +30,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -38,7 +37,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	"github.com/musecheck/muse/sources/sqlitedb"
 )
 
 // DefaultTTL is how long an entry is served when Options.TTL is zero.
@@ -109,19 +108,10 @@ func Open(ctx context.Context, o Options) (*Cache, error) {
 	if o.MaxBody <= 0 {
 		o.MaxBody = DefaultMaxBody
 	}
-	if err := os.MkdirAll(filepath.Dir(o.Path), 0o700); err != nil {
-		return nil, fmt.Errorf("open cache %s: create directory: %w", o.Path, err)
-	}
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(30000)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: o.Path}).EscapedPath()+"?"+q.Encode())
+	db, err := sqlitedb.Open(o.Path, sqlitedb.Options{Busy: 30 * time.Second})
 	if err != nil {
 		return nil, fmt.Errorf("open cache %s: %w", o.Path, err)
 	}
-	db.SetMaxOpenConns(4)
 	c := &Cache{db: db, opts: o, now: time.Now}
 	if o.Now != nil {
 		c.now = o.Now

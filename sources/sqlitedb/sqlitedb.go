@@ -1,0 +1,60 @@
+// Package sqlitedb opens the SQLite files muse keeps under its data
+// directory (the archive, cases, the response cache, the spend ledger) the
+// one way they are all opened: WAL so readers run beside the writer, a busy
+// timeout so several muse processes queue instead of failing, immediate
+// write transactions so a reader never has to upgrade its lock mid-way.
+package sqlitedb
+
+import (
+	"cmp"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// Options says how to open one database file.
+type Options struct {
+	Busy     time.Duration // how long a write waits for another process's lock
+	MaxConns int           // open connections; zero means 4
+	Pragmas  []string      // further pragmas, e.g. "foreign_keys(ON)"
+}
+
+// Open opens the database at path, creating its directory (private to the
+// user: cases and pages are a newsroom's work) when needed. It does not
+// touch the file: errors from a corrupt or unreadable file surface on the
+// first statement, which the caller runs to create its schema.
+func Open(path string, o Options) (*sql.DB, error) {
+	if path == "" {
+		return nil, errors.New("no database path given")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create directory: %w", err)
+	}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.Busy.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	// NORMAL in WAL mode loses nothing when the process dies (the WAL is in
+	// the OS's hands once a commit returns); only a power cut may cost the
+	// last transactions, which is the trade SQLite recommends for WAL.
+	q.Add("_pragma", "synchronous(NORMAL)")
+	for _, p := range o.Pragmas {
+		q.Add("_pragma", p)
+	}
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	// A handful of connections lets readers run beside the one writer that
+	// SQLite allows; more would only queue on the same lock.
+	db.SetMaxOpenConns(cmp.Or(o.MaxConns, 4))
+	db.SetConnMaxIdleTime(time.Minute)
+	return db, nil
+}
+
