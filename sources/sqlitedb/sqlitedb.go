@@ -57,4 +57,3 @@ func Open(path string, o Options) (*sql.DB, error) {
 	db.SetConnMaxIdleTime(time.Minute)
 	return db, nil
 }
-
