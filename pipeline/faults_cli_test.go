@@ -191,6 +191,16 @@ func TestFaultCLIReadOnlyData(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
+	// The checkout may sit in a directory only root can enter (a mktemp
+	// clone), so give nobody its own copy of the ratings fixture.
+	fixture, err := os.ReadFile(filepath.Join("testdata", "ratings.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fe.cfg.RatingsFile = filepath.Join(home, "ratings.csv")
+	if err := os.WriteFile(fe.cfg.RatingsFile, fixture, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	filepath.Walk(home, func(p string, fi os.FileInfo, err error) error {
 		if err == nil {
 			mode := os.FileMode(0o444)
