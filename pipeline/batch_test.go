@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/musecheck/muse/pipeline/llm/llmtest"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 	"github.com/musecheck/muse/sources/extract"
 )
 

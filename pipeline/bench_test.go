@@ -11,7 +11,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/musecheck/muse/pipeline/llm/llmtest"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 	"github.com/musecheck/muse/prompts"
 )
 

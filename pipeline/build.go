@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/pipeline/config"
-	"github.com/musecheck/muse/pipeline/llm"
-	"github.com/musecheck/muse/pipeline/spend"
+	"github.com/musecheck/muse/sources/llm"
+	"github.com/musecheck/muse/sources/spend"
 	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/archive"
 	"github.com/musecheck/muse/sources/extract"

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/musecheck/muse/pipeline/llm"
+	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/prompts"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/musecheck/muse/pipeline/llm"
+	"github.com/musecheck/muse/sources/llm"
 )
 
 // countingCheck runs one check of the e2e post through NewFromConfig,

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/pipeline/config"
-	"github.com/musecheck/muse/pipeline/llm/llmtest"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 	"github.com/musecheck/muse/sources/archive"
 )
 

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/musecheck/muse/pipeline/llm"
+	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/sources/posts"
 )
 
@@ -69,7 +69,7 @@ type Options struct {
 	// A call whose estimated cost (llm.Client.Estimate) would pass it is
 	// not made, and the stage that needed it fails with an error wrapping
 	// llm.ErrSpendCap ("spend cap of $X per check reached: …"); what was
-	// found so far is kept. It applies to models from pipeline/llm.
+	// found so far is kept. It applies to models from sources/llm.
 	SpendCapCheckUSD float64
 	// Snapshots makes every event but token deltas carry a deep copy of
 	// the Check (Event.Check), so that a caller can save the case as it
@@ -90,7 +90,7 @@ type Options struct {
 	// instead of the one HTTP_PROXY/HTTPS_PROXY name.
 	PageProxy *url.URL
 	// LLMTimeout bounds one model call attempt; LLMRetryDelay is the first
-	// retry backoff (zero: pipeline/llm's defaults).
+	// retry backoff (zero: sources/llm's defaults).
 	LLMTimeout    time.Duration
 	LLMRetryDelay time.Duration
 }

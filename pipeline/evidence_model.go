@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/musecheck/muse/pipeline/llm"
+	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/prompts"
 )
 

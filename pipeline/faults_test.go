@@ -24,7 +24,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/musecheck/muse/pipeline/llm/llmtest"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 	"github.com/musecheck/muse/sources/archive"
 	"github.com/musecheck/muse/sources/fetch/fetchtest"
 )

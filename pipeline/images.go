@@ -9,7 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/musecheck/muse/pipeline/llm"
+	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/prompts"
 	"github.com/musecheck/muse/sources/images"
 )

@@ -21,7 +21,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/musecheck/muse/pipeline/llm/llmtest"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 	"github.com/musecheck/muse/sources/extract"
 	"github.com/musecheck/muse/sources/images"
 	"github.com/musecheck/muse/sources/images/imagetest"

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/musecheck/muse/pipeline/llm"
+	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/prompts"
 )
 
 // LLMModel is the Model (and Embedder) that talks to an OpenAI-compatible
-// server through pipeline/llm with the prompts of package prompts.
+// server through sources/llm with the prompts of package prompts.
 type LLMModel struct {
 	Client *llm.Client
 	// Embeddings turns on embedding relevance; otherwise Embed is not used.

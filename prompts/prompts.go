@@ -10,7 +10,7 @@
 //
 // The instructions follow the paper's prompts, rewritten for any platform
 // (a "post", not a "tweet"). Builders return chat messages for
-// pipeline/llm; the *Schema functions give the JSON schema to request
+// sources/llm; the *Schema functions give the JSON schema to request
 // structured output, whose Fallback asks for the paper's plain-text format
 // when a server has no schema support. Parsers accept both forms.
 //
@@ -31,7 +31,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/musecheck/muse/pipeline/llm"
+	"github.com/musecheck/muse/sources/llm"
 	openai "github.com/sashabaranov/go-openai"
 )
 

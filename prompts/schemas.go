@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/musecheck/muse/pipeline/llm"
+	"github.com/musecheck/muse/sources/llm"
 )
 
 // Schema names on the wire; they are the task names.

@@ -19,7 +19,7 @@ import (
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/config"
-	"github.com/musecheck/muse/pipeline/llm/llmtest"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 	"github.com/musecheck/muse/sources/fetch/fetchtest"
 )
 

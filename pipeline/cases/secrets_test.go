@@ -17,8 +17,8 @@ import (
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/config"
 	"github.com/musecheck/muse/pipeline/export"
-	"github.com/musecheck/muse/pipeline/llm"
-	"github.com/musecheck/muse/pipeline/llm/llmtest"
+	"github.com/musecheck/muse/sources/llm"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 	"github.com/musecheck/muse/sources/httpcache"
 )
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/musecheck/muse/pipeline/llm/llmtest"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 	openai "github.com/sashabaranov/go-openai"
 )
 

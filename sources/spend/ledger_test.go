@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/musecheck/muse/pipeline/llm"
+	"github.com/musecheck/muse/sources/llm"
 )
 
 func TestDayGuard(t *testing.T) {

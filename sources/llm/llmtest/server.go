@@ -1,5 +1,5 @@
 // Package llmtest is a loopback OpenAI-compatible server for tests of code
-// that calls a model through pipeline/llm (or any OpenAI client).
+// that calls a model through sources/llm (or any OpenAI client).
 //
 // It speaks the real wire protocol: POST /v1/chat/completions (plain JSON
 // and SSE streams of chat.completion.chunk objects ending in a usage chunk

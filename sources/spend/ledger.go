@@ -19,7 +19,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/musecheck/muse/pipeline/llm"
+	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/sources/sqlitedb"
 )
 
