@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/musecheck/muse/sources/llm/llmtest"
 	"github.com/musecheck/muse/sources/extract"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 )
 
 func TestBatchResume(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/musecheck/muse/sources/llm/llmtest"
 	"github.com/musecheck/muse/prompts"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 )
 
 // BenchmarkCheck runs one text post end to end against a loopback model

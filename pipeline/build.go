@@ -10,16 +10,16 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/pipeline/config"
-	"github.com/musecheck/muse/sources/llm"
-	"github.com/musecheck/muse/sources/spend"
 	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/archive"
 	"github.com/musecheck/muse/sources/extract"
 	"github.com/musecheck/muse/sources/fetch"
 	"github.com/musecheck/muse/sources/httpcache"
 	"github.com/musecheck/muse/sources/images"
+	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/sources/ratings"
 	"github.com/musecheck/muse/sources/search"
+	"github.com/musecheck/muse/sources/spend"
 )
 
 // ModelSetupHint says exactly what to set when no model is configured.

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/pipeline/config"
-	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/sources/archive"
+	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/sources/ratings"
 	"github.com/musecheck/muse/sources/search"
 )

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/pipeline/config"
-	"github.com/musecheck/muse/sources/llm/llmtest"
 	"github.com/musecheck/muse/sources/archive"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 )
 
 func e2eRun(t *testing.T, env *e2eEnv, opts Options) (*Check, error) {

@@ -24,9 +24,9 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/musecheck/muse/sources/llm/llmtest"
 	"github.com/musecheck/muse/sources/archive"
 	"github.com/musecheck/muse/sources/fetch/fetchtest"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 )
 
 // The fault matrix: a whole check (NewFromConfig + Run, what `muse check`

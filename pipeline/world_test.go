@@ -17,8 +17,8 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/musecheck/muse/pipeline/config"
-	"github.com/musecheck/muse/sources/llm/llmtest"
 	"github.com/musecheck/muse/sources/fetch/fetchtest"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 )
 
 // The loopback world of the end-to-end tests and the benchmark: news pages

@@ -19,8 +19,8 @@ import (
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/config"
-	"github.com/musecheck/muse/sources/llm/llmtest"
 	"github.com/musecheck/muse/sources/fetch/fetchtest"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 )
 
 // The real engine, against loopback fakes: a SearXNG instance, news pages

@@ -7,55 +7,158 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/musecheck/muse/sources/llm"
 )
 
-// Parsers accept the JSON the schemas ask for, the same JSON wrapped in a
-// Markdown code fence or surrounded by chatter, and the paper's plain-text
-// formats. They never panic; an answer that fits no form is an error
-// wrapping llm.ErrMalformed (llm.ErrRefusal for an apology, llm.ErrEmpty for
-// nothing at all), so callers can tell the cases apart with errors.Is.
+// Page is one web page offered for evidence extraction.
+type Page struct {
+	URL       string
+	Title     string
+	Publisher string
+	Published time.Time // zero when unknown
+	// Paragraphs of the extracted main text, in order.
+	Paragraphs []string
+}
 
-// ParseQueries reads a query-generation answer. informative is false when
-// the model answered that the post has nothing to search for ("NONE", or an
-// empty list); queries are then nil and err is nil.
-func ParseQueries(text string) (queries []string, informative bool, err error) {
-	body, err := prepare("queries", text)
-	if err != nil {
-		return nil, false, err
+// Evidence kinds, as in the pipeline's Check record.
+const (
+	KindRefutes = "refutes"
+	KindContext = "context"
+)
+
+// Evidence builds the evidence-extraction prompt for one page, its text cut
+// to MaxArticleChars. Send it with EvidenceSchema().
+func Evidence(p Post, page Page) ([]llm.Message, error) {
+	return EvidenceWithLimit(p, page, MaxArticleChars)
+}
+
+// EvidenceWithLimit is Evidence with the article cut to maxChars; use a
+// smaller limit to retry after llm.ErrContextLength. The paper's cap still
+// holds: a limit above MaxArticleChars (or below 1) means MaxArticleChars.
+func EvidenceWithLimit(p Post, page Page, maxChars int) ([]llm.Message, error) {
+	if maxChars <= 0 || maxChars > MaxArticleChars {
+		maxChars = MaxArticleChars
 	}
-	if obj, ok := jsonObject(body); ok {
-		for _, key := range []string{"queries", "query", "search_queries"} {
-			if raw, ok := obj[key]; ok {
-				qs := cleanQueries(jsonStrings(raw))
-				return qs, len(qs) > 0, nil
+	cp := cleanPage(page.Truncate(maxChars))
+	if len(cp.Paragraphs) == 0 {
+		return nil, fmt.Errorf("prompts: evidence prompt for %s: the page has no text", page.URL)
+	}
+	return messages("evidence", map[string]any{"Post": cleanPost(p), "Page": cp})
+}
+
+// MaxPagesPerCall bounds the articles of one EvidencePages prompt, so that
+// the answer (up to four paragraphs per article) stays within what a model
+// writes in one go.
+const MaxPagesPerCall = 10
+
+// EvidencePages builds one evidence-extraction prompt for several pages:
+// the post, the instructions and the system message are sent once instead
+// of once per page. The articles are fenced and numbered 1…len(pages) in
+// the given order, each cut to maxChars (the rules of EvidenceWithLimit);
+// the answer is keyed by that number. Send it with EvidencePagesSchema()
+// and read it with ParseEvidencePages.
+func EvidencePages(p Post, pages []Page, maxChars int) ([]llm.Message, error) {
+	if len(pages) == 0 || len(pages) > MaxPagesPerCall {
+		return nil, fmt.Errorf("prompts: evidence prompt for %d pages: want 1 to %d", len(pages), MaxPagesPerCall)
+	}
+	if maxChars <= 0 || maxChars > MaxArticleChars {
+		maxChars = MaxArticleChars
+	}
+	var cps []Page
+	for _, page := range pages {
+		cp := cleanPage(page.Truncate(maxChars))
+		if len(cp.Paragraphs) == 0 {
+			return nil, fmt.Errorf("prompts: evidence prompt for %s: the page has no text", page.URL)
+		}
+		cps = append(cps, cp)
+	}
+	return messages("evidence_pages", map[string]any{"Post": cleanPost(p), "Pages": cps})
+}
+
+func cleanPage(page Page) Page {
+	cp := Page{URL: clean(page.URL), Title: clean(page.Title), Publisher: clean(page.Publisher), Published: page.Published}
+	for _, para := range page.Paragraphs {
+		if s := strings.TrimSpace(clean(para)); s != "" {
+			cp.Paragraphs = append(cp.Paragraphs, s)
+		}
+	}
+	return cp
+}
+
+// Truncate keeps whole paragraphs up to maxChars characters (runes) in all;
+// a first paragraph longer than that is cut at a word boundary.
+func (pg Page) Truncate(maxChars int) Page {
+	if maxChars <= 0 {
+		return pg
+	}
+	out := pg
+	out.Paragraphs = nil
+	used := 0
+	for _, para := range pg.Paragraphs {
+		n := len([]rune(para))
+		if used+n > maxChars {
+			if len(out.Paragraphs) == 0 {
+				out.Paragraphs = append(out.Paragraphs, cutWords(para, maxChars))
 			}
+			break
 		}
-		return nil, false, malformed("queries", text, "JSON without a \"queries\" list")
+		out.Paragraphs = append(out.Paragraphs, para)
+		used += n
 	}
-	if arr, ok := jsonArray(body); ok {
-		qs := cleanQueries(arr)
-		return qs, len(qs) > 0, nil
+	return out
+}
+
+// Chars is the number of characters (runes) of the page's paragraphs.
+func (pg Page) Chars() int {
+	n := 0
+	for _, para := range pg.Paragraphs {
+		n += len([]rune(para))
 	}
-	if isNone(body) {
-		return nil, false, nil
+	return n
+}
+
+// EvidenceSchema is {"refutes": [string], "context": [string]}: verbatim
+// paragraphs that refute the post explicitly, and ones that give refuting
+// context. Its fallback asks for the paper's two-part list.
+func EvidenceSchema() *llm.Schema {
+	return &llm.Schema{
+		Name:        SchemaEvidence,
+		Description: "Paragraphs copied verbatim from the article: at most two that refute the post explicitly, at most two that give context refuting it implicitly.",
+		JSON:        stringArrays("refutes", "context"),
+		Fallback:    fallback("evidence_format.tmpl", nil),
 	}
-	var items []string
-	for _, line := range strings.Split(body, "\n") {
-		if item, ok := listItem(line); ok {
-			items = append(items, item)
-		}
+}
+
+// EvidencePagesSchema is {"articles": [{"article": n, "refutes": [string],
+// "context": [string]}]}: for each numbered article of an EvidencePages
+// prompt, its verbatim refuting and context paragraphs. Its name is the
+// task's, "evidence", like EvidenceSchema's.
+func EvidencePagesSchema() *llm.Schema {
+	item := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"article": map[string]any{"type": "integer"},
+			"refutes": map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+			"context": map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+		},
+		"required":             []string{"article", "refutes", "context"},
+		"additionalProperties": false,
 	}
-	if qs := cleanQueries(items); len(qs) > 0 {
-		return qs, true, nil
+	b, _ := json.Marshal(map[string]any{
+		"type":                 "object",
+		"properties":           map[string]any{"articles": map[string]any{"type": "array", "items": item}},
+		"required":             []string{"articles"},
+		"additionalProperties": false,
+	})
+	return &llm.Schema{
+		Name:        SchemaEvidence,
+		Description: "For each numbered article, paragraphs copied verbatim from it: at most two that refute the post explicitly, at most two that give context refuting it implicitly.",
+		JSON:        b,
+		Fallback:    fallback("evidence_pages_format.tmpl", nil),
 	}
-	if items != nil || mentionsNotInformative(body) {
-		return nil, false, nil // a list of NONE, or prose saying there is nothing to search
-	}
-	return nil, false, malformed("queries", text, "neither JSON nor a numbered list")
 }
 
 // ParseEvidence reads an evidence-extraction answer: paragraphs that refute
@@ -273,157 +376,6 @@ func mergeArticles(pqs []PageQuotes) []PageQuotes {
 	return out
 }
 
-// ParseImageDescription reads an image-description answer: {"description"}
-// JSON or plain text (the paper's answers come wrapped in braces).
-func ParseImageDescription(text string) (string, error) {
-	body, err := prepare("image description", text)
-	if err != nil {
-		return "", err
-	}
-	if obj, ok := jsonObject(body); ok {
-		for _, key := range []string{"description", "image_description"} {
-			if raw, ok := obj[key]; ok {
-				if d := strings.Join(jsonStrings(raw), " "); strings.TrimSpace(d) != "" {
-					return strings.TrimSpace(d), nil
-				}
-				return "", fmt.Errorf("prompts: parse image description answer: %w", llm.ErrEmpty)
-			}
-		}
-		return "", malformed("image description", text, "JSON without \"description\"")
-	}
-	d := strings.TrimSpace(body)
-	d = labelRe.ReplaceAllString(d, "")
-	d = strings.TrimSpace(unwrapQuote(d))
-	if d == "" || isNone(d) {
-		return "", fmt.Errorf("prompts: parse image description answer: %w", llm.ErrEmpty)
-	}
-	return d, nil
-}
-
-var labelRe = regexp.MustCompile(`(?i)^\**\s*(?:informative\s+)?(?:image\s+)?description\s*\**\s*:\s*`)
-
-// prepare trims the answer, unwraps a Markdown code fence and recognises
-// empty answers and refusals.
-func prepare(what, text string) (string, error) {
-	if !utf8.ValidString(text) {
-		text = strings.ToValidUTF8(text, "\uFFFD")
-	}
-	body := strings.TrimSpace(strings.ReplaceAll(text, "\r\n", "\n"))
-	body = unfence(body)
-	if body == "" {
-		return "", fmt.Errorf("prompts: parse %s answer: %w", what, llm.ErrEmpty)
-	}
-	if isRefusal(body) {
-		return "", fmt.Errorf("prompts: parse %s answer %q: %w", what, snippet(body), llm.ErrRefusal)
-	}
-	return body, nil
-}
-
-var fenceRe = regexp.MustCompile("(?s)```[a-zA-Z0-9_-]*[ \\t]*\\n(.*?)\\n?```")
-
-func unfence(s string) string {
-	if m := fenceRe.FindStringSubmatch(s); m != nil {
-		return strings.TrimSpace(m[1])
-	}
-	return s
-}
-
-// jsonObject finds a JSON object in s: the whole of s, or the span from the
-// first "{" to the last "}" (answers that talk around their JSON).
-func jsonObject(s string) (map[string]json.RawMessage, bool) {
-	var obj map[string]json.RawMessage
-	if json.Unmarshal([]byte(s), &obj) == nil && obj != nil {
-		return obj, true
-	}
-	i, j := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}')
-	if i < 0 || j <= i {
-		return nil, false
-	}
-	if json.Unmarshal([]byte(s[i:j+1]), &obj) == nil && obj != nil {
-		return obj, true
-	}
-	return nil, false
-}
-
-// jsonArray accepts an answer that is a bare JSON array of strings.
-func jsonArray(s string) ([]string, bool) {
-	if !strings.HasPrefix(s, "[") {
-		return nil, false
-	}
-	var arr []string
-	if json.Unmarshal([]byte(s), &arr) != nil {
-		return nil, false
-	}
-	return arr, true
-}
-
-// jsonStrings reads a list of strings, a single string, or a list of objects
-// with a "quote"/"text"/"query" field.
-func jsonStrings(raw json.RawMessage) []string {
-	var one string
-	if json.Unmarshal(raw, &one) == nil {
-		return []string{one}
-	}
-	var many []json.RawMessage
-	if json.Unmarshal(raw, &many) != nil {
-		return nil
-	}
-	var out []string
-	for _, m := range many {
-		if json.Unmarshal(m, &one) == nil {
-			out = append(out, one)
-			continue
-		}
-		var obj map[string]any
-		if json.Unmarshal(m, &obj) == nil {
-			for _, k := range []string{"quote", "text", "query", "paragraph"} {
-				if s, ok := obj[k].(string); ok {
-					out = append(out, s)
-					break
-				}
-			}
-		}
-	}
-	return out
-}
-
-var listRe = regexp.MustCompile(`^\s*(?:\d{1,2}\s*[.):]|[-*•–])\s+(.*)$`)
-
-// listItem recognises "1. text", "2) text", "- text", "* text", "• text".
-func listItem(line string) (string, bool) {
-	line = strings.ReplaceAll(line, "**", "")
-	m := listRe.FindStringSubmatch(line)
-	if m == nil {
-		return "", false
-	}
-	return strings.TrimSpace(m[1]), true
-}
-
-var queryLabelRe = regexp.MustCompile(`(?i)^(?:query[ _]?\d*|q\d+)\s*[:.-]\s*`)
-
-func cleanQueries(items []string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, q := range items {
-		q = oneLine(q)
-		q = queryLabelRe.ReplaceAllString(q, "")
-		q = strings.TrimSpace(unwrapQuote(q))
-		// The paper's queries carry no quotation marks: a quoted phrase
-		// would make the search engine demand that exact wording.
-		q = oneLine(strings.NewReplacer(`"`, "", "“", "", "”", "").Replace(q))
-		if q == "" || isNone(q) {
-			continue
-		}
-		key := strings.ToLower(q)
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		out = append(out, q)
-	}
-	return out
-}
-
 var headerRe = regexp.MustCompile(`(?i)^\s*#*\s*(?:\d{1,2}\s*[.)]\s*)?\**\s*(explicit(?:ly)?|implicit(?:ly)?|refut\w*|context\w*)\b([^:\n]{0,40}):\**\s*(.*)$`)
 
 // evidenceSections reads the paper's format: an "Explicit refutation:"
@@ -522,25 +474,4 @@ func isNone(s string) bool {
 		return true
 	}
 	return strings.HasPrefix(t, "none") && len(t) < 80 && !strings.Contains(t, "\n")
-}
-
-func mentionsNotInformative(s string) bool {
-	l := strings.ToLower(s)
-	return strings.Contains(l, "not informative") || strings.Contains(l, "not enough information")
-}
-
-var refusalRe = regexp.MustCompile(`(?i)^(?:i['’]m sorry|i am sorry|sorry,|i can(?:['’]t|not) (?:help|assist|comply|do that|provide)|i won['’]t|as an ai\b)`)
-
-func isRefusal(s string) bool { return refusalRe.MatchString(strings.TrimSpace(s)) }
-
-func malformed(what, text, why string) error {
-	return fmt.Errorf("prompts: parse %s answer %q: %s: %w", what, snippet(text), why, llm.ErrMalformed)
-}
-
-func snippet(s string) string {
-	s = oneLine(s)
-	if r := []rune(s); len(r) > 80 {
-		return string(r[:80]) + "…"
-	}
-	return s
 }

@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"context"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -219,113 +221,6 @@ func cutAtSentence(s string, n int) string {
 	return cut
 }
 
-// keyPhrases picks up to n search queries from a post without a model:
-// its names and numbers as one query, and its most frequent content words
-// in post order as another.
-func keyPhrases(post string, n int) []string {
-	var out []string
-	add := func(q string) {
-		q = strings.TrimSpace(q)
-		if q != "" && !slices.Contains(out, q) && len(out) < n {
-			out = append(out, q)
-		}
-	}
-	// Capitalised runs and numbers: names, places, figures.
-	var names []string
-	var run []string
-	flush := func() {
-		if len(run) > 0 {
-			names = append(names, strings.Join(run, " "))
-			run = nil
-		}
-	}
-	for i, f := range strings.Fields(post) {
-		w := strings.Trim(f, ".,;:!?\"'“”‘’()[]#")
-		lw := strings.ToLower(w)
-		if w == "" || strings.Contains(lw, "://") || strings.HasPrefix(w, "@") {
-			flush()
-			continue
-		}
-		r := []rune(w)
-		if (unicode.IsUpper(r[0]) && !(i == 0 && stopWords[lw])) || isDigits(strings.ReplaceAll(w, ",", "")) {
-			if !stopWords[lw] {
-				run = append(run, w)
-			}
-		} else {
-			flush()
-		}
-		if strings.ContainsAny(f, ".,;:!?") {
-			flush()
-		}
-	}
-	flush()
-	ws := words(post)
-	freq := map[string]int{}
-	for _, w := range ws {
-		freq[w]++
-	}
-	distinct := slices.Compact(slices.Clone(ws))
-	seen := map[string]bool{}
-	var uniq []string
-	for _, w := range distinct {
-		if !seen[w] {
-			seen[w] = true
-			uniq = append(uniq, w)
-		}
-	}
-	top := slices.Clone(uniq)
-	sort.SliceStable(top, func(a, b int) bool { return freq[top[a]] > freq[top[b]] })
-	if len(top) > 8 {
-		top = top[:8]
-	}
-	keep := termSet(top)
-	var content []string
-	for _, w := range uniq {
-		if keep[w] {
-			content = append(content, w)
-		}
-	}
-	if len(names) > 0 {
-		add(strings.Join(firstN(names, 6), " "))
-	}
-	add(strings.Join(content, " "))
-	if len(uniq) > 8 {
-		add(strings.Join(firstN(uniq, 8), " "))
-	}
-	return out
-}
-
-func firstN(s []string, n int) []string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
-}
-
-// fallbackQuery is the post's own text made into one search query: URLs and
-// handles dropped, cut to 32 words, which search engines still accept.
-func fallbackQuery(post string) string {
-	var keep []string
-	for _, f := range strings.Fields(post) {
-		lf := strings.ToLower(f)
-		if strings.Contains(lf, "://") || strings.HasPrefix(lf, "www.") || strings.HasPrefix(f, "@") {
-			continue
-		}
-		if len(words(f)) == 0 && !hasLetterOrDigit(f) {
-			continue
-		}
-		keep = append(keep, f)
-		if len(keep) == 32 {
-			break
-		}
-	}
-	return strings.Join(keep, " ")
-}
-
-func hasLetterOrDigit(s string) bool {
-	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
-}
-
 // cosine is the cosine similarity of two vectors (0 when either is empty
 // or their lengths differ).
 func cosine(a, b []float32) float64 {
@@ -342,4 +237,53 @@ func cosine(a, b []float32) float64 {
 		return 0
 	}
 	return dot / math.Sqrt(na*nb)
+}
+
+// relevance scores sources from index `from` on and keeps irrelevant ones
+// out: by embedding similarity when an Embedder is configured, otherwise
+// lexically (see LexicalRelevance).
+func (r *run) relevance(ctx context.Context, st Stage, from int) {
+	c := r.c
+	post := postForSearch(c)
+	var idx []int
+	for i := from; i < len(c.Sources); i++ {
+		if isEligible(c.Sources[i]) {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return
+	}
+	if r.e.deps.Embedder != nil && !r.e.opts.NoLLM {
+		texts := []string{post}
+		for _, i := range idx {
+			s := c.Sources[i]
+			texts = append(texts, cutAtSentence(s.Title+"\n"+strings.Join(s.Paragraphs, "\n"), 2000))
+		}
+		vecs, u, err := r.e.deps.Embedder.Embed(ctx, texts)
+		r.addUsage(st, u)
+		if err == nil && len(vecs) == len(texts) {
+			for k, i := range idx {
+				s := &c.Sources[i]
+				s.Relevance = cosine(vecs[0], vecs[k+1])
+				if s.Relevance < r.e.opts.EmbeddingThreshold && !s.Boosted {
+					s.Status = StatusIrrelevant
+					s.Reason = fmt.Sprintf("similarity to the post %.2f, below %.2f", s.Relevance, r.e.opts.EmbeddingThreshold)
+				}
+			}
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		r.warn(st, "embeddings failed (%v); judging relevance by shared words", err)
+	}
+	for _, i := range idx {
+		s := &c.Sources[i]
+		s.Relevance = LexicalRelevance(post, s.Title, strings.Join(s.Paragraphs, "\n"))
+		if s.Relevance < r.e.opts.LexicalThreshold && !s.Boosted {
+			s.Status = StatusIrrelevant
+			s.Reason = fmt.Sprintf("shares %.0f%% of the post's key words, below %.0f%%", s.Relevance*100, r.e.opts.LexicalThreshold*100)
+		}
+	}
 }

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/prompts"
+	"github.com/musecheck/muse/sources/llm"
 )
 
 // NoSourceText is the whole correction when no evidence survived: muse says

@@ -266,55 +266,6 @@ func (r *run) eligibleCount() int {
 	return n
 }
 
-// relevance scores sources from index `from` on and keeps irrelevant ones
-// out: by embedding similarity when an Embedder is configured, otherwise
-// lexically (see LexicalRelevance).
-func (r *run) relevance(ctx context.Context, st Stage, from int) {
-	c := r.c
-	post := postForSearch(c)
-	var idx []int
-	for i := from; i < len(c.Sources); i++ {
-		if isEligible(c.Sources[i]) {
-			idx = append(idx, i)
-		}
-	}
-	if len(idx) == 0 {
-		return
-	}
-	if r.e.deps.Embedder != nil && !r.e.opts.NoLLM {
-		texts := []string{post}
-		for _, i := range idx {
-			s := c.Sources[i]
-			texts = append(texts, cutAtSentence(s.Title+"\n"+strings.Join(s.Paragraphs, "\n"), 2000))
-		}
-		vecs, u, err := r.e.deps.Embedder.Embed(ctx, texts)
-		r.addUsage(st, u)
-		if err == nil && len(vecs) == len(texts) {
-			for k, i := range idx {
-				s := &c.Sources[i]
-				s.Relevance = cosine(vecs[0], vecs[k+1])
-				if s.Relevance < r.e.opts.EmbeddingThreshold && !s.Boosted {
-					s.Status = StatusIrrelevant
-					s.Reason = fmt.Sprintf("similarity to the post %.2f, below %.2f", s.Relevance, r.e.opts.EmbeddingThreshold)
-				}
-			}
-			return
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		r.warn(st, "embeddings failed (%v); judging relevance by shared words", err)
-	}
-	for _, i := range idx {
-		s := &c.Sources[i]
-		s.Relevance = LexicalRelevance(post, s.Title, strings.Join(s.Paragraphs, "\n"))
-		if s.Relevance < r.e.opts.LexicalThreshold && !s.Boosted {
-			s.Status = StatusIrrelevant
-			s.Reason = fmt.Sprintf("shares %.0f%% of the post's key words, below %.0f%%", s.Relevance*100, r.e.opts.LexicalThreshold*100)
-		}
-	}
-}
-
 var tierOrder = map[string]int{TierHigh: 0, TierMedium: 1, TierLow: 2, TierUnrated: 3, TierExcluded: 4}
 
 // rank orders sources: usable ones first (boosted, then tier high > medium

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/musecheck/muse/sources/llm"
-	"github.com/musecheck/muse/prompts"
 	"github.com/musecheck/muse/sources/images"
 )
 
@@ -35,61 +33,6 @@ type ImageLoader images.Options
 // Load implements ImageLoading.
 func (l ImageLoader) Load(ctx context.Context, src string) (*images.Image, error) {
 	return images.Load(ctx, src, images.Options(l))
-}
-
-// VisionModel is a Model that can also look at an image. LLMModel is one;
-// whether the server's model really accepts images is known only by asking,
-// and a model that does not answers ErrNoVision.
-type VisionModel interface {
-	// DescribeImage writes the informative description of an image shown
-	// to the model as a data: URL, with what is already known of it (text
-	// read by OCR, alt text) as notes.
-	DescribeImage(ctx context.Context, post Post, img Image, dataURL string) (description string, u CallUsage, err error)
-}
-
-// ErrNoVision: the model refused the request because it does not take
-// images. The images stage then describes images from OCR and alt text.
-var ErrNoVision = errors.New("the model does not accept images")
-
-// DescribeImage implements VisionModel with the paper's in-context prompt:
-// the image itself, plus the text read from it and its alt text.
-func (m *LLMModel) DescribeImage(ctx context.Context, p Post, img Image, dataURL string) (string, CallUsage, error) {
-	msgs, err := prompts.ImageDescription(promptPost(p, nil), prompts.ImageInput{URL: dataURL,
-		OCRText: img.OCRText, AltText: img.AltText})
-	if err != nil {
-		return "", CallUsage{}, err
-	}
-	resp, err := m.Client.Complete(ctx, llm.Request{Task: llm.TaskVision, Messages: msgs,
-		Schema: prompts.ImageDescriptionSchema(), MaxTokens: maxImageTokens})
-	if err != nil {
-		if noVision(err) {
-			return "", usageOf(resp), fmt.Errorf("%w: %w", ErrNoVision, err)
-		}
-		return "", usageOf(resp), badAnswer(err)
-	}
-	d, err := prompts.ParseImageDescription(resp.Text)
-	if err != nil {
-		return "", usageOf(resp), badAnswer(err)
-	}
-	return d, usageOf(resp), nil
-}
-
-// noVision recognises a server's "this model cannot read images" answer:
-// a 400 whose message speaks of images (OpenAI: "image_url is only
-// supported by certain models"; vLLM, llama.cpp and Ollama word it their
-// own way but all name images or vision).
-func noVision(err error) bool {
-	var ae *llm.APIError
-	if !errors.As(err, &ae) || ae.Kind != llm.ErrBadRequest {
-		return false
-	}
-	msg := strings.ToLower(ae.Message)
-	for _, w := range []string{"image", "vision", "multimodal", "multi-modal"} {
-		if strings.Contains(msg, w) {
-			return true
-		}
-	}
-	return false
 }
 
 func (e *Engine) imageLoader() ImageLoading {

@@ -21,10 +21,10 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/musecheck/muse/sources/llm/llmtest"
 	"github.com/musecheck/muse/sources/extract"
 	"github.com/musecheck/muse/sources/images"
 	"github.com/musecheck/muse/sources/images/imagetest"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 	"github.com/musecheck/muse/sources/posts"
 	"github.com/musecheck/muse/sources/search"
 )

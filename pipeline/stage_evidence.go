@@ -63,21 +63,8 @@ func (r *run) evidenceRounds(ctx context.Context) error {
 	if err != nil || refuting > 0 {
 		return err
 	}
-	for _, h := range r.c.Hits {
-		if h.Pass == 2 {
-			return nil // the wider pass was already run for this check
-		}
-	}
-	r.emit(Event{Kind: EventProgress, Stage: StageEvidence,
-		Message: fmt.Sprintf("no page refutes the post: searching wider (top %d per query)", r.e.opts.SecondPassHits)})
-	hits, err := r.searchPass(ctx, StageEvidence, 2, r.e.opts.SecondPassHits)
-	if err != nil {
-		return err
-	}
-	if len(hits) == 0 {
-		return nil
-	}
-	if err := r.readHits(ctx, StageEvidence, hits, nil); err != nil {
+	read, err := r.searchWider(ctx)
+	if err != nil || !read {
 		return err
 	}
 	_, err = r.evidenceRound(ctx, r.unread())

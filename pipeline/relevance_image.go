@@ -6,9 +6,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/images"
-	"github.com/musecheck/muse/sources/search"
 )
 
 // maxImageCache bounds the lead-image hashes an engine remembers; past it
@@ -125,26 +123,4 @@ func (r *run) visualRelevance(ctx context.Context, st Stage, from int) {
 			r.emit(Event{Kind: EventProgress, Stage: st, Message: s.URL + " " + s.Reason})
 		}
 	}
-}
-
-// reverseImageSearch asks each image searcher (Google Lens through SerpAPI)
-// about every post image given by http(s) URL: the service downloads the
-// image itself, so files on this machine cannot be searched this way. The
-// hits join the text search's and go through the same ratings.
-func (r *run) reverseImageSearch(ctx context.Context) ([]search.Hit, []search.ProviderError) {
-	if len(r.e.deps.ImageSearchers) == 0 {
-		return nil, nil
-	}
-	var urls []string
-	r.mu.Lock()
-	for _, im := range r.c.Images {
-		if u, err := sources.ParseHTTP(im.Source); err == nil && im.PHash != "" { // loaded: an image, and reachable
-			urls = append(urls, u.String())
-		}
-	}
-	r.mu.Unlock()
-	if len(urls) == 0 {
-		return nil, nil
-	}
-	return search.RunImages(ctx, r.e.deps.ImageSearchers, urls, r.c.Cutoff)
 }
