@@ -17,9 +17,9 @@ import (
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/config"
 	"github.com/musecheck/muse/pipeline/export"
+	"github.com/musecheck/muse/sources/httpcache"
 	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/sources/llm/llmtest"
-	"github.com/musecheck/muse/sources/httpcache"
 )
 
 // TestDataDirHoldsNoKey configures keys the way a user does (environment),

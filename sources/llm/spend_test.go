@@ -10,8 +10,8 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/musecheck/muse/sources/llm/llmtest"
 	"github.com/musecheck/muse/sources/httpcache"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 )
 
 // A repeated call answered by the response cache counts its tokens, costs
