@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -383,6 +384,7 @@ func (r *run) addUsage(st Stage, u CallUsage) {
 	s.CostUSD += u.CostUSD
 	us.ByStage[string(st)] = s
 	snapshot := *us
+	snapshot.ByStage = maps.Clone(us.ByStage) // parallel evidence calls write it
 	r.mu.Unlock()
 	r.emit(Event{Kind: EventUsage, Stage: st, Item: snapshot,
 		Message: fmt.Sprintf("%d model calls, %d tokens, $%.4f", snapshot.LLMCalls,
