@@ -132,10 +132,6 @@ type Engine struct {
 	opts Options
 	// imageCache holds the hashes of pages' lead images (visual.go).
 	imageCache *imageHashes
-	// setupWarnings say what the engine was built without (NewFromConfig:
-	// a response cache or archive that could not be opened); every check
-	// run carries them once.
-	setupWarnings []string
 }
 
 // ErrNoModel is returned when a check needs a model and none is configured.
@@ -239,7 +235,7 @@ func (e *Engine) Run(ctx context.Context, c *Check, from Stage, events chan<- Ev
 			r.setState(st, StateWaiting, 0, 0, "")
 		}
 	}
-	for _, w := range e.setupWarnings {
+	for _, w := range e.deps.Warnings {
 		if !slices.ContainsFunc(c.Events, func(ev Event) bool { return ev.Kind == EventWarning && ev.Message == w }) {
 			r.warn(from, "%s", w)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/prompts"
+	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/llm"
 )
 
@@ -96,11 +97,11 @@ func (r *run) orderedEvidence() []EvidenceForPrompt {
 	c := r.c
 	pos := map[string]int{}
 	for i, s := range c.Sources {
-		pos[canonicalKey(s.URL)] = i
+		pos[sources.Key(s.URL)] = i
 	}
 	inc := c.IncludedEvidence()
 	slices.SortStableFunc(inc, func(a, b Evidence) int {
-		return cmp.Or(cmp.Compare(pos[canonicalKey(a.SourceURL)], pos[canonicalKey(b.SourceURL)]),
+		return cmp.Or(cmp.Compare(pos[sources.Key(a.SourceURL)], pos[sources.Key(b.SourceURL)]),
 			cmp.Compare(kindRank(a.Kind), kindRank(b.Kind)))
 	})
 	out := make([]EvidenceForPrompt, 0, len(inc))

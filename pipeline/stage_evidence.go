@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/prompts"
+	"github.com/musecheck/muse/sources"
 )
 
 // evidence quotes the pages, best first and many at once, until enough
@@ -47,7 +48,7 @@ func (r *run) evidence(ctx context.Context) (int, error) {
 	}
 	for i := range c.Sources {
 		s := &c.Sources[i]
-		if (s.Status == StatusPending || s.Status == StatusBoosted) && !r.read[canonicalKey(s.URL)] {
+		if (s.Status == StatusPending || s.Status == StatusBoosted) && !r.read[sources.Key(s.URL)] {
 			s.Status = StatusNotNeeded
 			s.Reason = "not read for evidence: enough pages had already refuted the post"
 			if err != nil {
@@ -75,7 +76,7 @@ func (r *run) evidenceRounds(ctx context.Context) error {
 func (r *run) unread() []string {
 	var out []string
 	for _, s := range r.c.Sources {
-		if isEligible(s) && !r.read[canonicalKey(s.URL)] {
+		if isEligible(s) && !r.read[sources.Key(s.URL)] {
 			out = append(out, s.URL)
 		}
 	}
@@ -219,7 +220,7 @@ func (r *run) weigh(res evidenceResult, pages map[string]EvidencePage, answered 
 	}
 	r.mu.Lock()
 	for _, u := range res.urls {
-		r.read[canonicalKey(u)] = true
+		r.read[sources.Key(u)] = true
 		s := r.c.SourceByURL(u)
 		for _, p := range pages[u].Paragraphs {
 			s.SentChars += len(p)
@@ -366,7 +367,7 @@ func (r *run) refutingPages() int {
 }
 
 func evidenceKey(url, quote string) string {
-	return canonicalKey(url) + "\x00" + normaliseForMatch(cleanQuote(quote))
+	return sources.Key(url) + "\x00" + normaliseForMatch(cleanQuote(quote))
 }
 
 // digestEvidence is the extractive mode's evidence: the paragraphs most
@@ -380,7 +381,7 @@ func (r *run) digestEvidence() {
 			continue
 		}
 		n++
-		r.read[canonicalKey(s.URL)] = true
+		r.read[sources.Key(s.URL)] = true
 		order := rankParagraphs(post, s.Paragraphs)
 		took := 0
 		for _, pi := range order {

@@ -144,7 +144,7 @@ func TestEvidenceAttribution(t *testing.T) {
 	if st := statusOf(c, "https://www.reuters.com/a"); st != StatusNotNeeded {
 		t.Errorf("reuters quoted through another page's number: %s", st)
 	}
-	w := warnings(c)
+	w := Warnings(c)
 	for _, s := range []string{"not found on https://apnews.com/b", "found on none of the pages", "found on more than one page"} {
 		if !strings.Contains(w, s) {
 			t.Errorf("warnings lack %q:\n%s", s, w)

@@ -268,16 +268,3 @@ func imageNotes(im Image) string {
 	}
 	return d + " " + note
 }
-
-// doctorTesseract reports whether the text in images can be read.
-func doctorTesseract() DoctorItem {
-	it := DoctorItem{Name: "tesseract"}
-	if v, ok := images.TesseractVersion(); ok {
-		it.Status, it.Detail = DoctorOK, "tesseract "+v+": the text in post images is read"
-		return it
-	}
-	it.Status = DoctorWarn
-	it.Detail = "tesseract not found on PATH: the text in post images is not read (images are still described by a vision model, or from their alt text)"
-	it.Fix = "apt-get install tesseract-ocr (Debian, Ubuntu; brew install tesseract on macOS)"
-	return it
-}

@@ -5,13 +5,11 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"image"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -19,189 +17,15 @@ import (
 	"testing"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"github.com/musecheck/muse/sources/extract"
 	"github.com/musecheck/muse/sources/images"
 	"github.com/musecheck/muse/sources/images/imagetest"
-	"github.com/musecheck/muse/sources/llm/llmtest"
-	"github.com/musecheck/muse/sources/posts"
 	"github.com/musecheck/muse/sources/search"
 )
-
-func writeFile(t testing.TB, dir, name string, data []byte) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-const orderDescription = "A screenshot of a document titled \"Springfield City Council Order 2024-7\" that claims to ban bicycles on Main Street."
-
-// visionEnv is the e2e world with a model server that also describes
-// images, recording what each image request carried.
-type visionEnv struct {
-	*e2eEnv
-	mu        sync.Mutex
-	imageReqs []openai.ChatCompletionRequest
-	noVision  bool
-}
-
-func newVisionEnv(t *testing.T) *visionEnv {
-	env := &visionEnv{e2eEnv: newE2E(t, nil)}
-	env.model.queriesAnswer = `{"queries":["Springfield bicycle ban Main Street","Springfield council bicycles fact check",` +
-		`"Springfield mayor order bicycles","Springfield council order 2024-7","Main Street bicycles order document"]}`
-	srv := llmtest.NewReplyServer(t, func(req openai.ChatCompletionRequest) (llmtest.Reply, error) {
-		if llmtest.SchemaName(req) == "image_description" {
-			env.mu.Lock()
-			env.imageReqs = append(env.imageReqs, req)
-			env.mu.Unlock()
-			if env.noVision {
-				return llmtest.Reply{}, &llmtest.Error{Status: 400, Type: "invalid_request_error", Code: "",
-					Message: "Invalid content type. image_url is only supported by certain models."}
-			}
-			return llmtest.Reply{Text: `{"description":` + jsonString(orderDescription) + `}`}, nil
-		}
-		return env.model.handle(req)
-	})
-	env.cfg.OpenAIBaseURL = srv.BaseURL
-	env.llm = srv
-	return env
-}
-
-func jsonString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-func TestImagePostEndToEnd(t *testing.T) {
-	env := newVisionEnv(t)
-	dir := t.TempDir()
-	good := writeFile(t, dir, "order.png", imagetest.PNG(t, imagetest.Scene(0, 320, 240)))
-	bad := writeFile(t, dir, "broken.png", []byte("<html>not an image</html>"))
-	e, closeFn, err := NewFromConfig(context.Background(), env.cfg, env.opts())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeFn()
-	c := e.NewCheck(Post{Text: e2ePost, Author: "City Rumours", PostedAt: e2eCutoff, Images: []string{good, bad},
-		AltTexts: map[string]string{good: "council order"}}, e2eCutoff)
-	if err := e.Run(context.Background(), c, StageImages, nil); err != nil {
-		t.Fatal(err)
-	}
-	if len(c.Images) != 2 {
-		t.Fatalf("images %+v", c.Images)
-	}
-	im := c.Images[0]
-	if im.Description != orderDescription || !strings.HasPrefix(im.Origin, ImageOriginVision) ||
-		!strings.Contains(im.Origin, ImageOriginAlt) || im.Format != "png" || im.Width != 320 || im.PHash == "" || im.Error != "" {
-		t.Errorf("good image %+v", im)
-	}
-	if c.Images[1].Error == "" || !strings.Contains(c.Images[1].Error, "not a supported image") || c.Images[1].Description != "" {
-		t.Errorf("bad image %+v", c.Images[1])
-	}
-	if !hasEvent(c, EventWarning, "broken.png") {
-		t.Error("no warning for the bad image")
-	}
-	// The vision request carried the image as a data: URL, and the alt text.
-	if len(env.imageReqs) != 1 {
-		t.Fatalf("%d image requests, want 1 (the bad image is not sent)", len(env.imageReqs))
-	}
-	urls := llmtest.Images(env.imageReqs[0])
-	if len(urls) != 1 || !strings.HasPrefix(urls[0], "data:image/png;base64,") {
-		t.Errorf("image parts %.60q", urls)
-	}
-	if !strings.Contains(llmtest.AllText(env.imageReqs[0]), "council order") {
-		t.Error("alt text not in the vision prompt")
-	}
-	// Five queries, as the paper asks for posts with images, and the
-	// description in every prompt that carries the post.
-	if len(c.Queries) != 5 {
-		t.Errorf("%d queries, want 5: %+v", len(c.Queries), c.Queries)
-	}
-	var carried []string
-	for _, call := range env.llm.ChatCalls() {
-		name := llmtest.SchemaName(*call.Chat)
-		if name == "image_description" {
-			continue
-		}
-		if name == "queries" && !strings.Contains(llmtest.AllText(*call.Chat), "5 different queries") {
-			t.Errorf("queries prompt does not ask for 5: %.300s", llmtest.LastUser(*call.Chat))
-		}
-		if !strings.Contains(llmtest.AllText(*call.Chat), "Council Order 2024-7") {
-			t.Errorf("%s prompt lacks the image description", cmpOr(name, "correction"))
-		}
-		carried = append(carried, cmpOr(name, "correction"))
-	}
-	if !strings.Contains(strings.Join(carried, ","), "evidence") || !strings.Contains(strings.Join(carried, ","), "correction") {
-		t.Errorf("prompts seen %v", carried)
-	}
-	if !strings.HasPrefix(c.Correction.Text, "This post is") {
-		t.Errorf("correction %q", c.Correction.Text)
-	}
-	if c.Usage.ByStage[string(StageImages)].LLMCalls != 1 {
-		t.Errorf("image usage %+v", c.Usage.ByStage)
-	}
-}
 
 func day(s string) time.Time {
 	t, _ := time.Parse(time.DateOnly, s)
 	return t
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-func hasEvent(c *Check, kind, substr string) bool {
-	for _, ev := range c.Events {
-		if ev.Kind == kind && strings.Contains(ev.Message, substr) {
-			return true
-		}
-	}
-	return false
-}
-
-func TestVisionRefusedFallsBack(t *testing.T) {
-	env := newVisionEnv(t)
-	env.noVision = true
-	dir := t.TempDir()
-	a := writeFile(t, dir, "a.png", imagetest.PNG(t, imagetest.Scene(0, 200, 150)))
-	b := writeFile(t, dir, "b.png", imagetest.PNG(t, imagetest.Scene(1, 200, 150)))
-	e, closeFn, err := NewFromConfig(context.Background(), env.cfg, Options{PageProxy: env.proxy, ImageParallel: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeFn()
-	c := e.NewCheck(Post{Text: e2ePost, PostedAt: e2eCutoff, Images: []string{a, b},
-		AltTexts: map[string]string{a: "A signed order banning bicycles"}}, e2eCutoff)
-	if err := e.Run(context.Background(), c, StageImages, nil); err != nil {
-		t.Fatal(err)
-	}
-	if len(env.imageReqs) != 1 {
-		t.Errorf("%d vision calls: once refused, the model is not asked again", len(env.imageReqs))
-	}
-	if d := c.Images[0].Description; !strings.Contains(d, "not seen by a model") || !strings.Contains(d, "A signed order banning bicycles") ||
-		c.Images[0].Origin != ImageOriginAlt {
-		t.Errorf("fallback description %q (%s)", d, c.Images[0].Origin)
-	}
-	n := 0
-	for _, ev := range c.Events {
-		if ev.Kind == EventWarning && strings.Contains(ev.Message, "does not accept images") {
-			n++
-		}
-	}
-	if n != 1 {
-		t.Errorf("%d warnings about the model, want 1", n)
-	}
-	if c.Images[1].Description != "" || c.Images[1].Error == "" {
-		t.Errorf("image with nothing known: %+v", c.Images[1])
-	}
 }
 
 // testImageEngine is the in-process engine of engine_test.go with image
@@ -320,12 +144,12 @@ func TestBadImagesKeepTheCheckGoing(t *testing.T) {
 	copy(bomb[16:24], []byte{0, 1, 0x86, 0xa0, 0, 1, 0x86, 0xa0})
 	binary.BigEndian.PutUint32(bomb[29:33], crc32.ChecksumIEEE(bomb[12:29]))
 	srcs := map[string]string{
-		"truncated": writeFile(t, dir, "truncated.png", full[:len(full)/3]),
-		"huge":      writeFile(t, dir, "huge.png", bomb),
-		"wrongext":  writeFile(t, dir, "photo.jpg", []byte("plain text pretending to be a JPEG")),
-		"notimage":  writeFile(t, dir, "notes.png", []byte("%PDF-1.7\n1 0 obj\n")),
+		"truncated": WriteFile(t, dir, "truncated.png", full[:len(full)/3]),
+		"huge":      WriteFile(t, dir, "huge.png", bomb),
+		"wrongext":  WriteFile(t, dir, "photo.jpg", []byte("plain text pretending to be a JPEG")),
+		"notimage":  WriteFile(t, dir, "notes.png", []byte("%PDF-1.7\n1 0 obj\n")),
 		"missing":   filepath.Join(dir, "nowhere.png"),
-		"fine":      writeFile(t, dir, "fine.jpg", full), // a PNG named .jpg is read by its content
+		"fine":      WriteFile(t, dir, "fine.jpg", full), // a PNG named .jpg is read by its content
 	}
 	w := newWorld()
 	var list []string
@@ -524,7 +348,7 @@ func TestReverseImageSearchHits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	local := writeFile(t, t.TempDir(), "local.png", imagetest.PNG(t, imagetest.Scene(1, 64, 64)))
+	local := WriteFile(t, t.TempDir(), "local.png", imagetest.PNG(t, imagetest.Scene(1, 64, 64)))
 	c := e.NewCheck(Post{Text: post, Images: []string{postImg, local}}, day("2024-02-01"))
 	if _, err := runCheck(t, e, c); err != nil {
 		t.Fatal(err)
@@ -543,94 +367,5 @@ func TestReverseImageSearchHits(t *testing.T) {
 	}
 	if s := c.SourceByURL("https://www.reuters.com/a"); s == nil || s.Tier != TierHigh || s.Status != StatusUsed {
 		t.Errorf("lens page %+v", s)
-	}
-}
-
-// platformServer is a loopback Bluesky AppView and Mastodon instance that
-// also serves the post's image.
-func platformServer(t *testing.T, img []byte) *httptest.Server {
-	var srv *httptest.Server
-	file := func(name string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			b, err := os.ReadFile(filepath.Join("testdata", name))
-			if err != nil {
-				t.Error(err)
-			}
-			w.Header().Set("Content-Type", "application/json; charset=utf-8")
-			w.Write(bytes.ReplaceAll(b, []byte("{{BASE}}"), []byte(srv.URL)))
-		}
-	}
-	routes := map[string]http.HandlerFunc{
-		"/xrpc/com.atproto.identity.resolveHandle": file("bsky_resolve_image.json"),
-		"/xrpc/app.bsky.feed.getPostThread":        file("bsky_thread_image.json"),
-		"/xrpc/app.bsky.actor.getProfile":          file("bsky_profile_image.json"),
-		"/api/v1/statuses/112004511982233400":      file("mastodon_status_image.json"),
-		"/api/v1/statuses/404":                     func(w http.ResponseWriter, r *http.Request) { http.Error(w, `{"error":"Record not found"}`, 404) },
-	}
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "order.png") {
-			w.Header().Set("Content-Type", "image/png")
-			w.Write(img)
-			return
-		}
-		if h, ok := routes[r.URL.Path]; ok {
-			h(w, r)
-			return
-		}
-		http.NotFound(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-func TestCheckPostByURL(t *testing.T) {
-	env := newVisionEnv(t)
-	env.cfg.SearXNGURL = "" // only the archive: this test is about the post
-	srv := platformServer(t, imagetest.PNG(t, imagetest.Scene(0, 400, 300)))
-	e, closeFn, err := NewFromConfig(context.Background(), env.cfg, Options{LLMRetryDelay: 1,
-		Posts: posts.Options{BlueskyURL: srv.URL}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeFn()
-	for _, tc := range []struct{ url, platform, handle string }{
-		{"https://bsky.app/profile/cityrumours.bsky.social/post/3kmbikeban22x", posts.Bluesky, "@cityrumours.bsky.social"},
-		{srv.URL + "/@cityrumours/112004511982233400", posts.Mastodon, "@cityrumours@"},
-	} {
-		p, err := e.PostFromURL(context.Background(), tc.url)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.platform, err)
-		}
-		if p.Platform != tc.platform || p.Author != "City Rumours" || !strings.HasPrefix(p.Handle, tc.handle) ||
-			!strings.Contains(p.Text, "banned all bicycles") || p.PostedAt.IsZero() || len(p.Images) != 1 {
-			t.Fatalf("%s: post %+v", tc.platform, p)
-		}
-		c := e.NewCheck(p, p.PostedAt)
-		if err := e.Run(context.Background(), c, StageImages, nil); err != nil {
-			t.Fatalf("%s: %v", tc.platform, err)
-		}
-		if im := c.Images[0]; im.AltText != "A signed council order banning bicycles on Main Street" ||
-			im.Description != orderDescription || im.Format != "png" || len(c.Queries) != 5 {
-			t.Errorf("%s: image %+v, %d queries", tc.platform, im, len(c.Queries))
-		}
-	}
-	// A platform's failure is one line saying what went wrong.
-	_, err = e.PostFromURL(context.Background(), srv.URL+"/@cityrumours/404")
-	if err == nil || !errors.Is(err, posts.ErrNotFound) || strings.Contains(err.Error(), "\n") {
-		t.Errorf("deleted post: %v", err)
-	}
-}
-
-func TestDoctorTesseract(t *testing.T) {
-	it := doctorTesseract()
-	if v, ok := images.TesseractVersion(); ok {
-		if it.Status != DoctorOK || !strings.Contains(it.Detail, v) {
-			t.Errorf("installed: %+v", it)
-		}
-	}
-	t.Setenv("PATH", t.TempDir())
-	it = doctorTesseract()
-	if it.Status != DoctorWarn || !strings.Contains(it.Fix, "apt-get install tesseract-ocr") {
-		t.Errorf("missing: %+v", it)
 	}
 }

@@ -84,11 +84,11 @@ func (r *run) searchPass(ctx context.Context, st Stage, pass, count int) ([]Hit,
 	}
 	seen := map[string]bool{}
 	for _, h := range c.Hits {
-		seen[canonicalKey(h.URL)] = true
+		seen[sources.Key(h.URL)] = true
 	}
 	var added []Hit
 	for _, h := range found {
-		key := canonicalKey(h.URL)
+		key := sources.Key(h.URL)
 		if seen[key] {
 			continue
 		}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/musecheck/muse/sources"
 )
 
 // sources reads every hit's page: rate the publisher, fetch, extract, date,
@@ -17,7 +19,7 @@ import (
 func (r *run) sources(ctx context.Context) (int, error) {
 	prev := map[string]Source{}
 	for _, s := range r.c.Sources {
-		prev[canonicalKey(s.URL)] = s
+		prev[sources.Key(s.URL)] = s
 	}
 	// Evidence stays until the evidence stage rebuilds it, so the quotes the
 	// person unticked stay unticked.
@@ -34,11 +36,11 @@ func (r *run) readHits(ctx context.Context, st Stage, hits []Hit, prev map[strin
 	c := r.c
 	have := map[string]bool{}
 	for _, s := range c.Sources {
-		have[canonicalKey(s.URL)] = true
+		have[sources.Key(s.URL)] = true
 	}
 	var todo []Source
 	for _, h := range hits {
-		key := canonicalKey(h.URL)
+		key := sources.Key(h.URL)
 		if have[key] {
 			continue
 		}
@@ -112,7 +114,7 @@ func (r *run) readOne(ctx context.Context, s *Source) {
 			return
 		}
 	}
-	if s.FinalURL != "" && canonicalKey(s.FinalURL) != canonicalKey(s.URL) {
+	if s.FinalURL != "" && sources.Key(s.FinalURL) != sources.Key(s.URL) {
 		// A redirect to another publisher is rated as that publisher.
 		r.applyRating(s, s.FinalURL)
 		if s.Status == StatusExcludedRating && !s.Boosted {
@@ -229,7 +231,7 @@ func (r *run) markDuplicates() {
 		if !isEligible(*s) {
 			continue
 		}
-		key := canonicalKey(cmp.Or(s.FinalURL, s.URL))
+		key := sources.Key(cmp.Or(s.FinalURL, s.URL))
 		sum := sha256.Sum256([]byte(normaliseForMatch(strings.Join(s.Paragraphs, "\n"))))
 		if first, ok := seenURL[key]; ok {
 			s.Status, s.Reason = StatusDuplicate, "same page as "+first

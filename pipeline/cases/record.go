@@ -1,11 +1,11 @@
-// Package record runs checks while keeping each one as a case in the case
-// store (package pipeline/cases) as it goes: the Check after every event
+// Recording: Record runs a check while keeping it as a case in the store as
+// it goes: the Check after every event
 // but the streamed tokens, every draft of the correction, and a snapshot of
 // each evidence page with its extracted text and raw HTML. A process killed
 // mid-run leaves a case holding everything up to the last event it
 // reported. It is what `muse check` and `muse batch` use; the TUI keeps its
 // cases itself but stores the pages through the same Snapshotter.
-package record
+package cases
 
 import (
 	"context"
@@ -16,21 +16,20 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/pipeline"
-	"github.com/musecheck/muse/pipeline/cases"
 )
 
-// Store is the part of *cases.Store a recording writes to.
-type Store interface {
+// RecordStore is the part of *Store a recording writes to.
+type RecordStore interface {
 	Save(ctx context.Context, c *pipeline.Check) error
 	SaveDraft(ctx context.Context, id, text string, edited bool) error
 	SaveSnapshot(ctx context.Context, id, pageURL, finalURL string, fetchedAt time.Time, text string, rawHTML []byte) error
 }
 
-// Options says where a recorded run goes.
-type Options struct {
+// RecordOptions says where a recorded run goes.
+type RecordOptions struct {
 	// Store keeps the case; nil runs the check without keeping it
 	// (--no-save).
-	Store Store
+	Store RecordStore
 	// Pages returns the bytes of a page the engine read, as served
 	// (pipeline.Engine.RawPage); nil, or a page it no longer has, stores
 	// the snapshot with its extracted text only.
@@ -43,14 +42,14 @@ type Options struct {
 	OnSaveError func(error)
 }
 
-// Run runs c through e from the stage `from`, keeping it as a case under
-// c.ID (a new cases.NewID() when empty). e must be built with
+// Record runs c through e from the stage `from`, keeping it as a case under
+// c.ID (a new NewID() when empty). e must be built with
 // pipeline.Options.Snapshots, or the case is only saved before and after
 // the run. It returns the engine's error; a failed save never stops the
 // check.
-func Run(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pipeline.Stage, o Options) error {
+func Record(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pipeline.Stage, o RecordOptions) error {
 	if c.ID == "" {
-		c.ID = cases.NewID()
+		c.ID = NewID()
 	}
 	rec := &recording{o: o, id: c.ID}
 	if o.Store != nil {
@@ -80,7 +79,7 @@ func Run(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pipeli
 }
 
 type recording struct {
-	o      Options
+	o      RecordOptions
 	id     string
 	mu     sync.Mutex
 	failed bool
@@ -107,7 +106,7 @@ func (r *recording) save(ctx context.Context, c *pipeline.Check) {
 }
 
 func (r *recording) event(ctx context.Context, ev pipeline.Event) {
-	if r.o.Store == nil || !cases.ShouldSave(ev) {
+	if r.o.Store == nil || !ShouldSave(ev) {
 		return
 	}
 	if ev.Check != nil {
@@ -155,7 +154,7 @@ func (r *recording) snapshot(ctx context.Context, c *pipeline.Check, u string) {
 	}
 }
 
-// SnapshotStore is the part of *cases.Store that keeps pages.
+// SnapshotStore is the part of *Store that keeps pages.
 type SnapshotStore interface {
 	SaveSnapshot(ctx context.Context, id, pageURL, finalURL string, fetchedAt time.Time, text string, rawHTML []byte) error
 }

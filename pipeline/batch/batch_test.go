@@ -1,4 +1,4 @@
-package pipeline
+package batch
 
 import (
 	"bufio"
@@ -16,26 +16,32 @@ import (
 	"testing"
 	"time"
 
+	"github.com/musecheck/muse/pipeline/setup"
+
+	"github.com/musecheck/muse/pipeline"
+
+	"github.com/musecheck/muse/pipeline/testworld"
+
 	"github.com/musecheck/muse/sources/extract"
 	"github.com/musecheck/muse/sources/llm/llmtest"
 )
 
 func TestBatchResume(t *testing.T) {
-	env := newE2E(t, nil)
-	e, closeFn, err := NewFromConfig(context.Background(), env.cfg, env.opts())
+	env := testworld.New(t, nil)
+	e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, env.Options())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer closeFn()
 	input := strings.Join([]string{
-		`{"text":"` + e2ePost + `","author":"City Rumours","handle":"@cityrumours","posted_at":"2024-02-01T12:00:00Z","url":"https://x.com/cityrumours/status/1"}`,
+		`{"text":"` + testworld.Post + `","author":"City Rumours","handle":"@cityrumours","posted_at":"2024-02-01T12:00:00Z","url":"https://x.com/cityrumours/status/1"}`,
 		`{"text":"Springfield mayor signed an order banning bicycles on Main Street","posted_at":"2024-02-01"}`,
 		`this line is not JSON`,
 		``,
 		`{"text":"   "}`,
 	}, "\n")
 	out := filepath.Join(t.TempDir(), "out.jsonl")
-	runOnce := func() BatchStats {
+	runOnce := func() Stats {
 		done, err := FinishedKeys(out)
 		if err != nil {
 			t.Fatal(err)
@@ -46,7 +52,7 @@ func TestBatchResume(t *testing.T) {
 		}
 		defer f.Close()
 		var progress bytes.Buffer
-		st, err := RunBatch(context.Background(), e, strings.NewReader(input), f, BatchOptions{Parallel: 2, Done: done, Progress: &progress})
+		st, err := Run(context.Background(), e, strings.NewReader(input), f, Options{Parallel: 2, Done: done, Progress: &progress})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +72,7 @@ func TestBatchResume(t *testing.T) {
 	// early may still reach the server after the run returned.
 	queryCalls := func() int {
 		n := 0
-		for _, c := range env.llm.ChatCalls() {
+		for _, c := range env.LLM.ChatCalls() {
 			if llmtest.SchemaName(*c.Chat) == "queries" {
 				n++
 			}
@@ -90,7 +96,7 @@ func TestBatchResume(t *testing.T) {
 		t.Fatalf("%d result lines", len(lines))
 	}
 	for _, l := range lines {
-		var r BatchResult
+		var r Result
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			t.Fatalf("result line %q: %v", l, err)
 		}
@@ -118,119 +124,10 @@ func TestBatchResume(t *testing.T) {
 	}
 }
 
-func TestCheckJSONKeys(t *testing.T) {
-	env := newE2E(t, nil)
-	c, err := e2eRun(t, env, env.opts())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(c.ForOutput())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	need := map[string][]string{
-		"post":       {"text"},
-		"correction": {"text", "urls", "warnings"},
-		"usage":      {"llm_calls", "prompt_tokens", "completion_tokens", "cost_usd", "seconds"},
-	}
-	for obj, keys := range need {
-		o, _ := m[obj].(map[string]any)
-		for _, k := range keys {
-			if _, ok := o[k]; !ok {
-				t.Errorf("%s.%s missing", obj, k)
-			}
-		}
-	}
-	src := m["sources"].([]any)[0].(map[string]any)
-	for _, k := range []string{"url", "domain", "publisher", "published", "tier", "factuality", "bias", "rating_origin", "relevance", "status", "reason"} {
-		if _, ok := src[k]; !ok {
-			t.Errorf("sources[].%s missing", k)
-		}
-	}
-	ev := m["evidence"].([]any)[0].(map[string]any)
-	for _, k := range []string{"url", "quote", "kind", "verified", "included"} {
-		if _, ok := ev[k]; !ok {
-			t.Errorf("evidence[].%s missing", k)
-		}
-	}
-	if _, ok := m["queries"].([]any)[0].(map[string]any)["text"]; !ok {
-		t.Error("queries[].text missing")
-	}
-
-	var md bytes.Buffer
-	if err := WriteMarkdown(&md, c); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"# Correction", "This post is false", "## Sources", "| high |", "excluded_cutoff",
-		"after the cutoff", "## Evidence", "**refutes**, Reuters", quoteR1} {
-		if !strings.Contains(md.String(), want) {
-			t.Errorf("Markdown lacks %q", want)
-		}
-	}
-}
-
-func TestDoctor(t *testing.T) {
-	env := newE2E(t, nil, llmtest.WithModels("test-model", "other-model"))
-	items := Doctor(context.Background(), env.cfg)
-	got := map[string]DoctorItem{}
-	for _, it := range items {
-		got[it.Name] = it
-	}
-	for _, name := range []string{"configuration", "model", "search searxng", "ratings", "archive"} {
-		if got[name].Status != DoctorOK {
-			t.Errorf("%s: %+v", name, got[name])
-		}
-	}
-	if !strings.Contains(got["model"].Detail, "other-model") || !strings.Contains(got["ratings"].Detail, "ratings.csv") {
-		t.Errorf("details: %q / %q", got["model"].Detail, got["ratings"].Detail)
-	}
-
-	env.cfg.Model = "missing-model"
-	env.cfg.SearXNGURL = env.llm.URL + "/nothing-here"
-	env.cfg.RatingsFile = filepath.Join(t.TempDir(), "absent.csv")
-	got = map[string]DoctorItem{}
-	for _, it := range Doctor(context.Background(), env.cfg) {
-		got[it.Name] = it
-	}
-	if got["model"].Status != DoctorWarn || !strings.Contains(got["model"].Fix, "MUSE_MODEL") {
-		t.Errorf("unknown model: %+v", got["model"])
-	}
-	if got["search searxng"].Status != DoctorFail || got["ratings"].Status != DoctorFail || got["ratings"].Fix == "" {
-		t.Errorf("broken search/ratings: %+v %+v", got["search searxng"], got["ratings"])
-	}
-}
-
-func TestPostFromURL(t *testing.T) {
-	env := newE2E(t, nil)
-	e, closeFn, err := NewFromConfig(context.Background(), env.cfg, env.opts())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeFn()
-	u := pageURL("www.rumours.example", env.pages["www.rumours.example"])
-	p, err := e.PostFromURL(context.Background(), u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(p.Text, "Springfield BANS bicycles!") || p.URL != u || p.PostedAt.Format(time.DateOnly) != "2024-01-25" {
-		t.Fatalf("post %+v", p)
-	}
-	if _, err := e.PostFromURL(context.Background(), "http://www.gone.example/nothing"); err == nil || !strings.Contains(err.Error(), "404") {
-		t.Fatalf("missing page: %v", err)
-	}
-	if _, err := e.PostFromURL(context.Background(), "file:///etc/passwd"); err == nil {
-		t.Fatal("file URL accepted")
-	}
-}
-
 // A line over 16 MiB fails on its own, with its line number, and the lines
 // around it are still checked; a line of exactly 16 MiB is read.
 func TestBatchLineTooLong(t *testing.T) {
-	e, err := New(Deps{Fetcher: noFetch{}, Extract: extract.Extract, Rater: unrated{}}, Options{NoLLM: true})
+	e, err := pipeline.New(pipeline.Deps{Fetcher: noFetch{}, Extract: extract.Extract, Rater: unrated{}}, pipeline.Options{NoLLM: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,23 +141,23 @@ func TestBatchLineTooLong(t *testing.T) {
 	}, "\r\n")
 	var mu sync.Mutex
 	var checked []string
-	run := func(_ context.Context, c *Check) error {
+	run := func(_ context.Context, c *pipeline.Check) error {
 		mu.Lock()
 		defer mu.Unlock()
 		checked = append(checked, strings.TrimSpace(c.Post.Text))
 		return nil
 	}
 	var out bytes.Buffer
-	st, err := RunBatch(context.Background(), e, strings.NewReader(input), &out, BatchOptions{Parallel: 2, Run: run})
+	st, err := Run(context.Background(), e, strings.NewReader(input), &out, Options{Parallel: 2, Run: run})
 	if err != nil {
-		t.Fatalf("RunBatch: %v", err)
+		t.Fatalf("Run: %v", err)
 	}
 	if st.Total != 5 || st.Done != 3 || st.Failed != 2 {
 		t.Errorf("stats %+v; want 5 total, 3 done, 2 failed", st)
 	}
-	got := map[int]BatchResult{}
+	got := map[int]Result{}
 	for l := range strings.Lines(out.String()) {
-		var r BatchResult
+		var r Result
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			t.Fatalf("result line %.200q: %v", l, err)
 		}

@@ -1,4 +1,4 @@
-package pipeline
+package setup
 
 import (
 	"context"
@@ -12,8 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/musecheck/muse/pipeline/config"
+	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/sources/archive"
+	"github.com/musecheck/muse/sources/images"
 	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/sources/ratings"
 	"github.com/musecheck/muse/sources/search"
@@ -39,7 +40,7 @@ type DoctorItem struct {
 // server and its models, each search provider (with one real query), the
 // publisher ratings and the archive. It never fails; each problem is an
 // item saying what to do.
-func Doctor(ctx context.Context, cfg *config.Config) []DoctorItem {
+func Doctor(ctx context.Context, cfg *Config) []DoctorItem {
 	var out []DoctorItem
 	file := cfg.File
 	if file == "" {
@@ -55,14 +56,14 @@ func Doctor(ctx context.Context, cfg *config.Config) []DoctorItem {
 	return out
 }
 
-func doctorModel(ctx context.Context, cfg *config.Config) DoctorItem {
+func doctorModel(ctx context.Context, cfg *Config) DoctorItem {
 	it := DoctorItem{Name: "model"}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	client, err := NewLLMClient(ctx, cfg, Options{})
+	client, err := NewLLMClient(ctx, cfg, pipeline.Options{})
 	if err != nil {
 		it.Status, it.Detail, it.Fix = DoctorFail, err.Error(), ""
-		if errors.Is(err, ErrNoModel) {
+		if errors.Is(err, pipeline.ErrNoModel) {
 			it.Detail = fmt.Sprintf("no OPENAI_BASE_URL or OPENAI_API_KEY, and no Ollama answers at %s", OllamaURL(cfg))
 			it.Fix = ModelSetupHint
 		}
@@ -130,7 +131,7 @@ func listModels(ctx context.Context, base, key string) ([]string, error) {
 	return out, nil
 }
 
-func doctorSearch(ctx context.Context, cfg *config.Config) []DoctorItem {
+func doctorSearch(ctx context.Context, cfg *Config) []DoctorItem {
 	so := SearchOptions(cfg)
 	var out []DoctorItem
 	for _, p := range so.Problems() {
@@ -157,7 +158,7 @@ func doctorSearch(ctx context.Context, cfg *config.Config) []DoctorItem {
 	return out
 }
 
-func doctorRatings(cfg *config.Config) DoctorItem {
+func doctorRatings(cfg *Config) DoctorItem {
 	it := DoctorItem{Name: "ratings"}
 	r, err := ratings.Load(RatingsOptions(cfg))
 	if err != nil {
@@ -178,7 +179,7 @@ func doctorRatings(cfg *config.Config) DoctorItem {
 	return it
 }
 
-func doctorArchive(ctx context.Context, cfg *config.Config) DoctorItem {
+func doctorArchive(ctx context.Context, cfg *Config) DoctorItem {
 	it := DoctorItem{Name: "archive"}
 	st, err := archive.Open(ctx, cfg.ArchivePath())
 	if err != nil {
@@ -199,5 +200,18 @@ func doctorArchive(ctx context.Context, cfg *config.Config) DoctorItem {
 	}
 	it.Status = DoctorOK
 	it.Detail = fmt.Sprintf("%s: %d documents, %.1f MB", cfg.ArchivePath(), n, float64(size)/1e6)
+	return it
+}
+
+// doctorTesseract reports whether the text in images can be read.
+func doctorTesseract() DoctorItem {
+	it := DoctorItem{Name: "tesseract"}
+	if v, ok := images.TesseractVersion(); ok {
+		it.Status, it.Detail = DoctorOK, "tesseract "+v+": the text in post images is read"
+		return it
+	}
+	it.Status = DoctorWarn
+	it.Detail = "tesseract not found on PATH: the text in post images is not read (images are still described by a vision model, or from their alt text)"
+	it.Fix = "apt-get install tesseract-ocr (Debian, Ubuntu; brew install tesseract on macOS)"
 	return it
 }

@@ -1,4 +1,4 @@
-package pipeline
+package setup
 
 import (
 	"cmp"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/musecheck/muse/pipeline/config"
+	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/archive"
 	"github.com/musecheck/muse/sources/extract"
@@ -40,8 +40,8 @@ const ModelSetupHint = "set OPENAI_API_KEY (and optionally MUSE_MODEL, default "
 // a rerun does not pay twice. cfg.SpendCapCheckUSD becomes
 // opts.SpendCapCheckUSD unless that is set; cfg.SpendCapDayUSD is kept
 // with the ledger of package spend (cfg.DataDir/spend.db).
-func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (e *Engine, closer func() error, err error) {
-	var deps Deps
+func NewFromConfig(ctx context.Context, cfg *Config, opts pipeline.Options) (e *pipeline.Engine, closer func() error, err error) {
+	var deps pipeline.Deps
 	var closers []func() error
 	closeAll := func() error {
 		var errs []error
@@ -93,7 +93,7 @@ func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (e *En
 		if err != nil {
 			return nil, nil, err
 		}
-		m := &LLMModel{Client: client}
+		m := &pipeline.LLMModel{Client: client}
 		deps.Model = m
 		if cfg.EmbeddingModel != "" || cfg.Models[llm.TaskEmbeddings] != "" {
 			m.Embeddings = true
@@ -111,7 +111,7 @@ func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (e *En
 		warns = append(warns, aerr.Error())
 	} else {
 		closers = append(closers, store.Close)
-		deps.Archive = archiveAdapter{store}
+		deps.Archive = pipeline.ArchiveOf(store)
 		if fs, ok := any(store).(fetch.Store); ok {
 			fo.Store = fs
 		}
@@ -120,7 +120,7 @@ func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (e *En
 		fo.Proxy = http.ProxyURL(opts.PageProxy)
 	}
 	fetcher := fetch.New(fo)
-	deps.Fetcher = &fetcherAdapter{f: httpFetcher{fetcher}, pages: newPageMemory(pageMemoryBytes)}
+	deps.Fetcher = pipeline.RememberingFetcher(httpFetcher{fetcher})
 	deps.Extract = extract.Extract
 	deps.Searchers = searchers(cfg, cache, store, searchTr)
 	iso := SearchOptions(cfg)
@@ -130,13 +130,13 @@ func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (e *En
 	if opts.PageProxy != nil {
 		io.Proxy = http.ProxyURL(opts.PageProxy)
 	}
-	deps.Images = ImageLoader(io)
+	deps.Images = pipeline.ImageLoader(io)
 	opts.Posts.AllowPrivate = opts.Posts.AllowPrivate || cfg.AllowPrivateAddresses
-	e, err = New(deps, opts)
+	deps.Warnings = warns
+	e, err = pipeline.New(deps, opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	e.setupWarnings = warns
 	closers = append(closers, func() error { fetcher.CloseIdleConnections(); return nil })
 	return e, closeAll, nil
 }
@@ -146,13 +146,13 @@ func NewFromConfig(ctx context.Context, cfg *config.Config, opts Options) (e *En
 const searchTimeout = 20 * time.Second
 
 // RatingsOptions is how muse loads publisher ratings under cfg.
-func RatingsOptions(cfg *config.Config) ratings.Options {
+func RatingsOptions(cfg *Config) ratings.Options {
 	return ratings.Options{File: cfg.RatingsFile, DataDir: cfg.DataDir, OverridesFile: cfg.OverridesFile}
 }
 
 // FetchOptions is how muse fetches pages under cfg; the caller adds a
 // Store (the archive) or a Proxy where it has one.
-func FetchOptions(cfg *config.Config) fetch.Options {
+func FetchOptions(cfg *Config) fetch.Options {
 	return fetch.Options{AllowPrivate: cfg.AllowPrivateAddresses, IgnoreRobots: cfg.IgnoreRobots}
 }
 
@@ -163,7 +163,7 @@ func FetchOptions(cfg *config.Config) fetch.Options {
 // being no web provider; the error comes only when nothing at all can be
 // searched. close releases the cache and the archive and drops idle
 // connections.
-func Searchers(ctx context.Context, cfg *config.Config, warn func(string)) (s []search.Searcher, close func() error, err error) {
+func Searchers(ctx context.Context, cfg *Config, warn func(string)) (s []search.Searcher, close func() error, err error) {
 	say := func(m string) {
 		if warn != nil {
 			warn(m)
@@ -210,7 +210,7 @@ func Searchers(ctx context.Context, cfg *config.Config, warn func(string)) (s []
 
 // searchers are the web providers cfg configures, through cache when it
 // is not nil, then store's search when it is not nil.
-func searchers(cfg *config.Config, cache *httpcache.Cache, store *archive.Store, tr http.RoundTripper) []search.Searcher {
+func searchers(cfg *Config, cache *httpcache.Cache, store *archive.Store, tr http.RoundTripper) []search.Searcher {
 	so := SearchOptions(cfg)
 	so.Client = cachedClient(cache, &http.Client{Timeout: searchTimeout, Transport: tr})
 	s := search.Providers(so)
@@ -222,7 +222,7 @@ func searchers(cfg *config.Config, cache *httpcache.Cache, store *archive.Store,
 
 // openArchive opens the local archive cfg names; its error says the
 // archive is left out.
-func openArchive(ctx context.Context, cfg *config.Config) (*archive.Store, error) {
+func openArchive(ctx context.Context, cfg *Config) (*archive.Store, error) {
 	st, err := archive.Open(ctx, cfg.ArchivePath())
 	if err != nil {
 		return nil, fmt.Errorf("the local archive is left out (pages are neither kept nor searched there): %w", err)
@@ -232,7 +232,7 @@ func openArchive(ctx context.Context, cfg *config.Config) (*archive.Store, error
 
 // openCache opens the response cache cfg names; its error says the calls
 // will go uncached.
-func openCache(ctx context.Context, cfg *config.Config) (*httpcache.Cache, error) {
+func openCache(ctx context.Context, cfg *Config) (*httpcache.Cache, error) {
 	c, err := httpcache.Open(ctx, httpcache.Options{Path: httpcache.DefaultPath(cfg.DataDir), TTL: cfg.CacheTTL,
 		Bypass: cfg.NoCache, Secrets: cfg.Secrets(), Skip: isModelListing})
 	if err != nil {
@@ -267,7 +267,7 @@ func isModelListing(r *http.Request) bool {
 }
 
 // SearchOptions is the search part of the configuration.
-func SearchOptions(cfg *config.Config) search.Options {
+func SearchOptions(cfg *Config) search.Options {
 	return search.Options{SearXNGURL: cfg.SearXNGURL, BraveAPIKey: cfg.BraveAPIKey, GoogleCSEKey: cfg.GoogleCSEKey,
 		GoogleCSECX: cfg.GoogleCSECX, SerpAPIKey: cfg.SerpAPIKey, FactCheckAPIKey: cfg.FactCheckAPIKey}
 }
@@ -275,14 +275,14 @@ func SearchOptions(cfg *config.Config) search.Options {
 // NewLLMClient makes the model client from the configuration: the
 // OpenAI-compatible server it names, or else an Ollama answering on
 // localhost (OLLAMA_HOST), or else an error wrapping ErrNoModel.
-func NewLLMClient(ctx context.Context, cfg *config.Config, opts Options) (*llm.Client, error) {
+func NewLLMClient(ctx context.Context, cfg *Config, opts pipeline.Options) (*llm.Client, error) {
 	return newLLMClient(ctx, cfg, opts, nil, nil, nil)
 }
 
 // newLLMClient is NewLLMClient with the HTTP client for model calls (the
 // response cache's), the one that looks for Ollama (nil: a plain one) and
 // the per-day spend guard.
-func newLLMClient(ctx context.Context, cfg *config.Config, opts Options, hc, detect *http.Client, guard llm.SpendGuard) (*llm.Client, error) {
+func newLLMClient(ctx context.Context, cfg *Config, opts pipeline.Options, hc, detect *http.Client, guard llm.SpendGuard) (*llm.Client, error) {
 	lc := llm.Config{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, Model: cfg.Model, Models: cfg.Models,
 		EmbeddingModel: cfg.EmbeddingModel, Timeout: opts.LLMTimeout, RetryBaseDelay: opts.LLMRetryDelay,
 		Prices: map[string]llm.Price{}, HTTPClient: hc, SpendGuard: guard}
@@ -294,7 +294,7 @@ func newLLMClient(ctx context.Context, cfg *config.Config, opts Options, hc, det
 		models, ok := llm.DetectOllama(ctx, detect, base)
 		chat, embed := llm.SplitEmbeddingModels(models)
 		if !ok || (len(chat) == 0 && lc.Model == "") {
-			return nil, fmt.Errorf("%w: %s", ErrNoModel, ModelSetupHint)
+			return nil, fmt.Errorf("%w: %s", pipeline.ErrNoModel, ModelSetupHint)
 		}
 		lc.BaseURL = llm.OllamaBaseURL(base)
 		lc.Model = cmp.Or(lc.Model, first(chat))
@@ -304,14 +304,14 @@ func newLLMClient(ctx context.Context, cfg *config.Config, opts Options, hc, det
 	}
 	c, err := llm.New(lc)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNoModel, err)
+		return nil, fmt.Errorf("%w: %w", pipeline.ErrNoModel, err)
 	}
 	return c, nil
 }
 
 // OllamaURL is where an Ollama server is looked for: OLLAMA_HOST (with or
 // without a scheme) or localhost:11434.
-func OllamaURL(cfg *config.Config) string {
+func OllamaURL(cfg *Config) string {
 	h := strings.TrimSpace(cfg.OllamaURL)
 	if h == "" {
 		return llm.DefaultOllamaURL
@@ -331,7 +331,7 @@ func first(s []string) string {
 
 type httpFetcher struct{ f *fetch.Fetcher }
 
-func (a httpFetcher) fetchPage(ctx context.Context, u string) (raw, body []byte, final string, err error) {
+func (a httpFetcher) FetchPage(ctx context.Context, u string) (raw, body []byte, final string, err error) {
 	p, err := a.f.Fetch(ctx, u)
 	if err != nil {
 		return nil, nil, "", err
@@ -345,14 +345,8 @@ func (a httpFetcher) fetchPage(ctx context.Context, u string) (raw, body []byte,
 
 type raterAdapter struct{ r *ratings.Rater }
 
-func (a raterAdapter) Rate(u string) Rating {
+func (a raterAdapter) Rate(u string) pipeline.Rating {
 	rt := a.r.Rate(u)
-	return Rating{Domain: cmp.Or(rt.Domain, sources.HostOf(u)), Publisher: rt.Publisher, Factuality: rt.Factuality,
+	return pipeline.Rating{Domain: cmp.Or(rt.Domain, sources.HostOf(u)), Publisher: rt.Publisher, Factuality: rt.Factuality,
 		Bias: rt.Bias, Tier: string(rt.Tier), Origin: rt.Origin, UserContent: rt.UserContent, Boost: rt.Boost, Drop: rt.Drop}
-}
-
-type archiveAdapter struct{ s *archive.Store }
-
-func (a archiveAdapter) Save(ctx context.Context, p ArchivedPage) error {
-	return a.s.Add(ctx, archive.Doc{URL: p.URL, Title: p.Title, Text: p.Text, Publisher: p.Publisher, Published: p.Published})
 }

@@ -1,7 +1,7 @@
 // Package config gathers muse's settings: flags over environment over the
 // config file ($XDG_CONFIG_HOME/muse/config.toml) over defaults. It only
 // reads; each package takes the part it needs as its own Options struct.
-package config
+package setup
 
 import (
 	"errors"

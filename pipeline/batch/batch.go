@@ -1,4 +1,4 @@
-package pipeline
+package batch
 
 import (
 	"bufio"
@@ -14,10 +14,13 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/sources"
 )
 
-// BatchPost is one line of a `muse batch` input file.
-type BatchPost struct {
+// Post is one line of a `muse batch` input file.
+type Post struct {
 	Text     string    `json:"text"`
 	Author   string    `json:"author,omitempty"`
 	Handle   string    `json:"handle,omitempty"`
@@ -28,8 +31,8 @@ type BatchPost struct {
 
 // UnmarshalJSON accepts posted_at as RFC 3339 or YYYY-MM-DD, the forms
 // `muse check --posted-at` takes.
-func (p *BatchPost) UnmarshalJSON(b []byte) error {
-	type plain BatchPost
+func (p *Post) UnmarshalJSON(b []byte) error {
+	type plain Post
 	var raw struct {
 		plain
 		PostedAt string `json:"posted_at"`
@@ -37,7 +40,7 @@ func (p *BatchPost) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
-	*p = BatchPost(raw.plain)
+	*p = Post(raw.plain)
 	if s := strings.TrimSpace(raw.PostedAt); s != "" {
 		for _, layout := range []string{time.RFC3339, time.DateOnly} {
 			if t, err := time.Parse(layout, s); err == nil {
@@ -52,28 +55,28 @@ func (p *BatchPost) UnmarshalJSON(b []byte) error {
 
 // Key identifies a post across runs, so a rerun can skip it: its URL when
 // it has one, else a hash of everything given.
-func (p BatchPost) Key() string {
+func (p Post) Key() string {
 	if u := strings.TrimSpace(p.URL); u != "" {
-		return canonicalKey(u)
+		return sources.Key(u)
 	}
 	b, _ := json.Marshal(p)
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:12])
 }
 
-// BatchResult is one line of `muse batch` output: the post's line number
+// Result is one line of `muse batch` output: the post's line number
 // and key, and either its Check or why it failed. A failed post is tried
 // again on the next run; a done one is not.
-type BatchResult struct {
-	Line   int    `json:"line"`
-	Key    string `json:"key"`
-	Status string `json:"status"` // done|failed
-	Error  string `json:"error,omitempty"`
-	Check  *Check `json:"check,omitempty"`
+type Result struct {
+	Line   int             `json:"line"`
+	Key    string          `json:"key"`
+	Status string          `json:"status"` // done|failed
+	Error  string          `json:"error,omitempty"`
+	Check  *pipeline.Check `json:"check,omitempty"`
 }
 
-// BatchOptions tunes RunBatch.
-type BatchOptions struct {
+// Options tunes Run.
+type Options struct {
 	// Parallel is how many posts run at once (default 4).
 	Parallel int
 	// Done lists keys already finished (from an earlier output file).
@@ -84,11 +87,11 @@ type BatchOptions struct {
 	// Run, when set, runs each check in place of e.Run(ctx, c, StageImages,
 	// nil): `muse batch` uses it to keep every check as a case as it runs
 	// (package record).
-	Run func(ctx context.Context, c *Check) error
+	Run func(ctx context.Context, c *pipeline.Check) error
 }
 
-// BatchStats says what a batch run did and what its model calls cost.
-type BatchStats struct {
+// Stats says what a batch run did and what its model calls cost.
+type Stats struct {
 	Total, Skipped, Done, Failed int
 	LLMCalls, CachedCalls        int
 	CostUSD                      float64
@@ -110,7 +113,7 @@ func FinishedKeys(path string) (map[string]bool, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
-		var r BatchResult
+		var r Result
 		if json.Unmarshal(sc.Bytes(), &r) == nil && r.Status == "done" && r.Key != "" {
 			done[r.Key] = true
 		}
@@ -121,13 +124,13 @@ func FinishedKeys(path string) (map[string]bool, error) {
 	return done, nil
 }
 
-// RunBatch checks every post of in (JSON lines of BatchPost), Parallel at a
-// time, writing one BatchResult line per post to out as each finishes.
+// Run checks every post of in (JSON lines of Post), Parallel at a
+// time, writing one Result line per post to out as each finishes.
 // Posts in opts.Done are skipped. A bad line (not JSON, or longer than
 // 16 MiB) or a failed check is a "failed" result and the rest go on;
-// RunBatch fails only when the input cannot be read, the output cannot be
+// Run fails only when the input cannot be read, the output cannot be
 // written, or ctx is cancelled.
-func RunBatch(ctx context.Context, e *Engine, in io.Reader, out io.Writer, opts BatchOptions) (BatchStats, error) {
+func Run(ctx context.Context, e *pipeline.Engine, in io.Reader, out io.Writer, opts Options) (Stats, error) {
 	if opts.Parallel <= 0 {
 		opts.Parallel = 4
 	}
@@ -141,7 +144,7 @@ func RunBatch(ctx context.Context, e *Engine, in io.Reader, out io.Writer, opts 
 	for n := 1; ; n++ {
 		raw, tooLong, err := readBatchLine(br, maxBatchLine)
 		if err != nil && !errors.Is(err, io.EOF) {
-			return BatchStats{}, fmt.Errorf("read posts: line %d: %w", n, err)
+			return Stats{}, fmt.Errorf("read posts: line %d: %w", n, err)
 		}
 		if tooLong || len(bytes.TrimSpace(raw)) > 0 {
 			jobs = append(jobs, job{n, raw, tooLong})
@@ -152,11 +155,11 @@ func RunBatch(ctx context.Context, e *Engine, in io.Reader, out io.Writer, opts 
 	}
 	var (
 		mu       sync.Mutex
-		st       = BatchStats{Total: len(jobs)}
+		st       = Stats{Total: len(jobs)}
 		writeErr error
 		finished int
 	)
-	write := func(r BatchResult) {
+	write := func(r Result) {
 		b, err := json.Marshal(r)
 		mu.Lock()
 		defer mu.Unlock()
@@ -190,12 +193,12 @@ func RunBatch(ctx context.Context, e *Engine, in io.Reader, out io.Writer, opts 
 	var wg sync.WaitGroup
 	for _, j := range jobs {
 		if j.tooLong {
-			write(BatchResult{Line: j.line, Status: "failed", Error: fmt.Sprintf("line %d: longer than %d MiB", j.line, maxBatchLine>>20)})
+			write(Result{Line: j.line, Status: "failed", Error: fmt.Sprintf("line %d: longer than %d MiB", j.line, maxBatchLine>>20)})
 			continue
 		}
-		var p BatchPost
+		var p Post
 		if err := json.Unmarshal(j.raw, &p); err != nil {
-			write(BatchResult{Line: j.line, Status: "failed", Error: fmt.Sprintf("line %d is not a JSON post: %v", j.line, err)})
+			write(Result{Line: j.line, Status: "failed", Error: fmt.Sprintf("line %d is not a JSON post: %v", j.line, err)})
 			continue
 		}
 		key := p.Key()
@@ -224,7 +227,7 @@ func RunBatch(ctx context.Context, e *Engine, in io.Reader, out io.Writer, opts 
 	return st, writeErr
 }
 
-// maxBatchLine is the longest input line RunBatch reads: a post, with its
+// maxBatchLine is the longest input line Run reads: a post, with its
 // image URLs, is far smaller, so a longer line is a mistake (a binary file,
 // a missing newline) and fails alone rather than being held in memory.
 const maxBatchLine = 16 << 20
@@ -261,17 +264,17 @@ func readBatchLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err er
 	}
 }
 
-func checkOne(ctx context.Context, e *Engine, run func(context.Context, *Check) error, line int, key string, p BatchPost) BatchResult {
-	c := e.NewCheck(Post{Text: p.Text, Author: p.Author, Handle: p.Handle, PostedAt: p.PostedAt, URL: p.URL,
+func checkOne(ctx context.Context, e *pipeline.Engine, run func(context.Context, *pipeline.Check) error, line int, key string, p Post) Result {
+	c := e.NewCheck(pipeline.Post{Text: p.Text, Author: p.Author, Handle: p.Handle, PostedAt: p.PostedAt, URL: p.URL,
 		Images: p.Images}, time.Time{})
 	if run == nil {
-		run = func(ctx context.Context, c *Check) error { return e.Run(ctx, c, StageImages, nil) }
+		run = func(ctx context.Context, c *pipeline.Check) error { return e.Run(ctx, c, pipeline.StageImages, nil) }
 	}
 	err := run(ctx, c)
-	r := BatchResult{Line: line, Key: key, Status: "done", Check: c.ForOutput()}
+	r := Result{Line: line, Key: key, Status: "done", Check: c.ForOutput()}
 	if err != nil {
 		r.Status, r.Error = "failed", err.Error()
-		if errors.Is(err, ErrEmptyPost) {
+		if errors.Is(err, pipeline.ErrEmptyPost) {
 			r.Check = nil
 		}
 	}

@@ -1,4 +1,4 @@
-package pipeline
+package batch
 
 import (
 	"bufio"
@@ -8,6 +8,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/musecheck/muse/pipeline"
 
 	"github.com/musecheck/muse/sources/extract"
 )
@@ -24,7 +26,7 @@ func (noFetch) Fetch(context.Context, string) ([]byte, string, error) {
 
 type unrated struct{}
 
-func (unrated) Rate(string) Rating { return Rating{Tier: TierUnrated} }
+func (unrated) Rate(string) pipeline.Rating { return pipeline.Rating{Tier: pipeline.TierUnrated} }
 
 func FuzzRunBatch(f *testing.F) {
 	for _, s := range []string{
@@ -35,7 +37,7 @@ func FuzzRunBatch(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	e, err := New(Deps{Fetcher: noFetch{}, Extract: extract.Extract, Rater: unrated{}}, Options{NoLLM: true})
+	e, err := pipeline.New(pipeline.Deps{Fetcher: noFetch{}, Extract: extract.Extract, Rater: unrated{}}, pipeline.Options{NoLLM: true})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -49,9 +51,9 @@ func FuzzRunBatch(f *testing.F) {
 			}
 		}
 		var out bytes.Buffer
-		st, err := RunBatch(context.Background(), e, bytes.NewReader(in), &out, BatchOptions{Parallel: 2})
+		st, err := Run(context.Background(), e, bytes.NewReader(in), &out, Options{Parallel: 2})
 		if err != nil {
-			t.Fatalf("RunBatch: %v", err)
+			t.Fatalf("Run: %v", err)
 		}
 		if st.Total != want || st.Done+st.Failed != want {
 			t.Fatalf("%d lines, stats %+v", want, st)
@@ -64,7 +66,7 @@ func FuzzRunBatch(f *testing.F) {
 			t.Fatalf("%d lines in, %d results out", want, len(lines))
 		}
 		for _, l := range lines {
-			var r BatchResult
+			var r Result
 			if err := json.Unmarshal([]byte(l), &r); err != nil {
 				t.Fatalf("result is not JSON: %v: %s", err, l)
 			}
