@@ -27,6 +27,8 @@
 //
 //	main → tui → pipeline/<dir> → pipeline → prompts → sources/...
 //
+// In words:
+//
 //   - sources/... is the outside world (model client, search, fetch,
 //     extraction, ratings, archive, posts, images, stores). It imports
 //     nothing of muse above it.
