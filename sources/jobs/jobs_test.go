@@ -1,0 +1,214 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/musecheck/muse/sources/pgdb/pgdbtest"
+)
+
+// engines runs a test on the SQLite queue and, when a test cluster is
+// configured, on PostgreSQL.
+func engines(t *testing.T, test func(t *testing.T, open func() *Queue)) {
+	t.Run("sqlite", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "queue.db")
+		test(t, func() *Queue { return mustOpen(t, Options{Path: path}) })
+	})
+	t.Run("postgres", func(t *testing.T) {
+		url := pgdbtest.Fresh(t)
+		test(t, func() *Queue { return mustOpen(t, Options{DatabaseURL: url}) })
+	})
+}
+
+func mustOpen(t *testing.T, o Options) *Queue {
+	t.Helper()
+	o.MaxAttempts = 3
+	q, err := Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(q.Close)
+	return q
+}
+
+func items(keys ...string) []Item {
+	var out []Item
+	for i, k := range keys {
+		out = append(out, Item{Line: i + 1, Key: k, Payload: json.RawMessage(fmt.Sprintf(`{"post":%q}`, k))})
+	}
+	return out
+}
+
+// workUntil runs workers on their own queue handles (as separate processes
+// would) until the batch has nothing queued or running, or the deadline.
+func workUntil(t *testing.T, open func() *Queue, batch string, workers int, h Handler) Status {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range workers {
+		q := open()
+		wg.Go(func() {
+			if err := q.Work(ctx, 2, 5*time.Second, h); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	defer func() { cancel(); wg.Wait() }()
+	watch := open()
+	deadline := time.Now().Add(40 * time.Second)
+	for {
+		st, err := watch.BatchStatus(context.Background(), batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Queued+st.Running == 0 {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("batch not finished in time: %+v", st)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestEachItemWorkedOnce(t *testing.T) {
+	engines(t, func(t *testing.T, open func() *Queue) {
+		q := open()
+		batch, dups, err := q.Enqueue(context.Background(), items("a", "b", "c", "a", "d", "b"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dups != 2 {
+			t.Errorf("%d duplicates, want 2", dups)
+		}
+		var mu sync.Mutex
+		calls := map[string]int{}
+		st := workUntil(t, open, batch, 2, func(ctx context.Context, j Job) (json.RawMessage, error) {
+			mu.Lock()
+			calls[j.Key]++
+			mu.Unlock()
+			time.Sleep(50 * time.Millisecond)
+			return json.RawMessage(fmt.Sprintf(`{"checked":%q}`, j.Key)), nil
+		})
+		if st.Total != 6 || st.Done != 6 {
+			t.Errorf("status %+v, want 6 done", st)
+		}
+		for k, n := range calls {
+			if n != 1 {
+				t.Errorf("%s worked %d times", k, n)
+			}
+		}
+		if len(calls) != 4 {
+			t.Errorf("%d distinct items worked, want 4", len(calls))
+		}
+		// A second batch with a finished item does not redo it.
+		batch2, dups2, err := q.Enqueue(context.Background(), items("a", "e"))
+		if err != nil || dups2 != 1 {
+			t.Fatalf("second batch: %d duplicates, %v", dups2, err)
+		}
+		workUntil(t, open, batch2, 1, func(ctx context.Context, j Job) (json.RawMessage, error) {
+			mu.Lock()
+			calls[j.Key]++
+			mu.Unlock()
+			return json.RawMessage(`{}`), nil
+		})
+		if calls["a"] != 1 || calls["e"] != 1 {
+			t.Errorf("after the second batch: %v", calls)
+		}
+		rs, err := q.Results(context.Background(), batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range rs {
+			if r.Line != i+1 || r.State != Done {
+				t.Errorf("result %d: %+v", i, r)
+			}
+			var out struct{ Checked string }
+			if err := json.Unmarshal(r.Output, &out); err != nil || out.Checked == "" {
+				t.Errorf("line %d output %s (%v)", r.Line, r.Output, err)
+			}
+		}
+		if _, err := q.Results(context.Background(), "b-nope"); !errors.Is(err, ErrUnknownBatch) {
+			t.Errorf("unknown batch: %v", err)
+		}
+	})
+}
+
+func TestRetriesAndFailures(t *testing.T) {
+	engines(t, func(t *testing.T, open func() *Queue) {
+		q := open()
+		batch, _, err := q.Enqueue(context.Background(), items("flaky", "bad", "ok"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		tries := map[string]int{}
+		st := workUntil(t, open, batch, 1, func(ctx context.Context, j Job) (json.RawMessage, error) {
+			mu.Lock()
+			tries[j.Key]++
+			mu.Unlock()
+			switch j.Key {
+			case "flaky":
+				if j.Attempt == 1 {
+					return json.RawMessage(`{"partial":true}`), errors.New("model answered 503")
+				}
+			case "bad":
+				return nil, Permanent(errors.New("the post has no text and no images"))
+			}
+			return json.RawMessage(`{"ok":true}`), nil
+		})
+		if st.Done != 2 || st.Failed != 1 {
+			t.Errorf("status %+v, want 2 done and 1 failed", st)
+		}
+		if tries["flaky"] != 2 || tries["bad"] != 1 {
+			t.Errorf("tries %v: a transient failure is retried once, a permanent one never", tries)
+		}
+		rs, _ := q.Results(context.Background(), batch)
+		if rs[1].State != Failed || rs[1].Error == "" {
+			t.Errorf("the permanent failure: %+v", rs[1])
+		}
+	})
+}
+
+// A worker stopped mid-job releases it; another worker finishes it.
+func TestStoppedWorkerReleasesItsJob(t *testing.T) {
+	engines(t, func(t *testing.T, open func() *Queue) {
+		q := open()
+		batch, _, err := q.Enqueue(context.Background(), items("long"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		started := make(chan struct{})
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		first := open()
+		go func() {
+			done <- first.Work(ctx, 1, 200*time.Millisecond, func(ctx context.Context, j Job) (json.RawMessage, error) {
+				close(started)
+				<-ctx.Done() // a check that takes longer than the grace
+				return nil, ctx.Err()
+			})
+		}()
+		select {
+		case <-started:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the job was never started")
+		}
+		stop()
+		if err := <-done; err != nil {
+			t.Logf("first worker stopped: %v", err)
+		}
+		st := workUntil(t, open, batch, 1, func(ctx context.Context, j Job) (json.RawMessage, error) {
+			return json.RawMessage(fmt.Sprintf(`{"attempt":%d}`, j.Attempt)), nil
+		})
+		if st.Done != 1 {
+			t.Fatalf("status %+v, want the job done by the second worker", st)
+		}
+	})
+}
