@@ -450,4 +450,3 @@ func newBatchID(t time.Time) string {
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("b-%s-%x", t.UTC().Format("20060102-150405"), b)
 }
-
