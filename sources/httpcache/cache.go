@@ -24,10 +24,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -37,11 +39,17 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/musecheck/muse/sources/pgdb"
 	"github.com/musecheck/muse/sources/sqlitedb"
 )
 
 // DefaultTTL is how long an entry is served when Options.TTL is zero.
 const DefaultTTL = 24 * time.Hour
+
+//go:embed migrations
+var migrations embed.FS
 
 // DefaultMaxBody is the largest response stored when Options.MaxBody is
 // zero; larger ones pass through uncached.
@@ -50,7 +58,9 @@ const DefaultMaxBody = 16 << 20
 // Options configures a Cache.
 type Options struct {
 	// Path is the database file; the caller passes cfg.DataDir/cache.db
-	// (see DefaultPath). Missing directories are created.
+	// (see DefaultPath). Missing directories are created. A postgres://
+	// URL keeps the cache in that database instead (table http_cache), so
+	// a newsroom's processes share it.
 	Path string
 	// TTL is how long a stored response is served; zero means DefaultTTL.
 	TTL time.Duration
@@ -77,9 +87,12 @@ func DefaultPath(dataDir string) string { return filepath.Join(dataDir, "cache.d
 // Cache is an open response cache. Wrap a transport with it; one Cache may
 // serve several clients at once, and several processes may share the file.
 type Cache struct {
-	db   *sql.DB
-	opts Options
-	now  func() time.Time
+	db       *sql.DB
+	postgres bool
+	pool     *pgxpool.Pool
+	table    string
+	opts     Options
+	now      func() time.Time
 
 	hits, misses, stored atomic.Int64
 }
@@ -108,57 +121,88 @@ func Open(ctx context.Context, o Options) (*Cache, error) {
 	if o.MaxBody <= 0 {
 		o.MaxBody = DefaultMaxBody
 	}
-	db, err := sqlitedb.Open(o.Path, sqlitedb.Options{Busy: 30 * time.Second})
+	c, err := openDB(ctx, o)
 	if err != nil {
-		return nil, fmt.Errorf("open cache %s: %w", o.Path, err)
+		return nil, err
 	}
-	c := &Cache{db: db, opts: o, now: time.Now}
+	c.opts = o
+	c.now = time.Now
 	if o.Now != nil {
 		c.now = o.Now
 	}
-	if _, err := db.ExecContext(ctx, `
-CREATE TABLE IF NOT EXISTS entries (
-	key        BLOB PRIMARY KEY,  -- SHA-256 of the request
-	method     TEXT NOT NULL,
-	url        TEXT NOT NULL,     -- secret query parameters replaced by REDACTED
-	created_at INTEGER NOT NULL,  -- Unix milliseconds
-	expires_at INTEGER NOT NULL,
-	header     BLOB NOT NULL,     -- JSON of the response headers kept
-	body       BLOB NOT NULL,
-	stream     INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS entries_expires ON entries(expires_at);`); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open cache %s: %w", o.Path, err)
-	}
-	if _, err := db.ExecContext(ctx, "DELETE FROM entries WHERE expires_at <= ?", c.now().UnixMilli()); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open cache %s: prune expired entries: %w", o.Path, err)
+	if _, err := c.db.ExecContext(ctx, c.sql("DELETE FROM entries WHERE expires_at <= ?"), c.now().UnixMilli()); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("open cache %s: prune expired entries: %w", c.where(), err)
 	}
 	return c, nil
 }
 
+// openDB opens the SQLite file or the PostgreSQL database of o.Path and
+// brings its schema up to date.
+func openDB(ctx context.Context, o Options) (*Cache, error) {
+	if pgdb.IsURL(o.Path) {
+		pool, err := pgdb.Open(ctx, o.Path)
+		if err != nil {
+			return nil, fmt.Errorf("open cache: %w", err)
+		}
+		sub, _ := fs.Sub(migrations, "migrations/postgres")
+		if err := pgdb.Migrate(ctx, pool, "http_cache", sub); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("open cache: %w", err)
+		}
+		return &Cache{db: stdlib.OpenDBFromPool(pool), postgres: true, pool: pool, table: "http_cache"}, nil
+	}
+	db, err := sqlitedb.Open(o.Path, sqlitedb.Options{Busy: 30 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("open cache %s: %w", o.Path, err)
+	}
+	sub, _ := fs.Sub(migrations, "migrations/sqlite")
+	if err := sqlitedb.Migrate(ctx, db, "http_cache", sub); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open cache %s: %w", o.Path, err)
+	}
+	return &Cache{db: db, table: "entries"}, nil
+}
+
+// sql names the engine's table in a statement written for "entries" and
+// writes its placeholders as the engine wants them.
+func (c *Cache) sql(s string) string {
+	if !c.postgres {
+		return s
+	}
+	return pgdb.Rebind(strings.ReplaceAll(s, "entries", c.table))
+}
+
+// where names the cache in messages without a database password.
+func (c *Cache) where() string { return pgdb.Redact(c.opts.Path) }
+
 // Close closes the database.
 func (c *Cache) Close() error {
+	if c.pool != nil {
+		defer c.pool.Close()
+	}
 	if err := c.db.Close(); err != nil {
-		return fmt.Errorf("close cache %s: %w", c.opts.Path, err)
+		return fmt.Errorf("close cache %s: %w", c.where(), err)
 	}
 	return nil
 }
 
 // Clear removes every entry (`muse cache clear`) and returns how many.
 func (c *Cache) Clear(ctx context.Context) (int64, error) {
-	res, err := c.db.ExecContext(ctx, "DELETE FROM entries")
+	res, err := c.db.ExecContext(ctx, c.sql("DELETE FROM entries"))
 	if err != nil {
-		return 0, fmt.Errorf("clear cache %s: %w", c.opts.Path, err)
+		return 0, fmt.Errorf("clear cache %s: %w", c.where(), err)
 	}
 	n, _ := res.RowsAffected()
+	if c.postgres {
+		return n, nil // autovacuum gives the space back
+	}
 	// Give the space back: a cleared cache should not stay the size it was.
 	if _, err := c.db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
-		return n, fmt.Errorf("clear cache %s: checkpoint: %w", c.opts.Path, err)
+		return n, fmt.Errorf("clear cache %s: checkpoint: %w", c.where(), err)
 	}
 	if _, err := c.db.ExecContext(ctx, "VACUUM"); err != nil {
-		return n, fmt.Errorf("clear cache %s: vacuum: %w", c.opts.Path, err)
+		return n, fmt.Errorf("clear cache %s: vacuum: %w", c.where(), err)
 	}
 	return n, nil
 }
@@ -167,9 +211,9 @@ func (c *Cache) Clear(ctx context.Context) (int64, error) {
 // size.
 func (c *Cache) Stats(ctx context.Context) (Stats, error) {
 	s := Stats{Hits: c.hits.Load(), Misses: c.misses.Load(), Stored: c.stored.Load()}
-	err := c.db.QueryRowContext(ctx, "SELECT count(*), coalesce(sum(length(body)), 0) FROM entries").Scan(&s.Entries, &s.Bytes)
+	err := c.db.QueryRowContext(ctx, c.sql("SELECT count(*), coalesce(sum(length(body)), 0) FROM entries")).Scan(&s.Entries, &s.Bytes)
 	if err != nil {
-		return s, fmt.Errorf("read cache stats %s: %w", c.opts.Path, err)
+		return s, fmt.Errorf("read cache stats %s: %w", c.where(), err)
 	}
 	return s, nil
 }
@@ -290,7 +334,7 @@ func isStream(h http.Header) bool {
 
 func (c *Cache) lookup(req *http.Request, key []byte) (*http.Response, bool) {
 	var hdr, body []byte
-	err := c.db.QueryRowContext(req.Context(), "SELECT header, body FROM entries WHERE key = ? AND expires_at > ?",
+	err := c.db.QueryRowContext(req.Context(), c.sql("SELECT header, body FROM entries WHERE key = ? AND expires_at > ?"),
 		key, c.now().UnixMilli()).Scan(&hdr, &body)
 	if err != nil {
 		return nil, false // not there, or the database is unreadable: ask the network
@@ -343,10 +387,10 @@ func (e *pending) store(ctx context.Context) error {
 		body = []byte(r.Replace(string(body)))
 	}
 	now := e.c.now()
-	_, err = e.c.db.ExecContext(ctx, `
+	_, err = e.c.db.ExecContext(ctx, e.c.sql(`
 INSERT INTO entries (key, method, url, created_at, expires_at, header, body, stream) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(key) DO UPDATE SET created_at = excluded.created_at, expires_at = excluded.expires_at,
-	header = excluded.header, body = excluded.body, stream = excluded.stream`,
+	header = excluded.header, body = excluded.body, stream = excluded.stream`),
 		e.key, e.method, e.url, now.UnixMilli(), now.Add(e.c.opts.TTL).UnixMilli(), hj, body, e.stream)
 	if err == nil {
 		e.c.stored.Add(1)

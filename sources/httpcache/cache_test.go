@@ -21,6 +21,7 @@ import (
 	"github.com/musecheck/muse/sources/httpcache"
 	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/sources/llm/llmtest"
+	"github.com/musecheck/muse/sources/pgdb/pgdbtest"
 )
 
 const (
@@ -31,10 +32,14 @@ const (
 	azureKey  = "azure-API-KEY-77777777777"
 )
 
+// tempPath is where a test's cache lives: a file of its own, or (under
+// TestOnPostgres) a database of its own.
+var tempPath = func(t *testing.T) string { return filepath.Join(t.TempDir(), "muse", "cache.db") }
+
 func openCache(t *testing.T, o httpcache.Options) *httpcache.Cache {
 	t.Helper()
 	if o.Path == "" {
-		o.Path = filepath.Join(t.TempDir(), "muse", "cache.db")
+		o.Path = tempPath(t)
 	}
 	c, err := httpcache.Open(context.Background(), o)
 	if err != nil {
@@ -236,7 +241,7 @@ func TestSearchRequestsCachedAndTTL(t *testing.T) {
 func TestBypassSkipAndClear(t *testing.T) {
 	ctx := context.Background()
 	srv, calls := searchServer(t)
-	path := filepath.Join(t.TempDir(), "cache.db")
+	path := tempPath(t)
 	serp := srv.URL + "/search.json?engine=google&q=bikes&api_key=" + serpKey
 
 	off := openCache(t, httpcache.Options{Path: path, Bypass: true})
@@ -397,4 +402,17 @@ func ScanForSecrets(t *testing.T, dir string, secrets ...string) {
 	if files == 0 {
 		t.Fatal("no files to scan")
 	}
+}
+
+// TestOnPostgres runs the cache's behaviour tests with the cache in a
+// PostgreSQL database, as a newsroom's MUSE_DATABASE_URL puts it.
+func TestOnPostgres(t *testing.T) {
+	pgdbtest.URL(t)
+	tempPath = func(t *testing.T) string { return pgdbtest.Fresh(t) }
+	defer func() { tempPath = func(t *testing.T) string { return filepath.Join(t.TempDir(), "muse", "cache.db") } }()
+	t.Run("ModelCallsServedFromCache", TestModelCallsServedFromCache)
+	t.Run("BrokenStreamNotStored", TestBrokenStreamNotStored)
+	t.Run("SearchRequestsCachedAndTTL", TestSearchRequestsCachedAndTTL)
+	t.Run("BypassSkipAndClear", TestBypassSkipAndClear)
+	t.Run("LargeResponsePassesThrough", TestLargeResponsePassesThrough)
 }

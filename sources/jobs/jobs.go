@@ -21,8 +21,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -419,20 +417,10 @@ func (q *Queue) BatchStatus(ctx context.Context, batchID string) (Status, error)
 
 // sql writes the statement's ? placeholders as $1, $2… on PostgreSQL.
 func (q *Queue) sql(s string) string {
-	if !q.dollar {
-		return s
+	if q.dollar {
+		return pgdb.Rebind(s)
 	}
-	var b strings.Builder
-	n := 0
-	for _, r := range s {
-		if r == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	return s
 }
 
 // now is the batch time as each engine stores it.

@@ -118,3 +118,20 @@ func provider(db *sql.DB, component string, fsys fs.FS) (*goose.Provider, error)
 		goose.WithSessionLocker(locker),
 		goose.WithDisableGlobalRegistry(true))
 }
+
+// Rebind writes a statement's ? placeholders as PostgreSQL's $1, $2…, so
+// a store keeps one text of each statement for both engines. The
+// statements it is given hold no ? inside string literals.
+func Rebind(query string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -96,3 +96,9 @@ func TestMigrate(t *testing.T) {
 		t.Error("a component name that is not an identifier was accepted")
 	}
 }
+
+func TestRebind(t *testing.T) {
+	if got := Rebind("INSERT INTO t (a, b) VALUES (?, ?) ON CONFLICT (a) DO UPDATE SET b = ?"); got != "INSERT INTO t (a, b) VALUES ($1, $2) ON CONFLICT (a) DO UPDATE SET b = $3" {
+		t.Errorf("Rebind: %s", got)
+	}
+}

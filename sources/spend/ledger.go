@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -96,20 +95,10 @@ func (l *Ledger) Close() error {
 
 // q writes a statement's ? placeholders as $1, $2… on PostgreSQL.
 func (l *Ledger) q(s string) string {
-	if !l.postgres {
-		return s
+	if l.postgres {
+		return pgdb.Rebind(s)
 	}
-	var b strings.Builder
-	n := 0
-	for _, r := range s {
-		if r == '?' {
-			n++
-			fmt.Fprintf(&b, "$%d", n)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	return s
 }
 
 // Add records a paid call. Calls that cost nothing are not recorded.
