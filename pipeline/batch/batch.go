@@ -217,7 +217,8 @@ func Run(ctx context.Context, e *pipeline.Engine, in io.Reader, out io.Writer, o
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			write(checkOne(ctx, e, opts.Run, j.line, key, p))
+			r, _ := checkOne(ctx, e, opts.Run, j.line, key, p)
+			write(r)
 		})
 	}
 	wg.Wait()
@@ -264,7 +265,10 @@ func readBatchLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err er
 	}
 }
 
-func checkOne(ctx context.Context, e *pipeline.Engine, run func(context.Context, *pipeline.Check) error, line int, key string, p Post) Result {
+// checkOne checks one post, returning its result line and the check's
+// error (which the result only names), so a queue can tell a transient
+// failure from a permanent one.
+func checkOne(ctx context.Context, e *pipeline.Engine, run func(context.Context, *pipeline.Check) error, line int, key string, p Post) (Result, error) {
 	c := e.NewCheck(pipeline.Post{Text: p.Text, Author: p.Author, Handle: p.Handle, PostedAt: p.PostedAt, URL: p.URL,
 		Images: p.Images}, time.Time{})
 	if run == nil {
@@ -278,7 +282,7 @@ func checkOne(ctx context.Context, e *pipeline.Engine, run func(context.Context,
 			r.Check = nil
 		}
 	}
-	return r
+	return r, err
 }
 
 // bar is a 20-character text progress bar.
