@@ -3,6 +3,7 @@ module github.com/musecheck/muse
 go 1.26.8
 
 require (
+	code.dny.dev/ssrf v0.3.0
 	github.com/BurntSushi/toml v1.6.0
 	github.com/PuerkitoBio/goquery v1.13.0
 	github.com/andybalholm/brotli v1.3.0
@@ -31,7 +32,6 @@ require (
 )
 
 require (
-	code.dny.dev/ssrf v0.3.0 // indirect
 	github.com/RadhiFadlillah/whatlanggo v0.0.0-20240916001553-aac1f0f737fc // indirect
 	github.com/alecthomas/chroma/v2 v2.20.0 // indirect
 	github.com/andybalholm/cascadia v1.3.5 // indirect
