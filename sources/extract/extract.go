@@ -92,7 +92,7 @@ func (o Options) Extract(htmlBytes []byte, pageURL string) (*Article, error) {
 	}
 	doc, err := o.parse(htmlBytes)
 	if err != nil {
-		return nil, fmt.Errorf("extract %s: parse HTML: %w", describe(pageURL), err)
+		return nil, fmt.Errorf("extract %s: %w", describe(pageURL), err)
 	}
 	gq := goquery.NewDocumentFromNode(doc)
 	ld := readJSONLD(gq)

@@ -43,14 +43,14 @@ func orDefault[T int | time.Duration](v, def T) T {
 	return v
 }
 
-// parse parses a page within the size budget.
+// parse parses a page within the size budget; its errors say which.
 func (o Options) parse(htmlBytes []byte) (*html.Node, error) {
 	if limit := orDefault(o.MaxBytes, defaultMaxBytes); len(htmlBytes) > limit {
 		return nil, fmt.Errorf("%w: %d bytes of HTML (limit %d)", ErrTooLarge, len(htmlBytes), limit)
 	}
 	doc, err := html.Parse(bytes.NewReader(htmlBytes))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("parse HTML: %w", err)
 	}
 	elements, text := 0, 0
 	var walk func(*html.Node)
