@@ -8,7 +8,8 @@
 // data: and file: URLs; protocol-relative "//host/…"; bare hosts with
 // "www." or a path ("www.example.org", "evil-proof.com/x", "1.2.3.4/x"),
 // judged by the public-suffix list so that "e.g.", "U.S.", "3.5" and
-// "Node.js" are text; Markdown inline links and images "[t](u)",
+// "Node.js" are text (a bare "example.com" without either is taken for a
+// name in prose, as in "Reuters.com reported"); Markdown inline links and images "[t](u)",
 // reference links "[t][1]", "[t][]", "[1]" with their "[1]: u"
 // definitions; autolinks "<u>"; raw HTML "<a href>…</a>" and any tag with
 // a src, href or action. Fullwidth and other compatibility forms
@@ -141,7 +142,7 @@ var (
 	// "//host/…" after a blank, a bracket, a quote or "=".
 	reRelative = regexp.MustCompile(`(?:^|[\s(\[<"'=])(//([^\s/<>"'\x60{}|^\[\]\\]+)` + urlChars + `*)`)
 	// A host name (or IPv4 address) with an optional port and path.
-	reBare = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}@._/\\\-])((?:[\p{L}\p{N}](?:[\p{L}\p{N}\-]*[\p{L}\p{N}])?\.)+[\p{L}\p{N}\-]*[\p{L}\p{N}])((?::\d{1,5})?(?:[/?#]` + urlChars + `*)?)`)
+	reBare = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}._/\\\-])((?:[\p{L}\p{N}](?:[\p{L}\p{N}\-]*[\p{L}\p{N}])?\.)+[\p{L}\p{N}\-]*[\p{L}\p{N}])((?::\d{1,5})?(?:[/?#]` + urlChars + `*)?)`)
 	reIPv4 = regexp.MustCompile(`^\d{1,3}(?:\.\d{1,3}){3}$`)
 
 	// Markdown: an inline link or image, its destination possibly in <…>
@@ -343,6 +344,9 @@ func (c *collector) bare() {
 		www := len(host) > 4 && strings.EqualFold(host[:4], "www.")
 		if rest == "" && !www {
 			continue // "example.com" alone is a name in prose; see the package comment
+		}
+		if m[2] > 0 && c.f.s[m[2]-1] == '@' && (rest == "" || rest[0] != '/') {
+			continue // an e-mail address; "user@host/path" is a link to host
 		}
 		if !isHost(host) {
 			continue

@@ -40,6 +40,7 @@ func TestFind(t *testing.T) {
 		{"site.github.io/page", []string{"https://site.github.io/page"}, KindBare},
 		{"router at 192.168.1.1/admin", []string{"https://192.168.1.1/admin"}, KindBare},
 		{"see example.com:8080/x", []string{"https://example.com:8080/x"}, KindBare},
+		{"log in as user@evil.com/x", []string{"https://evil.com/x"}, KindBare},
 		{"(//evil.example.com/x)", []string{"https://evil.example.com/x"}, KindRelative},
 		{"[proof](https://evil.com/x)", []string{"https://evil.com/x"}, KindMarkdown},
 		{"[proof](<https://evil.com/x y>)", []string{"https://evil.com/x%20y"}, KindMarkdown},
@@ -89,7 +90,7 @@ func TestFindLeavesProseAlone(t *testing.T) {
 		"The ratio was 1.2/3 and i.e. small.",
 		"Reuters.com and apnews.com reported it.", // a name in prose, no path
 		"The data: 5 cases in 2020; file: none.",
-		"Write to press@example.com for details.",
+		"Write to press@example.com or press@www.example.com for details.",
 		"It costs $3.50/month.",
 		"in 2020.The claim",
 		"the http: header",
