@@ -65,7 +65,8 @@ type Options struct {
 	// MaxBytes, MaxElements and MaxText (bytes of text outside scripts and
 	// styles) bound the page, TimeBudget the time to read it; past any of
 	// them Extract fails with ErrTooLarge. Zero means the defaults in
-	// visible.go (8 MiB, 50,000, 256 KiB, 10 s).
+	// visible.go (8 MiB, 50,000, 256 KiB, 10 s). After a timeout the page's
+	// bytes are still read in the background: do not reuse them.
 	MaxBytes, MaxElements, MaxText int
 	TimeBudget                     time.Duration
 	timed                          bool // inside withinTime

@@ -79,8 +79,9 @@ func (o Options) parse(htmlBytes []byte) (*html.Node, error) {
 }
 
 // withinTime runs extract and gives up waiting after Options.TimeBudget.
-// The abandoned extraction still runs to its end in the background; the
-// size budgets bound how long that is.
+// The abandoned extraction still runs to its end in the background (the
+// size budgets bound how long that is) and reads the page's bytes until
+// then, so a caller must not reuse them after an ErrTooLarge.
 func (o Options) withinTime(extract func() (*Article, error)) (*Article, error) {
 	budget := orDefault(o.TimeBudget, defaultTimeBudget)
 	type result struct {

@@ -142,12 +142,12 @@ func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn
 // When a name does not resolve here (common behind a proxy that does the
 // DNS), the request is let through: the proxy is the user's and decides.
 func (g *guard) checkTarget(ctx context.Context, host string) error {
-	if g.allowPrivate {
-		return nil
-	}
 	ip, name, literal, err := hostAddr(host)
 	if err != nil {
-		return err
+		return err // a bad URL whatever AllowPrivate says, as at dial time
+	}
+	if g.allowPrivate {
+		return nil
 	}
 	if literal {
 		if k := g.kind(ip); k != "" {

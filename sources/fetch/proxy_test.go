@@ -199,3 +199,21 @@ func TestDirectRefusesEverySpelling(t *testing.T) {
 		t.Errorf("the loopback server got %d requests", n)
 	}
 }
+
+// TestAllowPrivateStillRefusesBadHosts: a numeric-looking host that is no
+// address is a bad URL with or without --allow-private-addresses, proxy or
+// not.
+func TestAllowPrivateStillRefusesBadHosts(t *testing.T) {
+	var hits atomic.Int32
+	proxy := fetchtest.StartForwarding(t, newsSites(t, &hits))
+	for _, opts := range []Options{{AllowPrivate: true, Proxy: proxy.ProxyFunc()}, {AllowPrivate: true}} {
+		f := newFetcher(t, opts)
+		fetchErr(t, f, "http://127.0.0.1.1/admin", ErrBadURL)
+		if err := f.Allowed(context.Background(), "http://08.0.0.1/"); !errors.Is(err, ErrBadURL) {
+			t.Errorf("Allowed = %v", err)
+		}
+	}
+	if hits.Load() != 0 || proxy.Forwarded() != 0 {
+		t.Errorf("requests sent: %d served, %d forwarded", hits.Load(), proxy.Forwarded())
+	}
+}
