@@ -313,11 +313,14 @@ func (c *collector) schemes() {
 	for _, m := range reScript.FindAllStringSubmatchIndex(c.f.s, -1) {
 		scheme := strings.ToLower(c.f.s[m[2]:m[3]])
 		rest := c.f.s[m[4]:m[5]]
+		spaced := m[4] > 0 && (c.f.s[m[4]-1] == ' ' || c.f.s[m[4]-1] == '\t')
 		switch {
 		case scheme == "data" && !reData.MatchString(rest):
 			continue
 		case scheme == "file" && !strings.ContainsAny(rest[:1], `/\`):
 			continue
+		case spaced && !strings.ContainsAny(rest, "(%=;"):
+			continue // "written in JavaScript: it runs" is prose; "javascript: alert(1)" is not
 		}
 		end := m[4] + len(trimEnd(rest))
 		c.add(m[0], end, Normalise(c.f.s[m[0]:end]), KindURL, "")

@@ -27,6 +27,7 @@ func TestFind(t *testing.T) {
 		{"https://bücher.de/x", []string{"https://xn--bcher-kva.de/x"}, KindURL},
 		{"javascript:alert(document.cookie)", []string{"javascript:alert(document.cookie)"}, KindURL},
 		{"JavaScript :alert(1)", []string{"javascript:alert(1)"}, KindURL},
+		{"javascript: alert(1)", []string{"javascript:alert(1)"}, KindURL},
 		{"data:text/html;base64,PHNjcmlwdD4=", []string{"data:text/html;base64,PHNjcmlwdD4="}, KindURL},
 		{"vbscript:msgbox(1)", []string{"vbscript:msgbox(1)"}, KindURL},
 		{"file:///etc/passwd", []string{"file:///etc/passwd"}, KindURL},
@@ -90,6 +91,7 @@ func TestFindLeavesProseAlone(t *testing.T) {
 		"The ratio was 1.2/3 and i.e. small.",
 		"Reuters.com and apnews.com reported it.", // a name in prose, no path
 		"The data: 5 cases in 2020; file: none.",
+		"The page is written in JavaScript: it runs in the browser.",
 		"Write to press@example.com or press@www.example.com for details.",
 		"It costs $3.50/month.",
 		"in 2020.The claim",
