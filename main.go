@@ -22,10 +22,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/batch"
 	"github.com/musecheck/muse/pipeline/cases"
-	"github.com/musecheck/muse/pipeline/config"
 	"github.com/musecheck/muse/pipeline/export"
-	"github.com/musecheck/muse/pipeline/record"
+	"github.com/musecheck/muse/pipeline/setup"
 	"github.com/musecheck/muse/sources/archive"
 	"github.com/musecheck/muse/sources/extract"
 	"github.com/musecheck/muse/sources/fetch"
@@ -41,7 +41,7 @@ var version = "dev"
 // App is what every subcommand shares: the configuration (after flags) and
 // where output goes.
 type App struct {
-	Cfg    *config.Config
+	Cfg    *setup.Config
 	Stdout io.Writer
 	Stderr io.Writer
 	Stdin  io.Reader
@@ -133,7 +133,7 @@ func archiveAddCmd(app *App) *cobra.Command {
 				return &exitError{2, err}
 			}
 			defer store.Close()
-			fo := pipeline.FetchOptions(app.Cfg)
+			fo := setup.FetchOptions(app.Cfg)
 			fo.Store = store
 			f := fetch.New(fo)
 			defer f.CloseIdleConnections()
@@ -179,7 +179,7 @@ func archiveSearchCmd(app *App) *cobra.Command {
 // loadConfig reads the config file and environment, then applies the flags
 // the user set (flags > environment > file > defaults).
 func (app *App) loadConfig(cmd *cobra.Command) error {
-	cfg, err := config.Load(app.configFile, os.Getenv)
+	cfg, err := setup.Load(app.configFile, os.Getenv)
 	if err != nil {
 		return &exitError{2, err}
 	}
@@ -211,7 +211,7 @@ func sourcesRateCmd(app *App) *cobra.Command {
 		Short: "Show each publisher's factuality, bias, tier and where the rating came from",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := ratings.Load(pipeline.RatingsOptions(app.Cfg))
+			r, err := ratings.Load(setup.RatingsOptions(app.Cfg))
 			if err != nil {
 				return &exitError{2, err}
 			}
@@ -272,7 +272,7 @@ func searchCmd(app *App) *cobra.Command {
 				}
 				q.Before = t
 			}
-			searchers, closeSearch, err := pipeline.Searchers(cmd.Context(), app.Cfg, func(w string) {
+			searchers, closeSearch, err := setup.Searchers(cmd.Context(), app.Cfg, func(w string) {
 				fmt.Fprintln(app.Stderr, "muse: search:", w)
 			})
 			if err != nil {
@@ -331,7 +331,7 @@ func extractArticle(ctx context.Context, app *App, arg, origURL string) (*extrac
 	if !strings.HasPrefix(lower, "http://") && !strings.HasPrefix(lower, "https://") {
 		return extract.Options{}.ExtractFile(arg, origURL)
 	}
-	f := fetch.New(pipeline.FetchOptions(app.Cfg))
+	f := fetch.New(setup.FetchOptions(app.Cfg))
 	defer f.CloseIdleConnections()
 	page, err := f.Fetch(ctx, arg)
 	if err != nil {
@@ -406,7 +406,7 @@ func startTUI(ctx context.Context, app *App, noLLM, mouse bool, opts tui.Options
 	if noLLM {
 		opts.Model = "no model (--no-llm)"
 	}
-	eng, closeEngine, err := pipeline.NewFromConfig(ctx, app.Cfg, pipeline.Options{NoLLM: noLLM})
+	eng, closeEngine, err := setup.NewFromConfig(ctx, app.Cfg, pipeline.Options{NoLLM: noLLM})
 	switch {
 	case err != nil && opts.Case == nil:
 		return &exitError{2, fmt.Errorf("start the engine: %w", err)}
@@ -474,7 +474,7 @@ func runCheck(ctx context.Context, app *App, f *checkFlags, args []string) error
 		}
 		arg = string(b)
 	}
-	eng, closeEngine, err := pipeline.NewFromConfig(ctx, app.Cfg, pipeline.Options{NoLLM: f.noLLM, Snapshots: !f.noSave})
+	eng, closeEngine, err := setup.NewFromConfig(ctx, app.Cfg, pipeline.Options{NoLLM: f.noLLM, Snapshots: !f.noSave})
 	if err != nil {
 		return &exitError{2, err}
 	}
@@ -503,13 +503,13 @@ func runCheck(ctx context.Context, app *App, f *checkFlags, args []string) error
 	ro, closeCases := recordOptions(ctx, app, eng, f.noSave)
 	defer closeCases()
 	ro.OnEvent = func(ev pipeline.Event) {
-		if line := pipeline.ProgressLine(ev); line != "" {
+		if line := export.ProgressLine(ev); line != "" {
 			fmt.Fprintln(app.Stderr, "muse:", line)
 		}
 	}
 	c.ID = cases.NewID()
-	runErr := record.Run(ctx, eng, c, pipeline.StageImages, ro)
-	fmt.Fprintln(app.Stderr, "muse:", pipeline.UsageLine(c.Usage))
+	runErr := cases.Record(ctx, eng, c, pipeline.StageImages, ro)
+	fmt.Fprintln(app.Stderr, "muse:", export.UsageLine(c.Usage))
 	if ro.Store != nil {
 		fmt.Fprintf(app.Stderr, "muse: kept as case %s (muse cases open %s)\n", c.ID, c.ID)
 	}
@@ -521,7 +521,7 @@ func runCheck(ctx context.Context, app *App, f *checkFlags, args []string) error
 		enc.SetIndent("", "  ")
 		err = enc.Encode(c.ForOutput())
 	} else {
-		err = pipeline.WriteMarkdown(app.Stdout, c)
+		_, err = io.WriteString(app.Stdout, export.Report(c))
 	}
 	if runErr != nil {
 		return fmt.Errorf("check not finished: %w", runErr)
@@ -532,8 +532,8 @@ func runCheck(ctx context.Context, app *App, f *checkFlags, args []string) error
 // recordOptions opens the case store for `muse check` and `muse batch`
 // (none with --no-save). A store that cannot be opened is said on stderr and
 // the checks run unkept.
-func recordOptions(ctx context.Context, app *App, eng *pipeline.Engine, noSave bool) (record.Options, func()) {
-	ro := record.Options{Pages: eng.RawPage, OnSaveError: func(err error) { fmt.Fprintln(app.Stderr, "muse: warning:", err) }}
+func recordOptions(ctx context.Context, app *App, eng *pipeline.Engine, noSave bool) (cases.RecordOptions, func()) {
+	ro := cases.RecordOptions{Pages: eng.RawPage, OnSaveError: func(err error) { fmt.Fprintln(app.Stderr, "muse: warning:", err) }}
 	if noSave {
 		return ro, func() {}
 	}
@@ -572,7 +572,7 @@ func batchCmd(app *App) *cobra.Command {
 			out, done := app.Stdout, map[string]bool{}
 			if outPath != "" {
 				var err error
-				if done, err = pipeline.FinishedKeys(outPath); err != nil {
+				if done, err = batch.FinishedKeys(outPath); err != nil {
 					return &exitError{2, err}
 				}
 				file, err := os.OpenFile(outPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -582,7 +582,7 @@ func batchCmd(app *App) *cobra.Command {
 				defer file.Close()
 				out = file
 			}
-			eng, closeEngine, err := pipeline.NewFromConfig(cmd.Context(), app.Cfg, pipeline.Options{NoLLM: noLLM, Snapshots: !noSave})
+			eng, closeEngine, err := setup.NewFromConfig(cmd.Context(), app.Cfg, pipeline.Options{NoLLM: noLLM, Snapshots: !noSave})
 			if err != nil {
 				return &exitError{2, err}
 			}
@@ -591,10 +591,10 @@ func batchCmd(app *App) *cobra.Command {
 			defer closeCases()
 			run := func(ctx context.Context, c *pipeline.Check) error {
 				c.ID = cases.NewID()
-				return record.Run(ctx, eng, c, pipeline.StageImages, ro)
+				return cases.Record(ctx, eng, c, pipeline.StageImages, ro)
 			}
-			st, err := pipeline.RunBatch(cmd.Context(), eng, in, out,
-				pipeline.BatchOptions{Parallel: parallel, Done: done, Progress: app.Stderr, Run: run})
+			st, err := batch.Run(cmd.Context(), eng, in, out,
+				batch.Options{Parallel: parallel, Done: done, Progress: app.Stderr, Run: run})
 			fmt.Fprintf(app.Stderr, "muse: %d posts: %d done, %d failed, %d skipped (already done); %d model calls (%d from the cache), $%.4f\n",
 				st.Total, st.Done, st.Failed, st.Skipped, st.LLMCalls, st.CachedCalls, st.CostUSD)
 			if ro.Store != nil && st.Done+st.Failed > 0 {
@@ -624,12 +624,12 @@ func doctorCmd(app *App) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			failed := 0
-			for _, it := range pipeline.Doctor(cmd.Context(), app.Cfg) {
+			for _, it := range setup.Doctor(cmd.Context(), app.Cfg) {
 				fmt.Fprintf(app.Stdout, "[%s] %s: %s\n", it.Status, it.Name, it.Detail)
 				if it.Fix != "" {
 					fmt.Fprintf(app.Stdout, "       fix: %s\n", it.Fix)
 				}
-				if it.Status == pipeline.DoctorFail {
+				if it.Status == setup.DoctorFail {
 					failed++
 				}
 			}

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"strings"
+
+	"github.com/musecheck/muse/sources/archive"
 )
 
 // ArchiveReader is an Archiver that can also hand back a page it holds. The
@@ -11,16 +13,8 @@ import (
 // muse has read before, or that a newsroom imported with `muse archive
 // add`, still serve as evidence offline.
 type ArchiveReader interface {
+	Archiver
 	Lookup(ctx context.Context, url string) (ArchivedPage, bool)
-}
-
-// Lookup returns the archived page for url, if the archive holds its text.
-func (a archiveAdapter) Lookup(ctx context.Context, url string) (ArchivedPage, bool) {
-	d, err := a.s.Get(ctx, url)
-	if err != nil || strings.TrimSpace(d.Text) == "" {
-		return ArchivedPage{}, false
-	}
-	return ArchivedPage{URL: d.URL, Title: d.Title, Text: d.Text, Publisher: d.Publisher, Published: d.Published}, true
 }
 
 // readArchived fills s from the archive's copy of its page after fetchErr,
@@ -58,4 +52,21 @@ func (r *run) readArchived(ctx context.Context, s *Source, fetchErr error) bool 
 	return true
 }
 
-var _ ArchiveReader = archiveAdapter{}
+// ArchiveOf is the engine's Archiver and ArchiveReader over the page archive.
+func ArchiveOf(s *archive.Store) ArchiveReader { return archiveAdapter{s} }
+
+type archiveAdapter struct{ s *archive.Store }
+
+// Save keeps a page the engine read.
+func (a archiveAdapter) Save(ctx context.Context, p ArchivedPage) error {
+	return a.s.Add(ctx, archive.Doc{URL: p.URL, Title: p.Title, Text: p.Text, Publisher: p.Publisher, Published: p.Published})
+}
+
+// Lookup returns the archived page for url, if the archive holds its text.
+func (a archiveAdapter) Lookup(ctx context.Context, url string) (ArchivedPage, bool) {
+	d, err := a.s.Get(ctx, url)
+	if err != nil || strings.TrimSpace(d.Text) == "" {
+		return ArchivedPage{}, false
+	}
+	return ArchivedPage{URL: d.URL, Title: d.Title, Text: d.Text, Publisher: d.Publisher, Published: d.Published}, true
+}

@@ -31,7 +31,7 @@ func TestUnfetchablePageReadFromArchive(t *testing.T) {
 	offline := errors.New("fetch https://www.reuters.com/a: resolve www.reuters.com: no such host")
 	w.pages["https://www.reuters.com/a"] = fakePage{err: offline}
 	e, err := New(Deps{Model: &fakeModel{evidence: quoting}, Searchers: []search.Searcher{w}, Fetcher: w,
-		Extract: w.extract, Rater: w, Archive: archiveAdapter{store}}, Options{})
+		Extract: w.extract, Rater: w, Archive: ArchiveOf(store)}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package pipeline
+package pipeline_test
 
 import (
 	"context"
@@ -9,10 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/musecheck/muse/pipeline"
+
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/musecheck/muse/pipeline/llm/llmtest"
+	"github.com/musecheck/muse/pipeline/setup"
+	"github.com/musecheck/muse/pipeline/testworld"
 	"github.com/musecheck/muse/prompts"
+	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 )
 
 // BenchmarkCheck runs one text post end to end against a loopback model
@@ -44,19 +49,19 @@ import (
 // sides: what differs between the two methods is the evidence stage.
 func BenchmarkCheck(b *testing.B) {
 	const latency = time.Second
-	env := newE2E(b, nil, llmtest.WithDelay(latency))
-	env.cfg.NoCache = true
+	env := testworld.New(b, nil, llmtest.WithDelay(latency))
+	env.Cfg.NoCache = true
 	var mu sync.Mutex
 	var starts []time.Time
-	inner := env.model.handle
+	inner := env.Model.Handle
 	// Rewrap the server's handler to log when each call arrives.
-	env.llm = llmtest.NewReplyServer(b, func(req openai.ChatCompletionRequest) (llmtest.Reply, error) {
+	env.LLM = llmtest.NewReplyServer(b, func(req openai.ChatCompletionRequest) (llmtest.Reply, error) {
 		mu.Lock()
 		starts = append(starts, time.Now())
 		mu.Unlock()
 		return inner(req)
 	}, llmtest.WithDelay(latency))
-	env.cfg.OpenAIBaseURL = env.llm.BaseURL
+	env.Cfg.OpenAIBaseURL = env.LLM.BaseURL
 
 	var wall, calls, waves, tokens, evTokens, sentChars float64
 	var paper paperFigures
@@ -65,20 +70,20 @@ func BenchmarkCheck(b *testing.B) {
 		mu.Lock()
 		starts = nil
 		mu.Unlock()
-		before := len(env.llm.ChatCalls())
-		e, closeFn, err := NewFromConfig(context.Background(), env.cfg, env.opts())
+		before := len(env.LLM.ChatCalls())
+		e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, env.Options())
 		if err != nil {
 			b.Fatal(err)
 		}
-		c := e.NewCheck(Post{Text: e2ePost, Author: "City Rumours", Handle: "@cityrumours", PostedAt: e2eCutoff}, e2eCutoff)
+		c := e.NewCheck(pipeline.Post{Text: testworld.Post, Author: "City Rumours", Handle: "@cityrumours", PostedAt: testworld.Cutoff}, testworld.Cutoff)
 		t0 := time.Now()
-		if err := e.Run(context.Background(), c, StageImages, nil); err != nil {
+		if err := e.Run(context.Background(), c, pipeline.StageImages, nil); err != nil {
 			b.Fatal(err)
 		}
 		wall += time.Since(t0).Seconds()
 		closeFn()
 
-		chat := env.llm.ChatCalls()[before:]
+		chat := env.LLM.ChatCalls()[before:]
 		calls += float64(len(chat))
 		mu.Lock()
 		waves += float64(countWaves(starts, latency/2))
@@ -155,7 +160,7 @@ const paperInstructionWords = 111
 // in hand. The refuting quotes a page would give are the verified ones
 // muse got from it (a page muse did not read gives none). The pages of
 // both search passes are one pool here.
-func paperEvidence(c *Check) paperFigures {
+func paperEvidence(c *pipeline.Check) paperFigures {
 	var f paperFigures
 	post := len(strings.Fields(c.Post.Text)) +
 		len(strings.Fields(fmt.Sprintf("(Tweeted by %s. User ID: %s)", c.Post.Author, c.Post.Handle))) +
@@ -165,15 +170,15 @@ func paperEvidence(c *Check) paperFigures {
 	}
 	refuting := map[string]int{}
 	for _, e := range c.Evidence {
-		if e.Kind == KindRefutes && e.Verified {
-			refuting[canonicalKey(e.SourceURL)]++
+		if e.Kind == pipeline.KindRefutes && e.Verified {
+			refuting[sources.Key(e.SourceURL)]++
 		}
 	}
 	quotes := 0
-	for _, tier := range []string{TierHigh, TierMedium, TierLow} {
+	for _, tier := range []string{pipeline.TierHigh, pipeline.TierMedium, pipeline.TierLow} {
 		read := 0
 		for _, s := range c.Sources { // in rank order: relevance within a tier
-			if s.Tier != tier || !isEligible(s) || read == 3 {
+			if s.Tier != tier || !pipeline.IsEligible(s) || read == 3 {
 				continue
 			}
 			read++
@@ -189,7 +194,7 @@ func paperEvidence(c *Check) paperFigures {
 			f.tokens += words
 			f.evTokens += words
 			f.chars += len(text)
-			quotes += refuting[canonicalKey(s.URL)]
+			quotes += refuting[sources.Key(s.URL)]
 		}
 		if read > 0 {
 			f.rounds++

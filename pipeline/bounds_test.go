@@ -1,4 +1,4 @@
-package pipeline
+package pipeline_test
 
 import (
 	"bufio"
@@ -12,6 +12,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/musecheck/muse/pipeline"
+
+	"github.com/musecheck/muse/pipeline/setup"
+	"github.com/musecheck/muse/pipeline/testworld"
 )
 
 // BenchmarkBounds200Pages runs one check over 200 candidate pages (every
@@ -58,8 +63,8 @@ func TestBounds200Pages(t *testing.T) {
 }
 
 type boundsWorld struct {
-	env  *e2eEnv
-	o    Options
+	env  *testworld.Env
+	o    pipeline.Options
 	urls []string
 }
 
@@ -70,22 +75,22 @@ type boundsResult struct {
 
 func newBoundsWorld(b testing.TB) *boundsWorld {
 	const n = 200
-	env := newE2E(b, nil)
-	pages := map[string]page{}
+	env := testworld.New(b, nil)
+	pages := map[string]testworld.Page{}
 	var urls []string
 	for i := range n {
 		host := fmt.Sprintf("www.site%03d.example", i)
-		p := page{path: "/springfield/main-street-bicycles", title: fmt.Sprintf("Springfield bicycles on Main Street, part %d", i),
-			site: fmt.Sprintf("Site %d", i), date: "2024-01-10", paras: background(fmt.Sprintf("Site %d", i), 14)}
+		p := testworld.Page{Path: "/springfield/main-street-bicycles", Title: fmt.Sprintf("Springfield bicycles on Main Street, part %d", i),
+			Site: fmt.Sprintf("Site %d", i), Date: "2024-01-10", Paras: testworld.Background(fmt.Sprintf("Site %d", i), 14)}
 		if i%10 == 0 {
-			p.paras = append([]string{quoteC1}, p.paras...)
+			p.Paras = append([]string{testworld.QuoteC1}, p.Paras...)
 		}
 		pages[host] = p
-		urls = append(urls, pageURL(host, p))
+		urls = append(urls, testworld.PageURL(host, p))
 	}
-	env.proxy = newsProxy(b, pages)
-	env.cfg.SearXNGURL = searxngServer(b, func(string) []string { return urls }).URL
-	o := env.opts()
+	env.Proxy = testworld.NewsProxy(b, pages)
+	env.Cfg.SearXNGURL = testworld.SearXNG(b, func(string) []string { return urls }).URL
+	o := env.Options()
 	o.FirstPassHits, o.MaxPages = n, n
 
 	return &boundsWorld{env: env, o: o, urls: urls}
@@ -116,12 +121,12 @@ func (w *boundsWorld) run(b testing.TB) boundsResult {
 			}
 		}
 	})
-	e, closeFn, err := NewFromConfig(context.Background(), env.cfg, o)
+	e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, o)
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := e.NewCheck(Post{Text: e2ePost, PostedAt: e2eCutoff}, e2eCutoff)
-	if err := e.Run(context.Background(), c, StageImages, nil); err != nil {
+	c := e.NewCheck(pipeline.Post{Text: testworld.Post, PostedAt: testworld.Cutoff}, testworld.Cutoff)
+	if err := e.Run(context.Background(), c, pipeline.StageImages, nil); err != nil {
 		b.Fatal(err)
 	}
 	closeFn()

@@ -1,4 +1,4 @@
-package pipeline
+package pipeline_test
 
 import (
 	"bufio"
@@ -12,6 +12,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/musecheck/muse/pipeline"
+
+	"github.com/musecheck/muse/pipeline/export"
+	"github.com/musecheck/muse/pipeline/testworld"
 )
 
 // The key the CLI tests configure: long and unmistakable, so a scan of the
@@ -21,11 +26,11 @@ const cliTestKey = "sk-proj-MUSETESTKEY0123456789abcdef"
 // cliEnv is the environment `muse` runs with against the fault world.
 func (fe *faultEnv) cliEnv(t *testing.T, home string) []string {
 	t.Helper()
-	ratings, _ := filepath.Abs(filepath.Join("testdata", "ratings.csv"))
+	ratings := fe.Cfg.RatingsFile
 	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_DATA_HOME=" + filepath.Join(home, "data"),
 		"XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "XDG_CACHE_HOME=" + filepath.Join(home, "cache"),
-		"HTTP_PROXY=" + fe.proxy.String(), "OPENAI_BASE_URL=" + fe.cfg.OpenAIBaseURL, "OPENAI_API_KEY=" + cliTestKey,
-		"MUSE_MODEL=gpt-4o-mini", "SEARXNG_URL=" + fe.cfg.SearXNGURL, "MUSE_RATINGS=" + ratings, "MUSE_IGNORE_ROBOTS=1",
+		"HTTP_PROXY=" + fe.Proxy.String(), "OPENAI_BASE_URL=" + fe.Cfg.OpenAIBaseURL, "OPENAI_API_KEY=" + cliTestKey,
+		"MUSE_MODEL=gpt-4o-mini", "SEARXNG_URL=" + fe.Cfg.SearXNGURL, "MUSE_RATINGS=" + ratings, "MUSE_IGNORE_ROBOTS=1",
 		"MUSE_ALLOW_PRIVATE_ADDRESSES=1"}
 }
 
@@ -64,7 +69,7 @@ func TestCheckKilledMidRunKeepsTheCase(t *testing.T) {
 	}
 	home := t.TempDir()
 	env := fe.cliEnv(t, home)
-	cmd := exec.Command(buildMuse(t), "check", "--before", e2eCutoff.Format(time.RFC3339), e2ePost)
+	cmd := exec.Command(buildMuse(t), "check", "--before", testworld.Cutoff.Format(time.RFC3339), testworld.Post)
 	cmd.Env = env
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -124,27 +129,27 @@ func TestCheckKilledMidRunKeepsTheCase(t *testing.T) {
 	if err != nil {
 		t.Fatalf("muse cases export: %v\n%s", err, errOut)
 	}
-	var c Check
+	var c pipeline.Check
 	if err := json.Unmarshal([]byte(out), &c); err != nil {
 		t.Fatalf("export is not a Check: %v\n%s", err, out)
 	}
-	if c.Post.Text != e2ePost || len(c.Queries) == 0 || len(c.Sources) == 0 || len(c.IncludedEvidence()) == 0 {
+	if c.Post.Text != testworld.Post || len(c.Queries) == 0 || len(c.Sources) == 0 || len(c.IncludedEvidence()) == 0 {
 		t.Errorf("case lost work: post %q, %d queries, %d sources, %d quotes", c.Post.Text, len(c.Queries), len(c.Sources), len(c.IncludedEvidence()))
 	}
-	if c.Usage.ByStage[string(StageEvidence)].LLMCalls == 0 {
+	if c.Usage.ByStage[string(pipeline.StageEvidence)].LLMCalls == 0 {
 		t.Errorf("case usage %+v lacks the evidence calls", c.Usage)
 	}
-	states := map[Stage]string{}
+	states := map[pipeline.Stage]string{}
 	for _, si := range c.Stages {
 		states[si.Stage] = si.State
 	}
-	if states[StageEvidence] != StateDone || states[StageCorrection] != StateRunning {
+	if states[pipeline.StageEvidence] != pipeline.StateDone || states[pipeline.StageCorrection] != pipeline.StateRunning {
 		t.Errorf("stage states %v, want evidence done and correction running", states)
 	}
 	// Every event the process reported is in the case's log.
 	logged := map[string]bool{}
 	for _, ev := range c.Events {
-		if line := ProgressLine(ev); line != "" {
+		if line := export.ProgressLine(ev); line != "" {
 			logged["muse: "+line] = true
 		}
 	}
@@ -163,7 +168,7 @@ func TestDataDirectoryHoldsNoKey(t *testing.T) {
 	fe := newFaultEnv(t)
 	home := t.TempDir()
 	env := fe.cliEnv(t, home)
-	out, errOut, err := museRun(t, env, "check", "--json", "--before", e2eCutoff.Format(time.RFC3339), e2ePost)
+	out, errOut, err := museRun(t, env, "check", "--json", "--before", testworld.Cutoff.Format(time.RFC3339), testworld.Post)
 	if err != nil {
 		t.Fatalf("muse check: %v\n%s", err, errOut)
 	}
@@ -171,14 +176,14 @@ func TestDataDirectoryHoldsNoKey(t *testing.T) {
 	if !strings.Contains(last, "kept as case ") || !strings.Contains(errOut, "model calls") {
 		t.Errorf("stderr does not end with the case ID and usage:\n%s", errOut)
 	}
-	var c Check
+	var c pipeline.Check
 	if err := json.Unmarshal([]byte(out), &c); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(last, c.ID) {
 		t.Errorf("case ID %q not on the last line %q", c.ID, last)
 	}
-	if u := c.Usage.ByStage[string(StageCorrection)]; u.LLMCalls != 1 || u.CostUSD <= 0 {
+	if u := c.Usage.ByStage[string(pipeline.StageCorrection)]; u.LLMCalls != 1 || u.CostUSD <= 0 {
 		t.Errorf("--json usage by stage %+v", c.Usage.ByStage)
 	}
 	files := 0
@@ -215,13 +220,13 @@ func TestDataDirectoryHoldsNoKey(t *testing.T) {
 	// identical rerun is free; here parallel evidence calls may pick other
 	// pages, so only the query call is sure to repeat), and --no-save
 	// keeps no case.
-	out2, errOut, err := museRun(t, env, "check", "--json", "--no-save", "--before", e2eCutoff.Format(time.RFC3339), e2ePost)
+	out2, errOut, err := museRun(t, env, "check", "--json", "--no-save", "--before", testworld.Cutoff.Format(time.RFC3339), testworld.Post)
 	if err != nil {
 		t.Fatalf("rerun: %v\n%s", err, errOut)
 	}
-	var c2 Check
+	var c2 pipeline.Check
 	json.Unmarshal([]byte(out2), &c2)
-	if q := c2.Usage.ByStage[string(StageQueries)]; q.CachedCalls != 1 || q.CostUSD != 0 || strings.Contains(errOut, "kept as case") {
+	if q := c2.Usage.ByStage[string(pipeline.StageQueries)]; q.CachedCalls != 1 || q.CostUSD != 0 || strings.Contains(errOut, "kept as case") {
 		t.Errorf("rerun usage %+v; stderr:\n%s", c2.Usage, errOut)
 	}
 	if list, _, _ := museRun(t, env, "cases", "--json"); strings.Count(list, `"id"`) != 1 {

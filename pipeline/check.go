@@ -1,6 +1,3 @@
-// Package pipeline holds the Check record that every stage reads and writes,
-// the stages of the Muse method, and the engine that runs them over a Check
-// and publishes events as it goes.
 package pipeline
 
 import (
@@ -162,6 +159,9 @@ type Evidence struct {
 	Kind      string `json:"kind"`     // refutes|context
 	Verified  bool   `json:"verified"` // found verbatim (after normalisation) in the page's extracted text
 	Included  bool   `json:"included"` // used for the correction; the person may untick it
+	// Reason says why a quote was not verified (and the closest passage of
+	// the page), so the checker sees why it was left out.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Correction is the note written for the post.
@@ -291,10 +291,10 @@ func (c *Check) EnabledQueries() []string {
 // SourceByURL returns the source with the given URL (as found or after
 // redirects), or nil.
 func (c *Check) SourceByURL(u string) *Source {
-	key := canonicalKey(u)
+	key := sources.Key(u)
 	for i := range c.Sources {
 		s := &c.Sources[i]
-		if canonicalKey(s.URL) == key || (s.FinalURL != "" && canonicalKey(s.FinalURL) == key) {
+		if sources.Key(s.URL) == key || (s.FinalURL != "" && sources.Key(s.FinalURL) == key) {
 			return s
 		}
 	}
@@ -313,11 +313,13 @@ func (c *Check) IncludedEvidence() []Evidence {
 	return out
 }
 
-// canonicalKey is sources.Canonical, or the trimmed input when it is not an
-// http(s) URL, so that comparisons never fail open.
-func canonicalKey(u string) string {
-	if k, err := sources.Canonical(u); err == nil {
-		return k
+// ForOutput is the Check as `muse check --json` and `muse batch` print it:
+// a copy without the pages' extracted text, which is kept for quoting and
+// verification but is not part of the contract.
+func (c *Check) ForOutput() *Check {
+	d := c.Clone()
+	for i := range d.Sources {
+		d.Sources[i].Paragraphs = nil
 	}
-	return strings.TrimSpace(u)
+	return d
 }

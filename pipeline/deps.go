@@ -145,4 +145,8 @@ type Deps struct {
 	// ImageSearchers search the web by image (reverse image search) for
 	// post images at public URLs. Optional.
 	ImageSearchers []search.ImageSearcher
+	// Warnings say what the engine was built without (setup.NewFromConfig:
+	// a response cache or archive that could not be opened); every check
+	// run carries them once.
+	Warnings []string
 }

@@ -1,4 +1,4 @@
-package pipeline
+package pipeline_test
 
 import (
 	"context"
@@ -9,38 +9,29 @@ import (
 	"testing"
 	"time"
 
-	"github.com/musecheck/muse/pipeline/config"
-	"github.com/musecheck/muse/pipeline/llm/llmtest"
+	"github.com/musecheck/muse/pipeline"
+
+	"github.com/musecheck/muse/pipeline/setup"
+	"github.com/musecheck/muse/pipeline/testworld"
 	"github.com/musecheck/muse/sources/archive"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 )
 
-func e2eRun(t *testing.T, env *e2eEnv, opts Options) (*Check, error) {
-	t.Helper()
-	e, closeFn, err := NewFromConfig(context.Background(), env.cfg, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeFn()
-	c := e.NewCheck(Post{Text: e2ePost, Author: "City Rumours", Handle: "@cityrumours", PostedAt: e2eCutoff}, e2eCutoff)
-	err = e.Run(context.Background(), c, StageImages, nil)
-	return c, err
-}
-
 func TestEndToEnd(t *testing.T) {
-	env := newE2E(t, nil)
-	env.model.failFirst[quoteR1] = true // Reuters' first evidence call is rate-limited, then retried
-	c, err := e2eRun(t, env, env.opts())
+	env := testworld.New(t, nil)
+	env.Model.FailFirst[testworld.QuoteR1] = true // Reuters' first evidence call is rate-limited, then retried
+	c, err := env.Check(t, env.Options())
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"www.reuters.com": StatusUsed, "apnews.com": StatusUsed,
-		"www.rumours.example": StatusExcludedRating, "www.latenews.example": StatusExcludedCutoff,
-		"www.undated.example": StatusUndated, "www.shortnews.example": StatusTooShort,
-		"www.weather.example": StatusIrrelevant, "www.gone.example": StatusFetchFailed,
+		"www.reuters.com": pipeline.StatusUsed, "apnews.com": pipeline.StatusUsed,
+		"www.rumours.example": pipeline.StatusExcludedRating, "www.latenews.example": pipeline.StatusExcludedCutoff,
+		"www.undated.example": pipeline.StatusUndated, "www.shortnews.example": pipeline.StatusTooShort,
+		"www.weather.example": pipeline.StatusIrrelevant, "www.gone.example": pipeline.StatusFetchFailed,
 	}
 	for host, st := range want {
-		s := c.SourceByURL(pageURL(host, env.pages[host]))
+		s := c.SourceByURL(testworld.PageURL(host, env.Pages[host]))
 		if s == nil {
 			t.Errorf("%s: no source", host)
 			continue
@@ -49,11 +40,11 @@ func TestEndToEnd(t *testing.T) {
 			t.Errorf("%s: status %s (%s), want %s", host, s.Status, s.Reason, st)
 		}
 	}
-	reuters := c.SourceByURL(pageURL("www.reuters.com", env.pages["www.reuters.com"]))
-	if reuters.Tier != TierHigh || reuters.Publisher != "Reuters" || reuters.Published.IsZero() || reuters.Words < 100 {
+	reuters := c.SourceByURL(testworld.PageURL("www.reuters.com", env.Pages["www.reuters.com"]))
+	if reuters.Tier != pipeline.TierHigh || reuters.Publisher != "Reuters" || reuters.Published.IsZero() || reuters.Words < 100 {
 		t.Errorf("reuters source %+v", reuters)
 	}
-	if c.Sources[0].Tier != TierHigh || c.Sources[1].Tier != TierHigh {
+	if c.Sources[0].Tier != pipeline.TierHigh || c.Sources[1].Tier != pipeline.TierHigh {
 		t.Errorf("not ranked by tier: %s, %s", c.Sources[0].URL, c.Sources[1].URL)
 	}
 	refuting := map[string]bool{}
@@ -61,7 +52,7 @@ func TestEndToEnd(t *testing.T) {
 		if !e.Verified {
 			t.Errorf("unverified quote from a faithful model: %+v", e)
 		}
-		if e.Kind == KindRefutes {
+		if e.Kind == pipeline.KindRefutes {
 			refuting[e.SourceURL] = true
 		}
 	}
@@ -80,7 +71,7 @@ func TestEndToEnd(t *testing.T) {
 	// What went on the wire.
 	var schemas []string
 	stream := 0
-	for _, call := range env.llm.ChatCalls() {
+	for _, call := range env.LLM.ChatCalls() {
 		wire := call.Wire()
 		if _, ok := wire["temperature"]; !ok {
 			t.Errorf("temperature missing from %s request", llmtest.SchemaName(*call.Chat))
@@ -93,12 +84,12 @@ func TestEndToEnd(t *testing.T) {
 		}
 		schemas = append(schemas, llmtest.SchemaName(*call.Chat))
 		if llmtest.SchemaName(*call.Chat) == "evidence" {
-			arts := articles(llmtest.LastUser(*call.Chat))
+			arts := testworld.Articles(llmtest.LastUser(*call.Chat))
 			if len(arts) == 0 {
 				t.Error("evidence prompt without an article")
 			}
 			for _, art := range arts {
-				if len(art) > 4*(Options{}).withDefaults().EvidenceTokens+400 {
+				if len(art) > 4*pipeline.DefaultOptions().EvidenceTokens+400 {
 					t.Errorf("evidence prompt carries %d chars of one article", len(art))
 				}
 			}
@@ -108,13 +99,13 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("calls: %v, %d streamed", schemas, stream)
 	}
 	// The six pages fit one evidence call, rate-limited once and retried.
-	if env.model.evidenceCalls != 2 || env.model.pagesRead != 12 || c.Usage.ByStage[string(StageEvidence)].LLMCalls != 1 ||
+	if env.Model.EvidenceCalls != 2 || env.Model.PagesRead != 12 || c.Usage.ByStage[string(pipeline.StageEvidence)].LLMCalls != 1 ||
 		c.Usage.LLMCalls != 3 || c.Usage.PromptTokens == 0 {
-		t.Errorf("usage %+v after %d evidence calls over %d pages", c.Usage, env.model.evidenceCalls, env.model.pagesRead)
+		t.Errorf("usage %+v after %d evidence calls over %d pages", c.Usage, env.Model.EvidenceCalls, env.Model.PagesRead)
 	}
 
 	// Pages read were archived and can be found again.
-	st, err := archive.Open(context.Background(), env.cfg.ArchivePath())
+	st, err := archive.Open(context.Background(), env.Cfg.ArchivePath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,14 +117,14 @@ func TestEndToEnd(t *testing.T) {
 
 func TestEndToEndSecondPass(t *testing.T) {
 	// The first five results refute nothing; the wider pass reaches AP.
-	env := newE2E(t, []string{"www.bbc.co.uk", "www.npr.org", "www.weather.example", "www.shortnews.example",
+	env := testworld.New(t, []string{"www.bbc.co.uk", "www.npr.org", "www.weather.example", "www.shortnews.example",
 		"www.cityherald.example", "apnews.com", "www.rumours.example"})
-	c, err := e2eRun(t, env, env.opts())
+	c, err := env.Check(t, env.Options())
 	if err != nil {
 		t.Fatal(err)
 	}
-	ap := c.SourceByURL(pageURL("apnews.com", env.pages["apnews.com"]))
-	if ap == nil || ap.Status != StatusUsed {
+	ap := c.SourceByURL(testworld.PageURL("apnews.com", env.Pages["apnews.com"]))
+	if ap == nil || ap.Status != pipeline.StatusUsed {
 		t.Fatalf("AP after the second pass: %+v", ap)
 	}
 	var pass2 []string
@@ -151,9 +142,9 @@ func TestEndToEndSecondPass(t *testing.T) {
 }
 
 func TestEndToEndGuards(t *testing.T) {
-	env := newE2E(t, nil)
-	env.model.inventQuote, env.model.inventURL = true, true
-	c, err := e2eRun(t, env, env.opts())
+	env := testworld.New(t, nil)
+	env.Model.InventQuote, env.Model.InventURL = true, true
+	c, err := env.Check(t, env.Options())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,38 +168,38 @@ func TestEndToEndGuards(t *testing.T) {
 
 func TestEndToEndBadModel(t *testing.T) {
 	t.Run("malformed queries", func(t *testing.T) {
-		env := newE2E(t, nil)
-		env.model.queriesAnswer = `{"queries": ["Springfield bicycle ban", ` // cut JSON
-		c, err := e2eRun(t, env, env.opts())
+		env := testworld.New(t, nil)
+		env.Model.QueriesAnswer = `{"queries": ["Springfield bicycle ban", ` // cut JSON
+		c, err := env.Check(t, env.Options())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(c.Queries) != 1 || c.Queries[0].Origin != OriginFallback {
+		if len(c.Queries) != 1 || c.Queries[0].Origin != pipeline.OriginFallback {
 			t.Fatalf("queries %+v", c.Queries)
 		}
 	})
 	t.Run("not informative", func(t *testing.T) {
-		env := newE2E(t, nil)
-		env.model.queriesAnswer = `{"queries": []}`
-		c, err := e2eRun(t, env, env.opts())
-		if err != nil || len(c.Queries) != 1 || c.Queries[0].Origin != OriginFallback {
+		env := testworld.New(t, nil)
+		env.Model.QueriesAnswer = `{"queries": []}`
+		c, err := env.Check(t, env.Options())
+		if err != nil || len(c.Queries) != 1 || c.Queries[0].Origin != pipeline.OriginFallback {
 			t.Fatalf("%v %+v", err, c.Queries)
 		}
 	})
 	t.Run("cut stream", func(t *testing.T) {
-		env := newE2E(t, nil)
-		env.model.correctionReply = &llmtest.Reply{CutAfter: 3}
-		c, err := e2eRun(t, env, env.opts())
+		env := testworld.New(t, nil)
+		env.Model.CorrectionReply = &llmtest.Reply{CutAfter: 3}
+		c, err := env.Check(t, env.Options())
 		if err == nil || len(c.Correction.Warnings) == 0 || len(c.Evidence) == 0 ||
 			!strings.Contains(c.Correction.Warnings[len(c.Correction.Warnings)-1], "stopped before it was complete") {
 			t.Fatalf("cut stream: %v %+v", err, c.Correction)
 		}
 	})
 	t.Run("refusal", func(t *testing.T) {
-		env := newE2E(t, nil)
-		env.model.correctionReply = &llmtest.Reply{Refusal: "I'm sorry, I can't help with that."}
-		c, err := e2eRun(t, env, env.opts())
-		if err == nil || !errors.Is(err, ErrBadAnswer) {
+		env := testworld.New(t, nil)
+		env.Model.CorrectionReply = &llmtest.Reply{Refusal: "I'm sorry, I can't help with that."}
+		c, err := env.Check(t, env.Options())
+		if err == nil || !errors.Is(err, pipeline.ErrBadAnswer) {
 			t.Fatalf("refusal: %v", err)
 		}
 		if len(c.Correction.Warnings) == 0 || !strings.Contains(c.Correction.Warnings[len(c.Correction.Warnings)-1], "declined") {
@@ -216,20 +207,20 @@ func TestEndToEndBadModel(t *testing.T) {
 		}
 	})
 	t.Run("50,000-character post", func(t *testing.T) {
-		env := newE2E(t, nil)
-		e, closeFn, err := NewFromConfig(context.Background(), env.cfg, env.opts())
+		env := testworld.New(t, nil)
+		e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, env.Options())
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer closeFn()
-		long := strings.Repeat(e2ePost+" ", 50000/len(e2ePost)+1)[:50000]
-		c := e.NewCheck(Post{Text: long, PostedAt: e2eCutoff}, time.Time{})
-		if err := e.Run(context.Background(), c, StageImages, nil); err != nil {
+		long := strings.Repeat(testworld.Post+" ", 50000/len(testworld.Post)+1)[:50000]
+		c := e.NewCheck(pipeline.Post{Text: long, PostedAt: testworld.Cutoff}, time.Time{})
+		if err := e.Run(context.Background(), c, pipeline.StageImages, nil); err != nil {
 			t.Fatal(err)
 		}
-		for _, call := range env.llm.ChatCalls() {
+		for _, call := range env.LLM.ChatCalls() {
 			// Beside the pages themselves, each cut to its own budget.
-			n := len(llmtest.AllText(*call.Chat)) - len(strings.Join(articles(llmtest.LastUser(*call.Chat)), ""))
+			n := len(llmtest.AllText(*call.Chat)) - len(strings.Join(testworld.Articles(llmtest.LastUser(*call.Chat)), ""))
 			if n > 12000 {
 				t.Errorf("%s prompt of %d characters", llmtest.SchemaName(*call.Chat), n)
 			}
@@ -239,8 +230,8 @@ func TestEndToEndBadModel(t *testing.T) {
 		}
 	})
 	t.Run("bad key", func(t *testing.T) {
-		env := newE2E(t, nil, llmtest.WithAPIKey("sk-other"))
-		_, err := e2eRun(t, env, env.opts())
+		env := testworld.New(t, nil, llmtest.WithAPIKey("sk-other"))
+		_, err := env.Check(t, env.Options())
 		if err == nil || !strings.Contains(err.Error(), "queries") {
 			t.Fatalf("bad key: %v", err)
 		}
@@ -248,18 +239,18 @@ func TestEndToEndBadModel(t *testing.T) {
 }
 
 func TestEndToEndNoLLM(t *testing.T) {
-	env := newE2E(t, nil)
-	env.cfg.OpenAIBaseURL, env.cfg.OpenAIAPIKey = "", ""
-	o := env.opts()
+	env := testworld.New(t, nil)
+	env.Cfg.OpenAIBaseURL, env.Cfg.OpenAIAPIKey = "", ""
+	o := env.Options()
 	o.NoLLM = true
-	c, err := e2eRun(t, env, o)
+	c, err := env.Check(t, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(env.llm.Calls()) != 0 {
+	if len(env.LLM.Calls()) != 0 {
 		t.Error("the model was called in --no-llm mode")
 	}
-	if !strings.HasPrefix(c.Correction.Text, DigestHeading) || len(c.Correction.URLs) == 0 {
+	if !strings.HasPrefix(c.Correction.Text, pipeline.DigestHeading) || len(c.Correction.URLs) == 0 {
 		t.Fatalf("digest %q", c.Correction.Text)
 	}
 	for _, bad := range []string{"false", "true", "misleading"} {
@@ -271,22 +262,22 @@ func TestEndToEndNoLLM(t *testing.T) {
 
 func TestNoModelConfigured(t *testing.T) {
 	dir := t.TempDir()
-	cfg := &config.Config{DataDir: dir, OllamaURL: "http://127.0.0.1:1"} // nothing listens on port 1
-	_, _, err := NewFromConfig(context.Background(), cfg, Options{})
-	if !errors.Is(err, ErrNoModel) || !strings.Contains(err.Error(), "OPENAI_API_KEY") || !strings.Contains(err.Error(), "--no-llm") {
+	cfg := &setup.Config{DataDir: dir, OllamaURL: "http://127.0.0.1:1"} // nothing listens on port 1
+	_, _, err := setup.NewFromConfig(context.Background(), cfg, pipeline.Options{})
+	if !errors.Is(err, pipeline.ErrNoModel) || !strings.Contains(err.Error(), "OPENAI_API_KEY") || !strings.Contains(err.Error(), "--no-llm") {
 		t.Fatalf("err %v", err)
 	}
 	// The hint once carried ErrNoModel's words too, so muse printed
 	// "no language model configured: no language model configured: set …".
-	if n := strings.Count(err.Error(), ErrNoModel.Error()); n != 1 {
-		t.Errorf("%q said %d times in %q", ErrNoModel, n, err)
+	if n := strings.Count(err.Error(), pipeline.ErrNoModel.Error()); n != 1 {
+		t.Errorf("%q said %d times in %q", pipeline.ErrNoModel, n, err)
 	}
-	bad := &config.Config{DataDir: dir, OpenAIBaseURL: "http://127.0.0.1:1/v1"} // a server but no model named
-	if _, _, err := NewFromConfig(context.Background(), bad, Options{}); !errors.Is(err, ErrNoModel) ||
-		strings.Count(err.Error(), ErrNoModel.Error()) != 1 || !strings.Contains(err.Error(), "MUSE_MODEL") {
+	bad := &setup.Config{DataDir: dir, OpenAIBaseURL: "http://127.0.0.1:1/v1"} // a server but no model named
+	if _, _, err := setup.NewFromConfig(context.Background(), bad, pipeline.Options{}); !errors.Is(err, pipeline.ErrNoModel) ||
+		strings.Count(err.Error(), pipeline.ErrNoModel.Error()) != 1 || !strings.Contains(err.Error(), "MUSE_MODEL") {
 		t.Errorf("err %v", err)
 	}
-	e, closeFn, err := NewFromConfig(context.Background(), cfg, Options{NoLLM: true})
+	e, closeFn, err := setup.NewFromConfig(context.Background(), cfg, pipeline.Options{NoLLM: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,19 +303,19 @@ func TestEndToEndEmbeddingRelevance(t *testing.T) {
 		}
 		return out, nil
 	}
-	env := newE2E(t, nil, llmtest.WithEmbedder(topic))
-	env.cfg.EmbeddingModel = "test-embed"
-	c, err := e2eRun(t, env, env.opts())
+	env := testworld.New(t, nil, llmtest.WithEmbedder(topic))
+	env.Cfg.EmbeddingModel = "test-embed"
+	c, err := env.Check(t, env.Options())
 	if err != nil {
 		t.Fatal(err)
 	}
-	weather := c.SourceByURL(pageURL("www.weather.example", env.pages["www.weather.example"]))
-	reuters := c.SourceByURL(pageURL("www.reuters.com", env.pages["www.reuters.com"]))
-	if weather.Status != StatusIrrelevant || !strings.Contains(weather.Reason, "similarity") || reuters.Relevance < 0.9 {
+	weather := c.SourceByURL(testworld.PageURL("www.weather.example", env.Pages["www.weather.example"]))
+	reuters := c.SourceByURL(testworld.PageURL("www.reuters.com", env.Pages["www.reuters.com"]))
+	if weather.Status != pipeline.StatusIrrelevant || !strings.Contains(weather.Reason, "similarity") || reuters.Relevance < 0.9 {
 		t.Fatalf("weather %+v / reuters relevance %.2f", weather.Status, reuters.Relevance)
 	}
 	embeds := 0
-	for _, call := range env.llm.Calls() {
+	for _, call := range env.LLM.Calls() {
 		if strings.HasSuffix(call.Path, "/embeddings") {
 			embeds++
 			if call.Wire()["model"] != "test-embed" {
@@ -332,34 +323,34 @@ func TestEndToEndEmbeddingRelevance(t *testing.T) {
 			}
 		}
 	}
-	if embeds != 1 || c.Usage.ByStage[string(StageSources)].LLMCalls != 1 {
+	if embeds != 1 || c.Usage.ByStage[string(pipeline.StageSources)].LLMCalls != 1 {
 		t.Errorf("%d embedding calls, usage %+v", embeds, c.Usage.ByStage)
 	}
 }
 
 func TestEndToEndCancelKeepsWhatWasFound(t *testing.T) {
-	env := newE2E(t, nil, llmtest.WithDelay(300*time.Millisecond))
-	e, closeFn, err := NewFromConfig(context.Background(), env.cfg, env.opts())
+	env := testworld.New(t, nil, llmtest.WithDelay(300*time.Millisecond))
+	e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, env.Options())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer closeFn()
-	c := e.NewCheck(Post{Text: e2ePost, PostedAt: e2eCutoff}, time.Time{})
+	c := e.NewCheck(pipeline.Post{Text: testworld.Post, PostedAt: testworld.Cutoff}, time.Time{})
 	ctx, cancel := context.WithCancel(context.Background())
-	events := make(chan Event)
+	events := make(chan pipeline.Event)
 	go func() {
 		for ev := range events {
-			if ev.Kind == EventStageStarted && ev.Stage == StageEvidence {
+			if ev.Kind == pipeline.EventStageStarted && ev.Stage == pipeline.StageEvidence {
 				cancel() // the person presses Esc while quotes are read
 			}
 		}
 	}()
-	err = e.Run(ctx, c, StageImages, events)
+	err = e.Run(ctx, c, pipeline.StageImages, events)
 	close(events)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v", err)
 	}
-	if len(c.Queries) != 3 || len(c.Hits) == 0 || c.SourceByURL(pageURL("www.reuters.com", env.pages["www.reuters.com"])).Words == 0 {
+	if len(c.Queries) != 3 || len(c.Hits) == 0 || c.SourceByURL(testworld.PageURL("www.reuters.com", env.Pages["www.reuters.com"])).Words == 0 {
 		t.Fatalf("lost what was found: %d queries, %d hits", len(c.Queries), len(c.Hits))
 	}
 	if c.Correction.Text != "" {
@@ -368,24 +359,47 @@ func TestEndToEndCancelKeepsWhatWasFound(t *testing.T) {
 }
 
 func TestEndToEndEarlyStop(t *testing.T) {
-	env := newE2E(t, nil)
-	o := env.opts()
+	env := testworld.New(t, nil)
+	o := env.Options()
 	// One page at a time makes the order observable: the two high-tier pages
 	// go first, both refute, and nothing else is read. (With more in
 	// parallel a freed slot is refilled at once, so a third page may be in
 	// flight when the second refutation arrives; it is then cancelled.)
 	o.EvidenceParallel = 1
-	c, err := e2eRun(t, env, o)
+	c, err := env.Check(t, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if env.model.evidenceCalls != 2 {
-		t.Errorf("%d evidence calls, want 2", env.model.evidenceCalls)
+	if env.Model.EvidenceCalls != 2 {
+		t.Errorf("%d evidence calls, want 2", env.Model.EvidenceCalls)
 	}
 	for _, host := range []string{"www.bbc.co.uk", "www.npr.org", "www.cityherald.example"} {
-		s := c.SourceByURL(pageURL(host, env.pages[host]))
-		if s.Status != StatusNotNeeded || s.SentChars != 0 {
+		s := c.SourceByURL(testworld.PageURL(host, env.Pages[host]))
+		if s.Status != pipeline.StatusNotNeeded || s.SentChars != 0 {
 			t.Errorf("%s: %s (%s), %d chars sent", host, s.Status, s.Reason, s.SentChars)
 		}
+	}
+}
+
+func TestPostFromURL(t *testing.T) {
+	env := testworld.New(t, nil)
+	e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, env.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	u := testworld.PageURL("www.rumours.example", env.Pages["www.rumours.example"])
+	p, err := e.PostFromURL(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(p.Text, "Springfield BANS bicycles!") || p.URL != u || p.PostedAt.Format(time.DateOnly) != "2024-01-25" {
+		t.Fatalf("post %+v", p)
+	}
+	if _, err := e.PostFromURL(context.Background(), "http://www.gone.example/nothing"); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("missing page: %v", err)
+	}
+	if _, err := e.PostFromURL(context.Background(), "file:///etc/passwd"); err == nil {
+		t.Fatal("file URL accepted")
 	}
 }

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/musecheck/muse/pipeline/llm"
+	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/sources/posts"
 )
 
@@ -69,7 +70,7 @@ type Options struct {
 	// A call whose estimated cost (llm.Client.Estimate) would pass it is
 	// not made, and the stage that needed it fails with an error wrapping
 	// llm.ErrSpendCap ("spend cap of $X per check reached: …"); what was
-	// found so far is kept. It applies to models from pipeline/llm.
+	// found so far is kept. It applies to models from sources/llm.
 	SpendCapCheckUSD float64
 	// Snapshots makes every event but token deltas carry a deep copy of
 	// the Check (Event.Check), so that a caller can save the case as it
@@ -90,7 +91,7 @@ type Options struct {
 	// instead of the one HTTP_PROXY/HTTPS_PROXY name.
 	PageProxy *url.URL
 	// LLMTimeout bounds one model call attempt; LLMRetryDelay is the first
-	// retry backoff (zero: pipeline/llm's defaults).
+	// retry backoff (zero: sources/llm's defaults).
 	LLMTimeout    time.Duration
 	LLMRetryDelay time.Duration
 }
@@ -131,10 +132,6 @@ type Engine struct {
 	opts Options
 	// imageCache holds the hashes of pages' lead images (visual.go).
 	imageCache *imageHashes
-	// setupWarnings say what the engine was built without (NewFromConfig:
-	// a response cache or archive that could not be opened); every check
-	// run carries them once.
-	setupWarnings []string
 }
 
 // ErrNoModel is returned when a check needs a model and none is configured.
@@ -238,7 +235,7 @@ func (e *Engine) Run(ctx context.Context, c *Check, from Stage, events chan<- Ev
 			r.setState(st, StateWaiting, 0, 0, "")
 		}
 	}
-	for _, w := range e.setupWarnings {
+	for _, w := range e.deps.Warnings {
 		if !slices.ContainsFunc(c.Events, func(ev Event) bool { return ev.Kind == EventWarning && ev.Message == w }) {
 			r.warn(from, "%s", w)
 		}
@@ -383,6 +380,7 @@ func (r *run) addUsage(st Stage, u CallUsage) {
 	s.CostUSD += u.CostUSD
 	us.ByStage[string(st)] = s
 	snapshot := *us
+	snapshot.ByStage = maps.Clone(us.ByStage) // parallel evidence calls write it
 	r.mu.Unlock()
 	r.emit(Event{Kind: EventUsage, Stage: st, Item: snapshot,
 		Message: fmt.Sprintf("%d model calls, %d tokens, $%.4f", snapshot.LLMCalls,

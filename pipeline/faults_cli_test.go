@@ -1,4 +1,4 @@
-package pipeline
+package pipeline_test
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/testworld"
 	"github.com/musecheck/muse/sources/archive"
 )
 
@@ -78,18 +80,15 @@ func (fe *faultEnv) museCheck(t *testing.T, how cliRun, args ...string) cliResul
 	if home == "" {
 		home = t.TempDir()
 	}
-	ratings, _ := filepath.Abs(filepath.Join("testdata", "ratings.csv"))
-	if fe.cfg.RatingsFile != filepath.Join("testdata", "ratings.csv") {
-		ratings = fe.cfg.RatingsFile
-	}
+	ratings := fe.Cfg.RatingsFile
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_DATA_HOME=" + filepath.Join(home, "data"),
 		"XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "XDG_CACHE_HOME=" + filepath.Join(home, "cache"),
-		"HTTP_PROXY=" + fe.proxy.String(), "OPENAI_BASE_URL=" + fe.cfg.OpenAIBaseURL, "OPENAI_API_KEY=sk-test",
-		"MUSE_MODEL=test-model", "SEARXNG_URL=" + fe.cfg.SearXNGURL, "MUSE_RATINGS=" + ratings, "MUSE_IGNORE_ROBOTS=1"}
+		"HTTP_PROXY=" + fe.Proxy.String(), "OPENAI_BASE_URL=" + fe.Cfg.OpenAIBaseURL, "OPENAI_API_KEY=sk-test",
+		"MUSE_MODEL=test-model", "SEARXNG_URL=" + fe.Cfg.SearXNGURL, "MUSE_RATINGS=" + ratings, "MUSE_IGNORE_ROBOTS=1"}
 	if !how.guard {
 		env = append(env, "MUSE_ALLOW_PRIVATE_ADDRESSES=1")
 	}
-	cmd := exec.Command(bin, append([]string{"check", "--before", e2eCutoff.Format(time.RFC3339)}, args...)...)
+	cmd := exec.Command(bin, append([]string{"check", "--before", testworld.Cutoff.Format(time.RFC3339)}, args...)...)
 	cmd.Env = env
 	if how.uid != 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(how.uid), Gid: uint32(how.uid)}}
@@ -124,7 +123,7 @@ func TestFaultCLI(t *testing.T) {
 				openAIError(w, 429, "requests", "Rate limit reached for requests", "Retry-After", "0")
 				return true
 			}
-		}, code: 1, last: []string{"muse: check not finished", "write search queries", "rate limited"}, out: []string{e2ePost[:40]}},
+		}, code: 1, last: []string{"muse: check not finished", "write search queries", "rate limited"}, out: []string{testworld.Post[:40]}},
 		{name: "evidence model fails, correction not written", setup: func(t *testing.T, fe *faultEnv) {
 			fe.llmFault = func(kind string, _ int, w http.ResponseWriter, _ *http.Request) bool {
 				if kind != "evidence" {
@@ -135,8 +134,8 @@ func TestFaultCLI(t *testing.T) {
 			}
 		}, code: 1, last: []string{"check not finished", "evidence", "every model call failed"}, out: []string{"www.reuters.com"}},
 		{name: "corrupt ratings file", setup: func(t *testing.T, fe *faultEnv) {
-			fe.cfg.RatingsFile = filepath.Join(t.TempDir(), "combined.json")
-			os.WriteFile(fe.cfg.RatingsFile, []byte(`{"version":5,"sources":[`), 0o644)
+			fe.Cfg.RatingsFile = filepath.Join(t.TempDir(), "combined.json")
+			os.WriteFile(fe.Cfg.RatingsFile, []byte(`{"version":5,"sources":[`), 0o644)
 		}, code: 2, last: []string{"muse: load publisher ratings", "combined.json", "ends early"}},
 		{name: "gzip bomb and a redirect to the router among the results", guard: true, setup: func(t *testing.T, fe *faultEnv) {
 			fe.hosts["www.bomb.example"] = fixedPage("text/html", gzipOf(make([]byte, 64<<20)), "Content-Encoding", "gzip")
@@ -144,8 +143,8 @@ func TestFaultCLI(t *testing.T) {
 			fe.extraURLs = []string{"http://www.bomb.example/springfield", "http://www.sneaky.example/springfield"}
 		}, code: 0, out: []string{"This post is false", "www.reuters.com", "compression bomb", "refusing to connect to 192.168.1.1"}},
 		{name: "search down", setup: func(t *testing.T, fe *faultEnv) {
-			fe.cfg.SearXNGURL = "http://127.0.0.1:1"
-		}, code: 0, out: []string{NoSourceText[:40]}, last: nil},
+			fe.Cfg.SearXNGURL = "http://127.0.0.1:1"
+		}, code: 0, out: []string{pipeline.NoSourceText[:40]}, last: nil},
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
@@ -154,7 +153,7 @@ func TestFaultCLI(t *testing.T) {
 			if row.setup != nil {
 				row.setup(t, fe)
 			}
-			res := fe.museCheck(t, cliRun{guard: row.guard}, e2ePost)
+			res := fe.museCheck(t, cliRun{guard: row.guard}, testworld.Post)
 			if res.code != row.code {
 				t.Errorf("exit %d, want %d\nstderr:\n%s", res.code, row.code, res.stderr)
 			}
@@ -193,12 +192,8 @@ func TestFaultCLIReadOnlyData(t *testing.T) {
 	st.Close()
 	// The checkout may sit in a directory only root can enter (a mktemp
 	// clone), so give nobody its own copy of the ratings fixture.
-	fixture, err := os.ReadFile(filepath.Join("testdata", "ratings.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fe.cfg.RatingsFile = filepath.Join(home, "ratings.csv")
-	if err := os.WriteFile(fe.cfg.RatingsFile, fixture, 0o644); err != nil {
+	fe.Cfg.RatingsFile = filepath.Join(home, "ratings.csv")
+	if err := os.WriteFile(fe.Cfg.RatingsFile, testworld.RatingsCSV, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	filepath.Walk(home, func(p string, fi os.FileInfo, err error) error {
@@ -219,7 +214,7 @@ func TestFaultCLIReadOnlyData(t *testing.T) {
 			return nil
 		})
 	})
-	res := fe.museCheck(t, cliRun{uid: nobody, home: home}, e2ePost)
+	res := fe.museCheck(t, cliRun{uid: nobody, home: home}, testworld.Post)
 	t.Logf("read-only data directory → exit %d; stderr:\n%s", res.code, res.stderr)
 	// The response cache, the archive and the case store are extras: the
 	// check runs without them, and a warning names each file and why.

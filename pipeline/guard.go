@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/musecheck/muse/sources"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -106,7 +107,7 @@ func trimURL(u string) string {
 func GuardCorrection(text string, allowed []string) (string, []string, []string) {
 	allow := map[string]string{}
 	for _, u := range allowed {
-		allow[canonicalKey(u)] = u
+		allow[sources.Key(u)] = u
 	}
 	var cited, warnings []string
 	cite := func(u string) {
@@ -136,7 +137,7 @@ func GuardCorrection(text string, allowed []string) (string, []string, []string)
 	// Cite in order of appearance in what is left.
 	cited = nil
 	for _, m := range urlPattern.FindAllString(text, -1) {
-		if orig, ok := allow[canonicalKey(trimURL(m))]; ok {
+		if orig, ok := allow[sources.Key(trimURL(m))]; ok {
 			cite(orig)
 		}
 	}
@@ -150,7 +151,7 @@ func removeUninvited(text string, allow map[string]string, cite, removed func(st
 	text = mdLinkPattern.ReplaceAllStringFunc(text, func(m string) string {
 		sub := mdLinkPattern.FindStringSubmatch(m)
 		label, u := sub[1], trimURL(sub[2])
-		if orig, ok := allow[canonicalKey(u)]; ok {
+		if orig, ok := allow[sources.Key(u)]; ok {
 			cite(orig)
 			return m
 		}
@@ -163,7 +164,7 @@ func removeUninvited(text string, allow map[string]string, cite, removed func(st
 	text = urlPattern.ReplaceAllStringFunc(text, func(m string) string {
 		u := trimURL(m)
 		tail := m[len(u):]
-		if orig, ok := allow[canonicalKey(u)]; ok {
+		if orig, ok := allow[sources.Key(u)]; ok {
 			cite(orig)
 			return m
 		}

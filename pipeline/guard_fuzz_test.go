@@ -3,6 +3,8 @@ package pipeline
 import (
 	"slices"
 	"testing"
+
+	"github.com/musecheck/muse/sources"
 )
 
 // The guards are what makes a correction checkable, and they run on
@@ -29,12 +31,12 @@ func FuzzGuardCorrection(f *testing.F) {
 	}
 	allowed := map[string]bool{}
 	for _, u := range guardAllowed {
-		allowed[canonicalKey(u)] = true
+		allowed[sources.Key(u)] = true
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		out, cited, _ := GuardCorrection(text, guardAllowed)
 		for _, m := range urlPattern.FindAllString(out, -1) {
-			if !allowed[canonicalKey(trimURL(m))] {
+			if !allowed[sources.Key(trimURL(m))] {
 				t.Fatalf("URL %q survived in %q (from %q)", m, out, text)
 			}
 		}

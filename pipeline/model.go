@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
-	"github.com/musecheck/muse/pipeline/llm"
 	"github.com/musecheck/muse/prompts"
+	"github.com/musecheck/muse/sources/llm"
 )
 
 // LLMModel is the Model (and Embedder) that talks to an OpenAI-compatible
-// server through pipeline/llm with the prompts of package prompts.
+// server through sources/llm with the prompts of package prompts.
 type LLMModel struct {
 	Client *llm.Client
 	// Embeddings turns on embedding relevance; otherwise Embed is not used.
@@ -158,3 +159,105 @@ func (m *LLMModel) Embed(ctx context.Context, texts []string) ([][]float32, Call
 	return v, CallUsage{Calls: u.Calls, CachedCalls: u.CachedCalls, PromptTokens: u.PromptTokens,
 		CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD}, err
 }
+
+// VisionModel is a Model that can also look at an image. LLMModel is one;
+// whether the server's model really accepts images is known only by asking,
+// and a model that does not answers ErrNoVision.
+type VisionModel interface {
+	// DescribeImage writes the informative description of an image shown
+	// to the model as a data: URL, with what is already known of it (text
+	// read by OCR, alt text) as notes.
+	DescribeImage(ctx context.Context, post Post, img Image, dataURL string) (description string, u CallUsage, err error)
+}
+
+// ErrNoVision: the model refused the request because it does not take
+// images. The images stage then describes images from OCR and alt text.
+var ErrNoVision = errors.New("the model does not accept images")
+
+// DescribeImage implements VisionModel with the paper's in-context prompt:
+// the image itself, plus the text read from it and its alt text.
+func (m *LLMModel) DescribeImage(ctx context.Context, p Post, img Image, dataURL string) (string, CallUsage, error) {
+	msgs, err := prompts.ImageDescription(promptPost(p, nil), prompts.ImageInput{URL: dataURL,
+		OCRText: img.OCRText, AltText: img.AltText})
+	if err != nil {
+		return "", CallUsage{}, err
+	}
+	resp, err := m.Client.Complete(ctx, llm.Request{Task: llm.TaskVision, Messages: msgs,
+		Schema: prompts.ImageDescriptionSchema(), MaxTokens: maxImageTokens})
+	if err != nil {
+		if noVision(err) {
+			return "", usageOf(resp), fmt.Errorf("%w: %w", ErrNoVision, err)
+		}
+		return "", usageOf(resp), badAnswer(err)
+	}
+	d, err := prompts.ParseImageDescription(resp.Text)
+	if err != nil {
+		return "", usageOf(resp), badAnswer(err)
+	}
+	return d, usageOf(resp), nil
+}
+
+// noVision recognises a server's "this model cannot read images" answer:
+// a 400 whose message speaks of images (OpenAI: "image_url is only
+// supported by certain models"; vLLM, llama.cpp and Ollama word it their
+// own way but all name images or vision).
+func noVision(err error) bool {
+	var ae *llm.APIError
+	if !errors.As(err, &ae) || ae.Kind != llm.ErrBadRequest {
+		return false
+	}
+	msg := strings.ToLower(ae.Message)
+	for _, w := range []string{"image", "vision", "multimodal", "multi-modal"} {
+		if strings.Contains(msg, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// evidenceAnswerTokens caps the answer about n pages: up to four quoted
+// paragraphs a page, plus room for the JSON around them.
+func evidenceAnswerTokens(n int) int { return maxEvidenceTokens + 600*(n-1) }
+
+// EvidencePages implements EvidenceBatcher: one prompt with the pages
+// fenced and numbered, the answer keyed by number. Should the server find
+// the prompt too long, every page is halved once.
+func (m *LLMModel) EvidencePages(ctx context.Context, in EvidencePagesInput) ([]PageQuotes, CallUsage, error) {
+	post := promptPost(in.Post, in.Images)
+	pages := make([]prompts.Page, len(in.Pages))
+	longest := 0
+	for i, p := range in.Pages {
+		pages[i] = prompts.Page{URL: p.URL, Title: p.Title, Publisher: p.Publisher, Published: p.Published, Paragraphs: p.Paragraphs}
+		longest = max(longest, pages[i].Chars())
+	}
+	msgs, err := prompts.EvidencePages(post, pages, prompts.MaxArticleChars)
+	if err != nil {
+		return nil, CallUsage{}, fmt.Errorf("%w: %w", ErrBadAnswer, err)
+	}
+	resp, err := m.Client.Complete(ctx, llm.Request{Task: llm.TaskEvidence, Messages: msgs,
+		Schema: prompts.EvidencePagesSchema(), MaxTokens: evidenceAnswerTokens(len(pages)),
+		Shorten: func() []llm.Message {
+			short, err := prompts.EvidencePages(post, pages, longest/2)
+			if err != nil {
+				return nil
+			}
+			return short
+		}})
+	if err != nil {
+		return nil, usageOf(resp), badAnswer(err)
+	}
+	pqs, err := prompts.ParseEvidencePages(resp.Text)
+	if err != nil {
+		return nil, usageOf(resp), badAnswer(err)
+	}
+	out := make([]PageQuotes, len(pqs))
+	for i, q := range pqs {
+		out[i] = PageQuotes{Page: q.Article, Refutes: q.Refutes, Context: q.Context}
+	}
+	return out, usageOf(resp), nil
+}
+
+// ErrBadAnswer marks a model answer that could not be used (malformed JSON,
+// empty, a refusal). Stages recover from it where the paper has a fallback;
+// transport and configuration errors are not recovered from.
+var ErrBadAnswer = errors.New("unusable model answer")

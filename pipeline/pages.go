@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"sync"
+
+	"github.com/musecheck/muse/sources"
 )
 
 // pageMemory keeps the bytes of the pages read recently, as served, so a
@@ -33,7 +35,7 @@ func (m *pageMemory) put(raw []byte, urls ...string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, u := range urls {
-		k := canonicalKey(u)
+		k := sources.Key(u)
 		if k == "" {
 			continue
 		}
@@ -59,7 +61,7 @@ func (m *pageMemory) get(u string) ([]byte, bool) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	b, ok := m.pages[canonicalKey(u)]
+	b, ok := m.pages[sources.Key(u)]
 	return b, ok
 }
 
@@ -79,19 +81,27 @@ func (e *Engine) RawPage(u string) ([]byte, bool) {
 	return nil, false
 }
 
+// PageFetcher is what RememberingFetcher wraps: a fetch that also returns
+// the page's bytes as served (raw) beside the body converted to UTF-8.
+type PageFetcher interface {
+	FetchPage(ctx context.Context, u string) (raw, body []byte, final string, err error)
+}
+
+// RememberingFetcher is the engine's Fetcher over f, keeping the bytes of
+// the pages it read recently (up to 64 MiB) for Engine.RawPage.
+func RememberingFetcher(f PageFetcher) Fetcher {
+	return &fetcherAdapter{f: f, pages: newPageMemory(pageMemoryBytes)}
+}
+
 // fetcherAdapter is the Fetcher over sources/fetch, remembering the pages
 // it read.
 type fetcherAdapter struct {
-	f     fetcherOf
+	f     PageFetcher
 	pages *pageMemory
 }
 
-type fetcherOf interface {
-	fetchPage(ctx context.Context, u string) (raw, body []byte, final string, err error)
-}
-
 func (a *fetcherAdapter) Fetch(ctx context.Context, u string) ([]byte, string, error) {
-	raw, body, final, err := a.f.fetchPage(ctx, u)
+	raw, body, final, err := a.f.FetchPage(ctx, u)
 	if err != nil {
 		return nil, "", err
 	}

@@ -3,7 +3,11 @@ package prompts
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
+	"time"
+
+	"github.com/musecheck/muse/sources/llm"
 )
 
 // CorrectionStart is how every correction begins (the paper's "This tweet
@@ -72,4 +76,77 @@ func urlKey(u string) string {
 	k = strings.TrimPrefix(strings.TrimPrefix(k, "https://"), "http://")
 	k = strings.TrimPrefix(k, "www.")
 	return strings.TrimRight(k, "/")
+}
+
+// EvidenceItem is what the correction prompt shows of one source: its quotes
+// of one kind.
+type EvidenceItem struct {
+	URL       string
+	Publisher string
+	Tier      string // high|medium|low|unrated
+	Published time.Time
+	Relevance float64
+	Kind      string // KindRefutes or KindContext
+	Quotes    []string
+}
+
+// Correction builds the correction prompt. Evidence is shown ordered by
+// tier (high, medium, low, unrated), then relevance, refuting before context;
+// items without quotes are left out. With no evidence the prompt asks for a
+// cautious answer without URLs. Stream it with no schema.
+func Correction(p Post, ev []EvidenceItem) ([]llm.Message, error) {
+	return messages("correction", map[string]any{"Post": cleanPost(p), "Evidence": orderEvidence(ev)})
+}
+
+func orderEvidence(ev []EvidenceItem) []EvidenceItem {
+	out := make([]EvidenceItem, 0, len(ev))
+	for _, e := range ev {
+		var quotes []string
+		for _, q := range e.Quotes {
+			if s := strings.TrimSpace(clean(q)); s != "" {
+				quotes = append(quotes, s)
+			}
+		}
+		if len(quotes) == 0 || strings.TrimSpace(e.URL) == "" {
+			continue
+		}
+		e.Quotes = quotes
+		e.URL = oneLine(clean(e.URL))
+		e.Publisher = clean(e.Publisher)
+		out = append(out, e)
+	}
+	slices.SortStableFunc(out, func(a, b EvidenceItem) int {
+		if d := tierRank(a.Tier) - tierRank(b.Tier); d != 0 {
+			return d
+		}
+		if a.Relevance != b.Relevance {
+			if a.Relevance > b.Relevance {
+				return -1
+			}
+			return 1
+		}
+		return kindRank(a.Kind) - kindRank(b.Kind)
+	})
+	return out
+}
+
+func tierRank(t string) int {
+	switch strings.ToLower(t) {
+	case "high":
+		return 0
+	case "medium":
+		return 1
+	case "low":
+		return 2
+	case "unrated", "":
+		return 3
+	}
+	return 4
+}
+
+func kindRank(k string) int {
+	if k == KindContext {
+		return 1
+	}
+	return 0
 }

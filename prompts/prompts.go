@@ -10,7 +10,7 @@
 //
 // The instructions follow the paper's prompts, rewritten for any platform
 // (a "post", not a "tweet"). Builders return chat messages for
-// pipeline/llm; the *Schema functions give the JSON schema to request
+// sources/llm; the *Schema functions give the JSON schema to request
 // structured output, whose Fallback asks for the paper's plain-text format
 // when a server has no schema support. Parsers accept both forms.
 //
@@ -25,13 +25,12 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
-	"slices"
 	"strings"
 	"text/template"
 	"time"
 	"unicode"
 
-	"github.com/musecheck/muse/pipeline/llm"
+	"github.com/musecheck/muse/sources/llm"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -72,190 +71,6 @@ type Post struct {
 	ImageDescriptions []string
 }
 
-// Page is one web page offered for evidence extraction.
-type Page struct {
-	URL       string
-	Title     string
-	Publisher string
-	Published time.Time // zero when unknown
-	// Paragraphs of the extracted main text, in order.
-	Paragraphs []string
-}
-
-// Evidence kinds, as in the pipeline's Check record.
-const (
-	KindRefutes = "refutes"
-	KindContext = "context"
-)
-
-// EvidenceItem is what the correction prompt shows of one source: its quotes
-// of one kind.
-type EvidenceItem struct {
-	URL       string
-	Publisher string
-	Tier      string // high|medium|low|unrated
-	Published time.Time
-	Relevance float64
-	Kind      string // KindRefutes or KindContext
-	Quotes    []string
-}
-
-// ImageInput is what is known about one image of the post.
-type ImageInput struct {
-	// URL is a data: URL (llm.ImageDataURL) or an https URL of the image, sent
-	// to a vision model; empty means describe from the notes below only.
-	URL     string
-	Caption string   // a short caption from a captioning model
-	People  []string // names of people recognised in the image
-	OCRText string   // text read from the image
-	AltText string   // the platform's alt text
-}
-
-// HasImage reports whether the image itself is sent.
-func (i ImageInput) HasImage() bool { return i.URL != "" }
-
-// NumQueries is the paper's number of queries: 3, or 5 when the post has images.
-func NumQueries(p Post) int {
-	if len(p.ImageDescriptions) > 0 {
-		return QueriesWithImage
-	}
-	return QueriesText
-}
-
-// Queries builds the query-generation prompt asking for n queries (n < 1
-// means NumQueries(p)). Send it with QueriesSchema(n).
-func Queries(p Post, n int) ([]llm.Message, error) {
-	if n < 1 {
-		n = NumQueries(p)
-	}
-	return messages("queries", map[string]any{"Post": cleanPost(p), "N": n})
-}
-
-// Evidence builds the evidence-extraction prompt for one page, its text cut
-// to MaxArticleChars. Send it with EvidenceSchema().
-func Evidence(p Post, page Page) ([]llm.Message, error) {
-	return EvidenceWithLimit(p, page, MaxArticleChars)
-}
-
-// EvidenceWithLimit is Evidence with the article cut to maxChars; use a
-// smaller limit to retry after llm.ErrContextLength. The paper's cap still
-// holds: a limit above MaxArticleChars (or below 1) means MaxArticleChars.
-func EvidenceWithLimit(p Post, page Page, maxChars int) ([]llm.Message, error) {
-	if maxChars <= 0 || maxChars > MaxArticleChars {
-		maxChars = MaxArticleChars
-	}
-	cp := cleanPage(page.Truncate(maxChars))
-	if len(cp.Paragraphs) == 0 {
-		return nil, fmt.Errorf("prompts: evidence prompt for %s: the page has no text", page.URL)
-	}
-	return messages("evidence", map[string]any{"Post": cleanPost(p), "Page": cp})
-}
-
-// MaxPagesPerCall bounds the articles of one EvidencePages prompt, so that
-// the answer (up to four paragraphs per article) stays within what a model
-// writes in one go.
-const MaxPagesPerCall = 10
-
-// EvidencePages builds one evidence-extraction prompt for several pages:
-// the post, the instructions and the system message are sent once instead
-// of once per page. The articles are fenced and numbered 1…len(pages) in
-// the given order, each cut to maxChars (the rules of EvidenceWithLimit);
-// the answer is keyed by that number. Send it with EvidencePagesSchema()
-// and read it with ParseEvidencePages.
-func EvidencePages(p Post, pages []Page, maxChars int) ([]llm.Message, error) {
-	if len(pages) == 0 || len(pages) > MaxPagesPerCall {
-		return nil, fmt.Errorf("prompts: evidence prompt for %d pages: want 1 to %d", len(pages), MaxPagesPerCall)
-	}
-	if maxChars <= 0 || maxChars > MaxArticleChars {
-		maxChars = MaxArticleChars
-	}
-	var cps []Page
-	for _, page := range pages {
-		cp := cleanPage(page.Truncate(maxChars))
-		if len(cp.Paragraphs) == 0 {
-			return nil, fmt.Errorf("prompts: evidence prompt for %s: the page has no text", page.URL)
-		}
-		cps = append(cps, cp)
-	}
-	return messages("evidence_pages", map[string]any{"Post": cleanPost(p), "Pages": cps})
-}
-
-func cleanPage(page Page) Page {
-	cp := Page{URL: clean(page.URL), Title: clean(page.Title), Publisher: clean(page.Publisher), Published: page.Published}
-	for _, para := range page.Paragraphs {
-		if s := strings.TrimSpace(clean(para)); s != "" {
-			cp.Paragraphs = append(cp.Paragraphs, s)
-		}
-	}
-	return cp
-}
-
-// Truncate keeps whole paragraphs up to maxChars characters (runes) in all;
-// a first paragraph longer than that is cut at a word boundary.
-func (pg Page) Truncate(maxChars int) Page {
-	if maxChars <= 0 {
-		return pg
-	}
-	out := pg
-	out.Paragraphs = nil
-	used := 0
-	for _, para := range pg.Paragraphs {
-		n := len([]rune(para))
-		if used+n > maxChars {
-			if len(out.Paragraphs) == 0 {
-				out.Paragraphs = append(out.Paragraphs, cutWords(para, maxChars))
-			}
-			break
-		}
-		out.Paragraphs = append(out.Paragraphs, para)
-		used += n
-	}
-	return out
-}
-
-// Chars is the number of characters (runes) of the page's paragraphs.
-func (pg Page) Chars() int {
-	n := 0
-	for _, para := range pg.Paragraphs {
-		n += len([]rune(para))
-	}
-	return n
-}
-
-// Correction builds the correction prompt. Evidence is shown ordered by
-// tier (high, medium, low, unrated), then relevance, refuting before context;
-// items without quotes are left out. With no evidence the prompt asks for a
-// cautious answer without URLs. Stream it with no schema.
-func Correction(p Post, ev []EvidenceItem) ([]llm.Message, error) {
-	return messages("correction", map[string]any{"Post": cleanPost(p), "Evidence": orderEvidence(ev)})
-}
-
-// ImageDescription builds the prompt for an informative description of one
-// image of the post: with img.URL set it carries the image for a vision
-// model, otherwise the model works from the caption, people, OCR and alt text
-// (the paper's method). Send it with ImageDescriptionSchema().
-func ImageDescription(p Post, img ImageInput) ([]llm.Message, error) {
-	if img.URL == "" && img.Caption == "" && img.OCRText == "" && img.AltText == "" && len(img.People) == 0 {
-		return nil, fmt.Errorf("prompts: image description: nothing is known about the image (no image, caption, text or people)")
-	}
-	cp := cleanPost(p)
-	cp.ImageDescriptions = nil // the image being described is not yet described
-	ci := ImageInput{URL: img.URL, Caption: clean(img.Caption), OCRText: clean(img.OCRText), AltText: clean(img.AltText)}
-	for _, name := range img.People {
-		if s := oneLine(clean(name)); s != "" {
-			ci.People = append(ci.People, s)
-		}
-	}
-	msgs, err := messages("image_description", map[string]any{"Post": cp, "Image": ci})
-	if err != nil || img.URL == "" {
-		return msgs, err
-	}
-	last := &msgs[len(msgs)-1]
-	last.MultiContent = []openai.ChatMessagePart{llm.TextPart(last.Content), llm.ImagePart(img.URL, "")}
-	last.Content = ""
-	return msgs, nil
-}
-
 func messages(task string, data any) ([]llm.Message, error) {
 	sys, err := render("system.tmpl", nil)
 	if err != nil {
@@ -277,59 +92,6 @@ func render(name string, data any) (string, error) {
 		return "", fmt.Errorf("prompts: render %s: %w", name, err)
 	}
 	return strings.TrimSpace(b.String()), nil
-}
-
-func orderEvidence(ev []EvidenceItem) []EvidenceItem {
-	out := make([]EvidenceItem, 0, len(ev))
-	for _, e := range ev {
-		var quotes []string
-		for _, q := range e.Quotes {
-			if s := strings.TrimSpace(clean(q)); s != "" {
-				quotes = append(quotes, s)
-			}
-		}
-		if len(quotes) == 0 || strings.TrimSpace(e.URL) == "" {
-			continue
-		}
-		e.Quotes = quotes
-		e.URL = oneLine(clean(e.URL))
-		e.Publisher = clean(e.Publisher)
-		out = append(out, e)
-	}
-	slices.SortStableFunc(out, func(a, b EvidenceItem) int {
-		if d := tierRank(a.Tier) - tierRank(b.Tier); d != 0 {
-			return d
-		}
-		if a.Relevance != b.Relevance {
-			if a.Relevance > b.Relevance {
-				return -1
-			}
-			return 1
-		}
-		return kindRank(a.Kind) - kindRank(b.Kind)
-	})
-	return out
-}
-
-func tierRank(t string) int {
-	switch strings.ToLower(t) {
-	case "high":
-		return 0
-	case "medium":
-		return 1
-	case "low":
-		return 2
-	case "unrated", "":
-		return 3
-	}
-	return 4
-}
-
-func kindRank(k string) int {
-	if k == KindContext {
-		return 1
-	}
-	return 0
 }
 
 func cleanPost(p Post) Post {
@@ -421,3 +183,10 @@ func cutWords(s string, max int) string {
 	}
 	return strings.TrimSpace(cut)
 }
+
+// Schema names on the wire; they are the task names.
+const (
+	SchemaQueries          = "queries"
+	SchemaEvidence         = "evidence"
+	SchemaImageDescription = "image_description"
+)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/exp/golden"
-	"github.com/musecheck/muse/pipeline/llm"
+	"github.com/musecheck/muse/sources/llm"
 	openai "github.com/sashabaranov/go-openai"
 )
 

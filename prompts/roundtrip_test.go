@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/musecheck/muse/pipeline/llm"
-	"github.com/musecheck/muse/pipeline/llm/llmtest"
+	"github.com/musecheck/muse/sources/llm"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 	openai "github.com/sashabaranov/go-openai"
 )
 

@@ -125,3 +125,12 @@ func RegistrableDomain(host string) string {
 	}
 	return d
 }
+
+// Key is the key pages are matched by: Canonical(raw), or raw without
+// surrounding space when it does not parse as an http(s) URL.
+func Key(raw string) string {
+	if k, err := Canonical(raw); err == nil {
+		return k
+	}
+	return strings.TrimSpace(raw)
+}

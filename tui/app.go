@@ -21,8 +21,8 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/cases"
 	"github.com/musecheck/muse/pipeline/export"
-	"github.com/musecheck/muse/pipeline/record"
 )
 
 // Options configure the app. Zero values are safe: no drafts, no newsroom
@@ -73,7 +73,7 @@ type Options struct {
 	Mouse bool
 	// Cases keeps every check as a case while it runs (a *cases.Store).
 	// Nil: checks are kept only as crash drafts. A store that can also
-	// SaveSnapshot (record.SnapshotStore, as *cases.Store can) keeps the
+	// SaveSnapshot (cases.SnapshotStore, as *cases.Store can) keeps the
 	// page behind each source the check rests on as well.
 	Cases CaseStore
 	// Pages returns the bytes of a page the engine read, as served
@@ -164,7 +164,7 @@ type Model struct {
 	rendered      struct{ key, out string }
 
 	saver       *caseSaver
-	snaps       *record.Snapshotter // nil: the store keeps no pages
+	snaps       *cases.Snapshotter // nil: the store keeps no pages
 	caseSeq     int
 	caseSaving  bool // a save of the case is in flight
 	casePending bool // the check changed since that save began
@@ -215,8 +215,8 @@ func New(ctx context.Context, opts Options) *Model {
 	m.editor = textarea.New()
 	m.resetStages()
 	m.saver = &caseSaver{}
-	if ss, ok := opts.Cases.(record.SnapshotStore); ok {
-		m.snaps = &record.Snapshotter{Store: ss, Pages: opts.Pages}
+	if ss, ok := opts.Cases.(cases.SnapshotStore); ok {
+		m.snaps = &cases.Snapshotter{Store: ss, Pages: opts.Pages}
 	}
 	m.reviewer = opts.Reviewer
 	if opts.Case != nil {

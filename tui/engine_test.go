@@ -18,9 +18,9 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/musecheck/muse/pipeline"
-	"github.com/musecheck/muse/pipeline/config"
-	"github.com/musecheck/muse/pipeline/llm/llmtest"
+	"github.com/musecheck/muse/pipeline/setup"
 	"github.com/musecheck/muse/sources/fetch/fetchtest"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 )
 
 // The real engine, against loopback fakes: a SearXNG instance, news pages
@@ -46,7 +46,7 @@ func filler(site string) string {
 	return b.String()
 }
 
-func engineWorld(t *testing.T) (*config.Config, *url.URL) {
+func engineWorld(t *testing.T) (*setup.Config, *url.URL) {
 	proxy := fetchtest.NewProxy(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := enginePages[strings.ToLower(r.Host)]
 		if !ok || r.URL.Path != p.path {
@@ -90,14 +90,14 @@ func engineWorld(t *testing.T) (*config.Config, *url.URL) {
 	})
 	dir := t.TempDir()
 	proxyURL := proxy
-	return &config.Config{OpenAIBaseURL: model.BaseURL, OpenAIAPIKey: "test-key", Model: "test-model",
+	return &setup.Config{OpenAIBaseURL: model.BaseURL, OpenAIAPIKey: "test-key", Model: "test-model",
 		SearXNGURL: searx.URL, AllowPrivateAddresses: true, IgnoreRobots: true,
 		DataDir: dir, ConfigDir: dir, OverridesFile: filepath.Join(dir, "overrides.toml")}, proxyURL
 }
 
 func TestRealEngine(t *testing.T) {
 	cfg, proxy := engineWorld(t)
-	eng, closeEngine, err := pipeline.NewFromConfig(context.Background(), cfg, pipeline.Options{PageProxy: proxy})
+	eng, closeEngine, err := setup.NewFromConfig(context.Background(), cfg, pipeline.Options{PageProxy: proxy})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,11 +15,11 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/musecheck/muse/pipeline"
-	"github.com/musecheck/muse/pipeline/config"
 	"github.com/musecheck/muse/pipeline/export"
-	"github.com/musecheck/muse/pipeline/llm"
-	"github.com/musecheck/muse/pipeline/llm/llmtest"
+	"github.com/musecheck/muse/pipeline/setup"
 	"github.com/musecheck/muse/sources/httpcache"
+	"github.com/musecheck/muse/sources/llm"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 )
 
 // TestDataDirHoldsNoKey configures keys the way a user does (environment),
@@ -32,7 +32,7 @@ func TestDataDirHoldsNoKey(t *testing.T) {
 	dataHome := t.TempDir()
 	env := map[string]string{"XDG_DATA_HOME": dataHome, "XDG_CONFIG_HOME": t.TempDir(),
 		"OPENAI_API_KEY": openaiKey, "BRAVE_API_KEY": braveKey}
-	cfg, err := config.Load("", func(k string) string { return env[k] })
+	cfg, err := setup.Load("", func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}

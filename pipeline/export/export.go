@@ -36,7 +36,14 @@ func JSON(c *pipeline.Check) ([]byte, error) {
 // person edited it), the quotes it rests on with links and the date each
 // page was read, every source with its tier and why it was used or not,
 // the post, the queries and the cost.
-func Markdown(c *pipeline.Check) string {
+func Markdown(c *pipeline.Check) string { return markdown(c, false) }
+
+// Report is Markdown for the checker, as `muse check` prints it: the same
+// document with the quotes that were left out (not found on their page, or
+// unticked) and why, so what the model proposed is never hidden.
+func Report(c *pipeline.Check) string { return markdown(c, true) }
+
+func markdown(c *pipeline.Check, leftOut bool) string {
 	if c == nil {
 		return ""
 	}
@@ -62,6 +69,9 @@ func Markdown(c *pipeline.Check) string {
 		b.WriteString("> **Warning:** " + inline(w) + "\n\n")
 	}
 	writeEvidence(&b, c)
+	if leftOut {
+		writeLeftOut(&b, c)
+	}
 	writeSources(&b, c)
 	writePost(&b, c)
 	if qs := c.EnabledQueries(); len(qs) > 0 {
@@ -105,6 +115,36 @@ func writeEvidence(b *strings.Builder, c *pipeline.Check) {
 			mark = " (not found word for word in the page)"
 		}
 		fmt.Fprintf(b, "- **%s**%s: “%s” — [%s](%s), %s\n", e.Kind, mark, inline(e.Quote), inline(name), link, read)
+	}
+	b.WriteString("\n")
+}
+
+// writeLeftOut lists the quotes the correction does not rest on, each with
+// why it was left out.
+func writeLeftOut(b *strings.Builder, c *pipeline.Check) {
+	var ev []pipeline.Evidence
+	for _, e := range c.Evidence {
+		if !e.Included {
+			ev = append(ev, e)
+		}
+	}
+	if len(ev) == 0 {
+		return
+	}
+	b.WriteString("## Left out\n\n")
+	for _, e := range ev {
+		name := e.SourceURL
+		if src := c.SourceByURL(e.SourceURL); src != nil {
+			name = cmp.Or(src.Publisher, src.Domain, src.URL)
+		}
+		why := "left out by you"
+		if !e.Verified {
+			why = "not found on the page"
+		}
+		if e.Reason != "" {
+			why += ": " + e.Reason
+		}
+		fmt.Fprintf(b, "- **%s**: “%s” — [%s](%s); %s\n", e.Kind, inline(e.Quote), inline(name), e.SourceURL, inline(why))
 	}
 	b.WriteString("\n")
 }

@@ -18,9 +18,9 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/musecheck/muse/pipeline/llm"
-	"github.com/musecheck/muse/pipeline/llm/llmtest"
 	"github.com/musecheck/muse/sources/httpcache"
+	"github.com/musecheck/muse/sources/llm"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 )
 
 const (

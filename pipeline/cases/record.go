@@ -1,0 +1,249 @@
+// Recording: Record runs a check while keeping it as a case in the store as
+// it goes: the Check after every event
+// but the streamed tokens, every draft of the correction, and a snapshot of
+// each evidence page with its extracted text and raw HTML. A process killed
+// mid-run leaves a case holding everything up to the last event it
+// reported. It is what `muse check` and `muse batch` use; the TUI keeps its
+// cases itself but stores the pages through the same Snapshotter.
+package cases
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/musecheck/muse/pipeline"
+)
+
+// RecordStore is the part of *Store a recording writes to.
+type RecordStore interface {
+	Save(ctx context.Context, c *pipeline.Check) error
+	SaveDraft(ctx context.Context, id, text string, edited bool) error
+	SaveSnapshot(ctx context.Context, id, pageURL, finalURL string, fetchedAt time.Time, text string, rawHTML []byte) error
+}
+
+// RecordOptions says where a recorded run goes.
+type RecordOptions struct {
+	// Store keeps the case; nil runs the check without keeping it
+	// (--no-save).
+	Store RecordStore
+	// Pages returns the bytes of a page the engine read, as served
+	// (pipeline.Engine.RawPage); nil, or a page it no longer has, stores
+	// the snapshot with its extracted text only.
+	Pages func(u string) ([]byte, bool)
+	// OnEvent receives every event once it has been saved, so that what a
+	// person was shown is already on disk (progress lines, say).
+	OnEvent func(pipeline.Event)
+	// OnSaveError is told about the first failed write of each check; the
+	// check goes on, and later writes are still tried.
+	OnSaveError func(error)
+}
+
+// Record runs c through e from the stage `from`, keeping it as a case under
+// c.ID (a new NewID() when empty). e must be built with
+// pipeline.Options.Snapshots, or the case is only saved before and after
+// the run. It returns the engine's error; a failed save never stops the
+// check.
+func Record(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pipeline.Stage, o RecordOptions) error {
+	if c.ID == "" {
+		c.ID = NewID()
+	}
+	rec := &recording{o: o, id: c.ID}
+	if o.Store != nil {
+		rec.snaps = &Snapshotter{Store: o.Store, Pages: o.Pages}
+	}
+	// Writes outlive a cancel: an interrupted check is kept as far as it got.
+	wctx := context.WithoutCancel(ctx)
+	rec.save(wctx, c.Clone())
+	events := make(chan pipeline.Event)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range events {
+			rec.event(wctx, ev)
+			if o.OnEvent != nil {
+				o.OnEvent(ev)
+			}
+		}
+	}()
+	err := e.Run(ctx, c, from, events)
+	close(events)
+	<-done
+	rec.save(wctx, c)
+	rec.snapshots(wctx, c)
+	rec.draft(wctx, c.Correction)
+	return err
+}
+
+type recording struct {
+	o      RecordOptions
+	id     string
+	mu     sync.Mutex
+	failed bool
+	snaps  *Snapshotter // nil when nothing is kept
+}
+
+func (r *recording) fail(err error) {
+	r.mu.Lock()
+	first := !r.failed
+	r.failed = true
+	r.mu.Unlock()
+	if first && r.o.OnSaveError != nil {
+		r.o.OnSaveError(fmt.Errorf("keep case %s: %w", r.id, err))
+	}
+}
+
+func (r *recording) save(ctx context.Context, c *pipeline.Check) {
+	if r.o.Store == nil {
+		return
+	}
+	if err := r.o.Store.Save(ctx, c); err != nil {
+		r.fail(err)
+	}
+}
+
+func (r *recording) event(ctx context.Context, ev pipeline.Event) {
+	if r.o.Store == nil || !ShouldSave(ev) {
+		return
+	}
+	if ev.Check != nil {
+		r.save(ctx, ev.Check)
+	}
+	if ev.Kind != pipeline.EventItem {
+		return
+	}
+	switch it := ev.Item.(type) {
+	case pipeline.Evidence:
+		if ev.Check != nil {
+			r.snapshot(ctx, ev.Check, it.SourceURL)
+		}
+	case pipeline.Correction:
+		r.draft(ctx, it)
+	}
+}
+
+// draft keeps the model's correction (the store skips a repeat).
+func (r *recording) draft(ctx context.Context, corr pipeline.Correction) {
+	if r.o.Store == nil || strings.TrimSpace(corr.Text) == "" {
+		return
+	}
+	if err := r.o.Store.SaveDraft(ctx, r.id, corr.Text, corr.Edited); err != nil {
+		r.fail(err)
+	}
+}
+
+// snapshots stores every page the check rests on not stored yet.
+func (r *recording) snapshots(ctx context.Context, c *pipeline.Check) {
+	if r.snaps == nil {
+		return
+	}
+	if err := r.snaps.Save(ctx, c); err != nil {
+		r.fail(err)
+	}
+}
+
+func (r *recording) snapshot(ctx context.Context, c *pipeline.Check, u string) {
+	if r.snaps == nil {
+		return
+	}
+	if err := r.snaps.SaveSource(ctx, c, u); err != nil {
+		r.fail(err)
+	}
+}
+
+// SnapshotStore is the part of *Store that keeps pages.
+type SnapshotStore interface {
+	SaveSnapshot(ctx context.Context, id, pageURL, finalURL string, fetchedAt time.Time, text string, rawHTML []byte) error
+}
+
+// Snapshotter stores, under a check's case, the page behind each source the
+// check rests on: its extracted text and, while the engine still holds it,
+// the page as served. Each read of a page is stored once; a page read again
+// (a rerun of the sources stage) is stored again, replacing the older
+// snapshot. Safe for concurrent use.
+type Snapshotter struct {
+	// Store keeps the snapshots; required.
+	Store SnapshotStore
+	// Pages returns a page's bytes as served (pipeline.Engine.RawPage);
+	// nil, or a page it no longer has, stores the extracted text only.
+	Pages func(u string) ([]byte, bool)
+
+	mu    sync.Mutex
+	saved map[string]time.Time // case ID + "\x00" + URL → FetchedAt stored
+}
+
+// Save stores every page the check rests on that is not stored yet: each
+// source quoted as evidence and each source marked used or boosted. It
+// tries every page and returns what failed, joined.
+func (s *Snapshotter) Save(ctx context.Context, c *pipeline.Check) error {
+	if c == nil {
+		return nil
+	}
+	var errs []error
+	seen := map[string]bool{}
+	try := func(u string) {
+		if seen[u] {
+			return
+		}
+		seen[u] = true
+		if err := s.SaveSource(ctx, c, u); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, ev := range c.Evidence {
+		try(ev.SourceURL)
+	}
+	for _, src := range c.Sources {
+		if src.Status == pipeline.StatusUsed || src.Status == pipeline.StatusBoosted {
+			try(src.URL)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// SaveSource stores the page of the check's source at u (its URL or final
+// URL) unless this read of it is stored already. A URL that is not one of
+// the check's sources is skipped.
+func (s *Snapshotter) SaveSource(ctx context.Context, c *pipeline.Check, u string) error {
+	if s == nil || s.Store == nil || c == nil || c.ID == "" {
+		return nil
+	}
+	src := c.SourceByURL(u)
+	if src == nil {
+		return nil
+	}
+	key := c.ID + "\x00" + src.URL
+	s.mu.Lock()
+	if at, ok := s.saved[key]; ok && at.Equal(src.FetchedAt) {
+		s.mu.Unlock()
+		return nil
+	}
+	if s.saved == nil {
+		s.saved = map[string]time.Time{}
+	}
+	// Claimed before the write so that concurrent callers do not store the
+	// same page twice; given back if the write fails, so a later call tries
+	// again.
+	s.saved[key] = src.FetchedAt
+	s.mu.Unlock()
+	var raw []byte
+	if s.Pages != nil {
+		var ok bool
+		if raw, ok = s.Pages(src.URL); !ok && src.FinalURL != "" {
+			raw, _ = s.Pages(src.FinalURL)
+		}
+	}
+	text := strings.Join(src.Paragraphs, "\n\n")
+	if err := s.Store.SaveSnapshot(ctx, c.ID, src.URL, src.FinalURL, src.FetchedAt, text, raw); err != nil {
+		s.mu.Lock()
+		if at, ok := s.saved[key]; ok && at.Equal(src.FetchedAt) {
+			delete(s.saved, key)
+		}
+		s.mu.Unlock()
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,65 @@
+package setup
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestPrecedenceEnvOverFile(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "muse"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := "model = \"from-file\"\nsearxng_url = \"http://searx.local\"\n[prices.gpt-x]\nprompt = 1.5\ncompletion = 3\n"
+	if err := os.WriteFile(filepath.Join(dir, "muse", "config.toml"), []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load("", env(map[string]string{"XDG_CONFIG_HOME": dir, "XDG_DATA_HOME": "/data", "MUSE_MODEL": "from-env"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Model != "from-env" {
+		t.Errorf("Model = %q, want the environment's", c.Model)
+	}
+	if c.SearXNGURL != "http://searx.local" {
+		t.Errorf("SearXNGURL = %q, want the file's", c.SearXNGURL)
+	}
+	if c.Prices["gpt-x"].Completion != 3 {
+		t.Errorf("prices not read: %+v", c.Prices)
+	}
+	if c.DataDir != "/data/muse" || c.ArchivePath() != "/data/muse/archive.db" {
+		t.Errorf("DataDir = %q", c.DataDir)
+	}
+	if !c.SearchConfigured() {
+		t.Error("SearXNG configured but SearchConfigured is false")
+	}
+}
+
+func TestMissingDefaultFileIsFine(t *testing.T) {
+	c, err := Load("", env(map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "HOME": "/home/x"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.File != "" || c.DataDir != "/home/x/.local/share/muse" || c.SearchConfigured() {
+		t.Errorf("unexpected defaults: %+v", c)
+	}
+}
+
+func TestBadInputs(t *testing.T) {
+	if _, err := Load(filepath.Join(t.TempDir(), "nope.toml"), env(nil)); err == nil {
+		t.Error("a named config file that is missing must be an error")
+	}
+	bad := filepath.Join(t.TempDir(), "bad.toml")
+	os.WriteFile(bad, []byte("model = = 3"), 0o644)
+	if _, err := Load(bad, env(nil)); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("malformed file: err = %v, want one naming the file", err)
+	}
+	_, err := Load("", env(map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "MUSE_ALLOW_PRIVATE_ADDRESSES": "maybe"}))
+	if err == nil || !strings.Contains(err.Error(), "MUSE_ALLOW_PRIVATE_ADDRESSES") {
+		t.Errorf("bad boolean: err = %v", err)
+	}
+}

@@ -1,0 +1,161 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/musecheck/muse/prompts"
+	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/llm"
+)
+
+// NoSourceText is the whole correction when no evidence survived: muse says
+// so plainly and cites nothing rather than let a model write from memory.
+const NoSourceText = "No credible source was found that addresses this post, so muse cannot write a sourced correction. " +
+	"Nothing here says whether the post is true or false."
+
+// DigestHeading opens the extractive mode's digest, which lists sources and
+// never gives a verdict.
+const DigestHeading = "Sources that address this post (found without a language model; this is a reading list, not a verdict):"
+
+// correction writes the correction from the included evidence only, then
+// removes any URL that is not an evidence page.
+func (r *run) correction(ctx context.Context) (int, error) {
+	c := r.c
+	c.Correction = Correction{}
+	ev := r.orderedEvidence()
+	if len(ev) == 0 {
+		c.Correction.Text = NoSourceText
+		r.item(StageCorrection, c.Correction, "no evidence")
+		return 0, nil
+	}
+	if r.e.opts.NoLLM {
+		c.Correction.Text, c.Correction.URLs = r.digest(ev)
+		r.item(StageCorrection, c.Correction, "digest written")
+		return len(c.Correction.URLs), nil
+	}
+	in := CorrectionInput{Post: c.Post, Images: c.Images, Evidence: ev}
+	var allowed []string
+	for _, e := range ev {
+		allowed = append(allowed, e.URL)
+		if s := c.SourceByURL(e.URL); s != nil && s.FinalURL != "" {
+			allowed = append(allowed, s.FinalURL)
+		}
+	}
+	text, u, err := r.e.deps.Model.Correction(ctx, in, func(delta string) {
+		r.emit(Event{Kind: EventTokenDelta, Stage: StageCorrection, Delta: delta})
+	})
+	r.addUsage(StageCorrection, u)
+	guarded, cited, warnings := GuardCorrection(text, allowed)
+	c.Correction = Correction{Text: guarded, URLs: cited, Warnings: warnings, Model: r.e.deps.Model.ModelName("correction")}
+	for _, w := range warnings {
+		r.warn(StageCorrection, "%s", w)
+	}
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+		case errors.Is(err, llm.ErrStreamCut):
+			c.Correction.Warnings = append(c.Correction.Warnings, "the model's answer stopped before it was complete: "+err.Error())
+		case errors.Is(err, llm.ErrRefusal):
+			c.Correction.Warnings = append(c.Correction.Warnings, "the model declined to write a correction: "+err.Error())
+		default:
+			c.Correction.Warnings = append(c.Correction.Warnings, "no usable correction: "+err.Error())
+		}
+		r.item(StageCorrection, c.Correction, "correction incomplete")
+		return len(cited), fmt.Errorf("write correction: %w", err)
+	}
+	if strings.TrimSpace(guarded) == "" {
+		return 0, fmt.Errorf("write correction: the model returned an empty answer: %w", ErrBadAnswer)
+	}
+	if isRefusal(guarded) {
+		c.Correction.Warnings = append(c.Correction.Warnings, "the model declined to write a correction")
+		return 0, fmt.Errorf("write correction: the model declined (%q): %w", clip(guarded, 120), ErrBadAnswer)
+	}
+	var more []string
+	if len(cited) == 0 {
+		more = append(more, "the correction cites none of the evidence pages")
+	}
+	if !strings.HasPrefix(strings.TrimLeft(guarded, "\"'“*_ "), prompts.CorrectionStart) {
+		more = append(more, fmt.Sprintf("the correction does not start with %q", prompts.CorrectionStart))
+	}
+	for _, w := range more {
+		c.Correction.Warnings = append(c.Correction.Warnings, w)
+		r.warn(StageCorrection, "%s", w)
+	}
+	r.item(StageCorrection, c.Correction, "correction written")
+	return len(cited), nil
+}
+
+// orderedEvidence lists the included, verified quotes as the prompt wants
+// them: by the rank of their page (tier, then relevance), refutations first.
+func (r *run) orderedEvidence() []EvidenceForPrompt {
+	c := r.c
+	pos := map[string]int{}
+	for i, s := range c.Sources {
+		pos[sources.Key(s.URL)] = i
+	}
+	inc := c.IncludedEvidence()
+	slices.SortStableFunc(inc, func(a, b Evidence) int {
+		return cmp.Or(cmp.Compare(pos[sources.Key(a.SourceURL)], pos[sources.Key(b.SourceURL)]),
+			cmp.Compare(kindRank(a.Kind), kindRank(b.Kind)))
+	})
+	out := make([]EvidenceForPrompt, 0, len(inc))
+	for _, e := range inc {
+		p := EvidenceForPrompt{URL: e.SourceURL, Kind: e.Kind, Quote: e.Quote}
+		if s := c.SourceByURL(e.SourceURL); s != nil {
+			if !isEligible(*s) {
+				continue // its page was dropped after it was quoted
+			}
+			p.Publisher, p.Tier, p.Published = cmp.Or(s.Publisher, s.Domain), s.Tier, s.Published
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func kindRank(k string) int {
+	if k == KindRefutes {
+		return 0
+	}
+	return 1
+}
+
+// digest lists the evidence pages and their paragraphs without judging.
+func (r *run) digest(ev []EvidenceForPrompt) (string, []string) {
+	var b strings.Builder
+	b.WriteString(DigestHeading)
+	b.WriteString("\n")
+	var urls []string
+	n := 0
+	for _, e := range ev {
+		if !slices.Contains(urls, e.URL) {
+			urls = append(urls, e.URL)
+			n++
+			fmt.Fprintf(&b, "\n%d. %s (%s tier", n, cmp.Or(e.Publisher, e.URL), cmp.Or(e.Tier, TierUnrated))
+			if !e.Published.IsZero() {
+				fmt.Fprintf(&b, ", %s", e.Published.Format(time.DateOnly))
+			}
+			fmt.Fprintf(&b, "): %s\n", e.URL)
+		}
+		fmt.Fprintf(&b, "   > %s\n", clip(strings.Join(strings.Fields(e.Quote), " "), 400))
+	}
+	return strings.TrimRight(b.String(), "\n"), urls
+}
+
+// isRefusal spots the stock openings of a model declining a task.
+func isRefusal(text string) bool {
+	t := strings.ToLower(strings.TrimSpace(text))
+	t = strings.NewReplacer("’", "'").Replace(t)
+	for _, p := range []string{"i'm sorry", "i am sorry", "sorry, ", "i cannot", "i can't", "i can not",
+		"i'm unable", "i am unable", "as an ai", "i won't", "i will not"} {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
+}

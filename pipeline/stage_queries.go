@@ -1,0 +1,203 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// keyPhrases picks up to n search queries from a post without a model:
+// its names and numbers as one query, and its most frequent content words
+// in post order as another.
+func keyPhrases(post string, n int) []string {
+	var out []string
+	add := func(q string) {
+		q = strings.TrimSpace(q)
+		if q != "" && !slices.Contains(out, q) && len(out) < n {
+			out = append(out, q)
+		}
+	}
+	// Capitalised runs and numbers: names, places, figures.
+	var names []string
+	var run []string
+	flush := func() {
+		if len(run) > 0 {
+			names = append(names, strings.Join(run, " "))
+			run = nil
+		}
+	}
+	for i, f := range strings.Fields(post) {
+		w := strings.Trim(f, ".,;:!?\"'“”‘’()[]#")
+		lw := strings.ToLower(w)
+		if w == "" || strings.Contains(lw, "://") || strings.HasPrefix(w, "@") {
+			flush()
+			continue
+		}
+		r := []rune(w)
+		if (unicode.IsUpper(r[0]) && !(i == 0 && stopWords[lw])) || isDigits(strings.ReplaceAll(w, ",", "")) {
+			if !stopWords[lw] {
+				run = append(run, w)
+			}
+		} else {
+			flush()
+		}
+		if strings.ContainsAny(f, ".,;:!?") {
+			flush()
+		}
+	}
+	flush()
+	ws := words(post)
+	freq := map[string]int{}
+	for _, w := range ws {
+		freq[w]++
+	}
+	distinct := slices.Compact(slices.Clone(ws))
+	seen := map[string]bool{}
+	var uniq []string
+	for _, w := range distinct {
+		if !seen[w] {
+			seen[w] = true
+			uniq = append(uniq, w)
+		}
+	}
+	top := slices.Clone(uniq)
+	sort.SliceStable(top, func(a, b int) bool { return freq[top[a]] > freq[top[b]] })
+	if len(top) > 8 {
+		top = top[:8]
+	}
+	keep := termSet(top)
+	var content []string
+	for _, w := range uniq {
+		if keep[w] {
+			content = append(content, w)
+		}
+	}
+	if len(names) > 0 {
+		add(strings.Join(firstN(names, 6), " "))
+	}
+	add(strings.Join(content, " "))
+	if len(uniq) > 8 {
+		add(strings.Join(firstN(uniq, 8), " "))
+	}
+	return out
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// fallbackQuery is the post's own text made into one search query: URLs and
+// handles dropped, cut to 32 words, which search engines still accept.
+func fallbackQuery(post string) string {
+	var keep []string
+	for _, f := range strings.Fields(post) {
+		lf := strings.ToLower(f)
+		if strings.Contains(lf, "://") || strings.HasPrefix(lf, "www.") || strings.HasPrefix(f, "@") {
+			continue
+		}
+		if len(words(f)) == 0 && !hasLetterOrDigit(f) {
+			continue
+		}
+		keep = append(keep, f)
+		if len(keep) == 32 {
+			break
+		}
+	}
+	return strings.Join(keep, " ")
+}
+
+func hasLetterOrDigit(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
+}
+
+// queries writes the search queries. The person's own queries are kept;
+// the model's are replaced.
+func (r *run) queries(ctx context.Context) (int, error) {
+	c := r.c
+	var kept []Query
+	for _, q := range c.Queries {
+		if q.Origin == OriginUser {
+			kept = append(kept, q)
+		}
+	}
+	c.Queries = kept
+	n := 3
+	if len(c.Images) > 0 || len(c.Post.Images) > 0 {
+		n = 5 // the paper asks for five when the post has images
+	}
+	add := func(text, origin string) {
+		text = strings.TrimSpace(text)
+		if text == "" {
+			return
+		}
+		for _, q := range c.Queries {
+			if strings.EqualFold(q.Text, text) {
+				return
+			}
+		}
+		q := Query{Text: text, Origin: origin, Enabled: true}
+		c.Queries = append(c.Queries, q)
+		r.item(StageQueries, q, "query added")
+	}
+	if r.e.opts.NoLLM {
+		for _, q := range keyPhrases(postForSearch(c), n) {
+			add(q, OriginFallback)
+		}
+		return len(c.Queries), nil
+	}
+	qs, informative, u, err := r.e.deps.Model.Queries(ctx, QueriesInput{Post: c.Post, Images: c.Images, N: n})
+	r.addUsage(StageQueries, u)
+	switch {
+	case err != nil && errors.Is(err, ErrBadAnswer):
+		r.warn(StageQueries, "the model's queries could not be used (%v); searching the post's own text", err)
+		informative = false
+	case err != nil:
+		return 0, fmt.Errorf("write search queries: %w", err)
+	}
+	if informative {
+		for i, q := range qs {
+			if i < n {
+				add(q, OriginModel)
+			}
+		}
+	}
+	if !informative || len(qs) == 0 {
+		if err == nil {
+			r.warn(StageQueries, "the model found the post not informative; searching the post's own text")
+		}
+		add(fallbackQuery(postForSearch(c)), OriginFallback)
+	}
+	if len(c.Queries) == 0 {
+		r.warn(StageQueries, "the post has no words to search for")
+	}
+	return len(c.Queries), nil
+}
+
+func describedImages(ims []Image) int {
+	n := 0
+	for _, im := range ims {
+		if strings.TrimSpace(im.Description) != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// postForSearch is the post text with image descriptions, as the
+// extractive mode and the fallback query see it.
+func postForSearch(c *Check) string {
+	parts := []string{c.Post.Text}
+	for _, im := range c.Images {
+		if d := imageNotes(im); d != "" {
+			parts = append(parts, d)
+		}
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,125 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/search"
+)
+
+// reverseImageSearch asks each image searcher (Google Lens through SerpAPI)
+// about every post image given by http(s) URL: the service downloads the
+// image itself, so files on this machine cannot be searched this way. The
+// hits join the text search's and go through the same ratings.
+func (r *run) reverseImageSearch(ctx context.Context) ([]search.Hit, []search.ProviderError) {
+	if len(r.e.deps.ImageSearchers) == 0 {
+		return nil, nil
+	}
+	var urls []string
+	r.mu.Lock()
+	for _, im := range r.c.Images {
+		if u, err := sources.ParseHTTP(im.Source); err == nil && im.PHash != "" { // loaded: an image, and reachable
+			urls = append(urls, u.String())
+		}
+	}
+	r.mu.Unlock()
+	if len(urls) == 0 {
+		return nil, nil
+	}
+	return search.RunImages(ctx, r.e.deps.ImageSearchers, urls, r.c.Cutoff)
+}
+
+// search runs the first search pass.
+func (r *run) search(ctx context.Context) (int, error) {
+	r.c.Hits = nil
+	hits, err := r.searchPass(ctx, StageSearch, 1, r.e.opts.FirstPassHits)
+	return len(hits), err
+}
+
+// searchPass searches every enabled query on every provider and appends the
+// new hits (pages not found before) to the Check.
+func (r *run) searchPass(ctx context.Context, st Stage, pass, count int) ([]Hit, error) {
+	c := r.c
+	texts := c.EnabledQueries()
+	if len(texts) == 0 {
+		r.warn(st, "no enabled query to search")
+		return nil, nil
+	}
+	if len(r.e.deps.Searchers) == 0 {
+		r.warn(st, "%s", search.SetupHint)
+		return nil, nil
+	}
+	if pass == 1 && !slices.ContainsFunc(r.e.deps.Searchers, func(s search.Searcher) bool { return s.Name() != "archive" }) {
+		r.warn(st, "only the local archive was searched: %s", search.SetupHint)
+	}
+	qs := make([]search.Query, len(texts))
+	for i, t := range texts {
+		qs[i] = search.Query{Text: t, Before: c.Cutoff, Count: count}
+	}
+	var imgHits []search.Hit
+	var imgFailures []search.ProviderError
+	imgDone := make(chan struct{})
+	go func() {
+		defer close(imgDone)
+		if pass == 1 {
+			imgHits, imgFailures = r.reverseImageSearch(ctx)
+		}
+	}()
+	found, failures := search.Run(ctx, r.e.deps.Searchers, qs)
+	<-imgDone
+	for _, f := range imgFailures {
+		r.warn(st, "%v", f)
+	}
+	found = append(found, imgHits...)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	for _, f := range failures {
+		r.warn(st, "%v", f)
+	}
+	if len(failures) > 0 && len(failures) == len(qs)*len(r.e.deps.Searchers) {
+		r.warn(st, "every search failed")
+	}
+	seen := map[string]bool{}
+	for _, h := range c.Hits {
+		seen[sources.Key(h.URL)] = true
+	}
+	var added []Hit
+	for _, h := range found {
+		key := sources.Key(h.URL)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		hit := Hit{URL: h.URL, Title: h.Title, Snippet: h.Snippet, Published: h.Published, Provider: h.Provider,
+			Query: h.Query, Rank: h.Rank, Pass: pass, ClaimReview: h.ClaimReview}
+		c.Hits = append(c.Hits, hit)
+		added = append(added, hit)
+		r.item(st, hit, "hit found")
+	}
+	if len(found) == 0 {
+		r.warn(st, "the search found nothing")
+	}
+	return added, nil
+}
+
+// searchWider runs the paper's second, wider search pass (top
+// SecondPassHits per query) when no page refutes the post, and reads the new
+// hits as sources. It reports whether any new page was read; it runs once
+// per check.
+func (r *run) searchWider(ctx context.Context) (bool, error) {
+	for _, h := range r.c.Hits {
+		if h.Pass == 2 {
+			return false, nil // the wider pass was already run for this check
+		}
+	}
+	r.emit(Event{Kind: EventProgress, Stage: StageEvidence,
+		Message: fmt.Sprintf("no page refutes the post: searching wider (top %d per query)", r.e.opts.SecondPassHits)})
+	hits, err := r.searchPass(ctx, StageEvidence, 2, r.e.opts.SecondPassHits)
+	if err != nil || len(hits) == 0 {
+		return false, err
+	}
+	return true, r.readHits(ctx, StageEvidence, hits, nil)
+}

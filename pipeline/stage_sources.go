@@ -1,0 +1,305 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/musecheck/muse/sources"
+)
+
+// sources reads every hit's page: rate the publisher, fetch, extract, date,
+// then judge relevance and rank. What the person decided about a page
+// (dropped, boosted) and pages already read survive a rerun.
+func (r *run) sources(ctx context.Context) (int, error) {
+	prev := map[string]Source{}
+	for _, s := range r.c.Sources {
+		prev[sources.Key(s.URL)] = s
+	}
+	// Evidence stays until the evidence stage rebuilds it, so the quotes the
+	// person unticked stay unticked.
+	r.c.Sources = nil
+	if err := r.readHits(ctx, StageSources, r.c.Hits, prev); err != nil {
+		return r.eligibleCount(), err
+	}
+	return r.eligibleCount(), nil
+}
+
+// readHits adds a Source for each hit not already a source, reading pages
+// concurrently, and then marks duplicates, scores relevance and re-ranks.
+func (r *run) readHits(ctx context.Context, st Stage, hits []Hit, prev map[string]Source) error {
+	c := r.c
+	have := map[string]bool{}
+	for _, s := range c.Sources {
+		have[sources.Key(s.URL)] = true
+	}
+	var todo []Source
+	for _, h := range hits {
+		key := sources.Key(h.URL)
+		if have[key] {
+			continue
+		}
+		have[key] = true
+		if len(todo) == r.e.opts.MaxPages {
+			r.warn(st, "read the first %d pages found; %d more were left unread", r.e.opts.MaxPages, len(hits)-len(todo))
+			break
+		}
+		s := Source{URL: h.URL, Title: h.Title, Published: h.Published, Status: StatusPending,
+			FoundBy: []string{h.Provider + ": " + h.Query}}
+		if p, ok := prev[key]; ok {
+			s = p
+			s.FoundBy = []string{h.Provider + ": " + h.Query}
+		}
+		todo = append(todo, s)
+	}
+	first := len(c.Sources)
+	c.Sources = append(c.Sources, todo...)
+	sem := make(chan struct{}, r.e.opts.FetchParallel)
+	var wg sync.WaitGroup
+	for i := first; i < len(c.Sources); i++ {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			r.mu.Lock()
+			s := c.Sources[i].clone()
+			r.mu.Unlock()
+			r.readOne(ctx, &s)
+			r.mu.Lock()
+			c.Sources[i] = s
+			r.mu.Unlock()
+			r.item(st, s, "source read")
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		// Keep what was read; pages never reached stay pending and say so.
+		for i := first; i < len(c.Sources); i++ {
+			if c.Sources[i].FetchedAt.IsZero() && c.Sources[i].Status == StatusPending {
+				c.Sources[i].Reason = "not read: the check was cancelled"
+			}
+		}
+		return fmt.Errorf("read pages: %w", err)
+	}
+	r.markDuplicates()
+	r.relevance(ctx, st, first)
+	r.visualRelevance(ctx, st, first)
+	r.rank()
+	return nil
+}
+
+// readOne rates, fetches and extracts one page and says whether it may be
+// used. It only writes s.
+func (r *run) readOne(ctx context.Context, s *Source) {
+	r.applyRating(s, s.URL)
+	if s.Dropped {
+		s.Status, s.Reason = StatusDropped, "dropped by you"
+		return
+	}
+	if s.Status == StatusExcludedRating && !s.Boosted {
+		return
+	}
+	if len(s.Paragraphs) == 0 || s.FetchedAt.IsZero() {
+		if !r.fetchAndExtract(ctx, s) {
+			return
+		}
+	}
+	if s.FinalURL != "" && sources.Key(s.FinalURL) != sources.Key(s.URL) {
+		// A redirect to another publisher is rated as that publisher.
+		r.applyRating(s, s.FinalURL)
+		if s.Status == StatusExcludedRating && !s.Boosted {
+			return
+		}
+	}
+	r.judgeDate(s)
+}
+
+func (r *run) fetchAndExtract(ctx context.Context, s *Source) bool {
+	body, final, err := r.e.deps.Fetcher.Fetch(ctx, s.URL)
+	if err != nil {
+		if ctx.Err() == nil && r.readArchived(ctx, s, err) {
+			return true
+		}
+		s.Status, s.Reason = StatusFetchFailed, err.Error()
+		return false
+	}
+	a, err := r.e.deps.Extract(body, final)
+	if err != nil {
+		s.Status, s.Reason = StatusFetchFailed, err.Error()
+		return false
+	}
+	s.FinalURL = final
+	s.FetchedAt = r.e.opts.Now()
+	if a.Title != "" {
+		s.Title = a.Title
+	}
+	if s.Publisher == "" {
+		s.Publisher = cmp.Or(a.Publisher, a.SiteName)
+	}
+	if !a.Published.IsZero() {
+		s.Published = a.Published // the page's own date beats the search engine's
+	}
+	s.Paragraphs = a.Paragraphs
+	s.Words = a.Words
+	s.Image = a.Image
+	if r.e.deps.Archive != nil && (a.Title != "" || a.Text != "") {
+		err := r.e.deps.Archive.Save(ctx, ArchivedPage{URL: cmp.Or(final, s.URL), Title: a.Title, Text: a.Text,
+			Publisher: s.Publisher, Published: a.Published})
+		if err != nil && ctx.Err() == nil {
+			r.warn(StageSources, "%v", err) // Archiver's errors name the page (see Archiver)
+		}
+	}
+	return true
+}
+
+func (r *run) applyRating(s *Source, u string) {
+	rt := r.e.deps.Rater.Rate(u)
+	s.Domain = rt.Domain
+	if rt.Publisher != "" {
+		s.Publisher = rt.Publisher
+	}
+	s.Factuality, s.Bias, s.RatingOrigin = rt.Factuality, rt.Bias, rt.Origin
+	s.Tier = cmp.Or(rt.Tier, TierUnrated)
+	if rt.Drop {
+		s.Dropped = true
+	}
+	if rt.Boost {
+		s.Boosted = true
+	}
+	switch {
+	case rt.UserContent:
+		s.Tier = TierExcluded
+		s.Status, s.Reason = StatusExcludedRating, "user-posted content, not a publisher"
+	case s.Tier == TierExcluded:
+		s.Status = StatusExcludedRating
+		s.Reason = "publisher rated " + describeRating(rt.Factuality, rt.Bias) + ": not a credible reference"
+	case s.Status == StatusExcludedRating:
+		s.Status, s.Reason = StatusPending, "" // a redirect led to a credible publisher
+	}
+}
+
+func describeRating(fact, bias string) string {
+	var parts []string
+	if fact != "" {
+		parts = append(parts, "factuality "+fact)
+	}
+	if bias != "" {
+		parts = append(parts, "bias "+bias)
+	}
+	if len(parts) == 0 {
+		return "as excluded"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// judgeDate applies the paper's length and date rules.
+func (r *run) judgeDate(s *Source) {
+	cutoff := r.c.Cutoff
+	switch {
+	case s.Words < r.e.opts.MinWords:
+		s.Status, s.Reason = StatusTooShort, fmt.Sprintf("%d words of main text; at least %d needed", s.Words, r.e.opts.MinWords)
+	case !cutoff.IsZero() && s.Published.IsZero():
+		s.Status, s.Reason = StatusUndated, "no publication date, so it cannot be shown to predate the cutoff"
+	case !cutoff.IsZero() && !s.Published.Before(cutoff):
+		s.Status = StatusExcludedCutoff
+		s.Reason = fmt.Sprintf("published %s, after the cutoff %s", s.Published.Format(time.DateOnly), cutoff.Format(time.DateOnly))
+	default:
+		s.Status, s.Reason = StatusPending, ""
+		if s.Boosted {
+			s.Status, s.Reason = StatusBoosted, "boosted by you"
+		}
+	}
+}
+
+// markDuplicates keeps the first of pages that redirect to the same place
+// or carry the same text.
+func (r *run) markDuplicates() {
+	seenURL := map[string]string{}
+	seenText := map[[32]byte]string{}
+	for i := range r.c.Sources {
+		s := &r.c.Sources[i]
+		if !isEligible(*s) {
+			continue
+		}
+		key := sources.Key(cmp.Or(s.FinalURL, s.URL))
+		sum := sha256.Sum256([]byte(normaliseForMatch(strings.Join(s.Paragraphs, "\n"))))
+		if first, ok := seenURL[key]; ok {
+			s.Status, s.Reason = StatusDuplicate, "same page as "+first
+			continue
+		}
+		if first, ok := seenText[sum]; ok {
+			s.Status, s.Reason = StatusDuplicate, "same text as "+first
+			continue
+		}
+		seenURL[key] = s.URL
+		seenText[sum] = s.URL
+	}
+}
+
+// isEligible: read, dated and credible enough to look at for evidence.
+func isEligible(s Source) bool {
+	if s.Dropped {
+		return false
+	}
+	switch s.Status {
+	case StatusPending, StatusBoosted, StatusUsed, StatusNotNeeded:
+		return true
+	}
+	return false
+}
+
+func (r *run) eligibleCount() int {
+	n := 0
+	for _, s := range r.c.Sources {
+		if isEligible(s) {
+			n++
+		}
+	}
+	return n
+}
+
+var tierOrder = map[string]int{TierHigh: 0, TierMedium: 1, TierLow: 2, TierUnrated: 3, TierExcluded: 4}
+
+// rank orders sources: usable ones first (boosted, then tier high > medium
+// > low > unrated, then relevance), then the rest in the order found.
+func (r *run) rank() {
+	slices.SortStableFunc(r.c.Sources, func(a, b Source) int {
+		ea, eb := isEligible(a), isEligible(b)
+		if ea != eb {
+			if ea {
+				return -1
+			}
+			return 1
+		}
+		if !ea {
+			return 0
+		}
+		if a.Boosted != b.Boosted {
+			if a.Boosted {
+				return -1
+			}
+			return 1
+		}
+		if c := cmp.Compare(tierRank(a.Tier), tierRank(b.Tier)); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.Relevance, a.Relevance)
+	})
+}
+
+func tierRank(t string) int {
+	if v, ok := tierOrder[t]; ok {
+		return v
+	}
+	return tierOrder[TierUnrated]
+}

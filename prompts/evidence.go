@@ -1,0 +1,477 @@
+package prompts
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/musecheck/muse/sources/llm"
+)
+
+// Page is one web page offered for evidence extraction.
+type Page struct {
+	URL       string
+	Title     string
+	Publisher string
+	Published time.Time // zero when unknown
+	// Paragraphs of the extracted main text, in order.
+	Paragraphs []string
+}
+
+// Evidence kinds, as in the pipeline's Check record.
+const (
+	KindRefutes = "refutes"
+	KindContext = "context"
+)
+
+// Evidence builds the evidence-extraction prompt for one page, its text cut
+// to MaxArticleChars. Send it with EvidenceSchema().
+func Evidence(p Post, page Page) ([]llm.Message, error) {
+	return EvidenceWithLimit(p, page, MaxArticleChars)
+}
+
+// EvidenceWithLimit is Evidence with the article cut to maxChars; use a
+// smaller limit to retry after llm.ErrContextLength. The paper's cap still
+// holds: a limit above MaxArticleChars (or below 1) means MaxArticleChars.
+func EvidenceWithLimit(p Post, page Page, maxChars int) ([]llm.Message, error) {
+	if maxChars <= 0 || maxChars > MaxArticleChars {
+		maxChars = MaxArticleChars
+	}
+	cp := cleanPage(page.Truncate(maxChars))
+	if len(cp.Paragraphs) == 0 {
+		return nil, fmt.Errorf("prompts: evidence prompt for %s: the page has no text", page.URL)
+	}
+	return messages("evidence", map[string]any{"Post": cleanPost(p), "Page": cp})
+}
+
+// MaxPagesPerCall bounds the articles of one EvidencePages prompt, so that
+// the answer (up to four paragraphs per article) stays within what a model
+// writes in one go.
+const MaxPagesPerCall = 10
+
+// EvidencePages builds one evidence-extraction prompt for several pages:
+// the post, the instructions and the system message are sent once instead
+// of once per page. The articles are fenced and numbered 1…len(pages) in
+// the given order, each cut to maxChars (the rules of EvidenceWithLimit);
+// the answer is keyed by that number. Send it with EvidencePagesSchema()
+// and read it with ParseEvidencePages.
+func EvidencePages(p Post, pages []Page, maxChars int) ([]llm.Message, error) {
+	if len(pages) == 0 || len(pages) > MaxPagesPerCall {
+		return nil, fmt.Errorf("prompts: evidence prompt for %d pages: want 1 to %d", len(pages), MaxPagesPerCall)
+	}
+	if maxChars <= 0 || maxChars > MaxArticleChars {
+		maxChars = MaxArticleChars
+	}
+	var cps []Page
+	for _, page := range pages {
+		cp := cleanPage(page.Truncate(maxChars))
+		if len(cp.Paragraphs) == 0 {
+			return nil, fmt.Errorf("prompts: evidence prompt for %s: the page has no text", page.URL)
+		}
+		cps = append(cps, cp)
+	}
+	return messages("evidence_pages", map[string]any{"Post": cleanPost(p), "Pages": cps})
+}
+
+func cleanPage(page Page) Page {
+	cp := Page{URL: clean(page.URL), Title: clean(page.Title), Publisher: clean(page.Publisher), Published: page.Published}
+	for _, para := range page.Paragraphs {
+		if s := strings.TrimSpace(clean(para)); s != "" {
+			cp.Paragraphs = append(cp.Paragraphs, s)
+		}
+	}
+	return cp
+}
+
+// Truncate keeps whole paragraphs up to maxChars characters (runes) in all;
+// a first paragraph longer than that is cut at a word boundary.
+func (pg Page) Truncate(maxChars int) Page {
+	if maxChars <= 0 {
+		return pg
+	}
+	out := pg
+	out.Paragraphs = nil
+	used := 0
+	for _, para := range pg.Paragraphs {
+		n := len([]rune(para))
+		if used+n > maxChars {
+			if len(out.Paragraphs) == 0 {
+				out.Paragraphs = append(out.Paragraphs, cutWords(para, maxChars))
+			}
+			break
+		}
+		out.Paragraphs = append(out.Paragraphs, para)
+		used += n
+	}
+	return out
+}
+
+// Chars is the number of characters (runes) of the page's paragraphs.
+func (pg Page) Chars() int {
+	n := 0
+	for _, para := range pg.Paragraphs {
+		n += len([]rune(para))
+	}
+	return n
+}
+
+// EvidenceSchema is {"refutes": [string], "context": [string]}: verbatim
+// paragraphs that refute the post explicitly, and ones that give refuting
+// context. Its fallback asks for the paper's two-part list.
+func EvidenceSchema() *llm.Schema {
+	return &llm.Schema{
+		Name:        SchemaEvidence,
+		Description: "Paragraphs copied verbatim from the article: at most two that refute the post explicitly, at most two that give context refuting it implicitly.",
+		JSON:        stringArrays("refutes", "context"),
+		Fallback:    fallback("evidence_format.tmpl", nil),
+	}
+}
+
+// EvidencePagesSchema is {"articles": [{"article": n, "refutes": [string],
+// "context": [string]}]}: for each numbered article of an EvidencePages
+// prompt, its verbatim refuting and context paragraphs. Its name is the
+// task's, "evidence", like EvidenceSchema's.
+func EvidencePagesSchema() *llm.Schema {
+	item := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"article": map[string]any{"type": "integer"},
+			"refutes": map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+			"context": map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+		},
+		"required":             []string{"article", "refutes", "context"},
+		"additionalProperties": false,
+	}
+	b, _ := json.Marshal(map[string]any{
+		"type":                 "object",
+		"properties":           map[string]any{"articles": map[string]any{"type": "array", "items": item}},
+		"required":             []string{"articles"},
+		"additionalProperties": false,
+	})
+	return &llm.Schema{
+		Name:        SchemaEvidence,
+		Description: "For each numbered article, paragraphs copied verbatim from it: at most two that refute the post explicitly, at most two that give context refuting it implicitly.",
+		JSON:        b,
+		Fallback:    fallback("evidence_pages_format.tmpl", nil),
+	}
+}
+
+// ParseEvidence reads an evidence-extraction answer: paragraphs that refute
+// the post explicitly, and context paragraphs that refute it implicitly,
+// each list at most MaxQuotesPerKind long, quotes kept verbatim (only
+// surrounding quotation marks and list markers are removed). "NONE" gives
+// two empty lists and no error.
+func ParseEvidence(text string) (refutes, context []string, err error) {
+	body, err := prepare("evidence", text)
+	if err != nil {
+		return nil, nil, err
+	}
+	if obj, ok := jsonObject(body); ok {
+		var found bool
+		for key, raw := range obj {
+			switch strings.ToLower(key) {
+			case "refutes", "refute", "refutations", "explicit", "explicit_refutation":
+				refutes, found = append(refutes, jsonStrings(raw)...), true
+			case "context", "implicit", "implicit_refutation":
+				context, found = append(context, jsonStrings(raw)...), true
+			}
+		}
+		if !found {
+			return nil, nil, malformed("evidence", text, "JSON without \"refutes\" or \"context\"")
+		}
+		refutes, context = finishQuotes(refutes, context)
+		return refutes, context, nil
+	}
+	if isNone(body) {
+		return nil, nil, nil
+	}
+	refutes, context, ok := evidenceSections(body)
+	if !ok {
+		return nil, nil, malformed("evidence", text, "no \"Explicit refutation\" or \"Implicit refutation\" section")
+	}
+	refutes, context = finishQuotes(refutes, context)
+	return refutes, context, nil
+}
+
+// PageQuotes are the quotes an EvidencePages answer gives for one article.
+type PageQuotes struct {
+	// Article is the article's number in the prompt (1-based); 0 means the
+	// answer did not say which article the quotes come from, so the caller
+	// must find their page by itself.
+	Article          int
+	Refutes, Context []string
+}
+
+// ParseEvidencePages reads an EvidencePages answer: the schema's JSON, the
+// same keyed by article number ({"1": {...}}), the paper's two-part format
+// under "Article N:" headings, or, from a model that ignored the numbering,
+// one unkeyed answer (Article 0). Quotes are cleaned as by ParseEvidence,
+// at most MaxQuotesPerKind of each kind per article; "NONE" gives nil and
+// no error. The article numbers are the model's: the caller checks them.
+func ParseEvidencePages(text string) ([]PageQuotes, error) {
+	body, err := prepare("evidence", text)
+	if err != nil {
+		return nil, err
+	}
+	if obj, ok := jsonObject(body); ok {
+		pqs, ok := articlesJSON(obj)
+		if !ok {
+			return nil, malformed("evidence", text, "JSON without \"articles\", \"refutes\" or \"context\"")
+		}
+		return mergeArticles(pqs), nil
+	}
+	if isNone(body) {
+		return nil, nil
+	}
+	pqs, ok := articleSections(body)
+	if !ok {
+		return nil, malformed("evidence", text, "no \"Explicit refutation\" or \"Implicit refutation\" section")
+	}
+	return mergeArticles(pqs), nil
+}
+
+// articlesJSON reads {"articles": [...]}, {"1": {...}, "2": {...}} or one
+// unkeyed {"refutes": [...], "context": [...]}.
+func articlesJSON(obj map[string]json.RawMessage) ([]PageQuotes, bool) {
+	one := func(o map[string]json.RawMessage, n int) (PageQuotes, bool) {
+		pq := PageQuotes{Article: n}
+		found := false
+		for key, raw := range o {
+			switch strings.ToLower(key) {
+			case "refutes", "refute", "refutations", "explicit", "explicit_refutation":
+				pq.Refutes, found = append(pq.Refutes, jsonStrings(raw)...), true
+			case "context", "implicit", "implicit_refutation":
+				pq.Context, found = append(pq.Context, jsonStrings(raw)...), true
+			case "article", "page", "number", "id":
+				pq.Article = articleNumber(raw)
+			}
+		}
+		return pq, found
+	}
+	for key, raw := range obj {
+		switch strings.ToLower(key) {
+		case "articles", "pages", "results":
+			var items []map[string]json.RawMessage
+			if json.Unmarshal(raw, &items) != nil {
+				return nil, false
+			}
+			var out []PageQuotes
+			for _, it := range items {
+				if pq, ok := one(it, 0); ok {
+					out = append(out, pq)
+				}
+			}
+			return out, true
+		}
+	}
+	if pq, ok := one(obj, 0); ok {
+		return []PageQuotes{pq}, true
+	}
+	var out []PageQuotes
+	for key, raw := range obj {
+		n := articleNumber(json.RawMessage(strconv.Quote(key)))
+		var it map[string]json.RawMessage
+		if n == 0 || json.Unmarshal(raw, &it) != nil {
+			return nil, false
+		}
+		if pq, ok := one(it, n); ok {
+			out = append(out, pq)
+		}
+	}
+	return out, len(out) > 0
+}
+
+var articleKeyRe = regexp.MustCompile(`(?i)^\s*(?:article|page)?\s*#?\s*(\d{1,2})\s*$`)
+
+// articleNumber reads 3, "3", "Article 3"; 0 when it is none of these.
+func articleNumber(raw json.RawMessage) int {
+	var n int
+	if json.Unmarshal(raw, &n) == nil && n > 0 {
+		return n
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return 0
+	}
+	if m := articleKeyRe.FindStringSubmatch(s); m != nil {
+		n, _ = strconv.Atoi(m[1])
+	}
+	return n
+}
+
+var articleHeadRe = regexp.MustCompile(`(?i)^\s*[#*]*\s*(?:article|page)\s*#?\s*(\d{1,2})\b[^:\n]{0,60}?[*]*\s*:?\s*[*]*\s*(.*)$`)
+
+// articleSections splits the paper's format by "Article N:" headings; an
+// answer without headings is one unkeyed section.
+func articleSections(body string) ([]PageQuotes, bool) {
+	type section struct {
+		n     int
+		lines []string
+	}
+	var secs []section
+	cur := section{}
+	for _, line := range strings.Split(body, "\n") {
+		if m := articleHeadRe.FindStringSubmatch(line); m != nil && !strings.HasPrefix(strings.TrimSpace(line), "-") {
+			secs = append(secs, cur)
+			n, _ := strconv.Atoi(m[1])
+			cur = section{n: n}
+			if rest := strings.TrimSpace(m[2]); rest != "" {
+				cur.lines = append(cur.lines, rest)
+			}
+			continue
+		}
+		cur.lines = append(cur.lines, line)
+	}
+	secs = append(secs, cur)
+	var out []PageQuotes
+	seen := false
+	for _, sec := range secs {
+		text := strings.TrimSpace(strings.Join(sec.lines, "\n"))
+		if text == "" || isNone(text) {
+			seen = seen || sec.n > 0
+			continue
+		}
+		r, c, ok := evidenceSections(text)
+		if !ok {
+			if sec.n == 0 {
+				continue // chatter before the first heading
+			}
+			return nil, false
+		}
+		seen = true
+		out = append(out, PageQuotes{Article: sec.n, Refutes: r, Context: c})
+	}
+	return out, seen
+}
+
+// mergeArticles joins the entries of one article, cleans and caps their
+// quotes, and drops entries left without any, in article order.
+func mergeArticles(pqs []PageQuotes) []PageQuotes {
+	byN := map[int]*PageQuotes{}
+	var order []int
+	for _, pq := range pqs {
+		m, ok := byN[pq.Article]
+		if !ok {
+			m = &PageQuotes{Article: pq.Article}
+			byN[pq.Article] = m
+			order = append(order, pq.Article)
+		}
+		m.Refutes = append(m.Refutes, pq.Refutes...)
+		m.Context = append(m.Context, pq.Context...)
+	}
+	slices.Sort(order)
+	var out []PageQuotes
+	for _, n := range order {
+		m := byN[n]
+		m.Refutes, m.Context = finishQuotes(m.Refutes, m.Context)
+		if len(m.Refutes)+len(m.Context) > 0 {
+			out = append(out, *m)
+		}
+	}
+	return out
+}
+
+var headerRe = regexp.MustCompile(`(?i)^\s*#*\s*(?:\d{1,2}\s*[.)]\s*)?\**\s*(explicit(?:ly)?|implicit(?:ly)?|refut\w*|context\w*)\b([^:\n]{0,40}):\**\s*(.*)$`)
+
+// evidenceSections reads the paper's format: an "Explicit refutation:"
+// header and a "- QUOTE" line per quote, then an "Implicit refutation:"
+// header and its quotes (headers may be numbered, bold or Markdown headings).
+// ok is false when no section header is found.
+func evidenceSections(body string) (refutes, context []string, ok bool) {
+	var cur *[]string
+	open := false // the last item may continue on the next line
+	add := func(s string) {
+		if cur != nil {
+			*cur = append(*cur, s)
+			open = true
+		}
+	}
+	for _, line := range strings.Split(body, "\n") {
+		if m := headerRe.FindStringSubmatch(line); m != nil && !strings.HasPrefix(strings.TrimSpace(line), "-") {
+			kw := strings.ToLower(m[1])
+			if strings.HasPrefix(kw, "implicit") || strings.HasPrefix(kw, "context") {
+				cur = &context
+			} else {
+				cur = &refutes
+			}
+			ok, open = true, false
+			if rest := strings.TrimSpace(m[3]); rest != "" {
+				add(rest)
+			}
+			continue
+		}
+		if strings.TrimSpace(line) == "" {
+			open = false
+			continue
+		}
+		if item, isItem := listItem(line); isItem {
+			add(item)
+			continue
+		}
+		if open && cur != nil && len(*cur) > 0 {
+			(*cur)[len(*cur)-1] += " " + strings.TrimSpace(line)
+			continue
+		}
+		add(strings.TrimSpace(line))
+	}
+	return refutes, context, ok
+}
+
+// finishQuotes unwraps, drops NONE and duplicates (a quote in both lists
+// stays a refutation) and keeps at most MaxQuotesPerKind of each.
+func finishQuotes(refutes, context []string) ([]string, []string) {
+	seen := map[string]bool{}
+	clean := func(list []string) []string {
+		var out []string
+		for _, q := range list {
+			q = strings.TrimSpace(queryLabelQuoteRe.ReplaceAllString(strings.TrimSpace(q), ""))
+			q = strings.TrimSpace(unwrapQuote(q))
+			if q == "" || isNone(q) || seen[q] {
+				continue
+			}
+			seen[q] = true
+			if len(out) < MaxQuotesPerKind {
+				out = append(out, q)
+			}
+		}
+		return out
+	}
+	r := clean(refutes)
+	return r, clean(context)
+}
+
+var queryLabelQuoteRe = regexp.MustCompile(`(?i)^quote[ _]?\d\s*:\s*`)
+
+// unwrapQuote removes one pair of surrounding quotation marks or braces.
+func unwrapQuote(s string) string {
+	s = strings.TrimSpace(s)
+	pairs := [][2]string{{`"`, `"`}, {"“", "”"}, {"'", "'"}, {"‘", "’"}, {"«", "»"}, {"{", "}"}, {"`", "`"}}
+	for _, p := range pairs {
+		if len(s) >= len(p[0])+len(p[1]) && strings.HasPrefix(s, p[0]) && strings.HasSuffix(s, p[1]) {
+			inner := s[len(p[0]) : len(s)-len(p[1])]
+			// Don't unwrap "a" and "b" into a" and "b.
+			if p[0] == p[1] && strings.Contains(inner, p[0]) {
+				continue
+			}
+			return strings.TrimSpace(inner)
+		}
+	}
+	return s
+}
+
+// isNone recognises the paper's "NONE" answer and its variants.
+func isNone(s string) bool {
+	t := strings.ToLower(strings.TrimFunc(s, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsPunct(r) || r == '*' || r == '`'
+	}))
+	switch t {
+	case "none", "n/a", "na", "nothing", "no queries", "no quotes", "none found", "not informative":
+		return true
+	}
+	return strings.HasPrefix(t, "none") && len(t) < 80 && !strings.Contains(t, "\n")
+}

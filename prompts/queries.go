@@ -1,0 +1,109 @@
+package prompts
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/musecheck/muse/sources/llm"
+)
+
+// NumQueries is the paper's number of queries: 3, or 5 when the post has images.
+func NumQueries(p Post) int {
+	if len(p.ImageDescriptions) > 0 {
+		return QueriesWithImage
+	}
+	return QueriesText
+}
+
+// Queries builds the query-generation prompt asking for n queries (n < 1
+// means NumQueries(p)). Send it with QueriesSchema(n).
+func Queries(p Post, n int) ([]llm.Message, error) {
+	if n < 1 {
+		n = NumQueries(p)
+	}
+	return messages("queries", map[string]any{"Post": cleanPost(p), "N": n})
+}
+
+// QueriesSchema is {"queries": [string]}; an empty list means the post is
+// not informative. Its fallback asks for the paper's numbered list of n.
+func QueriesSchema(n int) *llm.Schema {
+	if n < 1 {
+		n = QueriesText
+	}
+	return &llm.Schema{
+		Name:        SchemaQueries,
+		Description: fmt.Sprintf("Up to %d web search queries to fact-check the post; empty when the post is not informative.", n),
+		JSON:        stringArrays("queries"),
+		Fallback:    fallback("queries_format.tmpl", map[string]any{"N": n}),
+	}
+}
+
+// ParseQueries reads a query-generation answer. informative is false when
+// the model answered that the post has nothing to search for ("NONE", or an
+// empty list); queries are then nil and err is nil.
+func ParseQueries(text string) (queries []string, informative bool, err error) {
+	body, err := prepare("queries", text)
+	if err != nil {
+		return nil, false, err
+	}
+	if obj, ok := jsonObject(body); ok {
+		for _, key := range []string{"queries", "query", "search_queries"} {
+			if raw, ok := obj[key]; ok {
+				qs := cleanQueries(jsonStrings(raw))
+				return qs, len(qs) > 0, nil
+			}
+		}
+		return nil, false, malformed("queries", text, "JSON without a \"queries\" list")
+	}
+	if arr, ok := jsonArray(body); ok {
+		qs := cleanQueries(arr)
+		return qs, len(qs) > 0, nil
+	}
+	if isNone(body) {
+		return nil, false, nil
+	}
+	var items []string
+	for _, line := range strings.Split(body, "\n") {
+		if item, ok := listItem(line); ok {
+			items = append(items, item)
+		}
+	}
+	if qs := cleanQueries(items); len(qs) > 0 {
+		return qs, true, nil
+	}
+	if items != nil || mentionsNotInformative(body) {
+		return nil, false, nil // a list of NONE, or prose saying there is nothing to search
+	}
+	return nil, false, malformed("queries", text, "neither JSON nor a numbered list")
+}
+
+var queryLabelRe = regexp.MustCompile(`(?i)^(?:query[ _]?\d*|q\d+)\s*[:.-]\s*`)
+
+func cleanQueries(items []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, q := range items {
+		q = oneLine(q)
+		q = queryLabelRe.ReplaceAllString(q, "")
+		q = strings.TrimSpace(unwrapQuote(q))
+		// The paper's queries carry no quotation marks: a quoted phrase
+		// would make the search engine demand that exact wording.
+		q = oneLine(strings.NewReplacer(`"`, "", "“", "", "”", "").Replace(q))
+		if q == "" || isNone(q) {
+			continue
+		}
+		key := strings.ToLower(q)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, q)
+	}
+	return out
+}
+
+func mentionsNotInformative(s string) bool {
+	l := strings.ToLower(s)
+	return strings.Contains(l, "not informative") || strings.Contains(l, "not enough information")
+}

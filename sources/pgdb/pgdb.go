@@ -1,0 +1,120 @@
+// Package pgdb is how muse opens a PostgreSQL database when a newsroom sets
+// MUSE_DATABASE_URL: one pgx connection pool, and versioned schema
+// migrations (pressly/goose) that each store applies by itself on first use.
+// Every store keeps its own version table, so a store's schema moves on
+// without touching the others', and a session-level advisory lock lets many
+// muse processes start at once against one database.
+package pgdb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+)
+
+// IsURL reports whether s names a PostgreSQL database (postgres:// or
+// postgresql://), as opposed to the SQLite files muse uses by default.
+func IsURL(s string) bool {
+	u, err := url.Parse(strings.TrimSpace(s))
+	return err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql")
+}
+
+// Redact returns the URL with its password masked, for messages.
+func Redact(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable database URL)"
+	}
+	return u.Redacted()
+}
+
+// Open connects to the database at rawURL and checks that it answers
+// within the context's deadline (10 s when it has none).
+func Open(ctx context.Context, rawURL string) (*pgxpool.Pool, error) {
+	if !IsURL(rawURL) {
+		return nil, fmt.Errorf("open database %s: not a postgres:// URL", Redact(rawURL))
+	}
+	cfg, err := pgxpool.ParseConfig(rawURL)
+	if err != nil {
+		// pgx's parse errors may quote the URL; say only what was wrong.
+		return nil, fmt.Errorf("open database %s: the URL does not parse", Redact(rawURL))
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", Redact(rawURL), err)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open database %s: %w", Redact(rawURL), err)
+	}
+	return pool, nil
+}
+
+var componentName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,40}$`)
+
+// Migrate applies the migrations in fsys (goose SQL files, 00001_name.sql
+// with -- +goose Up / Down sections) that component has not applied yet,
+// recording them in its own table muse_<component>_migrations. Concurrent
+// callers, in this process or others, wait for each other on an advisory
+// lock keyed by the component, so each migration runs once.
+func Migrate(ctx context.Context, pool *pgxpool.Pool, component string, fsys fs.FS) error {
+	if !componentName.MatchString(component) {
+		return fmt.Errorf("migrate: bad component name %q", component)
+	}
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	p, err := provider(db, component, fsys)
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", component, err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate %s: %w", component, err)
+	}
+	return nil
+}
+
+// Version returns the newest migration version component has applied (0
+// for none).
+func Version(ctx context.Context, pool *pgxpool.Pool, component string, fsys fs.FS) (int64, error) {
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	p, err := provider(db, component, fsys)
+	if err != nil {
+		return 0, err
+	}
+	v, err := p.GetDBVersion(ctx)
+	if errors.Is(err, goose.ErrNoMigrations) {
+		return 0, nil
+	}
+	return v, err
+}
+
+func provider(db *sql.DB, component string, fsys fs.FS) (*goose.Provider, error) {
+	h := fnv.New64a()
+	h.Write([]byte("muse/" + component))
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(int64(h.Sum64() >> 1)))
+	if err != nil {
+		return nil, err
+	}
+	return goose.NewProvider(goose.DialectPostgres, db, fsys,
+		goose.WithTableName("muse_"+component+"_migrations"),
+		goose.WithSessionLocker(locker),
+		goose.WithDisableGlobalRegistry(true))
+}

@@ -1,0 +1,137 @@
+package tui
+
+import (
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/musecheck/muse/pipeline"
+)
+
+func (m *Model) evidencePane(w, h int) string {
+	ev := m.check.Evidence
+	if len(ev) == 0 {
+		return m.emptyHint(pipeline.StageEvidence, "Reading sources for quotes…", "No quotes were found. Boost or restore sources and find evidence again (r on Sources).")
+	}
+	cur := clamp(m.cursor[pipeline.StageEvidence], 0, len(ev)-1)
+	var lines []string
+	at := 0
+	for _, g := range m.evidenceGroups() {
+		lines = append(lines, m.st.Bold.Render(ansi.Truncate(g.title, w, "…")))
+		for _, i := range g.items {
+			e := ev[i]
+			box := "[ ]"
+			if e.Included {
+				box = "[x]"
+			}
+			kind := m.st.Context.Render("context")
+			if e.Kind == pipeline.KindRefutes {
+				kind = m.st.Refutes.Render("refutes")
+			}
+			mark := m.st.Ok.Render("✓ verified")
+			if !e.Verified {
+				mark = m.st.Warn.Render("! not found in page")
+			}
+			head := box + " " + kind + " " + mark
+			if i == cur {
+				at = len(lines)
+				head = m.st.Cursor.Render(ansi.Strip(head))
+			}
+			lines = append(lines, head)
+			q := indent(wrap("“"+e.Quote+"”", w-4), "    ")
+			if !e.Included {
+				q = m.st.Dim.Render(q)
+			}
+			lines = append(lines, splitLines([]string{q})...)
+		}
+	}
+	lines = append(lines, "", m.st.Dim.Render(wrap("space includes or leaves out a quote · w writes the correction again from the ticked quotes", w)))
+	return window(splitLines(lines), at, h)
+}
+
+type evidenceGroup struct {
+	title string
+	items []int
+}
+
+// evidenceGroups orders quotes by source, in the order sources were ranked.
+func (m *Model) evidenceGroups() []evidenceGroup {
+	var groups []evidenceGroup
+	index := map[string]int{}
+	for i, e := range m.check.Evidence {
+		gi, ok := index[e.SourceURL]
+		if !ok {
+			gi = len(groups)
+			index[e.SourceURL] = gi
+			groups = append(groups, evidenceGroup{title: m.sourceTitle(e.SourceURL)})
+		}
+		groups[gi].items = append(groups[gi].items, i)
+	}
+	return groups
+}
+
+func (m *Model) sourceTitle(url string) string {
+	for _, s := range m.check.Sources {
+		if s.URL == url || s.FinalURL == url {
+			t := firstNonEmpty(s.Publisher, s.Domain)
+			if s.Tier != "" {
+				t += " (" + s.Tier + ")"
+			}
+			if s.Title != "" {
+				t += " — " + s.Title
+			}
+			return t
+		}
+	}
+	return hostOf(url)
+}
+
+// evidenceOrder lists quote indexes in the order they are drawn, so the
+// cursor moves down the screen.
+func (m *Model) evidenceOrder() []int {
+	var order []int
+	for _, g := range m.evidenceGroups() {
+		order = append(order, g.items...)
+	}
+	return order
+}
+
+func (m *Model) onEvidenceKey(k string) tea.Cmd {
+	ev := m.check.Evidence
+	order := m.evidenceOrder()
+	pos := 0
+	for i, idx := range order {
+		if idx == m.cursor[pipeline.StageEvidence] {
+			pos = i
+		}
+	}
+	switch k {
+	case "up", "k", "down", "j", "home", "g", "end", "G":
+		if len(order) == 0 {
+			return nil
+		}
+		switch k {
+		case "up", "k":
+			pos--
+		case "down", "j":
+			pos++
+		case "home", "g":
+			pos = 0
+		default:
+			pos = len(order) - 1
+		}
+		m.cursor[pipeline.StageEvidence] = order[clamp(pos, 0, len(order)-1)]
+	case " ", "space":
+		if len(ev) == 0 {
+			return nil
+		}
+		i := clamp(m.cursor[pipeline.StageEvidence], 0, len(ev)-1)
+		ev[i].Included = !ev[i].Included
+		return m.edited(pipeline.StageEvidence)
+	case "o":
+		if len(ev) > 0 {
+			return m.openURL(ev[clamp(m.cursor[pipeline.StageEvidence], 0, len(ev)-1)].SourceURL)
+		}
+	case "w":
+		return m.rerun(pipeline.StageCorrection)
+	}
+	return nil
+}

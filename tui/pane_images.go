@@ -1,0 +1,114 @@
+package tui
+
+import (
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/musecheck/muse/pipeline"
+)
+
+func (m *Model) imagesPane(w, h int) string {
+	imgs := m.check.Images
+	if len(imgs) == 0 && len(m.check.Post.Images) == 0 {
+		return m.st.Dim.Render(wrap("No images in this post. Add image paths or URLs in the compose view (n) to have them described.", w))
+	}
+	var lines []string
+	if len(imgs) == 0 {
+		for _, src := range m.check.Post.Images {
+			lines = append(lines, "• "+ansi.Truncate(src, w-2, "…"), m.emptyHint(pipeline.StageImages, "  waiting for a description…", "  not described"))
+		}
+		return window(lines, 0, h)
+	}
+	cur := clamp(m.cursor[pipeline.StageImages], 0, len(imgs)-1)
+	at := 0
+	// part is one labelled piece of what is known about an image, with
+	// where it came from, so the journalist can weigh each one.
+	part := func(label, from, text string, style func(...string) string) {
+		if strings.TrimSpace(text) == "" {
+			return
+		}
+		head := label
+		if from != "" {
+			head += " " + m.st.Dim.Render("("+from+")")
+		}
+		lines = append(lines, "  "+head)
+		lines = append(lines, style(indent(wrap(strings.TrimSpace(text), max(w-4, 10)), "    ")))
+	}
+	plain := func(s ...string) string { return strings.Join(s, "") }
+	for i, img := range imgs {
+		if i == cur {
+			at = len(lines)
+		}
+		head := "• " + ansi.Truncate(img.Source, w-2, "…")
+		if i == cur {
+			head = m.st.Cursor.Render(head)
+		}
+		lines = append(lines, head)
+		if img.Error != "" {
+			lines = append(lines, m.st.Fail.Render(indent(wrap("✗ "+img.Error, w-2), "  ")))
+		}
+		descFrom := firstNonEmpty(img.Origin, "engine")
+		if img.Edited {
+			descFrom = "written by you"
+		}
+		part("description", descFrom, img.Description, plain)
+		part("alt text", "given with the post", img.AltText, m.st.Dim.Render)
+		part("caption", "vision model", img.Caption, m.st.Dim.Render)
+		part("text in the image", ocrFrom(firstNonEmpty(img.TextOrigin, img.Origin)), img.OCRText, m.st.Dim.Render)
+		if len(img.People) > 0 {
+			part("people named", "vision model, from visible text or the post", strings.Join(img.People, ", "), m.st.Dim.Render)
+		}
+		if strings.TrimSpace(img.Description) == "" && img.Error == "" {
+			lines = append(lines, m.st.Dim.Render("  no description yet — e writes one"))
+		}
+		lines = append(lines, "")
+	}
+	hint := "e edits the description · s makes the queries and searches again with it · o opens the image"
+	lines = append(lines, m.st.Dim.Render(wrap(hint, w)))
+	return window(splitLines(lines), at, h)
+}
+
+// ocrFrom says what read an image's text, as far as its origin tells.
+func ocrFrom(origin string) string {
+	o := strings.ToLower(origin)
+	switch {
+	case strings.Contains(o, "ocr") || strings.Contains(o, "tesseract"):
+		return "OCR"
+	case strings.Contains(o, "vision"):
+		return "vision model"
+	}
+	return ""
+}
+
+func (m *Model) onImagesKey(k string) tea.Cmd {
+	imgs := m.check.Images
+	if m.moveCursor(k, len(imgs)) || len(imgs) == 0 {
+		return nil
+	}
+	cur := clamp(m.cursor[pipeline.StageImages], 0, len(imgs)-1)
+	switch k {
+	case "e", "enter":
+		return m.ask("Describe the image:", imgs[cur].Description, func(m *Model, v string) tea.Cmd {
+			v = strings.TrimSpace(v)
+			if v == "" || cur >= len(m.check.Images) || v == m.check.Images[cur].Description {
+				return nil
+			}
+			im := &m.check.Images[cur]
+			im.Description, im.Edited, im.Origin, im.Error = v, true, pipeline.OriginUser, ""
+			var keep []string // the engine's word on this image no longer holds
+			for _, w := range m.warnings[pipeline.StageImages] {
+				if !strings.Contains(w, im.Source) {
+					keep = append(keep, w)
+				}
+			}
+			m.warnings[pipeline.StageImages] = keep
+			return tea.Batch(m.edited(pipeline.StageImages), m.setStatus("description saved — s makes the queries again with it"))
+		})
+	case "s":
+		return m.rerun(pipeline.StageQueries)
+	case "o":
+		return m.openURL(imgs[cur].Source)
+	}
+	return nil
+}
