@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/musecheck/muse/sources/sanitize"
 )
 
 // WriteJSON writes hits as a JSON array (never null), best first.
@@ -19,7 +21,8 @@ func WriteJSON(w io.Writer, hits []Hit) error {
 	return nil
 }
 
-// WriteText writes hits for people: rank, title, URL, date, snippet.
+// WriteText writes hits for people: rank, title, URL, date, snippet, with
+// no control character or escape sequence from the pages.
 func WriteText(w io.Writer, hits []Hit) error {
 	if len(hits) == 0 {
 		_, err := fmt.Fprintln(w, "No archived page matches.")
@@ -30,11 +33,11 @@ func WriteText(w io.Writer, hits []Hit) error {
 		if !h.Published.IsZero() {
 			date = h.Published.Format("2006-01-02")
 		}
-		if _, err := fmt.Fprintf(w, "%d. %s\n   %s (%s, score %.2f)\n", i+1, h.Title, h.URL, date, h.Score); err != nil {
+		if _, err := fmt.Fprintf(w, "%d. %s\n   %s (%s, score %.2f)\n", i+1, sanitize.String(h.Title), sanitize.String(h.URL), date, h.Score); err != nil {
 			return err
 		}
 		if h.Snippet != "" {
-			if _, err := fmt.Fprintf(w, "   %s\n", h.Snippet); err != nil {
+			if _, err := fmt.Fprintf(w, "   %s\n", sanitize.String(h.Snippet)); err != nil {
 				return err
 			}
 		}

@@ -62,6 +62,14 @@ type Options struct {
 	// Raw keeps trafilatura's paragraphs as they are, without dropping a
 	// repeated headline, bare links or trailing site furniture.
 	Raw bool
+	// MaxBytes, MaxElements and MaxText (bytes of text outside scripts and
+	// styles) bound the page, TimeBudget the time to read it; past any of
+	// them Extract fails with ErrTooLarge. Zero means the defaults in
+	// visible.go (8 MiB, 50,000, 256 KiB, 10 s). After a timeout the page's
+	// bytes are still read in the background: do not reuse them.
+	MaxBytes, MaxElements, MaxText int
+	TimeBudget                     time.Duration
+	timed                          bool // inside withinTime
 }
 
 // ErrNotHTML is returned for input that is empty, binary or has no HTML
@@ -76,12 +84,16 @@ func Extract(htmlBytes []byte, pageURL string) (*Article, error) {
 
 // Extract extracts an article from a UTF-8 HTML page.
 func (o Options) Extract(htmlBytes []byte, pageURL string) (*Article, error) {
+	if !o.timed {
+		o.timed = true
+		return o.withinTime(func() (*Article, error) { return o.Extract(htmlBytes, pageURL) })
+	}
 	if err := checkHTML(htmlBytes, true); err != nil {
 		return nil, fmt.Errorf("extract %s: %w", describe(pageURL), err)
 	}
-	doc, err := html.Parse(bytes.NewReader(htmlBytes))
+	doc, err := o.parse(htmlBytes)
 	if err != nil {
-		return nil, fmt.Errorf("extract %s: parse HTML: %w", describe(pageURL), err)
+		return nil, fmt.Errorf("extract %s: %w", describe(pageURL), err)
 	}
 	gq := goquery.NewDocumentFromNode(doc)
 	ld := readJSONLD(gq)
@@ -103,6 +115,7 @@ func (o Options) Extract(htmlBytes []byte, pageURL string) (*Article, error) {
 	if u, err := url.Parse(pageURL); err == nil && u.IsAbs() {
 		topts.OriginalURL = u
 	}
+	pruneInvisible(doc)
 	res, err := trafilatura.ExtractDocument(doc, topts)
 	if err != nil {
 		// No main text is not fatal: the metadata is still worth having.
@@ -118,6 +131,7 @@ func (o Options) Extract(htmlBytes []byte, pageURL string) (*Article, error) {
 	fillMetadata(a, res.Metadata, ld, gq)
 	a.Modified = modifiedDate(ld, gq, a.Published, o.now())
 	a.ClaimReviews = claimReviews(ld)
+	sanitizeArticle(a)
 	return a, nil
 }
 

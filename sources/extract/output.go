@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/sources"
+
+	"github.com/musecheck/muse/sources/sanitize"
 )
 
 // jsonArticle is the `muse extract --json` record: every key is always
@@ -61,7 +63,8 @@ func WriteJSON(w io.Writer, a *Article) error {
 
 // WriteText writes the article for a person: a header of the known fields,
 // the fact-checks found, then the text with paragraphs separated by blank
-// lines.
+// lines. Page text is sanitised: no control character or escape sequence
+// from the page reaches the terminal.
 func WriteText(w io.Writer, a *Article) error {
 	var b strings.Builder
 	field := func(name, v string) {
@@ -109,7 +112,7 @@ func WriteText(w io.Writer, a *Article) error {
 		b.WriteString(a.Text)
 		b.WriteString("\n")
 	}
-	if _, err := io.WriteString(w, b.String()); err != nil {
+	if _, err := io.WriteString(w, sanitize.String(b.String())); err != nil {
 		return fmt.Errorf("write article: %w", err)
 	}
 	return nil

@@ -6,13 +6,22 @@
 // (*Fetcher).Client gives other downloads from untrusted URLs (images,
 // platform APIs) the same guard, proxies, redirect and size limits.
 //
+// One address policy, proxy or not: a host is read as getaddrinfo would
+// read it (every inet_aton spelling of IPv4 such as "127.1" or
+// "0x7f000001", IPv6 literals, fullwidth digits after IDNA mapping), a
+// host that looks numeric but is no address is refused, and an address is
+// public unless the IANA special-purpose registries say otherwise
+// (code.dny.dev/ssrf's table: private, loopback, link-local, CGNAT,
+// TEST-NET, multicast, reserved, ::/96, ::ffff:0:0/96, Teredo, 2001:db8::/32
+// …). (*Fetcher).Allowed applies the policy to a URL without fetching it.
+//
 // Proxies: a proxy from Options.Proxy (by default HTTP_PROXY, HTTPS_PROXY
 // and NO_PROXY) is the user's own and is dialled even when it is on a
 // private or loopback address. Because the proxy, not muse, then connects
-// to the target, the target host is checked before the request instead:
-// a non-public literal address, "localhost", or a name with any non-public
-// DNS answer is refused; a name that does not resolve locally is left to
-// the proxy.
+// to the target (plain request or CONNECT), the target host is checked
+// before the request instead: a non-public address in any spelling,
+// "localhost", or a name with any non-public DNS answer is refused; a name
+// that does not resolve locally is left to the proxy.
 package fetch
 
 import (

@@ -12,68 +12,6 @@ import (
 	"time"
 )
 
-// nonPublic lists ranges that netip's predicates do not cover but that are
-// never a web publisher: shared address space (carrier-grade NAT), "this
-// network", IETF protocol assignments, benchmarking, reserved and broadcast.
-var nonPublic = []struct {
-	prefix netip.Prefix
-	kind   string
-}{
-	{netip.MustParsePrefix("0.0.0.0/8"), "unspecified"},
-	{netip.MustParsePrefix("100.64.0.0/10"), "shared (carrier-grade NAT)"},
-	{netip.MustParsePrefix("192.0.0.0/24"), "reserved"},
-	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking"},
-	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
-	{netip.MustParsePrefix("fec0::/10"), "site-local"},
-}
-
-var (
-	nat64     = netip.MustParsePrefix("64:ff9b::/96")
-	sixToFour = netip.MustParsePrefix("2002::/16")
-)
-
-// addressKind says why ip is not a public unicast address, or "" when it is.
-// IPv4 addresses embedded in IPv6 (mapped, NAT64, 6to4) are judged by the
-// IPv4 address, since that is where the packets end up.
-func addressKind(ip netip.Addr) string {
-	ip = ip.Unmap()
-	if ip.Is6() {
-		b := ip.As16()
-		switch {
-		case nat64.Contains(ip):
-			if k := addressKind(netip.AddrFrom4([4]byte(b[12:16]))); k != "" {
-				return k + " (via NAT64)"
-			}
-		case sixToFour.Contains(ip):
-			if k := addressKind(netip.AddrFrom4([4]byte(b[2:6]))); k != "" {
-				return k + " (via 6to4)"
-			}
-		}
-	}
-	switch {
-	case !ip.IsValid():
-		return "invalid"
-	case ip.IsUnspecified():
-		return "unspecified"
-	case ip.IsLoopback():
-		return "loopback"
-	case ip.IsPrivate():
-		return "private"
-	case ip.IsLinkLocalUnicast():
-		return "link-local"
-	case ip.IsMulticast(), ip.IsLinkLocalMulticast(), ip.IsInterfaceLocalMulticast():
-		return "multicast"
-	case ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
-		return "broadcast"
-	}
-	for _, r := range nonPublic {
-		if r.prefix.Contains(ip) {
-			return r.kind
-		}
-	}
-	return ""
-}
-
 // guard resolves names and dials only public addresses (unless allowPrivate).
 // Resolution is done here rather than by net.Dialer so every DNS answer is
 // seen and the address dialled is the one that was checked; the dialer's
@@ -106,29 +44,35 @@ func (g *guard) control(network, address string, _ syscall.RawConn) error {
 	if err != nil {
 		return fmt.Errorf("refusing to connect to %s: not an IP address", address)
 	}
-	if k := g.kind(ap.Addr()); k != "" {
+	if k := g.kind(ap.Addr().Unmap()); k != "" {
 		return &AddressError{Addr: ap.Addr().Unmap(), Kind: k}
 	}
 	return nil
 }
 
-// resolve returns the addresses of host that may be dialled. A name with any
-// public answer keeps the public answers only; a name whose answers are all
-// refused is an *AddressError.
+// resolve returns the addresses of host that may be dialled. The host is
+// read as hostAddr reads it, so "127.1" is the loopback address it is to
+// getaddrinfo; a DNS answer is judged by where its packets go (Go may hand
+// an IPv4 answer back IPv4-mapped). A name with any public answer keeps the
+// public answers only; a name whose answers are all refused is an
+// *AddressError.
 func (g *guard) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
-	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
-	if ip, err := netip.ParseAddr(host); err == nil {
+	ip, name, literal, err := hostAddr(host)
+	if err != nil {
+		return nil, err
+	}
+	if literal {
 		if k := g.kind(ip); k != "" && !g.allowPrivate {
-			return nil, &AddressError{Addr: ip.Unmap(), Kind: k}
+			return nil, &AddressError{Host: literalHost(host, ip), Addr: ip, Kind: k}
 		}
 		return []netip.Addr{ip.Unmap()}, nil
 	}
-	ips, err := g.lookup(ctx, host)
+	ips, err := g.lookup(ctx, name)
 	if err != nil {
-		return nil, fmt.Errorf("resolve %s: %w", host, err)
+		return nil, fmt.Errorf("resolve %s: %w", name, err)
 	}
 	if len(ips) == 0 {
-		return nil, fmt.Errorf("resolve %s: no addresses", host)
+		return nil, fmt.Errorf("resolve %s: no addresses", name)
 	}
 	if g.allowPrivate {
 		return ips, nil
@@ -136,18 +80,29 @@ func (g *guard) resolve(ctx context.Context, host string) ([]netip.Addr, error) 
 	var ok []netip.Addr
 	var refused *AddressError
 	for _, ip := range ips {
+		ip = ip.Unmap()
 		if k := g.kind(ip); k != "" {
 			if refused == nil {
-				refused = &AddressError{Host: host, Addr: ip.Unmap(), Kind: k}
+				refused = &AddressError{Host: name, Addr: ip, Kind: k}
 			}
 			continue
 		}
-		ok = append(ok, ip.Unmap())
+		ok = append(ok, ip)
 	}
 	if len(ok) == 0 {
 		return nil, refused
 	}
 	return ok, nil
+}
+
+// literalHost is the host to name in an error about the literal ip: the
+// spelling asked for when it is not the usual one ("0x7f.1").
+func literalHost(host string, ip netip.Addr) string {
+	h := strings.Trim(host, "[]")
+	if h == ip.String() {
+		return ""
+	}
+	return h
 }
 
 // dialContext is the DialContext of the direct transport.
@@ -179,37 +134,60 @@ func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn
 }
 
 // checkTarget is used when a request goes through a proxy: the proxy, not
-// muse, connects to the target, so the dial hook never sees it. The target
-// is refused when it is a non-public literal or when any DNS answer is
-// non-public. When the name does not resolve here (common behind a proxy
-// that does the DNS), the request is let through: the proxy is the user's
-// and decides.
+// muse, connects to the target (for a plain request and for a CONNECT
+// tunnel alike), so the dial hook never sees it, and the proxy reads the
+// host with getaddrinfo. The target is refused when it is an address in any
+// spelling (see hostAddr) that is not public, a host that looks numeric but
+// is not an address, "localhost", or a name with any non-public DNS answer.
+// When a name does not resolve here (common behind a proxy that does the
+// DNS), the request is let through: the proxy is the user's and decides.
 func (g *guard) checkTarget(ctx context.Context, host string) error {
+	ip, name, literal, err := hostAddr(host)
+	if err != nil {
+		return err // a bad URL whatever AllowPrivate says, as at dial time
+	}
 	if g.allowPrivate {
 		return nil
 	}
-	h := strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
-	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
-		return &AddressError{Host: host, Addr: netip.IPv6Loopback(), Kind: "loopback"}
-	}
-	if ip, err := netip.ParseAddr(h); err == nil {
+	if literal {
 		if k := g.kind(ip); k != "" {
-			return &AddressError{Addr: ip.Unmap(), Kind: k}
+			return &AddressError{Host: literalHost(host, ip), Addr: ip, Kind: k}
 		}
 		return nil
+	}
+	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		return &AddressError{Host: host, Addr: netip.IPv6Loopback(), Kind: "loopback"}
 	}
 	// Bounded so that a resolver that cannot answer (nothing resolves
 	// behind some proxies) costs little; no answer means no verdict.
 	lctx, cancel := context.WithTimeout(ctx, g.dialer.Timeout)
 	defer cancel()
-	ips, err := g.lookup(lctx, h)
+	ips, err := g.lookup(lctx, name)
 	if err != nil {
 		return nil
 	}
 	for _, ip := range ips {
+		ip = ip.Unmap()
 		if k := g.kind(ip); k != "" {
-			return &AddressError{Host: host, Addr: ip.Unmap(), Kind: k}
+			return &AddressError{Host: host, Addr: ip, Kind: k}
 		}
+	}
+	return nil
+}
+
+// Allowed reports whether f would send a request to rawURL at all: nil, or
+// the error Fetch would fail with before sending anything (ErrBadURL, or
+// an *AddressError matching ErrPrivateAddress for a non-public target in
+// any spelling, or a name whose DNS answers are not public). It applies
+// the same policy, proxy or not, so a caller holding a URL from an older
+// run (the archive) can refuse it again without fetching it.
+func (f *Fetcher) Allowed(ctx context.Context, rawURL string) error {
+	u, err := parseHTTP(rawURL)
+	if err != nil {
+		return fmt.Errorf("fetch %q: %w", rawURL, err)
+	}
+	if err := f.guard.checkTarget(ctx, u.Hostname()); err != nil {
+		return fmt.Errorf("fetch %s: %w", u.Redacted(), err)
 	}
 	return nil
 }

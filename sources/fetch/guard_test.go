@@ -34,13 +34,35 @@ func TestAddressKind(t *testing.T) {
 		"255.255.255.255":  "broadcast",
 		"64:ff9b::a00:1":   "private (via NAT64)",
 		"2002:7f00:1::1":   "loopback (via 6to4)",
+		// Reserved ranges the classifier once took for public (issue 12).
+		"192.0.2.10":          "documentation (TEST-NET-1)",
+		"198.51.100.7":        "documentation (TEST-NET-2)",
+		"203.0.113.200":       "documentation (TEST-NET-3)",
+		"::808:808":           "IPv4-compatible",
+		"::127.0.0.1":         "loopback (IPv4-compatible)",
+		"::ffff:1.1.1.1":      "IPv4-mapped",
+		"::ffff:0:1.1.1.1":    "reserved",
+		"64:ff9b:1::808:808":  "local-use NAT64",
+		"2001:0:4136:e378::1": "Teredo",
+		"100::1":              "discard-only",
+		"2001:db8::1":         "documentation",
+		"3fff::1":             "documentation",
+		"198.18.0.1":          "benchmarking",
+		"192.88.99.1":         "reserved",
+		"240.0.0.1":           "reserved",
+		"fec0::1":             "site-local",
+		"fe80::1%eth0":        "link-local",
+		"2001:db8::1%eth0":    "documentation",
 	}
 	for s, want := range refused {
 		if got := addressKind(netip.MustParseAddr(s)); got != want {
 			t.Errorf("addressKind(%s) = %q, want %q", s, got, want)
 		}
 	}
-	for _, s := range []string{"8.8.8.8", "93.184.216.34", "151.101.1.69", "2606:4700::1111", "64:ff9b::808:808", "::ffff:1.1.1.1"} {
+	// ::ffff:1.1.1.1 was public here before issue 12: an IPv4-mapped literal
+	// is now refused (DNS answers and sockets are unmapped before they are
+	// judged, so 1.1.1.1 itself stays public).
+	for _, s := range []string{"8.8.8.8", "93.184.216.34", "151.101.1.69", "2606:4700::1111", "64:ff9b::808:808", "2002:808:808::1", "2a00:1450:4001::1"} {
 		if got := addressKind(netip.MustParseAddr(s)); got != "" {
 			t.Errorf("addressKind(%s) = %q, want public", s, got)
 		}
@@ -232,4 +254,73 @@ func TestRedirectToPrivateRefusedAtDial(t *testing.T) {
 	if n := inner.Load(); n != 0 {
 		t.Errorf("the private server got %d requests", n)
 	}
+}
+
+// inetAtonLoopback is every spelling of 127.0.0.1 that inet_aton(3) reads
+// and Go's netip does not (issue 12).
+var inetAtonLoopback = []string{"127.1", "127.0.1", "2130706433", "0x7f000001", "0x7f.0.0.1", "0177.0.0.1",
+	"017700000001", "127.000.000.001", "0x7f.1", "0X7F.1", "127.0.0.1.", "0x7f.0x0.0x0.0x1", "0177.1"}
+
+func TestParseInetAton(t *testing.T) {
+	for _, s := range inetAtonLoopback {
+		ip, _, literal, err := hostAddr(s)
+		if err != nil || !literal || ip != netip.MustParseAddr("127.0.0.1") {
+			t.Errorf("hostAddr(%q) = %v literal %v, %v; want 127.0.0.1", s, ip, literal, err)
+		}
+	}
+	for s, want := range map[string]string{
+		"10.1":             "10.0.0.1",
+		"192.168.257":      "192.168.1.1",
+		"0":                "0.0.0.0",
+		"0x":               "0.0.0.0",
+		"4294967295":       "255.255.255.255",
+		"1.2.3.4":          "1.2.3.4",
+		"0xa9.0xfe.0xa9fe": "169.254.169.254",
+		"１２７．０．０．１":        "127.0.0.1", // fullwidth: Go IDNA-maps it before writing a CONNECT line
+		"127。0。0。1":        "127.0.0.1",
+		"[::ffff:7f00:1]":  "::ffff:127.0.0.1",
+	} {
+		ip, _, literal, err := hostAddr(s)
+		if err != nil || !literal || ip != netip.MustParseAddr(want) {
+			t.Errorf("hostAddr(%q) = %v literal %v, %v; want %s", s, ip, literal, err, want)
+		}
+	}
+	// Numeric-looking but no address: refused, never left to a resolver.
+	for _, s := range []string{"08.0.0.1", "1.2.3.4.5", "127.0.0.256", "127.16777216", "4294967296", "0x100000000", "127..1", "foo.123", "www.0x7f", "127.1 x", "a/b"} {
+		if _, _, _, err := hostAddr(s); !errors.Is(err, ErrBadURL) {
+			t.Errorf("hostAddr(%q) = %v, want ErrBadURL", s, err)
+		}
+	}
+	// Names stay names.
+	for _, s := range []string{"www.reuters.com", "127.0.0.1.nip.io", "0x7f.example", "3com.com", "bücher.de", "xn--bcher-kva.de", "WWW.BBC.CO.UK."} {
+		if _, name, literal, err := hostAddr(s); err != nil || literal || name == "" {
+			t.Errorf("hostAddr(%q) = name %q literal %v, %v; want a name", s, name, literal, err)
+		}
+	}
+}
+
+func FuzzHostAddr(f *testing.F) {
+	for _, s := range inetAtonLoopback {
+		f.Add(s)
+	}
+	f.Add("www.example.org")
+	f.Add("[::ffff:127.0.0.1]")
+	f.Fuzz(func(t *testing.T, s string) {
+		ip, name, literal, err := hostAddr(s)
+		if err != nil {
+			return
+		}
+		if literal != ip.IsValid() {
+			t.Fatalf("hostAddr(%q): literal %v with address %v", s, literal, ip)
+		}
+		if !literal && (name == "" || endsInNumber(name)) {
+			t.Fatalf("hostAddr(%q): name %q", s, name)
+		}
+		// A literal is read the same way a second time.
+		if literal {
+			if ip2, _, lit2, err2 := hostAddr(ip.String()); err2 != nil || !lit2 || ip2 != ip {
+				t.Fatalf("hostAddr(%q) = %v, but its String %q reads as %v %v", s, ip, ip.String(), ip2, err2)
+			}
+		}
+	})
 }

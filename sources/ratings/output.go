@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+
+	"github.com/musecheck/muse/sources/sanitize"
 )
 
 // RateAll rates each input, in order.
@@ -29,9 +31,11 @@ func WriteJSON(w io.Writer, rs []Rating) error {
 	return nil
 }
 
-// WriteTable prints ratings as an aligned table for people, in order.
+// WriteTable prints ratings as an aligned table for people, in order,
+// sanitised (the input and names cannot send the terminal controls).
 func WriteTable(w io.Writer, rs []Rating) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	sw := sanitize.NewWriter(w)
+	tw := tabwriter.NewWriter(sw, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "INPUT\tDOMAIN\tTIER\tFACTUALITY\tBIAS\tPUBLISHER\tORIGIN")
 	for _, r := range rs {
 		tier := string(r.Tier)
@@ -46,6 +50,9 @@ func WriteTable(w io.Writer, rs []Rating) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Input, dash(r.Domain), tier, dash(r.Factuality), dash(r.Bias), dash(r.Publisher), r.Origin)
 	}
 	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write ratings: %w", err)
+	}
+	if err := sw.Flush(); err != nil {
 		return fmt.Errorf("write ratings: %w", err)
 	}
 	return nil

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/musecheck/muse/sources/sanitize"
 )
 
 // ParseCutoff reads a --before value: RFC 3339, or YYYY-MM-DD meaning
@@ -24,9 +26,11 @@ func ParseCutoff(s string) (time.Time, error) {
 
 // WriteText prints merged hits for a person: position, title, URL, every
 // provider that found the page with its rank there, the date when known,
-// and the rating of a fact-check.
+// and the rating of a fact-check. What the provider sent is sanitised: no
+// control character or escape sequence reaches the terminal.
 func WriteText(w io.Writer, hits []Hit) error {
-	bw := bufio.NewWriter(w)
+	sw := sanitize.NewWriter(w)
+	bw := bufio.NewWriter(sw)
 	if len(hits) == 0 {
 		fmt.Fprintln(bw, "no hits")
 	}
@@ -50,7 +54,10 @@ func WriteText(w io.Writer, hits []Hit) error {
 			fmt.Fprintf(bw, "    fact-check: %s rated %q: %s\n", or(cr.Reviewer, "a reviewer"), cr.Rating, clip(cr.Claim, 160))
 		}
 	}
-	return bw.Flush()
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return sw.Flush()
 }
 
 // WriteJSON prints hits as one indented JSON array ([] when there are none).

@@ -75,3 +75,18 @@ func TestWriteJSON(t *testing.T) {
 		t.Errorf("empty fields not omitted:\n%s", b.String())
 	}
 }
+
+// TestWriteTextSanitises: a title or claim from a provider cannot set the
+// terminal title or clear the screen (issue 12).
+func TestWriteTextSanitises(t *testing.T) {
+	hits := []Hit{{URL: "https://example.org/x\x1b[2J", Title: "Real title\x1b]0;pwned\x07 \u009b2J",
+		Provider: "searxng", Rank: 1, ClaimReview: &sources.ClaimReview{Claim: "claim\x1b]52;c;aGk=\x07", Rating: "False\a"}}}
+	var b strings.Builder
+	if err := WriteText(&b, hits); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.ContainsAny(out, "\x1b\a\u009b") || !strings.Contains(out, "Real title ") || !strings.Contains(out, "https://example.org/x") {
+		t.Errorf("WriteText = %q", out)
+	}
+}

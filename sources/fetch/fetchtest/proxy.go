@@ -8,6 +8,11 @@
 // https:// URLs work too: CONNECT tunnels are answered with TLS using a
 // certificate for the requested host, signed by a CA made for this proxy;
 // trust it with Proxy.TLSConfig (fetch.Options.TLSConfig).
+//
+// StartForwarding adds what a real forwarding proxy does with an address:
+// a host that getaddrinfo reads as one ("127.1", "0x7f000001", "[::1]") is
+// connected to, so a test can see whether such a URL reaches a loopback
+// server behind the proxy.
 package fetchtest
 
 import (
@@ -25,6 +30,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -43,6 +49,9 @@ type Proxy struct {
 	certs map[string]*tls.Certificate
 
 	tunnels *tunnelListener
+
+	forward   bool
+	forwarded atomic.Int32
 }
 
 // NewProxy starts a proxy that serves every request, whatever its host,
@@ -89,6 +98,13 @@ func (p *Proxy) ProxyFunc() func(*http.Request) (*url.URL, error) {
 }
 
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
+	if p.forward {
+		if addr, ok := forwardAddr(r); ok {
+			p.forwarded.Add(1)
+			p.forwardTo(w, r, addr)
+			return
+		}
+	}
 	if r.Method == http.MethodConnect {
 		p.tunnel(w, r)
 		return

@@ -1,0 +1,19 @@
+package archive
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestWriteTextSanitises: an archived page's title and text cannot send
+// the terminal escape sequences (issue 12).
+func TestWriteTextSanitises(t *testing.T) {
+	var b strings.Builder
+	err := WriteText(&b, []Hit{{URL: "https://example.org/a\x07", Title: "Title\x1b]0;pwned\x07", Snippet: "text\x1b[2J\u009d52;c;aGk=\x07 more"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "1. Title\n   https://example.org/a (undated, score 0.00)\n   text more\n"; b.String() != want {
+		t.Errorf("WriteText = %q, want %q", b.String(), want)
+	}
+}
