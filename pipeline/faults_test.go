@@ -31,6 +31,7 @@ import (
 	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/archive"
 	"github.com/musecheck/muse/sources/fetch/fetchtest"
+	"github.com/musecheck/muse/sources/links"
 	"github.com/musecheck/muse/sources/llm/llmtest"
 )
 
@@ -164,9 +165,9 @@ func faultInvariants(t *testing.T, c *pipeline.Check) {
 			t.Errorf("correction cites %s, not an evidence page", u)
 		}
 	}
-	for _, m := range pipeline.URLPattern.FindAllString(c.Correction.Text, -1) {
-		if u := pipeline.TrimURL(m); !allowed[sources.Key(u)] && !c.NoLLM {
-			t.Errorf("correction text carries %s, not an evidence page", u)
+	for _, l := range links.Find(c.Correction.Text) {
+		if !allowed[sources.Key(l.URL)] && !c.NoLLM {
+			t.Errorf("correction text carries %s, not an evidence page", l.URL)
 		}
 	}
 }

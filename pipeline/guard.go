@@ -2,12 +2,12 @@ package pipeline
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
 
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/links"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -89,106 +89,28 @@ func VerifyQuote(quote, text string) bool {
 	return strings.Contains(normaliseForMatch(text), q)
 }
 
-// urlPattern finds http(s) URLs in prose and Markdown.
-var urlPattern = regexp.MustCompile(`https?://[^\s<>"'\x60\]\[(){}]+`)
-
-// mdLinkPattern finds Markdown links so an invented link keeps its label.
-var mdLinkPattern = regexp.MustCompile(`\[([^\]]*)\]\((https?://[^)\s]+)\)`)
-
-// trimURL drops punctuation that ends a sentence rather than the URL.
-func trimURL(u string) string {
-	return strings.TrimRight(u, ".,;:!?*_")
-}
-
-// GuardCorrection removes from text every URL that is not one of allowed
-// (compared in sources.Canonical form) and returns the cleaned text, the
-// allowed URLs it cites (first appearance order, as given in allowed) and a
-// warning naming each URL removed.
+// GuardCorrection removes from text every link, in whatever form it is
+// written (sources/links), that is not one of allowed (compared by
+// sources.Key) and returns the cleaned text, the allowed URLs it cites
+// (in order of appearance, as given in allowed) and a warning naming each
+// link removed.
 func GuardCorrection(text string, allowed []string) (string, []string, []string) {
 	allow := map[string]string{}
 	for _, u := range allowed {
 		allow[sources.Key(u)] = u
 	}
+	clean, removed := links.Remove(text, func(u string) bool {
+		_, ok := allow[sources.Key(u)]
+		return ok
+	})
 	var cited, warnings []string
-	cite := func(u string) {
-		if !slices.Contains(cited, u) {
-			cited = append(cited, u)
+	for _, l := range links.Find(clean) {
+		if orig, ok := allow[sources.Key(l.URL)]; ok && !slices.Contains(cited, orig) {
+			cited = append(cited, orig)
 		}
 	}
-	removed := func(u string) {
-		w := fmt.Sprintf("removed %s: not one of the evidence pages", u)
-		if !slices.Contains(warnings, w) {
-			warnings = append(warnings, w)
-		}
+	for _, u := range removed {
+		warnings = append(warnings, fmt.Sprintf("removed %s: not one of the evidence pages", u))
 	}
-	// Removing a URL and tidying the hole can join text into a new URL
-	// ("https ://evil…" loses its space), so repeat until nothing changes.
-	// Every pass that changes the text shortens it, so this ends.
-	for {
-		before := text
-		text = removeUninvited(text, allow, cite, removed)
-		if len(warnings) > 0 {
-			text = tidyAfterRemoval(text)
-		}
-		if text == before {
-			break
-		}
-	}
-	// Cite in order of appearance in what is left.
-	cited = nil
-	for _, m := range urlPattern.FindAllString(text, -1) {
-		if orig, ok := allow[sources.Key(trimURL(m))]; ok {
-			cite(orig)
-		}
-	}
-	return strings.TrimSpace(text), cited, warnings
-}
-
-// removeUninvited takes out every link and bare URL that is not an allowed
-// evidence page, keeping a Markdown link's label.
-func removeUninvited(text string, allow map[string]string, cite, removed func(string)) string {
-	// Markdown links first, so an invented target leaves its label behind.
-	text = mdLinkPattern.ReplaceAllStringFunc(text, func(m string) string {
-		sub := mdLinkPattern.FindStringSubmatch(m)
-		label, u := sub[1], trimURL(sub[2])
-		if orig, ok := allow[sources.Key(u)]; ok {
-			cite(orig)
-			return m
-		}
-		removed(u)
-		if strings.TrimSpace(label) == "" || urlPattern.MatchString(label) {
-			return ""
-		}
-		return label
-	})
-	text = urlPattern.ReplaceAllStringFunc(text, func(m string) string {
-		u := trimURL(m)
-		tail := m[len(u):]
-		if orig, ok := allow[sources.Key(u)]; ok {
-			cite(orig)
-			return m
-		}
-		removed(u)
-		return tail
-	})
-	return text
-}
-
-var (
-	emptyParens  = regexp.MustCompile(`\(\s*[,;]?\s*\)|\[\s*\]`)
-	spaceBefore  = regexp.MustCompile(`[ \t]+([.,;:!?])`)
-	doubleSpaces = regexp.MustCompile(`[ \t]{2,}`)
-)
-
-// tidyAfterRemoval cleans the holes a removed URL leaves: "()" and
-// "see  ." become nothing and "see.".
-func tidyAfterRemoval(s string) string {
-	s = emptyParens.ReplaceAllString(s, "")
-	s = spaceBefore.ReplaceAllString(s, "$1")
-	s = doubleSpaces.ReplaceAllString(s, " ")
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " \t")
-	}
-	return strings.TrimSpace(strings.Join(lines, "\n"))
+	return strings.TrimSpace(clean), cited, warnings
 }

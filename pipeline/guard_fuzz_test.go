@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/links"
 )
 
 // The guards are what makes a correction checkable, and they run on
@@ -35,9 +36,9 @@ func FuzzGuardCorrection(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		out, cited, _ := GuardCorrection(text, guardAllowed)
-		for _, m := range urlPattern.FindAllString(out, -1) {
-			if !allowed[sources.Key(trimURL(m))] {
-				t.Fatalf("URL %q survived in %q (from %q)", m, out, text)
+		for _, l := range links.Find(out) {
+			if !allowed[sources.Key(l.URL)] {
+				t.Fatalf("link %q survived in %q (from %q)", l.URL, out, text)
 			}
 		}
 		for _, u := range cited {

@@ -27,8 +27,6 @@ func Warnings(c *Check) string {
 
 // What the external tests need of the engine's internals.
 var (
-	URLPattern = urlPattern
-	TrimURL    = trimURL
 	IsEligible = isEligible
 )
 

@@ -1,8 +1,6 @@
 package prompts
 
 import (
-	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -13,70 +11,6 @@ import (
 // CorrectionStart is how every correction begins (the paper's "This tweet
 // is", for any platform).
 const CorrectionStart = "This post is"
-
-var urlRe = regexp.MustCompile(`https?://[^\s<>"'\x60\[\]{}|\\^]+`)
-
-// CheckCorrection finds the URLs a correction cites and what is wrong with
-// it. urls are the cited evidence URLs in order of first mention, spelled as
-// in ev; warnings name URLs that are not among the evidence (the prompt
-// forbids them, so they are likely invented), a missing "This post is"
-// opening, and a correction that cites nothing although evidence was given.
-func CheckCorrection(text string, ev []EvidenceItem) (urls []string, warnings []string) {
-	text = strings.TrimSpace(text)
-	if text == "" {
-		return nil, []string{"the correction is empty"}
-	}
-	allowed := map[string]string{}
-	for _, e := range ev {
-		if u := strings.TrimSpace(e.URL); u != "" {
-			allowed[urlKey(u)] = u
-		}
-	}
-	seen := map[string]bool{}
-	for _, raw := range urlRe.FindAllString(text, -1) {
-		u := trimURL(raw)
-		key := urlKey(u)
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		if orig, ok := allowed[key]; ok {
-			urls = append(urls, orig)
-		} else {
-			warnings = append(warnings, fmt.Sprintf("cites a URL that is not among the evidence: %s", u))
-		}
-	}
-	if !strings.HasPrefix(strings.TrimLeft(text, "\"'“*_ "), CorrectionStart) {
-		warnings = append(warnings, fmt.Sprintf("does not start with %q", CorrectionStart))
-	}
-	if len(allowed) > 0 && len(urls) == 0 {
-		warnings = append(warnings, "cites none of the evidence URLs")
-	}
-	return urls, warnings
-}
-
-// trimURL drops punctuation that ends the sentence rather than the URL, and
-// a closing parenthesis or Markdown link bracket without its opening one.
-func trimURL(u string) string {
-	for {
-		n := len(u)
-		u = strings.TrimRight(u, ".,;:!?*_")
-		if strings.HasSuffix(u, ")") && strings.Count(u, "(") < strings.Count(u, ")") {
-			u = u[:len(u)-1]
-		}
-		if len(u) == n {
-			return u
-		}
-	}
-}
-
-// urlKey compares URLs loosely: scheme, a trailing slash and "www." do not matter.
-func urlKey(u string) string {
-	k := strings.ToLower(strings.TrimSpace(u))
-	k = strings.TrimPrefix(strings.TrimPrefix(k, "https://"), "http://")
-	k = strings.TrimPrefix(k, "www.")
-	return strings.TrimRight(k, "/")
-}
 
 // EvidenceItem is what the correction prompt shows of one source: its quotes
 // of one kind.

@@ -6,7 +6,7 @@
 //	Queries          → ParseQueries           3 (text) or 5 (with images) search queries
 //	Evidence         → ParseEvidence          refuting and context paragraphs of one page
 //	EvidencePages    → ParseEvidencePages     the same for several pages in one call
-//	Correction       → CheckCorrection        the "This post is …" correction
+//	Correction                                the "This post is …" correction (guarded by the engine)
 //
 // The instructions follow the paper's prompts, rewritten for any platform
 // (a "post", not a "tweet"). Builders return chat messages for

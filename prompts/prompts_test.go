@@ -263,26 +263,6 @@ func TestSchemasAreStrict(t *testing.T) {
 	}
 }
 
-func TestCheckCorrection(t *testing.T) {
-	ev := []EvidenceItem{{URL: "https://www.reuters.com/article/5g-idUS1"}, {URL: "https://apnews.com/5g/"}}
-	text := "This post is false. The WHO says viruses cannot travel on mobile networks (https://www.reuters.com/article/5g-idUS1). " +
-		"See also https://apnews.com/5g, and https://made-up.example/who-5g. Again: https://www.reuters.com/article/5g-idUS1."
-	urls, warnings := CheckCorrection(text, ev)
-	if !slices.Equal(urls, []string{"https://www.reuters.com/article/5g-idUS1", "https://apnews.com/5g/"}) {
-		t.Errorf("urls = %q", urls)
-	}
-	if len(warnings) != 1 || !strings.Contains(warnings[0], "https://made-up.example/who-5g") {
-		t.Errorf("warnings = %q", warnings)
-	}
-	_, warnings = CheckCorrection("The post is wrong.", ev)
-	if len(warnings) != 2 {
-		t.Errorf("want opening and no-citation warnings, got %q", warnings)
-	}
-	if _, w := CheckCorrection("  ", nil); len(w) != 1 {
-		t.Errorf("empty: %q", w)
-	}
-}
-
 func ExampleParseQueries() {
 	qs, informative, err := ParseQueries("Here are the queries:\n1. WHO 5G coronavirus claim\n2. \"5G spread virus\" fact check\n3. 5G towers COVID-19 April 2020")
 	fmt.Println(qs, informative, err)

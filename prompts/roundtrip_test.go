@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/musecheck/muse/sources/links"
 	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/sources/llm/llmtest"
 	openai "github.com/sashabaranov/go-openai"
@@ -66,9 +67,12 @@ func TestRoundTripThroughClient(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			urls, warnings := CheckCorrection(resp.Text, ev)
-			if !slices.Equal(urls, []string{samplePage.URL}) || len(warnings) != 0 || streamed.String() != resp.Text {
-				t.Fatalf("correction %q urls %q warnings %q", resp.Text, urls, warnings)
+			var urls []string
+			for _, l := range links.Find(resp.Text) {
+				urls = append(urls, l.URL)
+			}
+			if !strings.HasPrefix(resp.Text, CorrectionStart) || !slices.Equal(urls, []string{samplePage.URL}) || streamed.String() != resp.Text {
+				t.Fatalf("correction %q cites %q", resp.Text, urls)
 			}
 		})
 	}

@@ -3,13 +3,13 @@ package export
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/rivo/uniseg"
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/sources/links"
 )
 
 // NoteLimit is the Community Notes length limit, in characters as
@@ -23,13 +23,6 @@ var (
 	ErrTooLong      = errors.New("the correction does not fit in a note")
 	ErrDigest       = errors.New("a --no-llm digest is a reading list, not a note")
 )
-
-// urlRE finds links as Community Notes links them: an http(s) URL runs to
-// the next space or bracket; trailing punctuation is trimmed by trimURL.
-var urlRE = regexp.MustCompile(`https?://[^\s<>"\x60]+`)
-
-// mdLinkRE is a Markdown link [label](url), which a note cannot render.
-var mdLinkRE = regexp.MustCompile(`\[([^\]\n]*)\]\((https?://[^\s)]+)\)`)
 
 // NoteLength counts s the way a note's length is checked, after trimming
 // surrounding space:
@@ -53,32 +46,23 @@ func NoteLength(s string) int {
 	return n + uniseg.GraphemeClusterCount(s[prev:])
 }
 
-// urlSpans returns the byte spans of the URLs in s, without trailing
-// punctuation (a closing parenthesis stays when the URL opened one).
+// urlSpans returns the byte spans of the http(s) URLs written out in s
+// (sources/links finds them, without trailing punctuation), which is what
+// Community Notes links and counts as 1.
 func urlSpans(s string) [][2]int {
 	var out [][2]int
-	for _, loc := range urlRE.FindAllStringIndex(s, -1) {
-		u := trimURL(s[loc[0]:loc[1]])
-		out = append(out, [2]int{loc[0], loc[0] + len(u)})
+	for _, l := range links.Find(s) {
+		if l.Kind == links.KindURL && isHTTP(s[l.Start:l.End]) {
+			out = append(out, [2]int{l.Start, l.End})
+		}
 	}
 	return out
 }
 
-func trimURL(u string) string {
-	for len(u) > 0 {
-		last := u[len(u)-1]
-		switch {
-		case strings.IndexByte(".,;:!?'*_", last) >= 0:
-			u = u[:len(u)-1]
-		case last == ')' && strings.Count(u, "(") < strings.Count(u, ")"):
-			u = u[:len(u)-1]
-		case last == ']' && strings.Count(u, "[") < strings.Count(u, "]"):
-			u = u[:len(u)-1]
-		default:
-			return u
-		}
-	}
-	return u
+// isHTTP reports whether a link is written as an http(s) URL.
+func isHTTP(u string) bool {
+	u = strings.ToLower(u)
+	return strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")
 }
 
 // Note turns the check's correction into a Community Notes-ready note: plain
@@ -103,7 +87,7 @@ func Note(c *pipeline.Check) (string, error) {
 	if len(urlSpans(text)) == 0 {
 		first := ""
 		for _, u := range c.Correction.URLs {
-			if u = strings.TrimSpace(u); urlRE.MatchString(u) {
+			if u = strings.TrimSpace(u); isHTTP(u) {
 				first = u
 				break
 			}
@@ -139,19 +123,29 @@ func Note(c *pipeline.Check) (string, error) {
 // plainText flattens the Markdown a model or a person may write into the
 // plain text a note takes.
 func plainText(s string) string {
-	s = mdLinkRE.ReplaceAllStringFunc(s, func(m string) string {
-		sub := mdLinkRE.FindStringSubmatch(m)
-		label, u := strings.TrimSpace(sub[1]), sub[2]
-		if label == "" || label == u || urlRE.MatchString(label) {
-			return u
+	var md strings.Builder
+	prev := 0
+	for _, l := range links.Find(s) {
+		if l.Kind != links.KindMarkdown || !isHTTP(l.URL) {
+			continue
 		}
-		return label + " " + u
-	})
+		md.WriteString(s[prev:l.Start])
+		prev = l.End
+		u := l.URL
+		label := strings.TrimSpace(l.Label)
+		if label == "" || label == u || len(urlSpans(label)) > 0 {
+			md.WriteString(u)
+		} else {
+			md.WriteString(label + " " + u)
+		}
+	}
+	md.WriteString(s[prev:])
+	s = md.String()
 	s = strings.NewReplacer("**", "", "__", "", "<http", "http").Replace(s)
 	// A URL written as <https://...> loses its opening bracket above; the
 	// closing one goes here, outside URLs only.
 	var b strings.Builder
-	prev := 0
+	prev = 0
 	for _, sp := range urlSpans(s) {
 		b.WriteString(s[prev:sp[1]])
 		prev = sp[1]
