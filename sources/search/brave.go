@@ -30,7 +30,14 @@ type braveAnswer struct {
 }
 
 func (b *brave) Search(ctx context.Context, q Query) ([]Hit, error) {
+	// offset counts pages of count results, at most 9.
+	if q.page() > 10 {
+		return nil, nil
+	}
 	params := url.Values{"q": {q.Text}, "count": {strconv.Itoa(count(q, 20))}}
+	if q.page() > 1 {
+		params.Set("offset", strconv.Itoa(q.page()-1))
+	}
 	if !q.Before.IsZero() {
 		params.Set("freshness", firstDay().Format(time.DateOnly)+"to"+lastDay(q.Before).Format(time.DateOnly))
 	}
@@ -56,7 +63,7 @@ func (b *brave) Search(ctx context.Context, q Query) ([]Hit, error) {
 			pub = parseDate(r.Age, now)
 		}
 		hits = append(hits, Hit{URL: r.URL, Title: clean(r.Title), Snippet: clean(r.Description), Published: pub,
-			Provider: NameBrave, Query: q.Text, Rank: len(hits) + 1})
+			Provider: NameBrave, Query: q.Text, Rank: q.skipped(20) + len(hits) + 1})
 	}
 	return hits, nil
 }

@@ -43,6 +43,9 @@ type factCheckAnswer struct {
 }
 
 func (f *factCheck) Search(ctx context.Context, q Query) ([]Hit, error) {
+	if q.page() > 1 {
+		return nil, nil // the API pages by token, not by number; the first page holds the best matches
+	}
 	params := url.Values{"query": {q.Text}, "key": {f.key}, "pageSize": {strconv.Itoa(count(q, 0))}}
 	if f.language != "" {
 		params.Set("languageCode", f.language)

@@ -34,8 +34,16 @@ var publishedMeta = []string{"article:published_time", "datepublished", "og:arti
 	"pubdate", "publishdate", "dc.date", "dc.date.issued", "date", "sailthru.date", "parsely-pub-date"}
 
 func (g *googleCSE) Search(ctx context.Context, q Query) ([]Hit, error) {
-	// The API returns at most 10 items a request.
-	params := url.Values{"key": {g.key}, "cx": {g.cx}, "q": {q.Text}, "num": {strconv.Itoa(count(q, 10))}}
+	// The API returns at most 10 items a request, and none past the 100th.
+	num := count(q, 10)
+	start := (q.page()-1)*num + 1
+	if start+num-1 > 100 {
+		return nil, nil
+	}
+	params := url.Values{"key": {g.key}, "cx": {g.cx}, "q": {q.Text}, "num": {strconv.Itoa(num)}}
+	if start > 1 {
+		params.Set("start", strconv.Itoa(start))
+	}
 	if !q.Before.IsZero() {
 		params.Set("sort", "date:r:"+firstDay().Format("20060102")+":"+lastDay(q.Before).Format("20060102"))
 	}
@@ -54,7 +62,7 @@ func (g *googleCSE) Search(ctx context.Context, q Query) ([]Hit, error) {
 			pub = d
 		}
 		hits = append(hits, Hit{URL: it.Link, Title: clean(it.Title), Snippet: snippet, Published: pub,
-			Provider: NameGoogle, Query: q.Text, Rank: len(hits) + 1})
+			Provider: NameGoogle, Query: q.Text, Rank: start + len(hits)})
 	}
 	return hits, nil
 }

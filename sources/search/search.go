@@ -15,7 +15,21 @@ type Query struct {
 	Text   string
 	Before time.Time // only pages published before this instant, where the engine can filter by date; zero: no limit
 	Count  int       // hits wanted from each provider; zero means the provider's default (10)
+	// Page asks for the next hits after the first Count (page 2 is hits
+	// Count+1 … 2×Count, as the provider ranks them); zero means 1. A
+	// provider that cannot page (Tavily, Exa, Fact Check Tools) answers no
+	// hits for a page after the first, and none pages past what its API
+	// serves (Google: 100 results, Brave: 10 pages).
+	Page int
 }
+
+// page is q's 1-based page number.
+func (q Query) page() int { return max(q.Page, 1) }
+
+// skipped is how many hits the pages before q's hold, for a provider that
+// serves at most limit a request (zero: no limit): page 2's first hit ranks
+// after page 1's last.
+func (q Query) skipped(limit int) int { return (q.page() - 1) * count(q, limit) }
 
 // Hit is one search result.
 type Hit struct {

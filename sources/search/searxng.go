@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -37,7 +38,7 @@ func (s *searxng) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if !strings.HasSuffix(endpoint, "/search") {
 		endpoint += "/search"
 	}
-	params := url.Values{"q": {q.Text}, "format": {"json"}, "pageno": {"1"}}
+	params := url.Values{"q": {q.Text}, "format": {"json"}, "pageno": {strconv.Itoa(q.page())}}
 	var ans searxngAnswer
 	if err := s.get(ctx, endpoint+"?"+params.Encode(), &ans); err != nil {
 		return nil, err
@@ -48,7 +49,7 @@ func (s *searxng) Search(ctx context.Context, q Query) ([]Hit, error) {
 		if r.URL == "" {
 			continue
 		}
-		h := Hit{URL: r.URL, Title: clean(r.Title), Snippet: clean(r.Content), Provider: NameSearXNG, Query: q.Text, Rank: len(hits) + 1}
+		h := Hit{URL: r.URL, Title: clean(r.Title), Snippet: clean(r.Content), Provider: NameSearXNG, Query: q.Text, Rank: q.skipped(0) + len(hits) + 1}
 		if r.PublishedDate != nil {
 			h.Published = parseDate(*r.PublishedDate, now)
 		}

@@ -32,6 +32,9 @@ type serpAnswer struct {
 
 func (s *serpAPI) Search(ctx context.Context, q Query) ([]Hit, error) {
 	params := url.Values{"engine": {"google"}, "q": {q.Text}, "api_key": {s.key}, "num": {strconv.Itoa(count(q, 100))}}
+	if q.page() > 1 {
+		params.Set("start", strconv.Itoa((q.page()-1)*count(q, 100)))
+	}
 	if !q.Before.IsZero() {
 		params.Set("tbs", "cdr:1,cd_max:"+lastDay(q.Before).Format("01/02/2006"))
 	}
@@ -50,7 +53,7 @@ func (s *serpAPI) Search(ctx context.Context, q Query) ([]Hit, error) {
 		}
 		pub := parseDate(r.Date, now)
 		hits = append(hits, Hit{URL: r.Link, Title: clean(r.Title), Snippet: clean(r.Snippet), Published: pub,
-			Provider: NameSerpAPI, Query: q.Text, Rank: len(hits) + 1})
+			Provider: NameSerpAPI, Query: q.Text, Rank: q.skipped(100) + len(hits) + 1})
 		if len(hits) == count(q, 100) {
 			break
 		}
