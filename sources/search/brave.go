@@ -30,6 +30,10 @@ type braveAnswer struct {
 }
 
 func (b *brave) Search(ctx context.Context, q Query) ([]Hit, error) {
+	return bySiteOperators(ctx, q, braveLimit, b.siteRequests, b.search)
+}
+
+func (b *brave) search(ctx context.Context, q Query) ([]Hit, error) {
 	// offset counts pages of count results, at most 9.
 	if q.page() > 10 {
 		return nil, nil

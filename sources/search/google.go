@@ -34,6 +34,10 @@ var publishedMeta = []string{"article:published_time", "datepublished", "og:arti
 	"pubdate", "publishdate", "dc.date", "dc.date.issued", "date", "sailthru.date", "parsely-pub-date"}
 
 func (g *googleCSE) Search(ctx context.Context, q Query) ([]Hit, error) {
+	return bySiteOperators(ctx, q, googleLimit, g.siteRequests, g.search)
+}
+
+func (g *googleCSE) search(ctx context.Context, q Query) ([]Hit, error) {
 	// The API returns at most 10 items a request, and none past the 100th.
 	num := count(q, 10)
 	start := (q.page()-1)*num + 1

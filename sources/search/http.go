@@ -66,7 +66,7 @@ type StatusError struct {
 }
 
 func (e *StatusError) Error() string {
-	s := fmt.Sprintf("HTTP %d %s", e.Status, http.StatusText(e.Status))
+	s := strings.TrimSpace(fmt.Sprintf("HTTP %d %s", e.Status, http.StatusText(e.Status)))
 	if e.Message != "" {
 		s += ": " + e.Message
 	}
@@ -83,6 +83,8 @@ type endpoint struct {
 	retry  Retry
 	// advice maps a refused status (401, 403, 404, …) to what the user should fix.
 	advice func(status int) string
+	// siteRequests bounds the requests of one query restricted to sites.
+	siteRequests int
 }
 
 // get GETs u as getJSON does.

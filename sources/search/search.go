@@ -21,6 +21,14 @@ type Query struct {
 	// hits for a page after the first, and none pages past what its API
 	// serves (Google: 100 results, Brave: 10 pages).
 	Page int
+	// Sites restricts the search to these domains ("reuters.com",
+	// "al.com/birmingham"), most wanted first: each provider sends them as
+	// OR-joined site: operators in as many requests as its query length
+	// limit needs, or in its own domain filter, up to Options.SiteRequests
+	// requests; sites beyond that are not searched. Hits on other sites are
+	// dropped by Run. Fact Check Tools answers nothing for a restricted
+	// query (it searches fact-checks, not the web).
+	Sites []string
 }
 
 // page is q's 1-based page number.
@@ -41,15 +49,28 @@ type Hit struct {
 	Query       string               `json:"query"`              // which query found it
 	Rank        int                  `json:"rank"`               // 1-based position in that provider's answer
 	ClaimReview *sources.ClaimReview `json:"claim_review,omitempty"`
+	// Restricted says the search that found the hit was restricted to
+	// Query.Sites (the credible-first search), not the open one.
+	Restricted bool `json:"restricted,omitempty"`
 	// Also lists every other provider/query pair that found the same page after merging.
 	Also []Origin `json:"also,omitempty"`
 }
 
 // Origin says which provider and query found a hit.
 type Origin struct {
-	Provider string `json:"provider"`
-	Query    string `json:"query"`
-	Rank     int    `json:"rank"`
+	Provider   string `json:"provider"`
+	Query      string `json:"query"`
+	Rank       int    `json:"rank"`
+	Restricted bool   `json:"restricted,omitempty"` // a search restricted to Query.Sites
+}
+
+// String names the search for a person: "brave: 5g towers", or
+// "brave (credible sites): 5g towers" for a restricted one.
+func (o Origin) String() string {
+	if o.Restricted {
+		return o.Provider + " (credible sites): " + o.Query
+	}
+	return o.Provider + ": " + o.Query
 }
 
 // Searcher is one search provider.

@@ -34,6 +34,10 @@ type searxngAnswer struct {
 }
 
 func (s *searxng) Search(ctx context.Context, q Query) ([]Hit, error) {
+	return bySiteOperators(ctx, q, googleLimit, s.siteRequests, s.search)
+}
+
+func (s *searxng) search(ctx context.Context, q Query) ([]Hit, error) {
 	endpoint := strings.TrimRight(s.base, "/")
 	if !strings.HasSuffix(endpoint, "/search") {
 		endpoint += "/search"

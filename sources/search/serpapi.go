@@ -31,6 +31,10 @@ type serpAnswer struct {
 }
 
 func (s *serpAPI) Search(ctx context.Context, q Query) ([]Hit, error) {
+	return bySiteOperators(ctx, q, googleLimit, s.siteRequests, s.search)
+}
+
+func (s *serpAPI) search(ctx context.Context, q Query) ([]Hit, error) {
 	params := url.Values{"engine": {"google"}, "q": {q.Text}, "api_key": {s.key}, "num": {strconv.Itoa(count(q, 100))}}
 	if q.page() > 1 {
 		params.Set("start", strconv.Itoa((q.page()-1)*count(q, 100)))
