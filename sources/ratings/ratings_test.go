@@ -167,9 +167,10 @@ boost = true
 		{"rumours.example", "overrides file: boost", "Rumours Daily", TierHigh},
 		{"metro.example/sports", "overrides file", "Metro (newsroom)", TierHigh},
 		{"metro.example/city/x", "overrides file", "Metro (newsroom)", TierHigh}, // the newsroom's word covers the whole domain
-		{"reuters.com", file, "Reuters (file)", TierMedium},                      // file over built-in
+		// File and built-in table combine (TestCombine): the better tier.
+		{"reuters.com", "muse built-in table 2026-11 (over " + file + ": high, left-center)", "Reuters", TierHigh},
 		{"apnews.com", "muse built-in table 2026-11", "Associated Press", TierHigh},
-		{"state.gov", file, "State Department (file)", TierExcluded}, // file over the official rule
+		{"state.gov", file, "State Department (file)", TierExcluded}, // file over the official rule: rules are not a rating
 		{"usa.gov", "rule: official .gov", "usa.gov (government)", TierMedium},
 		{"twitter.com/a", "overrides file: boost", "X (Twitter)", TierHigh},
 	}
@@ -410,5 +411,36 @@ func TestWriteJSONOrder(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(tb.String()), "\n")
 	if len(lines) != len(inputs)+1 || !strings.Contains(lines[1], "excluded (user content)") || !strings.Contains(lines[3], "unrated") {
 		t.Errorf("table:\n%s", tb.String())
+	}
+}
+
+// When a ratings file and the built-in table both rate a publisher, the
+// better tier wins, except that the built-in table's exclusions stand; the
+// overrides file still decides over both.
+func TestCombine(t *testing.T) {
+	ov := filepath.Join(t.TempDir(), "overrides.toml")
+	if err := os.WriteFile(ov, []byte("[domains.\"fda.gov\"]\nfactuality = \"mixed\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := load(t, Options{File: "testdata/combine.csv", OverridesFile: ov})
+	_, date, _ := r.Info()
+	file := "ratings file combine.csv " + date
+	builtin := "muse built-in table 2026-11"
+	for _, c := range []struct {
+		in, origin string
+		tier       Tier
+	}{
+		{"https://www.cdc.gov/coronavirus/2019-ncov/index.html", builtin + " (over " + file + ": mixed, left-center)", TierHigh},
+		{"webmd.com", file, TierMedium}, // the file rates it better than the table
+		{"rt.com", builtin + " (over " + file + ": very high, least biased)", TierExcluded}, // a built-in exclusion stands
+		{"reuters.com", builtin + " (over " + file + ": high, left-center)", TierHigh},
+		{"newsroom-unknown.example", file, TierMedium},
+		{"state.gov", file, TierExcluded}, // no built-in row: the official rule is no rating to weigh against the file
+		{"fda.gov", "overrides file", TierExcluded},
+	} {
+		got := r.Rate(c.in)
+		if got.Origin != c.origin || got.Tier != c.tier {
+			t.Errorf("Rate(%q) = %s from %q; want %s from %q", c.in, got.Tier, got.Origin, c.tier, c.origin)
+		}
 	}
 }
