@@ -444,3 +444,47 @@ func TestCombine(t *testing.T) {
 		}
 	}
 }
+
+func TestCredibleDomains(t *testing.T) {
+	ov := filepath.Join(t.TempDir(), "overrides.toml")
+	if err := os.WriteFile(ov, []byte("[domains.\"reuters.com\"]\ndrop = true\n\n[domains.\"local-paper.example\"]\nboost = true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := load(t, Options{File: "testdata/combine.csv", OverridesFile: ov})
+	got := r.CredibleDomains()
+	pos := map[string]int{}
+	for i, d := range got {
+		if _, dup := pos[d]; dup {
+			t.Errorf("%s listed twice", d)
+		}
+		pos[d] = i
+	}
+	for _, d := range []string{"apnews.com", "cdc.gov", "fullfact.org", "webmd.com", "newsroom-unknown.example", "local-paper.example"} {
+		if _, ok := pos[d]; !ok {
+			t.Errorf("%s missing", d)
+		}
+	}
+	for _, d := range []string{"reuters.com", "rt.com", "state.gov", "youtube.com", "wwwnc.cdc.gov"} {
+		if _, ok := pos[d]; ok {
+			t.Errorf("%s listed (dropped, excluded, low, user content or under a listed parent)", d)
+		}
+	}
+	// High before medium; the built-in table's before the file's.
+	lastHigh, firstMedium := -1, len(got)
+	for i, d := range got {
+		if r.Rate(d).Tier == TierHigh {
+			lastHigh = i
+		} else if i < firstMedium {
+			firstMedium = i
+		}
+	}
+	if lastHigh > firstMedium {
+		t.Errorf("a high domain (#%d) after a medium one (#%d)", lastHigh, firstMedium)
+	}
+	if pos["webmd.com"] < pos["apnews.com"] || pos["newsroom-unknown.example"] < pos["webmd.com"] {
+		t.Errorf("order: apnews %d, webmd %d (built-in row), newsroom-unknown %d (file only)", pos["apnews.com"], pos["webmd.com"], pos["newsroom-unknown.example"])
+	}
+	if n := len(load(t, Options{}).CredibleDomains()); n < 300 {
+		t.Errorf("built-in table alone lists %d credible domains", n)
+	}
+}
