@@ -60,6 +60,9 @@ func (e *exa) search(ctx context.Context, q Query) ([]Hit, error) {
 		}
 		hits = append(hits, Hit{URL: r.URL, Title: clean(r.Title), Published: parseDate(r.PublishedDate, now),
 			Provider: NameExa, Query: q.Text, Rank: len(hits) + 1})
+		if len(hits) == req.NumResults {
+			break
+		}
 	}
 	return hits, nil
 }

@@ -60,6 +60,9 @@ func (t *tavily) search(ctx context.Context, q Query) ([]Hit, error) {
 		}
 		hits = append(hits, Hit{URL: r.URL, Title: clean(r.Title), Snippet: clip(clean(r.Content), 400), Published: parseDate(r.PublishedDate, now),
 			Provider: NameTavily, Query: q.Text, Rank: len(hits) + 1})
+		if len(hits) == req.MaxResults {
+			break
+		}
 	}
 	return hits, nil
 }
