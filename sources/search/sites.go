@@ -35,8 +35,9 @@ var (
 	braveLimit = siteLimit{words: 50, chars: 400}
 )
 
-// Native domain filters: Tavily documents include_domains as at most 300
-// domains; Exa gives no limit, so it gets Tavily's.
+// Native domain filters: Tavily's API reference caps include_domains at 300
+// domains (as we recall it; the reference was not at hand when this was
+// written); Exa states no cap, so it gets Tavily's.
 const (
 	tavilyDomains = 300
 	exaDomains    = 300
