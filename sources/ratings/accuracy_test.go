@@ -245,18 +245,25 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-func TestTiersTrackFactCheckers(t *testing.T) {
-	combined := filepath.Join(shareddata.Dir(t, "mbfc-ratings"), "combined.json")
-	items := loadJudged(t, shareddata.Dir(t, "averitec-dev"))
-
+// loadAccuracy reads the judged sources and loads the built-in table alone
+// and with the MBFC snapshot (whose path it returns too).
+func loadAccuracy(t *testing.T) (items []judged, builtin, full *Rater, combined string) {
+	t.Helper()
+	combined = filepath.Join(shareddata.Dir(t, "mbfc-ratings"), "combined.json")
+	items = loadJudged(t, shareddata.Dir(t, "averitec-dev"))
 	builtin, err := Load(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, err := Load(Options{File: combined})
+	full, err = Load(Options{File: combined})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return items, builtin, full, combined
+}
+
+func TestTiersTrackFactCheckers(t *testing.T) {
+	items, builtin, full, combined := loadAccuracy(t)
 	rate := func(r *Rater) tierer { return func(u string) Tier { return r.Rate(u).Tier } }
 	paperT := paperStyle(t, combined)
 
@@ -323,16 +330,7 @@ const combineTolerance = 0.005
 // loaded it must do at least as well as the built-in table alone out of
 // sample, per host and per citation.
 func TestCombineRuleOutOfSample(t *testing.T) {
-	combined := filepath.Join(shareddata.Dir(t, "mbfc-ratings"), "combined.json")
-	items := loadJudged(t, shareddata.Dir(t, "averitec-dev"))
-	builtin, err := Load(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	full, err := Load(Options{File: combined})
-	if err != nil {
-		t.Fatal(err)
-	}
+	items, builtin, full, combined := loadAccuracy(t)
 	muse := full.rule
 	withRule := func(c combineRule) tierer {
 		r := *full

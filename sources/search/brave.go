@@ -17,15 +17,17 @@ type brave struct {
 
 func (b *brave) Name() string { return NameBrave }
 
+type braveResult struct {
+	Title       string `json:"title"`
+	URL         string `json:"url"`
+	Description string `json:"description"`
+	PageAge     string `json:"page_age"` // ISO 8601, when Brave dated the page
+	Age         string `json:"age"`      // human form: "May 1, 2023" or "2 days ago"
+}
+
 type braveAnswer struct {
 	Web struct {
-		Results []struct {
-			Title       string `json:"title"`
-			URL         string `json:"url"`
-			Description string `json:"description"`
-			PageAge     string `json:"page_age"` // ISO 8601, when Brave dated the page
-			Age         string `json:"age"`      // human form: "May 1, 2023" or "2 days ago"
-		} `json:"results"`
+		Results []braveResult `json:"results"`
 	} `json:"web"`
 }
 
@@ -57,17 +59,11 @@ func (b *brave) search(ctx context.Context, q Query) ([]Hit, error) {
 		return nil, err
 	}
 	now := time.Now()
-	var hits []Hit
-	for _, r := range ans.Web.Results {
-		if r.URL == "" {
-			continue
-		}
+	return rankHits(ans.Web.Results, q, NameBrave, q.skipped(20), 0, func(r braveResult) Hit {
 		pub := parseDate(r.PageAge, now)
 		if pub.IsZero() {
 			pub = parseDate(r.Age, now)
 		}
-		hits = append(hits, Hit{URL: r.URL, Title: clean(r.Title), Snippet: clean(r.Description), Published: pub,
-			Provider: NameBrave, Query: q.Text, Rank: q.skipped(20) + len(hits) + 1})
-	}
-	return hits, nil
+		return Hit{URL: r.URL, Title: clean(r.Title), Snippet: clean(r.Description), Published: pub}
+	}), nil
 }

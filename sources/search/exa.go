@@ -25,20 +25,19 @@ type exaRequest struct {
 	EndPublishedDate string   `json:"endPublishedDate,omitempty"`
 }
 
+type exaResult struct {
+	ID            string `json:"id"`
+	URL           string `json:"url"`
+	Title         string `json:"title"`
+	PublishedDate string `json:"publishedDate"`
+	Author        string `json:"author"`
+}
+
 type exaAnswer struct {
-	Results []struct {
-		ID            string `json:"id"`
-		URL           string `json:"url"`
-		Title         string `json:"title"`
-		PublishedDate string `json:"publishedDate"`
-		Author        string `json:"author"`
-	} `json:"results"`
+	Results []exaResult `json:"results"`
 }
 
 func (e *exa) Search(ctx context.Context, q Query) ([]Hit, error) {
-	if q.page() > 1 {
-		return nil, nil
-	}
 	return byDomainFilter(ctx, q, exaDomains, e.siteRequests, e.search)
 }
 
@@ -53,16 +52,7 @@ func (e *exa) search(ctx context.Context, q Query) ([]Hit, error) {
 		return nil, err
 	}
 	now := time.Now()
-	var hits []Hit
-	for _, r := range ans.Results {
-		if r.URL == "" {
-			continue
-		}
-		hits = append(hits, Hit{URL: r.URL, Title: clean(r.Title), Published: parseDate(r.PublishedDate, now),
-			Provider: NameExa, Query: q.Text, Rank: len(hits) + 1})
-		if len(hits) == req.NumResults {
-			break
-		}
-	}
-	return hits, nil
+	return rankHits(ans.Results, q, NameExa, 0, req.NumResults, func(r exaResult) Hit {
+		return Hit{URL: r.URL, Title: clean(r.Title), Published: parseDate(r.PublishedDate, now)}
+	}), nil
 }

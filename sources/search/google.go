@@ -17,15 +17,17 @@ type googleCSE struct {
 
 func (g *googleCSE) Name() string { return NameGoogle }
 
+type cseItem struct {
+	Title   string `json:"title"`
+	Link    string `json:"link"`
+	Snippet string `json:"snippet"`
+	Pagemap struct {
+		Metatags []map[string]any `json:"metatags"`
+	} `json:"pagemap"`
+}
+
 type cseAnswer struct {
-	Items []struct {
-		Title   string `json:"title"`
-		Link    string `json:"link"`
-		Snippet string `json:"snippet"`
-		Pagemap struct {
-			Metatags []map[string]any `json:"metatags"`
-		} `json:"pagemap"`
-	} `json:"items"`
+	Items []cseItem `json:"items"`
 }
 
 // publishedMeta are the metatags that carry a page's publication date, most
@@ -56,19 +58,13 @@ func (g *googleCSE) search(ctx context.Context, q Query) ([]Hit, error) {
 		return nil, err
 	}
 	now := time.Now()
-	var hits []Hit
-	for _, it := range ans.Items {
-		if it.Link == "" {
-			continue
-		}
+	return rankHits(ans.Items, q, NameGoogle, start-1, 0, func(it cseItem) Hit {
 		pub, snippet := snippetDate(clean(it.Snippet), now)
 		if d := metaDate(it.Pagemap.Metatags, now); !d.IsZero() {
 			pub = d
 		}
-		hits = append(hits, Hit{URL: it.Link, Title: clean(it.Title), Snippet: snippet, Published: pub,
-			Provider: NameGoogle, Query: q.Text, Rank: start + len(hits)})
-	}
-	return hits, nil
+		return Hit{URL: it.Link, Title: clean(it.Title), Snippet: snippet, Published: pub}
+	}), nil
 }
 
 func metaDate(tags []map[string]any, now time.Time) time.Time {

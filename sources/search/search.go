@@ -31,6 +31,26 @@ type Query struct {
 	Sites []string
 }
 
+// rankHits turns a provider's results into hits: hit maps a result to its
+// page (URL, title, snippet, date; no URL to skip it), and rankHits ranks
+// the pages after the skip hits of earlier pages, records provider and
+// q.Text, and keeps at most limit of them (zero: all).
+func rankHits[T any](results []T, q Query, provider string, skip, limit int, hit func(T) Hit) []Hit {
+	var hits []Hit
+	for _, r := range results {
+		h := hit(r)
+		if h.URL == "" {
+			continue
+		}
+		h.Provider, h.Query, h.Rank = provider, q.Text, skip+len(hits)+1
+		hits = append(hits, h)
+		if len(hits) == limit {
+			break
+		}
+	}
+	return hits
+}
+
 // page is q's 1-based page number.
 func (q Query) page() int { return max(q.Page, 1) }
 

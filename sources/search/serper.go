@@ -24,13 +24,7 @@ type serperRequest struct {
 }
 
 type serperAnswer struct {
-	Organic []struct {
-		Title    string `json:"title"`
-		Link     string `json:"link"`
-		Snippet  string `json:"snippet"`
-		Date     string `json:"date"` // "Apr 23, 2020" or "3 days ago", when Google shows one
-		Position int    `json:"position"`
-	} `json:"organic"`
+	Organic []serpResult `json:"organic"`
 }
 
 func (s *serper) Search(ctx context.Context, q Query) ([]Hit, error) {
@@ -50,16 +44,5 @@ func (s *serper) search(ctx context.Context, q Query) ([]Hit, error) {
 		return nil, err
 	}
 	now := time.Now()
-	var hits []Hit
-	for _, r := range ans.Organic {
-		if r.Link == "" {
-			continue
-		}
-		hits = append(hits, Hit{URL: r.Link, Title: clean(r.Title), Snippet: clean(r.Snippet), Published: parseDate(r.Date, now),
-			Provider: NameSerper, Query: q.Text, Rank: q.skipped(100) + len(hits) + 1})
-		if len(hits) == req.Num {
-			break
-		}
-	}
-	return hits, nil
+	return rankHits(ans.Organic, q, NameSerper, q.skipped(100), req.Num, func(r serpResult) Hit { return r.hit(now) }), nil
 }

@@ -154,8 +154,12 @@ func bySiteOperators(ctx context.Context, q Query, lim siteLimit, max int, searc
 
 // byDomainFilter runs q on search with its Sites cut into lists of at most
 // n domains, one request per list; search sends q.Sites in the provider's
-// own filter.
+// own filter. The providers that filter by domain (Tavily, Exa) do not
+// page: a page after the first is empty, and costs no request.
 func byDomainFilter(ctx context.Context, q Query, n, max int, search func(context.Context, Query) ([]Hit, error)) ([]Hit, error) {
+	if q.page() > 1 {
+		return nil, nil
+	}
 	if len(q.Sites) == 0 {
 		return search(ctx, q)
 	}

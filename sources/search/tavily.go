@@ -26,20 +26,19 @@ type tavilyRequest struct {
 	EndDate        string   `json:"end_date,omitempty"`
 }
 
+type tavilyResult struct {
+	Title         string  `json:"title"`
+	URL           string  `json:"url"`
+	Content       string  `json:"content"`
+	Score         float64 `json:"score"`
+	PublishedDate string  `json:"published_date"` // given for some results, in RFC 1123 or ISO form
+}
+
 type tavilyAnswer struct {
-	Results []struct {
-		Title         string  `json:"title"`
-		URL           string  `json:"url"`
-		Content       string  `json:"content"`
-		Score         float64 `json:"score"`
-		PublishedDate string  `json:"published_date"` // given for some results, in RFC 1123 or ISO form
-	} `json:"results"`
+	Results []tavilyResult `json:"results"`
 }
 
 func (t *tavily) Search(ctx context.Context, q Query) ([]Hit, error) {
-	if q.page() > 1 {
-		return nil, nil
-	}
 	return byDomainFilter(ctx, q, tavilyDomains, t.siteRequests, t.search)
 }
 
@@ -53,16 +52,7 @@ func (t *tavily) search(ctx context.Context, q Query) ([]Hit, error) {
 		return nil, err
 	}
 	now := time.Now()
-	var hits []Hit
-	for _, r := range ans.Results {
-		if r.URL == "" {
-			continue
-		}
-		hits = append(hits, Hit{URL: r.URL, Title: clean(r.Title), Snippet: clip(clean(r.Content), 400), Published: parseDate(r.PublishedDate, now),
-			Provider: NameTavily, Query: q.Text, Rank: len(hits) + 1})
-		if len(hits) == req.MaxResults {
-			break
-		}
-	}
-	return hits, nil
+	return rankHits(ans.Results, q, NameTavily, 0, req.MaxResults, func(r tavilyResult) Hit {
+		return Hit{URL: r.URL, Title: clean(r.Title), Snippet: clip(clean(r.Content), 400), Published: parseDate(r.PublishedDate, now)}
+	}), nil
 }
