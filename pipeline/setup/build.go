@@ -269,7 +269,8 @@ func isModelListing(r *http.Request) bool {
 // SearchOptions is the search part of the configuration.
 func SearchOptions(cfg *Config) search.Options {
 	return search.Options{SearXNGURL: cfg.SearXNGURL, BraveAPIKey: cfg.BraveAPIKey, GoogleCSEKey: cfg.GoogleCSEKey,
-		GoogleCSECX: cfg.GoogleCSECX, SerpAPIKey: cfg.SerpAPIKey, FactCheckAPIKey: cfg.FactCheckAPIKey}
+		GoogleCSECX: cfg.GoogleCSECX, SerpAPIKey: cfg.SerpAPIKey, FactCheckAPIKey: cfg.FactCheckAPIKey,
+		SerperAPIKey: cfg.SerperAPIKey, TavilyAPIKey: cfg.TavilyAPIKey, ExaAPIKey: cfg.ExaAPIKey}
 }
 
 // NewLLMClient makes the model client from the configuration: the

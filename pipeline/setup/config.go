@@ -36,6 +36,9 @@ type Config struct {
 	GoogleCSECX     string `toml:"google_cse_cx" env:"GOOGLE_CSE_CX"`
 	SerpAPIKey      string `toml:"serpapi_api_key" env:"SERPAPI_API_KEY"`
 	FactCheckAPIKey string `toml:"google_factcheck_api_key" env:"GOOGLE_FACTCHECK_API_KEY"`
+	SerperAPIKey    string `toml:"serper_api_key" env:"SERPER_API_KEY"`
+	TavilyAPIKey    string `toml:"tavily_api_key" env:"TAVILY_API_KEY"`
+	ExaAPIKey       string `toml:"exa_api_key" env:"EXA_API_KEY"`
 
 	// Network.
 	AllowPrivateAddresses bool `toml:"allow_private_addresses" env:"MUSE_ALLOW_PRIVATE_ADDRESSES"`
@@ -119,7 +122,8 @@ func applyEnv(c *Config, getenv func(string) string) error {
 		"MUSE_EMBEDDING_MODEL": &c.EmbeddingModel, "OLLAMA_HOST": &c.OllamaURL,
 		"SEARXNG_URL": &c.SearXNGURL, "BRAVE_API_KEY": &c.BraveAPIKey, "GOOGLE_CSE_KEY": &c.GoogleCSEKey,
 		"GOOGLE_CSE_CX": &c.GoogleCSECX, "SERPAPI_API_KEY": &c.SerpAPIKey,
-		"GOOGLE_FACTCHECK_API_KEY": &c.FactCheckAPIKey, "MUSE_RATINGS": &c.RatingsFile,
+		"GOOGLE_FACTCHECK_API_KEY": &c.FactCheckAPIKey, "SERPER_API_KEY": &c.SerperAPIKey,
+		"TAVILY_API_KEY": &c.TavilyAPIKey, "EXA_API_KEY": &c.ExaAPIKey, "MUSE_RATINGS": &c.RatingsFile,
 		"MUSE_OVERRIDES": &c.OverridesFile, "MUSE_RATINGS_URL": &c.RatingsURL, "MUSE_DATA_DIR": &c.DataDir,
 	}
 	for k, p := range strs {
@@ -167,7 +171,8 @@ func applyEnv(c *Config, getenv func(string) string) error {
 // write down.
 func (c *Config) Secrets() []string {
 	var out []string
-	for _, s := range []string{c.OpenAIAPIKey, c.BraveAPIKey, c.GoogleCSEKey, c.SerpAPIKey, c.FactCheckAPIKey} {
+	for _, s := range []string{c.OpenAIAPIKey, c.BraveAPIKey, c.GoogleCSEKey, c.SerpAPIKey, c.FactCheckAPIKey,
+		c.SerperAPIKey, c.TavilyAPIKey, c.ExaAPIKey} {
 		if s = strings.TrimSpace(s); s != "" {
 			out = append(out, s)
 		}
@@ -187,5 +192,5 @@ func (c *Config) InstalledRatingsPath() string {
 // local archive is always on and does not count).
 func (c *Config) SearchConfigured() bool {
 	return c.SearXNGURL != "" || c.BraveAPIKey != "" || (c.GoogleCSEKey != "" && c.GoogleCSECX != "") ||
-		c.SerpAPIKey != "" || c.FactCheckAPIKey != ""
+		c.SerpAPIKey != "" || c.FactCheckAPIKey != "" || c.SerperAPIKey != "" || c.TavilyAPIKey != "" || c.ExaAPIKey != ""
 }

@@ -63,3 +63,35 @@ func TestBadInputs(t *testing.T) {
 		t.Errorf("bad boolean: err = %v", err)
 	}
 }
+
+// The keys of the search providers added in issue 15 configure their
+// providers, from the environment or the file, and are kept secret.
+func TestNewSearchProviderKeys(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "muse"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "muse", "config.toml"), []byte("exa_api_key = \"exa-from-file\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load("", env(map[string]string{"XDG_CONFIG_HOME": dir, "SERPER_API_KEY": "serper-secret", "TAVILY_API_KEY": "tvly-secret"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.SearchConfigured() {
+		t.Error("SearchConfigured is false with Serper, Tavily and Exa keys")
+	}
+	var names []string
+	for _, s := range searchers(c, nil, nil, nil) {
+		names = append(names, s.Name())
+	}
+	if got := strings.Join(names, ","); got != "serper,tavily,exa" {
+		t.Errorf("searchers = %s", got)
+	}
+	secrets := strings.Join(c.Secrets(), " ")
+	for _, k := range []string{"serper-secret", "tvly-secret", "exa-from-file"} {
+		if !strings.Contains(secrets, k) {
+			t.Errorf("Secrets() leaves out %s", k)
+		}
+	}
+}

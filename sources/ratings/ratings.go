@@ -14,6 +14,20 @@
 //     equivalents such as gov.uk, gc.ca, europa.eu) are tier medium; social
 //     platforms and link shorteners are user content, tier excluded.
 //
+// The ratings file and the built-in table combine rather than one simply
+// overriding the other. When both rate a publisher, the better tier of the
+// two wins, except that an exclusion in the built-in table stands. The two
+// are different judgements: MBFC rates an outlet on everything it publishes
+// (its 2026 file rates cdc.gov, fda.gov and hhs.gov "mixed", for their
+// messaging), the built-in table rates it as a source of evidence for a
+// fact-check, and where one of them vouches for a publisher the other does
+// not exclude, fact-checkers cite it. The built-in exclusions (state
+// messaging channels, partisan outlets) are editorial decisions the team
+// keeps. A named rule is no rating: the file wins over it. Only the
+// overrides file lowers a publisher either vouches for. The rule was chosen
+// among six by two-fold cross-validation over AVeriTeC's claims
+// (TestCombineRuleOutOfSample), the README gives its held-out figures.
+//
 // Hosts are matched lower-cased without "www.", through a file's aliases
 // (bbc.co.uk → bbc.com), by the longest path-prefixed entry
 // (al.com/birmingham), then by the host and each parent domain down to the
@@ -74,6 +88,32 @@ type Rater struct {
 	overrides *overrides
 	file      *ratingsFile // nil when no ratings file is loaded
 	builtin   *table
+	rule      combineRule
+}
+
+// combineRule decides between the ratings file and the built-in knowledge
+// (built-in row, else named rule) when both rate a host. muse uses the
+// zero value, combineBetterKeepExcluded; the others are the alternatives it
+// was chosen from, kept for the measurement that chose it.
+type combineRule int
+
+const (
+	combineBetterKeepExcluded combineRule = iota // the better of the file's and the built-in row's tier, but a built-in exclusion stands
+	combineFileFirst                             // the file always wins (muse before issue 15)
+	combineOfficialRow                           // official bodies with a built-in row keep its tier when better; elsewhere the file wins
+	combineOfficial                              // official bodies keep the better built-in tier (row or rule); elsewhere the file wins
+	combineBetter                                // the better of the two
+	combineTableFirst                            // a built-in row always wins
+)
+
+// combineRules are the candidates, in the order the measurement prefers
+// them on a tie: the narrowest departure from the file first.
+var combineRules = []combineRule{combineFileFirst, combineOfficialRow, combineOfficial, combineBetterKeepExcluded, combineBetter, combineTableFirst}
+
+func (c combineRule) String() string {
+	return [...]string{"better of the two, built-in exclusions stand", "ratings file first",
+		"official bodies with a built-in row keep it", "official bodies keep their built-in tier",
+		"better of the two", "built-in table first"}[c]
 }
 
 // Load reads the built-in table, the ratings file and the overrides file.
@@ -150,22 +190,71 @@ func (r *Rater) Rate(urlOrDomain string) Rating {
 	return out
 }
 
-// base is the rating before overrides: ratings file, built-in table, rules.
+// base is the rating before overrides: the ratings file and the built-in
+// knowledge (built-in table, then rules), combined by r.rule.
 func (r *Rater) base(host, path string) Rating {
-	var tables []*table
-	if r.file != nil {
-		tables = append(tables, r.file.t)
+	known, ok := r.builtinRating(host, path)
+	if r.file == nil {
+		if ok {
+			return known
+		}
+		return Rating{Domain: host, Tier: TierUnrated, Origin: OriginNone}
 	}
-	tables = append(tables, r.builtin)
-	for _, t := range tables {
-		if key, e, ok := t.lookup(host, path); ok {
-			return Rating{Domain: key, Publisher: e.publisher, Factuality: e.factuality, Bias: e.bias, Tier: e.tier, Origin: t.origin}
+	key, e, inFile := r.file.t.lookup(host, path)
+	if !inFile {
+		if ok {
+			return known
+		}
+		return Rating{Domain: host, Tier: TierUnrated, Origin: OriginNone}
+	}
+	fromFile := Rating{Domain: key, Publisher: e.publisher, Factuality: e.factuality, Bias: e.bias, Tier: e.tier, Origin: r.file.t.origin}
+	if ok && r.keepBuiltin(host, known, fromFile) {
+		known.Origin += fmt.Sprintf(" (over %s: %s)", r.file.t.origin, describe(fromFile))
+		return known
+	}
+	return fromFile
+}
+
+// builtinRating is what muse knows without a ratings file: the built-in
+// table's row, else a named rule.
+func (r *Rater) builtinRating(host, path string) (Rating, bool) {
+	if key, e, ok := r.builtin.lookup(host, path); ok {
+		return Rating{Domain: key, Publisher: e.publisher, Factuality: e.factuality, Bias: e.bias, Tier: e.tier, Origin: r.builtin.origin}, true
+	}
+	return ruleRating(host)
+}
+
+// keepBuiltin applies r.rule to a host both the file and the built-in
+// knowledge rate.
+func (r *Rater) keepBuiltin(host string, known, fromFile Rating) bool {
+	better := known.Tier.Rank() < fromFile.Tier.Rank()
+	fromTable := !strings.HasPrefix(known.Origin, "rule:")
+	switch r.rule {
+	case combineOfficial, combineOfficialRow:
+		_, _, official := officialRule(host)
+		return official && better && (fromTable || r.rule == combineOfficial)
+	case combineBetter:
+		return fromTable && better
+	case combineBetterKeepExcluded:
+		return fromTable && (better || known.Tier == TierExcluded)
+	case combineTableFirst:
+		return fromTable
+	}
+	return false
+}
+
+// describe is a rating's factuality and bias, for an origin note.
+func describe(rt Rating) string {
+	parts := []string{}
+	for _, s := range []string{rt.Factuality, rt.Bias} {
+		if s != "" {
+			parts = append(parts, s)
 		}
 	}
-	if rt, ok := ruleRating(host); ok {
-		return rt
+	if len(parts) == 0 {
+		return string(rt.Tier)
 	}
-	return Rating{Domain: host, Tier: TierUnrated, Origin: OriginNone}
+	return strings.Join(parts, ", ")
 }
 
 func applyOverride(out *Rating, key string, o Override) {

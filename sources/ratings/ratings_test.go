@@ -167,9 +167,10 @@ boost = true
 		{"rumours.example", "overrides file: boost", "Rumours Daily", TierHigh},
 		{"metro.example/sports", "overrides file", "Metro (newsroom)", TierHigh},
 		{"metro.example/city/x", "overrides file", "Metro (newsroom)", TierHigh}, // the newsroom's word covers the whole domain
-		{"reuters.com", file, "Reuters (file)", TierMedium},                      // file over built-in
+		// File and built-in table combine (TestCombine): the better tier.
+		{"reuters.com", "muse built-in table 2026-11 (over " + file + ": high, left-center)", "Reuters", TierHigh},
 		{"apnews.com", "muse built-in table 2026-11", "Associated Press", TierHigh},
-		{"state.gov", file, "State Department (file)", TierExcluded}, // file over the official rule
+		{"state.gov", file, "State Department (file)", TierExcluded}, // file over the official rule: rules are not a rating
 		{"usa.gov", "rule: official .gov", "usa.gov (government)", TierMedium},
 		{"twitter.com/a", "overrides file: boost", "X (Twitter)", TierHigh},
 	}
@@ -410,5 +411,80 @@ func TestWriteJSONOrder(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(tb.String()), "\n")
 	if len(lines) != len(inputs)+1 || !strings.Contains(lines[1], "excluded (user content)") || !strings.Contains(lines[3], "unrated") {
 		t.Errorf("table:\n%s", tb.String())
+	}
+}
+
+// When a ratings file and the built-in table both rate a publisher, the
+// better tier wins, except that the built-in table's exclusions stand; the
+// overrides file still decides over both.
+func TestCombine(t *testing.T) {
+	ov := filepath.Join(t.TempDir(), "overrides.toml")
+	if err := os.WriteFile(ov, []byte("[domains.\"fda.gov\"]\nfactuality = \"mixed\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := load(t, Options{File: "testdata/combine.csv", OverridesFile: ov})
+	_, date, _ := r.Info()
+	file := "ratings file combine.csv " + date
+	builtin := "muse built-in table 2026-11"
+	for _, c := range []struct {
+		in, origin string
+		tier       Tier
+	}{
+		{"https://www.cdc.gov/coronavirus/2019-ncov/index.html", builtin + " (over " + file + ": mixed, left-center)", TierHigh},
+		{"webmd.com", file, TierMedium}, // the file rates it better than the table
+		{"rt.com", builtin + " (over " + file + ": very high, least biased)", TierExcluded}, // a built-in exclusion stands
+		{"reuters.com", builtin + " (over " + file + ": high, left-center)", TierHigh},
+		{"newsroom-unknown.example", file, TierMedium},
+		{"state.gov", file, TierExcluded}, // no built-in row: the official rule is no rating to weigh against the file
+		{"fda.gov", "overrides file", TierExcluded},
+	} {
+		got := r.Rate(c.in)
+		if got.Origin != c.origin || got.Tier != c.tier {
+			t.Errorf("Rate(%q) = %s from %q; want %s from %q", c.in, got.Tier, got.Origin, c.tier, c.origin)
+		}
+	}
+}
+
+func TestCredibleDomains(t *testing.T) {
+	ov := filepath.Join(t.TempDir(), "overrides.toml")
+	if err := os.WriteFile(ov, []byte("[domains.\"reuters.com\"]\ndrop = true\n\n[domains.\"local-paper.example\"]\nboost = true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := load(t, Options{File: "testdata/combine.csv", OverridesFile: ov})
+	got := r.CredibleDomains()
+	pos := map[string]int{}
+	for i, d := range got {
+		if _, dup := pos[d]; dup {
+			t.Errorf("%s listed twice", d)
+		}
+		pos[d] = i
+	}
+	for _, d := range []string{"apnews.com", "cdc.gov", "fullfact.org", "webmd.com", "newsroom-unknown.example", "local-paper.example"} {
+		if _, ok := pos[d]; !ok {
+			t.Errorf("%s missing", d)
+		}
+	}
+	for _, d := range []string{"reuters.com", "rt.com", "state.gov", "youtube.com", "wwwnc.cdc.gov"} {
+		if _, ok := pos[d]; ok {
+			t.Errorf("%s listed (dropped, excluded, low, user content or under a listed parent)", d)
+		}
+	}
+	// High before medium; the built-in table's before the file's.
+	lastHigh, firstMedium := -1, len(got)
+	for i, d := range got {
+		if r.Rate(d).Tier == TierHigh {
+			lastHigh = i
+		} else if i < firstMedium {
+			firstMedium = i
+		}
+	}
+	if lastHigh > firstMedium {
+		t.Errorf("a high domain (#%d) after a medium one (#%d)", lastHigh, firstMedium)
+	}
+	if pos["webmd.com"] < pos["apnews.com"] || pos["newsroom-unknown.example"] < pos["webmd.com"] {
+		t.Errorf("order: apnews %d, webmd %d (built-in row), newsroom-unknown %d (file only)", pos["apnews.com"], pos["webmd.com"], pos["newsroom-unknown.example"])
+	}
+	if n := len(load(t, Options{}).CredibleDomains()); n < 300 {
+		t.Errorf("built-in table alone lists %d credible domains", n)
 	}
 }

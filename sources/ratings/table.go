@@ -28,6 +28,7 @@ type pathEntry struct {
 type table struct {
 	origin  string
 	hosts   map[string]entry
+	order   []string               // the keys of hosts, in the order first added
 	paths   map[string][]pathEntry // by host, longest prefix first
 	aliases map[string]string
 }
@@ -45,6 +46,9 @@ func (t *table) add(key string, e entry) error {
 		return err
 	}
 	if path == "" {
+		if _, seen := t.hosts[host]; !seen {
+			t.order = append(t.order, host)
+		}
 		t.hosts[host] = e
 		return nil
 	}

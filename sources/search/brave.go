@@ -17,20 +17,33 @@ type brave struct {
 
 func (b *brave) Name() string { return NameBrave }
 
+type braveResult struct {
+	Title       string `json:"title"`
+	URL         string `json:"url"`
+	Description string `json:"description"`
+	PageAge     string `json:"page_age"` // ISO 8601, when Brave dated the page
+	Age         string `json:"age"`      // human form: "May 1, 2023" or "2 days ago"
+}
+
 type braveAnswer struct {
 	Web struct {
-		Results []struct {
-			Title       string `json:"title"`
-			URL         string `json:"url"`
-			Description string `json:"description"`
-			PageAge     string `json:"page_age"` // ISO 8601, when Brave dated the page
-			Age         string `json:"age"`      // human form: "May 1, 2023" or "2 days ago"
-		} `json:"results"`
+		Results []braveResult `json:"results"`
 	} `json:"web"`
 }
 
 func (b *brave) Search(ctx context.Context, q Query) ([]Hit, error) {
+	return bySiteOperators(ctx, q, braveLimit, b.siteRequests, b.search)
+}
+
+func (b *brave) search(ctx context.Context, q Query) ([]Hit, error) {
+	// offset counts pages of count results, at most 9.
+	if q.page() > 10 {
+		return nil, nil
+	}
 	params := url.Values{"q": {q.Text}, "count": {strconv.Itoa(count(q, 20))}}
+	if q.page() > 1 {
+		params.Set("offset", strconv.Itoa(q.page()-1))
+	}
 	if !q.Before.IsZero() {
 		params.Set("freshness", firstDay().Format(time.DateOnly)+"to"+lastDay(q.Before).Format(time.DateOnly))
 	}
@@ -46,17 +59,11 @@ func (b *brave) Search(ctx context.Context, q Query) ([]Hit, error) {
 		return nil, err
 	}
 	now := time.Now()
-	var hits []Hit
-	for _, r := range ans.Web.Results {
-		if r.URL == "" {
-			continue
-		}
+	return rankHits(ans.Web.Results, q, NameBrave, q.skipped(20), 0, func(r braveResult) Hit {
 		pub := parseDate(r.PageAge, now)
 		if pub.IsZero() {
 			pub = parseDate(r.Age, now)
 		}
-		hits = append(hits, Hit{URL: r.URL, Title: clean(r.Title), Snippet: clean(r.Description), Published: pub,
-			Provider: NameBrave, Query: q.Text, Rank: len(hits) + 1})
-	}
-	return hits, nil
+		return Hit{URL: r.URL, Title: clean(r.Title), Snippet: clean(r.Description), Published: pub}
+	}), nil
 }

@@ -43,6 +43,12 @@ type factCheckAnswer struct {
 }
 
 func (f *factCheck) Search(ctx context.Context, q Query) ([]Hit, error) {
+	if q.page() > 1 {
+		return nil, nil // the API pages by token, not by number; the first page holds the best matches
+	}
+	if len(q.Sites) > 0 {
+		return nil, nil // it searches fact-checks, which the open query found already
+	}
 	params := url.Values{"query": {q.Text}, "key": {f.key}, "pageSize": {strconv.Itoa(count(q, 0))}}
 	if f.language != "" {
 		params.Set("languageCode", f.language)

@@ -55,6 +55,9 @@ func fuzzProvider(f *testing.F, name string, opts func(*Options), fixtures ...st
 	f.Add(uint8(200), "", []byte(`{"results":[{"url":""}],"items":[{"link":null}],"organic_results":[1,2]}`))
 	f.Add(uint8(200), "text/html", []byte(`<html><title>Login</title></html>`))
 	f.Add(uint8(200), "application/json", []byte(`{"results":[{"url":"http://a.example/","publishedDate":"yesterday"}]}`))
+	many := `{"url":"http://a.example/","link":"http://a.example/"}`
+	many = `{"results":[` + strings.Repeat(many+",", 6) + many + `],"organic":[` + strings.Repeat(many+",", 6) + many + `]}`
+	f.Add(uint8(200), "application/json", []byte(many)) // more hits than asked for
 	f.Add(uint8(29), "application/json", []byte(`{"error":{"message":"quota","detail":"slow down"}}`))
 	f.Add(uint8(1), "application/json", []byte(`{"error":"`+fuzzKey+`"}`))
 	f.Fuzz(func(t *testing.T, status uint8, contentType string, body []byte) {
@@ -123,6 +126,21 @@ func FuzzSerpAPI(f *testing.F) {
 func FuzzFactCheck(f *testing.F) {
 	fuzzProvider(f, NameFactCheck, func(o *Options) { o.FactCheckAPIKey = fuzzKey; o.FactCheckURL = "http://factcheck.invalid" },
 		"factcheck.json")
+}
+
+func FuzzSerper(f *testing.F) {
+	fuzzProvider(f, NameSerper, func(o *Options) { o.SerperAPIKey = fuzzKey; o.SerperURL = "http://serper.invalid" },
+		"serper.json", "serper_403.json")
+}
+
+func FuzzTavily(f *testing.F) {
+	fuzzProvider(f, NameTavily, func(o *Options) { o.TavilyAPIKey = fuzzKey; o.TavilyURL = "http://tavily.invalid" },
+		"tavily.json", "tavily_401.json", "tavily_432.json")
+}
+
+func FuzzExa(f *testing.F) {
+	fuzzProvider(f, NameExa, func(o *Options) { o.ExaAPIKey = fuzzKey; o.ExaURL = "http://exa.invalid" },
+		"exa.json", "exa_401.json")
 }
 
 // FuzzRetryAfter: the wait a server asks for is never negative and never

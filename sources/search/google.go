@@ -17,15 +17,17 @@ type googleCSE struct {
 
 func (g *googleCSE) Name() string { return NameGoogle }
 
+type cseItem struct {
+	Title   string `json:"title"`
+	Link    string `json:"link"`
+	Snippet string `json:"snippet"`
+	Pagemap struct {
+		Metatags []map[string]any `json:"metatags"`
+	} `json:"pagemap"`
+}
+
 type cseAnswer struct {
-	Items []struct {
-		Title   string `json:"title"`
-		Link    string `json:"link"`
-		Snippet string `json:"snippet"`
-		Pagemap struct {
-			Metatags []map[string]any `json:"metatags"`
-		} `json:"pagemap"`
-	} `json:"items"`
+	Items []cseItem `json:"items"`
 }
 
 // publishedMeta are the metatags that carry a page's publication date, most
@@ -34,8 +36,20 @@ var publishedMeta = []string{"article:published_time", "datepublished", "og:arti
 	"pubdate", "publishdate", "dc.date", "dc.date.issued", "date", "sailthru.date", "parsely-pub-date"}
 
 func (g *googleCSE) Search(ctx context.Context, q Query) ([]Hit, error) {
-	// The API returns at most 10 items a request.
-	params := url.Values{"key": {g.key}, "cx": {g.cx}, "q": {q.Text}, "num": {strconv.Itoa(count(q, 10))}}
+	return bySiteOperators(ctx, q, googleLimit, g.siteRequests, g.search)
+}
+
+func (g *googleCSE) search(ctx context.Context, q Query) ([]Hit, error) {
+	// The API returns at most 10 items a request, and none past the 100th.
+	num := count(q, 10)
+	start := (q.page()-1)*num + 1
+	if start+num-1 > 100 {
+		return nil, nil
+	}
+	params := url.Values{"key": {g.key}, "cx": {g.cx}, "q": {q.Text}, "num": {strconv.Itoa(num)}}
+	if start > 1 {
+		params.Set("start", strconv.Itoa(start))
+	}
 	if !q.Before.IsZero() {
 		params.Set("sort", "date:r:"+firstDay().Format("20060102")+":"+lastDay(q.Before).Format("20060102"))
 	}
@@ -44,19 +58,13 @@ func (g *googleCSE) Search(ctx context.Context, q Query) ([]Hit, error) {
 		return nil, err
 	}
 	now := time.Now()
-	var hits []Hit
-	for _, it := range ans.Items {
-		if it.Link == "" {
-			continue
-		}
+	return rankHits(ans.Items, q, NameGoogle, start-1, 0, func(it cseItem) Hit {
 		pub, snippet := snippetDate(clean(it.Snippet), now)
 		if d := metaDate(it.Pagemap.Metatags, now); !d.IsZero() {
 			pub = d
 		}
-		hits = append(hits, Hit{URL: it.Link, Title: clean(it.Title), Snippet: snippet, Published: pub,
-			Provider: NameGoogle, Query: q.Text, Rank: len(hits) + 1})
-	}
-	return hits, nil
+		return Hit{URL: it.Link, Title: clean(it.Title), Snippet: snippet, Published: pub}
+	}), nil
 }
 
 func metaDate(tags []map[string]any, now time.Time) time.Time {

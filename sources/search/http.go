@@ -9,10 +9,12 @@ import (
 	"io"
 	"math/rand/v2"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
@@ -27,8 +29,10 @@ const jitter = 250 * time.Millisecond
 // kilobytes, so anything far larger is a misconfigured endpoint, not data.
 const maxBody = 8 << 20
 
-// Retry says how hard a provider tries again after 429 Too Many Requests or
-// a 5xx answer. Other failures are not retried: a bad key stays bad.
+// Retry says how hard a provider tries again after 429 Too Many Requests, a
+// 5xx answer or a network failure that may pass (connection refused or
+// reset, a timeout, an answer cut short). Other failures are not retried: a
+// bad key stays bad.
 type Retry struct {
 	// Attempts is the most requests made for one search, first included; zero means 4.
 	Attempts int
@@ -62,7 +66,7 @@ type StatusError struct {
 }
 
 func (e *StatusError) Error() string {
-	s := fmt.Sprintf("HTTP %d %s", e.Status, http.StatusText(e.Status))
+	s := strings.TrimSpace(fmt.Sprintf("HTTP %d %s", e.Status, http.StatusText(e.Status)))
 	if e.Message != "" {
 		s += ": " + e.Message
 	}
@@ -79,6 +83,8 @@ type endpoint struct {
 	retry  Retry
 	// advice maps a refused status (401, 403, 404, …) to what the user should fix.
 	advice func(status int) string
+	// siteRequests bounds the requests of one query restricted to sites.
+	siteRequests int
 }
 
 // get GETs u as getJSON does.
@@ -88,8 +94,27 @@ func (e *endpoint) get(ctx context.Context, u string, out any) error {
 	}, out)
 }
 
+// post POSTs body as JSON to u, with the given headers, as getJSON does.
+func (e *endpoint) post(ctx context.Context, u string, header http.Header, body any, out any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return fmt.Errorf("encode request: %w", err)
+	}
+	return e.getJSON(ctx, func(ctx context.Context) (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(b))
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		req.Header.Set("Content-Type", "application/json")
+		return req, nil
+	}, out)
+}
+
 // getJSON sends req (re-created by newReq for each attempt), retries 429 and
-// 5xx answers, and decodes a JSON body into out.
+// 5xx answers and passing network failures, and decodes a JSON body into out.
 func (e *endpoint) getJSON(ctx context.Context, newReq func(context.Context) (*http.Request, error), out any) error {
 	r := e.retry.withDefaults()
 	bo := backoff.NewExponentialBackOff()
@@ -157,12 +182,12 @@ func (e *endpoint) do(ctx context.Context, newReq func(context.Context) (*http.R
 		if errors.As(err, &ue) {
 			ue.URL = redactURL(req.URL)
 		}
-		return nil, err
+		return nil, netFailure(ctx, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
-		return nil, fmt.Errorf("read answer from %s: %w", redact(req), err)
+		return nil, netFailure(ctx, fmt.Errorf("read answer from %s: %w", redact(req), err))
 	}
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		if isHTML(resp.Header.Get("Content-Type"), body) {
@@ -178,6 +203,25 @@ func (e *endpoint) do(ctx context.Context, newReq func(context.Context) (*http.R
 		return nil, &retryable{err: se, after: retryAfter(resp.Header, time.Now())}
 	}
 	return nil, se
+}
+
+// netFailure marks err retryable when it is a network failure that may pass:
+// the connection refused, reset or closed before the answer was complete,
+// or a timeout of the client (not of ctx: a cancelled search stays
+// cancelled). A host that does not exist or a refused TLS certificate is a
+// configuration mistake, and not retried.
+func netFailure(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNABORTED),
+		errors.Is(err, syscall.EPIPE), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
+		errors.As(err, &ne) && ne.Timeout():
+		return &retryable{err: err}
+	}
+	return err
 }
 
 // redact names the request without its query string, which may carry an API key.
@@ -240,14 +284,28 @@ func decodeJSON(body []byte, out any) error {
 }
 
 // errorMessage pulls the human message out of the error shapes these APIs
-// use: Google {"error":{"message"}}, Brave {"error":{"detail"}}, SerpAPI
-// {"error":"…"}, or a short plain-text body.
+// use: Google {"error":{"message"}}, Brave {"error":{"detail"}}, SerpAPI and
+// Exa {"error":"…"}, Serper {"message":"…"}, Tavily {"detail":{"error":"…"}},
+// or a short plain-text body.
 func errorMessage(contentType string, body []byte) string {
 	var v struct {
 		Error   json.RawMessage `json:"error"`
 		Message string          `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
 	}
 	if json.Unmarshal(body, &v) == nil {
+		if len(v.Error) == 0 && len(v.Detail) > 0 {
+			var d struct {
+				Error string `json:"error"`
+			}
+			var s string
+			if json.Unmarshal(v.Detail, &d) == nil && d.Error != "" {
+				return clip(d.Error, 300)
+			}
+			if json.Unmarshal(v.Detail, &s) == nil && s != "" {
+				return clip(s, 300)
+			}
+		}
 		var s string
 		if json.Unmarshal(v.Error, &s) == nil && s != "" {
 			return clip(s, 300)

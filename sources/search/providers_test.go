@@ -348,14 +348,15 @@ func TestHTMLInsteadOfJSON(t *testing.T) {
 	}))
 	defer srv.Close()
 	opts := Options{SearXNGURL: srv.URL, BraveAPIKey: "k", BraveURL: srv.URL, GoogleCSEKey: "k", GoogleCSECX: "cx",
-		GoogleCSEURL: srv.URL, SerpAPIKey: "k", SerpAPIURL: srv.URL, FactCheckAPIKey: "k", FactCheckURL: srv.URL}
+		GoogleCSEURL: srv.URL, SerpAPIKey: "k", SerpAPIURL: srv.URL, FactCheckAPIKey: "k", FactCheckURL: srv.URL,
+		SerperAPIKey: "k", SerperURL: srv.URL, TavilyAPIKey: "k", TavilyURL: srv.URL, ExaAPIKey: "k", ExaURL: srv.URL}
 	ps := Providers(opts)
-	if len(ps) != 5 {
+	if len(ps) != 8 {
 		t.Fatalf("%d providers", len(ps))
 	}
 	hits, failures := Run(context.Background(), ps, []Query{{Text: claim}})
-	if len(hits) != 0 || len(failures) != 5 {
-		t.Fatalf("hits %d failures %d, want 0 and 5", len(hits), len(failures))
+	if len(hits) != 0 || len(failures) != 8 {
+		t.Fatalf("hits %d failures %d, want 0 and 8", len(hits), len(failures))
 	}
 	for i, f := range failures {
 		if f.Provider != ps[i].Name() {
@@ -396,16 +397,18 @@ func TestProvidersAndProblems(t *testing.T) {
 	if ps := Providers(Options{}); len(ps) != 0 {
 		t.Errorf("nothing configured but %d providers", len(ps))
 	}
-	opts := Options{GoogleCSEKey: "k", SearXNGURL: "localhost:8888", FactCheckAPIKey: "f", BraveAPIKey: "b"}
+	opts := Options{GoogleCSEKey: "k", SearXNGURL: "localhost:8888", FactCheckAPIKey: "f", BraveAPIKey: "b",
+		ExaAPIKey: "e", SerperAPIKey: "s", TavilyAPIKey: "t", TavilySearchDepth: "deep"}
 	var names []string
 	for _, p := range Providers(opts) {
 		names = append(names, p.Name())
 	}
-	if got := strings.Join(names, ","); got != "searxng,brave,factcheck" {
+	if got := strings.Join(names, ","); got != "searxng,brave,serper,tavily,exa,factcheck" {
 		t.Errorf("providers = %s", got)
 	}
 	probs := strings.Join(opts.Problems(), "\n")
-	if !strings.Contains(probs, "GOOGLE_CSE_CX") || !strings.Contains(probs, `SEARXNG_URL "localhost:8888"`) {
+	if !strings.Contains(probs, "GOOGLE_CSE_CX") || !strings.Contains(probs, `SEARXNG_URL "localhost:8888"`) ||
+		!strings.Contains(probs, `Tavily search depth "deep"`) {
 		t.Errorf("problems = %q", probs)
 	}
 	if p := (Options{SearXNGURL: "http://127.0.0.1:8888"}).Problems(); len(p) != 0 {
@@ -432,6 +435,9 @@ func TestConnectionErrorDoesNotLeakKey(t *testing.T) {
 		{GoogleCSEKey: "secret-key", GoogleCSECX: "cx", GoogleCSEURL: gone.URL},
 		{SerpAPIKey: "secret-key", SerpAPIURL: gone.URL},
 		{FactCheckAPIKey: "secret-key", FactCheckURL: gone.URL},
+		{SerperAPIKey: "secret-key", SerperURL: gone.URL},
+		{TavilyAPIKey: "secret-key", TavilyURL: gone.URL},
+		{ExaAPIKey: "secret-key", ExaURL: gone.URL},
 	} {
 		s := only(t, opts)
 		_, err := s.Search(context.Background(), Query{Text: claim})

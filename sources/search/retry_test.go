@@ -142,3 +142,89 @@ func TestRetryAfterHeader(t *testing.T) {
 		}
 	}
 }
+
+// hangUp closes the connection without answering, as a server that crashed
+// mid-request or a proxy that reset it does: the client sees EOF.
+func hangUp(w http.ResponseWriter) {
+	conn, _, err := w.(http.Hijacker).Hijack()
+	if err != nil {
+		panic(err)
+	}
+	conn.Close()
+}
+
+// cutShort promises more body than it sends: the client sees an unexpected EOF.
+func cutShort(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", "1000")
+	w.Write([]byte(`{"web":{"results":[`))
+	conn, _, err := w.(http.Hijacker).Hijack()
+	if err != nil {
+		panic(err)
+	}
+	conn.Close()
+}
+
+func TestRetryNetworkFailures(t *testing.T) {
+	t.Parallel()
+	srv, calls := flaky(t, fixture(t, "brave.json"), hangUp, cutShort)
+	s := Providers(Options{BraveAPIKey: "k", BraveURL: srv.URL, Retry: Retry{BaseDelay: time.Millisecond}})[0]
+	hits, err := s.Search(context.Background(), Query{Text: claim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 2 || calls.Load() != 3 {
+		t.Errorf("hits %d after %d calls, want 2 after 3 (a hang-up and a cut answer retried)", len(hits), calls.Load())
+	}
+}
+
+func TestRetryConnectionRefusedBounded(t *testing.T) {
+	t.Parallel()
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	s := Providers(Options{SearXNGURL: gone.URL, Retry: Retry{Attempts: 3, BaseDelay: time.Millisecond}})[0]
+	_, err := s.Search(context.Background(), Query{Text: claim})
+	if err == nil || !strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), "gave up after 3 attempts") {
+		t.Errorf("err = %v, want connection refused, given up after 3 attempts", err)
+	}
+}
+
+func TestRetryClientTimeout(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			select { // slower than the client's timeout
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(fixture(t, "searxng.json"))
+	}))
+	t.Cleanup(srv.Close)
+	client := &http.Client{Timeout: 200 * time.Millisecond}
+	s := Providers(Options{Client: client, SearXNGURL: srv.URL, Retry: Retry{BaseDelay: time.Millisecond}})[0]
+	hits, err := s.Search(context.Background(), Query{Text: claim})
+	if err != nil || len(hits) != 3 || calls.Load() != 2 {
+		t.Errorf("hits %d, err %v after %d calls; want the timed-out request retried once", len(hits), err, calls.Load())
+	}
+}
+
+func TestCancelledSearchNotRetried(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	ctx, cancel := context.WithCancel(context.Background())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		cancel()
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	s := Providers(Options{SearXNGURL: srv.URL, Retry: Retry{BaseDelay: time.Millisecond}})[0]
+	_, err := s.Search(ctx, Query{Text: claim})
+	if !errors.Is(err, context.Canceled) || calls.Load() != 1 {
+		t.Errorf("err %v after %d calls; want the cancellation, one call", err, calls.Load())
+	}
+}

@@ -46,7 +46,8 @@ func (e ProviderError) MarshalJSON() ([]byte, error) {
 // best-ranked one, the others recorded in its Also; the result is ordered by
 // rank, then searcher order, then query order, so it is the same every run.
 // Hits whose provider dates them at or after a query's Before are dropped,
-// and hits without an http(s) URL are skipped. A searcher that fails yields
+// as are hits of a query with Sites that are on none of them (those left
+// are marked Restricted), and hits without an http(s) URL are skipped. A searcher that fails yields
 // a ProviderError and the others go on. Failures come back in searcher then
 // query order. Cancelling ctx stops what is still running.
 func Run(ctx context.Context, searchers []Searcher, queries []Query) (hits []Hit, failures []ProviderError) {
@@ -81,6 +82,10 @@ func Run(ctx context.Context, searchers []Searcher, queries []Query) (hits []Hit
 		hit    Hit
 		si, qi int
 	}
+	sites := make([][]string, len(queries))
+	for qi, q := range queries {
+		sites[qi] = normSites(q.Sites)
+	}
 	var all []ranked
 	for si, row := range grid {
 		for qi, c := range row {
@@ -91,6 +96,15 @@ func Run(ctx context.Context, searchers []Searcher, queries []Query) (hits []Hit
 			for _, h := range c.hits {
 				if b := queries[qi].Before; !b.IsZero() && !h.Published.IsZero() && !h.Published.Before(b) {
 					continue
+				}
+				if len(queries[qi].Sites) > 0 {
+					// An engine may loosen an operator, and a searcher
+					// that cannot restrict (the archive) answers the open
+					// query: neither is the restricted search's hit.
+					if !onSites(h.URL, sites[qi]) {
+						continue
+					}
+					h.Restricted = true
 				}
 				all = append(all, ranked{h, si, qi})
 			}
@@ -124,7 +138,7 @@ func merge(in []Hit) []Hit {
 			continue
 		}
 		first := &out[i]
-		first.Also = append(first.Also, Origin{Provider: h.Provider, Query: h.Query, Rank: h.Rank})
+		first.Also = append(first.Also, Origin{Provider: h.Provider, Query: h.Query, Rank: h.Rank, Restricted: h.Restricted})
 		if first.Title == "" {
 			first.Title = h.Title
 		}
@@ -143,5 +157,5 @@ func merge(in []Hit) []Hit {
 
 // Origins lists every provider/query pair that found h, its own first.
 func (h Hit) Origins() []Origin {
-	return append([]Origin{{Provider: h.Provider, Query: h.Query, Rank: h.Rank}}, h.Also...)
+	return append([]Origin{{Provider: h.Provider, Query: h.Query, Rank: h.Rank, Restricted: h.Restricted}}, h.Also...)
 }

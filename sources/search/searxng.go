@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -20,43 +21,42 @@ type searxng struct {
 
 func (s *searxng) Name() string { return NameSearXNG }
 
+type searxngResult struct {
+	URL           string  `json:"url"`
+	Title         string  `json:"title"`
+	Content       string  `json:"content"`
+	PublishedDate *string `json:"publishedDate"`
+	Engine        string  `json:"engine"`
+}
+
 type searxngAnswer struct {
-	Results []struct {
-		URL           string  `json:"url"`
-		Title         string  `json:"title"`
-		Content       string  `json:"content"`
-		PublishedDate *string `json:"publishedDate"`
-		Engine        string  `json:"engine"`
-	} `json:"results"`
+	Results []searxngResult `json:"results"`
 	// Each entry is [engine, reason]; kept raw because instances differ.
 	Unresponsive []json.RawMessage `json:"unresponsive_engines"`
 }
 
 func (s *searxng) Search(ctx context.Context, q Query) ([]Hit, error) {
+	return bySiteOperators(ctx, q, googleLimit, s.siteRequests, s.search)
+}
+
+func (s *searxng) search(ctx context.Context, q Query) ([]Hit, error) {
 	endpoint := strings.TrimRight(s.base, "/")
 	if !strings.HasSuffix(endpoint, "/search") {
 		endpoint += "/search"
 	}
-	params := url.Values{"q": {q.Text}, "format": {"json"}, "pageno": {"1"}}
+	params := url.Values{"q": {q.Text}, "format": {"json"}, "pageno": {strconv.Itoa(q.page())}}
 	var ans searxngAnswer
 	if err := s.get(ctx, endpoint+"?"+params.Encode(), &ans); err != nil {
 		return nil, err
 	}
 	now := time.Now()
-	var hits []Hit
-	for _, r := range ans.Results {
-		if r.URL == "" {
-			continue
-		}
-		h := Hit{URL: r.URL, Title: clean(r.Title), Snippet: clean(r.Content), Provider: NameSearXNG, Query: q.Text, Rank: len(hits) + 1}
+	hits := rankHits(ans.Results, q, NameSearXNG, q.skipped(0), count(q, 0), func(r searxngResult) Hit {
+		h := Hit{URL: r.URL, Title: clean(r.Title), Snippet: clean(r.Content)}
 		if r.PublishedDate != nil {
 			h.Published = parseDate(*r.PublishedDate, now)
 		}
-		hits = append(hits, h)
-		if len(hits) == count(q, 0) {
-			break
-		}
-	}
+		return h
+	})
 	if len(hits) == 0 && len(ans.Unresponsive) > 0 {
 		return nil, fmt.Errorf("no results; every engine failed: %s", unresponsive(ans.Unresponsive))
 	}
