@@ -1,0 +1,87 @@
+package lang
+
+import (
+	"bufio"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestDetectShortPosts measures detection on short social-media posts in
+// ten languages (testdata/posts.tsv, written for this test; nothing was
+// tuned on them).
+func TestDetectShortPosts(t *testing.T) {
+	f, err := os.Open("testdata/posts.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	n, ok := 0, 0
+	perLang := map[string][2]int{}
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		code, text, found := strings.Cut(line, "\t")
+		if !found {
+			t.Fatalf("bad line %q", line)
+		}
+		got := Detect(text)
+		n++
+		c := perLang[code]
+		c[1]++
+		if got.Code == code {
+			ok++
+			c[0]++
+		} else {
+			t.Logf("%s read as %q (%.2f): %s", code, got.Code, got.Confidence, text)
+		}
+		perLang[code] = c
+	}
+	acc := float64(ok) / float64(n)
+	t.Logf("%d posts in %d languages: %.0f%% detected right", n, len(perLang), 100*acc)
+	if n < 100 || len(perLang) < 10 {
+		t.Fatalf("the test set shrank: %d posts, %d languages", n, len(perLang))
+	}
+	if acc < 0.9 {
+		t.Errorf("accuracy %.2f on short posts, below 0.90", acc)
+	}
+	for code, c := range perLang {
+		if c[0] < c[1]*7/10 {
+			t.Errorf("%s: %d of %d right", code, c[0], c[1])
+		}
+	}
+}
+
+func TestDetectIgnoresLinksHandlesAndTags(t *testing.T) {
+	if d := Detect("@usuario https://www.example.com/la-noticia #Plandemia"); d.Code != "" {
+		t.Errorf("nothing written in a language gave %q", d.Code)
+	}
+	d := Detect("@reuters https://t.co/x #breaking El gobierno prohíbe circular en bicicleta por el centro desde el lunes")
+	if d.Code != "es" {
+		t.Errorf("Spanish behind a handle, a link and a tag: %+v", d)
+	}
+	if d := Detect(""); d.Code != "" {
+		t.Errorf("empty text: %+v", d)
+	}
+}
+
+func TestNormaliseAndLabel(t *testing.T) {
+	for in, want := range map[string]string{"es": "es", "ES": "es", "es-MX": "es", "pt_BR": "pt", "spa": "es",
+		"German": "de", "arabic": "ar", "hi": "hi", "": "", "klingon-x": "", "zz": ""} {
+		if got := Normalise(in); got != want {
+			t.Errorf("Normalise(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := Label("es"); got != "Spanish (es)" {
+		t.Errorf("Label(es) = %q", got)
+	}
+	if got := Label("pt"); got != "Portuguese (pt)" {
+		t.Errorf("Label(pt) = %q", got)
+	}
+	if Label("") != "" {
+		t.Error("Label of no language")
+	}
+}
