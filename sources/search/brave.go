@@ -41,6 +41,12 @@ func (b *brave) search(ctx context.Context, q Query) ([]Hit, error) {
 		return nil, nil
 	}
 	params := url.Values{"q": {q.Text}, "count": {strconv.Itoa(count(q, 20))}}
+	if q.Language != "" {
+		params.Set("search_lang", braveLang(q.Language, q.Region))
+	}
+	if q.Region != "" {
+		params.Set("country", q.Region)
+	}
 	if q.page() > 1 {
 		params.Set("offset", strconv.Itoa(q.page()-1))
 	}

@@ -50,7 +50,10 @@ func (f *factCheck) Search(ctx context.Context, q Query) ([]Hit, error) {
 		return nil, nil // it searches fact-checks, which the open query found already
 	}
 	params := url.Values{"query": {q.Text}, "key": {f.key}, "pageSize": {strconv.Itoa(count(q, 0))}}
-	if f.language != "" {
+	switch {
+	case q.Language != "":
+		params.Set("languageCode", bcp47(q.Language, q.Region))
+	case f.language != "":
 		params.Set("languageCode", f.language)
 	}
 	if f.maxAgeDays > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -47,6 +48,7 @@ func (g *googleCSE) search(ctx context.Context, q Query) ([]Hit, error) {
 		return nil, nil
 	}
 	params := url.Values{"key": {g.key}, "cx": {g.cx}, "q": {q.Text}, "num": {strconv.Itoa(num)}}
+	googleLanguage(params, q)
 	if start > 1 {
 		params.Set("start", strconv.Itoa(start))
 	}
@@ -78,4 +80,17 @@ func metaDate(tags []map[string]any, now time.Time) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// googleLanguage sets Google's language and country parameters, which CSE
+// and SerpAPI share: lr restricts results to the language, hl is the
+// interface language (it shapes snippets and dates), gl the country.
+func googleLanguage(params url.Values, q Query) {
+	if q.Language != "" {
+		params.Set("lr", "lang_"+q.Language)
+		params.Set("hl", q.Language)
+	}
+	if q.Region != "" {
+		params.Set("gl", strings.ToLower(q.Region))
+	}
 }

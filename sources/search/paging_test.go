@@ -82,3 +82,47 @@ func TestPagePastTheEnd(t *testing.T) {
 		}
 	}
 }
+
+// A query's language and country reach each engine in its own terms.
+func TestLanguageAndRegion(t *testing.T) {
+	q := Query{Text: claim, Language: "pt", Region: "BR"}
+	for _, c := range []struct {
+		name, fixture string
+		opts          func(url string) Options
+		want          map[string]string
+	}{
+		{"searxng", "searxng.json", func(u string) Options { return Options{SearXNGURL: u} }, map[string]string{"language": "pt-BR"}},
+		{"brave", "brave.json", func(u string) Options { return Options{BraveAPIKey: "k", BraveURL: u} },
+			map[string]string{"search_lang": "pt-br", "country": "BR"}},
+		{"google", "google_cse.json", func(u string) Options { return Options{GoogleCSEKey: "k", GoogleCSECX: "cx", GoogleCSEURL: u} },
+			map[string]string{"lr": "lang_pt", "hl": "pt", "gl": "br"}},
+		{"serpapi", "serpapi.json", func(u string) Options { return Options{SerpAPIKey: "k", SerpAPIURL: u} },
+			map[string]string{"lr": "lang_pt", "hl": "pt", "gl": "br"}},
+		{"factcheck", "factcheck.json", func(u string) Options { return Options{FactCheckAPIKey: "k", FactCheckURL: u} },
+			map[string]string{"languageCode": "pt-BR"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			calls := 0
+			srv := apiServer(t, fixture(t, c.fixture), func(t *testing.T, r *http.Request) {
+				calls++
+				wantParams(t, r, c.want)
+			})
+			if _, err := only(t, c.opts(srv.URL)).Search(context.Background(), q); err != nil || calls != 1 {
+				t.Errorf("err %v, %d calls", err, calls)
+			}
+		})
+	}
+	if got := braveLang("ja", ""); got != "jp" {
+		t.Errorf("Brave's Japanese: %q", got)
+	}
+}
+
+func TestSerperLanguage(t *testing.T) {
+	srv := jsonServer(t, 200, fixture(t, "serper.json"), func(t *testing.T, r *http.Request, got map[string]any) {
+		wantBody(t, got, map[string]any{"q": claim, "hl": "es", "gl": "mx"})
+	})
+	if _, err := only(t, Options{SerperAPIKey: "k", SerperURL: srv.URL}).Search(context.Background(),
+		Query{Text: claim, Language: "es", Region: "MX"}); err != nil {
+		t.Fatal(err)
+	}
+}

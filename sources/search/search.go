@@ -29,6 +29,45 @@ type Query struct {
 	// dropped by Run. Fact Check Tools answers nothing for a restricted
 	// query (it searches fact-checks, not the web).
 	Sites []string
+	// Language asks for pages in this language (ISO 639-1, "es"), and
+	// Region for pages from this country (ISO 3166-1 alpha-2, "MX"), in
+	// each engine's own terms (SearXNG language, Brave search_lang and
+	// country, Google lr/hl/gl, Serper and SerpAPI hl/gl, Fact Check Tools
+	// languageCode). Empty: the engine's default. Tavily and Exa take no
+	// language; the query's words choose it.
+	Language, Region string
+}
+
+// braveLang is Brave's search_lang for an ISO 639-1 code: Brave spells a
+// few its own way (jp, zh-hans, pt-br/pt-pt, en-gb).
+func braveLang(lang, region string) string {
+	switch lang {
+	case "ja":
+		return "jp"
+	case "zh":
+		if region == "TW" || region == "HK" {
+			return "zh-hant"
+		}
+		return "zh-hans"
+	case "pt":
+		if region == "PT" {
+			return "pt-pt"
+		}
+		return "pt-br"
+	case "en":
+		if region == "GB" {
+			return "en-gb"
+		}
+	}
+	return lang
+}
+
+// bcp47 is "es" or "es-MX".
+func bcp47(lang, region string) string {
+	if lang == "" || region == "" {
+		return lang
+	}
+	return lang + "-" + region
 }
 
 // rankHits turns a provider's results into hits: hit maps a result to its

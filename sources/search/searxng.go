@@ -45,6 +45,9 @@ func (s *searxng) search(ctx context.Context, q Query) ([]Hit, error) {
 		endpoint += "/search"
 	}
 	params := url.Values{"q": {q.Text}, "format": {"json"}, "pageno": {strconv.Itoa(q.page())}}
+	if q.Language != "" {
+		params.Set("language", bcp47(q.Language, q.Region))
+	}
 	var ans searxngAnswer
 	if err := s.get(ctx, endpoint+"?"+params.Encode(), &ans); err != nil {
 		return nil, err

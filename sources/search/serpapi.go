@@ -45,6 +45,7 @@ func (s *serpAPI) Search(ctx context.Context, q Query) ([]Hit, error) {
 
 func (s *serpAPI) search(ctx context.Context, q Query) ([]Hit, error) {
 	params := url.Values{"engine": {"google"}, "q": {q.Text}, "api_key": {s.key}, "num": {strconv.Itoa(count(q, 100))}}
+	googleLanguage(params, q)
 	if q.page() > 1 {
 		params.Set("start", strconv.Itoa((q.page()-1)*count(q, 100)))
 	}

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -21,6 +22,8 @@ type serperRequest struct {
 	Num  int    `json:"num,omitempty"`
 	Page int    `json:"page,omitempty"`
 	Tbs  string `json:"tbs,omitempty"`
+	HL   string `json:"hl,omitempty"` // interface and result language
+	GL   string `json:"gl,omitempty"` // country
 }
 
 type serperAnswer struct {
@@ -32,7 +35,7 @@ func (s *serper) Search(ctx context.Context, q Query) ([]Hit, error) {
 }
 
 func (s *serper) search(ctx context.Context, q Query) ([]Hit, error) {
-	req := serperRequest{Q: q.Text, Num: count(q, 100)}
+	req := serperRequest{Q: q.Text, Num: count(q, 100), HL: q.Language, GL: strings.ToLower(q.Region)}
 	if q.page() > 1 {
 		req.Page = q.page()
 	}
