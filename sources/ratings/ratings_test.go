@@ -488,3 +488,23 @@ func TestCredibleDomains(t *testing.T) {
 		t.Errorf("built-in table alone lists %d credible domains", n)
 	}
 }
+
+// Publishers and official bodies outside the English-speaking world are
+// rated: public broadcasters, agencies, fact-checkers, and governments whose
+// domains follow no gov/gob/gouv pattern.
+func TestNonEnglishPublishers(t *testing.T) {
+	r := load(t, Options{})
+	for in, want := range map[string]Tier{
+		"https://www.tagesschau.de/faktenfinder/x": TierHigh, "https://www.zdf.de/nachrichten/x": TierHigh,
+		"https://maldita.es/malditobulo/x": TierHigh, "https://poligrafo.sapo.pt/fact-check/x": TierHigh,
+		"https://www.lusa.pt/article/x": TierHigh, "https://www.rai.it/x": TierMedium,
+		"https://www.sanidad.gob.es/x": TierMedium, "https://www.gov.br/saude/x": TierMedium,
+		"https://www.mohfw.gov.in/x": TierMedium, "https://www.bundesregierung.de/breg-de/x": TierMedium,
+		"https://www.rijksoverheid.nl/x": TierMedium, "https://www.insee.fr/fr/statistiques/x": TierHigh, // statistics office, in the table
+		"https://www.camara.leg.br/noticias/x": TierMedium,
+	} {
+		if got := r.Rate(in); got.Tier != want {
+			t.Errorf("Rate(%q) = %+v, want tier %s", in, got, want)
+		}
+	}
+}

@@ -40,6 +40,21 @@ var officialDomains = map[string]string{
 	"bund.de": "government", "admin.ch": "government", "gv.at": "government", "gov.uk": "government",
 	"service.gov.uk": "government", "parliament.uk": "government", "parliament.nz": "government",
 	"aph.gov.au": "government", "un.org": "intergovernmental", "coe.int": "intergovernmental",
+	// Other countries' governments, parliaments and agencies outside a
+	// gov/gob/gouv-style second level.
+	"bundesregierung.de": "government", "bundestag.de": "government", "bundesrat.de": "government",
+	"rki.de": "government", "destatis.de": "government", "pei.de": "government",
+	"rijksoverheid.nl": "government", "overheid.nl": "government", "government.nl": "government",
+	"tweedekamer.nl": "government", "rivm.nl": "government", "cbs.nl": "government",
+	"belgium.be": "government", "fgov.be": "government", "insee.fr": "government",
+	"vie-publique.fr": "government", "elysee.fr": "government", "assemblee-nationale.fr": "government",
+	"senat.fr": "government", "ine.es": "government", "boe.es": "government", "congreso.es": "government",
+	"istat.it": "government", "governo.it": "government", "camera.it": "government", "senato.it": "government",
+	"iss.it": "government", "regeringen.se": "government", "riksdagen.se": "government",
+	"regjeringen.no": "government", "stortinget.no": "government", "valtioneuvosto.fi": "government",
+	"folketinget.dk": "government", "ine.pt": "government", "parlamento.pt": "government",
+	"camara.leg.br": "government", "senado.leg.br": "government", "stf.jus.br": "government",
+	"tse.jus.br": "government", "sansad.in": "government", "eci.gov.in": "government",
 }
 
 // officialRule reports whether host is an official domain, with the suffix
@@ -56,7 +71,9 @@ func officialRule(host string) (suffix, kind string, ok bool) {
 	if k, found := officialTLDs[labels[n-1]]; found && n >= 2 {
 		return "." + labels[n-1], k, true
 	}
-	if n >= 3 && len(labels[n-1]) == 2 {
+	// The second level itself counts too: Brazil's whole federal
+	// government is www.gov.br/<ministry>.
+	if n >= 2 && len(labels[n-1]) == 2 {
 		if k, found := officialSecondLevels[labels[n-2]]; found {
 			return "." + labels[n-2] + "." + labels[n-1], k, true
 		}
