@@ -14,8 +14,13 @@ import (
 	"github.com/musecheck/muse/pipeline"
 )
 
-// draftDelay is how long typing pauses before the draft is written.
-const draftDelay = 400 * time.Millisecond
+// draftDelay is how long typing pauses before the draft is written;
+// draftMaxWait bounds how long a change waits while typing goes on, so
+// every edit is on disk within a second.
+const (
+	draftDelay   = 400 * time.Millisecond
+	draftMaxWait = 600 * time.Millisecond
+)
 
 // draftFile is what is kept on disk so nothing typed is lost: the check as
 // it stands (post, edits, correction) and what was being edited.
@@ -32,36 +37,56 @@ type draftTickMsg struct{ seq int }
 
 type draftFoundMsg struct{ draft *draftFile }
 
-// scheduleDraft saves the draft once changes pause (debounced by sequence).
+// scheduleDraft saves the draft once changes pause (debounced by
+// sequence), or draftMaxWait after the first unsaved change.
 func (m *Model) scheduleDraft() tea.Cmd {
 	if m.opts.DraftDir == "" {
 		return nil
+	}
+	if m.draftSince.IsZero() {
+		m.draftSince = time.Now() // wall time: the test clock stands still
 	}
 	m.draftSeq++
 	seq := m.draftSeq
 	return tea.Tick(draftDelay, func(time.Time) tea.Msg { return draftTickMsg{seq} })
 }
 
+// onDraftTick writes the draft when typing paused or has gone on too long.
+func (m *Model) onDraftTick(msg draftTickMsg) tea.Cmd {
+	if m.opts.DraftDir == "" || m.draftSince.IsZero() {
+		return nil
+	}
+	if msg.seq != m.draftSeq && time.Since(m.draftSince) < draftMaxWait {
+		return nil
+	}
+	m.draftSince = time.Time{}
+	return saveDraft(m.opts.DraftDir, m.draftKey(), m.draftSnapshot(), m.now())
+}
+
+// draftKey names the draft file: the case's ID for a check kept as a case
+// (so reopening the case finds it), this session's for the post being
+// composed.
+func (m *Model) draftKey() string {
+	if m.screen == screenCheck && m.check != nil && m.check.ID != "" {
+		return m.check.ID
+	}
+	return m.draftID
+}
+
 // draftSnapshot copies what must survive a crash; the copy is written by a
-// Cmd, so the model is never read outside Update.
+// Cmd, so the model is never read outside Update. A post being composed
+// is kept alone: nothing of the check shown before it, which is another
+// case.
 func (m *Model) draftSnapshot() draftFile {
-	var c *pipeline.Check
 	if m.screen == screenCompose || m.check == nil {
 		composed, err := m.compose.check(m.now())
 		if err != nil || composed == nil {
 			// Keep the text even when a date does not parse yet.
 			composed = &pipeline.Check{Post: pipeline.Post{Text: m.compose.text.Value()}}
 		}
-		if m.check != nil {
-			c = cloneCheck(m.check)
-			c.Post, c.Cutoff = composed.Post, composed.Cutoff
-		} else {
-			c = composed
-		}
-	} else {
-		c = cloneCheck(m.check)
+		return draftFile{Check: composed}
 	}
-	d := draftFile{Check: c}
+	d := draftFile{Check: cloneCheck(m.check)}
 	if m.editing {
 		d.Editing = m.editor.Value()
 	}
@@ -84,14 +109,38 @@ func saveDraft(dir, id string, d draftFile, now time.Time) tea.Cmd {
 	}
 }
 
-// removeDraft deletes this session's draft once nothing in it can be lost.
-func removeDraft(dir, id string) tea.Cmd {
+// removeDraft deletes drafts once nothing in them can be lost.
+func removeDraft(dir string, ids ...string) tea.Cmd {
 	if dir == "" {
 		return nil
 	}
 	return func() tea.Msg {
-		_ = os.Remove(draftPath(dir, id)) // absent is fine: nothing was typed
+		for _, id := range ids {
+			_ = os.Remove(draftPath(dir, id)) // absent is fine: nothing was typed
+		}
 		return nil
+	}
+}
+
+// findCaseDraft offers back the draft a killed session left for case c:
+// an inline edit in progress, or changes the case does not hold.
+func findCaseDraft(dir string, c *pipeline.Check) tea.Cmd {
+	id := c.ID
+	saved, _ := json.Marshal(c)
+	return func() tea.Msg {
+		b, err := os.ReadFile(draftPath(dir, id))
+		if err != nil {
+			return nil
+		}
+		var d draftFile
+		if json.Unmarshal(b, &d) != nil || d.Check == nil || d.Check.ID != id {
+			return nil
+		}
+		if now, _ := json.Marshal(d.Check); d.Editing == "" && string(now) == string(saved) {
+			return nil // nothing the case lacks
+		}
+		d.path = draftPath(dir, id)
+		return draftFoundMsg{&d}
 	}
 }
 
@@ -147,53 +196,52 @@ func writeAtomic(path string, b []byte) error {
 func (m *Model) restoreView() string {
 	d := m.restore
 	p := d.Check.Post
-	text := strings.Join(strings.Fields(p.Text), " ")
+	text := strings.Join(strings.Fields(safe(p.Text)), " ")
 	if r := []rune(text); len(r) > 160 {
 		text = string(r[:160]) + "…"
 	}
 	what := "the post you were composing"
-	if strings.TrimSpace(d.Check.Correction.Text) != "" || d.Editing != "" {
+	switch {
+	case d.Editing != "":
+		what = "an edit of the correction"
+	case d.Check.ID != "":
+		what = "changes to case " + d.Check.ID
+	case strings.TrimSpace(d.Check.Correction.Text) != "":
 		what = "a check with its correction"
 	}
 	return m.boxView("Unsaved draft found",
 		fmt.Sprintf("muse stopped before you finished %s (saved %s):\n\n“%s”\n\nr restore it · d discard it · esc keep it for later",
-			what, d.SavedAt.Local().Format("2006-01-02 15:04"), firstNonEmpty(text, p.URL)))
+			what, d.SavedAt.Local().Format("2006-01-02 15:04"), firstNonEmpty(text, safe(p.URL))))
 }
 
 func (m *Model) onRestoreKey(msg tea.KeyMsg) tea.Cmd {
 	d := m.restore
+	path := d.path
+	drop := func() tea.Msg { os.Remove(path); return nil }
 	switch msg.String() {
 	case "r", "enter":
 		m.overlay = overlayNone
 		m.restore = nil
-		m.compose = newCompose(m.st, d.Check.Post, d.Check.Cutoff)
 		m.dirty = true
-		path := d.path
-		drop := func() tea.Msg { os.Remove(path); return nil }
-		hasResults := len(d.Check.Queries) > 0 || strings.TrimSpace(d.Check.Correction.Text) != "" || d.Editing != ""
+		hasResults := d.Check.ID != "" || len(d.Check.Queries) > 0 || strings.TrimSpace(d.Check.Correction.Text) != "" || d.Editing != ""
 		if !hasResults {
-			return tea.Batch(drop, m.scheduleDraft())
+			// A post being composed: back in the form, checked as a new case.
+			m.compose = newCompose(m.st, d.Check.Post, d.Check.Cutoff)
+			m.screen = screenCompose
+			return tea.Batch(drop, m.scheduleDraft(), m.setStatus("draft restored: ctrl+s checks it as a new case"))
 		}
-		m.check = d.Check
-		m.screen = screenCheck
-		m.resetStages()
-		for _, info := range d.Check.Stages {
-			if sv := m.stages[info.Stage]; sv != nil {
-				sv.state, sv.count, sv.seconds, sv.err = info.State, info.Count, info.Seconds, info.Error
-			}
-		}
-		m.sel = stageIndex(pipeline.StageCorrection)
-		cmds := []tea.Cmd{drop, m.scheduleDraft(), m.setStatus("draft restored")}
+		m.openCase(d.Check)
+		cmds := []tea.Cmd{m.saveCase(), m.setStatus("draft restored")}
 		if d.Editing != "" {
 			cmds = append(cmds, m.startInlineEdit())
 			m.editor.SetValue(d.Editing)
 		}
-		return tea.Batch(cmds...)
+		// The draft stays on disk until its text is in the case.
+		return tea.Batch(append(cmds, m.scheduleDraft())...)
 	case "d":
 		m.overlay = overlayNone
 		m.restore = nil
-		path := d.path
-		return tea.Batch(func() tea.Msg { os.Remove(path); return nil }, m.setStatus("draft discarded"))
+		return tea.Batch(drop, m.setStatus("draft discarded"))
 	case "esc", "q":
 		m.overlay = overlayNone
 		m.restore = nil

@@ -97,7 +97,7 @@ func engineWorld(t *testing.T) (*config.Config, *url.URL) {
 
 func TestRealEngine(t *testing.T) {
 	cfg, proxy := engineWorld(t)
-	eng, closeEngine, err := pipeline.NewFromConfig(context.Background(), cfg, pipeline.Options{PageProxy: proxy})
+	eng, closeEngine, err := pipeline.NewFromConfig(context.Background(), cfg, pipeline.Options{PageProxy: proxy, Snapshots: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,8 +131,8 @@ func TestRealEngine(t *testing.T) {
 		t.Errorf("sources used %d, evidence %d: %+v", used, len(m.check.Evidence), m.check.Sources)
 	}
 	for _, s := range pipeline.Stages[1:] {
-		if st := m.stages[s].state; st != pipeline.StateDone {
-			t.Errorf("stage %s is %s (%s)", s, st, m.stages[s].err)
+		if st := m.stage(s).State; st != pipeline.StateDone {
+			t.Errorf("stage %s is %s (%s)", s, st, m.stage(s).Error)
 		}
 	}
 	if m.check.Usage.PromptTokens == 0 || !strings.Contains(m.View(), "tokens") {

@@ -11,8 +11,8 @@ func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
 	if m.screen != screenCheck || m.overlay != overlayNone || m.editing {
 		return nil
 	}
-	if msg.Action == tea.MouseActionPress && msg.Button == tea.MouseButtonLeft && msg.X < stageListWidth {
-		if i := msg.Y - 1; i >= 0 && i < len(pipeline.Stages) {
+	if msg.Action == tea.MouseActionPress && msg.Button == tea.MouseButtonLeft && msg.X < m.sidebarWidth() {
+		if i := msg.Y - 1 + boolInt(m.zoom); i >= 0 && i < len(pipeline.Stages) {
 			m.moveStage(i)
 		}
 		return nil
