@@ -288,7 +288,8 @@ func (m *Model) Init() tea.Cmd {
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.width, m.height = msg.Width, msg.Height
+		// Past the stage list and a readable pane, more columns are margin.
+		m.width, m.height = min(msg.Width, stageListWidth+3+readWidth), msg.Height
 		m.layout()
 		return m, nil
 	case spinner.TickMsg:

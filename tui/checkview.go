@@ -378,11 +378,11 @@ func (m *Model) statusLeft() string {
 	case m.lastRun > 0:
 		parts = append(parts, clock(m.lastRun.Seconds()))
 	}
-	if t := u.PromptTokens + u.CompletionTokens; t > 0 {
+	if t := u.PromptTokens + u.CompletionTokens; t > 0 && u.CachedCalls == 0 {
 		parts = append(parts, fmt.Sprintf("%s tokens", thousands(t)))
-	}
-	if u.CachedCalls > 0 {
-		parts = append(parts, fmt.Sprintf("%d cached", u.CachedCalls))
+	} else if t > 0 {
+		// The engine counts a replayed reply's tokens; none were used.
+		parts = append(parts, fmt.Sprintf("%s tokens, %d of %d replies from the cache (free)", thousands(t), u.CachedCalls, u.LLMCalls))
 	}
 	if u.CostUSD > 0 {
 		parts = append(parts, fmt.Sprintf("$%.4f", u.CostUSD))

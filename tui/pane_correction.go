@@ -204,8 +204,7 @@ func (m *Model) openEditor(msg editorReadyMsg) tea.Cmd {
 	if msg.err != nil {
 		return m.setStatus(msg.err.Error())
 	}
-	args := strings.Fields(firstNonEmpty(m.opts.Editor, "vi"))
-	cmd := exec.Command(args[0], append(args[1:], msg.path)...)
+	cmd, args := editorCmd(m.opts.Editor, msg.path), strings.Fields(firstNonEmpty(m.opts.Editor, "vi"))
 	path := msg.path
 	return tea.ExecProcess(cmd, func(err error) tea.Msg {
 		defer os.Remove(path)
@@ -218,6 +217,12 @@ func (m *Model) openEditor(msg editorReadyMsg) tea.Cmd {
 		}
 		return editorDoneMsg{text: string(b)}
 	})
+}
+
+// editorCmd is the editor's command line with the file to edit.
+func editorCmd(editor, path string) *exec.Cmd {
+	args := strings.Fields(firstNonEmpty(editor, "vi"))
+	return exec.Command(args[0], append(args[1:], path)...)
 }
 
 func (m *Model) onEditorDone(msg editorDoneMsg) tea.Cmd {
