@@ -165,6 +165,7 @@ type Model struct {
 	draftID       string // this session's: names the draft of a post being composed
 	draftSeq      int
 	draftSince    time.Time // when the oldest change not yet in the draft was made
+	gate          *draftGate
 	rendered      struct{ key, out string }
 
 	saver       *caseSaver
@@ -212,6 +213,7 @@ func New(ctx context.Context, opts Options) *Model {
 	m.compose = newCompose(st, opts.Post, opts.Cutoff)
 	m.editor = textarea.New()
 	m.saver = &caseSaver{}
+	m.gate = &draftGate{}
 	if ss, ok := opts.Cases.(record.SnapshotStore); ok {
 		m.snaps = &record.Snapshotter{Store: ss, Pages: opts.Pages}
 	}
@@ -368,7 +370,7 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	case overlayQuit:
 		if msg.String() == "y" || msg.String() == "Y" {
-			return tea.Sequence(removeDraft(m.opts.DraftDir, m.draftID, m.draftKey()), tea.Quit)
+			return tea.Sequence(removeDraft(m.gate, true, m.opts.DraftDir, m.draftID, m.draftKey()), tea.Quit)
 		}
 		m.overlay = overlayNone
 		return nil
@@ -407,14 +409,14 @@ func (m *Model) quit() tea.Cmd {
 		m.cancel()
 	}
 	if !inCase {
-		return tea.Sequence(removeDraft(m.opts.DraftDir, m.draftID, m.draftKey()), tea.Quit)
+		return tea.Sequence(removeDraft(m.gate, true, m.opts.DraftDir, m.draftID, m.draftKey()), tea.Quit)
 	}
 	var saveEdit tea.Cmd
 	if m.editing {
 		m.editing = false
 		saveEdit = m.storeCorrection(m.editor.Value())
 	}
-	return tea.Sequence(saveEdit, m.saveCaseNow(), removeDraft(m.opts.DraftDir, m.draftID, m.draftKey()), tea.Quit)
+	return tea.Sequence(saveEdit, m.saveCaseNow(), removeDraft(m.gate, true, m.opts.DraftDir, m.draftID, m.draftKey()), tea.Quit)
 }
 
 // statusClearMsg clears a status message unless a newer one replaced it.

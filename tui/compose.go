@@ -231,7 +231,7 @@ func (m *Model) submitCompose() tea.Cmd {
 		// A new case, its ID set before the run so every save of it lands
 		// in one case; the post is in it now, not in the compose draft.
 		c.ID = cases.NewID()
-		drop = removeDraft(m.opts.DraftDir, m.draftID)
+		drop = removeDraft(m.gate, false, m.opts.DraftDir, m.draftID)
 	}
 	m.check = c
 	m.screen = screenCheck

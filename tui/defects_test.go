@@ -177,7 +177,7 @@ func TestComposeDraftStartsANewCase(t *testing.T) {
 	if d.Check.ID != "" || len(d.Check.Queries) > 0 || d.Check.Correction.Text != "" {
 		t.Fatalf("the compose draft carries the last case: id %q, %d queries", d.Check.ID, len(d.Check.Queries))
 	}
-	drive(t, m, saveDraft(dir, m.draftKey(), d, fixedNow))
+	drive(t, m, saveDraft(nil, dir, m.draftKey(), d, fixedNow))
 
 	opts := testOptions(&scriptRunner{})
 	opts.Cases, opts.DraftDir = store, dir

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -60,7 +61,7 @@ func (m *Model) onDraftTick(msg draftTickMsg) tea.Cmd {
 		return nil
 	}
 	m.draftSince = time.Time{}
-	return saveDraft(m.opts.DraftDir, m.draftKey(), m.draftSnapshot(), m.now())
+	return saveDraft(m.gate, m.opts.DraftDir, m.draftKey(), m.draftSnapshot(), m.now())
 }
 
 // draftKey names the draft file: the case's ID for a check kept as a case
@@ -95,8 +96,23 @@ func (m *Model) draftSnapshot() draftFile {
 
 func draftPath(dir, id string) string { return filepath.Join(dir, id+".json") }
 
-func saveDraft(dir, id string, d draftFile, now time.Time) tea.Cmd {
+// draftGate orders the draft writes of one app, which run in concurrent
+// tea.Cmds: once the app has removed its drafts on the way out, a write
+// still in flight does not bring one back.
+type draftGate struct {
+	mu     sync.Mutex
+	closed bool
+}
+
+func saveDraft(g *draftGate, dir, id string, d draftFile, now time.Time) tea.Cmd {
 	return func() tea.Msg {
+		if g != nil {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			if g.closed {
+				return nil
+			}
+		}
 		d.SavedAt = now
 		b, err := json.Marshal(d)
 		if err != nil {
@@ -109,12 +125,16 @@ func saveDraft(dir, id string, d draftFile, now time.Time) tea.Cmd {
 	}
 }
 
-// removeDraft deletes drafts once nothing in them can be lost.
-func removeDraft(dir string, ids ...string) tea.Cmd {
+// removeDraft deletes drafts once nothing in them can be lost; final (on
+// quitting) lets no later write through.
+func removeDraft(g *draftGate, final bool, dir string, ids ...string) tea.Cmd {
 	if dir == "" {
 		return nil
 	}
 	return func() tea.Msg {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.closed = g.closed || final
 		for _, id := range ids {
 			_ = os.Remove(draftPath(dir, id)) // absent is fine: nothing was typed
 		}

@@ -28,7 +28,7 @@ type keyMap struct {
 	// evidence / correction
 	Include, WriteAgain, EditInline, EditExternal, Versions key.Binding
 	// inline editor, prompts, version list
-	Save, Accept, Cancel, Diff, RestoreVersion key.Binding
+	Save, Accept, Cancel, Mark, Diff, RestoreVersion, Close key.Binding
 }
 
 func newKeyMap() keyMap {
@@ -90,8 +90,10 @@ func newKeyMap() keyMap {
 		Save:           b("ctrl+s/esc", "finish editing", "ctrl+s", "esc"),
 		Accept:         b("enter", "save", "enter"),
 		Cancel:         b("esc", "cancel", "esc", "ctrl+c"),
-		Diff:           b("d", "diff with the marked one", "d"),
-		RestoreVersion: b("r", "restore this version", "r"),
+		Mark:           b("space", "mark one to compare with", " ", "space"),
+		Diff:           b("d", "words that differ from the marked one", "d"),
+		RestoreVersion: b("r/enter", "restore the selected version", "r", "enter"),
+		Close:          b("esc", "close", "esc", "q"),
 	}
 }
 
@@ -113,7 +115,7 @@ func (k keyMap) keyGroups() []keyGroup {
 		{"sources", []key.Binding{k.Enter, k.Drop, k.Boost, k.Restore, k.RememberDrop, k.RememberBoost, k.Open, k.SearchAgain, k.EvidenceAgain}},
 		{"evidence", []key.Binding{k.Include, k.Open, k.WriteAgain}},
 		{"correction", []key.Binding{k.EditInline, k.EditExternal, k.Save, k.WriteAgain, k.Versions}},
-		{"versions", []key.Binding{k.Accept, k.Diff, k.RestoreVersion, k.Cancel}},
+		{"versions", []key.Binding{k.Mark, k.Diff, k.RestoreVersion, k.Close}},
 		{"prompts", []key.Binding{k.Accept, k.Cancel}},
 	}
 }
@@ -124,10 +126,10 @@ func keyTable(k keyMap) string {
 	var b strings.Builder
 	b.WriteString("| where | key | does |\n|---|---|---|\n")
 	for _, g := range k.keyGroups() {
-		where := g.title
+		where := g.title + " "
 		for _, kb := range g.keys {
 			h := kb.Help()
-			b.WriteString("| " + where + " | `" + strings.ReplaceAll(h.Key, "|", "\\|") + "` | " + h.Desc + " |\n")
+			b.WriteString("| " + where + "| `" + strings.ReplaceAll(h.Key, "|", "\\|") + "` | " + h.Desc + " |\n")
 			where = ""
 		}
 	}

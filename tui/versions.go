@@ -66,7 +66,7 @@ func (m *Model) onVersionsKey(msg tea.KeyMsg) tea.Cmd {
 		v.cursor, v.diff = clamp(v.cursor-1, 0, len(v.list)-1), ""
 	case key.Matches(msg, k.Down):
 		v.cursor, v.diff = clamp(v.cursor+1, 0, len(v.list)-1), ""
-	case key.Matches(msg, k.Toggle):
+	case key.Matches(msg, k.Mark):
 		v.mark, v.diff = v.cursor, ""
 	case key.Matches(msg, k.Diff):
 		other := m.check.Correction.Text
@@ -74,7 +74,7 @@ func (m *Model) onVersionsKey(msg tea.KeyMsg) tea.Cmd {
 			other = v.list[v.mark].Text
 		}
 		v.diff = wordDiff(other, v.list[v.cursor].Text)
-	case key.Matches(msg, k.RestoreVersion), key.Matches(msg, k.Accept):
+	case key.Matches(msg, k.RestoreVersion):
 		d := v.list[v.cursor]
 		m.overlay = overlayNone
 		if d.Text == m.check.Correction.Text {
@@ -85,7 +85,7 @@ func (m *Model) onVersionsKey(msg tea.KeyMsg) tea.Cmd {
 		m.dirty = true
 		return tea.Batch(m.setStatus(fmt.Sprintf("restored version %d of the correction", v.cursor+1)),
 			m.scheduleDraft(), m.saveCase(), m.saveVersion(d.Text, d.Edited))
-	case key.Matches(msg, k.Cancel):
+	case key.Matches(msg, k.Close):
 		m.overlay = overlayNone
 	}
 	return nil
