@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -271,7 +272,9 @@ func (m *Model) paneView(w, h int) string {
 	title = wrapTitle(title, w)
 	var tail []string
 	if d := m.detailLine(s); d != "" {
-		tail = append(tail, m.st.Dim.Render(wrap("↳ "+d, w)))
+		// ansi.Wrap breaks a URL wider than the pane instead of moving it
+		// whole to a line of its own.
+		tail = append(tail, m.st.Dim.Render(ansi.Wrap("↳ "+d, w, "/-")))
 	}
 	if warn := m.warningBlock(s, w); warn != "" {
 		tail = append(tail, warn)
@@ -339,7 +342,12 @@ func (m *Model) detailLine(s pipeline.Stage) string {
 // warningBlock shows the engine's warnings for a stage, the latest two
 // in full and a count of the rest (all of them are in the message log).
 func (m *Model) warningBlock(s pipeline.Stage, w int) string {
-	ws := m.stageWarnings(s)
+	var ws []string
+	for _, x := range m.stageWarnings(s) {
+		if s != pipeline.StageCorrection || !slices.Contains(m.check.Correction.Warnings, x) {
+			ws = append(ws, x) // the correction pane lists its own
+		}
+	}
 	if len(ws) == 0 {
 		return ""
 	}

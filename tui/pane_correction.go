@@ -273,18 +273,17 @@ func (m *Model) copyText(what, text string, correction bool) tea.Cmd {
 			_, err := osc52.New(text).WriteTo(out)
 			sent = err == nil
 		}
-		via := "the terminal (OSC 52"
+		via := "the terminal by OSC 52"
 		if tmux {
-			via += "; tmux passes it on with set -g set-clipboard on"
+			via += " (tmux relays it with set-clipboard on)"
 		}
-		via += ")"
 		switch {
 		case system && sent:
 			return resultMsg{what: "copy", saved: correction, text: "copied " + what + " to the system clipboard, and sent it to " + via}
 		case system:
 			return resultMsg{what: "copy", saved: correction, text: "copied " + what + " to the system clipboard"}
 		case sent:
-			return resultMsg{what: "copy", text: "sent " + what + " to " + via + " — no system clipboard here; if it does not paste, export with x"}
+			return resultMsg{what: "copy", text: "sent " + what + " to " + via + "; no system clipboard here"}
 		}
 		return resultMsg{what: "copy", err: fmt.Errorf("no clipboard reachable: export with x instead")}
 	}
