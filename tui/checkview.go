@@ -323,14 +323,12 @@ func wrapTitle(title string, w int) string {
 // source why it stands where it does — which the rows cut at 80 columns.
 func (m *Model) detailLine(s pipeline.Stage) string {
 	switch s {
-	case pipeline.StageSearch:
-		return safe(m.currentHitURL())
+	case pipeline.StageSearch, pipeline.StageEvidence:
+		return safe(m.selectedURL())
 	case pipeline.StageSources:
 		if src := m.currentSource(); src != nil && !m.why {
 			return m.sourceDetail(*src)
 		}
-	case pipeline.StageEvidence:
-		return safe(m.currentEvidenceURL())
 	case pipeline.StageQueries:
 		if i := m.cur(s); i >= 0 {
 			return safe(m.check.Queries[i].Text)
@@ -582,13 +580,17 @@ func (m *Model) selectedURL() string {
 			return m.check.Images[i].Source
 		}
 	case pipeline.StageSearch:
-		return m.currentHitURL()
+		if i := m.cur(pipeline.StageSearch); i >= 0 {
+			return m.check.Hits[i].URL
+		}
 	case pipeline.StageSources:
 		if s := m.currentSource(); s != nil {
 			return firstNonEmpty(s.FinalURL, s.URL)
 		}
 	case pipeline.StageEvidence:
-		return m.currentEvidenceURL()
+		if i := m.cur(pipeline.StageEvidence); i >= 0 {
+			return m.check.Evidence[i].SourceURL
+		}
 	}
 	return ""
 }
@@ -714,21 +716,29 @@ func (m *Model) scrollView(title string, lines []string, hint string) string {
 	return fill(body, m.height)
 }
 
-// onScrollKey scrolls the help or the log; any other key closes it.
-func (m *Model) onScrollKey(msg tea.KeyMsg) {
+// scrollStep is how many lines a scrolling key moves (ok false: not one).
+func (m *Model) scrollStep(msg tea.KeyMsg) (int, bool) {
 	k := m.keys
 	switch {
 	case key.Matches(msg, k.Up):
-		m.helpScroll--
+		return -1, true
 	case key.Matches(msg, k.Down):
-		m.helpScroll++
+		return 1, true
 	case key.Matches(msg, k.PageUp):
-		m.helpScroll -= 10
+		return -10, true
 	case key.Matches(msg, k.PageDown):
-		m.helpScroll += 10
-	default:
-		m.overlay = overlayNone
+		return 10, true
 	}
+	return 0, false
+}
+
+// onScrollKey scrolls the help or the log; any other key closes it.
+func (m *Model) onScrollKey(msg tea.KeyMsg) {
+	if n, ok := m.scrollStep(msg); ok {
+		m.helpScroll += n
+		return
+	}
+	m.overlay = overlayNone
 }
 
 // logView is every status message and engine warning of this session,

@@ -26,6 +26,13 @@ func untilTrue(t *testing.T, m *Model, cmd tea.Cmd, done func() bool) chan tea.M
 	t.Helper()
 	msgs := make(chan tea.Msg, 1000)
 	go pump(cmd, msgs)
+	feed(t, m, msgs, done)
+	return msgs
+}
+
+// feed goes on feeding the messages of msgs to m until done holds.
+func feed(t *testing.T, m *Model, msgs chan tea.Msg, done func() bool) {
+	t.Helper()
 	deadline := time.After(10 * time.Second)
 	for !done() {
 		select {
@@ -39,7 +46,6 @@ func untilTrue(t *testing.T, m *Model, cmd tea.Cmd, done func() bool) chan tea.M
 			t.Fatal("condition not met in 10s")
 		}
 	}
-	return msgs
 }
 
 // caseModel is a model whose checks are kept in a fresh case store.
@@ -243,16 +249,7 @@ func TestStoppedRewriteKeepsTheCorrection(t *testing.T) {
 	})
 	partial := m.check.Correction.Text
 	m.Update(tea.KeyMsg{Type: tea.KeyEsc})
-	deadline := time.After(10 * time.Second)
-	for m.running {
-		select {
-		case msg := <-msgs:
-			_, next := m.Update(msg)
-			go pump(next, msgs)
-		case <-deadline:
-			t.Fatal("run did not stop")
-		}
-	}
+	feed(t, m, msgs, func() bool { return !m.running })
 	if m.check.Correction.Text != prev {
 		t.Errorf("correction after the stop = %q, want the previous one", m.check.Correction.Text)
 	}

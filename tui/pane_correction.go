@@ -92,15 +92,11 @@ func (m *Model) countLine(text string, w int) string {
 
 func (m *Model) onCorrectionKey(msg tea.KeyMsg) tea.Cmd {
 	k := m.keys
+	if n, ok := m.scrollStep(msg); ok {
+		m.scroll = max(m.scroll+n, 0)
+		return nil
+	}
 	switch {
-	case key.Matches(msg, k.Up):
-		m.scroll--
-	case key.Matches(msg, k.Down):
-		m.scroll++
-	case key.Matches(msg, k.PageUp):
-		m.scroll -= 10
-	case key.Matches(msg, k.PageDown):
-		m.scroll += 10
 	case key.Matches(msg, k.WriteAgain):
 		return m.rerun(pipeline.StageCorrection)
 	case key.Matches(msg, k.Versions):

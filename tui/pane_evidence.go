@@ -106,14 +106,6 @@ func (m *Model) evidenceOrder() []int {
 	return order
 }
 
-// currentEvidenceURL is the page the selected quote comes from.
-func (m *Model) currentEvidenceURL() string {
-	if i := m.cur(pipeline.StageEvidence); i >= 0 {
-		return m.check.Evidence[i].SourceURL
-	}
-	return ""
-}
-
 func (m *Model) onEvidenceKey(msg tea.KeyMsg) tea.Cmd {
 	if m.moveCursor(msg) {
 		return nil
@@ -131,7 +123,7 @@ func (m *Model) onEvidenceKey(msg tea.KeyMsg) tea.Cmd {
 		m.check.Evidence[i].Included = !m.check.Evidence[i].Included
 		return m.edited(pipeline.StageEvidence)
 	case key.Matches(msg, k.Open):
-		return m.openURL(m.currentEvidenceURL())
+		return m.openURL(m.selectedURL())
 	case key.Matches(msg, k.WriteAgain):
 		return m.rerun(pipeline.StageCorrection)
 	}

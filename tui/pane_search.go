@@ -42,21 +42,13 @@ func (m *Model) searchPane(w, h int) string {
 	return window(lines, at, h)
 }
 
-// currentHitURL is the selected search result's address.
-func (m *Model) currentHitURL() string {
-	if i := m.cur(pipeline.StageSearch); i >= 0 {
-		return m.check.Hits[i].URL
-	}
-	return ""
-}
-
 func (m *Model) onSearchKey(msg tea.KeyMsg) tea.Cmd {
 	if m.moveCursor(msg) {
 		return nil
 	}
 	switch {
 	case key.Matches(msg, m.keys.Open):
-		return m.openURL(m.currentHitURL())
+		return m.openURL(m.selectedURL())
 	case key.Matches(msg, m.keys.SearchAgain):
 		return m.rerun(pipeline.StageSearch)
 	}

@@ -166,17 +166,9 @@ func (m *Model) onSourcesKey(msg tea.KeyMsg) tea.Cmd {
 		case key.Matches(msg, k.Back), key.Matches(msg, k.Enter):
 			m.why = false
 			return nil
-		case key.Matches(msg, k.Up):
-			m.whyScroll--
-			return nil
-		case key.Matches(msg, k.Down):
-			m.whyScroll++
-			return nil
-		case key.Matches(msg, k.PageUp):
-			m.whyScroll -= 10
-			return nil
-		case key.Matches(msg, k.PageDown):
-			m.whyScroll += 10
+		}
+		if n, ok := m.scrollStep(msg); ok {
+			m.whyScroll += n
 			return nil
 		}
 	} else if m.moveCursor(msg) {

@@ -221,21 +221,7 @@ func TestStreamingView(t *testing.T) {
 		}
 	}()
 	// Feed messages until six words have arrived.
-	msgs := make(chan tea.Msg, 1000)
-	go pump(cmd, msgs)
-	deadline := time.After(5 * time.Second)
-	for strings.Count(m.check.Correction.Text, " ") < 6 {
-		select {
-		case msg := <-msgs:
-			if _, ok := msg.(statusClearMsg); ok {
-				continue
-			}
-			_, next := m.Update(msg)
-			go pump(next, msgs)
-		case <-deadline:
-			t.Fatalf("correction did not stream: %q", m.check.Correction.Text)
-		}
-	}
+	msgs := untilTrue(t, m, cmd, func() bool { return strings.Count(m.check.Correction.Text, " ") >= 6 })
 	if m.selected() != pipeline.StageCorrection {
 		t.Errorf("streaming correction not in view: %s pane shows", m.selected())
 	}
@@ -245,15 +231,7 @@ func TestStreamingView(t *testing.T) {
 	}
 	// Stop: the run ends, what was found stays.
 	press(t, m, "esc")
-	for m.running {
-		select {
-		case msg := <-msgs:
-			_, next := m.Update(msg)
-			go pump(next, msgs)
-		case <-deadline:
-			t.Fatal("run did not stop")
-		}
-	}
+	feed(t, m, msgs, func() bool { return !m.running })
 	if len(m.check.Sources) == 0 || len(m.check.Evidence) == 0 {
 		t.Error("stopping lost what the run had found")
 	}
