@@ -323,7 +323,7 @@ func wrapTitle(title string, w int) string {
 // source why it stands where it does — which the rows cut at 80 columns.
 func (m *Model) detailLine(s pipeline.Stage) string {
 	switch s {
-	case pipeline.StageSearch, pipeline.StageEvidence:
+	case pipeline.StageSearch, pipeline.StageEvidence, pipeline.StageImages:
 		return safe(m.selectedURL())
 	case pipeline.StageSources:
 		if src := m.currentSource(); src != nil && !m.why {

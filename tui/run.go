@@ -190,9 +190,10 @@ func (m *Model) applyEvent(ev pipeline.Event) {
 		m.follow(pipeline.StageCorrection)
 	}
 	if m.stage(pipeline.StageCorrection).State == pipeline.StateRunning {
-		// While it streams, the engine's record holds no correction yet:
-		// what has been written so far is the deltas.
-		m.check.Correction.Text = m.stream
+		// While it streams, the engine's record holds no correction yet
+		// (the stage's start event still carries the last one): what has
+		// been written so far is the deltas.
+		m.check.Correction = pipeline.Correction{Text: m.stream}
 	}
 	switch ev.Kind {
 	case pipeline.EventStageStarted:
