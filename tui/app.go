@@ -184,6 +184,7 @@ type promptState struct {
 	title string
 	input textinput.Model
 	done  func(m *Model, value string) tea.Cmd
+	edit  *draftPrompt // set for an edit of the check, kept in the draft
 }
 
 // New builds the app model. ctx ends when the app ends; runs are children of it.

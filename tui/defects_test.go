@@ -504,3 +504,34 @@ func TestPageTextCannotEscape(t *testing.T) {
 		t.Errorf("safe = %q", got)
 	}
 }
+
+// A one-line edit in progress (a query being reworded) is in the draft as
+// it is typed, and reopening the case opens it again with the text typed.
+func TestPromptEditSurvivesAKill(t *testing.T) {
+	m, _ := caseModel(t, &scriptRunner{}, 80, 24)
+	press(t, m, "ctrl+s", "2", "e")
+	old := m.check.Queries[0].Text
+	press(t, m, " 2024")
+	d := m.draftSnapshot()
+	if d.Prompt == nil || d.Prompt.Value != old+" 2024" || d.Prompt.Key != old {
+		t.Fatalf("the draft lacks the edit in progress: %+v", d.Prompt)
+	}
+
+	opts := testOptions(&scriptRunner{})
+	opts.Case = cloneCheck(m.check)
+	m2 := New(context.Background(), opts)
+	m2.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	m2.Update(draftFoundMsg{&d})
+	flat := strings.Join(strings.Fields(strings.ReplaceAll(m2.View(), "│", "")), " ")
+	if !strings.Contains(flat, "an edit (query: “"+old+" 2024”)") {
+		t.Errorf("restore offer:\n%s", m2.View())
+	}
+	press(t, m2, "r")
+	if m2.overlay != overlayPrompt || m2.prompt.input.Value() != old+" 2024" {
+		t.Fatalf("the edit did not reopen: overlay %v, %q", m2.overlay, m2.prompt.input.Value())
+	}
+	press(t, m2, "enter")
+	if q := m2.check.Queries[0]; q.Text != old+" 2024" || q.Origin != pipeline.OriginUser {
+		t.Errorf("restored edit gave %+v", q)
+	}
+}

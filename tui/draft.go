@@ -31,8 +31,27 @@ type draftFile struct {
 	// Editing holds the inline editor's text when it was open; it wins over
 	// the correction when the draft is restored.
 	Editing string `json:"editing,omitempty"`
-	path    string
+	// Prompt is the one-line edit (a query, an image's description) that
+	// was open, with what had been typed in it.
+	Prompt *draftPrompt `json:"prompt,omitempty"`
+	path   string
 }
+
+// draftPrompt is a one-line edit of the check in progress: what it edits
+// (Kind, and Key: the query's text or the image's address) and the text
+// typed so far.
+type draftPrompt struct {
+	Kind  string `json:"kind"`
+	Key   string `json:"key,omitempty"`
+	Value string `json:"value"`
+}
+
+// Kinds of draftPrompt.
+const (
+	promptQuery       = "query"
+	promptNewQuery    = "new_query"
+	promptDescription = "description"
+)
 
 type draftTickMsg struct{ seq int }
 
@@ -90,6 +109,11 @@ func (m *Model) draftSnapshot() draftFile {
 	d := draftFile{Check: cloneCheck(m.check)}
 	if m.editing {
 		d.Editing = m.editor.Value()
+	}
+	if m.overlay == overlayPrompt && m.prompt.edit != nil {
+		p := *m.prompt.edit
+		p.Value = m.prompt.input.Value()
+		d.Prompt = &p
 	}
 	return d
 }
@@ -156,7 +180,7 @@ func findCaseDraft(dir string, c *pipeline.Check) tea.Cmd {
 		if json.Unmarshal(b, &d) != nil || d.Check == nil || d.Check.ID != id {
 			return nil
 		}
-		if now, _ := json.Marshal(d.Check); d.Editing == "" && string(now) == string(saved) {
+		if now, _ := json.Marshal(d.Check); d.Editing == "" && d.Prompt == nil && string(now) == string(saved) {
 			return nil // nothing the case lacks
 		}
 		d.path = draftPath(dir, id)
@@ -224,6 +248,8 @@ func (m *Model) restoreView() string {
 	switch {
 	case d.Editing != "":
 		what = "an edit of the correction"
+	case d.Prompt != nil:
+		what = "an edit (" + strings.ReplaceAll(d.Prompt.Kind, "_", " ") + ": “" + safe(d.Prompt.Value) + "”)"
 	case d.Check.ID != "":
 		what = "changes to case " + d.Check.ID
 	case strings.TrimSpace(d.Check.Correction.Text) != "":
@@ -243,7 +269,7 @@ func (m *Model) onRestoreKey(msg tea.KeyMsg) tea.Cmd {
 		m.overlay = overlayNone
 		m.restore = nil
 		m.dirty = true
-		hasResults := d.Check.ID != "" || len(d.Check.Queries) > 0 || strings.TrimSpace(d.Check.Correction.Text) != "" || d.Editing != ""
+		hasResults := d.Check.ID != "" || len(d.Check.Queries) > 0 || strings.TrimSpace(d.Check.Correction.Text) != "" || d.Editing != "" || d.Prompt != nil
 		if !hasResults {
 			// A post being composed: back in the form, checked as a new case.
 			m.compose = newCompose(m.st, d.Check.Post, d.Check.Cutoff)
@@ -252,9 +278,12 @@ func (m *Model) onRestoreKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		m.openCase(d.Check)
 		cmds := []tea.Cmd{m.saveCase(), m.setStatus("draft restored")}
-		if d.Editing != "" {
+		switch {
+		case d.Editing != "":
 			cmds = append(cmds, m.startInlineEdit())
 			m.editor.SetValue(d.Editing)
+		case d.Prompt != nil:
+			cmds = append(cmds, m.reopenPrompt(*d.Prompt))
 		}
 		// The draft stays on disk until its text is in the case.
 		return tea.Batch(append(cmds, m.scheduleDraft())...)

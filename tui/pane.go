@@ -234,6 +234,37 @@ func (m *Model) rerun(from pipeline.Stage) tea.Cmd {
 	return tea.Batch(m.startRun(from), m.setStatus("running again from "+string(from)+"…"))
 }
 
+// askEdit opens the one-line prompt for an edit of the check: what is
+// typed in it goes into the draft as it is typed, and is offered back
+// after a crash (reopenPrompt).
+func (m *Model) askEdit(what draftPrompt, title, value string, done func(m *Model, v string) tea.Cmd) tea.Cmd {
+	cmd := m.ask(title, value, done)
+	m.prompt.edit = &what
+	return cmd
+}
+
+// reopenPrompt opens again the edit a draft was left in.
+func (m *Model) reopenPrompt(p draftPrompt) tea.Cmd {
+	switch p.Kind {
+	case promptQuery:
+		if m.queryIndex(p.Key) >= 0 {
+			m.sel = stageIndex(pipeline.StageQueries)
+			return m.editQuery(p.Key, p.Value)
+		}
+	case promptNewQuery:
+		m.sel = stageIndex(pipeline.StageQueries)
+		return m.addQuery(p.Value)
+	case promptDescription:
+		for _, im := range m.check.Images {
+			if im.Source == p.Key {
+				m.sel = stageIndex(pipeline.StageImages)
+				return m.describeImage(p.Key, p.Value)
+			}
+		}
+	}
+	return nil
+}
+
 // ask opens the one-line prompt.
 func (m *Model) ask(title, value string, done func(m *Model, v string) tea.Cmd) tea.Cmd {
 	in := textinput.New()
@@ -255,8 +286,12 @@ func (m *Model) onPromptKey(msg tea.KeyMsg) tea.Cmd {
 		m.overlay = overlayNone
 		return nil
 	}
+	before := m.prompt.input.Value()
 	var cmd tea.Cmd
 	m.prompt.input, cmd = m.prompt.input.Update(msg)
+	if m.prompt.edit != nil && m.prompt.input.Value() != before {
+		cmd = tea.Batch(cmd, m.scheduleDraft())
+	}
 	return cmd
 }
 

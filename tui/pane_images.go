@@ -72,6 +72,20 @@ func (m *Model) imagesPane(w, h int) string {
 	return window(splitLines(lines), at, h)
 }
 
+// describeImage asks for the person's description of an image.
+func (m *Model) describeImage(src, value string) tea.Cmd {
+	return m.askEdit(draftPrompt{Kind: promptDescription, Key: src}, "Describe the image:", value, func(m *Model, v string) tea.Cmd {
+		v = strings.TrimSpace(v)
+		i := slices.IndexFunc(m.check.Images, func(im pipeline.Image) bool { return im.Source == src })
+		if v == "" || i < 0 || v == m.check.Images[i].Description {
+			return nil
+		}
+		im := &m.check.Images[i]
+		im.Description, im.Edited, im.Origin, im.Error = v, true, pipeline.OriginUser, ""
+		return tea.Batch(m.edited(pipeline.StageImages), m.setStatus("description saved — s makes the queries again with it"))
+	})
+}
+
 // ocrFrom says what read an image's text, as far as its origin tells.
 func ocrFrom(origin string) string {
 	o := strings.ToLower(origin)
@@ -98,17 +112,7 @@ func (m *Model) onImagesKey(msg tea.KeyMsg) tea.Cmd {
 		if cmd, ok := m.editable(); !ok {
 			return cmd
 		}
-		src := m.check.Images[cur].Source
-		return m.ask("Describe the image:", m.check.Images[cur].Description, func(m *Model, v string) tea.Cmd {
-			v = strings.TrimSpace(v)
-			i := slices.IndexFunc(m.check.Images, func(im pipeline.Image) bool { return im.Source == src })
-			if v == "" || i < 0 || v == m.check.Images[i].Description {
-				return nil
-			}
-			im := &m.check.Images[i]
-			im.Description, im.Edited, im.Origin, im.Error = v, true, pipeline.OriginUser, ""
-			return tea.Batch(m.edited(pipeline.StageImages), m.setStatus("description saved — s makes the queries again with it"))
-		})
+		return m.describeImage(m.check.Images[cur].Source, m.check.Images[cur].Description)
 	case key.Matches(msg, k.QueriesAgain):
 		return m.rerun(pipeline.StageQueries)
 	case key.Matches(msg, k.Open):

@@ -64,28 +64,9 @@ func (m *Model) onQueriesKey(msg tea.KeyMsg) tea.Cmd {
 		m.check.Queries[cur].Enabled = !m.check.Queries[cur].Enabled
 		return m.edited(pipeline.StageQueries)
 	case key.Matches(msg, k.Edit):
-		old := m.check.Queries[cur].Text
-		return m.ask("Edit query:", old, func(m *Model, v string) tea.Cmd {
-			v = strings.TrimSpace(v)
-			i := m.queryIndex(old)
-			if v == "" || i < 0 {
-				return nil
-			}
-			q := &m.check.Queries[i]
-			q.Text, q.Origin, q.Enabled = v, pipeline.OriginUser, true
-			m.setCursor(pipeline.StageQueries, i)
-			return m.edited(pipeline.StageQueries)
-		})
+		return m.editQuery(m.check.Queries[cur].Text, m.check.Queries[cur].Text)
 	case key.Matches(msg, k.Add):
-		return m.ask("New query:", "", func(m *Model, v string) tea.Cmd {
-			v = strings.TrimSpace(v)
-			if v == "" {
-				return nil
-			}
-			m.check.Queries = append(m.check.Queries, pipeline.Query{Text: v, Origin: pipeline.OriginUser, Enabled: true})
-			m.setCursor(pipeline.StageQueries, len(m.check.Queries)-1)
-			return m.edited(pipeline.StageQueries)
-		})
+		return m.addQuery("")
 	case key.Matches(msg, k.Delete):
 		qs := m.check.Queries
 		m.check.Queries = append(qs[:cur:cur], qs[cur+1:]...)
@@ -93,6 +74,34 @@ func (m *Model) onQueriesKey(msg tea.KeyMsg) tea.Cmd {
 		return tea.Batch(m.edited(pipeline.StageQueries), m.setStatus("deleted the query “"+safe(qs[cur].Text)+"”"))
 	}
 	return nil
+}
+
+// editQuery asks for a query's new wording, starting from value.
+func (m *Model) editQuery(old, value string) tea.Cmd {
+	return m.askEdit(draftPrompt{Kind: promptQuery, Key: old}, "Edit query:", value, func(m *Model, v string) tea.Cmd {
+		v = strings.TrimSpace(v)
+		i := m.queryIndex(old)
+		if v == "" || i < 0 {
+			return nil
+		}
+		q := &m.check.Queries[i]
+		q.Text, q.Origin, q.Enabled = v, pipeline.OriginUser, true
+		m.setCursor(pipeline.StageQueries, i)
+		return m.edited(pipeline.StageQueries)
+	})
+}
+
+// addQuery asks for a query of the person's own.
+func (m *Model) addQuery(value string) tea.Cmd {
+	return m.askEdit(draftPrompt{Kind: promptNewQuery}, "New query:", value, func(m *Model, v string) tea.Cmd {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			return nil
+		}
+		m.check.Queries = append(m.check.Queries, pipeline.Query{Text: v, Origin: pipeline.OriginUser, Enabled: true})
+		m.setCursor(pipeline.StageQueries, len(m.check.Queries)-1)
+		return m.edited(pipeline.StageQueries)
+	})
 }
 
 // queryIndex finds a query by its text (-1: gone).
