@@ -370,7 +370,7 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		m.onScrollKey(msg)
 		return nil
 	case overlayQuit:
-		if msg.String() == "y" || msg.String() == "Y" {
+		if key.Matches(msg, m.keys.QuitAnyway) {
 			return tea.Sequence(removeDraft(m.gate, true, m.opts.DraftDir, m.draftID, m.draftKey()), tea.Quit)
 		}
 		m.overlay = overlayNone
@@ -490,7 +490,8 @@ func (m *Model) quitQuestion() string {
 	if m.screen == screenCompose {
 		what = "The post you are composing has not been checked yet."
 	}
-	return what + "\nQuitting discards the saved draft.\n\ny quit anyway · any other key stay"
+	q := m.keys.QuitAnyway.Help()
+	return what + "\nQuitting discards the saved draft.\n\n" + q.Key + " " + q.Desc
 }
 
 func firstNonEmpty(s ...string) string {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/musecheck/muse/pipeline"
@@ -256,16 +257,17 @@ func (m *Model) restoreView() string {
 		what = "a check with its correction"
 	}
 	return m.boxView("Unsaved draft found",
-		fmt.Sprintf("muse stopped before you finished %s (saved %s):\n\n“%s”\n\nr restore it · d discard it · esc keep it for later",
-			what, d.SavedAt.Local().Format("2006-01-02 15:04"), firstNonEmpty(text, safe(p.URL))))
+		fmt.Sprintf("muse stopped before you finished %s (saved %s):\n\n“%s”\n\n%s",
+			what, d.SavedAt.Local().Format("2006-01-02 15:04"), firstNonEmpty(text, safe(p.URL)), m.hints(m.keys.RestoreDraft, m.keys.DiscardDraft, m.keys.KeepDraft)))
 }
 
 func (m *Model) onRestoreKey(msg tea.KeyMsg) tea.Cmd {
 	d := m.restore
 	path := d.path
 	drop := func() tea.Msg { os.Remove(path); return nil }
-	switch msg.String() {
-	case "r", "enter":
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.RestoreDraft):
 		m.overlay = overlayNone
 		m.restore = nil
 		m.dirty = true
@@ -287,11 +289,11 @@ func (m *Model) onRestoreKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		// The draft stays on disk until its text is in the case.
 		return tea.Batch(append(cmds, m.scheduleDraft())...)
-	case "d":
+	case key.Matches(msg, k.DiscardDraft):
 		m.overlay = overlayNone
 		m.restore = nil
 		return tea.Batch(drop, m.setStatus("draft discarded"))
-	case "esc", "q":
+	case key.Matches(msg, k.KeepDraft):
 		m.overlay = overlayNone
 		m.restore = nil
 	}

@@ -29,6 +29,8 @@ type keyMap struct {
 	Include, WriteAgain, EditInline, EditExternal, Versions key.Binding
 	// inline editor, prompts, version list
 	Save, Accept, Cancel, Mark, Diff, RestoreVersion, Close key.Binding
+	// dialogs: a draft found after a crash, quitting with unsaved work
+	RestoreDraft, DiscardDraft, KeepDraft, QuitAnyway key.Binding
 }
 
 func newKeyMap() keyMap {
@@ -94,6 +96,11 @@ func newKeyMap() keyMap {
 		Diff:           b("d", "words that differ from the marked one", "d"),
 		RestoreVersion: b("r/enter", "restore the selected version", "r", "enter"),
 		Close:          b("esc", "close", "esc", "q"),
+
+		RestoreDraft: b("r/enter", "restore the draft found", "r", "enter"),
+		DiscardDraft: b("d", "discard it", "d"),
+		KeepDraft:    b("esc", "keep it for later", "esc", "q"),
+		QuitAnyway:   b("y", "quit anyway (any other key stays)", "y", "Y"),
 	}
 }
 
@@ -117,6 +124,7 @@ func (k keyMap) keyGroups() []keyGroup {
 		{"correction", []key.Binding{k.EditInline, k.EditExternal, k.Save, k.WriteAgain, k.Versions}},
 		{"versions", []key.Binding{k.Mark, k.Diff, k.RestoreVersion, k.Close}},
 		{"prompts", []key.Binding{k.Accept, k.Cancel}},
+		{"dialogs", []key.Binding{k.RestoreDraft, k.DiscardDraft, k.KeepDraft, k.QuitAnyway}},
 	}
 }
 
@@ -142,6 +150,16 @@ func keyTable(k keyMap) string {
 type helpKeys struct {
 	short  []key.Binding
 	always []key.Binding
+}
+
+// hints is "r/enter restore the draft found · d discard it": a dialog's
+// keys, from their bindings.
+func (m *Model) hints(keys ...key.Binding) string {
+	parts := make([]string, len(keys))
+	for i, kb := range keys {
+		parts[i] = kb.Help().Key + " " + kb.Help().Desc
+	}
+	return strings.Join(parts, " · ")
 }
 
 // splitBurst turns a burst of typed runes that arrived as one message
