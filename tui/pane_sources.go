@@ -309,7 +309,8 @@ func (m *Model) whyPane(w, h int) string {
 	room := max(h-1, 1)
 	m.whyScroll = clamp(m.whyScroll, 0, max(len(lines)-room, 0))
 	end := min(len(lines), m.whyScroll+room)
-	hint := "esc back · ↑/↓ scroll · o open · d drop · b boost · u restore"
+	k := m.keys
+	hint := m.hints(k.Back, k.Open, k.Drop, k.Boost, k.Restore)
 	if end < len(lines) || m.whyScroll > 0 {
 		hint = fmt.Sprintf("lines %d–%d of %d · ", m.whyScroll+1, end, len(lines)) + hint
 	}

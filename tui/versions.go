@@ -113,7 +113,8 @@ func (m *Model) versionsView() string {
 		}
 		lines = append(lines, line)
 	}
-	lines = append(lines, "", m.st.Dim.Render(wrap("space marks a version to compare with (◆; none: the correction now) · d shows the words that differ · r restores the selected one · esc closes", w)))
+	k := m.keys
+	lines = append(lines, "", m.st.Dim.Render(wrap("◆ marks the version compared with (none: the correction now) · "+m.hints(k.Mark, k.Diff, k.RestoreVersion, k.Close), w)))
 	if v.diff != "" {
 		lines = append(lines, "", m.st.Bold.Render("− removed  + added, from ◆ to the selected version"))
 		lines = append(lines, strings.Split(wrap(v.diff, w), "\n")...)
