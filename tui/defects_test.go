@@ -535,3 +535,26 @@ func TestPromptEditSurvivesAKill(t *testing.T) {
 		t.Errorf("restored edit gave %+v", q)
 	}
 }
+
+// A run stopped before it wrote the correction again leaves the last
+// correction marked stale, not waiting as if none were there.
+func TestStopBeforeTheCorrectionMarksItStale(t *testing.T) {
+	m, _ := finished(t, 80, 24)
+	c := cloneCheck(m.check)
+	for i := range c.Stages {
+		switch c.Stages[i].Stage {
+		case pipeline.StageEvidence:
+			c.Stages[i].State, c.Stages[i].Error = pipeline.StateFailed, "evidence: context canceled"
+		case pipeline.StageCorrection:
+			c.Stages[i].State = pipeline.StateWaiting
+		}
+	}
+	m.running, m.stopped = true, true
+	m.onRunDone(runDoneMsg{gen: m.gen, check: c})
+	if st := m.stage(pipeline.StageCorrection).State; st != pipeline.StateStale {
+		t.Errorf("correction is %s after a stop in evidence", st)
+	}
+	if info := m.stage(pipeline.StageEvidence); info.Error != "stopped" {
+		t.Errorf("evidence: %+v", info)
+	}
+}

@@ -280,6 +280,12 @@ func (m *Model) markStopped() tea.Cmd {
 		}
 	}
 	m.before = nil
+	if info := m.stage(pipeline.StageCorrection); info.State == pipeline.StateWaiting && strings.TrimSpace(m.check.Correction.Text) != "" {
+		// The run stopped before writing again: the correction shown is
+		// the last one, out of date with what the run changed.
+		info.State = pipeline.StateStale
+		m.setStage(info)
+	}
 	return cmd
 }
 
