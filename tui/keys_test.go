@@ -3,6 +3,7 @@ package tui
 import (
 	"flag"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -101,5 +102,46 @@ func TestFilterKeepsCursorAcrossReruns(t *testing.T) {
 	press(t, m, "enter")
 	if got := m.currentSource().URL; got != want {
 		t.Errorf("clearing the filter moved the cursor to %s", got)
+	}
+}
+
+// TestREADMEWalkthroughKeys: every key the README's walkthrough names is
+// one the app answers to (a keymap binding or an export menu key).
+func TestREADMEWalkthroughKeys(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	start := strings.Index(readme, "#### A short walkthrough")
+	end := strings.Index(readme, "#### Keys")
+	if start < 0 || end < start {
+		t.Fatal("README lacks the walkthrough or the key table")
+	}
+	valid := map[string]bool{}
+	arrows := map[string]string{"up": "↑", "down": "↓", "left": "←", "right": "→"}
+	for _, g := range newKeyMap().keyGroups() {
+		for _, kb := range g.keys {
+			for _, k := range kb.Keys() {
+				valid[k] = true
+				if a, ok := arrows[k]; ok {
+					valid[a] = true
+				}
+			}
+		}
+	}
+	for _, c := range exportChoices() {
+		valid[c.key] = true
+	}
+	keyLike := regexp.MustCompile("`([a-zA-Z]|ctrl\\+[a-z]|shift\\+tab|esc|tab|enter|space|[/\\\\?↑↓←→])`")
+	named := 0
+	for _, m := range keyLike.FindAllStringSubmatch(readme[start:end], -1) {
+		named++
+		if !valid[m[1]] {
+			t.Errorf("the walkthrough names `%s`, which no binding has", m[1])
+		}
+	}
+	if named < 20 {
+		t.Errorf("only %d keys found in the walkthrough: the pattern no longer reads it", named)
 	}
 }
