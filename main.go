@@ -406,7 +406,7 @@ func startTUI(ctx context.Context, app *App, noLLM, mouse bool, opts tui.Options
 	if noLLM {
 		opts.Model = "no model (--no-llm)"
 	}
-	eng, closeEngine, err := setup.NewFromConfig(ctx, app.Cfg, pipeline.Options{NoLLM: noLLM})
+	eng, closeEngine, err := setup.NewFromConfig(ctx, app.Cfg, pipeline.Options{NoLLM: noLLM, Snapshots: true}) // the app shows the engine's snapshots
 	switch {
 	case err != nil && opts.Case == nil:
 		return &exitError{2, fmt.Errorf("start the engine: %w", err)}

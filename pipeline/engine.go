@@ -255,7 +255,7 @@ func (e *Engine) Run(ctx context.Context, c *Check, from Stage, events chan<- Ev
 func (r *run) stage(ctx context.Context, st Stage) error {
 	t0 := r.e.opts.Now()
 	r.setState(st, StateRunning, 0, 0, "")
-	r.emit(Event{Kind: EventStageStarted, Stage: st, Message: string(st) + " started"})
+	r.emit(Event{Kind: EventStageStarted, Stage: st, State: StateRunning, Message: string(st) + " started"})
 	var (
 		count   int
 		skipped bool
@@ -282,7 +282,7 @@ func (r *run) stage(ctx context.Context, st Stage) error {
 			err = fmt.Errorf("%s: %w (%v)", st, ctxErr, err)
 		}
 		r.setState(st, StateFailed, count, secs, err.Error())
-		r.emit(Event{Kind: EventStageFailed, Stage: st, Count: count, Seconds: secs, Err: err.Error(),
+		r.emit(Event{Kind: EventStageFailed, Stage: st, State: StateFailed, Count: count, Seconds: secs, Err: err.Error(),
 			Message: fmt.Sprintf("%s failed: %v", st, err)})
 		return err
 	}
@@ -295,7 +295,7 @@ func (r *run) stage(ctx context.Context, st Stage) error {
 	if skipped {
 		msg = fmt.Sprintf("%s: skipped", st)
 	}
-	r.emit(Event{Kind: EventStageFinished, Stage: st, Count: count, Seconds: secs, Message: msg})
+	r.emit(Event{Kind: EventStageFinished, Stage: st, State: state, Count: count, Seconds: secs, Message: msg})
 	return nil
 }
 

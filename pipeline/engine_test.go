@@ -277,8 +277,14 @@ func TestRunWholeCheck(t *testing.T) {
 		switch ev.Kind {
 		case EventStageStarted:
 			started++
+			if ev.State != StateRunning {
+				t.Errorf("%s started event carries state %q", ev.Stage, ev.State)
+			}
 		case EventStageFinished:
 			finished++
+			if want := map[bool]string{true: StateSkipped, false: StateDone}[ev.Stage == StageImages]; ev.State != want {
+				t.Errorf("%s finished event carries state %q, want %q", ev.Stage, ev.State, want)
+			}
 		case EventTokenDelta:
 			deltas++
 		}
@@ -483,9 +489,23 @@ func TestCancelKeepsPartialResults(t *testing.T) {
 	}}
 	e := newTestEngine(t, w, m, Options{})
 	c := e.NewCheck(Post{Text: post}, time.Time{})
-	err := e.Run(ctx, c, StageImages, nil)
+	events := make(chan Event, 1024)
+	err := e.Run(ctx, c, StageImages, events)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v", err)
+	}
+	close(events)
+	failed := 0
+	for ev := range events {
+		if ev.Kind == EventStageFailed {
+			failed++
+			if ev.State != StateFailed || ev.Stage != StageEvidence {
+				t.Errorf("failed event for %s carries state %q", ev.Stage, ev.State)
+			}
+		}
+	}
+	if failed != 1 {
+		t.Errorf("%d stage_failed events, want 1", failed)
 	}
 	if len(c.Queries) != 3 || len(c.Hits) == 0 || statusOf(c, "https://www.reuters.com/a") != StatusNotNeeded {
 		t.Fatalf("partial results lost: %d queries %d hits %+v", len(c.Queries), len(c.Hits), c.Sources)

@@ -61,9 +61,13 @@ type Event struct {
 	Message string    `json:"message,omitempty"` // human words
 	Count   int       `json:"count,omitempty"`
 	Seconds float64   `json:"seconds,omitempty"`
-	Delta   string    `json:"-"`               // token text, for EventTokenDelta only
-	Item    any       `json:"-"`               // the Query, Hit, Source or Evidence added, for EventItem
-	Err     string    `json:"error,omitempty"` // for failures and EventDone
+	// State is the stage's state after a stage event (StateRunning,
+	// StateDone, StateSkipped or StateFailed), as its StageInfo records it,
+	// so no reader has to parse it out of Message.
+	State string `json:"state,omitempty"`
+	Delta string `json:"-"`               // token text, for EventTokenDelta only
+	Item  any    `json:"-"`               // the Query, Hit, Source or Evidence added, for EventItem
+	Err   string `json:"error,omitempty"` // for failures and EventDone
 	// Check is a deep copy of the Check as it stood when the event was
 	// published, taken under the engine's lock; set only with
 	// Options.Snapshots, on every event but token deltas.

@@ -12,7 +12,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/spinner"
 	"github.com/charmbracelet/bubbles/textarea"
 	"github.com/charmbracelet/bubbles/textinput"
@@ -55,8 +55,9 @@ type Options struct {
 	ExportDir string
 	// Output is the terminal (for OSC 52); nil is os.Stdout.
 	Output io.Writer
-	// Tmux and Screen wrap OSC 52 so it passes through those multiplexers.
-	Tmux, Screen bool
+	// Tmux says the app runs in tmux, so the copy status can say how
+	// tmux passes a plain OSC 52 on (set -g set-clipboard on).
+	Tmux bool
 	// Styles; the zero value is replaced with NewStyles from the terminal.
 	Styles *Styles
 	// Now is the clock; nil is time.Now. Tests fix it.
@@ -104,23 +105,15 @@ const (
 	overlayRestore
 	overlayPrompt
 	overlayExport
+	overlayLog
+	overlayVersions
 )
-
-// stageView is the state of one stage as the app shows it.
-type stageView struct {
-	state   string
-	count   int
-	seconds float64
-	err     string
-	started time.Time
-}
 
 // Model is the root model of the app.
 type Model struct {
 	opts   Options
 	st     Styles
 	keys   keyMap
-	help   help.Model
 	spin   spinner.Model
 	now    func() time.Time
 	appCtx context.Context
@@ -131,15 +124,25 @@ type Model struct {
 	overlay overlay
 	compose composeModel
 
-	check     *pipeline.Check
-	stages    map[pipeline.Stage]*stageView
-	sel       int // selected stage, index into pipeline.Stages
-	userMoved bool
-	cursor    map[pipeline.Stage]int
-	why       bool                        // the "why this source" detail is open
-	scroll    int                         // correction pane scroll
-	warnings  map[pipeline.Stage][]string // the engine's warnings per stage, this run
-	progress  map[pipeline.Stage]string   // the engine's latest progress line per stage
+	// check is the engine's record: the snapshot the latest event
+	// carried, the record Run handed back, or a saved case; the person's
+	// edits change it between runs.
+	check         *pipeline.Check
+	stream        string               // the correction's token deltas since its stage started
+	before        *pipeline.Correction // the correction before this run, kept if it is stopped
+	sel           int                  // selected stage, index into pipeline.Stages
+	userMoved     bool
+	cursor        map[pipeline.Stage]int // index of the selected item of each list
+	cursorKey     map[pipeline.Stage]string
+	filter        map[pipeline.Stage]string // `/`: words each list's rows must match
+	why           bool                      // the "why this source" detail is open
+	whyScroll     int                       // its scroll
+	helpScroll    int                       // scroll of the help screen and the message log
+	zoom          bool                      // the pane takes the whole screen
+	sidebarHidden bool
+	log           []string // every status message of this session, for L
+	versions      versionsState
+	scroll        int // correction pane scroll
 
 	gen      int
 	running  bool
@@ -157,10 +160,12 @@ type Model struct {
 
 	status        string
 	statusSeq     int
-	statusFailure bool // the status says why something failed
-	dirty         bool // something typed has not been copied or exported
-	draftID       string
+	statusFailure bool   // the status says why something failed
+	dirty         bool   // something typed has not been copied or exported
+	draftID       string // this session's: names the draft of a post being composed
 	draftSeq      int
+	draftSince    time.Time // when the oldest change not yet in the draft was made
+	gate          *draftGate
 	rendered      struct{ key, out string }
 
 	saver       *caseSaver
@@ -179,6 +184,7 @@ type promptState struct {
 	title string
 	input textinput.Model
 	done  func(m *Model, value string) tea.Cmd
+	edit  *draftPrompt // set for an edit of the check, kept in the draft
 }
 
 // New builds the app model. ctx ends when the app ends; runs are children of it.
@@ -192,29 +198,23 @@ func New(ctx context.Context, opts Options) *Model {
 		st = *opts.Styles
 	}
 	m := &Model{
-		opts:   opts,
-		st:     st,
-		keys:   newKeyMap(),
-		help:   help.New(),
-		spin:   spinner.New(spinner.WithSpinner(spinner.Line)),
-		now:    now,
-		appCtx: ctx,
-		width:  80,
-		height: 24,
-		cursor: map[pipeline.Stage]int{},
-		stages: map[pipeline.Stage]*stageView{},
+		opts:      opts,
+		st:        st,
+		keys:      newKeyMap(),
+		spin:      spinner.New(spinner.WithSpinner(spinner.Line)),
+		now:       now,
+		appCtx:    ctx,
+		width:     80,
+		height:    24,
+		cursor:    map[pipeline.Stage]int{},
+		cursorKey: map[pipeline.Stage]string{},
+		filter:    map[pipeline.Stage]string{},
 	}
-	m.help.Styles.ShortKey = st.Bold
-	m.help.Styles.FullKey = st.Bold
-	m.help.Styles.ShortDesc = st.Dim
-	m.help.Styles.FullDesc = st.Dim
-	m.help.Styles.ShortSeparator = st.Dim
-	m.help.Styles.FullSeparator = st.Dim
 	m.draftID = now().UTC().Format("20060102-150405")
 	m.compose = newCompose(st, opts.Post, opts.Cutoff)
 	m.editor = textarea.New()
-	m.resetStages()
 	m.saver = &caseSaver{}
+	m.gate = &draftGate{}
 	if ss, ok := opts.Cases.(cases.SnapshotStore); ok {
 		m.snaps = &cases.Snapshotter{Store: ss, Pages: opts.Pages}
 	}
@@ -241,7 +241,6 @@ func Run(ctx context.Context, opts Options) error {
 		opts.Editor = firstNonEmpty(os.Getenv("VISUAL"), os.Getenv("EDITOR"), "vi")
 	}
 	opts.Tmux = opts.Tmux || os.Getenv("TMUX") != ""
-	opts.Screen = opts.Screen || (os.Getenv("STY") != "")
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	popts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx)}
@@ -276,7 +275,10 @@ func (m *Model) Init() tea.Cmd {
 	case m.opts.Case != nil:
 		cmds = append(cmds, m.setStatus("case "+m.opts.Case.ID+" as it was left; nothing was run"))
 	}
-	if m.opts.DraftDir != "" && m.opts.Case == nil {
+	switch {
+	case m.opts.DraftDir != "" && m.opts.Case != nil:
+		cmds = append(cmds, findCaseDraft(m.opts.DraftDir, m.opts.Case))
+	case m.opts.DraftDir != "":
 		cmds = append(cmds, findDraft(m.opts.DraftDir, m.draftID))
 	}
 	if m.opts.Start {
@@ -289,7 +291,8 @@ func (m *Model) Init() tea.Cmd {
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.width, m.height = msg.Width, msg.Height
+		// Past the stage list and a readable pane, more columns are margin.
+		m.width, m.height = min(msg.Width, stageListWidth+3+readWidth), msg.Height
 		m.layout()
 		return m, nil
 	case spinner.TickMsg:
@@ -320,16 +323,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case resultMsg:
 		return m, m.onResult(msg)
 	case draftTickMsg:
-		if msg.seq != m.draftSeq || m.opts.DraftDir == "" {
-			return m, nil
-		}
-		return m, saveDraft(m.opts.DraftDir, m.draftID, m.draftSnapshot(), m.now())
+		return m, m.onDraftTick(msg)
 	case draftFoundMsg:
-		if m.screen == screenCompose && !m.running && m.overlay == overlayNone {
+		if !m.running && m.overlay == overlayNone {
 			m.restore = msg.draft
 			m.overlay = overlayRestore
 		}
 		return m, nil
+	case versionsMsg:
+		return m, m.onVersions(msg)
 	case postFetchedMsg:
 		return m, m.onPostFetched(msg)
 	case editorReadyMsg:
@@ -339,7 +341,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.MouseMsg:
 		return m, m.onMouse(msg)
 	case tea.KeyMsg:
-		return m, m.onKey(msg)
+		var cmds []tea.Cmd
+		for _, k := range splitBurst(msg) {
+			cmds = append(cmds, m.onKey(k))
+		}
+		return m, tea.Batch(cmds...)
 	}
 	return m, m.updateFocused(msg)
 }
@@ -360,16 +366,14 @@ func (m *Model) updateFocused(msg tea.Msg) tea.Cmd {
 
 func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	switch m.overlay {
-	case overlayHelp:
-		m.overlay = overlayNone
+	case overlayHelp, overlayLog:
+		m.onScrollKey(msg)
 		return nil
 	case overlayQuit:
-		switch msg.String() {
-		case "y", "Y":
-			return tea.Sequence(removeDraft(m.opts.DraftDir, m.draftID), tea.Quit)
-		default:
-			m.overlay = overlayNone
+		if key.Matches(msg, m.keys.QuitAnyway) {
+			return tea.Sequence(removeDraft(m.gate, true, m.opts.DraftDir, m.draftID, m.draftKey()), tea.Quit)
 		}
+		m.overlay = overlayNone
 		return nil
 	case overlayRestore:
 		return m.onRestoreKey(msg)
@@ -377,15 +381,15 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		return m.onPromptKey(msg)
 	case overlayExport:
 		return m.onExportKey(msg)
+	case overlayVersions:
+		return m.onVersionsKey(msg)
 	}
-	if msg.String() == "ctrl+c" || (msg.String() == "esc" && m.running && !m.editing) {
-		if m.running {
-			m.stopRun()
-			return nil
-		}
-		if msg.String() == "ctrl+c" {
-			return m.quit()
-		}
+	if key.Matches(msg, m.keys.Stop) && m.running && (msg.String() == "ctrl+c" || !m.editing) {
+		m.stopRun()
+		return nil
+	}
+	if msg.String() == "ctrl+c" {
+		return m.quit()
 	}
 	if m.screen == screenCompose {
 		return m.onComposeKey(msg)
@@ -394,9 +398,10 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 }
 
 // quit leaves at once unless something typed would be lost. A check kept
-// as a case loses nothing: it is saved one last time on the way out.
+// as a case loses nothing: an edit in progress is saved into it, and the
+// case one last time, on the way out.
 func (m *Model) quit() tea.Cmd {
-	inCase := m.saving() && m.screen == screenCheck && !m.editing
+	inCase := m.saving() && m.screen == screenCheck
 	if m.dirty && !inCase {
 		m.overlay = overlayQuit
 		return nil
@@ -404,10 +409,15 @@ func (m *Model) quit() tea.Cmd {
 	if m.cancel != nil {
 		m.cancel()
 	}
-	if inCase {
-		return tea.Sequence(m.saveCaseNow(), removeDraft(m.opts.DraftDir, m.draftID), tea.Quit)
+	if !inCase {
+		return tea.Sequence(removeDraft(m.gate, true, m.opts.DraftDir, m.draftID, m.draftKey()), tea.Quit)
 	}
-	return tea.Sequence(removeDraft(m.opts.DraftDir, m.draftID), tea.Quit)
+	var saveEdit tea.Cmd
+	if m.editing {
+		m.editing = false
+		saveEdit = m.storeCorrection(m.editor.Value())
+	}
+	return tea.Sequence(saveEdit, m.saveCaseNow(), removeDraft(m.gate, true, m.opts.DraftDir, m.draftID, m.draftKey()), tea.Quit)
 }
 
 // statusClearMsg clears a status message unless a newer one replaced it.
@@ -423,6 +433,9 @@ type resultMsg struct {
 
 func (m *Model) setStatus(s string) tea.Cmd {
 	m.status = s
+	if s != "" {
+		m.log = append(m.log, m.now().Format("15:04:05")+" "+s)
+	}
 	m.statusFailure = false
 	m.statusSeq++
 	seq := m.statusSeq
@@ -454,20 +467,31 @@ func (m *Model) View() string {
 	switch m.overlay {
 	case overlayHelp:
 		return m.helpView()
+	case overlayLog:
+		return m.logView()
 	case overlayQuit:
-		return m.boxView("Quit muse?",
-			"The correction has changes you have not copied or exported.\n"+
-				"Quitting discards the saved draft.\n\n"+
-				"y quit anyway · any other key stay")
+		return m.boxView("Quit muse?", m.quitQuestion())
 	case overlayRestore:
 		return m.restoreView()
 	case overlayExport:
 		return m.exportView()
+	case overlayVersions:
+		return m.versionsView()
 	}
 	if m.screen == screenCompose {
 		return m.composeView()
 	}
 	return m.checkView()
+}
+
+// quitQuestion says what quitting would lose, where the journalist is.
+func (m *Model) quitQuestion() string {
+	what := "The correction has changes you have not copied or exported."
+	if m.screen == screenCompose {
+		what = "The post you are composing has not been checked yet."
+	}
+	q := m.keys.QuitAnyway.Help()
+	return what + "\nQuitting discards the saved draft.\n\n" + q.Key + " " + q.Desc
 }
 
 func firstNonEmpty(s ...string) string {

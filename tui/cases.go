@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/cases"
 )
 
 // CaseStore keeps checks as cases (package pipeline/cases; *cases.Store
@@ -17,6 +18,7 @@ import (
 type CaseStore interface {
 	Save(ctx context.Context, c *pipeline.Check) error
 	SaveDraft(ctx context.Context, id, text string, edited bool) error
+	Drafts(ctx context.Context, id string) ([]cases.Draft, error)
 }
 
 // caseSaver orders saves that run in concurrent tea.Cmds: a save older
@@ -105,16 +107,23 @@ func (m *Model) onCaseSaved(msg caseSavedMsg) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// saveCorrectionDraft keeps one version of the correction: the model's
-// when it finishes writing, the person's when an edit is saved.
+// saveCorrectionDraft keeps the correction as the model finished it as
+// one version.
 func (m *Model) saveCorrectionDraft(edited bool) tea.Cmd {
-	if !m.saving() || strings.TrimSpace(m.check.Correction.Text) == "" {
+	return m.saveVersion(m.check.Correction.Text, edited)
+}
+
+// saveVersion keeps one version of the correction in the case: the model's
+// when it finishes (or is stopped) writing, the person's when an edit is
+// saved.
+func (m *Model) saveVersion(text string, edited bool) tea.Cmd {
+	if !m.saving() || strings.TrimSpace(text) == "" {
 		return nil
 	}
-	st, ctx, id, text := m.opts.Cases, m.appCtx, m.check.ID, m.check.Correction.Text
+	st, ctx, id := m.opts.Cases, m.appCtx, m.check.ID
 	return func() tea.Msg {
 		if err := st.SaveDraft(ctx, id, text, edited); err != nil {
-			return resultMsg{what: "save the correction's draft", err: err}
+			return resultMsg{what: "save a version of the correction", err: err}
 		}
 		return nil
 	}
@@ -141,25 +150,21 @@ func (m *Model) openCase(c *pipeline.Check) {
 	m.check = c
 	m.screen = screenCheck
 	m.compose = newCompose(m.st, c.Post, c.Cutoff)
-	m.resetStages()
-	for _, info := range c.Stages {
-		if sv := m.stages[info.Stage]; sv != nil && info.State != "" {
-			sv.state, sv.count, sv.seconds, sv.err = info.State, info.Count, info.Seconds, info.Error
-			if info.State == pipeline.StateRunning {
-				// The process that ran it is gone: say so rather than spin.
-				sv.state, sv.err = pipeline.StateFailed, "stopped"
-			}
+	for _, s := range pipeline.Stages {
+		if info := m.stage(s); info.State == pipeline.StateRunning {
+			// The process that ran it is gone: say so rather than spin.
+			info.State, info.Error = pipeline.StateFailed, stoppedErr
+			m.setStage(info)
 		}
 	}
 	m.sel = 0
 	for i, s := range pipeline.Stages {
-		if st := m.stages[s].state; st != pipeline.StateWaiting {
+		if m.stage(s).State != pipeline.StateWaiting {
 			m.sel = i
 		}
 	}
 	if strings.TrimSpace(c.Correction.Text) != "" {
 		m.sel = stageIndex(pipeline.StageCorrection)
 	}
-	m.stopped = m.stages[m.selected()].err == "stopped"
-	m.draftID = c.ID
+	m.stopped = m.stage(m.selected()).Error == stoppedErr
 }

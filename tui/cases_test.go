@@ -180,7 +180,7 @@ func TestCaseFlow(t *testing.T) {
 	opts2.Cases = store
 	opts2.Case = saved
 	tm2 := teatest.NewTestModel(t, New(context.Background(), opts2), teatest.WithInitialTermSize(80, 24))
-	waitFor(t, tm2, "Edited by the desk.")
+	waitFor(t, tm2, "Edited by the") // wrapped at 80 columns
 	tm2.Type("1")
 	waitFor(t, tm2, "(written by you)")
 	tm2.Type("q")
@@ -189,8 +189,8 @@ func TestCaseFlow(t *testing.T) {
 	if froms, _ := r2.runs(); len(froms) != 0 {
 		t.Errorf("opening a case ran the engine from %v", froms)
 	}
-	if m2.check.ID != saved.ID || m2.stages[pipeline.StageCorrection].state != pipeline.StateDone {
-		t.Errorf("reopened case %q, correction stage %s", m2.check.ID, m2.stages[pipeline.StageCorrection].state)
+	if m2.check.ID != saved.ID || m2.stage(pipeline.StageCorrection).State != pipeline.StateDone {
+		t.Errorf("reopened case %q, correction stage %s", m2.check.ID, m2.stage(pipeline.StageCorrection).State)
 	}
 }
 
@@ -220,11 +220,11 @@ func TestCaseOpensOnCorrection(t *testing.T) {
 	if o.screen != screenCheck || o.selected() != pipeline.StageCorrection {
 		t.Fatalf("opened on screen %v, stage %s", o.screen, o.selected())
 	}
-	if o.stages[pipeline.StageCorrection].state != pipeline.StateStale {
-		t.Errorf("correction is %s, want stale as it was left", o.stages[pipeline.StageCorrection].state)
+	if o.stage(pipeline.StageCorrection).State != pipeline.StateStale {
+		t.Errorf("correction is %s, want stale as it was left", o.stage(pipeline.StageCorrection).State)
 	}
 	v := o.View()
-	for _, want := range []string{"Edited.", "edited by you", "~ correction"} {
+	for _, want := range []string{"Edited.", "edited by you", "~6", "out of date after your edit"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("reopened view lacks %q:\n%s", want, v)
 		}
@@ -261,11 +261,11 @@ func TestKilledRunReopens(t *testing.T) {
 	opts2.Case = saved
 	m := New(context.Background(), opts2)
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
-	if st := m.stages[pipeline.StageCorrection]; st.state != pipeline.StateFailed || st.err != "stopped" {
-		t.Errorf("the killed stage reopens as %s (%s), want stopped", st.state, st.err)
+	if st := m.stage(pipeline.StageCorrection); st.State != pipeline.StateFailed || st.Error != "stopped" {
+		t.Errorf("the killed stage reopens as %s (%s), want stopped", st.State, st.Error)
 	}
-	if m.stages[pipeline.StageEvidence].state != pipeline.StateDone || m.selected() != pipeline.StageCorrection {
-		t.Errorf("evidence %s, selected %s", m.stages[pipeline.StageEvidence].state, m.selected())
+	if m.stage(pipeline.StageEvidence).State != pipeline.StateDone || m.selected() != pipeline.StageCorrection {
+		t.Errorf("evidence %s, selected %s", m.stage(pipeline.StageEvidence).State, m.selected())
 	}
 	if !strings.Contains(m.View(), "stopped") {
 		t.Errorf("no sign the run was stopped:\n%s", m.View())
@@ -280,6 +280,7 @@ func (f *failingStore) Save(context.Context, *pipeline.Check) error {
 	return os.ErrPermission
 }
 func (f *failingStore) SaveDraft(context.Context, string, string, bool) error { return nil }
+func (f *failingStore) Drafts(context.Context, string) ([]cases.Draft, error) { return nil, nil }
 
 // TestCaseSaveFailureIsShownOnce: a store that cannot save says so in the
 // status bar, once, and the check goes on.
@@ -317,7 +318,7 @@ func TestImagesPane(t *testing.T) {
 	m.check.Images[0].Description = "A hand-written description"
 	m.check.Images[0].Edited = true
 	m.markStale(pipeline.StageImages)
-	if !strings.Contains(m.View(), "(written by you)") || m.stages[pipeline.StageQueries].state != pipeline.StateStale {
+	if !strings.Contains(m.View(), "(written by you)") || m.stage(pipeline.StageQueries).State != pipeline.StateStale {
 		t.Errorf("edited description:\n%s", m.View())
 	}
 }
@@ -344,10 +345,10 @@ func TestExportRefusalShown(t *testing.T) {
 // call, kind "usage", Item the Usage so far) updates the cost per stage
 // before the stage finishes.
 func TestUsageLive(t *testing.T) {
-	m, _ := finished(t, 80, 24)
-	u := m.check.Usage
-	u.ByStage = map[string]pipeline.StageUsage{"queries": {LLMCalls: 1, PromptTokens: 12000, CompletionTokens: 345, CostUSD: 1.5}}
-	m.onEvent(pipeline.Event{Kind: "usage", Stage: pipeline.StageQueries, Item: u})
+	m, _ := finished(t, 120, 40) // the per-stage block is in the full stage list
+	snap := cloneCheck(m.check)
+	snap.Usage.ByStage = map[string]pipeline.StageUsage{"queries": {LLMCalls: 1, PromptTokens: 12000, CompletionTokens: 345, CostUSD: 1.5}}
+	m.onEvent(pipeline.Event{Kind: "usage", Stage: pipeline.StageQueries, Item: snap.Usage, Check: snap})
 	if v := m.View(); !strings.Contains(v, "queries     12k  $1.50") {
 		t.Errorf("live usage not shown:\n%s", v)
 	}

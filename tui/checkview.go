@@ -2,8 +2,12 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
@@ -11,24 +15,54 @@ import (
 	"github.com/musecheck/muse/pipeline"
 )
 
-const stageListWidth = 22
+// Layout: the stage list is stageListWidth columns wide on wide terminals
+// and collapses to its glyphs (stageGlyphWidth) under wideWidth; text lines
+// stay under readWidth columns however wide the terminal; under
+// minWidth×minHeight the app asks for a bigger terminal.
+const (
+	stageListWidth  = 22
+	stageGlyphWidth = 3
+	wideWidth       = 100
+	readWidth       = 100
+	minWidth        = 60
+	minHeight       = 16
+)
 
-var stageTitles = map[pipeline.Stage]string{
-	pipeline.StageImages:     "Images",
-	pipeline.StageQueries:    "Queries",
-	pipeline.StageSearch:     "Search",
-	pipeline.StageSources:    "Sources",
-	pipeline.StageEvidence:   "Evidence",
-	pipeline.StageCorrection: "Correction",
+// stageTitle is a stage's name as a pane title ("Sources").
+func stageTitle(s pipeline.Stage) string {
+	return strings.ToUpper(string(s[:1])) + string(s[1:])
 }
 
 func (m *Model) selected() pipeline.Stage { return pipeline.Stages[m.sel] }
 
+// sidebarWidth is the stage list's width now: full, glyphs only, or none.
+func (m *Model) sidebarWidth() int {
+	switch {
+	case m.zoom || m.sidebarHidden:
+		return 0
+	case m.width < wideWidth:
+		return stageGlyphWidth
+	}
+	return stageListWidth
+}
+
 // paneSize is the detail pane's inner width and height.
 func (m *Model) paneSize() (int, int) {
-	w := max(m.width-stageListWidth-3, 20)
+	w := m.width
+	if sw := m.sidebarWidth(); sw > 0 {
+		w -= sw + 3 // " │ "
+	}
+	w = min(max(w, 20), readWidth)
 	h := max(m.height-4, 3) // header, status bar, help line, pane title
 	return w, h
+}
+
+// tooSmall says whether the terminal is too small to show the check.
+func (m *Model) tooSmall() bool { return m.width < minWidth || m.height < minHeight }
+
+func (m *Model) tooSmallView() string {
+	msg := fmt.Sprintf("The terminal is too small (%d×%d): muse needs at least %d×%d.\nq quits.", m.width, m.height, minWidth, minHeight)
+	return wrap(msg, max(m.width, 10))
 }
 
 // layout resizes the widgets that keep their own size.
@@ -36,34 +70,68 @@ func (m *Model) layout() {
 	w, h := m.paneSize()
 	m.editor.SetWidth(w)
 	m.editor.SetHeight(max(h-2, 3))
-	m.help.Width = m.width
 	if m.overlay == overlayPrompt {
-		m.prompt.input.Width = max(m.width-lipgloss.Width(m.prompt.title)-4, 10)
+		m.prompt.input.Width = max(min(m.width, readWidth)-lipgloss.Width(m.prompt.title)-4, 10)
 	}
 }
 
 func (m *Model) checkView() string {
-	header := m.headerLine()
+	if m.tooSmall() {
+		return m.tooSmallView()
+	}
+	header := ""
+	if !m.zoom {
+		header = m.headerLine() + "\n"
+	}
 	foot := m.footer(m.checkHelp())
-	bodyH := max(m.height-lipgloss.Height(header)-lipgloss.Height(foot), 3)
+	bodyH := max(m.height-lipgloss.Height(header)-lipgloss.Height(foot)+boolInt(header == ""), 3)
 	w, _ := m.paneSize()
-	list := fill(m.stageList(), bodyH)
-	sep := fill(strings.TrimSuffix(strings.Repeat(m.st.Divider.Render("│")+"\n", bodyH), "\n"), bodyH)
-	pane := fill(m.paneView(w, bodyH), bodyH)
+	pane := lipgloss.NewStyle().MaxWidth(w).Render(fill(m.paneView(w, bodyH), bodyH))
+	sw := m.sidebarWidth()
+	if sw == 0 {
+		return header + pane + "\n" + foot
+	}
+	list := m.stageGlyphs()
+	if sw == stageListWidth {
+		list = m.stageList()
+	}
+	sep := strings.TrimSuffix(strings.Repeat(m.st.Divider.Render("│")+"\n", bodyH), "\n")
 	body := lipgloss.JoinHorizontal(lipgloss.Top,
-		lipgloss.NewStyle().Width(stageListWidth).MaxWidth(stageListWidth).Render(list), " ", sep, " ",
-		lipgloss.NewStyle().MaxWidth(w).Render(pane))
-	return header + "\n" + body + "\n" + foot
+		lipgloss.NewStyle().Width(sw).MaxWidth(sw).Render(fill(list, bodyH)), " ", sep, " ", pane)
+	return header + body + "\n" + foot
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// stageGlyphs is the collapsed stage list: each stage's mark and number.
+func (m *Model) stageGlyphs() string {
+	var b strings.Builder
+	for i, s := range pipeline.Stages {
+		icon, _, style := m.stageMark(s)
+		line := style.Render(icon) + fmt.Sprint(i+1)
+		if i == m.sel {
+			line = m.st.Cursor.Render("▸" + icon + fmt.Sprint(i+1))
+		} else {
+			line = " " + line
+		}
+		b.WriteString(line + "\n")
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func (m *Model) headerLine() string {
 	p := m.check.Post
-	subject := firstNonEmpty(strings.Join(strings.Fields(p.Text), " "), p.URL)
+	subject := safe(firstNonEmpty(strings.Join(strings.Fields(p.Text), " "), p.URL))
 	who := ""
 	if p.Handle != "" {
-		who = " " + p.Handle
+		who = " " + safe(p.Handle)
 	} else if p.Author != "" {
-		who = " " + p.Author
+		who = " " + safe(p.Author)
 	}
 	right := ""
 	if !m.check.Cutoff.IsZero() {
@@ -79,9 +147,8 @@ func (m *Model) headerLine() string {
 func (m *Model) stageList() string {
 	var b strings.Builder
 	for i, s := range pipeline.Stages {
-		sv := m.stages[s]
-		icon, detail, style := m.stageMark(sv)
-		name := fmt.Sprintf("%-10s", strings.ToLower(stageTitles[s]))
+		icon, detail, style := m.stageMark(s)
+		name := fmt.Sprintf("%-10s", s)
 		line := icon + " " + name + " " + detail
 		if i == m.sel {
 			line = m.st.Cursor.Render(ansi.Truncate("▸"+line, stageListWidth, "…"))
@@ -99,7 +166,7 @@ func (m *Model) stageList() string {
 		b.WriteString("\n" + m.st.Warn.Render(wrap("stopped", stageListWidth)) + "\n")
 	}
 	if m.runErr != "" {
-		b.WriteString("\n" + m.st.Fail.Render(wrap("✗ "+m.runErr, stageListWidth)) + "\n")
+		b.WriteString("\n" + m.st.Fail.Render(wrap("✗ "+safe(m.runErr), stageListWidth)) + "\n")
 	}
 	if m.saving() {
 		b.WriteString("\n" + m.st.Dim.Render("case "+m.check.ID) + "\n")
@@ -155,16 +222,17 @@ func shortCost(usd float64) string {
 }
 
 // stageMark is a stage's icon, its short state, and the style to draw it in.
-func (m *Model) stageMark(sv *stageView) (string, string, lipgloss.Style) {
-	switch sv.state {
+func (m *Model) stageMark(s pipeline.Stage) (string, string, lipgloss.Style) {
+	info := m.stage(s)
+	switch info.State {
 	case pipeline.StateRunning:
-		return m.spin.View(), fmt.Sprintf("%.0fs", m.now().Sub(sv.started).Seconds()), m.st.Running
+		return m.spin.View(), fmt.Sprintf("%.0fs", m.now().Sub(m.stageStarted(s)).Seconds()), m.st.Running
 	case pipeline.StateDone:
-		return "✓", fmt.Sprintf("%d %s", sv.count, secs(sv.seconds)), m.st.Ok
+		return "✓", fmt.Sprintf("%d %s", info.Count, secs(info.Seconds)), m.st.Ok
 	case pipeline.StateSkipped:
 		return "–", "skipped", m.st.Dim
 	case pipeline.StateFailed:
-		if sv.err == "stopped" {
+		if info.Error == stoppedErr {
 			return "■", "stopped", m.st.Warn
 		}
 		return "✗", "failed", m.st.Fail
@@ -181,24 +249,41 @@ func secs(s float64) string {
 	return fmt.Sprintf("%.0fs", s)
 }
 
-// paneView draws the selected stage's detail pane, title first.
+// paneView draws the selected stage's detail pane: title, body, the
+// selected row's detail line and the stage's warnings.
 func (m *Model) paneView(w, h int) string {
 	s := m.selected()
-	sv := m.stages[s]
-	title := m.st.Bold.Render(stageTitles[s])
-	switch sv.state {
+	info := m.stage(s)
+	title := m.st.Bold.Render(stageTitle(s))
+	switch info.State {
 	case pipeline.StateFailed:
-		title += " " + m.st.Fail.Render(wrap("— "+sv.err, max(w-12, 10)))
+		if info.Error == stoppedErr {
+			title += " " + m.st.Warn.Render("— stopped by you; "+rerunHint(s))
+		} else {
+			title += " " + m.st.Fail.Render(wrap("— "+safe(info.Error), max(w-12, 10)))
+		}
 	case pipeline.StateStale:
 		title += " " + m.st.Stale.Render("— out of date after your edit; "+rerunHint(s))
 	case pipeline.StateRunning:
-		title += " " + m.st.Running.Render(m.spin.View()+" "+firstNonEmpty(m.progress[s], "working…"))
+		title += " " + m.st.Running.Render(m.spin.View()+" "+safe(firstNonEmpty(m.stageProgress(s), "working…")))
 	}
-	title = ansi.Truncate(title, w, "…")
-	warn := m.warningBlock(s, w)
-	bodyH := max(h-lipgloss.Height(title)-lineCount(warn), 1)
-	if warn == "" {
-		bodyH = max(h-lipgloss.Height(title), 1)
+	if f := m.filterCount(s); f != "" {
+		title += " " + m.st.Warn.Render(f)
+	}
+	title = wrapTitle(title, w)
+	var tail []string
+	if d := m.detailLine(s); d != "" {
+		// ansi.Wrap breaks a URL wider than the pane instead of moving it
+		// whole to a line of its own.
+		tail = append(tail, m.st.Dim.Render(ansi.Wrap("↳ "+d, w, "/-")))
+	}
+	if warn := m.warningBlock(s, w); warn != "" {
+		tail = append(tail, warn)
+	}
+	tailS := strings.Join(tail, "\n")
+	bodyH := max(h-lipgloss.Height(title), 1)
+	if tailS != "" {
+		bodyH = max(bodyH-lipgloss.Height(tailS), 1)
 	}
 	var body string
 	switch s {
@@ -219,26 +304,59 @@ func (m *Model) paneView(w, h int) string {
 	case pipeline.StageCorrection:
 		body = m.correctionPane(w, bodyH)
 	}
-	if warn != "" {
-		body = fill(body, bodyH) + "\n" + warn
+	if tailS != "" {
+		body = fill(body, bodyH) + "\n" + tailS
 	}
 	return title + "\n" + body
 }
 
+// wrapTitle keeps a pane title to two lines.
+func wrapTitle(title string, w int) string {
+	lines := strings.Split(wrap(title, w), "\n")
+	if len(lines) > 2 {
+		lines = lines[:2]
+		lines[1] = ansi.Truncate(lines[1], w-1, "") + "…"
+	}
+	return strings.Join(lines, "\n")
+}
+
+// detailLine is the selected row's full text — its address, and for a
+// source why it stands where it does — which the rows cut at 80 columns.
+func (m *Model) detailLine(s pipeline.Stage) string {
+	switch s {
+	case pipeline.StageSearch, pipeline.StageEvidence, pipeline.StageImages:
+		return safe(m.selectedURL())
+	case pipeline.StageSources:
+		if src := m.currentSource(); src != nil && !m.why {
+			return m.sourceDetail(*src)
+		}
+	case pipeline.StageQueries:
+		if i := m.cur(s); i >= 0 {
+			return safe(m.check.Queries[i].Text)
+		}
+	}
+	return ""
+}
+
 // warningBlock shows the engine's warnings for a stage, the latest two
-// in full and a count of the rest.
+// in full and a count of the rest (all of them are in the message log).
 func (m *Model) warningBlock(s pipeline.Stage, w int) string {
-	ws := m.warnings[s]
+	var ws []string
+	for _, x := range m.stageWarnings(s) {
+		if s != pipeline.StageCorrection || !slices.Contains(m.check.Correction.Warnings, x) {
+			ws = append(ws, x) // the correction pane lists its own
+		}
+	}
 	if len(ws) == 0 {
 		return ""
 	}
 	var lines []string
 	if len(ws) > 2 {
-		lines = append(lines, fmt.Sprintf("⚠ %d warnings, the latest:", len(ws)))
+		lines = append(lines, fmt.Sprintf("⚠ %d warnings, the latest (L shows all):", len(ws)))
 		ws = ws[len(ws)-2:]
 	}
 	for _, x := range ws {
-		lines = append(lines, ansi.Truncate("⚠ "+x, w, "…"))
+		lines = append(lines, ansi.Truncate("⚠ "+safe(x), w, "…"))
 	}
 	return m.st.Warn.Render(strings.Join(lines, "\n"))
 }
@@ -255,8 +373,9 @@ func rerunHint(s pipeline.Stage) string {
 	return "rerun to refresh"
 }
 
-// statusLine shows model, elapsed time, tokens, cost and the last message.
-func (m *Model) statusLine() string {
+// statusLeft is the model, elapsed time, tokens and cost. Replies served
+// from the response cache cost nothing and are not counted as tokens used.
+func (m *Model) statusLeft() string {
 	u := m.check.Usage
 	var parts []string
 	parts = append(parts, firstNonEmpty(m.opts.Model, "no model"))
@@ -266,26 +385,44 @@ func (m *Model) statusLine() string {
 	case m.lastRun > 0:
 		parts = append(parts, clock(m.lastRun.Seconds()))
 	}
-	if t := u.PromptTokens + u.CompletionTokens; t > 0 {
+	if t := u.PromptTokens + u.CompletionTokens; t > 0 && u.CachedCalls == 0 {
 		parts = append(parts, fmt.Sprintf("%s tokens", thousands(t)))
+	} else if t > 0 {
+		// The engine counts a replayed reply's tokens; none were used.
+		parts = append(parts, fmt.Sprintf("%s tokens, %d of %d replies from the cache (free)", thousands(t), u.CachedCalls, u.LLMCalls))
 	}
 	if u.CostUSD > 0 {
 		parts = append(parts, fmt.Sprintf("$%.4f", u.CostUSD))
 	}
-	left := m.st.StatusBar.Render(strings.Join(parts, " · "))
+	return strings.Join(parts, " · ")
+}
+
+// statusLines is the status bar: the figures and the last message on one
+// line when they fit; otherwise the message on a line of its own under
+// them, wrapped on up to two lines (the message log, L, keeps it whole).
+// Why something failed keeps its room; the figures give way.
+func (m *Model) statusLines(left string) string {
+	leftR := m.st.StatusBar.Render(ansi.Truncate(left, m.width, "…"))
 	if m.status == "" {
-		return ansi.Truncate(left, m.width, "…")
+		return leftR
 	}
-	if !m.statusFailure {
-		return ansi.Truncate(left+m.st.Dim.Render(" │ ")+m.st.StatusMsg.Render(m.status), m.width, "…")
+	style := m.st.StatusMsg
+	if m.statusFailure {
+		style = m.st.Fail
 	}
-	// Why something failed keeps its room; the model and cost give way.
-	msg := m.st.Fail.Render(ansi.Truncate(m.status, m.width, "…"))
-	room := m.width - lipgloss.Width(msg) - 3
-	if room < 12 {
-		return msg
+	msg := safe(m.status)
+	if lipgloss.Width(left)+3+lipgloss.Width(msg) <= m.width {
+		return leftR + m.st.Dim.Render(" │ ") + style.Render(msg)
 	}
-	return ansi.Truncate(left, room, "…") + m.st.Dim.Render(" │ ") + msg
+	lines := strings.Split(wrap(msg, m.width), "\n")
+	if len(lines) > 2 {
+		lines = lines[:2]
+		lines[1] = ansi.Truncate(lines[1], max(m.width-12, 10), "") + "… (L: all)"
+	}
+	if m.statusFailure && len(lines) == 2 {
+		return style.Render(strings.Join(lines, "\n"))
+	}
+	return leftR + "\n" + style.Render(strings.Join(lines, "\n"))
 }
 
 func clock(s float64) string {
@@ -301,75 +438,162 @@ func thousands(n int) string {
 	return s
 }
 
-// footer is the status bar (on the check screen) or the prompt, then the help line.
+// footer is the status bar (or the open prompt), then the help line.
 func (m *Model) footer(keys helpKeys) string {
 	var top string
 	switch {
 	case m.overlay == overlayPrompt:
 		top = m.st.Focused.Render(m.prompt.title) + " " + m.prompt.input.View()
+		k := m.keys
+		keys = helpKeys{always: []key.Binding{k.Accept, k.Cancel}}
 	case m.screen == screenCheck:
-		top = m.statusLine()
+		top = m.statusLines(m.statusLeft())
 	default:
-		top = m.st.StatusBar.Render(firstNonEmpty(m.opts.Model, "no model")) + m.statusSuffix()
+		top = m.statusLines(firstNonEmpty(m.opts.Model, "no model"))
 	}
-	m.help.Width = m.width
-	// help adds a binding that overflows when not even its ellipsis fits
-	return top + "\n" + ansi.Truncate(m.help.View(keys), m.width, "…")
+	return top + "\n" + m.keyLine(keys)
 }
 
-func (m *Model) statusSuffix() string {
-	if m.status == "" {
-		return ""
+// keyLine is the footer's key hints, from the same bindings as the help
+// screen, on up to two lines: the pane's keys first, then the keys that
+// always hold (copy, export, help), which are never the ones cut; what
+// does not fit is marked … and is under `?`.
+func (m *Model) keyLine(h helpKeys) string {
+	items := func(keys []key.Binding) []string {
+		var out []string
+		for _, kb := range keys {
+			if kb.Enabled() {
+				out = append(out, m.st.Bold.Render(kb.Help().Key)+" "+m.st.Dim.Render(kb.Help().Desc))
+			}
+		}
+		return out
 	}
-	return m.st.Dim.Render(" │ ") + m.st.StatusMsg.Render(m.status)
+	pane, always := items(h.short), items(h.always)
+	for n := len(pane); n >= 0; n-- {
+		all := append(append([]string{}, pane[:n]...), always...)
+		if n < len(pane) {
+			all = append(append(append([]string{}, pane[:n]...), m.st.Dim.Render("…")), always...)
+		}
+		if out, ok := m.flowLine(all, 2); ok {
+			return out
+		}
+	}
+	out, _ := m.flowLine(always, 2)
+	return out
+}
+
+// flowLine joins items with • over at most max lines of the width.
+func (m *Model) flowLine(items []string, maxLines int) (string, bool) {
+	sep := m.st.Dim.Render(" • ")
+	var lines []string
+	line := ""
+	for _, it := range items {
+		switch {
+		case line == "":
+			line = it
+		case lipgloss.Width(line+sep+it) <= m.width:
+			line += sep + it
+		default:
+			lines = append(lines, line)
+			line = it
+		}
+	}
+	lines = append(lines, line)
+	for i := range lines {
+		if lipgloss.Width(lines[i]) > m.width {
+			return "", false
+		}
+	}
+	return strings.Join(lines, "\n"), len(lines) <= maxLines
 }
 
 func (m *Model) onCheckKey(msg tea.KeyMsg) tea.Cmd {
 	if m.editing {
 		return m.onEditorKey(msg)
 	}
-	k := msg.String()
-	switch k {
-	case "?":
-		m.overlay = overlayHelp
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Help):
+		m.overlay, m.helpScroll = overlayHelp, 0
 		return nil
-	case "q":
+	case key.Matches(msg, k.Quit):
 		return m.quit()
-	case "tab", "right", "l":
+	case m.tooSmall():
+		return nil
+	case key.Matches(msg, k.NextStage):
 		m.moveStage(m.sel + 1)
 		return nil
-	case "shift+tab", "left", "h":
+	case key.Matches(msg, k.PrevStage):
 		m.moveStage(m.sel - 1)
 		return nil
-	case "1", "2", "3", "4", "5", "6":
-		m.moveStage(int(k[0] - '1'))
+	case key.Matches(msg, k.Jump):
+		m.moveStage(int(msg.String()[0] - '1'))
 		return nil
-	case "n":
+	case key.Matches(msg, k.New):
 		if m.running {
 			return m.setStatus("stop the run first (esc)")
 		}
 		m.screen = screenCompose
+		m.compose = newCompose(m.st, pipeline.Post{}, time.Time{}) // a new post, not the last one's handle and cutoff
 		return m.compose.setFocus(fieldText)
-	case "y", "c":
+	case key.Matches(msg, k.Copy):
 		return m.copyCorrection()
-	case "x":
+	case key.Matches(msg, k.CopyURL):
+		return m.copySelectedURL()
+	case key.Matches(msg, k.Export):
 		return m.askExport()
+	case key.Matches(msg, k.Log):
+		m.overlay, m.helpScroll = overlayLog, 0
+		return nil
+	case key.Matches(msg, k.Filter):
+		return m.filterList()
+	case key.Matches(msg, k.Sidebar):
+		m.sidebarHidden = !m.sidebarHidden
+		m.layout()
+		return nil
+	case key.Matches(msg, k.Zoom):
+		m.zoom = !m.zoom
+		m.layout()
+		return nil
 	}
 	switch m.selected() {
 	case pipeline.StageQueries:
-		return m.onQueriesKey(k)
+		return m.onQueriesKey(msg)
 	case pipeline.StageSearch:
-		return m.onSearchKey(k)
+		return m.onSearchKey(msg)
 	case pipeline.StageSources:
-		return m.onSourcesKey(k)
+		return m.onSourcesKey(msg)
 	case pipeline.StageEvidence:
-		return m.onEvidenceKey(k)
+		return m.onEvidenceKey(msg)
 	case pipeline.StageCorrection:
-		return m.onCorrectionKey(k)
+		return m.onCorrectionKey(msg)
 	case pipeline.StageImages:
-		return m.onImagesKey(k)
+		return m.onImagesKey(msg)
 	}
 	return nil
+}
+
+// selectedURL is the address of what is selected in the pane shown.
+func (m *Model) selectedURL() string {
+	switch m.selected() {
+	case pipeline.StageImages:
+		if i := m.cur(pipeline.StageImages); i >= 0 {
+			return m.check.Images[i].Source
+		}
+	case pipeline.StageSearch:
+		if i := m.cur(pipeline.StageSearch); i >= 0 {
+			return m.check.Hits[i].URL
+		}
+	case pipeline.StageSources:
+		if s := m.currentSource(); s != nil {
+			return firstNonEmpty(s.FinalURL, s.URL)
+		}
+	case pipeline.StageEvidence:
+		if i := m.cur(pipeline.StageEvidence); i >= 0 {
+			return m.check.Evidence[i].SourceURL
+		}
+	}
+	return ""
 }
 
 func (m *Model) moveStage(i int) {
@@ -381,30 +605,6 @@ func (m *Model) moveStage(i int) {
 	}
 }
 
-// moveCursor moves the selected stage's list cursor within n items.
-func (m *Model) moveCursor(k string, n int) bool {
-	s := m.selected()
-	c := m.cursor[s]
-	switch k {
-	case "up", "k":
-		c--
-	case "down", "j":
-		c++
-	case "home", "g":
-		c = 0
-	case "end", "G":
-		c = n - 1
-	case "pgup":
-		c -= 10
-	case "pgdown":
-		c += 10
-	default:
-		return false
-	}
-	m.cursor[s] = clamp(c, 0, n-1)
-	return true
-}
-
 func clamp(v, lo, hi int) int {
 	if hi < lo {
 		return lo
@@ -412,94 +612,155 @@ func clamp(v, lo, hi int) int {
 	return min(max(v, lo), hi)
 }
 
+// checkHelp is the footer's keys for the pane shown and the full list
+// for it; both come from the keymap, as the `?` screen does.
 func (m *Model) checkHelp() helpKeys {
 	k := m.keys
-	nav := []keyBinding{k.NextStage, k.PrevStage, k.Up, k.Down}
-	var pane []keyBinding
+	if m.editing {
+		return helpKeys{always: []key.Binding{k.Save, k.Copy}}
+	}
+	var pane []key.Binding
 	switch m.selected() {
 	case pipeline.StageImages:
 		if len(m.check.Images) > 0 {
-			pane = []keyBinding{k.EditDescription, k.QueriesAgain, k.Open}
+			pane = []key.Binding{k.EditDescription, k.QueriesAgain, k.Open}
 		}
 	case pipeline.StageQueries:
-		pane = []keyBinding{k.Toggle, k.Edit, k.Add, k.Delete, k.SearchAgain}
+		pane = []key.Binding{k.Toggle, k.Edit, k.Add, k.Delete, k.SearchAgain}
 	case pipeline.StageSearch:
-		pane = []keyBinding{k.Open, k.SearchAgain}
+		pane = []key.Binding{k.Open, k.SearchAgain}
 	case pipeline.StageSources:
 		enter := k.Enter
 		if m.why {
 			enter = k.Back
 		}
-		pane = []keyBinding{enter, k.Drop, k.Boost, k.Restore, k.Open, k.SearchAgain, k.EvidenceAgain}
+		pane = []key.Binding{enter, k.Drop, k.Boost, k.Restore, k.Open, k.SearchAgain, k.EvidenceAgain}
 		if m.opts.Remember != nil {
 			pane = append(pane, k.RememberDrop, k.RememberBoost)
 		}
 	case pipeline.StageEvidence:
-		pane = []keyBinding{k.Toggle, k.Open, k.WriteAgain}
+		pane = []key.Binding{k.Include, k.Open, k.WriteAgain}
 	case pipeline.StageCorrection:
-		if m.editing {
-			return helpKeys{short: []keyBinding{k.Save}, full: [][]keyBinding{{k.Save}}}
-		}
-		pane = []keyBinding{k.EditInline, k.EditExternal, k.WriteAgain}
+		pane = []key.Binding{k.EditInline, k.EditExternal, k.WriteAgain, k.Versions}
 	}
-	global := []keyBinding{k.Copy, k.Export, k.New, k.Quit, k.Help}
+	always := []key.Binding{k.Copy, k.Export, k.Help}
 	if m.running {
-		global = append([]keyBinding{k.Stop}, global...)
+		always = append([]key.Binding{k.Stop}, always...)
 	}
-	short := append(append([]keyBinding{}, pane...), k.Copy, k.Help)
-	if m.running {
-		short = append([]keyBinding{k.Stop}, short...)
-	}
-	return helpKeys{short: short, full: [][]keyBinding{nav, pane, global}}
+	return helpKeys{short: pane, always: always}
 }
 
-// helpView is every key, grouped: `?` opens it, any key closes it. Groups
-// flow down columns like a newspaper so all of them fit at 80×24.
+// helpView is every key, grouped as keyGroups lists them: `?` opens it,
+// ↑/↓ scroll it when it does not fit, any other key closes it.
 func (m *Model) helpView() string {
-	k := m.keys
-	nb := newBinding
-	groups := []struct {
-		title string
-		keys  []keyBinding
-	}{
-		{"Everywhere", []keyBinding{k.Stop, k.Quit, k.Help, k.Copy, k.Export, k.New}},
-		{"Compose", []keyBinding{nb("tab/S-tab", "next/prev field"), k.Submit}},
-		{"Stages", []keyBinding{nb("tab/S-tab", "next/prev stage"), nb("←/→ 1…6", "pick a stage"), nb("↑/↓ j/k", "move")}},
-		{"Images", []keyBinding{k.EditDescription, k.QueriesAgain, k.Open}},
-		{"Queries", []keyBinding{k.Toggle, k.Edit, k.Add, k.Delete, k.SearchAgain}},
-		{"Sources", []keyBinding{k.Enter, k.Drop, k.Boost, k.Restore, k.Open, nb("D/B", "drop/boost for newsroom"), k.SearchAgain, k.EvidenceAgain}},
-		{"Evidence", []keyBinding{k.Toggle, k.Open, k.WriteAgain}},
-		{"Correction", []keyBinding{k.EditInline, k.EditExternal, nb("ctrl+s/esc", "finish editing"), k.WriteAgain}},
-	}
-	colW := 38
-	if m.width < 120 {
-		colW = max(m.width/3, 24)
-	}
-	avail := max(m.height-3, 8)
-	var cols []string
-	var cur []string
-	for _, g := range groups {
-		block := []string{m.st.Bold.Render(g.title)}
+	var blocks [][]string
+	for _, g := range m.keys.keyGroups() {
+		block := []string{m.st.Bold.Render(stageTitle(pipeline.Stage(g.title)))}
 		for _, kb := range g.keys {
 			h := kb.Help()
-			block = append(block, ansi.Truncate(fmt.Sprintf("%-10s %s", h.Key, m.st.Dim.Render(h.Desc)), colW-1, "…"))
+			desc := strings.Split(wrap(h.Desc, helpColW-13), "\n")
+			block = append(block, fmt.Sprintf("%-11s %s", h.Key, m.st.Dim.Render(desc[0])))
+			for _, d := range desc[1:] {
+				block = append(block, strings.Repeat(" ", 12)+m.st.Dim.Render(d))
+			}
 		}
-		if len(cur) > 0 && len(cur)+1+len(block) > avail {
-			cols = append(cols, lipgloss.NewStyle().Width(colW).Render(strings.Join(cur, "\n")))
+		blocks = append(blocks, block)
+	}
+	return m.scrollView("muse keys", m.columns(blocks), "any other key closes")
+}
+
+// columns flows blocks of lines down newspaper columns at least 40 wide,
+// as many as the width holds, and returns the lines.
+// helpColW is the width of one column of the help screen.
+const helpColW = 40
+
+func (m *Model) columns(blocks [][]string) []string {
+	const colW = helpColW
+	n := clamp(m.width/colW, 1, 4)
+	total := 0
+	for _, b := range blocks {
+		total += len(b) + 1
+	}
+	perCol := (total + n - 1) / n
+	var cols [][]string
+	var cur []string
+	for _, b := range blocks {
+		if len(cur) > 0 && len(cur)+len(b) > perCol && len(cols) < n-1 {
+			cols = append(cols, cur)
 			cur = nil
 		}
 		if len(cur) > 0 {
 			cur = append(cur, "")
 		}
-		cur = append(cur, block...)
+		cur = append(cur, b...)
 	}
-	cols = append(cols, lipgloss.NewStyle().Width(colW).Render(strings.Join(cur, "\n")))
-	body := m.st.Title.Render("muse keys") + m.st.Dim.Render(" · any key closes") + "\n\n" + lipgloss.JoinHorizontal(lipgloss.Top, cols...)
+	cols = append(cols, cur)
+	var rendered []string
+	for _, c := range cols {
+		for i := range c {
+			c[i] = ansi.Truncate(c[i], colW-1, "…")
+		}
+		rendered = append(rendered, lipgloss.NewStyle().Width(colW).Render(strings.Join(c, "\n")))
+	}
+	return strings.Split(lipgloss.JoinHorizontal(lipgloss.Top, rendered...), "\n")
+}
+
+// scrollView is a full-screen list (help, message log) scrolled with ↑/↓.
+func (m *Model) scrollView(title string, lines []string, hint string) string {
+	room := max(m.height-3, 3)
+	m.helpScroll = clamp(m.helpScroll, 0, max(len(lines)-room, 0))
+	end := min(len(lines), m.helpScroll+room)
+	if end < len(lines) || m.helpScroll > 0 {
+		hint = fmt.Sprintf("%d–%d of %d · ↑/↓ scroll · ", m.helpScroll+1, end, len(lines)) + hint
+	}
+	body := m.st.Title.Render(title) + m.st.Dim.Render(" · "+hint) + "\n\n" + strings.Join(lines[m.helpScroll:end], "\n")
 	return fill(body, m.height)
 }
 
-func key1to6() keyBinding {
-	return newBinding("1…6", "jump to a stage", "1")
+// scrollStep is how many lines a scrolling key moves (ok false: not one).
+func (m *Model) scrollStep(msg tea.KeyMsg) (int, bool) {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Up):
+		return -1, true
+	case key.Matches(msg, k.Down):
+		return 1, true
+	case key.Matches(msg, k.PageUp):
+		return -10, true
+	case key.Matches(msg, k.PageDown):
+		return 10, true
+	}
+	return 0, false
+}
+
+// onScrollKey scrolls the help or the log; any other key closes it.
+func (m *Model) onScrollKey(msg tea.KeyMsg) {
+	if n, ok := m.scrollStep(msg); ok {
+		m.helpScroll += n
+		return
+	}
+	m.overlay = overlayNone
+}
+
+// logView is every status message and engine warning of this session,
+// whole and wrapped, newest last.
+func (m *Model) logView() string {
+	var lines []string
+	w := min(m.width, readWidth)
+	for _, e := range m.log {
+		lines = append(lines, strings.Split(wrap(safe(e), w), "\n")...)
+	}
+	if m.check != nil {
+		for _, s := range pipeline.Stages {
+			for _, x := range m.stageWarnings(s) {
+				lines = append(lines, strings.Split(m.st.Warn.Render(wrap("⚠ "+string(s)+": "+safe(x), w)), "\n")...)
+			}
+		}
+	}
+	if len(lines) == 0 {
+		lines = []string{m.st.Dim.Render("no messages yet")}
+	}
+	return m.scrollView("messages", lines, "any other key closes")
 }
 
 // boxView centres a small framed message on an otherwise empty screen.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textarea"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
@@ -157,35 +158,31 @@ func PostFromArg(arg string) pipeline.Post {
 
 func (m *Model) onComposeKey(msg tea.KeyMsg) tea.Cmd {
 	c := &m.compose
-	switch msg.String() {
-	case "ctrl+s":
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Submit):
 		return m.submitCompose()
-	case "tab":
+	case key.Matches(msg, k.NextField):
 		return c.setFocus(c.focus + 1)
-	case "shift+tab":
+	case key.Matches(msg, k.PrevField):
 		return c.setFocus(c.focus - 1)
-	case "enter":
+	case key.Matches(msg, k.Accept):
 		if c.focus == fieldSubmit {
 			return m.submitCompose()
 		}
 		if c.focus != fieldText {
 			return c.setFocus(c.focus + 1)
 		}
-	case "esc":
-		if m.check != nil && len(m.check.Stages) > 0 || m.stageRan() {
+	case key.Matches(msg, k.Back):
+		if m.check != nil && m.stageRan() {
 			m.screen = screenCheck // back to the check that was open
-			return nil
 		}
 		return nil
-	case "?":
-		if c.focus == fieldSubmit {
-			m.overlay = overlayHelp
-			return nil
-		}
-	case "q":
-		if c.focus == fieldSubmit {
-			return m.quit()
-		}
+	case key.Matches(msg, k.Help) && c.focus == fieldSubmit:
+		m.overlay, m.helpScroll = overlayHelp, 0
+		return nil
+	case key.Matches(msg, k.Quit) && c.focus == fieldSubmit:
+		return m.quit()
 	}
 	before := c.text.Value() + strings.Join(c.values(), "\x00")
 	cmd := c.update(msg)
@@ -229,26 +226,35 @@ func (m *Model) submitCompose() tea.Cmd {
 		nc.Cutoff = c.Cutoff
 		c = nc
 	}
+	var drop tea.Cmd
 	if m.opts.Cases != nil {
-		// The case's ID, set before the run so every save of it lands in
-		// one case.
+		// A new case, its ID set before the run so every save of it lands
+		// in one case; the post is in it now, not in the compose draft.
 		c.ID = cases.NewID()
+		drop = removeDraft(m.gate, false, m.opts.DraftDir, m.draftID)
 	}
 	m.check = c
 	m.screen = screenCheck
-	m.resetStages()
 	m.sel = 0
-	m.cursor = map[pipeline.Stage]int{}
-	return tea.Batch(m.startRun(pipeline.StageImages), m.scheduleDraft())
+	m.cursor, m.cursorKey, m.filter = map[pipeline.Stage]int{}, map[pipeline.Stage]string{}, map[pipeline.Stage]string{}
+	m.runErr, m.lastRun, m.why = "", 0, false
+	return tea.Batch(drop, m.startRun(pipeline.StageImages), m.scheduleDraft())
 }
 
 func (m *Model) composeView() string {
 	c := &m.compose
-	w := max(m.width, 40)
+	if m.tooSmall() {
+		return m.tooSmallView()
+	}
+	w := min(max(m.width, 40), readWidth)
 	labelW := 10
 	fieldW := max(w-labelW-3, 20)
 	c.text.SetWidth(fieldW)
-	c.text.SetHeight(max(min(m.height-14, 10), 3))
+	errLines := 0
+	if c.err != "" {
+		errLines = lineCount(wrap("✗ "+c.err, min(w, readWidth)))
+	}
+	c.text.SetHeight(max(min(m.height-14-errLines, 10), 2))
 	for i := fieldAuthor; i <= fieldCutoff; i++ {
 		c.inputs[i].Width = fieldW - 1
 	}
@@ -262,7 +268,13 @@ func (m *Model) composeView() string {
 		return mark + s.Render(fmt.Sprintf("%-*s", labelW-2, fieldLabels[i]))
 	}
 	var b strings.Builder
-	b.WriteString(m.st.Title.Render("muse") + m.st.Dim.Render(" · new check: the post to correct") + "\n\n")
+	b.WriteString(m.st.Title.Render("muse") + m.st.Dim.Render(" · new check: the post to correct") + "\n")
+	// Why the check cannot start comes first, whole: under the form it
+	// was cut to two lines over the model's name.
+	if c.err != "" {
+		b.WriteString(m.st.Fail.Render(wrap("✗ "+safe(c.err), min(w, readWidth))))
+	}
+	b.WriteString("\n")
 	b.WriteString(lipgloss.JoinHorizontal(lipgloss.Top, label(fieldText), " ", c.text.View()) + "\n")
 	for i := fieldAuthor; i <= fieldCutoff; i++ {
 		b.WriteString(label(i) + " " + c.inputs[i].View() + "\n")
@@ -273,9 +285,6 @@ func (m *Model) composeView() string {
 		btn = m.st.Cursor.Render(btn)
 	}
 	b.WriteString(strings.Repeat(" ", labelW+1) + btn + m.st.Dim.Render("  ctrl+s from any field") + "\n")
-	if c.err != "" {
-		b.WriteString(m.st.Fail.Render(wrap("✗ "+c.err, w)) + "\n")
-	}
 	body := b.String()
 	foot := m.footer(m.composeHelp())
 	return fill(body, m.height-lipgloss.Height(foot)) + foot
@@ -283,9 +292,8 @@ func (m *Model) composeView() string {
 
 func (m *Model) composeHelp() helpKeys {
 	k := m.keys
-	quit := newBinding("ctrl+c", "quit", "ctrl+c")
-	short := []keyBinding{k.Submit, k.NextField, k.PrevField, quit}
-	return helpKeys{short: short, full: [][]keyBinding{short}}
+	quit := key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit"))
+	return helpKeys{always: []key.Binding{k.Submit, k.NextField, k.PrevField, quit}}
 }
 
 type postFetchedMsg struct {

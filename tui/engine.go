@@ -9,13 +9,18 @@ import (
 )
 
 // Runner is the part of the engine the app drives: run the stages of c
-// from a stage on, publishing events, and own c until it returns.
+// from a stage on, publishing events, and own c until it returns. The app
+// shows the copy of the check each event carries (Event.Check: the
+// engine's Options.Snapshots), so it keeps no merge rules of its own; a
+// runner without snapshots is shown by its stage events, and in full when
+// it returns.
 type Runner interface {
 	Run(ctx context.Context, c *pipeline.Check, from pipeline.Stage, events chan<- pipeline.Event) error
 }
 
-// engineEventMsg is one engine event for run gen. Token deltas may arrive
-// merged: the bridge joins them rather than drop any when the UI lags.
+// engineEventMsg is one engine event for run gen. While the UI lags, token
+// deltas arrive merged and only the latest snapshot of the check is kept
+// (coalesce).
 type engineEventMsg struct {
 	gen int
 	ev  pipeline.Event
@@ -52,17 +57,17 @@ func waitRun(out chan tea.Msg) tea.Cmd {
 	}
 }
 
-// bridge forwards engine events to out. Stage ends and items are always
-// delivered; token deltas are merged while the UI is busy so the engine
-// never waits on rendering. appCtx ends only when the app quits, so a run
-// the user stopped still reports what it found.
+// bridge forwards engine events to out without ever making the engine wait
+// on rendering: while the UI is busy, events queue, and the queue keeps
+// only what still matters (coalesce). appCtx ends only when the app quits,
+// so a run the user stopped still reports what it found.
 func bridge(ctx, appCtx context.Context, r Runner, c *pipeline.Check, from pipeline.Stage, gen int, out chan tea.Msg) {
 	defer close(out)
 	events := make(chan pipeline.Event, 256)
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx, c, from, events) }()
 
-	var pending *pipeline.Event // merged token deltas not yet delivered
+	var queue []pipeline.Event // not yet delivered, oldest first
 	send := func(m tea.Msg) bool {
 		select {
 		case out <- m:
@@ -71,62 +76,67 @@ func bridge(ctx, appCtx context.Context, r Runner, c *pipeline.Check, from pipel
 			return false
 		}
 	}
-	flush := func() bool {
-		if pending == nil {
-			return true
-		}
-		p := *pending
-		pending = nil
-		return send(engineEventMsg{gen, p, out})
-	}
-	handle := func(ev pipeline.Event) bool {
-		if ev.Kind == pipeline.EventTokenDelta {
-			if pending == nil {
-				p := ev
-				pending = &p
-			} else {
-				pending.Delta += ev.Delta
-			}
-			return true
-		}
-		return flush() && send(engineEventMsg{gen, ev, out})
-	}
 	for {
-		var try chan tea.Msg // nil unless deltas wait: a nil channel never sends
-		var msg tea.Msg
-		if pending != nil {
-			try, msg = out, engineEventMsg{gen, *pending, out}
+		var try chan tea.Msg // nil unless events wait: a nil channel never sends
+		var head tea.Msg
+		if len(queue) > 0 {
+			try, head = out, engineEventMsg{gen, queue[0], out}
 		}
 		select {
-		case ev, ok := <-events:
-			if !ok {
-				events = nil
-				continue
-			}
-			if !handle(ev) {
-				return
-			}
-		case try <- msg:
-			pending = nil
+		case ev := <-events:
+			queue = coalesce(queue, ev)
+		case try <- head:
+			queue = queue[1:]
 		case err := <-done:
+			// Run has returned, so every event it sent is in the buffer.
 			for drained := false; !drained; {
 				select {
-				case ev, ok := <-events:
-					if !ok {
-						drained = true
-					} else if !handle(ev) {
-						return
-					}
+				case ev := <-events:
+					queue = coalesce(queue, ev)
 				default:
 					drained = true
 				}
 			}
-			if flush() {
-				send(runDoneMsg{gen, c, err})
+			for _, ev := range queue {
+				if !send(engineEventMsg{gen, ev, out}) {
+					return
+				}
 			}
+			send(runDoneMsg{gen, c, err})
 			return
 		case <-appCtx.Done():
 			return
 		}
 	}
+}
+
+// coalesce adds ev to the undelivered events. Token deltas join the delta
+// before them; an event whose only news is a newer snapshot of the check
+// (an item, a usage figure, a warning or progress line: all of them in the
+// snapshot) replaces the one before it of that sort. Stage events and the
+// end of the run are always delivered, in order.
+func coalesce(queue []pipeline.Event, ev pipeline.Event) []pipeline.Event {
+	if n := len(queue); n > 0 {
+		last := &queue[n-1]
+		switch {
+		case ev.Kind == pipeline.EventTokenDelta && last.Kind == pipeline.EventTokenDelta:
+			last.Delta += ev.Delta
+			return queue
+		case snapshotOnly(ev) && snapshotOnly(*last):
+			*last = ev
+			return queue
+		}
+	}
+	return append(queue, ev)
+}
+
+func snapshotOnly(ev pipeline.Event) bool {
+	if ev.Check == nil {
+		return false
+	}
+	switch ev.Kind {
+	case pipeline.EventItem, pipeline.EventUsage, pipeline.EventWarning, pipeline.EventProgress:
+		return true
+	}
+	return false
 }

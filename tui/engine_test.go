@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 	openai "github.com/sashabaranov/go-openai"
 
@@ -97,7 +98,7 @@ func engineWorld(t *testing.T) (*setup.Config, *url.URL) {
 
 func TestRealEngine(t *testing.T) {
 	cfg, proxy := engineWorld(t)
-	eng, closeEngine, err := setup.NewFromConfig(context.Background(), cfg, pipeline.Options{PageProxy: proxy})
+	eng, closeEngine, err := setup.NewFromConfig(context.Background(), cfg, pipeline.Options{PageProxy: proxy, Snapshots: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,11 +132,63 @@ func TestRealEngine(t *testing.T) {
 		t.Errorf("sources used %d, evidence %d: %+v", used, len(m.check.Evidence), m.check.Sources)
 	}
 	for _, s := range pipeline.Stages[1:] {
-		if st := m.stages[s].state; st != pipeline.StateDone {
-			t.Errorf("stage %s is %s (%s)", s, st, m.stages[s].err)
+		if st := m.stage(s).State; st != pipeline.StateDone {
+			t.Errorf("stage %s is %s (%s)", s, st, m.stage(s).Error)
 		}
 	}
 	if m.check.Usage.PromptTokens == 0 || !strings.Contains(m.View(), "tokens") {
 		t.Errorf("usage not shown: %+v\n%s", m.check.Usage, m.View())
+	}
+}
+
+// burstRunner emits many snapshots, stage events and deltas at once.
+type burstRunner struct{}
+
+func (burstRunner) Run(ctx context.Context, c *pipeline.Check, from pipeline.Stage, events chan<- pipeline.Event) error {
+	snap := func(n int) *pipeline.Check { s := c.Clone(); s.Hits = make([]pipeline.Hit, n); return s }
+	events <- pipeline.Event{Kind: pipeline.EventStageStarted, Stage: pipeline.StageSearch, State: pipeline.StateRunning, Check: snap(0)}
+	for i := 1; i <= 200; i++ {
+		events <- pipeline.Event{Kind: pipeline.EventItem, Stage: pipeline.StageSearch, Check: snap(i)}
+	}
+	events <- pipeline.Event{Kind: pipeline.EventStageFinished, Stage: pipeline.StageSearch, State: pipeline.StateDone, Check: snap(200)}
+	for range 100 {
+		events <- pipeline.Event{Kind: pipeline.EventTokenDelta, Stage: pipeline.StageCorrection, Delta: "ab"}
+	}
+	events <- pipeline.Event{Kind: pipeline.EventDone, Check: snap(200)}
+	return nil
+}
+
+// TestBridgeKeepsTheLatestSnapshot: while the UI lags, the bridge keeps
+// only the newest snapshot between stage events and joins deltas, and
+// still delivers every stage event, in order, and the end of the run.
+func TestBridgeKeepsTheLatestSnapshot(t *testing.T) {
+	out := make(chan tea.Msg) // unbuffered: nothing is read until the run is over
+	go bridge(context.Background(), context.Background(), burstRunner{}, &pipeline.Check{}, pipeline.StageSearch, 1, out)
+	time.Sleep(200 * time.Millisecond) // the UI is busy
+	var kinds []string
+	var items, hits int
+	var deltas strings.Builder
+	for msg := range out {
+		switch msg := msg.(type) {
+		case engineEventMsg:
+			kinds = append(kinds, msg.ev.Kind)
+			if msg.ev.Kind == pipeline.EventItem {
+				items++
+				hits = len(msg.ev.Check.Hits)
+			}
+			deltas.WriteString(msg.ev.Delta)
+		case runDoneMsg:
+			kinds = append(kinds, "run done")
+		}
+	}
+	if items == 0 || items > 2 || hits != 200 {
+		t.Errorf("%d item events delivered, the last with %d hits: want the latest snapshot only", items, hits)
+	}
+	if deltas.Len() != 200 {
+		t.Errorf("deltas %d bytes, want all 200", deltas.Len())
+	}
+	got := strings.Join(kinds, ",")
+	if !strings.HasPrefix(got, "stage_started,") || !strings.Contains(got, "stage_finished") || !strings.HasSuffix(got, "done,run done") {
+		t.Errorf("events delivered: %s", got)
 	}
 }

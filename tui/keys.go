@@ -1,16 +1,24 @@
 package tui
 
-import "github.com/charmbracelet/bubbles/key"
+import (
+	"strings"
 
-// keyMap is every key the app answers to. Which ones are in force depends on
-// the room the journalist is in; helpKeys picks them for bubbles/help.
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// keyMap is every key the app answers to. Handlers match keys with
+// key.Matches against these bindings, and the footer, the `?` help and the
+// README's key table are all generated from them (keyGroups), so none of
+// them can disagree with what a key does.
 type keyMap struct {
 	// everywhere
-	Help, Quit, Stop key.Binding
+	Help, Quit, Stop, Copy, CopyURL, Export, New, Log key.Binding
 	// compose
 	NextField, PrevField, Submit key.Binding
 	// check view
-	NextStage, PrevStage, Up, Down, Enter, Back, New key.Binding
+	NextStage, PrevStage, Jump, Up, Down, Top, Bottom, PageUp, PageDown key.Binding
+	Enter, Back, Filter, Sidebar, Zoom                                  key.Binding
 	// queries
 	Toggle, Edit, Add, Delete, SearchAgain key.Binding
 	// sources
@@ -18,9 +26,11 @@ type keyMap struct {
 	// images
 	EditDescription, QueriesAgain key.Binding
 	// evidence / correction
-	WriteAgain, EditInline, EditExternal, Copy, Export key.Binding
-	// inline editors and prompts
-	Save, Cancel key.Binding
+	Include, WriteAgain, EditInline, EditExternal, Versions key.Binding
+	// inline editor, prompts, version list
+	Save, Accept, Cancel, Mark, Diff, RestoreVersion, Close key.Binding
+	// dialogs: a draft found after a crash, quitting with unsaved work
+	RestoreDraft, DiscardDraft, KeepDraft, QuitAnyway key.Binding
 }
 
 func newKeyMap() keyMap {
@@ -28,64 +38,140 @@ func newKeyMap() keyMap {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
 	}
 	return keyMap{
-		Help: b("?", "all keys", "?"),
-		Quit: b("q", "quit", "q"),
-		Stop: b("esc/ctrl+c", "stop the run", "esc", "ctrl+c"),
+		Help:    b("?", "all keys", "?"),
+		Quit:    b("q", "quit (ctrl+c in compose)", "q"),
+		Stop:    b("esc/ctrl+c", "stop the run, keep what was found", "esc", "ctrl+c"),
+		Copy:    b("y/c", "copy the correction", "y", "c"),
+		CopyURL: b("Y", "copy the selected page's URL", "Y"),
+		Export:  b("x", "export md/json/note/ClaimReview", "x"),
+		New:     b("n", "new check (compose)", "n"),
+		Log:     b("L", "message log", "L"),
 
 		NextField: b("tab", "next field", "tab"),
 		PrevField: b("shift+tab", "previous field", "shift+tab"),
 		Submit:    b("ctrl+s", "start the check", "ctrl+s"),
 
-		NextStage: b("tab/→", "next stage", "tab", "right", "l"),
-		PrevStage: b("shift+tab/←", "previous stage", "shift+tab", "left", "h"),
+		NextStage: b("tab/→/l", "next stage", "tab", "right", "l"),
+		PrevStage: b("S-tab/←/h", "previous stage", "shift+tab", "left", "h"),
+		Jump:      b("1…6", "jump to a stage", "1", "2", "3", "4", "5", "6"),
 		Up:        b("↑/k", "up", "up", "k"),
 		Down:      b("↓/j", "down", "down", "j"),
+		Top:       b("g/home", "first", "g", "home"),
+		Bottom:    b("G/end", "last", "G", "end"),
+		PageUp:    b("pgup", "page up", "pgup"),
+		PageDown:  b("pgdown", "page down", "pgdown"),
 		Enter:     b("enter", "why this source", "enter"),
 		Back:      b("esc", "back", "esc"),
-		New:       b("n", "new check", "n"),
+		Filter:    b("/", "filter the list", "/"),
+		Sidebar:   b("\\", "hide/show the stage list", "\\"),
+		Zoom:      b("z", "zoom the pane", "z"),
 
-		Toggle:      b("space", "toggle", " ", "space"),
-		Edit:        b("e", "edit", "e"),
+		Toggle:      b("space", "tick/untick", " ", "space"),
+		Edit:        b("e", "edit", "e", "enter"),
 		Add:         b("a", "add", "a"),
 		Delete:      b("d", "delete", "d", "delete"),
 		SearchAgain: b("s", "search again", "s"),
 
-		Drop:          b("d", "drop", "d"),
-		Boost:         b("b", "boost", "b"),
+		Drop:          b("d", "drop (this check)", "d"),
+		Boost:         b("b", "boost (this check)", "b"),
 		Restore:       b("u", "restore", "u"),
 		Open:          b("o", "open in browser", "o"),
 		RememberDrop:  b("D", "drop for the newsroom", "D"),
 		RememberBoost: b("B", "boost for the newsroom", "B"),
 		EvidenceAgain: b("r", "find evidence again", "r"),
 
-		EditDescription: b("e", "edit description", "e"),
-		QueriesAgain:    b("s", "queries again", "s"),
+		EditDescription: b("e", "edit description", "e", "enter"),
+		QueriesAgain:    b("s", "queries again, then search", "s"),
 
+		Include:      b("space", "include/leave out", " ", "space"),
 		WriteAgain:   b("w", "write again", "w"),
-		EditInline:   b("e", "edit", "e"),
+		EditInline:   b("e", "edit inline", "e", "enter"),
 		EditExternal: b("E", "edit in $EDITOR", "E"),
-		Copy:         b("y", "copy", "y", "c"),
-		Export:       b("x", "export md/json/note/ClaimReview", "x"),
+		Versions:     b("v", "versions: list, diff, restore", "v"),
 
-		Save:   b("ctrl+s/esc", "finish editing", "ctrl+s", "esc"),
-		Cancel: b("esc", "cancel", "esc"),
+		Save:           b("ctrl+s/esc", "finish editing", "ctrl+s", "esc"),
+		Accept:         b("enter", "save", "enter"),
+		Cancel:         b("esc", "cancel", "esc", "ctrl+c"),
+		Mark:           b("space", "mark one to compare with", " ", "space"),
+		Diff:           b("d", "words that differ from the marked one", "d"),
+		RestoreVersion: b("r/enter", "restore the selected version", "r", "enter"),
+		Close:          b("esc", "close", "esc", "q"),
+
+		RestoreDraft: b("r/enter", "restore the draft found", "r", "enter"),
+		DiscardDraft: b("d", "discard it", "d"),
+		KeepDraft:    b("esc", "keep it for later", "esc", "q"),
+		QuitAnyway:   b("y", "quit anyway (any other key stays)", "y", "Y"),
 	}
 }
 
-// helpKeys adapts a context's bindings to bubbles/help.KeyMap.
+// keyGroup is one heading of the help screen and of the README's table.
+type keyGroup struct {
+	title string
+	keys  []key.Binding
+}
+
+// keyGroups is every binding by where it works, in the order the help
+// screen and the README list them.
+func (k keyMap) keyGroups() []keyGroup {
+	return []keyGroup{
+		{"everywhere", []key.Binding{k.Help, k.Stop, k.Quit, k.Copy, k.CopyURL, k.Export, k.New, k.Log}},
+		{"compose", []key.Binding{k.NextField, k.PrevField, k.Submit}},
+		{"stages", []key.Binding{k.NextStage, k.PrevStage, k.Jump, k.Up, k.Down, k.Top, k.Bottom, k.Filter, k.Sidebar, k.Zoom}},
+		{"images", []key.Binding{k.EditDescription, k.QueriesAgain, k.Open}},
+		{"queries", []key.Binding{k.Toggle, k.Edit, k.Add, k.Delete, k.SearchAgain}},
+		{"sources", []key.Binding{k.Enter, k.Drop, k.Boost, k.Restore, k.RememberDrop, k.RememberBoost, k.Open, k.SearchAgain, k.EvidenceAgain}},
+		{"evidence", []key.Binding{k.Include, k.Open, k.WriteAgain}},
+		{"correction", []key.Binding{k.EditInline, k.EditExternal, k.Save, k.WriteAgain, k.Versions}},
+		{"versions", []key.Binding{k.Mark, k.Diff, k.RestoreVersion, k.Close}},
+		{"prompts", []key.Binding{k.Accept, k.Cancel}},
+		{"dialogs", []key.Binding{k.RestoreDraft, k.DiscardDraft, k.KeepDraft, k.QuitAnyway}},
+	}
+}
+
+// keyTable is the README's key table, generated from keyGroups
+// (TestREADMEKeyTable checks the README holds it).
+func keyTable(k keyMap) string {
+	var b strings.Builder
+	b.WriteString("| where | key | does |\n|---|---|---|\n")
+	for _, g := range k.keyGroups() {
+		where := g.title + " "
+		for _, kb := range g.keys {
+			h := kb.Help()
+			b.WriteString("| " + where + "| `" + strings.ReplaceAll(h.Key, "|", "\\|") + "` | " + h.Desc + " |\n")
+			where = ""
+		}
+	}
+	return b.String()
+}
+
+// helpKeys are the footer's key hints where the journalist is: the
+// pane's (short, cut first when the width runs out) and those that always
+// hold there.
 type helpKeys struct {
-	short []keyBinding
-	full  [][]keyBinding
+	short  []key.Binding
+	always []key.Binding
 }
 
-type keyBinding = key.Binding
-
-func (h helpKeys) ShortHelp() []key.Binding  { return h.short }
-func (h helpKeys) FullHelp() [][]key.Binding { return h.full }
-
-func newBinding(helpKey, desc string, keys ...string) key.Binding {
-	if len(keys) == 0 {
-		keys = []string{helpKey} // shown in help only
+// hints is "r/enter restore the draft found · d discard it": a dialog's
+// keys, from their bindings.
+func (m *Model) hints(keys ...key.Binding) string {
+	parts := make([]string, len(keys))
+	for i, kb := range keys {
+		parts[i] = kb.Help().Key + " " + kb.Help().Desc
 	}
-	return key.NewBinding(key.WithKeys(keys...), key.WithHelp(helpKey, desc))
+	return strings.Join(parts, " · ")
+}
+
+// splitBurst turns a burst of typed runes that arrived as one message
+// (fast typing, SSH) into one message per key, so "jjjj" moves four times
+// and "kkd" deletes the query two rows up. A paste stays whole.
+func splitBurst(msg tea.KeyMsg) []tea.KeyMsg {
+	if msg.Type != tea.KeyRunes || len(msg.Runes) < 2 || msg.Paste {
+		return []tea.KeyMsg{msg}
+	}
+	out := make([]tea.KeyMsg, 0, len(msg.Runes))
+	for _, r := range msg.Runes {
+		out = append(out, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt})
+	}
+	return out
 }

@@ -11,7 +11,7 @@ func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
 	if m.screen != screenCheck || m.overlay != overlayNone || m.editing {
 		return nil
 	}
-	if msg.Action == tea.MouseActionPress && msg.Button == tea.MouseButtonLeft && msg.X < stageListWidth {
+	if msg.Action == tea.MouseActionPress && msg.Button == tea.MouseButtonLeft && msg.X < m.sidebarWidth() {
 		if i := msg.Y - 1; i >= 0 && i < len(pipeline.Stages) {
 			m.moveStage(i)
 		}

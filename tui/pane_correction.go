@@ -4,23 +4,33 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/atotto/clipboard"
 	"github.com/aymanbagabas/go-osc52/v2"
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textarea"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/glamour"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/export"
+	"github.com/musecheck/muse/sources/links"
 )
 
-// linkRE finds the links a person's edit cites (Correction.URLs).
-var linkRE = regexp.MustCompile(`https?://[^\s)\]>"]+`)
+// citedURLs are the links a person's edit cites (Correction.URLs), in
+// whatever form they are written (sources/links).
+func citedURLs(text string) []string {
+	var out []string
+	for _, l := range links.Find(text) {
+		if !slices.Contains(out, l.URL) {
+			out = append(out, l.URL)
+		}
+	}
+	return out
+}
 
 // renderMarkdown renders the correction with glamour, cached by text and
 // width because View runs on every spinner tick.
@@ -58,8 +68,8 @@ func (m *Model) correctionPane(w, h int) string {
 	if strings.TrimSpace(c.Text) == "" {
 		return m.emptyHint(pipeline.StageCorrection, "The correction appears here as it is written…", "No correction was written. Check the evidence and write again (w).")
 	}
-	text := m.renderMarkdown(c.Text, w)
-	if m.stages[pipeline.StageCorrection].state == pipeline.StateRunning {
+	text := m.renderMarkdown(safe(c.Text), w)
+	if m.stage(pipeline.StageCorrection).State == pipeline.StateRunning {
 		text += "▍"
 	}
 	var meta []string
@@ -68,12 +78,12 @@ func (m *Model) correctionPane(w, h int) string {
 		meta = append(meta, m.st.Dim.Render("edited by you"))
 	}
 	for _, warn := range c.Warnings {
-		meta = append(meta, m.st.Warn.Render(wrap("⚠ "+warn, w)))
+		meta = append(meta, m.st.Warn.Render(wrap("⚠ "+safe(warn), w)))
 	}
 	if len(c.URLs) > 0 {
 		meta = append(meta, m.st.Dim.Render("links cited:"))
 		for _, u := range c.URLs {
-			meta = append(meta, m.st.Dim.Render("  "+ansi.Truncate(u, w-2, "…")))
+			meta = append(meta, m.st.Dim.Render(indent(wrap(safe(u), w-2), "  ")))
 		}
 	}
 	lines := splitLines(append([]string{text, ""}, meta...))
@@ -90,24 +100,23 @@ func (m *Model) countLine(text string, w int) string {
 	return m.st.Dim.Render(wrap(s, w))
 }
 
-func (m *Model) onCorrectionKey(k string) tea.Cmd {
-	switch k {
-	case "up", "k":
-		m.scroll--
-	case "down", "j":
-		m.scroll++
-	case "pgup":
-		m.scroll -= 10
-	case "pgdown":
-		m.scroll += 10
-	case "w":
+func (m *Model) onCorrectionKey(msg tea.KeyMsg) tea.Cmd {
+	k := m.keys
+	if n, ok := m.scrollStep(msg); ok {
+		m.scroll = max(m.scroll+n, 0)
+		return nil
+	}
+	switch {
+	case key.Matches(msg, k.WriteAgain):
 		return m.rerun(pipeline.StageCorrection)
-	case "e", "enter":
+	case key.Matches(msg, k.Versions):
+		return m.openVersions()
+	case key.Matches(msg, k.EditInline):
 		if m.running {
 			return m.setStatus("wait for the correction to finish (or esc to stop) before editing")
 		}
 		return m.startInlineEdit()
-	case "E":
+	case key.Matches(msg, k.EditExternal):
 		if m.running {
 			return m.setStatus("wait for the correction to finish (or esc to stop) before editing")
 		}
@@ -123,41 +132,48 @@ func (m *Model) startInlineEdit() tea.Cmd {
 	m.editor.CharLimit = 0
 	m.editor.Prompt = "┃ "
 	m.layout()
-	m.editor.SetValue(m.check.Correction.Text)
+	m.editor.SetValue(safe(m.check.Correction.Text))
 	m.editing = true
 	m.sel = stageIndex(pipeline.StageCorrection)
 	return m.editor.Focus()
 }
 
 func (m *Model) onEditorKey(msg tea.KeyMsg) tea.Cmd {
-	switch msg.String() {
-	case "ctrl+s", "esc":
+	if key.Matches(msg, m.keys.Save) {
 		m.editing = false
 		m.editor.Blur()
 		return m.setCorrection(m.editor.Value(), "edit saved")
 	}
+	before := m.editor.Value()
 	var cmd tea.Cmd
 	m.editor, cmd = m.editor.Update(msg)
-	return tea.Batch(cmd, m.scheduleDraftEditing())
-}
-
-// scheduleDraftEditing saves the text in the inline editor as it is typed.
-func (m *Model) scheduleDraftEditing() tea.Cmd {
+	if m.editor.Value() == before {
+		return cmd
+	}
 	m.dirty = true
-	return m.scheduleDraft()
+	return tea.Batch(cmd, m.scheduleDraft()) // the draft, tied to the case, holds the text being typed
 }
 
-// setCorrection stores a correction the journalist wrote.
+// setCorrection stores a correction the journalist wrote and says so.
 func (m *Model) setCorrection(text, status string) tea.Cmd {
+	if text == m.check.Correction.Text {
+		return tea.Batch(m.setStatus("no change"), m.scheduleDraft())
+	}
+	return tea.Batch(m.setStatus(status), m.storeCorrection(text))
+}
+
+// storeCorrection puts the person's text in the check, saves the case and
+// keeps the text as a version of the correction.
+func (m *Model) storeCorrection(text string) tea.Cmd {
 	c := &m.check.Correction
 	if text == c.Text {
-		return m.setStatus("no change")
+		return nil
 	}
 	c.Text = text
 	c.Edited = true
-	c.URLs = linkRE.FindAllString(text, -1)
+	c.URLs = citedURLs(text)
 	m.dirty = true
-	return tea.Batch(m.setStatus(status), m.scheduleDraft(), m.saveCase(), m.saveCorrectionDraft(true))
+	return tea.Batch(m.scheduleDraft(), m.saveCase(), m.saveVersion(text, true))
 }
 
 type editorReadyMsg struct {
@@ -176,7 +192,9 @@ func writeEditorFile(text string) tea.Cmd {
 		if err != nil {
 			return editorReadyMsg{err: fmt.Errorf("create file for the editor: %w", err)}
 		}
-		_, err = f.WriteString(text)
+		// A last newline, as editors expect: text an editor appends then
+		// starts a line of its own instead of joining the last one.
+		_, err = f.WriteString(strings.TrimRight(text, "\n") + "\n")
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -192,8 +210,7 @@ func (m *Model) openEditor(msg editorReadyMsg) tea.Cmd {
 	if msg.err != nil {
 		return m.setStatus(msg.err.Error())
 	}
-	args := strings.Fields(firstNonEmpty(m.opts.Editor, "vi"))
-	cmd := exec.Command(args[0], append(args[1:], msg.path)...)
+	cmd, args := editorCmd(m.opts.Editor, msg.path), strings.Fields(firstNonEmpty(m.opts.Editor, "vi"))
 	path := msg.path
 	return tea.ExecProcess(cmd, func(err error) tea.Msg {
 		defer os.Remove(path)
@@ -208,6 +225,12 @@ func (m *Model) openEditor(msg editorReadyMsg) tea.Cmd {
 	})
 }
 
+// editorCmd is the editor's command line with the file to edit.
+func editorCmd(editor, path string) *exec.Cmd {
+	args := strings.Fields(firstNonEmpty(editor, "vi"))
+	return exec.Command(args[0], append(args[1:], path)...)
+}
+
 func (m *Model) onEditorDone(msg editorDoneMsg) tea.Cmd {
 	if msg.err != nil {
 		return m.setStatus(msg.err.Error())
@@ -215,9 +238,7 @@ func (m *Model) onEditorDone(msg editorDoneMsg) tea.Cmd {
 	return m.setCorrection(strings.TrimRight(msg.text, "\n"), "edit from the editor saved")
 }
 
-// copyCorrection copies the correction with OSC 52 (which reaches the
-// journalist's own clipboard over SSH and through tmux) and the native
-// clipboard when there is one.
+// copyCorrection copies the correction (the editor's text while it is open).
 func (m *Model) copyCorrection() tea.Cmd {
 	text := strings.TrimSpace(m.check.Correction.Text)
 	if m.editing {
@@ -226,35 +247,51 @@ func (m *Model) copyCorrection() tea.Cmd {
 	if text == "" {
 		return m.setStatus("nothing to copy yet")
 	}
+	return m.copyText(fmt.Sprintf("the correction (%d characters)", export.NoteLength(text)), text, true)
+}
+
+// copySelectedURL copies the address of the selected page (for machines
+// where o finds no browser).
+func (m *Model) copySelectedURL() tea.Cmd {
+	u := m.selectedURL()
+	if u == "" {
+		return m.setStatus("no page selected: Y copies the URL of the selected image, result, source or quote")
+	}
+	return m.copyText(safe(u), u, false)
+}
+
+// copyText puts text on the clipboards within reach and says which: the
+// system clipboard when there is one, and the terminal's by a plain OSC 52
+// (which tmux relays with set-clipboard on; wrapping it in tmux's DCS
+// passthrough is dropped by tmux 3.3+). Whether a terminal honours OSC 52
+// cannot be known, so the status says it was sent, not that it landed.
+func (m *Model) copyText(what, text string, correction bool) tea.Cmd {
 	if f := m.opts.Clipboard; f != nil {
 		return func() tea.Msg {
-			return resultMsg{what: "copy", err: f(text), saved: true, text: fmt.Sprintf("copied the correction (%d characters)", export.NoteLength(text))}
+			return resultMsg{what: "copy", err: f(text), saved: correction, text: "copied " + what}
 		}
 	}
-	out, tmux, screen := m.opts.Output, m.opts.Tmux, m.opts.Screen
+	out, tmux := m.opts.Output, m.opts.Tmux
 	return func() tea.Msg {
-		seq := osc52.New(text)
-		switch {
-		case tmux:
-			seq = seq.Tmux()
-		case screen:
-			seq = seq.Screen()
-		}
-		var how []string
+		system := !clipboard.Unsupported && clipboard.WriteAll(text) == nil
+		sent := false
 		if out != nil {
-			if _, err := seq.WriteTo(out); err == nil {
-				how = append(how, "OSC 52")
-			}
+			_, err := osc52.New(text).WriteTo(out)
+			sent = err == nil
 		}
-		if !clipboard.Unsupported {
-			if err := clipboard.WriteAll(text); err == nil {
-				how = append(how, "system clipboard")
-			}
+		via := "the terminal by OSC 52"
+		if tmux {
+			via += " (tmux relays it with set-clipboard on)"
 		}
-		if len(how) == 0 {
-			return resultMsg{what: "copy", err: fmt.Errorf("no clipboard reachable: export with x instead")}
+		switch {
+		case system && sent:
+			return resultMsg{what: "copy", saved: correction, text: "copied " + what + " to the system clipboard, and sent it to " + via}
+		case system:
+			return resultMsg{what: "copy", saved: correction, text: "copied " + what + " to the system clipboard"}
+		case sent:
+			return resultMsg{what: "copy", text: "sent " + what + " to " + via + "; no system clipboard here"}
 		}
-		return resultMsg{what: "copy", saved: true, text: fmt.Sprintf("copied the correction (%d characters) via %s", export.NoteLength(text), strings.Join(how, " + "))}
+		return resultMsg{what: "copy", err: fmt.Errorf("no clipboard reachable: export with x instead")}
 	}
 }
 

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/musecheck/muse/pipeline"
@@ -11,12 +12,23 @@ func (m *Model) evidencePane(w, h int) string {
 	if len(ev) == 0 {
 		return m.emptyHint(pipeline.StageEvidence, "Reading sources for quotes…", "No quotes were found. Boost or restore sources and find evidence again (r on Sources).")
 	}
-	cur := clamp(m.cursor[pipeline.StageEvidence], 0, len(ev)-1)
+	cur := m.cur(pipeline.StageEvidence)
+	shown := map[int]bool{}
+	for _, i := range m.order(pipeline.StageEvidence) {
+		shown[i] = true
+	}
 	var lines []string
 	at := 0
 	for _, g := range m.evidenceGroups() {
-		lines = append(lines, m.st.Bold.Render(ansi.Truncate(g.title, w, "…")))
+		titled := false
 		for _, i := range g.items {
+			if !shown[i] {
+				continue
+			}
+			if !titled {
+				lines = append(lines, m.st.Bold.Render(ansi.Truncate(safe(g.title), w, "…")))
+				titled = true
+			}
 			e := ev[i]
 			box := "[ ]"
 			if e.Included {
@@ -30,13 +42,13 @@ func (m *Model) evidencePane(w, h int) string {
 			if !e.Verified {
 				mark = m.st.Warn.Render("! not found in page")
 			}
-			head := box + " " + kind + " " + mark
+			head := m.marker(i == cur) + box + " " + kind + " " + mark
 			if i == cur {
 				at = len(lines)
 				head = m.st.Cursor.Render(ansi.Strip(head))
 			}
 			lines = append(lines, head)
-			q := indent(wrap("“"+e.Quote+"”", w-4), "    ")
+			q := indent(wrap("“"+safe(e.Quote)+"”", w-4), "    ")
 			if !e.Included {
 				q = m.st.Dim.Render(q)
 			}
@@ -94,43 +106,25 @@ func (m *Model) evidenceOrder() []int {
 	return order
 }
 
-func (m *Model) onEvidenceKey(k string) tea.Cmd {
-	ev := m.check.Evidence
-	order := m.evidenceOrder()
-	pos := 0
-	for i, idx := range order {
-		if idx == m.cursor[pipeline.StageEvidence] {
-			pos = i
-		}
+func (m *Model) onEvidenceKey(msg tea.KeyMsg) tea.Cmd {
+	if m.moveCursor(msg) {
+		return nil
 	}
-	switch k {
-	case "up", "k", "down", "j", "home", "g", "end", "G":
-		if len(order) == 0 {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Include):
+		i := m.cur(pipeline.StageEvidence)
+		if i < 0 {
 			return nil
 		}
-		switch k {
-		case "up", "k":
-			pos--
-		case "down", "j":
-			pos++
-		case "home", "g":
-			pos = 0
-		default:
-			pos = len(order) - 1
+		if cmd, ok := m.editable(); !ok {
+			return cmd
 		}
-		m.cursor[pipeline.StageEvidence] = order[clamp(pos, 0, len(order)-1)]
-	case " ", "space":
-		if len(ev) == 0 {
-			return nil
-		}
-		i := clamp(m.cursor[pipeline.StageEvidence], 0, len(ev)-1)
-		ev[i].Included = !ev[i].Included
+		m.check.Evidence[i].Included = !m.check.Evidence[i].Included
 		return m.edited(pipeline.StageEvidence)
-	case "o":
-		if len(ev) > 0 {
-			return m.openURL(ev[clamp(m.cursor[pipeline.StageEvidence], 0, len(ev)-1)].SourceURL)
-		}
-	case "w":
+	case key.Matches(msg, k.Open):
+		return m.openURL(m.selectedURL())
+	case key.Matches(msg, k.WriteAgain):
 		return m.rerun(pipeline.StageCorrection)
 	}
 	return nil

@@ -1,8 +1,10 @@
 package tui
 
 import (
+	"slices"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/musecheck/muse/pipeline"
@@ -16,11 +18,11 @@ func (m *Model) imagesPane(w, h int) string {
 	var lines []string
 	if len(imgs) == 0 {
 		for _, src := range m.check.Post.Images {
-			lines = append(lines, "• "+ansi.Truncate(src, w-2, "…"), m.emptyHint(pipeline.StageImages, "  waiting for a description…", "  not described"))
+			lines = append(lines, "• "+ansi.Truncate(safe(src), w-2, "…"), m.emptyHint(pipeline.StageImages, "  waiting for a description…", "  not described"))
 		}
 		return window(lines, 0, h)
 	}
-	cur := clamp(m.cursor[pipeline.StageImages], 0, len(imgs)-1)
+	cur := m.cur(pipeline.StageImages)
 	at := 0
 	// part is one labelled piece of what is known about an image, with
 	// where it came from, so the journalist can weigh each one.
@@ -33,20 +35,21 @@ func (m *Model) imagesPane(w, h int) string {
 			head += " " + m.st.Dim.Render("("+from+")")
 		}
 		lines = append(lines, "  "+head)
-		lines = append(lines, style(indent(wrap(strings.TrimSpace(text), max(w-4, 10)), "    ")))
+		lines = append(lines, style(indent(wrap(strings.TrimSpace(safe(text)), max(w-4, 10)), "    ")))
 	}
 	plain := func(s ...string) string { return strings.Join(s, "") }
-	for i, img := range imgs {
+	for _, i := range m.order(pipeline.StageImages) {
+		img := imgs[i]
 		if i == cur {
 			at = len(lines)
 		}
-		head := "• " + ansi.Truncate(img.Source, w-2, "…")
+		head := m.marker(i == cur) + ansi.Truncate(safe(img.Source), w-2, "…")
 		if i == cur {
 			head = m.st.Cursor.Render(head)
 		}
 		lines = append(lines, head)
 		if img.Error != "" {
-			lines = append(lines, m.st.Fail.Render(indent(wrap("✗ "+img.Error, w-2), "  ")))
+			lines = append(lines, m.st.Fail.Render(indent(wrap("✗ "+safe(img.Error), w-2), "  ")))
 		}
 		descFrom := firstNonEmpty(img.Origin, "engine")
 		if img.Edited {
@@ -69,6 +72,20 @@ func (m *Model) imagesPane(w, h int) string {
 	return window(splitLines(lines), at, h)
 }
 
+// describeImage asks for the person's description of an image.
+func (m *Model) describeImage(src, value string) tea.Cmd {
+	return m.askEdit(draftPrompt{Kind: promptDescription, Key: src}, "Describe the image:", value, func(m *Model, v string) tea.Cmd {
+		v = strings.TrimSpace(v)
+		i := slices.IndexFunc(m.check.Images, func(im pipeline.Image) bool { return im.Source == src })
+		if v == "" || i < 0 || v == m.check.Images[i].Description {
+			return nil
+		}
+		im := &m.check.Images[i]
+		im.Description, im.Edited, im.Origin, im.Error = v, true, pipeline.OriginUser, ""
+		return tea.Batch(m.edited(pipeline.StageImages), m.setStatus("description saved — s makes the queries again with it"))
+	})
+}
+
 // ocrFrom says what read an image's text, as far as its origin tells.
 func ocrFrom(origin string) string {
 	o := strings.ToLower(origin)
@@ -81,34 +98,25 @@ func ocrFrom(origin string) string {
 	return ""
 }
 
-func (m *Model) onImagesKey(k string) tea.Cmd {
-	imgs := m.check.Images
-	if m.moveCursor(k, len(imgs)) || len(imgs) == 0 {
+func (m *Model) onImagesKey(msg tea.KeyMsg) tea.Cmd {
+	if m.moveCursor(msg) {
 		return nil
 	}
-	cur := clamp(m.cursor[pipeline.StageImages], 0, len(imgs)-1)
-	switch k {
-	case "e", "enter":
-		return m.ask("Describe the image:", imgs[cur].Description, func(m *Model, v string) tea.Cmd {
-			v = strings.TrimSpace(v)
-			if v == "" || cur >= len(m.check.Images) || v == m.check.Images[cur].Description {
-				return nil
-			}
-			im := &m.check.Images[cur]
-			im.Description, im.Edited, im.Origin, im.Error = v, true, pipeline.OriginUser, ""
-			var keep []string // the engine's word on this image no longer holds
-			for _, w := range m.warnings[pipeline.StageImages] {
-				if !strings.Contains(w, im.Source) {
-					keep = append(keep, w)
-				}
-			}
-			m.warnings[pipeline.StageImages] = keep
-			return tea.Batch(m.edited(pipeline.StageImages), m.setStatus("description saved — s makes the queries again with it"))
-		})
-	case "s":
+	cur := m.cur(pipeline.StageImages)
+	if cur < 0 {
+		return nil
+	}
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.EditDescription):
+		if cmd, ok := m.editable(); !ok {
+			return cmd
+		}
+		return m.describeImage(m.check.Images[cur].Source, m.check.Images[cur].Description)
+	case key.Matches(msg, k.QueriesAgain):
 		return m.rerun(pipeline.StageQueries)
-	case "o":
-		return m.openURL(imgs[cur].Source)
+	case key.Matches(msg, k.Open):
+		return m.openURL(m.check.Images[cur].Source)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/musecheck/muse/pipeline"
@@ -13,9 +14,11 @@ func (m *Model) queriesPane(w, h int) string {
 	if len(qs) == 0 {
 		return m.emptyHint(pipeline.StageQueries, "Writing search queries…", "No queries. a adds one.")
 	}
-	cur := clamp(m.cursor[pipeline.StageQueries], 0, len(qs)-1)
+	cur := m.cur(pipeline.StageQueries)
 	var lines []string
-	for i, q := range qs {
+	at := 0
+	for _, i := range m.order(pipeline.StageQueries) {
+		q := qs[i]
 		box := "[ ]"
 		if q.Enabled {
 			box = "[x]"
@@ -24,65 +27,91 @@ func (m *Model) queriesPane(w, h int) string {
 		if q.Origin != pipeline.OriginModel && q.Origin != "" {
 			origin = " (" + q.Origin + ")"
 		}
-		line := ansi.Truncate(box+" "+q.Text, w-len(origin), "…") + m.st.Dim.Render(origin)
+		text := m.marker(i == cur) + box + " " + safe(q.Text)
+		line := ansi.Truncate(text, w-len(origin), "…") + m.st.Dim.Render(origin)
 		if i == cur {
-			line = m.st.Cursor.Render(ansi.Truncate(box+" "+q.Text+origin, w, "…"))
+			at = len(lines)
+			line = m.st.Cursor.Render(ansi.Truncate(text+origin, w, "…"))
 		} else if !q.Enabled {
-			line = m.st.Dim.Render(ansi.Truncate(box+" "+q.Text+origin, w, "…"))
+			line = m.st.Dim.Render(ansi.Truncate(text+origin, w, "…"))
 		}
 		lines = append(lines, line)
 	}
 	lines = append(lines, "", m.st.Dim.Render(wrap("space turns a query on or off · e edits · a adds · d deletes · s searches again with the ticked queries", w)))
-	return window(splitLines(lines), cur, h)
+	return window(splitLines(lines), at, h)
 }
 
-func (m *Model) onQueriesKey(k string) tea.Cmd {
-	qs := m.check.Queries
-	if m.moveCursor(k, len(qs)) {
+func (m *Model) onQueriesKey(msg tea.KeyMsg) tea.Cmd {
+	if m.moveCursor(msg) {
 		return nil
 	}
-	cur := clamp(m.cursor[pipeline.StageQueries], 0, len(qs)-1)
-	switch k {
-	case " ", "space":
-		if len(qs) == 0 {
-			return nil
-		}
-		qs[cur].Enabled = !qs[cur].Enabled
-		return m.edited(pipeline.StageQueries)
-	case "e", "enter":
-		if len(qs) == 0 {
-			return nil
-		}
-		return m.ask("Edit query:", qs[cur].Text, func(m *Model, v string) tea.Cmd {
-			v = strings.TrimSpace(v)
-			if v == "" || cur >= len(m.check.Queries) {
-				return nil
-			}
-			m.check.Queries[cur].Text = v
-			m.check.Queries[cur].Origin = pipeline.OriginUser
-			m.check.Queries[cur].Enabled = true
-			return m.edited(pipeline.StageQueries)
-		})
-	case "a":
-		return m.ask("New query:", "", func(m *Model, v string) tea.Cmd {
-			v = strings.TrimSpace(v)
-			if v == "" {
-				return nil
-			}
-			m.check.Queries = append(m.check.Queries, pipeline.Query{Text: v, Origin: pipeline.OriginUser, Enabled: true})
-			m.cursor[pipeline.StageQueries] = len(m.check.Queries) - 1
-			return m.edited(pipeline.StageQueries)
-		})
-	case "d", "delete":
-		if len(qs) == 0 {
-			return nil
-		}
-		m.check.Queries = append(qs[:cur:cur], qs[cur+1:]...)
-		return m.edited(pipeline.StageQueries)
-	case "s":
+	k := m.keys
+	if key.Matches(msg, k.SearchAgain) {
 		return m.rerun(pipeline.StageSearch)
 	}
+	if !key.Matches(msg, k.Toggle, k.Edit, k.Add, k.Delete) {
+		return nil
+	}
+	if cmd, ok := m.editable(); !ok {
+		return cmd
+	}
+	cur := m.cur(pipeline.StageQueries)
+	if cur < 0 && !key.Matches(msg, k.Add) {
+		return nil
+	}
+	switch {
+	case key.Matches(msg, k.Toggle):
+		m.check.Queries[cur].Enabled = !m.check.Queries[cur].Enabled
+		return m.edited(pipeline.StageQueries)
+	case key.Matches(msg, k.Edit):
+		return m.editQuery(m.check.Queries[cur].Text, m.check.Queries[cur].Text)
+	case key.Matches(msg, k.Add):
+		return m.addQuery("")
+	case key.Matches(msg, k.Delete):
+		qs := m.check.Queries
+		m.check.Queries = append(qs[:cur:cur], qs[cur+1:]...)
+		delete(m.cursorKey, pipeline.StageQueries) // the next row takes its place
+		return tea.Batch(m.edited(pipeline.StageQueries), m.setStatus("deleted the query “"+safe(qs[cur].Text)+"”"))
+	}
 	return nil
+}
+
+// editQuery asks for a query's new wording, starting from value.
+func (m *Model) editQuery(old, value string) tea.Cmd {
+	return m.askEdit(draftPrompt{Kind: promptQuery, Key: old}, "Edit query:", value, func(m *Model, v string) tea.Cmd {
+		v = strings.TrimSpace(v)
+		i := m.queryIndex(old)
+		if v == "" || i < 0 {
+			return nil
+		}
+		q := &m.check.Queries[i]
+		q.Text, q.Origin, q.Enabled = v, pipeline.OriginUser, true
+		m.setCursor(pipeline.StageQueries, i)
+		return m.edited(pipeline.StageQueries)
+	})
+}
+
+// addQuery asks for a query of the person's own.
+func (m *Model) addQuery(value string) tea.Cmd {
+	return m.askEdit(draftPrompt{Kind: promptNewQuery}, "New query:", value, func(m *Model, v string) tea.Cmd {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			return nil
+		}
+		m.check.Queries = append(m.check.Queries, pipeline.Query{Text: v, Origin: pipeline.OriginUser, Enabled: true})
+		m.setCursor(pipeline.StageQueries, len(m.check.Queries)-1)
+		return m.edited(pipeline.StageQueries)
+	})
+}
+
+// queryIndex finds a query by its text (-1: gone).
+func (m *Model) queryIndex(text string) int {
+	for i, q := range m.check.Queries {
+		if q.Text == text {
+			return i
+		}
+	}
+	return -1
 }
 
 func anyEnabled(qs []pipeline.Query) bool {

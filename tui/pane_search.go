@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/musecheck/muse/pipeline"
@@ -13,43 +14,42 @@ func (m *Model) searchPane(w, h int) string {
 	if len(hits) == 0 {
 		return m.emptyHint(pipeline.StageSearch, "Searching…", "No results. Edit the queries and search again (s).")
 	}
-	cur := clamp(m.cursor[pipeline.StageSearch], 0, len(hits)-1)
+	cur := m.cur(pipeline.StageSearch)
 	var lines []string
-	for i, hit := range hits {
-		dom := hostOf(hit.URL)
-		line := fmt.Sprintf("%2d %s — %s", i+1, dom, firstNonEmpty(hit.Title, hit.URL))
+	at := 0
+	for _, i := range m.order(pipeline.StageSearch) {
+		hit := hits[i]
+		line := fmt.Sprintf("%s%2d %s — %s", m.marker(i == cur), i+1, safe(hostOf(hit.URL)), safe(firstNonEmpty(hit.Title, hit.URL)))
 		line = ansi.Truncate(line, w, "…")
-		if i == cur {
-			line = m.st.Cursor.Render(line)
+		if i != cur {
+			lines = append(lines, line)
+			continue
 		}
-		lines = append(lines, line)
-		if i == cur {
-			meta := hit.Provider
-			if hit.Query != "" {
-				meta += " · " + hit.Query
-			}
-			if hit.Pass > 1 {
-				meta += " · wider pass"
-			}
-			if hit.ClaimReview != nil {
-				meta += " · fact-check: " + hit.ClaimReview.Rating
-			}
-			lines = append(lines, m.st.Dim.Render("   "+ansi.Truncate(meta, w-3, "…")))
+		at = len(lines)
+		lines = append(lines, m.st.Cursor.Render(line))
+		meta := hit.Provider
+		if hit.Query != "" {
+			meta += " · " + hit.Query
 		}
+		if hit.Pass > 1 {
+			meta += " · wider pass"
+		}
+		if hit.ClaimReview != nil {
+			meta += " · fact-check: " + hit.ClaimReview.Rating
+		}
+		lines = append(lines, m.st.Dim.Render("     "+ansi.Truncate(safe(meta), w-5, "…")))
 	}
-	return window(lines, cur+1, h)
+	return window(lines, at, h)
 }
 
-func (m *Model) onSearchKey(k string) tea.Cmd {
-	if m.moveCursor(k, len(m.check.Hits)) {
+func (m *Model) onSearchKey(msg tea.KeyMsg) tea.Cmd {
+	if m.moveCursor(msg) {
 		return nil
 	}
-	switch k {
-	case "o":
-		if len(m.check.Hits) > 0 {
-			return m.openURL(m.check.Hits[clamp(m.cursor[pipeline.StageSearch], 0, len(m.check.Hits)-1)].URL)
-		}
-	case "s":
+	switch {
+	case key.Matches(msg, m.keys.Open):
+		return m.openURL(m.selectedURL())
+	case key.Matches(msg, m.keys.SearchAgain):
 		return m.rerun(pipeline.StageSearch)
 	}
 	return nil

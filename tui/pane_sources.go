@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/musecheck/muse/pipeline"
@@ -54,19 +55,29 @@ func (m *Model) sourceColumns(w int) []column {
 	return cols
 }
 
-// statusWord is a source's status in a few words.
+// statusWord is a source's status in a few words: the engine's, with the
+// person's drop or boost marked beside it (a boost does not change why a
+// page was kept out).
 func statusWord(s pipeline.Source) string {
 	switch {
 	case s.Dropped:
 		return "✗ dropped"
-	case s.Boosted && s.Status != pipeline.StatusUsed:
+	case s.Boosted && (s.Status == pipeline.StatusBoosted || s.Status == pipeline.StatusPending):
 		return "↑ boosted"
+	case s.Boosted:
+		return "↑ " + engineStatusWord(s.Status)
 	}
-	switch s.Status {
+	return engineStatusWord(s.Status)
+}
+
+func engineStatusWord(status string) string {
+	switch status {
 	case pipeline.StatusUsed:
 		return "✓ used"
 	case pipeline.StatusPending:
 		return "not read yet"
+	case pipeline.StatusBoosted:
+		return "↑ boosted"
 	case pipeline.StatusNotNeeded:
 		return "not needed"
 	case pipeline.StatusExcludedRating:
@@ -76,7 +87,7 @@ func statusWord(s pipeline.Source) string {
 	case "":
 		return ""
 	}
-	return "✗ " + strings.ReplaceAll(s.Status, "_", " ")
+	return "✗ " + strings.ReplaceAll(status, "_", " ")
 }
 
 func keptOut(s pipeline.Source) bool {
@@ -92,11 +103,11 @@ func (m *Model) sourcesPane(w, h int) string {
 	if len(srcs) == 0 {
 		return m.emptyHint(pipeline.StageSources, "Reading and rating pages…", "No pages were read. Edit the queries and search again.")
 	}
-	cols := m.sourceColumns(w)
+	cols := m.sourceColumns(w - 2)
 	row := func(vals []string) string {
 		parts := make([]string, len(cols))
 		for i, c := range cols {
-			parts[i] = ansi.Truncate(fmt.Sprintf("%-*s", c.width, vals[i]), c.width, "…")
+			parts[i] = ansi.Truncate(fmt.Sprintf("%-*s", c.width, safe(vals[i])), c.width, "…")
 		}
 		return strings.Join(parts, " ")
 	}
@@ -104,16 +115,19 @@ func (m *Model) sourcesPane(w, h int) string {
 	for i, c := range cols {
 		titles[i] = c.title
 	}
-	cur := clamp(m.cursor[pipeline.StageSources], 0, len(srcs)-1)
-	lines := []string{m.st.Bold.Render(row(titles))}
-	for i, s := range srcs {
+	cur := m.cur(pipeline.StageSources)
+	lines := []string{m.st.Bold.Render("  " + row(titles))}
+	at := 0
+	for _, i := range m.order(pipeline.StageSources) {
+		s := srcs[i]
 		vals := make([]string, len(cols))
 		for j, c := range cols {
 			vals[j] = c.value(s)
 		}
-		line := row(vals)
+		line := m.marker(i == cur) + row(vals)
 		switch {
 		case i == cur:
+			at = len(lines)
 			line = m.st.Cursor.Render(line)
 		case keptOut(s):
 			line = m.st.Dim.Render(line)
@@ -122,68 +136,104 @@ func (m *Model) sourcesPane(w, h int) string {
 		}
 		lines = append(lines, line)
 	}
-	s := srcs[cur]
+	if cur < 0 {
+		lines = append(lines, "", m.st.Dim.Render("no source matches the filter"))
+	}
+	return window(lines, at, h)
+}
+
+// sourceDetail is the selected source's full address and why it stands
+// where it does: the detail line under the table.
+func (m *Model) sourceDetail(s pipeline.Source) string {
 	why := firstNonEmpty(s.Reason, statusWord(s))
 	if s.Dropped {
 		why = "dropped by you — u restores"
 	}
-	footer := m.st.Dim.Render(wrap("↳ "+hostOf(firstNonEmpty(s.FinalURL, s.URL))+": "+why, w))
-	tableH := max(h-lineCount(footer)-1, 2)
-	return window(lines, cur+1, tableH) + "\n\n" + footer
+	return safe(firstNonEmpty(s.FinalURL, s.URL) + " — " + why)
 }
 
 func (m *Model) currentSource() *pipeline.Source {
-	srcs := m.check.Sources
-	if len(srcs) == 0 {
-		return nil
+	if i := m.cur(pipeline.StageSources); i >= 0 {
+		return &m.check.Sources[i]
 	}
-	return &srcs[clamp(m.cursor[pipeline.StageSources], 0, len(srcs)-1)]
+	return nil
 }
 
-func (m *Model) onSourcesKey(k string) tea.Cmd {
-	if m.why && k == "esc" {
-		m.why = false
+func (m *Model) onSourcesKey(msg tea.KeyMsg) tea.Cmd {
+	k := m.keys
+	if m.why {
+		switch {
+		case key.Matches(msg, k.Back), key.Matches(msg, k.Enter):
+			m.why = false
+			return nil
+		}
+		if n, ok := m.scrollStep(msg); ok {
+			m.whyScroll += n
+			return nil
+		}
+	} else if m.moveCursor(msg) {
 		return nil
 	}
-	if !m.why && m.moveCursor(k, len(m.check.Sources)) {
-		return nil
-	}
-	if m.why && m.moveCursor(k, len(m.check.Sources)) {
-		return nil
-	}
-	s := m.currentSource()
-	switch k {
-	case "s":
+	switch {
+	case key.Matches(msg, k.SearchAgain):
 		return m.rerun(pipeline.StageSearch)
-	case "r":
+	case key.Matches(msg, k.EvidenceAgain):
 		return m.rerun(pipeline.StageEvidence)
 	}
+	s := m.currentSource()
 	if s == nil {
 		return nil
 	}
-	switch k {
-	case "enter":
-		m.why = !m.why
-	case "o":
+	switch {
+	case key.Matches(msg, k.Enter):
+		m.why, m.whyScroll = true, 0
+		return nil
+	case key.Matches(msg, k.Open):
 		return m.openURL(firstNonEmpty(s.FinalURL, s.URL))
-	case "d":
-		s.Dropped, s.Boosted = true, false
-		return tea.Batch(m.edited(pipeline.StageSources), m.setStatus("dropped "+s.Domain+" for this check — s searches again, r finds evidence again"))
-	case "b":
-		s.Boosted, s.Dropped = true, false
-		return tea.Batch(m.edited(pipeline.StageSources), m.setStatus("boosted "+s.Domain+": it goes first — r finds evidence again"))
-	case "u":
-		s.Boosted, s.Dropped = false, false
-		return tea.Batch(m.edited(pipeline.StageSources), m.setStatus("restored "+s.Domain))
-	case "D", "B":
-		if m.opts.Remember == nil {
-			return m.setStatus("no overrides file configured: drop and boost apply to this check only")
-		}
-		boost := k == "B"
-		s.Boosted, s.Dropped = boost, !boost
-		return tea.Batch(m.edited(pipeline.StageSources), m.remember(s.Domain, boost))
 	}
-	return nil
+	if !key.Matches(msg, k.Drop, k.Boost, k.Restore, k.RememberDrop, k.RememberBoost) {
+		return nil
+	}
+	if cmd, ok := m.editable(); !ok {
+		return cmd
+	}
+	dom := safe(s.Domain)
+	switch {
+	case key.Matches(msg, k.Drop):
+		s.Dropped, s.Boosted = true, false
+		return tea.Batch(m.edited(pipeline.StageSources), m.setStatus("dropped "+dom+" for this check — s searches again, r finds evidence again"))
+	case key.Matches(msg, k.Boost):
+		again, ok := boostRerun(*s)
+		if !ok {
+			return m.setFailure("a boost cannot bring back " + dom + ": " + firstNonEmpty(safe(s.Reason), engineStatusWord(s.Status)))
+		}
+		s.Boosted, s.Dropped = true, false
+		return tea.Batch(m.edited(pipeline.StageSources), m.setStatus("boosted "+dom+": it goes first — "+again))
+	case key.Matches(msg, k.Restore):
+		s.Boosted, s.Dropped = false, false
+		return tea.Batch(m.edited(pipeline.StageSources), m.setStatus("restored "+dom))
+	}
+	if m.opts.Remember == nil {
+		return m.setStatus("no overrides file configured: drop and boost apply to this check only")
+	}
+	boost := key.Matches(msg, k.RememberBoost)
+	s.Boosted, s.Dropped = boost, !boost
+	return tea.Batch(m.edited(pipeline.StageSources), m.remember(s.Domain, boost))
+}
+
+// boostRerun says which rerun makes a boost count: the evidence stage reads
+// the pages it may quote again (r), a publisher's rating is lifted only
+// when the pages are read again (s). A page kept out for what it is —
+// undated, after the cutoff, too short, off the subject, unreadable, a
+// duplicate — stays out whatever the boost: the engine's rules hold.
+func boostRerun(s pipeline.Source) (string, bool) {
+	switch s.Status {
+	case pipeline.StatusPending, pipeline.StatusBoosted, pipeline.StatusUsed, pipeline.StatusNotNeeded:
+		return "r finds evidence again", true
+	case pipeline.StatusExcludedRating, "":
+		return "s reads the pages again with it", true
+	}
+	return "", false
 }
 
 // remember writes a newsroom-wide drop or boost to the overrides file.
@@ -210,11 +260,11 @@ func (m *Model) whyPane(w, h int) string {
 	add := func(label, v string) {
 		if v != "" {
 			// a hanging indent keeps the labels in a column
-			body := indent(wrap(v, max(w-12, 10)), strings.Repeat(" ", 12))[12:]
+			body := indent(wrap(safe(v), max(w-12, 10)), strings.Repeat(" ", 12))[12:]
 			lines = append(lines, m.st.Bold.Render(fmt.Sprintf("%-11s", label))+" "+body)
 		}
 	}
-	lines = append(lines, m.st.Bold.Render(wrap(firstNonEmpty(s.Title, s.URL), w)))
+	lines = append(lines, m.st.Bold.Render(wrap(safe(firstNonEmpty(s.Title, s.URL)), w)))
 	add("page", firstNonEmpty(s.FinalURL, s.URL))
 	add("publisher", firstNonEmpty(s.Publisher, s.Domain))
 	rating := strings.TrimSpace(fmt.Sprintf("%s tier · factuality %s · bias %s", s.Tier, firstNonEmpty(s.Factuality, "unknown"), firstNonEmpty(s.Bias, "unknown")))
@@ -244,7 +294,7 @@ func (m *Model) whyPane(w, h int) string {
 	if len(quotes) > 0 {
 		lines = append(lines, "", m.st.Bold.Render("Quotes taken"))
 		for _, q := range quotes {
-			lines = append(lines, wrap("• "+q, w))
+			lines = append(lines, wrap("• "+safe(q), w))
 		}
 	}
 	if len(s.Paragraphs) > 0 {
@@ -253,10 +303,18 @@ func (m *Model) whyPane(w, h int) string {
 		if r := []rune(preview); len(r) > 1200 {
 			preview = string(r[:1200]) + "…"
 		}
-		lines = append(lines, m.st.Dim.Render(wrap(preview, w)))
+		lines = append(lines, m.st.Dim.Render(wrap(safe(preview), w)))
 	}
 	lines = splitLines(lines)
-	lines = append(lines[:min(len(lines), max(h-1, 1))], m.st.Dim.Render("esc back · o open · d drop · b boost · u restore"))
+	room := max(h-1, 1)
+	m.whyScroll = clamp(m.whyScroll, 0, max(len(lines)-room, 0))
+	end := min(len(lines), m.whyScroll+room)
+	k := m.keys
+	hint := m.hints(k.Back, k.Open, k.Drop, k.Boost, k.Restore)
+	if end < len(lines) || m.whyScroll > 0 {
+		hint = fmt.Sprintf("lines %d–%d of %d · ", m.whyScroll+1, end, len(lines)) + hint
+	}
+	lines = append(lines[m.whyScroll:end], m.st.Dim.Render(ansi.Truncate(hint, w, "…")))
 	return strings.Join(lines, "\n")
 }
 
@@ -264,18 +322,28 @@ func (m *Model) dateVsCutoff(t time.Time) string {
 	if t.IsZero() {
 		return "no date found"
 	}
-	out := t.Format("2006-01-02")
+	out := formatWhen(t)
 	cut := m.check.Cutoff
 	if cut.IsZero() {
 		return out + " (no cutoff)"
 	}
 	d := cut.Sub(t)
-	days := int(d.Hours() / 24)
-	switch {
-	case d < 0:
-		return fmt.Sprintf("%s — after the cutoff %s, so it cannot count", out, formatWhen(cut))
+	switch days := int(d.Hours() / 24); {
+	case d <= 0:
+		return fmt.Sprintf("%s — not before the cutoff %s, so it cannot count", out, formatWhen(cut))
+	case d < time.Hour:
+		return fmt.Sprintf("%s — less than an hour before the cutoff %s", out, formatWhen(cut))
 	case days == 0:
-		return fmt.Sprintf("%s — the day of the cutoff %s", out, formatWhen(cut))
+		return fmt.Sprintf("%s — %s before the cutoff %s", out, plural(int(d.Hours()), "hour"), formatWhen(cut))
+	default:
+		return fmt.Sprintf("%s — %s before the cutoff %s", out, plural(days, "day"), formatWhen(cut))
 	}
-	return fmt.Sprintf("%s — %d days before the cutoff %s", out, days, formatWhen(cut))
+}
+
+// plural is "1 day", "3 days".
+func plural(n int, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return fmt.Sprintf("%d %ss", n, unit)
 }

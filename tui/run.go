@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -13,28 +14,113 @@ import (
 	"github.com/musecheck/muse/pipeline/export"
 )
 
-func (m *Model) resetStages() {
-	m.stages = map[pipeline.Stage]*stageView{}
-	for _, s := range pipeline.Stages {
-		m.stages[s] = &stageView{state: pipeline.StateWaiting}
+// stage is a stage's state as the engine recorded it in the check
+// (Check.Stages); a stage the check has never run is waiting.
+func (m *Model) stage(s pipeline.Stage) pipeline.StageInfo {
+	if m.check != nil {
+		for _, info := range m.check.Stages {
+			if info.Stage == s && info.State != "" {
+				return info
+			}
+		}
 	}
-	m.warnings = map[pipeline.Stage][]string{}
-	m.progress = map[pipeline.Stage]string{}
-	m.runErr = ""
+	return pipeline.StageInfo{Stage: s, State: pipeline.StateWaiting}
+}
+
+// setStage records a stage's state in the check: what the person's edits
+// (stale) and stops (stopped) say about it.
+func (m *Model) setStage(info pipeline.StageInfo) {
+	for i := range m.check.Stages {
+		if m.check.Stages[i].Stage == info.Stage {
+			m.check.Stages[i] = info
+			return
+		}
+	}
+	m.check.Stages = append(m.check.Stages, info)
 }
 
 func (m *Model) stageRan() bool {
-	for _, s := range m.stages {
-		if s.state != pipeline.StateWaiting {
+	for _, s := range pipeline.Stages {
+		if m.stage(s).State != pipeline.StateWaiting {
 			return true
 		}
 	}
 	return false
 }
 
-// startRun hands a copy of the check to the engine and runs it from a stage.
-// The app keeps showing its own copy, refreshed from events, until the
-// engine hands its record back at the end.
+// stageLog is what the engine logged (Check.Events) for stage s since it
+// last started: its warnings and progress lines of the latest run.
+func (m *Model) stageLog(s pipeline.Stage) []pipeline.Event {
+	if m.check == nil {
+		return nil
+	}
+	evs := m.check.Events
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Stage == s && evs[i].Kind == pipeline.EventStageStarted {
+			evs = evs[i:]
+			break
+		}
+	}
+	var out []pipeline.Event
+	for _, ev := range evs {
+		if ev.Stage == s {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// stageStarted is when stage s last started, from the engine's log.
+func (m *Model) stageStarted(s pipeline.Stage) time.Time {
+	for _, ev := range m.stageLog(s) {
+		if ev.Kind == pipeline.EventStageStarted {
+			return ev.Time
+		}
+	}
+	return m.runStart
+}
+
+// stageWarnings are the engine's warnings for stage s in its latest run,
+// less those about an image whose description the person has since
+// written: the engine's word on it no longer holds.
+func (m *Model) stageWarnings(s pipeline.Stage) []string {
+	var out []string
+	for _, ev := range m.stageLog(s) {
+		if ev.Kind != pipeline.EventWarning {
+			continue
+		}
+		w := firstNonEmpty(ev.Message, ev.Err)
+		if s == pipeline.StageImages && m.aboutEditedImage(w) {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+func (m *Model) aboutEditedImage(w string) bool {
+	for _, im := range m.check.Images {
+		if im.Edited && strings.Contains(w, im.Source) {
+			return true
+		}
+	}
+	return false
+}
+
+// stageProgress is the engine's latest progress line for stage s.
+func (m *Model) stageProgress(s pipeline.Stage) string {
+	p := ""
+	for _, ev := range m.stageLog(s) {
+		if ev.Kind == pipeline.EventProgress {
+			p = ev.Message
+		}
+	}
+	return p
+}
+
+// startRun hands a copy of the check to the engine and runs it from a
+// stage. The app shows the snapshots the engine sends with its events, and
+// takes the engine's record back when the run ends.
 func (m *Model) startRun(from pipeline.Stage) tea.Cmd {
 	if m.opts.Runner == nil {
 		m.runErr = "no engine configured"
@@ -52,16 +138,11 @@ func (m *Model) startRun(from pipeline.Stage) tea.Cmd {
 	m.runStart = m.now()
 	m.runErr = ""
 	m.userMoved = false
-	after := false
-	for _, s := range pipeline.Stages {
-		if s == from {
-			after = true
-		}
-		if after {
-			m.stages[s].state = pipeline.StateWaiting
-			m.stages[s].err = ""
-			m.syncStage(s)
-		}
+	m.stream = ""
+	m.before = nil
+	if strings.TrimSpace(m.check.Correction.Text) != "" {
+		prev := m.check.Correction
+		m.before = &prev // kept if the person stops the rewrite
 	}
 	out := make(chan tea.Msg, 64)
 	return tea.Batch(startRun(ctx, m.appCtx, m.opts.Runner, cloneCheck(m.check), from, m.gen, out), m.spin.Tick)
@@ -76,15 +157,16 @@ func (m *Model) stopRun() {
 	m.stopped = true
 }
 
-// onEvent folds one engine event into the app's copy of the check, then
-// saves that copy as the case (the engine's own record is still its own).
+// onEvent takes the engine's snapshot of the check as the app's state,
+// then saves it as the case.
 func (m *Model) onEvent(ev pipeline.Event) tea.Cmd {
-	cmd := m.foldEvent(ev)
+	m.applyEvent(ev)
 	if !cases.ShouldSave(ev) {
-		return cmd
+		return nil
 	}
+	var cmd tea.Cmd
 	if ev.Kind == pipeline.EventStageFinished && ev.Stage == pipeline.StageCorrection {
-		cmd = tea.Batch(cmd, m.saveCorrectionDraft(false))
+		cmd = m.saveCorrectionDraft(false)
 	}
 	if ev.Kind == pipeline.EventStageFinished && (ev.Stage == pipeline.StageEvidence || ev.Stage == pipeline.StageCorrection) {
 		cmd = tea.Batch(cmd, m.saveSnapshots())
@@ -92,77 +174,35 @@ func (m *Model) onEvent(ev pipeline.Event) tea.Cmd {
 	return tea.Batch(cmd, m.saveCase())
 }
 
-func (m *Model) foldEvent(ev pipeline.Event) tea.Cmd {
-	sv := m.stages[ev.Stage]
+func (m *Model) applyEvent(ev pipeline.Event) {
+	if ev.Kind == pipeline.EventStageStarted && ev.Stage == pipeline.StageCorrection {
+		m.stream = ""
+	}
+	if ev.Check != nil {
+		m.check = ev.Check
+		m.relocateCursors()
+	} else if ev.State != "" && m.check != nil {
+		// A runner without snapshots still says how its stages went.
+		m.setStage(pipeline.StageInfo{Stage: ev.Stage, State: ev.State, Count: ev.Count, Seconds: ev.Seconds, Error: ev.Err})
+	}
+	if ev.Kind == pipeline.EventTokenDelta {
+		m.stream += ev.Delta
+		m.follow(pipeline.StageCorrection)
+	}
+	if m.stage(pipeline.StageCorrection).State == pipeline.StateRunning {
+		// While it streams, the engine's record holds no correction yet
+		// (the stage's start event still carries the last one): what has
+		// been written so far is the deltas.
+		m.check.Correction = pipeline.Correction{Text: m.stream}
+	}
 	switch ev.Kind {
 	case pipeline.EventStageStarted:
-		if sv != nil {
-			sv.state, sv.started, sv.err = pipeline.StateRunning, m.now(), ""
-		}
-		m.clearOutput(ev.Stage)
-		delete(m.warnings, ev.Stage)
-		delete(m.progress, ev.Stage)
 		m.follow(ev.Stage)
-	case pipeline.EventStageFinished:
-		if sv != nil {
-			sv.state, sv.count, sv.seconds = pipeline.StateDone, ev.Count, ev.Seconds
-			// the engine says "images: skipped"; older runners "images skipped"
-			if strings.HasPrefix(ev.Message, string(ev.Stage)+": "+pipeline.StateSkipped) ||
-				strings.HasPrefix(ev.Message, string(ev.Stage)+" "+pipeline.StateSkipped) {
-				sv.state = pipeline.StateSkipped
-			}
-		}
-	case pipeline.EventStageFailed:
-		if sv != nil {
-			sv.state, sv.seconds, sv.err = pipeline.StateFailed, ev.Seconds, firstNonEmpty(ev.Err, ev.Message, "failed")
-		}
-	}
-	switch ev.Kind {
-	case pipeline.EventStageStarted, pipeline.EventStageFinished, pipeline.EventStageFailed:
-		m.syncStage(ev.Stage)
-	}
-	switch ev.Kind {
-	case pipeline.EventItem:
-		m.addItem(ev.Item)
-	case pipeline.EventTokenDelta:
-		m.check.Correction.Text += ev.Delta
-		m.follow(pipeline.StageCorrection)
-	case pipeline.EventWarning:
-		m.warnings[ev.Stage] = append(m.warnings[ev.Stage], firstNonEmpty(ev.Message, ev.Err))
-	case pipeline.EventProgress:
-		m.progress[ev.Stage] = ev.Message
 	case pipeline.EventDone:
 		if ev.Err != "" && !m.stopped {
 			m.runErr = ev.Err
 		}
-	default:
-		// The engine's usage event (after every model call) carries the
-		// check's Usage so far, ByStage included: the cost shows live.
-		switch u := ev.Item.(type) {
-		case pipeline.Usage:
-			m.check.Usage = u
-		case *pipeline.Usage:
-			m.check.Usage = *u
-		}
 	}
-	return nil
-}
-
-// syncStage copies a stage's state into the app's check, so a case saved
-// mid-run (and reopened after a kill) shows how far the run got.
-func (m *Model) syncStage(s pipeline.Stage) {
-	sv := m.stages[s]
-	if sv == nil || m.check == nil {
-		return
-	}
-	info := pipeline.StageInfo{Stage: s, State: sv.state, Count: sv.count, Seconds: sv.seconds, Error: sv.err}
-	for i := range m.check.Stages {
-		if m.check.Stages[i].Stage == s {
-			m.check.Stages[i] = info
-			return
-		}
-	}
-	m.check.Stages = append(m.check.Stages, info)
 }
 
 // follow shows a stage while it runs unless the journalist chose another.
@@ -173,93 +213,7 @@ func (m *Model) follow(s pipeline.Stage) {
 	m.sel = stageIndex(s)
 }
 
-// clearOutput empties what a stage is about to produce again.
-func (m *Model) clearOutput(s pipeline.Stage) {
-	c := m.check
-	switch s {
-	case pipeline.StageImages:
-		// descriptions replace images one by one (addItem)
-	case pipeline.StageQueries:
-		var keep []pipeline.Query
-		for _, q := range c.Queries {
-			if q.Origin == pipeline.OriginUser {
-				keep = append(keep, q)
-			}
-		}
-		c.Queries = keep
-	case pipeline.StageSearch:
-		c.Hits = nil
-	case pipeline.StageSources:
-		// The engine reads every hit again (keeping what the person
-		// decided) and starts the evidence afresh.
-		c.Sources = nil
-		c.Evidence = nil
-	case pipeline.StageEvidence:
-		c.Evidence = nil
-	case pipeline.StageCorrection:
-		c.Correction = pipeline.Correction{}
-		m.scroll = 0
-	}
-}
-
-func (m *Model) addItem(item any) {
-	c := m.check
-	switch v := item.(type) {
-	case pipeline.Query:
-		for _, q := range c.Queries {
-			if q.Text == v.Text {
-				return
-			}
-		}
-		c.Queries = append(c.Queries, v)
-	case *pipeline.Query:
-		m.addItem(*v)
-	case pipeline.Hit:
-		c.Hits = append(c.Hits, v)
-	case *pipeline.Hit:
-		m.addItem(*v)
-	case pipeline.Source:
-		for i := range c.Sources {
-			if c.Sources[i].URL == v.URL {
-				c.Sources[i] = v
-				return
-			}
-		}
-		c.Sources = append(c.Sources, v)
-	case *pipeline.Source:
-		m.addItem(*v)
-	case pipeline.Evidence:
-		for _, e := range c.Evidence {
-			if e.SourceURL == v.SourceURL && e.Quote == v.Quote {
-				return
-			}
-		}
-		c.Evidence = append(c.Evidence, v)
-	case *pipeline.Evidence:
-		m.addItem(*v)
-	case pipeline.Image:
-		for i := range c.Images {
-			if c.Images[i].Source == v.Source {
-				c.Images[i] = v
-				return
-			}
-		}
-		c.Images = append(c.Images, v)
-	case *pipeline.Image:
-		m.addItem(*v)
-	case pipeline.Correction:
-		c.Correction = v
-	case *pipeline.Correction:
-		c.Correction = *v
-	case pipeline.Usage:
-		c.Usage = v
-	case *pipeline.Usage:
-		c.Usage = *v
-	}
-}
-
-// onRunDone takes back the engine's record, which is complete where the
-// events may have been merged.
+// onRunDone takes back the engine's record, now that Run has returned.
 func (m *Model) onRunDone(msg runDoneMsg) tea.Cmd {
 	m.running = false
 	m.lastRun = m.now().Sub(m.runStart)
@@ -269,32 +223,29 @@ func (m *Model) onRunDone(msg runDoneMsg) tea.Cmd {
 	}
 	if msg.check != nil {
 		m.check = msg.check
+		m.relocateCursors()
 	}
-	for _, info := range m.check.Stages {
-		if sv := m.stages[info.Stage]; sv != nil && info.State != "" {
-			sv.state, sv.count, sv.seconds, sv.err = info.State, info.Count, info.Seconds, info.Error
-		}
-	}
-	for _, s := range pipeline.Stages {
-		if sv := m.stages[s]; sv.state == pipeline.StateRunning {
-			sv.state = pipeline.StateFailed
-			sv.err = "stopped"
-			if !m.stopped && msg.err != nil {
-				sv.err = msg.err.Error()
-			}
-		}
-	}
+	var cmds []tea.Cmd
 	var status string
 	switch {
 	case m.stopped:
 		status = "stopped — kept what was found; rerun a stage to go on"
+		if cmd := m.markStopped(); cmd != nil {
+			cmds = append(cmds, cmd)
+			status = "stopped — the previous correction is kept; the half-written one is a version (v lists them)"
+		}
 	case msg.err != nil && !errors.Is(msg.err, context.Canceled):
 		m.runErr = msg.err.Error()
 		status = "check failed: " + m.runErr
 	default:
 		status = "check finished"
-		if n := len([]rune(m.check.Correction.Text)); n > 0 {
-			status = fmt.Sprintf("check finished — correction ready (%d characters)", export.NoteLength(m.check.Correction.Text))
+		switch t := strings.TrimSpace(m.check.Correction.Text); {
+		case t == pipeline.NoSourceText:
+			status = "check finished — no credible source found: nothing to correct with"
+		case m.check.NoLLM && t != "":
+			status = "check finished — reading list ready (no verdict without a model)"
+		case t != "":
+			status = fmt.Sprintf("check finished — correction ready (%d characters)", export.NoteLength(t))
 		}
 	}
 	if !m.userMoved && !m.why && !m.editing && strings.TrimSpace(m.check.Correction.Text) != "" {
@@ -303,25 +254,56 @@ func (m *Model) onRunDone(msg runDoneMsg) tea.Cmd {
 	if strings.TrimSpace(m.check.Correction.Text) != "" {
 		m.dirty = true
 	}
-	return tea.Batch(m.setStatus(status), m.scheduleDraft(), m.saveCase())
+	return tea.Batch(append(cmds, m.setStatus(status), m.scheduleDraft(), m.saveCase())...)
 }
+
+// markStopped records that the person stopped the run: the stage it was in
+// says "stopped" rather than the cancel's error. A correction being
+// rewritten gives way to the one before it, and the half-written text is
+// kept as a version of the correction.
+func (m *Model) markStopped() tea.Cmd {
+	var cmd tea.Cmd
+	for _, s := range pipeline.Stages {
+		info := m.stage(s)
+		if info.State != pipeline.StateRunning && info.State != pipeline.StateFailed {
+			continue
+		}
+		if info.State == pipeline.StateFailed && !strings.Contains(info.Error, context.Canceled.Error()) {
+			continue // it failed on its own before the stop
+		}
+		info.State, info.Error = pipeline.StateFailed, stoppedErr
+		m.setStage(info)
+		if s == pipeline.StageCorrection && m.before != nil {
+			partial := strings.TrimSpace(firstNonEmpty(m.check.Correction.Text, m.stream))
+			m.check.Correction = *m.before
+			cmd = m.saveVersion(partial, false)
+		}
+	}
+	m.before = nil
+	if info := m.stage(pipeline.StageCorrection); info.State == pipeline.StateWaiting && strings.TrimSpace(m.check.Correction.Text) != "" {
+		// The run stopped before writing again: the correction shown is
+		// the last one, out of date with what the run changed.
+		info.State = pipeline.StateStale
+		m.setStage(info)
+	}
+	return cmd
+}
+
+// stoppedErr is the error a stage the person stopped carries.
+const stoppedErr = "stopped"
 
 // markStale flags the stages after s whose output an edit made out of date.
 func (m *Model) markStale(after pipeline.Stage) {
 	seen := false
 	for _, s := range pipeline.Stages {
 		if seen {
-			if sv := m.stages[s]; sv.state == pipeline.StateDone || sv.state == pipeline.StateFailed {
-				sv.state = pipeline.StateStale
+			if info := m.stage(s); info.State == pipeline.StateDone || info.State == pipeline.StateFailed {
+				info.State = pipeline.StateStale
+				m.setStage(info)
 			}
 		}
 		if s == after {
 			seen = true
-		}
-	}
-	for i := range m.check.Stages {
-		if sv := m.stages[m.check.Stages[i].Stage]; sv != nil {
-			m.check.Stages[i].State = sv.state
 		}
 	}
 }

@@ -11,9 +11,11 @@ import (
 )
 
 // scriptRunner stands in for the engine in key-flow tests: it follows the
-// engine's contract (owns the check until Run returns, emits started /
-// item / token / finished events, honours drops, boosts and unticked
-// quotes, keeps what it found when cancelled) over a fixed web of pages.
+// engine's contract (owns the check until Run returns, records stage
+// states and logs events in the check, emits started / item / token /
+// finished events each with a snapshot of the check but token deltas, as
+// Options.Snapshots does; honours drops, boosts and unticked quotes, keeps
+// what it found when cancelled) over a fixed web of pages.
 type scriptRunner struct {
 	mu    sync.Mutex
 	froms []pipeline.Stage
@@ -55,33 +57,47 @@ func (r *scriptRunner) Run(ctx context.Context, c *pipeline.Check, from pipeline
 	r.froms = append(r.froms, from)
 	r.seen = append(r.seen, c.Clone())
 	r.mu.Unlock()
-	emit := func(ev pipeline.Event) { ev.Time = fixedNow; events <- ev }
+	emit := func(ev pipeline.Event) {
+		ev.Time = fixedNow
+		switch ev.Kind {
+		case pipeline.EventItem, pipeline.EventTokenDelta, pipeline.EventUsage:
+		default:
+			c.Events = append(c.Events, ev)
+		}
+		if ev.Kind != pipeline.EventTokenDelta {
+			ev.Check = c.Clone()
+		}
+		events <- ev
+	}
 	start := stageIndex(from)
+	for _, st := range pipeline.Stages[start+1:] {
+		setInfo(c, pipeline.StageInfo{Stage: st, State: pipeline.StateWaiting})
+	}
 	var err error
 	for _, st := range pipeline.Stages[start:] {
 		if err = ctx.Err(); err != nil {
 			break
 		}
-		emit(pipeline.Event{Kind: pipeline.EventStageStarted, Stage: st})
+		setInfo(c, pipeline.StageInfo{Stage: st, State: pipeline.StateRunning})
+		emit(pipeline.Event{Kind: pipeline.EventStageStarted, Stage: st, State: pipeline.StateRunning})
 		var n int
 		var skipped bool
 		n, skipped, err = r.stage(ctx, c, st, emit)
 		if u, ok := scriptUsage[st]; ok && err == nil && !skipped {
 			addUsage(c, st, u)
 		}
-		state := pipeline.StateDone
 		switch {
 		case err != nil:
-			state = pipeline.StateFailed
-			emit(pipeline.Event{Kind: pipeline.EventStageFailed, Stage: st, Count: n, Seconds: 0.4, Err: err.Error()})
+			setInfo(c, pipeline.StageInfo{Stage: st, State: pipeline.StateFailed, Count: n, Seconds: 0.4, Error: err.Error()})
+			emit(pipeline.Event{Kind: pipeline.EventStageFailed, Stage: st, State: pipeline.StateFailed, Count: n, Seconds: 0.4, Err: err.Error()})
 		case skipped:
-			state = pipeline.StateSkipped
-			emit(pipeline.Event{Kind: pipeline.EventStageFinished, Stage: st, Message: string(st) + " skipped: 0"})
+			setInfo(c, pipeline.StageInfo{Stage: st, State: pipeline.StateSkipped})
+			emit(pipeline.Event{Kind: pipeline.EventStageFinished, Stage: st, State: pipeline.StateSkipped, Message: string(st) + ": skipped"})
 		default:
-			emit(pipeline.Event{Kind: pipeline.EventStageFinished, Stage: st, Count: n, Seconds: 1.2,
-				Message: fmt.Sprintf("%s done: %d", st, n)})
+			setInfo(c, pipeline.StageInfo{Stage: st, State: pipeline.StateDone, Count: n, Seconds: 1.2})
+			emit(pipeline.Event{Kind: pipeline.EventStageFinished, Stage: st, State: pipeline.StateDone, Count: n, Seconds: 1.2,
+				Message: fmt.Sprintf("%s: %d (1.2s)", st, n)})
 		}
-		setInfo(c, pipeline.StageInfo{Stage: st, State: state, Count: n, Seconds: 1.2})
 		if err != nil {
 			break
 		}

@@ -189,7 +189,7 @@ func TestEndsOnCorrection(t *testing.T) {
 		t.Fatalf("after the run the %s pane shows, want correction", m.selected())
 	}
 	v := m.View()
-	for _, want := range []string{"This post is misleading", "(each link counts as 1)", "gpt-4o-mini", "2,040 tokens", "$0.0012", "✓ correction"} {
+	for _, want := range []string{"This post is misleading", "(each link counts as 1)", "gpt-4o-mini", "2,040 tokens", "$0.0012", "▸✓6"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}
@@ -204,8 +204,8 @@ func TestStaleAfterDrop(t *testing.T) {
 		t.Fatal("d did not drop the first source")
 	}
 	for _, s := range []pipeline.Stage{pipeline.StageEvidence, pipeline.StageCorrection} {
-		if m.stages[s].state != pipeline.StateStale {
-			t.Errorf("%s is %s after a drop, want stale", s, m.stages[s].state)
+		if m.stage(s).State != pipeline.StateStale {
+			t.Errorf("%s is %s after a drop, want stale", s, m.stage(s).State)
 		}
 	}
 	golden.RequireEqual(t, m.View())
@@ -221,44 +221,22 @@ func TestStreamingView(t *testing.T) {
 		}
 	}()
 	// Feed messages until six words have arrived.
-	msgs := make(chan tea.Msg, 1000)
-	go pump(cmd, msgs)
-	deadline := time.After(5 * time.Second)
-	for strings.Count(m.check.Correction.Text, " ") < 6 {
-		select {
-		case msg := <-msgs:
-			if _, ok := msg.(statusClearMsg); ok {
-				continue
-			}
-			_, next := m.Update(msg)
-			go pump(next, msgs)
-		case <-deadline:
-			t.Fatalf("correction did not stream: %q", m.check.Correction.Text)
-		}
-	}
+	msgs := untilTrue(t, m, cmd, func() bool { return strings.Count(m.check.Correction.Text, " ") >= 6 })
 	if m.selected() != pipeline.StageCorrection {
 		t.Errorf("streaming correction not in view: %s pane shows", m.selected())
 	}
 	v := m.View()
-	if !strings.Contains(v, "This post is misleading.") || !strings.Contains(v, "esc stops") {
+	if !strings.Contains(v, "This post is misleading.") || !strings.Contains(v, "stop the run") {
 		t.Errorf("streaming view:\n%s", v)
 	}
 	// Stop: the run ends, what was found stays.
 	press(t, m, "esc")
-	for m.running {
-		select {
-		case msg := <-msgs:
-			_, next := m.Update(msg)
-			go pump(next, msgs)
-		case <-deadline:
-			t.Fatal("run did not stop")
-		}
-	}
+	feed(t, m, msgs, func() bool { return !m.running })
 	if len(m.check.Sources) == 0 || len(m.check.Evidence) == 0 {
 		t.Error("stopping lost what the run had found")
 	}
-	if st := m.stages[pipeline.StageCorrection]; st.state != pipeline.StateFailed {
-		t.Errorf("stopped correction stage is %q", st.state)
+	if st := m.stage(pipeline.StageCorrection); st.State != pipeline.StateFailed {
+		t.Errorf("stopped correction stage is %q", st.State)
 	}
 	if !strings.Contains(m.View(), "stopped") {
 		t.Errorf("no sign the run was stopped:\n%s", m.View())

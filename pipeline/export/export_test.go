@@ -149,6 +149,13 @@ func TestNote(t *testing.T) {
 		t.Errorf("note cut mid-sentence: %q", n)
 	}
 
+	// The checker's edit is never shortened: refused, with the overrun.
+	c.Correction.Edited = true
+	if n, err := Note(c); !errors.Is(err, ErrTooLong) || n != "" || !strings.Contains(err.Error(), "over the limit") {
+		t.Errorf("edited and too long: note %q, err = %v", n, err)
+	}
+	c.Correction.Edited = false
+
 	// A first sentence that cannot fit is refused with the overrun.
 	c.Correction.Text = strings.Repeat("word ", 70) + "end. " + long
 	if _, err := Note(c); !errors.Is(err, ErrTooLong) || !strings.Contains(err.Error(), "over the limit") {

@@ -71,7 +71,9 @@ func isHTTP(u string) bool {
 // counts them, citing at least one URL.
 //
 // When the correction's text cites no URL, the first of Correction.URLs is
-// appended. When the note is too long, whole trailing sentences are dropped
+// appended. A correction the person edited that is too long is refused
+// with ErrTooLong: their sentences are not muse's to drop. When the
+// model's note is too long, whole trailing sentences are dropped
 // — never part of a sentence — and if that removes every URL the first
 // dropped one is appended again, so the note still cites a source. When
 // even the first sentence with one URL does not fit, Note refuses with
@@ -99,6 +101,11 @@ func Note(c *pipeline.Check) (string, error) {
 	}
 	if NoteLength(text) <= NoteLimit {
 		return text, nil
+	}
+	if c.Correction.Edited {
+		// The checker's words are theirs to cut: refuse, never drop one.
+		return "", fmt.Errorf("write note: %w: your edited correction is %d characters, %d over the limit of %d (each link counts as 1); shorten it",
+			ErrTooLong, NoteLength(text), NoteLength(text)-NoteLimit, NoteLimit)
 	}
 	sents := sentences(text)
 	for k := len(sents) - 1; k >= 1; k-- {

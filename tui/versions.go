@@ -1,0 +1,154 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/sergi/go-diff/diffmatchpatch"
+
+	"github.com/musecheck/muse/pipeline/cases"
+)
+
+// versionsState is the list of the correction's versions (`v`): every
+// draft the case keeps, the model's and the person's, oldest first.
+type versionsState struct {
+	list   []cases.Draft
+	cursor int
+	mark   int // the version the selected one is compared with (-1: none)
+	diff   string
+}
+
+type versionsMsg struct {
+	list []cases.Draft
+	err  error
+}
+
+// openVersions reads the case's versions of the correction.
+func (m *Model) openVersions() tea.Cmd {
+	if !m.saving() {
+		return m.setStatus("versions are kept with cases: this check is not kept as a case")
+	}
+	st, ctx, id := m.opts.Cases, m.appCtx, m.check.ID
+	return func() tea.Msg {
+		list, err := st.Drafts(ctx, id)
+		return versionsMsg{list, err}
+	}
+}
+
+func (m *Model) onVersions(msg versionsMsg) tea.Cmd {
+	if msg.err != nil {
+		return m.setFailure("reading the versions failed: " + msg.err.Error())
+	}
+	if len(msg.list) == 0 {
+		return m.setStatus("no version of the correction is kept yet")
+	}
+	m.versions = versionsState{list: msg.list, cursor: len(msg.list) - 1, mark: -1}
+	// The model's latest draft is the natural thing to compare with.
+	for i := len(msg.list) - 1; i >= 0; i-- {
+		if !msg.list[i].Edited && i != m.versions.cursor {
+			m.versions.mark = i
+			break
+		}
+	}
+	m.overlay = overlayVersions
+	m.helpScroll = 0
+	return nil
+}
+
+func (m *Model) onVersionsKey(msg tea.KeyMsg) tea.Cmd {
+	v := &m.versions
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Up):
+		v.cursor, v.diff = clamp(v.cursor-1, 0, len(v.list)-1), ""
+	case key.Matches(msg, k.Down):
+		v.cursor, v.diff = clamp(v.cursor+1, 0, len(v.list)-1), ""
+	case key.Matches(msg, k.Mark):
+		v.mark, v.diff = v.cursor, ""
+	case key.Matches(msg, k.Diff):
+		other := m.check.Correction.Text
+		if v.mark >= 0 && v.mark != v.cursor {
+			other = v.list[v.mark].Text
+		}
+		v.diff = wordDiff(other, v.list[v.cursor].Text)
+	case key.Matches(msg, k.RestoreVersion):
+		d := v.list[v.cursor]
+		m.overlay = overlayNone
+		if d.Text == m.check.Correction.Text {
+			return m.setStatus("that version is the correction already")
+		}
+		c := &m.check.Correction
+		c.Text, c.Edited, c.URLs = d.Text, d.Edited, citedURLs(d.Text)
+		m.dirty = true
+		return tea.Batch(m.setStatus(fmt.Sprintf("restored version %d of the correction", v.cursor+1)),
+			m.scheduleDraft(), m.saveCase(), m.saveVersion(d.Text, d.Edited))
+	case key.Matches(msg, k.Close):
+		m.overlay = overlayNone
+	}
+	return nil
+}
+
+func (m *Model) versionsView() string {
+	v := m.versions
+	w := min(m.width, readWidth)
+	var lines []string
+	for i, d := range v.list {
+		who := "model"
+		if d.Edited {
+			who = "yours"
+		}
+		mark := "  "
+		if i == v.mark {
+			mark = "◆ "
+		}
+		first := strings.Join(strings.Fields(safe(d.Text)), " ")
+		line := fmt.Sprintf("%s%s%2d  %s  %-5s  %3d ch  %s", m.marker(i == v.cursor), mark, i+1,
+			d.Time.Local().Format("01-02 15:04"), who, len([]rune(d.Text)), first)
+		line = ansi.Truncate(line, w, "…")
+		if i == v.cursor {
+			line = m.st.Cursor.Render(line)
+		}
+		lines = append(lines, line)
+	}
+	k := m.keys
+	lines = append(lines, "", m.st.Dim.Render(wrap("◆ marks the version compared with (none: the correction now) · "+m.hints(k.Mark, k.Diff, k.RestoreVersion, k.Close), w)))
+	if v.diff != "" {
+		lines = append(lines, "", m.st.Bold.Render("− removed  + added, from ◆ to the selected version"))
+		lines = append(lines, strings.Split(wrap(v.diff, w), "\n")...)
+	}
+	return m.scrollView("versions of the correction", lines, "esc closes")
+}
+
+// wordDiff shows, word by word, how b differs from a: [-removed-] and
+// {+added+}, readable without colour.
+func wordDiff(a, b string) string {
+	dmp := diffmatchpatch.New()
+	ca, cb, words := dmp.DiffLinesToChars(wordLines(safe(a)), wordLines(safe(b)))
+	diffs := dmp.DiffCharsToLines(dmp.DiffMain(ca, cb, false), words)
+	var out strings.Builder
+	for _, d := range diffs {
+		text := strings.ReplaceAll(d.Text, "\n", "")
+		switch d.Type {
+		case diffmatchpatch.DiffDelete:
+			out.WriteString("[-" + strings.TrimSpace(text) + "-] ")
+		case diffmatchpatch.DiffInsert:
+			out.WriteString("{+" + strings.TrimSpace(text) + "+} ")
+		default:
+			out.WriteString(text)
+		}
+	}
+	return strings.TrimSpace(out.String())
+}
+
+// wordLines puts each word (with the space after it) on a line of its own,
+// so the line diff compares words.
+func wordLines(s string) string {
+	var b strings.Builder
+	for _, w := range strings.Fields(s) {
+		b.WriteString(w + " \n")
+	}
+	return b.String()
+}
