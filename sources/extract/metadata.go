@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	dps "github.com/markusmobius/go-dateparser"
 	"github.com/markusmobius/go-htmldate"
 	"github.com/markusmobius/go-trafilatura"
 	"github.com/musecheck/muse/sources"
@@ -33,34 +34,84 @@ func mainNode(nodes []node) node {
 	return nil
 }
 
-// publishedDate runs go-htmldate's search for the original publication
-// date. When it finds none, the date the page declares in structured data is
-// taken.
+// publishedDate combines go-htmldate's search for the original
+// publication date with the date the page declares in structured data, as
+// rules.date says.
 //
-// go-htmldate is otherwise trusted as is. Overriding it with the declared
-// datePublished whenever the two disagree, or whenever go-htmldate's answer
-// is the declared modification date, was tried and lost accuracy on
-// htmldate-eval: pages often show a re-publication date to readers while
-// their metadata keeps the first one, and the former is what people cite.
+// Overriding go-htmldate with the declared datePublished whenever the two
+// disagree (dateDeclaredFirst) loses accuracy on htmldate-eval: pages often
+// show a re-publication date to readers while their metadata keeps the
+// first one, and the former is what people cite.
 func (o Options) publishedDate(doc *html.Node, gq *goquery.Document, nodes []node, pageURL string) time.Time {
+	r := o.rules()
+	lang := ""
+	if r.dateLanguage {
+		lang = declaredLanguage(gq)
+	}
+	return r.date.pick(o.htmldate(doc, pageURL, lang), o.declaredPublished(nodes, gq))
+}
+
+// pick chooses between go-htmldate's date and the declared one.
+func (d dateRule) pick(library, declared time.Time) time.Time {
+	switch {
+	case d == dateDeclaredFirst && !declared.IsZero():
+		return declared
+	case d != dateLibrary && library.IsZero():
+		return declared
+	}
+	return library
+}
+
+// htmldate runs go-htmldate's extensive search for the original
+// publication date (zero when it finds none). lang is the page's declared
+// language, "" when unknown: go-dateparser then reads dates written in
+// words in that language (and English) instead of trying every locale.
+func (o Options) htmldate(doc *html.Node, pageURL, lang string) time.Time {
 	opts := htmldate.Options{
 		UseOriginalDate:     true,
 		ExtractTime:         true, // the cutoff check wants the hour when the page gives it
 		URL:                 pageURL,
 		SkipExtensiveSearch: o.FastDate,
+		DateParserConfig:    dateParserConfig(lang, o.Now),
 	}
 	if !o.Now.IsZero() {
 		opts.MaxDate = o.Now
 	}
 	res, err := htmldate.FromDocument(doc, opts)
-	declared := declaredPublished(nodes, gq)
-	if declared.After(o.now().Add(24 * time.Hour)) {
-		declared = time.Time{}
-	}
-	if err != nil || res.IsZero() {
-		return declared
+	if err != nil {
+		return time.Time{}
 	}
 	return res.DateTime
+}
+
+// dateParserConfig is go-htmldate's own go-dateparser configuration,
+// restricted to lang and English when lang is a language go-dateparser
+// knows; nil (go-htmldate's default, every locale) otherwise.
+func dateParserConfig(lang string, now time.Time) *dps.Configuration {
+	if lang == "" || !dps.IsKnownLocale(lang) {
+		return nil
+	}
+	langs := []string{lang}
+	if lang != "en" {
+		langs = append(langs, "en")
+	}
+	return &dps.Configuration{
+		Languages:           langs,
+		PreferredDateSource: dps.Past,
+		StrictParsing:       true,
+		CurrentTime:         now,
+	}
+}
+
+// declaredPublished is the publication date the page declares, zero when
+// it declares none or one more than a day after now (a template or a
+// countdown, not a publication).
+func (o Options) declaredPublished(nodes []node, gq *goquery.Document) time.Time {
+	t := declaredPublished(nodes, gq)
+	if t.After(o.now().Add(24 * time.Hour)) {
+		return time.Time{}
+	}
+	return t
 }
 
 // modifiedDate reads the modification date the page declares in JSON-LD or
@@ -170,16 +221,27 @@ func orgName(nodes []node) string {
 // to the page's declared lang attribute when there is too little text to
 // detect reliably.
 func language(detected string, doc *goquery.Document, text string) string {
+	declared := declaredLanguage(doc)
+	if detected != "" && (len(text) >= 200 || declared == "") {
+		return detected
+	}
+	return declared
+}
+
+// declaredLanguage is the ISO 639 code of the language the page declares:
+// its html lang attribute, else its og:locale ("pt_BR"), else its
+// Content-Language meta tag; "" when it declares none.
+func declaredLanguage(doc *goquery.Document) string {
 	declared, _ := doc.Find("html").First().Attr("lang")
-	if declared == "" {
-		declared = metaContent(doc, `meta[http-equiv="content-language"]`)
+	for _, sel := range []string{`meta[property="og:locale"]`, `meta[http-equiv="content-language"]`} {
+		if strings.TrimSpace(declared) != "" {
+			break
+		}
+		declared = metaContent(doc, sel)
 	}
 	declared = strings.ToLower(strings.TrimSpace(declared))
 	if i := strings.IndexAny(declared, "-_,; "); i >= 0 {
 		declared = declared[:i]
-	}
-	if detected != "" && (len(text) >= 200 || declared == "") {
-		return detected
 	}
 	return declared
 }
