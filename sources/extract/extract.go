@@ -97,6 +97,7 @@ func (o Options) Extract(htmlBytes []byte, pageURL string) (*Article, error) {
 	}
 	a.Published = o.publishedDate(doc, gq, ld, dateURL)
 
+	pruneInert(doc)
 	res, paras := o.mainText(doc, pageURL, a.Published)
 	a.Paragraphs = paras
 	if !o.Raw {
