@@ -48,7 +48,7 @@ func (o Options) publishedDate(doc *html.Node, gq *goquery.Document, nodes []nod
 	if r.dateLanguage {
 		lang = declaredLanguage(gq)
 	}
-	return r.date.pick(o.htmldate(doc, pageURL, lang), o.declaredPublished(nodes, gq))
+	return r.date.pick(o.htmldate(doc, pageURL, r.dateParserConfig(lang, o.Now)), o.declaredPublished(nodes, gq))
 }
 
 // pick chooses between go-htmldate's date and the declared one.
@@ -63,16 +63,15 @@ func (d dateRule) pick(library, declared time.Time) time.Time {
 }
 
 // htmldate runs go-htmldate's extensive search for the original
-// publication date (zero when it finds none). lang is the page's declared
-// language, "" when unknown: go-dateparser then reads dates written in
-// words in that language (and English) instead of trying every locale.
-func (o Options) htmldate(doc *html.Node, pageURL, lang string) time.Time {
+// publication date (zero when it finds none) with cfg for go-dateparser
+// (nil: go-htmldate's own).
+func (o Options) htmldate(doc *html.Node, pageURL string, cfg *dps.Configuration) time.Time {
 	opts := htmldate.Options{
 		UseOriginalDate:     true,
 		ExtractTime:         true, // the cutoff check wants the hour when the page gives it
 		URL:                 pageURL,
 		SkipExtensiveSearch: o.FastDate,
-		DateParserConfig:    dateParserConfig(lang, o.Now),
+		DateParserConfig:    cfg,
 	}
 	if !o.Now.IsZero() {
 		opts.MaxDate = o.Now
@@ -84,23 +83,31 @@ func (o Options) htmldate(doc *html.Node, pageURL, lang string) time.Time {
 	return res.DateTime
 }
 
-// dateParserConfig is go-htmldate's own go-dateparser configuration,
-// restricted to lang and English when lang is a language go-dateparser
-// knows; nil (go-htmldate's default, every locale) otherwise.
-func dateParserConfig(lang string, now time.Time) *dps.Configuration {
-	if lang == "" || !dps.IsKnownLocale(lang) {
+// dateParserConfig is go-htmldate's own go-dateparser configuration (nil
+// when the rules change nothing in it), with the rules' changes: lang (the
+// page's declared language, "" when unknown or when go-dateparser does not
+// know it) and English tried instead of every locale, and words around a
+// date ("Publicado el 14 de febrero de 2023") skipped.
+func (r rules) dateParserConfig(lang string, now time.Time) *dps.Configuration {
+	if lang != "" && !dps.IsKnownLocale(lang) {
+		lang = ""
+	}
+	if lang == "" && !r.dateSurrounding {
 		return nil
 	}
-	langs := []string{lang}
-	if lang != "en" {
-		langs = append(langs, "en")
+	cfg := &dps.Configuration{
+		PreferredDateSource:   dps.Past,
+		StrictParsing:         true,
+		IgnoreSurroundingText: r.dateSurrounding,
+		CurrentTime:           now,
 	}
-	return &dps.Configuration{
-		Languages:           langs,
-		PreferredDateSource: dps.Past,
-		StrictParsing:       true,
-		CurrentTime:         now,
+	if lang != "" {
+		cfg.Languages = []string{lang}
+		if lang != "en" {
+			cfg.Languages = append(cfg.Languages, "en")
+		}
 	}
+	return cfg
 }
 
 // declaredPublished is the publication date the page declares, zero when

@@ -31,8 +31,11 @@ type rules struct {
 	date dateRule
 	// dateLanguage hands the page's declared language (html lang,
 	// og:locale) to go-dateparser, so that dates written in words are read
-	// in that language first.
+	// in that language (and English) instead of in every locale.
 	dateLanguage bool
+	// dateSurrounding lets go-dateparser skip words around a date
+	// ("Publicado el 14 de febrero de 2023"), which it otherwise refuses.
+	dateSurrounding bool
 }
 
 // dateRule orders the two sources of a publication date.
@@ -68,6 +71,8 @@ var chosenRules = rules{
 	dropSelfLinks:     true,
 	trimFurniture:     true,
 	date:              dateLibrary,
+	dateLanguage:      true,
+	dateSurrounding:   true,
 }
 
 // unsure reports whether trafilatura's first pass, which found runes of
