@@ -66,7 +66,7 @@ var libraryRules = rules{fallbackBelow: math.MaxInt, date: dateLibrary}
 // chosenRules are the rules muse runs, as the cross-validation chose them
 // on all folds together (see tuning_test.go for the figures).
 var chosenRules = rules{
-	fallbackParagraph: 300,
+	fallbackParagraph: 600,
 	dropRepeats:       true,
 	dropSelfLinks:     true,
 	trimFurniture:     true,
