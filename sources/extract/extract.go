@@ -66,6 +66,8 @@ type Options struct {
 
 	// ruleSet replaces chosenRules, for the tests that measure them.
 	ruleSet *rules
+	// pdfBudget replaces the time budget of one PDF document, for tests.
+	pdfBudget time.Duration
 }
 
 // ErrNotHTML is returned for input that is empty, binary or has no HTML
