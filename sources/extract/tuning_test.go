@@ -16,9 +16,6 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/markusmobius/go-htmldate"
 	"golang.org/x/net/html"
-
-	"github.com/musecheck/muse/sources/fetch"
-	"github.com/musecheck/muse/sources/shareddata"
 )
 
 // The rules in rules.go are chosen here, by 5-fold cross-validation: the
@@ -82,14 +79,6 @@ func (p bodyPage) usesFallback(r rules) bool {
 	return r.unsure(p.firstLen, len(p.first))
 }
 
-func (p bodyPage) text(r rules) string {
-	paras := p.first
-	if p.usesFallback(r) {
-		paras = p.backup
-	}
-	return strings.Join(r.clean(slices.Clone(paras), p.title, p.host), "\n\n")
-}
-
 func (p *bodyPage) score() {
 	for fb, paras := range [][]string{p.first, p.backup} {
 		for b := range 8 {
@@ -109,15 +98,7 @@ func (p bodyPage) scoreOf(r rules) shingles {
 }
 
 func loadBodyPages(t *testing.T) []bodyPage {
-	dir := benchDir(t)
-	gold, err := benchGold(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	urls, err := benchURLs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, gold, urls := loadBench(t)
 	ids := make([]string, 0, len(gold))
 	for id := range gold {
 		ids = append(ids, id)
@@ -272,16 +253,7 @@ func (p datePage) date(r rules) string {
 }
 
 func loadDatePages(t *testing.T) []datePage {
-	dir := shareddata.Dir(t, "htmldate-eval")
-	gold, err := loadDateGold(filepath.Join(dir, "eval_default.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys := make([]string, 0, len(gold))
-	for k := range gold {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	dir, gold, keys := loadDateEval(t)
 	o := Options{Now: benchNow}
 	var pages []datePage
 	for _, pageURL := range keys {
@@ -290,11 +262,7 @@ func loadDatePages(t *testing.T) []datePage {
 		if g.Date != nil {
 			p.gold = *g.Date
 		}
-		raw, err := readGz(filepath.Join(dir, "html", g.File+".gz"))
-		var page []byte
-		if err == nil {
-			page, _, err = fetch.ToUTF8(raw, "")
-		}
+		page, err := readDatePage(dir, g.File)
 		if err == nil && checkHTML(page, true) == nil {
 			if doc, err := html.Parse(bytes.NewReader(page)); err == nil {
 				gq := goquery.NewDocumentFromNode(doc)
