@@ -61,3 +61,25 @@ func loadPages(b *testing.B, glob string) [][]byte {
 	}
 	return pages
 }
+
+// BenchmarkPublishedDate measures the date search alone on the date set,
+// with go-dateparser trying every locale (go-htmldate's way) and the
+// page's declared language and English (muse's). Run: go test -run '^$'
+// -bench PublishedDate -cpu 1 -benchtime 800x ./sources/extract/
+func BenchmarkPublishedDate(b *testing.B) {
+	pages := loadPages(b, filepath.Join(shareddata.Dir(b, "htmldate-eval"), "html/*.gz"))
+	for _, lang := range []bool{false, true} {
+		r := chosenRules
+		r.dateLanguage = lang
+		b.Run(map[bool]string{false: "every-locale", true: "page-language"}[lang], func(b *testing.B) {
+			opts := Options{Now: benchNow, ruleSet: &r}
+			cpu0, cpuOK := processCPU()
+			for i := 0; i < b.N; i++ {
+				opts.dateOnly(pages[i%len(pages)], "")
+			}
+			if cpu1, ok := processCPU(); ok && cpuOK && cpu1 > cpu0 {
+				b.ReportMetric(float64(b.N)/(cpu1-cpu0).Seconds(), "pages/cpu-s")
+			}
+		})
+	}
+}

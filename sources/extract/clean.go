@@ -16,15 +16,27 @@ import (
 // cleanParagraphs trims the extracted paragraphs of a page whose headline
 // is title; host is the page's host name ("" when unknown).
 func cleanParagraphs(paras []string, title, host string) []string {
-	paras = dropLeadingRepeats(paras, title)
-	out := paras[:0:0]
-	for _, p := range paras {
-		if host != "" && selfLink(p, host) {
-			continue
-		}
-		out = append(out, p)
+	return rules{dropRepeats: true, dropSelfLinks: true, trimFurniture: true}.clean(paras, title, host)
+}
+
+// clean applies the cleaning steps the rules keep.
+func (r rules) clean(paras []string, title, host string) []string {
+	if r.dropRepeats {
+		paras = dropLeadingRepeats(paras, title)
 	}
-	return trimTrailingFurniture(out)
+	if r.dropSelfLinks && host != "" {
+		out := paras[:0:0]
+		for _, p := range paras {
+			if !selfLink(p, host) {
+				out = append(out, p)
+			}
+		}
+		paras = out
+	}
+	if r.trimFurniture {
+		paras = trimTrailingFurniture(paras)
+	}
+	return paras
 }
 
 // titleSep splits "Section | Headline - Site" into its parts.

@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strings"
 	"time"
@@ -70,6 +71,11 @@ type Options struct {
 	MaxBytes, MaxElements, MaxText int
 	TimeBudget                     time.Duration
 	timed                          bool // inside withinTime
+
+	// ruleSet replaces chosenRules, for the tests that measure them.
+	ruleSet *rules
+	// pdfBudget replaces the time budget of one PDF document, for tests.
+	pdfBudget time.Duration
 }
 
 // ErrNotHTML is returned for input that is empty, binary or has no HTML
@@ -105,25 +111,12 @@ func (o Options) Extract(htmlBytes []byte, pageURL string) (*Article, error) {
 	}
 	a.Published = o.publishedDate(doc, gq, ld, dateURL)
 
-	topts := trafilatura.Options{
-		EnableFallback:  true,
-		ExcludeComments: true,
-		// The date was found above; handing it over stops trafilatura from
-		// running go-htmldate a second time.
-		HtmlDateOverride: &htmldate.Result{DateTime: a.Published},
-	}
-	if u, err := url.Parse(pageURL); err == nil && u.IsAbs() {
-		topts.OriginalURL = u
-	}
 	pruneInvisible(doc)
-	res, err := trafilatura.ExtractDocument(doc, topts)
-	if err != nil {
-		// No main text is not fatal: the metadata is still worth having.
-		res = &trafilatura.ExtractResult{}
-	}
-	a.Paragraphs = paragraphs(res.ContentNode)
+	pruneInert(doc)
+	res, paras := o.mainText(doc, pageURL, a.Published)
+	a.Paragraphs = paras
 	if !o.Raw {
-		a.Paragraphs = cleanParagraphs(a.Paragraphs, res.Metadata.Title, hostOf(pageURL, res.Metadata.URL))
+		a.Paragraphs = o.rules().clean(a.Paragraphs, res.Metadata.Title, hostOf(pageURL, res.Metadata.URL))
 	}
 	a.Text = strings.Join(a.Paragraphs, "\n\n")
 	a.Words = len(strings.Fields(a.Text))
@@ -133,6 +126,40 @@ func (o Options) Extract(htmlBytes []byte, pageURL string) (*Article, error) {
 	a.ClaimReviews = claimReviews(ld)
 	sanitizeArticle(a)
 	return a, nil
+}
+
+// mainText runs go-trafilatura on the parsed page and splits its text into
+// paragraphs. Its readability and dom-distiller fallbacks run only when its
+// own pass is unsure (rules.unsure): they cost as much CPU as all the rest.
+// published is the date already found, handed over so that trafilatura
+// does not run go-htmldate a second time.
+func (o Options) mainText(doc *html.Node, pageURL string, published time.Time) (*trafilatura.ExtractResult, []string) {
+	topts := trafilatura.Options{
+		ExcludeComments:  true,
+		HtmlDateOverride: &htmldate.Result{DateTime: published},
+	}
+	if u, err := url.Parse(pageURL); err == nil && u.IsAbs() {
+		topts.OriginalURL = u
+	}
+	r := o.rules()
+	topts.EnableFallback = r.fallbackBelow == math.MaxInt
+	res, err := trafilatura.ExtractDocument(doc, topts)
+	var paras []string
+	if err == nil {
+		paras = paragraphs(res.ContentNode)
+	}
+	if !topts.EnableFallback && (err != nil || r.unsure(utf8.RuneCountInString(res.ContentText), len(paras))) {
+		// trafilatura works on its own copies, so doc is still the page.
+		topts.EnableFallback = true
+		if res, err = trafilatura.ExtractDocument(doc, topts); err == nil {
+			paras = paragraphs(res.ContentNode)
+		}
+	}
+	if err != nil {
+		// No main text is not fatal: the metadata is still worth having.
+		return &trafilatura.ExtractResult{}, nil
+	}
+	return res, paras
 }
 
 func (o Options) now() time.Time {

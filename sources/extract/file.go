@@ -11,14 +11,22 @@ import (
 // maxFileBytes bounds what ExtractFile reads, as the fetcher bounds a body.
 const maxFileBytes = 32 << 20
 
-// ExtractFile extracts an article from a saved HTML page ("-" reads
-// standard input). The page may be in any charset its markup declares or
-// that can be guessed; it is converted to UTF-8 first, as the fetcher does
-// for pages it downloads. pageURL is where the page came from and may be "".
+// ExtractFile extracts an article from a saved HTML page or PDF document
+// ("-" reads standard input). The page may be in any charset its markup
+// declares or that can be guessed; it is converted to UTF-8 first, as the
+// fetcher does for pages it downloads. pageURL is where the page came from
+// and may be "".
 func (o Options) ExtractFile(path, pageURL string) (*Article, error) {
 	raw, err := readFile(path)
 	if err != nil {
 		return nil, err
+	}
+	if isPDF(raw) {
+		a, err := o.ExtractPDF(raw, pageURL)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return a, nil
 	}
 	if err := checkHTML(raw, false); err != nil {
 		return nil, fmt.Errorf("extract %s: %w", path, err)

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,6 +92,26 @@ func FuzzClaimReviewJSONLD(f *testing.F) {
 				t.Fatalf("an ordinary page with odd JSON-LD failed: %v", err)
 			}
 			return // the JSON-LD made the page binary (NUL bytes and the like)
+		}
+		checkArticle(t, a)
+	})
+}
+
+// FuzzExtractPDF feeds damaged and arbitrary PDFs to the PDF reader: an
+// article or an error, never a panic.
+func FuzzExtractPDF(f *testing.F) {
+	good := buildPDF(map[string]string{"Title": "Report", "CreationDate": "D:20230214"}, reportPages...)
+	f.Add(good)
+	f.Add(good[:len(good)*3/4])
+	f.Add(bytes.ReplaceAll(good, []byte("obj"), []byte("ojb")))
+	f.Add([]byte("%PDF-1.7\ntrailer\n<< /Root 1 0 R >>\n%%EOF"))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		a, err := Options{Now: fuzzNow}.ExtractPDF(doc, "")
+		if err != nil {
+			if a != nil {
+				t.Fatal("article with an error")
+			}
+			return
 		}
 		checkArticle(t, a)
 	})

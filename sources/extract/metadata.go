@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	dps "github.com/markusmobius/go-dateparser"
 	"github.com/markusmobius/go-htmldate"
 	"github.com/markusmobius/go-trafilatura"
 	"github.com/musecheck/muse/sources"
@@ -33,34 +34,91 @@ func mainNode(nodes []node) node {
 	return nil
 }
 
-// publishedDate runs go-htmldate's search for the original publication
-// date. When it finds none, the date the page declares in structured data is
-// taken.
+// publishedDate combines go-htmldate's search for the original
+// publication date with the date the page declares in structured data, as
+// rules.date says.
 //
-// go-htmldate is otherwise trusted as is. Overriding it with the declared
-// datePublished whenever the two disagree, or whenever go-htmldate's answer
-// is the declared modification date, was tried and lost accuracy on
-// htmldate-eval: pages often show a re-publication date to readers while
-// their metadata keeps the first one, and the former is what people cite.
+// Overriding go-htmldate with the declared datePublished whenever the two
+// disagree (dateDeclaredFirst) loses accuracy on htmldate-eval: pages often
+// show a re-publication date to readers while their metadata keeps the
+// first one, and the former is what people cite.
 func (o Options) publishedDate(doc *html.Node, gq *goquery.Document, nodes []node, pageURL string) time.Time {
+	r := o.rules()
+	lang := ""
+	if r.dateLanguage {
+		lang = declaredLanguage(gq)
+	}
+	return r.date.pick(o.htmldate(doc, pageURL, r.dateParserConfig(lang, o.Now)), o.declaredPublished(nodes, gq))
+}
+
+// pick chooses between go-htmldate's date and the declared one.
+func (d dateRule) pick(library, declared time.Time) time.Time {
+	switch {
+	case d == dateDeclaredFirst && !declared.IsZero():
+		return declared
+	case d != dateLibrary && library.IsZero():
+		return declared
+	}
+	return library
+}
+
+// htmldate runs go-htmldate's extensive search for the original
+// publication date (zero when it finds none) with cfg for go-dateparser
+// (nil: go-htmldate's own).
+func (o Options) htmldate(doc *html.Node, pageURL string, cfg *dps.Configuration) time.Time {
 	opts := htmldate.Options{
 		UseOriginalDate:     true,
 		ExtractTime:         true, // the cutoff check wants the hour when the page gives it
 		URL:                 pageURL,
 		SkipExtensiveSearch: o.FastDate,
+		DateParserConfig:    cfg,
 	}
 	if !o.Now.IsZero() {
 		opts.MaxDate = o.Now
 	}
 	res, err := htmldate.FromDocument(doc, opts)
-	declared := declaredPublished(nodes, gq)
-	if declared.After(o.now().Add(24 * time.Hour)) {
-		declared = time.Time{}
-	}
-	if err != nil || res.IsZero() {
-		return declared
+	if err != nil {
+		return time.Time{}
 	}
 	return res.DateTime
+}
+
+// dateParserConfig is go-htmldate's own go-dateparser configuration (nil
+// when the rules change nothing in it), with the rules' changes: lang (the
+// page's declared language, "" when unknown or when go-dateparser does not
+// know it) and English tried instead of every locale, and words around a
+// date ("Publicado el 14 de febrero de 2023") skipped.
+func (r rules) dateParserConfig(lang string, now time.Time) *dps.Configuration {
+	if lang != "" && !dps.IsKnownLocale(lang) {
+		lang = ""
+	}
+	if lang == "" && !r.dateSurrounding {
+		return nil
+	}
+	cfg := &dps.Configuration{
+		PreferredDateSource:   dps.Past,
+		StrictParsing:         true,
+		IgnoreSurroundingText: r.dateSurrounding,
+		CurrentTime:           now,
+	}
+	if lang != "" {
+		cfg.Languages = []string{lang}
+		if lang != "en" {
+			cfg.Languages = append(cfg.Languages, "en")
+		}
+	}
+	return cfg
+}
+
+// declaredPublished is the publication date the page declares, zero when
+// it declares none or one more than a day after now (a template or a
+// countdown, not a publication).
+func (o Options) declaredPublished(nodes []node, gq *goquery.Document) time.Time {
+	t := declaredPublished(nodes, gq)
+	if t.After(o.now().Add(24 * time.Hour)) {
+		return time.Time{}
+	}
+	return t
 }
 
 // modifiedDate reads the modification date the page declares in JSON-LD or
@@ -170,16 +228,27 @@ func orgName(nodes []node) string {
 // to the page's declared lang attribute when there is too little text to
 // detect reliably.
 func language(detected string, doc *goquery.Document, text string) string {
+	declared := declaredLanguage(doc)
+	if detected != "" && (len(text) >= 200 || declared == "") {
+		return detected
+	}
+	return declared
+}
+
+// declaredLanguage is the ISO 639 code of the language the page declares:
+// its html lang attribute, else its og:locale ("pt_BR"), else its
+// Content-Language meta tag; "" when it declares none.
+func declaredLanguage(doc *goquery.Document) string {
 	declared, _ := doc.Find("html").First().Attr("lang")
-	if declared == "" {
-		declared = metaContent(doc, `meta[http-equiv="content-language"]`)
+	for _, sel := range []string{`meta[property="og:locale"]`, `meta[http-equiv="content-language"]`} {
+		if strings.TrimSpace(declared) != "" {
+			break
+		}
+		declared = metaContent(doc, sel)
 	}
 	declared = strings.ToLower(strings.TrimSpace(declared))
 	if i := strings.IndexAny(declared, "-_,; "); i >= 0 {
 		declared = declared[:i]
-	}
-	if detected != "" && (len(text) >= 200 || declared == "") {
-		return detected
 	}
 	return declared
 }
