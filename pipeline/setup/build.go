@@ -121,7 +121,9 @@ func NewFromConfig(ctx context.Context, cfg *Config, opts pipeline.Options) (e *
 	}
 	fetcher := fetch.New(fo)
 	deps.Fetcher = pipeline.RememberingFetcher(httpFetcher{fetcher})
-	deps.Extract = extract.Extract
+	deps.Extract = func(body []byte, pageURL string) (*extract.Article, error) {
+		return extract.Options{}.ExtractContent(body, "", pageURL) // HTML, or a PDF by its bytes
+	}
 	deps.Searchers = searchers(cfg, cache, store, searchTr)
 	iso := SearchOptions(cfg)
 	iso.Client = &http.Client{Timeout: searchTimeout, Transport: searchTr}

@@ -125,6 +125,9 @@ func mediaType(contentType string) string {
 	return strings.ToLower(mt)
 }
 
+// pdfType is fetched too: its text is extracted (sources/extract).
+const pdfType = "application/pdf"
+
 func isHTMLType(mt string) bool {
 	return mt == "text/html" || mt == "application/xhtml+xml"
 }
@@ -138,20 +141,26 @@ func mustSniff(mt string) bool {
 // something that is certainly not a page, before the body is read.
 func checkDeclaredType(contentType string) error {
 	mt := mediaType(contentType)
-	if isHTMLType(mt) || mustSniff(mt) {
+	if isHTMLType(mt) || mustSniff(mt) || mt == pdfType {
 		return nil
-	}
-	if mt == "application/pdf" {
-		return fmt.Errorf("%w: content type %s (PDF text is not extracted)", ErrNotHTML, mt)
 	}
 	return fmt.Errorf("%w: content type %s", ErrNotHTML, mt)
 }
 
 // checkContent looks at the body itself: an undeclared type must sniff as
-// HTML, and a declared HTML page must not be binary.
+// HTML or PDF, a declared HTML page must not be binary, and a declared PDF
+// must be one.
 func checkContent(contentType string, body []byte) (string, error) {
 	mt := mediaType(contentType)
 	sniffed := mediaType(http.DetectContentType(body))
+	if mt == pdfType || (mustSniff(mt) && sniffed == pdfType) {
+		// Official reports are often PDFs: the document goes to extraction
+		// as served, if it is one.
+		if !bytes.Contains(body[:min(len(body), 1024)], []byte("%PDF-")) {
+			return "", fmt.Errorf("%w: declared %s but content looks like %s", ErrNotHTML, pdfType, sniffed)
+		}
+		return pdfType, nil
+	}
 	if mustSniff(mt) {
 		if sniffed != "text/html" {
 			return "", fmt.Errorf("%w: content type %q, content looks like %s", ErrNotHTML, contentType, sniffed)

@@ -350,9 +350,11 @@ func (f *Fetcher) readPage(resp *http.Response, asked string, final *url.URL) (*
 	if err != nil {
 		return nil, fmt.Errorf("%w%s", err, at)
 	}
-	body, cs, err := ToUTF8(raw, ct)
-	if err != nil {
-		return nil, fmt.Errorf("%w%s", err, at)
+	body, cs := raw, ""
+	if mt != pdfType {
+		if body, cs, err = ToUTF8(raw, ct); err != nil {
+			return nil, fmt.Errorf("%w%s", err, at)
+		}
 	}
 	return &Page{
 		URL:          asked,
@@ -466,7 +468,7 @@ func (f *Fetcher) get(ctx context.Context, u *url.URL, jar http.CookieJar, etag,
 		return nil, nil, fmt.Errorf("%w: %v", ErrBadURL, err)
 	}
 	req.Header.Set("User-Agent", f.opts.UserAgent)
-	req.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5")
+	req.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,application/pdf;q=0.8,*/*;q=0.5")
 	req.Header.Set("Accept-Encoding", acceptEncoding)
 	if etag != "" {
 		req.Header.Set("If-None-Match", etag)

@@ -402,8 +402,17 @@ func TestContentTypes(t *testing.T) {
 	})
 	srv := serve(t, mux)
 	f := newFetcher(t, Options{AllowPrivate: true})
-	for _, path := range []string{"/png", "/pdf", "/json", "/octet-png", "/lying-html"} {
+	mux.HandleFunc("/octet-pdf", htmlHandler(pdf, "application/octet-stream"))
+	mux.HandleFunc("/lying-pdf", htmlHandler(png, "application/pdf"))
+	for _, path := range []string{"/png", "/lying-pdf", "/json", "/octet-png", "/lying-html"} {
 		fetchErr(t, f, srv.URL+path, ErrNotHTML)
+	}
+	// A PDF is handed over as served, for extraction.
+	for _, path := range []string{"/pdf", "/octet-pdf"} {
+		p, err := f.Fetch(context.Background(), srv.URL+path)
+		if err != nil || p.ContentType != "application/pdf" || !bytes.Equal(p.Body, pdf) || p.Charset != "" {
+			t.Errorf("%s: %+v, %v", path, p, err)
+		}
 	}
 	for path, want := range map[string]string{"/octet-html": "text/html", "/xhtml": "application/xhtml+xml", "/untyped": "text/html"} {
 		p, err := f.Fetch(context.Background(), srv.URL+path)
