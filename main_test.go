@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -40,27 +39,21 @@ func isolate(t *testing.T) string {
 	return filepath.Join(dir, "data", "muse")
 }
 
-// run executes the command tree in-process, as main does, and returns what
+// run executes the command line in-process, as main does, and returns what
 // it printed and the exit code main would give.
 func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runApp(t, &App{Stdin: strings.NewReader("")}, args...)
+}
+
+// runApp is run with an App prepared by the test (its seams, its stdin).
+func runApp(t *testing.T, app *App, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	app := &App{Stdout: &out, Stderr: &errOut, Stdin: strings.NewReader("")}
-	root := newRoot(app)
-	root.SetArgs(args)
+	app.Stdout, app.Stderr = &out, &errOut
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := root.ExecuteContext(ctx)
-	switch {
-	case err == nil:
-	default:
-		code = 1
-		var ee *exitError
-		if errors.As(err, &ee) {
-			code = ee.code
-		}
-		errOut.WriteString("muse: " + err.Error() + "\n")
-	}
+	code = app.execute(ctx, args)
 	return out.String(), errOut.String(), code
 }
 
@@ -70,22 +63,16 @@ func TestSourcesRateJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 3 {
-		t.Fatalf("want one JSON line per argument, got %d:\n%s", len(lines), out)
-	}
 	var rs []map[string]any
-	for _, l := range lines {
-		var r map[string]any
-		if err := json.Unmarshal([]byte(l), &r); err != nil {
-			t.Fatalf("line %q: %v", l, err)
-		}
+	if err := json.Unmarshal([]byte(out), &rs); err != nil || len(rs) != 3 {
+		t.Fatalf("want a JSON array of one object per argument (%v):\n%s", err, out)
+	}
+	for _, r := range rs {
 		for _, k := range []string{"input", "domain", "publisher", "factuality", "bias", "tier", "origin"} {
 			if _, ok := r[k]; !ok {
-				t.Errorf("line %q has no %q", l, k)
+				t.Errorf("%v has no %q", r, k)
 			}
 		}
-		rs = append(rs, r)
 	}
 	if rs[0]["input"] != "https://www.reuters.com/world/some-story/" || rs[0]["domain"] != "reuters.com" || rs[0]["publisher"] != "Reuters" || rs[0]["tier"] != "high" {
 		t.Errorf("first line: %v", rs[0])
@@ -97,7 +84,7 @@ func TestSourcesRateJSON(t *testing.T) {
 		t.Errorf("a post on X is user content: %v", rs[2])
 	}
 
-	if _, errOut, code := run(t, "sources", "rate"); code == 0 || !strings.Contains(errOut, "arg") {
+	if _, errOut, code := run(t, "sources", "rate"); code != 2 || !strings.Contains(errOut, "arg") {
 		t.Errorf("no arguments: exit %d, stderr %q", code, errOut)
 	}
 }

@@ -222,7 +222,8 @@ func TestFaultCLIReadOnlyData(t *testing.T) {
 		t.Fatalf("exit %d over a read-only data directory; stderr:\n%s", res.code, res.stderr)
 	}
 	sep := string(filepath.Separator)
-	wantContains(t, "stderr", res.stderr, "muse: warning: the response cache is left out", data+sep+"cache.db",
+	wantContains(t, "stderr", res.stderr, "muse: warning: the response cache is left out",
+		filepath.Join(home, "cache", "muse", "cache.db"), // XDG_CACHE_HOME
 		"muse: warning: the local archive is left out", data+sep+"archive.db")
 	wantContains(t, "stdout", res.stdout, "This post is false", "www.reuters.com")
 }

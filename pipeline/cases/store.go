@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/sqlitedb"
 )
 
@@ -59,7 +60,7 @@ type Store struct {
 	db     *sql.DB
 	path   string
 	now    func() time.Time
-	redact *strings.Replacer
+	redact *sources.Redactor
 
 	mu   sync.Mutex
 	last map[string][32]byte // hash of the JSON this Store last wrote per case, to skip identical saves
@@ -85,7 +86,7 @@ func OpenOptions(ctx context.Context, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open cases %s: %w", o.Path, err)
 	}
-	s := &Store{db: db, path: o.Path, now: time.Now, last: map[string][32]byte{}, redact: newRedactor(o.Secrets)}
+	s := &Store{db: db, path: o.Path, now: time.Now, last: map[string][32]byte{}, redact: sources.NewRedactor(o.Secrets...)}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open cases %s: %w", o.Path, err)
@@ -93,25 +94,7 @@ func OpenOptions(ctx context.Context, o Options) (*Store, error) {
 	return s, nil
 }
 
-func newRedactor(secrets []string) *strings.Replacer {
-	var pairs []string
-	for _, s := range secrets {
-		if len(strings.TrimSpace(s)) >= 6 {
-			pairs = append(pairs, s, "[redacted]")
-		}
-	}
-	if len(pairs) == 0 {
-		return nil
-	}
-	return strings.NewReplacer(pairs...)
-}
-
-func (s *Store) clean(text string) string {
-	if s.redact == nil {
-		return text
-	}
-	return s.redact.Replace(text)
-}
+func (s *Store) clean(text string) string { return s.redact.String(text) }
 
 // Close closes the database.
 func (s *Store) Close() error {
@@ -407,9 +390,7 @@ func (s *Store) SaveSnapshot(ctx context.Context, id, pageURL, finalURL string, 
 	if err != nil {
 		return fmt.Errorf("save snapshot %s of case %s: %w", pageURL, id, err)
 	}
-	if s.redact != nil {
-		rawHTML = []byte(s.redact.Replace(string(rawHTML)))
-	}
+	rawHTML = s.redact.Bytes(rawHTML)
 	hz, err := gz(rawHTML)
 	if err != nil {
 		return fmt.Errorf("save snapshot %s of case %s: %w", pageURL, id, err)

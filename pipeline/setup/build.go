@@ -78,6 +78,9 @@ func NewFromConfig(ctx context.Context, cfg *Config, opts pipeline.Options) (e *
 	if opts.SpendCapCheckUSD <= 0 {
 		opts.SpendCapCheckUSD = cfg.SpendCapCheckUSD
 	}
+	if opts.FirstPassHits <= 0 {
+		opts.FirstPassHits = cfg.HitsPerQuery
+	}
 	if !opts.NoLLM {
 		var guard llm.SpendGuard
 		if cfg.SpendCapDayUSD > 0 {
@@ -91,6 +94,9 @@ func NewFromConfig(ctx context.Context, cfg *Config, opts pipeline.Options) (e *
 		client, err := newLLMClient(ctx, cfg, opts, cachedClient(cache, &http.Client{Transport: modelTr}),
 			&http.Client{Timeout: ollamaDetectTimeout, Transport: modelTr}, guard)
 		if err != nil {
+			return nil, nil, err
+		}
+		if err := checkCaps(cfg, opts.SpendCapCheckUSD, client); err != nil {
 			return nil, nil, err
 		}
 		m := &pipeline.LLMModel{Client: client}
@@ -233,7 +239,7 @@ func openArchive(ctx context.Context, cfg *Config) (*archive.Store, error) {
 // openCache opens the response cache cfg names; its error says the calls
 // will go uncached.
 func openCache(ctx context.Context, cfg *Config) (*httpcache.Cache, error) {
-	c, err := httpcache.Open(ctx, httpcache.Options{Path: httpcache.DefaultPath(cfg.DataDir), TTL: cfg.CacheTTL,
+	c, err := httpcache.Open(ctx, httpcache.Options{Path: cfg.CachePath(), TTL: cfg.CacheTTL,
 		Bypass: cfg.NoCache, Secrets: cfg.Secrets(), Skip: isModelListing})
 	if err != nil {
 		return nil, fmt.Errorf("the response cache is left out (model and search calls are not cached): open the response cache: %w", err)

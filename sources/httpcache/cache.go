@@ -37,6 +37,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/sqlitedb"
 )
 
@@ -333,15 +334,8 @@ func (e *pending) store(ctx context.Context) error {
 		return err
 	}
 	body := e.body
-	if len(e.secrets) > 0 {
-		pairs := make([]string, 0, 2*len(e.secrets))
-		for _, s := range e.secrets {
-			pairs = append(pairs, s, "[redacted]")
-		}
-		r := strings.NewReplacer(pairs...)
-		hj = []byte(r.Replace(string(hj)))
-		body = []byte(r.Replace(string(body)))
-	}
+	r := sources.NewRedactor(e.secrets...)
+	hj, body = r.Bytes(hj), r.Bytes(body)
 	now := e.c.now()
 	_, err = e.c.db.ExecContext(ctx, `
 INSERT INTO entries (key, method, url, created_at, expires_at, header, body, stream) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
