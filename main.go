@@ -943,7 +943,7 @@ func casesExportCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:               "export ID --format md|json|note|claimreview [-o FILE]",
 		ValidArgsFunction: app.completeCaseIDs,
-		Short: "Export a saved check for editors (md), scripts (json), Community Notes (note) or ClaimReview JSON-LD",
+		Short:             "Export a saved check for editors (md), scripts (json), Community Notes (note) or ClaimReview JSON-LD",
 		Long: "ID may be any unique prefix of a case ID (see `muse cases`). A note is at most 280 characters with\n" +
 			"each link counted as 1 and cites at least one source; when the correction cannot fit, the export\n" +
 			"fails and says why. claimreview needs --reviewer, --reviewer-url (or --review-url) and --rating.",
@@ -1003,7 +1003,7 @@ func casesOpenCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:               "open ID",
 		ValidArgsFunction: app.completeCaseIDs,
-		Short: "Reopen a saved check in the terminal app where it was left, offline",
+		Short:             "Reopen a saved check in the terminal app where it was left, offline",
 		Long: "ID may be any unique prefix of a case ID (see `muse cases`). Nothing runs when the case opens;\n" +
 			"rerunning a stage from the app uses the engine as `muse` would (--no-llm when the case was made so).",
 		Args: cobra.ExactArgs(1),
@@ -1034,8 +1034,8 @@ func casesRmCmd(app *App) *cobra.Command {
 	return &cobra.Command{
 		Use:               "rm ID...",
 		ValidArgsFunction: app.completeCaseIDs,
-		Short: "Delete saved checks with their drafts and page snapshots",
-		Args:  cobra.MinimumNArgs(1),
+		Short:             "Delete saved checks with their drafts and page snapshots",
+		Args:              cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openCases(cmd.Context(), app)
 			if err != nil {

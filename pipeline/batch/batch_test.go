@@ -221,10 +221,10 @@ func TestReadBatchLine(t *testing.T) {
 // act on, not in Go's type names.
 func TestPlainLineErrors(t *testing.T) {
 	for in, want := range map[string]string{
-		`{"text": 5}`:                  `"text" should be a string, not a number`,
-		`{"images": "a.png"}`:          `"images" should be a list, not a string`,
-		`["a post"]`:                   `want a JSON object {"text": …}, not a list`,
-		`{"text": "x",}`:               `invalid character '}' looking for beginning of object key string (at character 14)`,
+		`{"text": 5}`:                   `"text" should be a string, not a number`,
+		`{"images": "a.png"}`:           `"images" should be a list, not a string`,
+		`["a post"]`:                    `want a JSON object {"text": …}, not a list`,
+		`{"text": "x",}`:                `invalid character '}' looking for beginning of object key string (at character 14)`,
 		`{"posted_at": "next tuesday"}`: `posted_at "next tuesday": want RFC 3339 or YYYY-MM-DD`,
 	} {
 		var p Post

@@ -159,4 +159,3 @@ func maskURL(u string) string {
 	}
 	return strings.Replace(p.String(), "xxxxx", "****", 1)
 }
-
