@@ -68,11 +68,17 @@ type App struct {
 }
 
 func main() {
+	os.Exit(mainApp(&App{}))
+}
+
+// mainApp runs muse as a process with app's seams: the command line, the
+// standard streams, interrupts.
+func mainApp(app *App) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	app := &App{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin, StderrTTY: term.IsTerminal(int(os.Stderr.Fd()))}
-	code := app.execute(ctx, os.Args[1:])
-	stop()
-	os.Exit(code)
+	defer stop()
+	app.Stdout, app.Stderr, app.Stdin = os.Stdout, os.Stderr, os.Stdin
+	app.StderrTTY = term.IsTerminal(int(os.Stderr.Fd()))
+	return app.execute(ctx, os.Args[1:])
 }
 
 // execute runs the command line args and returns the exit code, having
@@ -587,9 +593,8 @@ func runCheck(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, a
 		post.Text = arg
 	}
 	c := eng.NewCheck(post, cutoff)
-	ro, closeCases := recordOptions(ctx, app, eng, noSave)
+	ro, closeCases, saveErr := recordOptions(ctx, app, eng, noSave)
 	defer closeCases()
-	var saveErr error
 	ro.OnSaveError = func(err error) {
 		saveErr = err
 		fmt.Fprintln(app.Stderr, "muse: warning:", err)
@@ -617,26 +622,27 @@ func runCheck(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, a
 	case runErr != nil:
 		return fmt.Errorf("check not finished: %w", runErr)
 	case saveErr != nil:
-		return fmt.Errorf("the check finished but its case could not be kept (%w); the result above is the only copy", saveErr)
+		return fmt.Errorf("the check finished but its case could not be kept (%w); the result above is the only copy (--no-save checks without keeping one)", saveErr)
 	}
 	return err
 }
 
 // recordOptions opens the case store for `muse check` and `muse batch`
-// (none with --no-save). A store that cannot be opened is said on stderr and
-// the checks run unkept.
-func recordOptions(ctx context.Context, app *App, eng *pipeline.Engine, noSave bool) (cases.RecordOptions, func()) {
-	ro := cases.RecordOptions{Pages: eng.RawPage, OnSaveError: func(err error) { fmt.Fprintln(app.Stderr, "muse: warning:", err) }}
+// (none with --no-save). A store that cannot be opened is said on stderr,
+// the checks run unkept, and storeErr says why: the command then exits
+// non-zero, since the case it was to keep is not kept.
+func recordOptions(ctx context.Context, app *App, eng *pipeline.Engine, noSave bool) (ro cases.RecordOptions, close func(), storeErr error) {
+	ro = cases.RecordOptions{Pages: eng.RawPage, OnSaveError: func(err error) { fmt.Fprintln(app.Stderr, "muse: warning:", err) }}
 	if noSave {
-		return ro, func() {}
+		return ro, func() {}, nil
 	}
 	st, err := openCases(ctx, app)
 	if err != nil {
 		fmt.Fprintln(app.Stderr, "muse: warning: checks will not be kept as cases:", err)
-		return ro, func() {}
+		return ro, func() {}, err
 	}
 	ro.Store = st
-	return ro, func() { st.Close() }
+	return ro, func() { st.Close() }, nil
 }
 
 // batchCmd is `muse batch FILE.jsonl [-j N] [-o OUT.jsonl]`, with status.
@@ -688,7 +694,7 @@ func batchCmd(app *App) *cobra.Command {
 				return usage(err)
 			}
 			defer closeEngine()
-			ro, closeCases := recordOptions(cmd.Context(), app, eng, noSave)
+			ro, closeCases, storeErr := recordOptions(cmd.Context(), app, eng, noSave)
 			defer closeCases()
 			run := func(ctx context.Context, c *pipeline.Check) error {
 				c.ID = cases.NewID()
@@ -713,6 +719,9 @@ func batchCmd(app *App) *cobra.Command {
 			}
 			if st.Failed > 0 {
 				return fmt.Errorf("%d of %d posts failed; their result lines say why, and a rerun tries them again", st.Failed, st.Total)
+			}
+			if storeErr != nil {
+				return fmt.Errorf("the results are written but the checks could not be kept as cases (%w); --no-save checks without keeping them", storeErr)
 			}
 			return nil
 		},
