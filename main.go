@@ -1177,6 +1177,7 @@ func finishTree(root *cobra.Command) {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage(err) })
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
+		c.SuggestionsMinimumDistance = 2
 		if c.HasSubCommands() && c != root && c.RunE == nil && c.Run == nil {
 			c.Args = unknownSubcommand
 			c.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }

@@ -4,17 +4,31 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sashabaranov/go-openai"
+
+	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/cases"
+	"github.com/musecheck/muse/pipeline/setup"
+	"github.com/musecheck/muse/pipeline/testworld"
 	"github.com/musecheck/muse/sources/archive"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 	"github.com/musecheck/muse/sources/search"
+	"github.com/musecheck/muse/tui"
 )
 
 // isolate points every XDG folder into a temporary directory and clears
@@ -203,5 +217,418 @@ func TestSearchUsesResponseCache(t *testing.T) {
 	}
 	if n := calls.Load(); n != 1 {
 		t.Errorf("SearXNG asked %d times for the same query; want 1 (the second from the cache)", n)
+	}
+}
+
+// TestMain lets the test binary run as the muse command itself (main's own
+// path: process exit code, standard streams) when MUSE_TEST_AS_MUSE=1, so
+// the command line is tested as a user meets it without a go build.
+// MUSE_TEST_RECORD swaps the check runner (gh's runF seam).
+func TestMain(m *testing.M) {
+	if os.Getenv("MUSE_TEST_AS_MUSE") == "1" {
+		app := &App{}
+		if os.Getenv("MUSE_TEST_RECORD") == "no-evidence-when-every-page-fails" {
+			app.record = recordNoEvidence
+		}
+		os.Exit(mainApp(app))
+	}
+	os.Exit(m.Run())
+}
+
+// recordNoEvidence runs the check for real, then says what the engine's
+// pipeline.ErrNoEvidence says (the engine's own branch wraps it in
+// Engine.Run): no evidence because every page failed.
+func recordNoEvidence(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pipeline.Stage, o cases.RecordOptions) error {
+	if err := cases.Record(ctx, e, c, from, o); err != nil {
+		return err
+	}
+	failed := 0
+	for _, s := range c.Sources {
+		switch s.Status {
+		case pipeline.StatusFetchFailed:
+			failed++
+		case pipeline.StatusExcludedRating, pipeline.StatusExcludedCutoff, pipeline.StatusDuplicate:
+		default:
+			return nil // a page was read
+		}
+	}
+	if len(c.Evidence) > 0 || failed == 0 {
+		return nil
+	}
+	return fmt.Errorf("evidence: every one of %d pages failed to load: %w", failed, pipeline.ErrNoEvidence)
+}
+
+// muse runs the muse command (this binary, see TestMain) in the current
+// environment (isolate's) plus env, with stdin, and returns what it printed
+// and its exit code.
+func muse(t *testing.T, stdin string, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), "MUSE_TEST_AS_MUSE=1"), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+// TestUsageErrors: every usage error exits 2 with a one-line reason; a
+// bare word close to a command's name is "did you mean", not a paid check.
+func TestUsageErrors(t *testing.T) {
+	isolate(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"doctr"}, `unknown command "doctr" for "muse"; did you mean doctor?`},
+		{[]string{"chek"}, "did you mean check?"},
+		{[]string{"cases", "lsit"}, `unknown command "lsit" for "muse cases"`},
+		{[]string{"cache", "stat"}, "did you mean stats?"},
+		{[]string{"doctor", "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"sources", "rate"}, "requires at least 1 arg"},
+		{[]string{"extract"}, "accepts 1 arg"},
+		{[]string{"check", "--before", "last week", "a post"}, "--before"},
+		{[]string{"check", "--hits", "0", "a post"}, "--hits 0"},
+		{[]string{"cases", "export", "x", "--format", "claimreview"}, "claimreview needs --rating"},
+		{[]string{"batch", filepath.Join(t.TempDir(), "none.jsonl")}, "open posts"},
+	} {
+		out, errOut, code := muse(t, "", nil, tc.args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) || out != "" {
+			t.Errorf("muse %q: exit %d, stdout %q, stderr %q; want exit 2 saying %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+}
+
+// TestBareWordsStillRun: a post of several words, a word far from any
+// command, and `muse check WORD` are posts.
+func TestBareWordsStillRun(t *testing.T) {
+	isolate(t)
+	for _, args := range [][]string{{"5G", "towers", "spread", "covid"}, {"hydroxychloroquine"}, {"doctr is a word too"}} {
+		var got *tui.Options
+		app := &App{Stdin: strings.NewReader(""), runApp: func(_ context.Context, o tui.Options) error { got = &o; return nil }}
+		_, errOut, code := runApp(t, app, args...)
+		if code != 0 || got == nil || got.Post.Text != strings.Join(args, " ") || !got.Start {
+			t.Errorf("muse %q: exit %d, app opened with %+v; stderr %s", args, code, got, errOut)
+		}
+	}
+	// `muse check doctr` is a check of the word (here stopped before any
+	// model call: nothing can be searched), not "unknown command".
+	_, errOut, code := muse(t, "", nil, "check", "doctr")
+	if code != 2 || strings.Contains(errOut, "did you mean") || !strings.Contains(errOut, "nothing to search") {
+		t.Errorf("muse check doctr: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestFirstRun: with nothing configured, `muse` and `muse "post"` open the
+// app on the setup screen with what was looked for, ready to go on in the
+// extractive mode; an Ollama with no model pulled gets the pull hint.
+func TestFirstRun(t *testing.T) {
+	isolate(t)
+	ollama := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/tags" {
+			io.WriteString(w, `{"models":[]}`)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer ollama.Close()
+	t.Setenv("OLLAMA_HOST", ollama.URL)
+	for _, args := range [][]string{nil, {"The post"}} {
+		var got tui.Options
+		app := &App{Stdin: strings.NewReader(""), runApp: func(_ context.Context, o tui.Options) error { got = o; return nil }}
+		_, errOut, code := runApp(t, app, args...)
+		if code != 0 || got.Setup == nil || got.Runner == nil || got.Model != "no model (--no-llm)" {
+			t.Fatalf("muse %q: exit %d, setup %v, runner %v, model %q; stderr %s", args, code, got.Setup, got.Runner, got.Model, errOut)
+		}
+		if got.Start != (args != nil) {
+			t.Errorf("muse %q: start %v", args, got.Start)
+		}
+		names := map[string]setup.Finding{}
+		for _, f := range got.Setup.Findings {
+			names[f.Name] = f
+		}
+		for _, n := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "ollama", "searxng", "brave", "google", "serpapi", "factcheck", "archive"} {
+			if f, ok := names[n]; !ok || f.Found {
+				t.Errorf("finding %s: %+v", n, f)
+			}
+		}
+		if f := names["ollama"]; !strings.Contains(f.Detail, "no model pulled") || !strings.Contains(f.Fix, "ollama pull") {
+			t.Errorf("ollama finding %+v", f)
+		}
+	}
+	// doctor says the same in its words.
+	out, _, code := muse(t, "", nil, "doctor")
+	if code != 1 || !strings.Contains(out, "no model pulled") || !strings.Contains(out, "ollama pull") {
+		t.Errorf("doctor: exit %d:\n%s", code, out)
+	}
+	// A URL set but no model named is said so, not "no OPENAI_BASE_URL".
+	out, _, _ = muse(t, "", []string{"OPENAI_BASE_URL=http://127.0.0.1:1/v1"}, "doctor")
+	if !strings.Contains(out, "OPENAI_BASE_URL is set (http://127.0.0.1:1/v1) but no model is named") || !strings.Contains(out, "MUSE_MODEL") {
+		t.Errorf("doctor with a URL and no model:\n%s", out)
+	}
+}
+
+// TestConfigFile: init writes a commented file that decodes cleanly; show
+// says where each setting came from with secrets masked; an unknown key is
+// warned of by every command and failed by doctor; a wrong type stops
+// every command but doctor and config.
+func TestConfigFile(t *testing.T) {
+	isolate(t)
+	path := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "muse", "config.toml")
+	if _, errOut, code := muse(t, "", nil, "config", "init"); code != 0 || !strings.Contains(errOut, path) {
+		t.Fatalf("config init: exit %d, %s", code, errOut)
+	}
+	if _, errOut, code := muse(t, "", nil, "config", "init"); code != 2 || !strings.Contains(errOut, "--force") {
+		t.Errorf("config init over a file: exit %d, %s", code, errOut)
+	}
+	b, _ := os.ReadFile(path)
+	if string(b) != setup.ConfigTemplate {
+		t.Error("config init did not write the template")
+	}
+	os.WriteFile(path, []byte("model = \"from-file\"\nmodle = \"x\"\n"), 0o644)
+	const key = "sk-live-0123456789abcdef"
+	out, errOut, code := muse(t, "", []string{"OPENAI_API_KEY=" + key, "MUSE_HITS_PER_QUERY=7"}, "--no-cache", "config", "show", "--json")
+	if code != 0 {
+		t.Fatalf("config show: exit %d, %s", code, errOut)
+	}
+	var settings []setup.Setting
+	if err := json.Unmarshal([]byte(out), &settings); err != nil {
+		t.Fatalf("config show --json is not an array of settings: %v\n%s", err, out)
+	}
+	from := map[string]setup.Setting{}
+	for _, s := range settings {
+		from[s.Key] = s
+	}
+	for k, want := range map[string]string{"model": "file", "openai_api_key": "env", "hits_per_query": "env", "no_cache": "flag", "searxng_url": "default"} {
+		if from[k].Origin != want {
+			t.Errorf("%s: origin %q, want %q", k, from[k].Origin, want)
+		}
+	}
+	if strings.Contains(out+errOut, key) || from["openai_api_key"].Value == "" || from["hits_per_query"].Value != "7" {
+		t.Errorf("secret not masked, or values wrong: %+v", from)
+	}
+	if !strings.Contains(errOut, "muse: warning: unknown config key modle (did you mean model?)") {
+		t.Errorf("no warning of the unknown key: %q", errOut)
+	}
+	_, errOut, code = muse(t, "", nil, "sources", "rate", "reuters.com")
+	if code != 0 || !strings.Contains(errOut, "unknown config key modle") {
+		t.Errorf("sources rate with an unknown key: exit %d, %q", code, errOut)
+	}
+	os.WriteFile(path, []byte("hits_per_query = \"five\"\nmodel = \"m\"\n"), 0o644)
+	_, errOut, code = muse(t, "", nil, "sources", "rate", "reuters.com")
+	if code != 2 || !strings.Contains(errOut, "config key hits_per_query: ") || !strings.Contains(errOut, "want a whole number") {
+		t.Errorf("wrong type: exit %d, %q", code, errOut)
+	}
+	out, _, _ = muse(t, "", nil, "doctor")
+	if !strings.Contains(out, "[fail] configuration") || !strings.Contains(out, "hits_per_query") {
+		t.Errorf("doctor does not fail the configuration:\n%s", out)
+	}
+}
+
+// TestVersion: --version and `muse version` come from the build info.
+func TestVersion(t *testing.T) {
+	isolate(t)
+	a, _, code1 := muse(t, "", nil, "--version")
+	b, _, code2 := muse(t, "", nil, "version")
+	if code1 != 0 || code2 != 0 || a != b || !strings.HasPrefix(a, "muse ") || !strings.Contains(a, runtime.Version()) || strings.Contains(a, "dev\n") {
+		t.Errorf("--version %q, version %q", a, b)
+	}
+}
+
+// snakeKeys fails t for any JSON object key that is not snake_case.
+func snakeKeys(t *testing.T, what string, v any) {
+	t.Helper()
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if !regexp.MustCompile(`^[a-z0-9_]+$`).MatchString(k) {
+				t.Errorf("%s: key %q is not snake_case", what, k)
+			}
+			snakeKeys(t, what, e)
+		}
+	case []any:
+		for _, e := range x {
+			snakeKeys(t, what, e)
+		}
+	}
+}
+
+// TestJSONEverywhere: every command that prints data has --json: an array
+// for a list, an object for one record, snake_case keys.
+func TestJSONEverywhere(t *testing.T) {
+	dataDir := isolate(t)
+	results := filepath.Join(t.TempDir(), "out.jsonl")
+	os.WriteFile(results, []byte(`{"line":1,"key":"k1","status":"failed","error":"every model call failed"}`+"\n"+
+		`{"line":1,"key":"k1","status":"done","check":{"correction":{"text":"This post is false."},"usage":{"cost_usd":0.01}}}`+"\n"+
+		`{"line":2,"key":"k2","status":"failed","error":"no text"}`+"\n"+`{"torn`), 0o644)
+	for _, tc := range []struct {
+		args  []string
+		array bool
+	}{
+		{[]string{"doctor", "--json"}, true},
+		{[]string{"config", "show", "--json"}, true},
+		{[]string{"sources", "rate", "--json", "reuters.com"}, true},
+		{[]string{"cases", "--json"}, true},
+		{[]string{"archive", "search", "--json", "flu"}, true},
+		{[]string{"batch", "status", "--json", results}, true},
+		{[]string{"cache", "stats", "--json"}, false},
+	} {
+		out, errOut, _ := muse(t, "", nil, tc.args...)
+		var v any
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Errorf("muse %q: not JSON: %v\n%s\n%s", tc.args, err, out, errOut)
+			continue
+		}
+		if _, isArray := v.([]any); isArray != tc.array {
+			t.Errorf("muse %q: array %v, want %v:\n%s", tc.args, isArray, tc.array, out)
+		}
+		snakeKeys(t, strings.Join(tc.args, " "), v)
+	}
+	out, _, _ := muse(t, "", nil, "batch", "status", "--json", results)
+	var st []map[string]any
+	json.Unmarshal([]byte(out), &st)
+	if len(st) != 2 || st[0]["status"] != "done" || st[0]["correction"] != "This post is false." || st[1]["error"] != "no text" {
+		t.Errorf("batch status: %v", st)
+	}
+	out, _, code := muse(t, "", nil, "batch", "status", results)
+	if code != 0 || !strings.Contains(out, "2 posts: 1 done, 1 failed; $0.0100") || !strings.Contains(out, "line 2 failed: no text") {
+		t.Errorf("batch status text: exit %d\n%s", code, out)
+	}
+	// The response cache lives under XDG_CACHE_HOME, not the data folder.
+	out, _, _ = muse(t, "", nil, "cache", "stats", "--json")
+	if !strings.Contains(out, filepath.Join(os.Getenv("XDG_CACHE_HOME"), "muse", "cache.db")) || strings.Contains(out, dataDir) {
+		t.Errorf("cache stats: %s", out)
+	}
+}
+
+// TestStdinDash: `-` reads a list of inputs from standard input.
+func TestStdinDash(t *testing.T) {
+	isolate(t)
+	out, errOut, code := muse(t, "reuters.com\n\n  apnews.com  \n", nil, "sources", "rate", "--json", "bbc.co.uk", "-")
+	var rs []map[string]any
+	if err := json.Unmarshal([]byte(out), &rs); err != nil || code != 0 || len(rs) != 3 || rs[0]["input"] != "bbc.co.uk" || rs[2]["input"] != "apnews.com" {
+		t.Errorf("sources rate -: exit %d, %v, %s %s", code, err, out, errOut)
+	}
+	page, _ := filepath.Abs(filepath.Join("sources", "extract", "testdata", "factcheck.html"))
+	_, errOut, code = muse(t, page+"\n", nil, "archive", "add", "-")
+	if code != 0 || !strings.Contains(errOut, "1 added, 0 failed") {
+		t.Errorf("archive add -: exit %d, %s", code, errOut)
+	}
+	if _, errOut, code = muse(t, "", nil, "archive", "add", "-"); code != 2 || !strings.Contains(errOut, "standard input") {
+		t.Errorf("archive add - with nothing on stdin: exit %d, %s", code, errOut)
+	}
+}
+
+// TestCompletion: cobra's dynamic completion offers subcommands, flags,
+// export formats and saved case IDs.
+func TestCompletion(t *testing.T) {
+	dataDir := isolate(t)
+	st, err := cases.Open(context.Background(), cases.DefaultPath(dataDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &pipeline.Check{ID: "20240201-abcdef", Post: pipeline.Post{Text: "The mayor banned bicycles"}}
+	if err := st.Save(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"__complete", "ca"}, []string{"cases", "cache"}},
+		{[]string{"__complete", "check", "--"}, []string{"--before", "--hits", "--no-llm", "--json"}},
+		{[]string{"__complete", "cases", "export", "x", "--format", ""}, []string{"md", "json", "note", "claimreview"}},
+		{[]string{"__complete", "cases", "open", "2024"}, []string{"20240201-abcdef\tThe mayor banned bicycles"}},
+		{[]string{"__complete", "completion", ""}, []string{"bash", "zsh", "fish"}},
+	} {
+		out, errOut, code := muse(t, "", nil, tc.args...)
+		for _, w := range tc.want {
+			if code != 0 || !strings.Contains(out, w+"\n") && !strings.Contains(out, w+"\t") {
+				t.Errorf("muse %q: exit %d, no %q in\n%s%s", tc.args, code, w, out, errOut)
+			}
+		}
+	}
+}
+
+// TestNoMoneyForNothing: with no search provider and an empty archive, a
+// check stops before any model call, says how to fix it, exits 2.
+func TestNoMoneyForNothing(t *testing.T) {
+	isolate(t)
+	srv := llmtest.NewReplyServer(t, func(openai.ChatCompletionRequest) (llmtest.Reply, error) {
+		return llmtest.Reply{Text: `{"queries":["a","b","c"]}`}, nil
+	})
+	env := []string{"OPENAI_BASE_URL=" + srv.BaseURL, "OPENAI_API_KEY=sk-test-key", "MUSE_MODEL=gpt-4o"}
+	for _, args := range [][]string{{"check", "5G towers spread the virus"}, {"batch", "-"}} {
+		_, errOut, code := muse(t, `{"text":"5G towers spread the virus"}`, env, args...)
+		if code != 2 || !strings.Contains(errOut, "nothing to search") || !strings.Contains(errOut, "SEARXNG_URL") ||
+			!strings.Contains(errOut, "BRAVE_API_KEY") || !strings.Contains(errOut, "muse archive add") {
+			t.Errorf("muse %q: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+	if n := len(srv.ChatCalls()); n != 0 {
+		t.Errorf("%d model calls paid for a check that could find nothing", n)
+	}
+}
+
+// TestSpendCapNeedsPrices: a cap with a model that has no price stops at
+// start-up; doctor shows which models have prices.
+func TestSpendCapNeedsPrices(t *testing.T) {
+	isolate(t)
+	srv := llmtest.NewReplyServer(t, func(openai.ChatCompletionRequest) (llmtest.Reply, error) {
+		return llmtest.Reply{Text: "{}"}, nil
+	}, llmtest.WithModels("llama3.1"))
+	env := []string{"OPENAI_BASE_URL=" + srv.BaseURL, "MUSE_MODEL=llama3.1", "SEARXNG_URL=http://127.0.0.1:1"}
+	_, errOut, code := muse(t, "", append(env, "MUSE_SPEND_CAP_CHECK_USD=0.50"), "check", "a post")
+	if code != 2 || !strings.Contains(errOut, "llama3.1 has no price") || !strings.Contains(errOut, `[prices."llama3.1"]`) {
+		t.Errorf("cap on an unpriced model: exit %d, %q", code, errOut)
+	}
+	if n := len(srv.ChatCalls()); n != 0 {
+		t.Errorf("%d model calls made", n)
+	}
+	out, _, _ := muse(t, "", env, "doctor")
+	if !strings.Contains(out, "[warn] prices: priced: none; no price (cost shown as $0): llama3.1") {
+		t.Errorf("doctor prices:\n%s", out)
+	}
+	out, _, _ = muse(t, "", []string{"OPENAI_BASE_URL=" + srv.BaseURL, "MUSE_MODEL=gpt-4o-mini"}, "doctor")
+	if !strings.Contains(out, "[ok] prices: priced: gpt-4o-mini $0.15/$0.6 per million tokens") {
+		t.Errorf("doctor prices of a priced model:\n%s", out)
+	}
+}
+
+// TestExitNoEvidence: a check where every page fails exits 3 with the
+// reason, through main's exit-code table (the runner seam stands in for
+// the engine's pipeline.ErrNoEvidence until the engine returns it).
+func TestExitNoEvidence(t *testing.T) {
+	isolate(t)
+	w := testworld.New(t, nil)
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "upstream down", http.StatusBadGateway)
+	}))
+	defer down.Close()
+	env := []string{"OPENAI_BASE_URL=" + w.Cfg.OpenAIBaseURL, "OPENAI_API_KEY=sk-test-key", "MUSE_MODEL=test-model",
+		"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
+		"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + down.URL, "MUSE_TEST_RECORD=no-evidence-when-every-page-fails"}
+	out, errOut, code := muse(t, "", env, "check", "--before", testworld.Cutoff.Format(time.RFC3339), testworld.Post)
+	last := errOut[strings.LastIndex(strings.TrimRight(errOut, "\n"), "\n")+1:]
+	if code != 3 || !strings.Contains(last, "no evidence could be obtained") || !strings.Contains(last, "failed to load") {
+		t.Errorf("exit %d, last line %q\n%s", code, last, errOut)
+	}
+	if !strings.Contains(out, "# Correction") {
+		t.Errorf("stdout lacks the report:\n%s", out)
+	}
+	for code, err := range map[int]error{3: fmt.Errorf("x: %w", pipeline.ErrNoEvidence), 2: usagef("bad"), 1: errors.New("x"), 0: nil} {
+		if got := exitCode(err); got != code {
+			t.Errorf("exitCode(%v) = %d, want %d", err, got, code)
+		}
 	}
 }

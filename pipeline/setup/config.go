@@ -146,10 +146,18 @@ func decodeFile(c *Config, text string) (typeErrs []string, err error) {
 		return nil, err
 	}
 	fields := fieldsByKey(c)
+	unknown := func(k string) {
+		msg := "unknown config key " + k
+		if s := closest(k, slices.Collect(maps.Keys(fields))); s != "" {
+			msg += fmt.Sprintf(" (did you mean %s?)", s)
+		}
+		c.Problems = append(c.Problems, msg+"; it is ignored")
+	}
 	for _, key := range slices.Sorted(maps.Keys(prims)) {
 		f, ok := fields[key]
 		if !ok {
-			continue // left undecoded: reported below
+			unknown(key)
+			continue
 		}
 		if err := md.PrimitiveDecode(prims[key], f.Addr().Interface()); err != nil {
 			typeErrs = append(typeErrs, fmt.Sprintf("config key %s: %s", key, plainTOMLError(err, f.Type())))
@@ -158,15 +166,12 @@ func decodeFile(c *Config, text string) (typeErrs []string, err error) {
 		}
 		c.Origins[key] = "file"
 	}
+	// Keys inside a known table that its type has no place for
+	// ([prices.gpt-4o] promt = 1): the decoder's undecoded keys.
 	for _, k := range md.Undecoded() {
-		if _, ok := fields[k[0]]; ok && len(k) == 1 {
-			continue // a key whose value had the wrong type, reported above
+		if _, ok := fields[k[0]]; ok && len(k) > 1 {
+			unknown(k.String())
 		}
-		msg := fmt.Sprintf("unknown config key %s", k.String())
-		if s := closest(k.String(), slices.Collect(maps.Keys(fields))); s != "" {
-			msg += fmt.Sprintf(" (did you mean %s?)", s)
-		}
-		c.Problems = append(c.Problems, msg+"; it is ignored")
 	}
 	return typeErrs, nil
 }
