@@ -504,7 +504,7 @@ func startTUI(ctx context.Context, app *App, eo pipeline.Options, mouse bool, op
 	st, err := openCases(ctx, app)
 	if err != nil {
 		if opts.Case != nil {
-			return err
+			opts.Notice = "read-only: changes to this case are not kept (" + err.Error() + ")"
 		}
 		fmt.Fprintln(app.Stderr, "muse: checks will not be kept as cases:", err)
 	} else {
@@ -622,6 +622,11 @@ func runCheck(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, a
 	case runErr != nil:
 		return fmt.Errorf("check not finished: %w", runErr)
 	case saveErr != nil:
+		if d, ok := ro.Store.(interface {
+			Delete(ctx context.Context, id string) error
+		}); ok && d.Delete(context.WithoutCancel(ctx), c.ID) == nil {
+			fmt.Fprintf(app.Stderr, "muse: the half-saved case %s is removed\n", c.ID)
+		}
 		return fmt.Errorf("the check finished but its case could not be kept (%w); the result above is the only copy (--no-save checks without keeping one)", saveErr)
 	}
 	return err
@@ -885,7 +890,7 @@ func (app *App) completeCaseIDs(cmd *cobra.Command, args []string, prefix string
 	if app.Cfg == nil && app.loadConfig(cmd) != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	st, err := openCases(cmd.Context(), app)
+	st, err := readCases(cmd.Context(), app)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -907,6 +912,21 @@ func openCases(ctx context.Context, app *App) (*cases.Store, error) {
 	return cases.OpenOptions(ctx, cases.Options{Path: cases.DefaultPath(app.Cfg.DataDir), Secrets: app.Cfg.Secrets()})
 }
 
+// readCases opens the case store for reading: as usual, or, when that
+// fails (a read-only data directory), read-only, saying so.
+func readCases(ctx context.Context, app *App) (*cases.Store, error) {
+	st, err := openCases(ctx, app)
+	if err == nil {
+		return st, nil
+	}
+	ro, rerr := cases.OpenOptions(ctx, cases.Options{Path: cases.DefaultPath(app.Cfg.DataDir), Secrets: app.Cfg.Secrets(), ReadOnly: true})
+	if rerr != nil {
+		return nil, err
+	}
+	fmt.Fprintln(app.Stderr, "muse: the case store is read-only here: cases can be read, not changed")
+	return ro, nil
+}
+
 // casesCmd is `muse cases [--json] [-n N]`, with export and rm.
 func casesCmd(app *App) *cobra.Command {
 	var asJSON bool
@@ -917,7 +937,7 @@ func casesCmd(app *App) *cobra.Command {
 		Short: "List saved checks: date, post, first line of the correction, sources used, cost",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openCases(cmd.Context(), app)
+			st, err := readCases(cmd.Context(), app)
 			if err != nil {
 				return err
 			}
@@ -966,7 +986,7 @@ func casesExportCmd(app *App) *cobra.Command {
 				}
 				o.Rating = r
 			}
-			st, err := openCases(cmd.Context(), app)
+			st, err := readCases(cmd.Context(), app)
 			if err != nil {
 				return err
 			}
@@ -1017,7 +1037,7 @@ func casesOpenCmd(app *App) *cobra.Command {
 			"rerunning a stage from the app uses the engine as `muse` would (--no-llm when the case was made so).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openCases(cmd.Context(), app)
+			st, err := readCases(cmd.Context(), app)
 			if err != nil {
 				return err
 			}

@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -630,5 +631,82 @@ func TestExitNoEvidence(t *testing.T) {
 		if got := exitCode(err); got != code {
 			t.Errorf("exitCode(%v) = %d, want %d", err, got, code)
 		}
+	}
+}
+
+// mountTmpfs mounts a tmpfs of size at dir for the test (root only).
+func mountTmpfs(t *testing.T, dir, size string) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("needs root to mount a tmpfs")
+	}
+	os.MkdirAll(dir, 0o755)
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+}
+
+// TestReadOnlyDataDirectory: `muse cases`, `cases export` and `cases open`
+// read a case store on a read-only mount.
+func TestReadOnlyDataDirectory(t *testing.T) {
+	dataDir := isolate(t)
+	mountTmpfs(t, filepath.Dir(dataDir), "8m")
+	st, err := cases.Open(context.Background(), cases.DefaultPath(dataDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &pipeline.Check{ID: "20240201-readonly", Post: pipeline.Post{Text: "The mayor banned bicycles"},
+		Correction: pipeline.Correction{Text: "This post is false: no such order exists."}}
+	if err := st.Save(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if err := syscall.Mount("", filepath.Dir(dataDir), "", syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := muse(t, "", nil, "cases")
+	if code != 0 || !strings.Contains(out, c.ID) || !strings.Contains(errOut, "read-only") {
+		t.Errorf("muse cases on a read-only mount: exit %d\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = muse(t, "", nil, "cases", "export", "20240201-read", "--format", "md")
+	if code != 0 || !strings.Contains(out, "no such order exists") {
+		t.Errorf("export: exit %d\n%s%s", code, out, errOut)
+	}
+	var got *pipeline.Check
+	app := &App{Stdin: strings.NewReader(""), runApp: func(_ context.Context, o tui.Options) error { got = o.Case; return nil }}
+	_, errOut, code = runApp(t, app, "cases", "open", "20240201-read")
+	if code != 0 || got == nil || got.ID != c.ID {
+		t.Errorf("cases open: exit %d, case %v; %s", code, got, errOut)
+	}
+}
+
+// TestFullDisk: on a full disk the check ends non-zero saying its case is
+// not kept, prints its result, and no half-saved case is listed after.
+func TestFullDisk(t *testing.T) {
+	dataDir := isolate(t)
+	mountTmpfs(t, filepath.Dir(dataDir), "2m")
+	w := testworld.New(t, nil)
+	env := []string{"OPENAI_BASE_URL=" + w.Cfg.OpenAIBaseURL, "OPENAI_API_KEY=sk-test-key", "MUSE_MODEL=test-model",
+		"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
+		"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + w.Proxy.String()}
+	muse(t, "", env, "cases") // the databases exist; then the disk fills up
+	muse(t, "", env, "archive", "search", "x")
+	filler, _ := os.Create(filepath.Join(dataDir, "filler"))
+	for {
+		if _, err := filler.Write(make([]byte, 64<<10)); err != nil {
+			break
+		}
+	}
+	filler.Close()
+	out, errOut, code := muse(t, "", env, "check", "--before", testworld.Cutoff.Format(time.RFC3339), testworld.Post)
+	last := errOut[strings.LastIndex(strings.TrimRight(errOut, "\n"), "\n")+1:]
+	if code != 1 || !strings.Contains(last, "its case could not be kept") || !strings.Contains(out, "This post is false") {
+		t.Errorf("full disk: exit %d, last line %q\nstdout:\n%s\nstderr:\n%s", code, last, out, errOut)
+	}
+	os.Remove(filepath.Join(dataDir, "filler"))
+	out, errOut, _ = muse(t, "", env, "cases", "--json")
+	if strings.TrimSpace(out) != "[]" {
+		t.Errorf("after the disk is freed, cases lists %s%s; want no half-saved case", out, errOut)
 	}
 }

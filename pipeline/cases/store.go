@@ -48,6 +48,10 @@ type Options struct {
 	// ignored: they are too common to be keys and replacing them would
 	// mangle text.
 	Secrets []string
+	// ReadOnly opens an existing database for reading only (a read-only
+	// data directory): List, Get, Resolve, Drafts and Snapshots work; every
+	// write fails.
+	ReadOnly bool
 }
 
 // DefaultPath is the cases database under muse's data directory
@@ -82,12 +86,16 @@ func OpenOptions(ctx context.Context, o Options) (*Store, error) {
 	if o.Path == "" {
 		return nil, errors.New("open cases: no database path given")
 	}
-	db, err := sqlitedb.Open(o.Path, sqlitedb.Options{Busy: busyTimeout})
+	db, err := sqlitedb.Open(o.Path, sqlitedb.Options{Busy: busyTimeout, ReadOnly: o.ReadOnly})
 	if err != nil {
 		return nil, fmt.Errorf("open cases %s: %w", o.Path, err)
 	}
 	s := &Store{db: db, path: o.Path, now: time.Now, last: map[string][32]byte{}, redact: sources.NewRedactor(o.Secrets...)}
-	if err := s.migrate(ctx); err != nil {
+	check := s.migrate
+	if o.ReadOnly {
+		check = s.checkVersion
+	}
+	if err := check(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open cases %s: %w", o.Path, err)
 	}
@@ -144,6 +152,19 @@ CREATE TABLE snapshots (
 	PRIMARY KEY (case_id, url)
 );
 `,
+}
+
+// checkVersion is migrate for a read-only store: the schema must be the
+// one this muse knows.
+func (s *Store) checkVersion(ctx context.Context) error {
+	var v int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if v != len(migrations) {
+		return fmt.Errorf("schema version %d, this muse reads %d; open it once with write access to upgrade", v, len(migrations))
+	}
+	return nil
 }
 
 func (s *Store) migrate(ctx context.Context) error {
