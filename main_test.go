@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -708,5 +709,67 @@ func TestFullDisk(t *testing.T) {
 	out, errOut, _ = muse(t, "", env, "cases", "--json")
 	if strings.TrimSpace(out) != "[]" {
 		t.Errorf("after the disk is freed, cases lists %s%s; want no half-saved case", out, errOut)
+	}
+}
+
+// TestSecretsNeverLeave: a key the model echoes, and the password in
+// OPENAI_BASE_URL's userinfo, are redacted wherever muse writes: stdout,
+// stderr, `muse batch -o`, every export format, doctor, the data and cache
+// directories.
+func TestSecretsNeverLeave(t *testing.T) {
+	dataDir := isolate(t)
+	const key, pass = "sk-echoed-0123456789abcdef", "hunter2-secret-pass"
+	w := testworld.New(t, nil)
+	w.Model.CorrectionReply = &llmtest.Reply{Text: "This post is false: the order was never signed (key " + key +
+		", password " + pass + ") http://www.reuters.com/world/us/springfield-mayor-bicycle-ban-fact-check/"}
+	base := strings.Replace(w.Cfg.OpenAIBaseURL, "http://", "http://muse:"+pass+"@", 1)
+	env := []string{"OPENAI_BASE_URL=" + base, "OPENAI_API_KEY=" + key, "MUSE_MODEL=test-model",
+		"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
+		"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + w.Proxy.String()}
+	leaked := func(what, s string) {
+		t.Helper()
+		if strings.Contains(s, key) || strings.Contains(s, pass) {
+			t.Errorf("%s holds a secret:\n%s", what, s)
+		}
+	}
+	out, errOut, code := muse(t, "", env, "check", "--json", "--before", testworld.Cutoff.Format(time.RFC3339), testworld.Post)
+	if code != 0 || !strings.Contains(out, "[redacted]") {
+		t.Fatalf("check: exit %d; want the echoed key redacted in stdout\n%s\n%s", code, out, errOut)
+	}
+	leaked("check stdout", out)
+	leaked("check stderr", errOut)
+	var c pipeline.Check
+	json.Unmarshal([]byte(out), &c)
+	for _, f := range []string{"md", "json", "note"} {
+		o, e, _ := muse(t, "", env, "cases", "export", c.ID, "--format", f)
+		leaked("export "+f, o+e)
+	}
+	file := filepath.Join(t.TempDir(), "note.md")
+	muse(t, "", env, "cases", "export", c.ID, "--format", "md", "-o", file)
+	b, _ := os.ReadFile(file)
+	leaked("export -o", string(b))
+	results := filepath.Join(t.TempDir(), "results.jsonl")
+	post, _ := json.Marshal(map[string]string{"text": testworld.Post, "posted_at": testworld.Cutoff.Format(time.RFC3339)})
+	_, errOut, _ = muse(t, string(post)+"\n", env, "batch", "-", "-o", results)
+	b, _ = os.ReadFile(results)
+	if !strings.Contains(string(b), "[redacted]") {
+		t.Errorf("batch -o wrote no redacted correction:\n%s\n%s", b, errOut)
+	}
+	leaked("batch -o", string(b)+errOut)
+	out, errOut, _ = muse(t, "", env, "doctor")
+	if !strings.Contains(out, "muse:****@") {
+		t.Errorf("doctor does not show the URL with its password masked:\n%s", out)
+	}
+	leaked("doctor", out+errOut)
+	out, _, _ = muse(t, "", env, "config", "show")
+	leaked("config show", out)
+	for _, dir := range []string{dataDir, filepath.Join(os.Getenv("XDG_CACHE_HOME"), "muse")} {
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				b, _ := os.ReadFile(p)
+				leaked(p, string(b))
+			}
+			return nil
+		})
 	}
 }
