@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/sashabaranov/go-openai"
+	"github.com/spf13/cobra"
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/cases"
@@ -771,5 +772,176 @@ func TestSecretsNeverLeave(t *testing.T) {
 			}
 			return nil
 		})
+	}
+}
+
+// readmeTable returns the rows (cells trimmed) of the first Markdown table
+// after heading in README.md.
+func readmeTable(t *testing.T, readme, heading string) [][]string {
+	t.Helper()
+	i := strings.Index(readme, "\n"+heading+"\n")
+	if i < 0 {
+		t.Fatalf("README has no %q section", heading)
+	}
+	var rows [][]string
+	started := false
+	for _, line := range strings.Split(readme[i+len(heading)+2:], "\n") {
+		if !strings.HasPrefix(line, "|") {
+			if started {
+				break
+			}
+			continue
+		}
+		started = true
+		line = strings.ReplaceAll(line, `\|`, "\x00")
+		var cells []string
+		for _, c := range strings.Split(strings.Trim(line, "|"), "|") {
+			cells = append(cells, strings.ReplaceAll(strings.TrimSpace(c), "\x00", "|"))
+		}
+		if strings.HasPrefix(cells[0], "---") {
+			continue
+		}
+		rows = append(rows, cells)
+	}
+	return rows[1:] // the header
+}
+
+// TestReadmeTables: the README's tables of commands, exit codes and
+// configuration keys are the command tree's, the exit-code table's and the
+// Config struct's, so they cannot drift; and it links only to files that
+// are in the repository.
+func TestReadmeTables(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	root := newRoot(&App{})
+	root.InitDefaultCompletionCmd()
+	tree := map[string]*cobra.Command{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Hidden || c.Name() == "help" {
+			return
+		}
+		if c.Name() == "completion" || !c.HasSubCommands() || c == root || c.Name() == "batch" || c.Name() == "cases" {
+			tree[c.CommandPath()] = c
+		}
+		if c.Name() != "completion" {
+			for _, s := range c.Commands() {
+				walk(s)
+			}
+		}
+	}
+	walk(root)
+	inReadme := map[string]bool{}
+	for _, row := range readmeTable(t, readme, "#### Commands") {
+		var path []string
+		for _, w := range strings.Fields(strings.Trim(row[0], "`")) {
+			if !regexp.MustCompile(`^[a-z]+$`).MatchString(w) {
+				break
+			}
+			path = append(path, w)
+		}
+		p := strings.Join(path, " ")
+		inReadme[p] = true
+		c, ok := tree[p]
+		if !ok {
+			t.Errorf("README lists %q, which is not a command", p)
+			continue
+		}
+		hasJSON := c.Flags().Lookup("json") != nil
+		if hasJSON == strings.HasPrefix(row[2], "—") {
+			t.Errorf("README: %q --json column %q, but the command has --json: %v", p, row[2], hasJSON)
+		}
+		if hasJSON && !strings.Contains(c.Flags().Lookup("json").Usage, map[bool]string{true: "JSON array", false: "JSON object"}[strings.Contains(row[2], "array")]) {
+			t.Errorf("%s --help says %q, the README %q", p, c.Flags().Lookup("json").Usage, row[2])
+		}
+	}
+	for p := range tree {
+		if !inReadme[p] {
+			t.Errorf("command %q is not in the README's table", p)
+		}
+	}
+	var codes []string
+	for _, row := range readmeTable(t, readme, "#### Exit codes") {
+		codes = append(codes, row[0])
+	}
+	var want []string
+	for _, e := range exitTable {
+		want = append(want, fmt.Sprint(e.Code))
+	}
+	if strings.Join(codes, ",") != strings.Join(want, ",") {
+		t.Errorf("README exit codes %v, the table has %v", codes, want)
+	}
+	settings := (&setup.Config{}).Settings()
+	rows := readmeTable(t, readme, "### Every setting")
+	if len(rows) != len(settings) {
+		t.Errorf("README lists %d settings, the Config has %d", len(rows), len(settings))
+	}
+	for i, s := range settings {
+		if i >= len(rows) {
+			break
+		}
+		env := ""
+		if s.Env != "" {
+			env = "`" + s.Env + "`"
+		}
+		if rows[i][0] != "`"+s.Key+"`" || rows[i][1] != env {
+			t.Errorf("README setting %d is %s %s; the Config's is %s %s", i+1, rows[i][0], rows[i][1], s.Key, s.Env)
+		}
+		if f := strings.Fields(strings.Trim(rows[i][2], "`")); len(f) > 0 {
+			name := strings.TrimPrefix(f[0], "--")
+			if root.PersistentFlags().Lookup(name) == nil && root.Flags().Lookup(name) == nil {
+				t.Errorf("README names flag %s for %s, which muse does not have", f[0], s.Key)
+			}
+		}
+	}
+	for _, m := range regexp.MustCompile(`\]\(([^)#:]+)\)`).FindAllStringSubmatch(readme, -1) {
+		if _, err := os.Stat(m[1]); err != nil {
+			t.Errorf("README links to %s, which is not in the repository", m[1])
+		}
+	}
+	for _, name := range []string{"DESIGN.md", "STYLE.md", "Go 1.26 or newer"} {
+		if strings.Contains(readme, name) {
+			t.Errorf("README mentions %q", name)
+		}
+	}
+	if mod, _ := os.ReadFile("go.mod"); !strings.Contains(readme, "Go "+strings.TrimSpace(regexp.MustCompile(`(?m)^go (\S+)`).FindStringSubmatch(string(mod))[1])) {
+		t.Error("README does not name go.mod's exact Go version")
+	}
+}
+
+// TestHitsPerQuery: --hits (and hits_per_query) set how many hits each
+// provider gives per query in the first search.
+func TestHitsPerQuery(t *testing.T) {
+	isolate(t)
+	w := testworld.New(t, nil)
+	env := []string{"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
+		"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + w.Proxy.String()}
+	firstPass := func(extra []string, args ...string) (most int) {
+		t.Helper()
+		out, errOut, code := muse(t, "", append(env, extra...), append([]string{"check", "--json", "--no-llm", "--no-save"}, append(args, testworld.Post)...)...)
+		var c pipeline.Check
+		if err := json.Unmarshal([]byte(out), &c); err != nil || code != 0 {
+			t.Fatalf("exit %d, %v\n%s", code, err, errOut)
+		}
+		per := map[string]int{}
+		for _, h := range c.Hits {
+			if h.Provider == "searxng" && h.Pass == 1 {
+				per[h.Query]++
+				most = max(most, per[h.Query])
+			}
+		}
+		return most
+	}
+	if n := firstPass(nil); n != 4 { // the world's SearXNG has 4 results per query; the default asks 5
+		t.Errorf("default: %d hits per query, want 4", n)
+	}
+	if n := firstPass(nil, "--hits", "2"); n != 2 {
+		t.Errorf("--hits 2: %d hits per query", n)
+	}
+	if n := firstPass([]string{"MUSE_HITS_PER_QUERY=1"}); n != 1 {
+		t.Errorf("MUSE_HITS_PER_QUERY=1: %d hits per query", n)
 	}
 }
