@@ -427,8 +427,22 @@ func (f *postFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.author, "author", "", "the post's author")
 	fl.StringVar(&f.handle, "handle", "", "the post author's handle (@name)")
 	fl.StringVar(&f.postedAt, "posted-at", "", "when the post was published (RFC 3339 or YYYY-MM-DD)")
+	f.registerEngine(fl)
+}
+
+// registerEngine adds the flags that set how posts are checked (also
+// `muse batch`'s).
+func (f *postFlags) registerEngine(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.noLLM, "no-llm", false, "extractive mode: sources and quotes without a model, and no verdict")
 	fl.IntVar(&f.hits, "hits", 0, "hits per query from each search provider in the first search (config hits_per_query; default 5)")
+}
+
+// engineOptions are the engine options the flags set.
+func (f *postFlags) engineOptions(cmd *cobra.Command) (pipeline.Options, error) {
+	if cmd.Flags().Changed("hits") && f.hits <= 0 {
+		return pipeline.Options{}, usagef("--hits %d: want a number of hits of 1 or more", f.hits)
+	}
+	return pipeline.Options{NoLLM: f.noLLM, FirstPassHits: f.hits}, nil
 }
 
 // parse reads the post flags: the post's metadata, the cutoff and the
@@ -445,10 +459,8 @@ func (f *postFlags) parse(cmd *cobra.Command) (post pipeline.Post, cutoff time.T
 			return post, cutoff, opts, err
 		}
 	}
-	if cmd.Flags().Changed("hits") && f.hits <= 0 {
-		return post, cutoff, opts, usagef("--hits %d: want a number of hits of 1 or more", f.hits)
-	}
-	return post, cutoff, pipeline.Options{NoLLM: f.noLLM, FirstPassHits: f.hits}, nil
+	opts, err = f.engineOptions(cmd)
+	return post, cutoff, opts, err
 }
 
 // addTUI makes the bare `muse` command open the terminal app, prefilled and
@@ -652,9 +664,10 @@ func recordOptions(ctx context.Context, app *App, eng *pipeline.Engine, noSave b
 
 // batchCmd is `muse batch FILE.jsonl [-j N] [-o OUT.jsonl]`, with status.
 func batchCmd(app *App) *cobra.Command {
-	var parallel, hits int
+	var parallel int
 	var outPath string
-	var noLLM, noSave bool
+	var noSave bool
+	ef := &postFlags{}
 	cmd := &cobra.Command{
 		Use:   "batch FILE.jsonl|- [-j N] [-o OUT.jsonl]",
 		Short: "Check many posts, N at a time: one JSON result per line (JSON Lines); a rerun skips finished posts",
@@ -687,14 +700,15 @@ func batchCmd(app *App) *cobra.Command {
 				defer file.Close()
 				out = app.redact.Writer(file)
 			}
-			if cmd.Flags().Changed("hits") && hits <= 0 {
-				return usagef("--hits %d: want a number of hits of 1 or more", hits)
+			eo, err := ef.engineOptions(cmd)
+			if err != nil {
+				return err
 			}
 			if err := setup.CheckSearchable(cmd.Context(), app.Cfg); err != nil {
 				return err
 			}
-			eng, closeEngine, err := setup.NewFromConfig(cmd.Context(), app.Cfg,
-				pipeline.Options{NoLLM: noLLM, Snapshots: !noSave, FirstPassHits: hits})
+			eo.Snapshots = !noSave
+			eng, closeEngine, err := setup.NewFromConfig(cmd.Context(), app.Cfg, eo)
 			if err != nil {
 				return usage(err)
 			}
@@ -733,9 +747,8 @@ func batchCmd(app *App) *cobra.Command {
 	}
 	cmd.Flags().IntVarP(&parallel, "jobs", "j", 4, "posts checked at once")
 	cmd.Flags().StringVarP(&outPath, "output", "o", "", "append results to this file and skip the posts it already has")
-	cmd.Flags().BoolVar(&noLLM, "no-llm", false, "extractive mode: sources and quotes without a model, and no verdict")
 	cmd.Flags().BoolVar(&noSave, "no-save", false, "do not keep the checks as cases (see muse cases)")
-	cmd.Flags().IntVar(&hits, "hits", 0, "hits per query from each search provider in the first search (config hits_per_query; default 5)")
+	ef.registerEngine(cmd.Flags())
 	cmd.AddCommand(batchStatusCmd(app))
 	return cmd
 }
@@ -873,7 +886,9 @@ func versionString() string {
 		settings[s.Key] = s.Value
 	}
 	if rev := settings["vcs.revision"]; rev != "" {
-		v += " " + rev[:min(12, len(rev))]
+		if short := rev[:min(12, len(rev))]; !strings.Contains(v, short) { // a pseudo-version carries it already
+			v += " " + short
+		}
 		if settings["vcs.modified"] == "true" {
 			v += "-dirty"
 		}
