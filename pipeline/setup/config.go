@@ -5,6 +5,7 @@
 package setup
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -324,8 +325,9 @@ func (c *Config) Secrets() []string {
 func (c *Config) ArchivePath() string { return filepath.Join(c.DataDir, "archive.db") }
 
 // CachePath is the response cache: under $XDG_CACHE_HOME/muse, since it
-// can be deleted at any time.
-func (c *Config) CachePath() string { return filepath.Join(c.CacheDir, "cache.db") }
+// can be deleted at any time (in the data directory for a Config not made
+// by Load, which has no CacheDir).
+func (c *Config) CachePath() string { return filepath.Join(cmp.Or(c.CacheDir, c.DataDir), "cache.db") }
 
 // InstalledRatingsPath is where `muse sources update` keeps the ratings file.
 func (c *Config) InstalledRatingsPath() string {
