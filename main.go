@@ -1076,11 +1076,15 @@ func casesOpenCmd(app *App) *cobra.Command {
 // casesRmCmd is `muse cases rm ID...`.
 func casesRmCmd(app *App) *cobra.Command {
 	return &cobra.Command{
-		Use:               "rm ID...",
+		Use:               "rm ID...|-",
 		ValidArgsFunction: app.completeCaseIDs,
-		Short:             "Delete saved checks with their drafts and page snapshots",
+		Short:             "Delete saved checks with their drafts and page snapshots (- reads IDs from standard input)",
 		Args:              cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, err := argsWithStdin(args, app.Stdin)
+			if err != nil {
+				return err
+			}
 			st, err := openCases(cmd.Context(), app)
 			if err != nil {
 				return err

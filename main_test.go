@@ -526,6 +526,22 @@ func TestStdinDash(t *testing.T) {
 	if code != 0 || !strings.Contains(errOut, "1 added, 0 failed") {
 		t.Errorf("archive add -: exit %d, %s", code, errOut)
 	}
+	out, errOut, code = muse(t, "", nil, "cases", "--json")
+	if code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Fatalf("cases: exit %d %s %s", code, out, errOut)
+	}
+	st, err := cases.Open(context.Background(), cases.DefaultPath(filepath.Join(os.Getenv("XDG_DATA_HOME"), "muse")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"20240101-aaaaaa", "20240101-bbbbbb"} {
+		st.Save(context.Background(), &pipeline.Check{ID: id, Post: pipeline.Post{Text: "a post"}})
+	}
+	st.Close()
+	out, errOut, code = muse(t, "20240101-aaaaaa\n20240101-bbbbbb\n", nil, "cases", "rm", "-")
+	if code != 0 || strings.Count(out, "removed case") != 2 {
+		t.Errorf("cases rm -: exit %d\n%s%s", code, out, errOut)
+	}
 	if _, errOut, code = muse(t, "", nil, "archive", "add", "-"); code != 2 || !strings.Contains(errOut, "standard input") {
 		t.Errorf("archive add - with nothing on stdin: exit %d, %s", code, errOut)
 	}
