@@ -373,6 +373,15 @@ func TestFirstRun(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "no model pulled") || !strings.Contains(out, "ollama pull") {
 		t.Errorf("doctor: exit %d:\n%s", code, out)
 	}
+	// `muse check` says the same, exit 2, before any call.
+	_, errOut, code := muse(t, "", []string{"SEARXNG_URL=http://127.0.0.1:1"}, "check", "a post")
+	if code != 2 || !strings.Contains(errOut, "has no model pulled: run `ollama pull llama3.1`") {
+		t.Errorf("check with an empty Ollama: exit %d, %s", code, errOut)
+	}
+	_, errOut, code = muse(t, "", []string{"SEARXNG_URL=http://127.0.0.1:1", "OPENAI_BASE_URL=http://127.0.0.1:1/v1"}, "check", "a post")
+	if code != 2 || !strings.Contains(errOut, "OPENAI_BASE_URL is set (http://127.0.0.1:1/v1) but no model is named") {
+		t.Errorf("check with a URL and no model: exit %d, %s", code, errOut)
+	}
 	// A URL set but no model named is said so, not "no OPENAI_BASE_URL".
 	out, _, _ = muse(t, "", []string{"OPENAI_BASE_URL=http://127.0.0.1:1/v1"}, "doctor")
 	if !strings.Contains(out, "OPENAI_BASE_URL is set (http://127.0.0.1:1/v1) but no model is named") || !strings.Contains(out, "MUSE_MODEL") {

@@ -299,7 +299,11 @@ func newLLMClient(ctx context.Context, cfg *Config, opts pipeline.Options, hc, d
 		base := OllamaURL(cfg)
 		models, ok := llm.DetectOllama(ctx, detect, base)
 		chat, embed := llm.SplitEmbeddingModels(models)
-		if !ok || (len(chat) == 0 && lc.Model == "") {
+		switch {
+		case ok && len(chat) == 0 && lc.Model == "":
+			return nil, fmt.Errorf("%w: Ollama answers at %s but has no model pulled: run `ollama pull llama3.1` (or any chat model); or %s",
+				pipeline.ErrNoModel, base, ModelSetupHint)
+		case !ok:
 			return nil, fmt.Errorf("%w: %s", pipeline.ErrNoModel, ModelSetupHint)
 		}
 		lc.BaseURL = llm.OllamaBaseURL(base)
@@ -307,6 +311,10 @@ func newLLMClient(ctx context.Context, cfg *Config, opts pipeline.Options, hc, d
 		if lc.EmbeddingModel == "" {
 			lc.EmbeddingModel = first(embed)
 		}
+	}
+	if lc.BaseURL != "" && lc.Model == "" && !isOpenAI(lc.BaseURL) {
+		return nil, fmt.Errorf("%w: OPENAI_BASE_URL is set (%s) but no model is named for it: set MUSE_MODEL (or model in config.toml) to one of the server's models",
+			pipeline.ErrNoModel, maskURL(lc.BaseURL))
 	}
 	c, err := llm.New(lc)
 	if err != nil {
