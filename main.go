@@ -493,9 +493,10 @@ func addTUI(root *cobra.Command, app *App) {
 			opts.Post.Text, opts.Post.URL, opts.Start = p.Text, p.URL, true
 		}
 		if !eo.NoLLM {
-			if d := setup.Detect(cmd.Context(), app.Cfg); d.Model == "" {
+			if d := setup.Detect(cmd.Context(), app.Cfg); d.Model == "" || !d.Search {
 				// First run: the setup screen says what was looked for;
-				// enter goes on in the extractive mode, which needs nothing.
+				// enter goes on in the extractive mode, which needs nothing
+				// and pays for nothing while there is nothing to search.
 				opts.Setup, eo.NoLLM = &d, true
 			}
 		}

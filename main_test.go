@@ -368,6 +368,19 @@ func TestFirstRun(t *testing.T) {
 			t.Errorf("ollama finding %+v", f)
 		}
 	}
+	// A model but nothing to search: the setup screen too, in the
+	// extractive mode, so nothing is paid for.
+	srv := llmtest.NewReplyServer(t, func(openai.ChatCompletionRequest) (llmtest.Reply, error) { return llmtest.Reply{Text: "{}"}, nil })
+	t.Setenv("OPENAI_BASE_URL", srv.BaseURL)
+	t.Setenv("MUSE_MODEL", "gpt-4o")
+	var got tui.Options
+	app := &App{Stdin: strings.NewReader(""), runApp: func(_ context.Context, o tui.Options) error { got = o; return nil }}
+	if _, errOut, code := runApp(t, app, "The post"); code != 0 || got.Setup == nil || got.Setup.Model != "gpt-4o" ||
+		got.Setup.Search || got.Model != "no model (--no-llm)" {
+		t.Errorf("a model, nothing to search: exit %d, %+v; %s", code, got.Setup, errOut)
+	}
+	t.Setenv("OPENAI_BASE_URL", "")
+	t.Setenv("MUSE_MODEL", "")
 	// doctor says the same in its words.
 	out, _, code := muse(t, "", nil, "doctor")
 	if code != 1 || !strings.Contains(out, "no model pulled") || !strings.Contains(out, "ollama pull") {

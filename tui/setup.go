@@ -57,7 +57,12 @@ func (m setupModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m setupModel) View() string {
 	var b strings.Builder
 	b.WriteString(m.st.Title.Render("muse") + " " + m.st.Bold.Render("— set up") + "\n\n")
-	b.WriteString("No language model is configured. This is what muse looked for:\n\n")
+	if m.d.Model == "" {
+		b.WriteString("No language model is configured. This is what muse looked for:\n\n")
+	} else {
+		b.WriteString("There is nothing to search yet, so a check would pay " + m.d.Model + " and find nothing.\n" +
+			"This is what muse looked for:\n\n")
+	}
 	for _, f := range m.d.Findings {
 		mark := m.st.Fail.Render("✗")
 		if f.Found {

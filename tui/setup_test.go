@@ -39,4 +39,8 @@ func TestSetupScreen(t *testing.T) {
 	if v := newSetupModel(Options{Setup: &d}).View(); !strings.Contains(v, "Nothing to search yet") || !strings.Contains(v, "enter  start") {
 		t.Errorf("no search, no post:\n%s", v)
 	}
+	d.Model = "gpt-4o"
+	if v := newSetupModel(Options{Setup: &d}).View(); !strings.Contains(v, "a check would pay gpt-4o and find nothing") {
+		t.Errorf("a model but nothing to search:\n%s", v)
+	}
 }
