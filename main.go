@@ -105,7 +105,7 @@ func newRoot(app *App) *cobra.Command {
 		Short: "Correct misleading social-media posts with sourced, checkable notes",
 		Long: "muse finds what credible publishers said about a post, quotes the evidence and drafts a\n" +
 			"correction you can edit before you publish it. Without a subcommand it opens the terminal app\n" +
-			"(on a setup screen when no model is configured).\n\n" +
+			"(on a setup screen when no model, or nothing to search, is configured).\n\n" +
 			"Exit codes: 0 done, 1 failed, 2 usage or configuration, 3 no evidence could be obtained.\n" +
 			"--json prints a JSON array for a list, one object for a single record, JSON Lines for a stream (batch).",
 		Version:       versionString(),
