@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -982,4 +983,63 @@ func TestHitsPerQuery(t *testing.T) {
 	if n := firstPass([]string{"MUSE_HITS_PER_QUERY=1"}); n != 1 {
 		t.Errorf("MUSE_HITS_PER_QUERY=1: %d hits per query", n)
 	}
+}
+
+// TestKillDuringStreamKeepsTheWords: kill -9 while the correction streams
+// loses at most about a second of it: the case holds what had arrived.
+func TestKillDuringStreamKeepsTheWords(t *testing.T) {
+	isolate(t)
+	w := testworld.New(t, nil)
+	full := "This post is false: " + strings.Repeat("the mayor signed no order about bicycles on Main Street. ", 12)
+	w.Model.CorrectionReply = &llmtest.Reply{Text: full, ChunkRunes: 4, ChunkDelay: 50 * time.Millisecond}
+	env := []string{"OPENAI_BASE_URL=" + w.Cfg.OpenAIBaseURL, "OPENAI_API_KEY=sk-test-key", "MUSE_MODEL=test-model",
+		"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
+		"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + w.Proxy.String(), "MUSE_TEST_AS_MUSE=1"}
+	cmd := exec.Command(os.Args[0], "check", "--before", testworld.Cutoff.Format(time.RFC3339), testworld.Post)
+	cmd.Env = append(os.Environ(), env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		once := false
+		for sc.Scan() {
+			if !once && strings.Contains(sc.Text(), "correction…") {
+				once = true
+				close(started)
+			}
+		}
+	}()
+	select {
+	case <-started:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the correction never started")
+	}
+	const streamFor = 2500 * time.Millisecond // 50 chunks of 4 runes at most
+	time.Sleep(streamFor)
+	cmd.Process.Kill() // SIGKILL
+	cmd.Wait()
+	out, errOut, code := muse(t, "", env, "cases", "--json")
+	var list []cases.Summary
+	if err := json.Unmarshal([]byte(out), &list); err != nil || code != 0 || len(list) != 1 {
+		t.Fatalf("cases after the kill: exit %d, %v\n%s%s", code, err, out, errOut)
+	}
+	out, _, _ = muse(t, "", env, "cases", "export", list[0].ID, "--format", "json")
+	var c pipeline.Check
+	json.Unmarshal([]byte(out), &c)
+	kept := c.Correction.Text
+	// Arrived by the kill: up to streamFor/50ms chunks; kept: at least what
+	// had arrived a second (plus a second of slack for a busy machine)
+	// before it.
+	atLeast := int((streamFor-2*time.Second)/(50*time.Millisecond)) * 4
+	if !strings.HasPrefix(full, kept) || len([]rune(kept)) < atLeast {
+		t.Errorf("kept %d runes of the streamed correction (want at least %d, a prefix of the answer): %q", len([]rune(kept)), atLeast, kept)
+	}
+	t.Logf("kept %d runes after %v of streaming", len([]rune(kept)), streamFor)
 }
