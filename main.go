@@ -861,43 +861,72 @@ func configCmd(app *App) *cobra.Command {
 	return cmd
 }
 
-// versionCmd is `muse version`, the same as `muse --version`.
+// versionCmd is `muse version [--json]`, the same as `muse --version`.
 func versionCmd(app *App) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "version [--json]",
 		Short: "Print muse's version: module version, VCS revision and time, Go version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON {
+				return writeJSON(app.Stdout, buildInfo())
+			}
 			_, err := fmt.Fprintln(app.Stdout, "muse", versionString())
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object {version, revision, time, modified, go}")
+	return cmd
 }
 
-// versionString is the build's module version, VCS revision and commit
-// time (as `go build` records them), and the Go version.
-func versionString() string {
+// build is what the binary says of its build (runtime/debug build info,
+// as `go build` records it from the module and the VCS).
+type build struct {
+	Version  string `json:"version"`
+	Revision string `json:"revision"`
+	Time     string `json:"time"`
+	Modified bool   `json:"modified"`
+	Go       string `json:"go"`
+}
+
+func buildInfo() build {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "(no build information)"
+		return build{Version: "(no build information)"}
 	}
-	v := bi.Main.Version
-	settings := map[string]string{}
+	b := build{Version: bi.Main.Version, Go: bi.GoVersion}
 	for _, s := range bi.Settings {
-		settings[s.Key] = s.Value
+		switch s.Key {
+		case "vcs.revision":
+			b.Revision = s.Value
+		case "vcs.time":
+			b.Time = s.Value
+		case "vcs.modified":
+			b.Modified = s.Value == "true"
+		}
 	}
-	if rev := settings["vcs.revision"]; rev != "" {
-		if short := rev[:min(12, len(rev))]; !strings.Contains(v, short) { // a pseudo-version carries it already
+	return b
+}
+
+// versionString is buildInfo in one line: module version, short VCS
+// revision (unless the pseudo-version carries it), "-dirty", commit time,
+// Go version.
+func versionString() string {
+	b := buildInfo()
+	v := b.Version
+	if short := b.Revision[:min(12, len(b.Revision))]; short != "" {
+		if !strings.Contains(v, short) {
 			v += " " + short
 		}
-		if settings["vcs.modified"] == "true" {
+		if b.Modified {
 			v += "-dirty"
 		}
-		if t := settings["vcs.time"]; t != "" {
-			v += " " + t
-		}
 	}
-	return v + " " + bi.GoVersion
+	if b.Time != "" {
+		v += " " + b.Time
+	}
+	return strings.TrimSpace(v + " " + b.Go)
 }
 
 // completeCaseIDs offers the saved cases' IDs, newest first, each with

@@ -507,6 +507,7 @@ func TestJSONEverywhere(t *testing.T) {
 		{[]string{"archive", "search", "--json", "flu"}, true},
 		{[]string{"batch", "status", "--json", results}, true},
 		{[]string{"cache", "stats", "--json"}, false},
+		{[]string{"version", "--json"}, false},
 	} {
 		out, errOut, _ := muse(t, "", nil, tc.args...)
 		var v any
