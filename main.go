@@ -7,6 +7,8 @@
 package main
 
 import (
+	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,83 +17,111 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/batch"
 	"github.com/musecheck/muse/pipeline/cases"
 	"github.com/musecheck/muse/pipeline/export"
 	"github.com/musecheck/muse/pipeline/setup"
+	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/archive"
 	"github.com/musecheck/muse/sources/extract"
 	"github.com/musecheck/muse/sources/fetch"
 	"github.com/musecheck/muse/sources/httpcache"
+	"github.com/musecheck/muse/sources/pgdb"
 	"github.com/musecheck/muse/sources/ratings"
 	"github.com/musecheck/muse/sources/search"
 	"github.com/musecheck/muse/tui"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 // App is what every subcommand shares: the configuration (after flags) and
-// where output goes.
+// where output goes. Stdout and Stderr redact every secret of the
+// configuration once it is loaded: they are the one way out of muse.
 type App struct {
 	Cfg    *setup.Config
 	Stdout io.Writer
 	Stderr io.Writer
 	Stdin  io.Reader
+	// StderrTTY is true when standard error is a terminal: batch progress
+	// then updates one line in place.
+	StderrTTY bool
 
+	// Seams for tests, as gh's runF: record runs one check (cases.Record),
+	// runApp opens the terminal app (tui.Run).
+	record func(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pipeline.Stage, o cases.RecordOptions) error
+	runApp func(ctx context.Context, opts tui.Options) error
+
+	redact     *sources.Redactor
 	configFile string
 	ratings    string
+	dbURL      string
 	allowPriv  bool
 	noCache    bool
 }
 
-// exitError carries a process exit code with its one-line reason.
-type exitError struct {
-	code int
-	err  error
+func main() {
+	os.Exit(mainApp(&App{}))
 }
 
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-func main() {
+// mainApp runs muse as a process with app's seams: the command line, the
+// standard streams, interrupts.
+func mainApp(app *App) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	app := &App{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin}
-	err := newRoot(app).ExecuteContext(ctx)
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "muse:", err)
-		var ee *exitError
-		if errors.As(err, &ee) {
-			os.Exit(ee.code)
-		}
-		os.Exit(1)
+	defer stop()
+	app.Stdout, app.Stderr, app.Stdin = os.Stdout, os.Stderr, os.Stdin
+	app.StderrTTY = term.IsTerminal(int(os.Stderr.Fd()))
+	return app.execute(ctx, os.Args[1:])
+}
+
+// execute runs the command line args and returns the exit code, having
+// said why on stderr when it is not 0.
+func (app *App) execute(ctx context.Context, args []string) int {
+	if app.record == nil {
+		app.record = cases.Record
 	}
+	if app.runApp == nil {
+		app.runApp = tui.Run
+	}
+	root := newRoot(app)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		fmt.Fprintln(app.Stderr, "muse:", err)
+	}
+	return exitCode(err)
 }
 
 func newRoot(app *App) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "muse [TEXT|URL]",
+		Use:   "muse [flags] [TEXT|URL]",
 		Short: "Correct misleading social-media posts with sourced, checkable notes",
 		Long: "muse finds what credible publishers said about a post, quotes the evidence and drafts a\n" +
-			"correction you can edit before you publish it. Without a subcommand it opens the terminal app.",
-		Version:       version,
+			"correction you can edit before you publish it. Without a subcommand it opens the terminal app\n" +
+			"(on a setup screen when no model, or nothing to search, is configured).\n\n" +
+			"Exit codes: 0 done, 1 failed, 2 usage or configuration, 3 no evidence could be obtained.\n" +
+			"--json prints a JSON array for a list, one object for a single record, JSON Lines for a stream (batch).",
+		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			return app.loadConfig(cmd)
 		},
 	}
+	root.SetVersionTemplate("muse {{.Version}}\n")
 	pf := root.PersistentFlags()
 	pf.StringVar(&app.configFile, "config", "", "config file (default $XDG_CONFIG_HOME/muse/config.toml)")
 	pf.StringVar(&app.ratings, "ratings", "", "publisher ratings file: MBFC combined.json or CSV domain,factuality,bias (env MUSE_RATINGS)")
+	pf.StringVar(&app.dbURL, "database-url", "", "a newsroom's PostgreSQL (postgres://…) for the job queue, spend ledger and cache (env MUSE_DATABASE_URL)")
 	pf.BoolVar(&app.allowPriv, "allow-private-addresses", false, "allow fetching loopback and private addresses (env MUSE_ALLOW_PRIVATE_ADDRESSES)")
 	pf.BoolVar(&app.noCache, "no-cache", false, "send every search and model request again instead of answering from the cache (env MUSE_NO_CACHE)")
 	root.SetOut(app.Stdout)
@@ -110,7 +140,10 @@ func newRoot(app *App) *cobra.Command {
 		casesCmd(app),
 		cacheCmd(app),
 		archiveCmd(app),
+		configCmd(app),
+		versionCmd(app),
 	)
+	finishTree(root)
 	return root
 }
 
@@ -124,13 +157,20 @@ func archiveCmd(app *App) *cobra.Command {
 // archiveAddCmd is `muse archive add PATH|URL...`.
 func archiveAddCmd(app *App) *cobra.Command {
 	return &cobra.Command{
-		Use:   "add PATH|URL...",
+		Use:   "add PATH|URL...|-",
 		Short: "Archive URLs, HTML files, folders of them, or JSONL records {url,title,text,published,publisher}",
-		Args:  cobra.MinimumNArgs(1),
+		Long: "Each argument is an http(s) URL (fetched and read), an .html file, a folder of them, or a\n" +
+			".jsonl file of records {url,title,text,published,publisher}. - reads more arguments from\n" +
+			"standard input, one a line.",
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, err := argsWithStdin(args, app.Stdin)
+			if err != nil {
+				return err
+			}
 			store, err := archive.Open(cmd.Context(), app.Cfg.ArchivePath())
 			if err != nil {
-				return &exitError{2, err}
+				return err
 			}
 			defer store.Close()
 			fo := setup.FetchOptions(app.Cfg)
@@ -140,7 +180,7 @@ func archiveAddCmd(app *App) *cobra.Command {
 			res := store.Import(cmd.Context(), args, archive.ImportOptions{Fetcher: f, Errors: app.Stderr})
 			fmt.Fprintf(app.Stderr, "muse: archive: %d added, %d failed\n", res.Added, res.Failed)
 			if res.Failed > 0 {
-				return &exitError{1, fmt.Errorf("%d of %d items could not be archived", res.Failed, res.Added+res.Failed)}
+				return fmt.Errorf("%d of %d items could not be archived", res.Failed, res.Added+res.Failed)
 			}
 			return nil
 		},
@@ -158,12 +198,12 @@ func archiveSearchCmd(app *App) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			store, err := archive.Open(cmd.Context(), app.Cfg.ArchivePath())
 			if err != nil {
-				return &exitError{2, err}
+				return err
 			}
 			defer store.Close()
 			hits, err := store.Search(cmd.Context(), strings.Join(args, " "), archive.SearchOptions{Limit: limit})
 			if err != nil {
-				return &exitError{2, err}
+				return err
 			}
 			if asJSON {
 				return archive.WriteJSON(app.Stdout, hits)
@@ -177,23 +217,49 @@ func archiveSearchCmd(app *App) *cobra.Command {
 }
 
 // loadConfig reads the config file and environment, then applies the flags
-// the user set (flags > environment > file > defaults).
+// the user set (flags > environment > file > defaults). From then on
+// stdout and stderr redact the configuration's secrets. Problems in the
+// config file are warned of on stderr; a value of the wrong type stops
+// every command but those that show the configuration (doctor, config).
 func (app *App) loadConfig(cmd *cobra.Command) error {
 	cfg, err := setup.Load(app.configFile, os.Getenv)
-	if err != nil {
-		return &exitError{2, err}
+	if cfg == nil {
+		return usage(err)
 	}
-	if cmd.Flags().Changed("ratings") {
-		cfg.RatingsFile = app.ratings
-	}
-	if cmd.Flags().Changed("allow-private-addresses") {
-		cfg.AllowPrivateAddresses = app.allowPriv
-	}
-	if cmd.Flags().Changed("no-cache") {
-		cfg.NoCache = app.noCache
+	for k, f := range map[string]struct {
+		flag string
+		set  func()
+	}{
+		"ratings":                 {"ratings", func() { cfg.RatingsFile = app.ratings }},
+		"allow_private_addresses": {"allow-private-addresses", func() { cfg.AllowPrivateAddresses = app.allowPriv }},
+		"no_cache":                {"no-cache", func() { cfg.NoCache = app.noCache }},
+		"database_url":            {"database-url", func() { cfg.DatabaseURL = app.dbURL }},
+	} {
+		if cmd.Flags().Changed(f.flag) {
+			f.set()
+			cfg.SetFlag(k)
+		}
 	}
 	app.Cfg = cfg
+	app.redact = sources.NewRedactor(cfg.Secrets()...)
+	app.Stdout, app.Stderr = app.redact.Writer(app.Stdout), app.redact.Writer(app.Stderr)
+	if err != nil && !showsConfig(cmd) {
+		return usage(err)
+	}
+	for _, p := range cfg.Problems {
+		fmt.Fprintln(app.Stderr, "muse: warning:", p)
+	}
 	return nil
+}
+
+// showsConfig: the commands that run on a broken configuration, to show it.
+func showsConfig(cmd *cobra.Command) bool {
+	for c := cmd; c != nil; c = c.Parent() {
+		if n := c.Name(); n == "doctor" || n == "config" || n == "version" {
+			return true
+		}
+	}
+	return false
 }
 
 // sourcesCmd groups the publisher-rating commands.
@@ -207,13 +273,18 @@ func sourcesCmd(app *App) *cobra.Command {
 func sourcesRateCmd(app *App) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "rate [--json] URL|DOMAIN...",
+		Use:   "rate [--json] URL|DOMAIN...|-",
 		Short: "Show each publisher's factuality, bias, tier and where the rating came from",
+		Long:  "Rates each URL or domain; - reads more of them from standard input, one a line.",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, err := argsWithStdin(args, app.Stdin)
+			if err != nil {
+				return err
+			}
 			r, err := ratings.Load(setup.RatingsOptions(app.Cfg))
 			if err != nil {
-				return &exitError{2, err}
+				return usage(err)
 			}
 			if asJSON {
 				return ratings.WriteJSON(app.Stdout, r.RateAll(args))
@@ -221,7 +292,7 @@ func sourcesRateCmd(app *App) *cobra.Command {
 			return ratings.WriteTable(app.Stdout, r.RateAll(args))
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per argument, one per line, in order")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array, one object per argument in order (input, domain, publisher, factuality, bias, tier, origin, user_content)")
 	return cmd
 }
 
@@ -276,7 +347,7 @@ func searchCmd(app *App) *cobra.Command {
 				fmt.Fprintln(app.Stderr, "muse: search:", w)
 			})
 			if err != nil {
-				return &exitError{2, err}
+				return usage(err)
 			}
 			defer closeSearch()
 			hits, failures := search.Run(cmd.Context(), searchers, []search.Query{q})
@@ -344,58 +415,113 @@ func extractArticle(ctx context.Context, app *App, arg, origURL string) (*extrac
 	return extract.Extract(page.Body, pageURL)
 }
 
-// tuiFlags are the bare command's own flags: `muse [flags] [TEXT|URL]`,
-// named as in `muse check`.
-type tuiFlags struct {
-	before, author, handle string
-	images                 []string
-	noLLM, mouse           bool
+// postFlags are the flags that describe the post and how to check it, the
+// same for `muse [TEXT|URL]` and `muse check`.
+type postFlags struct {
+	before, author, handle, postedAt string
+	images                           []string
+	noLLM                            bool
+	hits                             int
 }
 
-// addTUI makes the bare `muse` command open the terminal app, prefilled and
-// started at once when a post is given.
-func addTUI(root *cobra.Command, app *App) {
-	f := &tuiFlags{}
-	fl := root.Flags()
+// register adds the post flags to fl.
+func (f *postFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.before, "before", "", "cutoff: only pages published before TIME count (RFC 3339 or YYYY-MM-DD; default the post's time)")
 	fl.StringArrayVar(&f.images, "image", nil, "an image of the post, path or URL (repeatable)")
 	fl.StringVar(&f.author, "author", "", "the post's author")
 	fl.StringVar(&f.handle, "handle", "", "the post author's handle (@name)")
-	fl.BoolVar(&f.noLLM, "no-llm", false, "extractive mode: sources and quotes without a model, and no verdict")
-	fl.BoolVar(&f.mouse, "mouse", false, "wheel scrolling and clicks (turns off the terminal's own text selection)")
-	root.Args = cobra.MaximumNArgs(1)
-	root.RunE = func(cmd *cobra.Command, args []string) error { return runTUI(cmd.Context(), app, f, args) }
+	fl.StringVar(&f.postedAt, "posted-at", "", "when the post was published (RFC 3339 or YYYY-MM-DD)")
+	f.registerEngine(fl)
 }
 
-func runTUI(ctx context.Context, app *App, f *tuiFlags, args []string) error {
-	opts := tui.Options{Post: pipeline.Post{Author: f.author, Handle: f.handle, Images: f.images}}
+// registerEngine adds the flags that set how posts are checked (also
+// `muse batch`'s).
+func (f *postFlags) registerEngine(fl *pflag.FlagSet) {
+	fl.BoolVar(&f.noLLM, "no-llm", false, "extractive mode: sources and quotes without a model, and no verdict")
+	fl.IntVar(&f.hits, "hits", 0, "hits per query from each search provider in the first search (config hits_per_query; default 5)")
+}
+
+// engineOptions are the engine options the flags set.
+func (f *postFlags) engineOptions(cmd *cobra.Command) (pipeline.Options, error) {
+	if cmd.Flags().Changed("hits") && f.hits <= 0 {
+		return pipeline.Options{}, usagef("--hits %d: want a number of hits of 1 or more", f.hits)
+	}
+	return pipeline.Options{NoLLM: f.noLLM, FirstPassHits: f.hits}, nil
+}
+
+// parse reads the post flags: the post's metadata, the cutoff and the
+// engine options they set. A bad value is a usage error naming the flag.
+func (f *postFlags) parse(cmd *cobra.Command) (post pipeline.Post, cutoff time.Time, opts pipeline.Options, err error) {
+	post = pipeline.Post{Author: f.author, Handle: f.handle, Images: f.images}
 	if f.before != "" {
-		t, err := search.ParseCutoff(f.before)
-		if err != nil {
-			return &exitError{2, fmt.Errorf("--before: %w", err)}
+		if cutoff, err = timeFlag("before", f.before); err != nil {
+			return post, cutoff, opts, err
 		}
-		opts.Cutoff = t
 	}
-	if len(args) == 1 {
-		p := tui.PostFromArg(args[0])
-		opts.Post.Text, opts.Post.URL, opts.Start = p.Text, p.URL, true
+	if f.postedAt != "" {
+		if post.PostedAt, err = timeFlag("posted-at", f.postedAt); err != nil {
+			return post, cutoff, opts, err
+		}
 	}
-	return startTUI(ctx, app, f.noLLM, f.mouse, opts)
+	opts, err = f.engineOptions(cmd)
+	return post, cutoff, opts, err
+}
+
+// addTUI makes the bare `muse` command open the terminal app, prefilled and
+// started at once when a post is given. A single bare word close to a
+// subcommand's name is a usage error with "did you mean".
+func addTUI(root *cobra.Command, app *App) {
+	f := &postFlags{}
+	var mouse bool
+	f.register(root.Flags())
+	root.Flags().BoolVar(&mouse, "mouse", false, "wheel scrolling and clicks (turns off the terminal's own text selection)")
+	root.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) != 1 || strings.ContainsAny(args[0], " \t\n") {
+			return nil
+		}
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			return usagef("unknown command %q for \"muse\"; did you mean %s?\n(to check the word as a post: muse check %s)",
+				args[0], strings.Join(s, " or "), args[0])
+		}
+		return nil
+	}
+	root.ValidArgsFunction = cobra.NoFileCompletions
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		post, cutoff, eo, err := f.parse(cmd)
+		if err != nil {
+			return err
+		}
+		opts := tui.Options{Post: post, Cutoff: cutoff}
+		if arg := strings.TrimSpace(strings.Join(args, " ")); arg != "" {
+			p := tui.PostFromArg(arg)
+			opts.Post.Text, opts.Post.URL, opts.Start = p.Text, p.URL, true
+		}
+		if !eo.NoLLM {
+			if d := setup.Detect(cmd.Context(), app.Cfg); d.Model == "" || !d.Search {
+				// First run: the setup screen says what was looked for;
+				// enter goes on in the extractive mode, which needs nothing
+				// and pays for nothing while there is nothing to search.
+				opts.Setup, eo.NoLLM = &d, true
+			}
+		}
+		return startTUI(cmd.Context(), app, eo, mouse, opts)
+	}
 }
 
 // startTUI opens the app with the engine and the case store. A reopened
 // case (opts.Case) needs neither: when the engine cannot start it is
 // shown read-only, since reading a case is offline.
-func startTUI(ctx context.Context, app *App, noLLM, mouse bool, opts tui.Options) error {
+func startTUI(ctx context.Context, app *App, eo pipeline.Options, mouse bool, opts tui.Options) error {
 	opts.DraftDir = filepath.Join(app.Cfg.DataDir, "drafts")
 	opts.Mouse = mouse
+	opts.Secrets = app.Cfg.Secrets()
 	opts.Remember = func(domain string, boost bool) error {
 		return ratings.SetOverride(app.Cfg.OverridesFile, domain, ratings.Override{Boost: boost, Drop: !boost})
 	}
 	st, err := openCases(ctx, app)
 	if err != nil {
 		if opts.Case != nil {
-			return err
+			opts.Notice = "read-only: changes to this case are not kept (" + err.Error() + ")"
 		}
 		fmt.Fprintln(app.Stderr, "muse: checks will not be kept as cases:", err)
 	} else {
@@ -403,13 +529,14 @@ func startTUI(ctx context.Context, app *App, noLLM, mouse bool, opts tui.Options
 		opts.Cases = st
 	}
 	opts.Model = app.Cfg.Model
-	if noLLM {
+	if eo.NoLLM {
 		opts.Model = "no model (--no-llm)"
 	}
-	eng, closeEngine, err := setup.NewFromConfig(ctx, app.Cfg, pipeline.Options{NoLLM: noLLM, Snapshots: true}) // the app shows the engine's snapshots
+	eo.Snapshots = true // the app shows the engine's snapshots
+	eng, closeEngine, err := setup.NewFromConfig(ctx, app.Cfg, eo)
 	switch {
 	case err != nil && opts.Case == nil:
-		return &exitError{2, fmt.Errorf("start the engine: %w", err)}
+		return fmt.Errorf("start the engine: %w", err)
 	case err != nil:
 		opts.Notice = "reading only: the engine cannot start (" + err.Error() + ")"
 	default:
@@ -417,154 +544,151 @@ func startTUI(ctx context.Context, app *App, noLLM, mouse bool, opts tui.Options
 		opts.Runner, opts.NewCheck, opts.FetchPost = eng, eng.NewCheck, eng.PostFromURL
 		opts.Pages = eng.RawPage // snapshots of evidence pages keep the HTML as served
 	}
-	return tui.Run(ctx, opts)
-}
-
-// checkFlags are `muse check`'s flags.
-type checkFlags struct {
-	before, author, handle, postedAt string
-	images                           []string
-	noLLM, asJSON, noSave            bool
+	return app.runApp(ctx, opts)
 }
 
 // checkCmd is `muse check [flags] [TEXT|URL|-]`.
 func checkCmd(app *App) *cobra.Command {
-	f := &checkFlags{}
+	f := &postFlags{}
+	var asJSON, noSave bool
 	cmd := &cobra.Command{
 		Use:   "check [flags] [TEXT|URL|-]",
 		Short: "Check one post headless: Markdown (or --json) on stdout, progress on stderr",
 		Long: "Runs the whole Muse pipeline on one post: queries, search, reading and rating pages, quoting\n" +
-			"evidence and writing a correction that cites only the quoted pages. The post is TEXT, the page\n" +
-			"at URL, or standard input (- or no argument). Exit 0 on a finished check; otherwise a one-line\n" +
-			"reason on stderr (2: nothing to check or no model configured). --no-llm lists the sources that\n" +
-			"address the post and their most related paragraphs, without a model and without a verdict.",
-		RunE: func(cmd *cobra.Command, args []string) error { return runCheck(cmd.Context(), app, f, args) },
+			"evidence and writing a correction that cites only the quoted pages. The post is TEXT (all the\n" +
+			"arguments), the page at URL, or standard input (- or no argument). --no-llm lists the sources that\n" +
+			"address the post and their most related paragraphs, without a model and without a verdict.\n\n" +
+			"Exit codes: 0 a finished check (also when no credible source was found); 1 failed, or its case\n" +
+			"could not be kept; 2 usage or configuration (nothing to check, no model, nothing to search);\n" +
+			"3 no evidence could be obtained (every page or provider failed, or the model was unreadable).",
+		ValidArgsFunction: cobra.NoFileCompletions,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCheck(cmd, app, f, asJSON, noSave, args)
+		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&f.before, "before", "", "cutoff: only pages published before TIME count (RFC 3339 or YYYY-MM-DD; default the post's time)")
-	fl.StringArrayVar(&f.images, "image", nil, "an image of the post, path or URL (repeatable)")
-	fl.StringVar(&f.author, "author", "", "the post's author")
-	fl.StringVar(&f.handle, "handle", "", "the post author's handle (@name)")
-	fl.StringVar(&f.postedAt, "posted-at", "", "when the post was published (RFC 3339 or YYYY-MM-DD)")
-	fl.BoolVar(&f.noLLM, "no-llm", false, "extractive mode: sources and quotes without a model, and no verdict")
-	fl.BoolVar(&f.asJSON, "json", false, "print the check as JSON (DESIGN.md keys) instead of Markdown")
-	fl.BoolVar(&f.noSave, "no-save", false, "do not keep this check as a case (see muse cases)")
+	f.register(cmd.Flags())
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the Check as one JSON object (snake_case keys, see the README) instead of Markdown")
+	cmd.Flags().BoolVar(&noSave, "no-save", false, "do not keep this check as a case (see muse cases)")
 	return cmd
 }
 
-func runCheck(ctx context.Context, app *App, f *checkFlags, args []string) error {
-	var post pipeline.Post
-	var cutoff time.Time
-	var err error
-	if f.before != "" {
-		if cutoff, err = search.ParseCutoff(f.before); err != nil {
-			return &exitError{2, fmt.Errorf("--before: %w", err)}
-		}
-	}
-	if f.postedAt != "" {
-		if post.PostedAt, err = search.ParseCutoff(f.postedAt); err != nil {
-			return &exitError{2, fmt.Errorf("--posted-at: %w", err)}
-		}
+func runCheck(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, args []string) error {
+	ctx := cmd.Context()
+	post, cutoff, eo, err := f.parse(cmd)
+	if err != nil {
+		return err
 	}
 	arg := strings.TrimSpace(strings.Join(args, " "))
 	if arg == "" || arg == "-" {
 		b, err := io.ReadAll(io.LimitReader(app.Stdin, 1<<20))
 		if err != nil {
-			return &exitError{2, fmt.Errorf("read the post from standard input: %w", err)}
+			return usagef("read the post from standard input: %w", err)
 		}
 		arg = string(b)
 	}
-	eng, closeEngine, err := setup.NewFromConfig(ctx, app.Cfg, pipeline.Options{NoLLM: f.noLLM, Snapshots: !f.noSave})
+	if err := setup.CheckSearchable(ctx, app.Cfg); err != nil {
+		return err
+	}
+	eo.Snapshots = !noSave
+	eng, closeEngine, err := setup.NewFromConfig(ctx, app.Cfg, eo)
 	if err != nil {
-		return &exitError{2, err}
+		return usage(err)
 	}
 	defer closeEngine()
 	if lower := strings.ToLower(arg); !strings.ContainsAny(arg, " \n") &&
 		(strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://")) {
 		fromURL, err := eng.PostFromURL(ctx, arg)
 		if err != nil {
-			return &exitError{2, err}
+			return usage(err)
 		}
 		if !post.PostedAt.IsZero() { // --posted-at wins over the platform's time
 			fromURL.PostedAt = post.PostedAt
 		}
+		fromURL.Author, fromURL.Handle = cmp.Or(post.Author, fromURL.Author), cmp.Or(post.Handle, fromURL.Handle)
+		fromURL.Images = append(fromURL.Images, post.Images...)
 		post = fromURL // text, author, handle, time, images and their alt text
 	} else {
 		post.Text = arg
 	}
-	if f.author != "" {
-		post.Author = f.author
-	}
-	if f.handle != "" {
-		post.Handle = f.handle
-	}
-	post.Images = append(post.Images, f.images...)
 	c := eng.NewCheck(post, cutoff)
-	ro, closeCases := recordOptions(ctx, app, eng, f.noSave)
+	ro, closeCases, saveErr := recordOptions(ctx, app, eng, noSave)
 	defer closeCases()
+	ro.OnSaveError = func(err error) {
+		saveErr = err
+		fmt.Fprintln(app.Stderr, "muse: warning:", err)
+	}
 	ro.OnEvent = func(ev pipeline.Event) {
 		if line := export.ProgressLine(ev); line != "" {
 			fmt.Fprintln(app.Stderr, "muse:", line)
 		}
 	}
 	c.ID = cases.NewID()
-	runErr := cases.Record(ctx, eng, c, pipeline.StageImages, ro)
+	runErr := app.record(ctx, eng, c, pipeline.StageImages, ro)
 	fmt.Fprintln(app.Stderr, "muse:", export.UsageLine(c.Usage))
-	if ro.Store != nil {
+	if ro.Store != nil && saveErr == nil {
 		fmt.Fprintf(app.Stderr, "muse: kept as case %s (muse cases open %s)\n", c.ID, c.ID)
 	}
 	if errors.Is(runErr, pipeline.ErrEmptyPost) {
-		return &exitError{2, runErr}
+		return usage(runErr)
 	}
-	if f.asJSON {
-		enc := json.NewEncoder(app.Stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(c.ForOutput())
+	if asJSON {
+		err = writeJSON(app.Stdout, c.ForOutput())
 	} else {
 		_, err = io.WriteString(app.Stdout, export.Report(c))
 	}
-	if runErr != nil {
+	switch {
+	case runErr != nil:
 		return fmt.Errorf("check not finished: %w", runErr)
+	case saveErr != nil:
+		if d, ok := ro.Store.(interface {
+			Delete(ctx context.Context, id string) error
+		}); ok && d.Delete(context.WithoutCancel(ctx), c.ID) == nil {
+			fmt.Fprintf(app.Stderr, "muse: the half-saved case %s is removed\n", c.ID)
+		}
+		return fmt.Errorf("the check finished but its case could not be kept (%w); the result above is the only copy (--no-save checks without keeping one)", saveErr)
 	}
 	return err
 }
 
 // recordOptions opens the case store for `muse check` and `muse batch`
-// (none with --no-save). A store that cannot be opened is said on stderr and
-// the checks run unkept.
-func recordOptions(ctx context.Context, app *App, eng *pipeline.Engine, noSave bool) (cases.RecordOptions, func()) {
-	ro := cases.RecordOptions{Pages: eng.RawPage, OnSaveError: func(err error) { fmt.Fprintln(app.Stderr, "muse: warning:", err) }}
+// (none with --no-save). A store that cannot be opened is said on stderr,
+// the checks run unkept, and storeErr says why: the command then exits
+// non-zero, since the case it was to keep is not kept.
+func recordOptions(ctx context.Context, app *App, eng *pipeline.Engine, noSave bool) (ro cases.RecordOptions, close func(), storeErr error) {
+	ro = cases.RecordOptions{Pages: eng.RawPage, OnSaveError: func(err error) { fmt.Fprintln(app.Stderr, "muse: warning:", err) }}
 	if noSave {
-		return ro, func() {}
+		return ro, func() {}, nil
 	}
 	st, err := openCases(ctx, app)
 	if err != nil {
 		fmt.Fprintln(app.Stderr, "muse: warning: checks will not be kept as cases:", err)
-		return ro, func() {}
+		return ro, func() {}, err
 	}
 	ro.Store = st
-	return ro, func() { st.Close() }
+	return ro, func() { st.Close() }, nil
 }
 
-// batchCmd is `muse batch FILE.jsonl [-j N] [-o OUT.jsonl]`.
+// batchCmd is `muse batch FILE.jsonl [-j N] [-o OUT.jsonl]`, with status.
 func batchCmd(app *App) *cobra.Command {
 	var parallel int
 	var outPath string
-	var noLLM, noSave bool
+	var noSave bool
+	ef := &postFlags{}
 	cmd := &cobra.Command{
-		Use:   "batch FILE.jsonl [-j N] [-o OUT.jsonl]",
-		Short: "Check many posts, N at a time: one JSON result per line; a rerun skips finished posts",
+		Use:   "batch FILE.jsonl|- [-j N] [-o OUT.jsonl]",
+		Short: "Check many posts, N at a time: one JSON result per line (JSON Lines); a rerun skips finished posts",
 		Long: "Reads posts as JSON lines {text, author, handle, posted_at, url, images} (- for standard input)\n" +
-			"and writes one result per line, {line, key, status, error, check}, as each post finishes.\n" +
-			"With -o, results are appended to OUT.jsonl and a rerun skips the posts already done there\n" +
-			"(failed ones are tried again). Progress goes to stderr.",
+			"and writes one result per line, {line, key, status, error, check}, as each post finishes: a\n" +
+			"stream, so JSON Lines rather than an array. With -o, results are appended to OUT.jsonl and a\n" +
+			"rerun skips the posts already done there (failed ones are tried again). Progress goes to\n" +
+			"stderr: on a terminal one line updated in place, otherwise a line per post.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			in := app.Stdin
 			if args[0] != "-" {
 				file, err := os.Open(args[0])
 				if err != nil {
-					return &exitError{2, fmt.Errorf("open posts: %w", err)}
+					return usagef("open posts: %w", err)
 				}
 				defer file.Close()
 				in = file
@@ -573,28 +697,43 @@ func batchCmd(app *App) *cobra.Command {
 			if outPath != "" {
 				var err error
 				if done, err = batch.FinishedKeys(outPath); err != nil {
-					return &exitError{2, err}
+					return usage(err)
 				}
 				file, err := os.OpenFile(outPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 				if err != nil {
-					return &exitError{2, fmt.Errorf("open results: %w", err)}
+					return usagef("open results: %w", err)
 				}
 				defer file.Close()
-				out = file
+				out = app.redact.Writer(file)
 			}
-			eng, closeEngine, err := setup.NewFromConfig(cmd.Context(), app.Cfg, pipeline.Options{NoLLM: noLLM, Snapshots: !noSave})
+			eo, err := ef.engineOptions(cmd)
 			if err != nil {
-				return &exitError{2, err}
+				return err
+			}
+			if err := setup.CheckSearchable(cmd.Context(), app.Cfg); err != nil {
+				return err
+			}
+			eo.Snapshots = !noSave
+			eng, closeEngine, err := setup.NewFromConfig(cmd.Context(), app.Cfg, eo)
+			if err != nil {
+				return usage(err)
 			}
 			defer closeEngine()
-			ro, closeCases := recordOptions(cmd.Context(), app, eng, noSave)
+			ro, closeCases, storeErr := recordOptions(cmd.Context(), app, eng, noSave)
 			defer closeCases()
 			run := func(ctx context.Context, c *pipeline.Check) error {
 				c.ID = cases.NewID()
-				return cases.Record(ctx, eng, c, pipeline.StageImages, ro)
+				o := ro
+				var saveErr error
+				o.OnSaveError = func(err error) { saveErr = err }
+				err := app.record(ctx, eng, c, pipeline.StageImages, o)
+				if err == nil && saveErr != nil {
+					err = fmt.Errorf("the check finished but its case could not be kept: %w", saveErr)
+				}
+				return err
 			}
 			st, err := batch.Run(cmd.Context(), eng, in, out,
-				batch.Options{Parallel: parallel, Done: done, Progress: app.Stderr, Run: run})
+				batch.Options{Parallel: parallel, Done: done, Progress: app.Stderr, TTY: app.StderrTTY, Run: run})
 			fmt.Fprintf(app.Stderr, "muse: %d posts: %d done, %d failed, %d skipped (already done); %d model calls (%d from the cache), $%.4f\n",
 				st.Total, st.Done, st.Failed, st.Skipped, st.LLMCalls, st.CachedCalls, st.CostUSD)
 			if ro.Store != nil && st.Done+st.Failed > 0 {
@@ -606,31 +745,68 @@ func batchCmd(app *App) *cobra.Command {
 			if st.Failed > 0 {
 				return fmt.Errorf("%d of %d posts failed; their result lines say why, and a rerun tries them again", st.Failed, st.Total)
 			}
+			if storeErr != nil {
+				return fmt.Errorf("the results are written but the checks could not be kept as cases (%w); --no-save checks without keeping them", storeErr)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().IntVarP(&parallel, "jobs", "j", 4, "posts checked at once")
 	cmd.Flags().StringVarP(&outPath, "output", "o", "", "append results to this file and skip the posts it already has")
-	cmd.Flags().BoolVar(&noLLM, "no-llm", false, "extractive mode: sources and quotes without a model, and no verdict")
 	cmd.Flags().BoolVar(&noSave, "no-save", false, "do not keep the checks as cases (see muse cases)")
+	ef.registerEngine(cmd.Flags())
+	cmd.AddCommand(batchStatusCmd(app))
+	return cmd
+}
+
+// batchStatusCmd is `muse batch status OUT.jsonl`: what a results file holds.
+func batchStatusCmd(app *App) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status [--json] OUT.jsonl",
+		Short: "Say how far a batch got: posts done and failed in a results file, and why each failed",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rs, err := batch.ReadResults(args[0])
+			if err != nil {
+				return usage(err)
+			}
+			if asJSON {
+				return writeJSON(app.Stdout, rs)
+			}
+			return batch.WriteStatus(app.Stdout, rs)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array, one object per post: line, key, status, error, correction, cost_usd")
 	return cmd
 }
 
 // doctorCmd is `muse doctor`.
 func doctorCmd(app *App) *cobra.Command {
-	return &cobra.Command{
-		Use:   "doctor",
-		Short: "Check the configuration, model, search providers, ratings and archive, and say what to fix",
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "doctor [--json]",
+		Short: "Check the configuration, model, prices, search providers, ratings and archive, and say what to fix",
+		Long:  "Exits 1 when anything failed. --json prints a JSON array of {name, status, detail, fix}.",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			items := setup.Doctor(cmd.Context(), app.Cfg)
 			failed := 0
-			for _, it := range setup.Doctor(cmd.Context(), app.Cfg) {
-				fmt.Fprintf(app.Stdout, "[%s] %s: %s\n", it.Status, it.Name, it.Detail)
-				if it.Fix != "" {
-					fmt.Fprintf(app.Stdout, "       fix: %s\n", it.Fix)
-				}
+			for _, it := range items {
 				if it.Status == setup.DoctorFail {
 					failed++
+				}
+			}
+			if asJSON {
+				if err := writeJSON(app.Stdout, items); err != nil {
+					return err
+				}
+			} else {
+				for _, it := range items {
+					fmt.Fprintf(app.Stdout, "[%s] %s: %s\n", it.Status, it.Name, it.Detail)
+					if it.Fix != "" {
+						fmt.Fprintf(app.Stdout, "       fix: %s\n", it.Fix)
+					}
 				}
 			}
 			if failed > 0 {
@@ -639,10 +815,166 @@ func doctorCmd(app *App) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of findings {name, status, detail, fix}")
+	return cmd
+}
+
+// configCmd is `muse config init|show`.
+func configCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{Use: "config", Short: "Write a commented config file, or show the settings in effect"}
+	var force, print bool
+	initCmd := &cobra.Command{
+		Use:   "init [--force] [--print]",
+		Short: "Write a commented config.toml with every key (to --config, or $XDG_CONFIG_HOME/muse/config.toml)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if print {
+				_, err := io.WriteString(app.Stdout, setup.ConfigTemplate)
+				return err
+			}
+			path := cmp.Or(app.configFile, app.Cfg.DefaultFile())
+			if err := setup.WriteTemplate(path, force); err != nil {
+				return usage(err)
+			}
+			fmt.Fprintf(app.Stderr, "muse: wrote %s; every key is commented out, `muse config show` shows what is in effect\n", path)
+			return nil
+		},
+	}
+	initCmd.Flags().BoolVar(&force, "force", false, "write over an existing file")
+	initCmd.Flags().BoolVar(&print, "print", false, "print the file on stdout instead of writing it")
+	var asJSON bool
+	show := &cobra.Command{
+		Use:   "show [--json]",
+		Short: "Print every setting in effect and where it came from (flag, env, file, default), secrets masked",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			settings := app.Cfg.Settings()
+			if asJSON {
+				return writeJSON(app.Stdout, settings)
+			}
+			fmt.Fprintf(app.Stdout, "# config file: %s\n# data: %s\n# cache: %s\n", cmp.Or(app.Cfg.File, "none"), app.Cfg.DataDir, app.Cfg.CacheDir)
+			tw := tabwriter.NewWriter(app.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "KEY\tVALUE\tFROM\tENV")
+			for _, s := range settings {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Key, cmp.Or(s.Value, "-"), s.Origin, cmp.Or(s.Env, "-"))
+			}
+			return tw.Flush()
+		},
+	}
+	show.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of {key, env, value, origin}")
+	cmd.AddCommand(initCmd, show)
+	return cmd
+}
+
+// versionCmd is `muse version [--json]`, the same as `muse --version`.
+func versionCmd(app *App) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "version [--json]",
+		Short: "Print muse's version: module version, VCS revision and time, Go version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON {
+				return writeJSON(app.Stdout, buildInfo())
+			}
+			_, err := fmt.Fprintln(app.Stdout, "muse", versionString())
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object {version, revision, time, modified, go}")
+	return cmd
+}
+
+// build is what the binary says of its build (runtime/debug build info,
+// as `go build` records it from the module and the VCS).
+type build struct {
+	Version  string `json:"version"`
+	Revision string `json:"revision"`
+	Time     string `json:"time"`
+	Modified bool   `json:"modified"`
+	Go       string `json:"go"`
+}
+
+func buildInfo() build {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return build{Version: "(no build information)"}
+	}
+	b := build{Version: bi.Main.Version, Go: bi.GoVersion}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			b.Revision = s.Value
+		case "vcs.time":
+			b.Time = s.Value
+		case "vcs.modified":
+			b.Modified = s.Value == "true"
+		}
+	}
+	return b
+}
+
+// versionString is buildInfo in one line: module version, short VCS
+// revision (unless the pseudo-version carries it), "-dirty", commit time,
+// Go version.
+func versionString() string {
+	b := buildInfo()
+	v := b.Version
+	if short := b.Revision[:min(12, len(b.Revision))]; short != "" {
+		if !strings.Contains(v, short) {
+			v += " " + short
+		}
+		if b.Modified {
+			v += "-dirty"
+		}
+	}
+	if b.Time != "" {
+		v += " " + b.Time
+	}
+	return strings.TrimSpace(v + " " + b.Go)
+}
+
+// completeCaseIDs offers the saved cases' IDs, newest first, each with
+// its post as the description (cobra's dynamic completion).
+func (app *App) completeCaseIDs(cmd *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if app.Cfg == nil && app.loadConfig(cmd) != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	st, err := readCases(cmd.Context(), app)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	defer st.Close()
+	list, err := st.List(cmd.Context(), cases.ListOptions{Limit: 200})
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []cobra.Completion
+	for _, sm := range list {
+		if strings.HasPrefix(sm.ID, prefix) && !slices.Contains(args, sm.ID) {
+			out = append(out, cobra.CompletionWithDesc(sm.ID, strings.Join(strings.Fields(sm.PostExcerpt), " ")))
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
 }
 
 func openCases(ctx context.Context, app *App) (*cases.Store, error) {
 	return cases.OpenOptions(ctx, cases.Options{Path: cases.DefaultPath(app.Cfg.DataDir), Secrets: app.Cfg.Secrets()})
+}
+
+// readCases opens the case store for reading: as usual, or, when that
+// fails (a read-only data directory), read-only, saying so.
+func readCases(ctx context.Context, app *App) (*cases.Store, error) {
+	st, err := openCases(ctx, app)
+	if err == nil {
+		return st, nil
+	}
+	ro, rerr := cases.OpenOptions(ctx, cases.Options{Path: cases.DefaultPath(app.Cfg.DataDir), Secrets: app.Cfg.Secrets(), ReadOnly: true})
+	if rerr != nil {
+		return nil, err
+	}
+	fmt.Fprintln(app.Stderr, "muse: the case store is read-only here: cases can be read, not changed")
+	return ro, nil
 }
 
 // casesCmd is `muse cases [--json] [-n N]`, with export and rm.
@@ -655,7 +987,7 @@ func casesCmd(app *App) *cobra.Command {
 		Short: "List saved checks: date, post, first line of the correction, sources used, cost",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openCases(cmd.Context(), app)
+			st, err := readCases(cmd.Context(), app)
 			if err != nil {
 				return err
 			}
@@ -688,8 +1020,9 @@ func casesExportCmd(app *App) *cobra.Command {
 	var format, out, rating string
 	var rev export.Reviewer
 	cmd := &cobra.Command{
-		Use:   "export ID --format md|json|note|claimreview [-o FILE]",
-		Short: "Export a saved check for editors (md), scripts (json), Community Notes (note) or ClaimReview JSON-LD",
+		Use:               "export ID --format md|json|note|claimreview [-o FILE]",
+		ValidArgsFunction: app.completeCaseIDs,
+		Short:             "Export a saved check for editors (md), scripts (json), Community Notes (note) or ClaimReview JSON-LD",
 		Long: "ID may be any unique prefix of a case ID (see `muse cases`). A note is at most 280 characters with\n" +
 			"each link counted as 1 and cites at least one source; when the correction cannot fit, the export\n" +
 			"fails and says why. claimreview needs --reviewer, --reviewer-url (or --review-url) and --rating.",
@@ -699,11 +1032,11 @@ func casesExportCmd(app *App) *cobra.Command {
 			if strings.EqualFold(format, "claimreview") {
 				r, err := export.ParseRating(rating)
 				if err != nil {
-					return &exitError{2, fmt.Errorf("claimreview needs --rating: %w", err)}
+					return usagef("claimreview needs --rating: %w", err)
 				}
 				o.Rating = r
 			}
-			st, err := openCases(cmd.Context(), app)
+			st, err := readCases(cmd.Context(), app)
 			if err != nil {
 				return err
 			}
@@ -724,7 +1057,7 @@ func casesExportCmd(app *App) *cobra.Command {
 				_, err = app.Stdout.Write(b)
 				return err
 			}
-			if err := os.WriteFile(out, b, 0o644); err != nil {
+			if err := os.WriteFile(out, app.redact.Bytes(b), 0o644); err != nil {
 				return fmt.Errorf("write export: %w", err)
 			}
 			fmt.Fprintf(app.Stderr, "muse: wrote case %s as %s to %s\n", id, format, out)
@@ -733,6 +1066,7 @@ func casesExportCmd(app *App) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&format, "format", "md", "md, json, note or claimreview")
+	cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(export.Formats, cobra.ShellCompDirectiveNoFileComp))
 	f.StringVarP(&out, "output", "o", "", "write to FILE instead of stdout")
 	f.StringVar(&rev.Name, "reviewer", "", "claimreview: the fact-checking organisation's name")
 	f.StringVar(&rev.URL, "reviewer-url", "", "claimreview: the organisation's home page")
@@ -746,13 +1080,14 @@ func casesExportCmd(app *App) *cobra.Command {
 func casesOpenCmd(app *App) *cobra.Command {
 	var noLLM, mouse bool
 	cmd := &cobra.Command{
-		Use:   "open ID",
-		Short: "Reopen a saved check in the terminal app where it was left, offline",
+		Use:               "open ID",
+		ValidArgsFunction: app.completeCaseIDs,
+		Short:             "Reopen a saved check in the terminal app where it was left, offline",
 		Long: "ID may be any unique prefix of a case ID (see `muse cases`). Nothing runs when the case opens;\n" +
 			"rerunning a stage from the app uses the engine as `muse` would (--no-llm when the case was made so).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openCases(cmd.Context(), app)
+			st, err := readCases(cmd.Context(), app)
 			if err != nil {
 				return err
 			}
@@ -761,7 +1096,7 @@ func casesOpenCmd(app *App) *cobra.Command {
 				var c *pipeline.Check
 				if c, err = st.Get(cmd.Context(), id); err == nil {
 					st.Close()
-					return startTUI(cmd.Context(), app, noLLM || c.NoLLM, mouse, tui.Options{Case: c})
+					return startTUI(cmd.Context(), app, pipeline.Options{NoLLM: noLLM || c.NoLLM}, mouse, tui.Options{Case: c})
 				}
 			}
 			st.Close()
@@ -776,10 +1111,15 @@ func casesOpenCmd(app *App) *cobra.Command {
 // casesRmCmd is `muse cases rm ID...`.
 func casesRmCmd(app *App) *cobra.Command {
 	return &cobra.Command{
-		Use:   "rm ID...",
-		Short: "Delete saved checks with their drafts and page snapshots",
-		Args:  cobra.MinimumNArgs(1),
+		Use:               "rm ID...|-",
+		ValidArgsFunction: app.completeCaseIDs,
+		Short:             "Delete saved checks with their drafts and page snapshots (- reads IDs from standard input)",
+		Args:              cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, err := argsWithStdin(args, app.Stdin)
+			if err != nil {
+				return err
+			}
 			st, err := openCases(cmd.Context(), app)
 			if err != nil {
 				return err
@@ -805,10 +1145,37 @@ func casesRmCmd(app *App) *cobra.Command {
 
 // cacheCmd groups `muse cache clear` and `muse cache stats`.
 func cacheCmd(app *App) *cobra.Command {
-	cmd := &cobra.Command{Use: "cache", Short: "Manage the cache of search and model responses"}
+	cmd := &cobra.Command{Use: "cache", Short: "Manage the cache of search and model responses ($XDG_CACHE_HOME/muse)"}
 	open := func(cmd *cobra.Command) (*httpcache.Cache, error) {
-		return httpcache.Open(cmd.Context(), httpcache.Options{Path: httpcache.DefaultPath(app.Cfg.DataDir), Bypass: true})
+		return httpcache.Open(cmd.Context(), httpcache.Options{Path: app.Cfg.CachePath(), Bypass: true})
 	}
+	var asJSON bool
+	stats := &cobra.Command{
+		Use:   "stats [--json]",
+		Short: "Show how many responses are cached and their size",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := open(cmd)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			s, err := c.Stats(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(app.Stdout, struct {
+					Path    string `json:"path"`
+					Entries int64  `json:"entries"`
+					Bytes   int64  `json:"bytes"`
+				}{pgdb.Redact(app.Cfg.CachePath()), s.Entries, s.Bytes})
+			}
+			fmt.Fprintf(app.Stdout, "%d cached responses, %d bytes, in %s\n", s.Entries, s.Bytes, pgdb.Redact(app.Cfg.CachePath()))
+			return nil
+		},
+	}
+	stats.Flags().BoolVar(&asJSON, "json", false, "print one JSON object {path, entries, bytes}")
 	cmd.AddCommand(&cobra.Command{
 		Use:   "clear",
 		Short: "Forget every cached search and model response",
@@ -823,27 +1190,10 @@ func cacheCmd(app *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(app.Stdout, "removed %d cached responses from %s\n", n, httpcache.DefaultPath(app.Cfg.DataDir))
+			fmt.Fprintf(app.Stdout, "removed %d cached responses from %s\n", n, pgdb.Redact(app.Cfg.CachePath()))
 			return nil
 		},
-	}, &cobra.Command{
-		Use:   "stats",
-		Short: "Show how many responses are cached and their size",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := open(cmd)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			s, err := c.Stats(cmd.Context())
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(app.Stdout, "%d cached responses, %d bytes, in %s\n", s.Entries, s.Bytes, httpcache.DefaultPath(app.Cfg.DataDir))
-			return nil
-		},
-	})
+	}, stats)
 	return cmd
 }
 
@@ -852,7 +1202,132 @@ func cacheCmd(app *App) *cobra.Command {
 func timeFlag(name, value string) (time.Time, error) {
 	t, err := search.ParseCutoff(value)
 	if err != nil {
-		return time.Time{}, &exitError{2, fmt.Errorf("--%s: %w", name, err)}
+		return time.Time{}, usagef("--%s: %w", name, err)
 	}
 	return t, nil
+}
+
+// argsWithStdin replaces a "-" among args with the lines of standard input
+// (blank lines and surrounding space dropped), where a command takes a list.
+func argsWithStdin(args []string, stdin io.Reader) ([]string, error) {
+	if !slices.Contains(args, "-") {
+		return args, nil
+	}
+	var out []string
+	for _, a := range args {
+		if a != "-" {
+			out = append(out, a)
+			continue
+		}
+		sc := bufio.NewScanner(stdin)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			if l := strings.TrimSpace(sc.Text()); l != "" {
+				out = append(out, l)
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return nil, usagef("read standard input: %w", err)
+		}
+	}
+	if len(out) == 0 {
+		return nil, usagef("standard input (-) held nothing to read")
+	}
+	return out, nil
+}
+
+// writeJSON prints v as indented JSON, URLs unescaped.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// finishTree applies the command-line rules to every command: a bad flag
+// or argument is a usage error (exit 2); a command group given an unknown
+// subcommand says so, with suggestions, instead of printing its help.
+func finishTree(root *cobra.Command) {
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage(err) })
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.SuggestionsMinimumDistance = 2
+		if c.HasSubCommands() && c != root && c.RunE == nil && c.Run == nil {
+			c.Args = unknownSubcommand
+			c.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
+		}
+		if args := c.Args; args != nil {
+			c.Args = func(cmd *cobra.Command, a []string) error { return usage(args(cmd, a)) }
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+// unknownSubcommand refuses an argument to a command group.
+func unknownSubcommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	return errors.New(msg + " (see " + cmd.CommandPath() + " --help)")
+}
+
+// The exit codes, one table for every command (as gh's internal/ghcmd).
+// The README's table is checked against exitTable by TestReadmeTables.
+const (
+	exitOK         = 0 // done
+	exitFailed     = 1 // failed: the reason is on stderr
+	exitUsage      = 2 // usage or configuration: a bad flag or argument, nothing to check, nothing set up
+	exitNoEvidence = 3 // no evidence could be obtained: every page or provider failed, or the model was unreadable
+)
+
+// exitTable is the table in words, in code order.
+var exitTable = []struct {
+	Code    int
+	Meaning string
+}{
+	{exitOK, "done (a check that found no credible source is done too)"},
+	{exitFailed, "failed; the last line on stderr says why"},
+	{exitUsage, "usage or configuration: unknown command or flag, bad argument, nothing to check, no model or search configured"},
+	{exitNoEvidence, "no evidence could be obtained: every page or search provider failed, or the model's answers could not be read"},
+}
+
+// usageError marks an error as the user's to fix in the command line or
+// the configuration (exit 2).
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// usage marks err as a usage or configuration error; nil stays nil.
+func usage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &usageError{err}
+}
+
+// usagef is usage(fmt.Errorf(format, a...)).
+func usagef(format string, a ...any) error { return usage(fmt.Errorf(format, a...)) }
+
+// exitCode maps what a command returned to the process's exit code.
+func exitCode(err error) int {
+	var ue *usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue), errors.Is(err, pipeline.ErrEmptyPost), errors.Is(err, pipeline.ErrNoModel),
+		errors.Is(err, setup.ErrNothingToSearch), errors.Is(err, setup.ErrConfig):
+		return exitUsage
+	case errors.Is(err, pipeline.ErrNoEvidence):
+		return exitNoEvidence
+	default:
+		return exitFailed
+	}
 }

@@ -1,21 +1,38 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/sashabaranov/go-openai"
+	"github.com/spf13/cobra"
+
+	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/cases"
+	"github.com/musecheck/muse/pipeline/setup"
+	"github.com/musecheck/muse/pipeline/testworld"
 	"github.com/musecheck/muse/sources/archive"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 	"github.com/musecheck/muse/sources/search"
+	"github.com/musecheck/muse/tui"
 )
 
 // isolate points every XDG folder into a temporary directory and clears
@@ -40,27 +57,21 @@ func isolate(t *testing.T) string {
 	return filepath.Join(dir, "data", "muse")
 }
 
-// run executes the command tree in-process, as main does, and returns what
+// run executes the command line in-process, as main does, and returns what
 // it printed and the exit code main would give.
 func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runApp(t, &App{Stdin: strings.NewReader("")}, args...)
+}
+
+// runApp is run with an App prepared by the test (its seams, its stdin).
+func runApp(t *testing.T, app *App, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	app := &App{Stdout: &out, Stderr: &errOut, Stdin: strings.NewReader("")}
-	root := newRoot(app)
-	root.SetArgs(args)
+	app.Stdout, app.Stderr = &out, &errOut
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := root.ExecuteContext(ctx)
-	switch {
-	case err == nil:
-	default:
-		code = 1
-		var ee *exitError
-		if errors.As(err, &ee) {
-			code = ee.code
-		}
-		errOut.WriteString("muse: " + err.Error() + "\n")
-	}
+	code = app.execute(ctx, args)
 	return out.String(), errOut.String(), code
 }
 
@@ -70,22 +81,16 @@ func TestSourcesRateJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 3 {
-		t.Fatalf("want one JSON line per argument, got %d:\n%s", len(lines), out)
-	}
 	var rs []map[string]any
-	for _, l := range lines {
-		var r map[string]any
-		if err := json.Unmarshal([]byte(l), &r); err != nil {
-			t.Fatalf("line %q: %v", l, err)
-		}
+	if err := json.Unmarshal([]byte(out), &rs); err != nil || len(rs) != 3 {
+		t.Fatalf("want a JSON array of one object per argument (%v):\n%s", err, out)
+	}
+	for _, r := range rs {
 		for _, k := range []string{"input", "domain", "publisher", "factuality", "bias", "tier", "origin"} {
 			if _, ok := r[k]; !ok {
-				t.Errorf("line %q has no %q", l, k)
+				t.Errorf("%v has no %q", r, k)
 			}
 		}
-		rs = append(rs, r)
 	}
 	if rs[0]["input"] != "https://www.reuters.com/world/some-story/" || rs[0]["domain"] != "reuters.com" || rs[0]["publisher"] != "Reuters" || rs[0]["tier"] != "high" {
 		t.Errorf("first line: %v", rs[0])
@@ -97,7 +102,7 @@ func TestSourcesRateJSON(t *testing.T) {
 		t.Errorf("a post on X is user content: %v", rs[2])
 	}
 
-	if _, errOut, code := run(t, "sources", "rate"); code == 0 || !strings.Contains(errOut, "arg") {
+	if _, errOut, code := run(t, "sources", "rate"); code != 2 || !strings.Contains(errOut, "arg") {
 		t.Errorf("no arguments: exit %d, stderr %q", code, errOut)
 	}
 }
@@ -217,4 +222,825 @@ func TestSearchUsesResponseCache(t *testing.T) {
 	if n := calls.Load(); n != 1 {
 		t.Errorf("SearXNG asked %d times for the same query; want 1 (the second from the cache)", n)
 	}
+}
+
+// TestMain lets the test binary run as the muse command itself (main's own
+// path: process exit code, standard streams) when MUSE_TEST_AS_MUSE=1, so
+// the command line is tested as a user meets it without a go build.
+// MUSE_TEST_RECORD swaps the check runner (gh's runF seam).
+func TestMain(m *testing.M) {
+	if os.Getenv("MUSE_TEST_AS_MUSE") == "1" {
+		app := &App{}
+		if os.Getenv("MUSE_TEST_RECORD") == "no-evidence-when-every-page-fails" {
+			app.record = recordNoEvidence
+		}
+		os.Exit(mainApp(app))
+	}
+	os.Exit(m.Run())
+}
+
+// recordNoEvidence runs the check for real, then says what the engine's
+// pipeline.ErrNoEvidence says (the engine's own branch wraps it in
+// Engine.Run): no evidence because every page failed.
+func recordNoEvidence(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pipeline.Stage, o cases.RecordOptions) error {
+	if err := cases.Record(ctx, e, c, from, o); err != nil {
+		return err
+	}
+	failed := 0
+	for _, s := range c.Sources {
+		switch s.Status {
+		case pipeline.StatusFetchFailed:
+			failed++
+		case pipeline.StatusExcludedRating, pipeline.StatusExcludedCutoff, pipeline.StatusDuplicate:
+		default:
+			return nil // a page was read
+		}
+	}
+	if len(c.Evidence) > 0 || failed == 0 {
+		return nil
+	}
+	return fmt.Errorf("evidence: every one of %d pages failed to load: %w", failed, pipeline.ErrNoEvidence)
+}
+
+// muse runs the muse command (this binary, see TestMain) in the current
+// environment (isolate's) plus env, with stdin, and returns what it printed
+// and its exit code.
+func muse(t *testing.T, stdin string, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), "MUSE_TEST_AS_MUSE=1"), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+// TestUsageErrors: every usage error exits 2 with a one-line reason; a
+// bare word close to a command's name is "did you mean", not a paid check.
+func TestUsageErrors(t *testing.T) {
+	isolate(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"doctr"}, `unknown command "doctr" for "muse"; did you mean doctor?`},
+		{[]string{"chek"}, "did you mean check?"},
+		{[]string{"cases", "lsit"}, `unknown command "lsit" for "muse cases"`},
+		{[]string{"cache", "stat"}, "did you mean stats?"},
+		{[]string{"doctor", "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"sources", "rate"}, "requires at least 1 arg"},
+		{[]string{"extract"}, "accepts 1 arg"},
+		{[]string{"check", "--before", "last week", "a post"}, "--before"},
+		{[]string{"check", "--hits", "0", "a post"}, "--hits 0"},
+		{[]string{"cases", "export", "x", "--format", "claimreview"}, "claimreview needs --rating"},
+		{[]string{"batch", filepath.Join(t.TempDir(), "none.jsonl")}, "open posts"},
+	} {
+		out, errOut, code := muse(t, "", nil, tc.args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) || out != "" {
+			t.Errorf("muse %q: exit %d, stdout %q, stderr %q; want exit 2 saying %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+}
+
+// TestBareWordsStillRun: a post of several words, a word far from any
+// command, and `muse check WORD` are posts.
+func TestBareWordsStillRun(t *testing.T) {
+	isolate(t)
+	for _, args := range [][]string{{"5G", "towers", "spread", "covid"}, {"hydroxychloroquine"}, {"doctr is a word too"}} {
+		var got *tui.Options
+		app := &App{Stdin: strings.NewReader(""), runApp: func(_ context.Context, o tui.Options) error { got = &o; return nil }}
+		_, errOut, code := runApp(t, app, args...)
+		if code != 0 || got == nil || got.Post.Text != strings.Join(args, " ") || !got.Start {
+			t.Errorf("muse %q: exit %d, app opened with %+v; stderr %s", args, code, got, errOut)
+		}
+	}
+	// `muse check doctr` is a check of the word (here stopped before any
+	// model call: nothing can be searched), not "unknown command".
+	_, errOut, code := muse(t, "", nil, "check", "doctr")
+	if code != 2 || strings.Contains(errOut, "did you mean") || !strings.Contains(errOut, "nothing to search") {
+		t.Errorf("muse check doctr: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestFirstRun: with nothing configured, `muse` and `muse "post"` open the
+// app on the setup screen with what was looked for, ready to go on in the
+// extractive mode; an Ollama with no model pulled gets the pull hint.
+func TestFirstRun(t *testing.T) {
+	isolate(t)
+	ollama := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/tags" {
+			io.WriteString(w, `{"models":[]}`)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer ollama.Close()
+	t.Setenv("OLLAMA_HOST", ollama.URL)
+	for _, args := range [][]string{nil, {"The post"}} {
+		var got tui.Options
+		app := &App{Stdin: strings.NewReader(""), runApp: func(_ context.Context, o tui.Options) error { got = o; return nil }}
+		_, errOut, code := runApp(t, app, args...)
+		if code != 0 || got.Setup == nil || got.Runner == nil || got.Model != "no model (--no-llm)" {
+			t.Fatalf("muse %q: exit %d, setup %v, runner %v, model %q; stderr %s", args, code, got.Setup, got.Runner, got.Model, errOut)
+		}
+		if got.Start != (args != nil) {
+			t.Errorf("muse %q: start %v", args, got.Start)
+		}
+		names := map[string]setup.Finding{}
+		for _, f := range got.Setup.Findings {
+			names[f.Name] = f
+		}
+		for _, n := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "ollama", "searxng", "brave", "google", "serpapi", "factcheck", "archive"} {
+			if f, ok := names[n]; !ok || f.Found {
+				t.Errorf("finding %s: %+v", n, f)
+			}
+		}
+		if f := names["ollama"]; !strings.Contains(f.Detail, "no model pulled") || !strings.Contains(f.Fix, "ollama pull") {
+			t.Errorf("ollama finding %+v", f)
+		}
+	}
+	// A model but nothing to search: the setup screen too, in the
+	// extractive mode, so nothing is paid for.
+	srv := llmtest.NewReplyServer(t, func(openai.ChatCompletionRequest) (llmtest.Reply, error) { return llmtest.Reply{Text: "{}"}, nil })
+	t.Setenv("OPENAI_BASE_URL", srv.BaseURL)
+	t.Setenv("MUSE_MODEL", "gpt-4o")
+	var got tui.Options
+	app := &App{Stdin: strings.NewReader(""), runApp: func(_ context.Context, o tui.Options) error { got = o; return nil }}
+	if _, errOut, code := runApp(t, app, "The post"); code != 0 || got.Setup == nil || got.Setup.Model != "gpt-4o" ||
+		got.Setup.Search || got.Model != "no model (--no-llm)" {
+		t.Errorf("a model, nothing to search: exit %d, %+v; %s", code, got.Setup, errOut)
+	}
+	t.Setenv("OPENAI_BASE_URL", "")
+	t.Setenv("MUSE_MODEL", "")
+	// doctor says the same in its words.
+	out, _, code := muse(t, "", nil, "doctor")
+	if code != 1 || !strings.Contains(out, "no model pulled") || !strings.Contains(out, "ollama pull") {
+		t.Errorf("doctor: exit %d:\n%s", code, out)
+	}
+	// `muse check` says the same, exit 2, before any call.
+	_, errOut, code := muse(t, "", []string{"SEARXNG_URL=http://127.0.0.1:1"}, "check", "a post")
+	if code != 2 || !strings.Contains(errOut, "has no model pulled: run `ollama pull llama3.1`") {
+		t.Errorf("check with an empty Ollama: exit %d, %s", code, errOut)
+	}
+	_, errOut, code = muse(t, "", []string{"SEARXNG_URL=http://127.0.0.1:1", "OPENAI_BASE_URL=http://127.0.0.1:1/v1"}, "check", "a post")
+	if code != 2 || !strings.Contains(errOut, "OPENAI_BASE_URL is set (http://127.0.0.1:1/v1) but no model is named") {
+		t.Errorf("check with a URL and no model: exit %d, %s", code, errOut)
+	}
+	// A URL set but no model named is said so, not "no OPENAI_BASE_URL".
+	out, _, _ = muse(t, "", []string{"OPENAI_BASE_URL=http://127.0.0.1:1/v1"}, "doctor")
+	if !strings.Contains(out, "OPENAI_BASE_URL is set (http://127.0.0.1:1/v1) but no model is named") || !strings.Contains(out, "MUSE_MODEL") {
+		t.Errorf("doctor with a URL and no model:\n%s", out)
+	}
+}
+
+// TestConfigFile: init writes a commented file that decodes cleanly; show
+// says where each setting came from with secrets masked; an unknown key is
+// warned of by every command and failed by doctor; a wrong type stops
+// every command but doctor and config.
+func TestConfigFile(t *testing.T) {
+	isolate(t)
+	path := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "muse", "config.toml")
+	if _, errOut, code := muse(t, "", nil, "config", "init"); code != 0 || !strings.Contains(errOut, path) {
+		t.Fatalf("config init: exit %d, %s", code, errOut)
+	}
+	if _, errOut, code := muse(t, "", nil, "config", "init"); code != 2 || !strings.Contains(errOut, "--force") {
+		t.Errorf("config init over a file: exit %d, %s", code, errOut)
+	}
+	b, _ := os.ReadFile(path)
+	if string(b) != setup.ConfigTemplate {
+		t.Error("config init did not write the template")
+	}
+	os.WriteFile(path, []byte("model = \"from-file\"\nmodle = \"x\"\n"), 0o644)
+	const key = "sk-live-0123456789abcdef"
+	out, errOut, code := muse(t, "", []string{"OPENAI_API_KEY=" + key, "MUSE_HITS_PER_QUERY=7"}, "--no-cache", "config", "show", "--json")
+	if code != 0 {
+		t.Fatalf("config show: exit %d, %s", code, errOut)
+	}
+	var settings []setup.Setting
+	if err := json.Unmarshal([]byte(out), &settings); err != nil {
+		t.Fatalf("config show --json is not an array of settings: %v\n%s", err, out)
+	}
+	from := map[string]setup.Setting{}
+	for _, s := range settings {
+		from[s.Key] = s
+	}
+	for k, want := range map[string]string{"model": "file", "openai_api_key": "env", "hits_per_query": "env", "no_cache": "flag", "searxng_url": "default"} {
+		if from[k].Origin != want {
+			t.Errorf("%s: origin %q, want %q", k, from[k].Origin, want)
+		}
+	}
+	if strings.Contains(out+errOut, key) || from["openai_api_key"].Value == "" || from["hits_per_query"].Value != "7" {
+		t.Errorf("secret not masked, or values wrong: %+v", from)
+	}
+	if !strings.Contains(errOut, "muse: warning: unknown config key modle (did you mean model?)") {
+		t.Errorf("no warning of the unknown key: %q", errOut)
+	}
+	_, errOut, code = muse(t, "", nil, "sources", "rate", "reuters.com")
+	if code != 0 || !strings.Contains(errOut, "unknown config key modle") {
+		t.Errorf("sources rate with an unknown key: exit %d, %q", code, errOut)
+	}
+	os.WriteFile(path, []byte("hits_per_query = \"five\"\nmodel = \"m\"\n"), 0o644)
+	_, errOut, code = muse(t, "", nil, "sources", "rate", "reuters.com")
+	if code != 2 || !strings.Contains(errOut, "config key hits_per_query: ") || !strings.Contains(errOut, "want a whole number") {
+		t.Errorf("wrong type: exit %d, %q", code, errOut)
+	}
+	out, _, _ = muse(t, "", nil, "doctor")
+	if !strings.Contains(out, "[fail] configuration") || !strings.Contains(out, "hits_per_query") {
+		t.Errorf("doctor does not fail the configuration:\n%s", out)
+	}
+}
+
+// TestVersion: --version and `muse version` come from the build info.
+func TestVersion(t *testing.T) {
+	isolate(t)
+	a, _, code1 := muse(t, "", nil, "--version")
+	b, _, code2 := muse(t, "", nil, "version")
+	if code1 != 0 || code2 != 0 || a != b || !strings.HasPrefix(a, "muse ") || !strings.Contains(a, runtime.Version()) || strings.Contains(a, "dev\n") {
+		t.Errorf("--version %q, version %q", a, b)
+	}
+}
+
+// snakeKeys fails t for any JSON object key that is not snake_case.
+func snakeKeys(t *testing.T, what string, v any) {
+	t.Helper()
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if !regexp.MustCompile(`^[a-z0-9_]+$`).MatchString(k) {
+				t.Errorf("%s: key %q is not snake_case", what, k)
+			}
+			snakeKeys(t, what, e)
+		}
+	case []any:
+		for _, e := range x {
+			snakeKeys(t, what, e)
+		}
+	}
+}
+
+// TestJSONEverywhere: every command that prints data has --json: an array
+// for a list, an object for one record, snake_case keys.
+func TestJSONEverywhere(t *testing.T) {
+	dataDir := isolate(t)
+	results := filepath.Join(t.TempDir(), "out.jsonl")
+	os.WriteFile(results, []byte(`{"line":1,"key":"k1","status":"failed","error":"every model call failed"}`+"\n"+
+		`{"line":1,"key":"k1","status":"done","check":{"correction":{"text":"This post is false."},"usage":{"cost_usd":0.01}}}`+"\n"+
+		`{"line":2,"key":"k2","status":"failed","error":"no text"}`+"\n"+`{"torn`), 0o644)
+	for _, tc := range []struct {
+		args  []string
+		array bool
+	}{
+		{[]string{"doctor", "--json"}, true},
+		{[]string{"config", "show", "--json"}, true},
+		{[]string{"sources", "rate", "--json", "reuters.com"}, true},
+		{[]string{"cases", "--json"}, true},
+		{[]string{"archive", "search", "--json", "flu"}, true},
+		{[]string{"batch", "status", "--json", results}, true},
+		{[]string{"cache", "stats", "--json"}, false},
+		{[]string{"version", "--json"}, false},
+	} {
+		out, errOut, _ := muse(t, "", nil, tc.args...)
+		var v any
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Errorf("muse %q: not JSON: %v\n%s\n%s", tc.args, err, out, errOut)
+			continue
+		}
+		if _, isArray := v.([]any); isArray != tc.array {
+			t.Errorf("muse %q: array %v, want %v:\n%s", tc.args, isArray, tc.array, out)
+		}
+		snakeKeys(t, strings.Join(tc.args, " "), v)
+	}
+	out, _, _ := muse(t, "", nil, "batch", "status", "--json", results)
+	var st []map[string]any
+	json.Unmarshal([]byte(out), &st)
+	if len(st) != 2 || st[0]["status"] != "done" || st[0]["correction"] != "This post is false." || st[1]["error"] != "no text" {
+		t.Errorf("batch status: %v", st)
+	}
+	out, _, code := muse(t, "", nil, "batch", "status", results)
+	if code != 0 || !strings.Contains(out, "2 posts: 1 done, 1 failed; $0.0100") || !strings.Contains(out, "line 2 failed: no text") {
+		t.Errorf("batch status text: exit %d\n%s", code, out)
+	}
+	// The response cache lives under XDG_CACHE_HOME, not the data folder.
+	out, _, _ = muse(t, "", nil, "cache", "stats", "--json")
+	if !strings.Contains(out, filepath.Join(os.Getenv("XDG_CACHE_HOME"), "muse", "cache.db")) || strings.Contains(out, dataDir) {
+		t.Errorf("cache stats: %s", out)
+	}
+}
+
+// TestStdinDash: `-` reads a list of inputs from standard input.
+func TestStdinDash(t *testing.T) {
+	isolate(t)
+	out, errOut, code := muse(t, "reuters.com\n\n  apnews.com  \n", nil, "sources", "rate", "--json", "bbc.co.uk", "-")
+	var rs []map[string]any
+	if err := json.Unmarshal([]byte(out), &rs); err != nil || code != 0 || len(rs) != 3 || rs[0]["input"] != "bbc.co.uk" || rs[2]["input"] != "apnews.com" {
+		t.Errorf("sources rate -: exit %d, %v, %s %s", code, err, out, errOut)
+	}
+	page, _ := filepath.Abs(filepath.Join("sources", "extract", "testdata", "factcheck.html"))
+	_, errOut, code = muse(t, page+"\n", nil, "archive", "add", "-")
+	if code != 0 || !strings.Contains(errOut, "1 added, 0 failed") {
+		t.Errorf("archive add -: exit %d, %s", code, errOut)
+	}
+	out, errOut, code = muse(t, "", nil, "cases", "--json")
+	if code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Fatalf("cases: exit %d %s %s", code, out, errOut)
+	}
+	st, err := cases.Open(context.Background(), cases.DefaultPath(filepath.Join(os.Getenv("XDG_DATA_HOME"), "muse")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"20240101-aaaaaa", "20240101-bbbbbb"} {
+		st.Save(context.Background(), &pipeline.Check{ID: id, Post: pipeline.Post{Text: "a post"}})
+	}
+	st.Close()
+	out, errOut, code = muse(t, "20240101-aaaaaa\n20240101-bbbbbb\n", nil, "cases", "rm", "-")
+	if code != 0 || strings.Count(out, "removed case") != 2 {
+		t.Errorf("cases rm -: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, errOut, code = muse(t, "", nil, "archive", "add", "-"); code != 2 || !strings.Contains(errOut, "standard input") {
+		t.Errorf("archive add - with nothing on stdin: exit %d, %s", code, errOut)
+	}
+}
+
+// TestCompletion: cobra's dynamic completion offers subcommands, flags,
+// export formats and saved case IDs.
+func TestCompletion(t *testing.T) {
+	dataDir := isolate(t)
+	st, err := cases.Open(context.Background(), cases.DefaultPath(dataDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &pipeline.Check{ID: "20240201-abcdef", Post: pipeline.Post{Text: "The mayor banned bicycles"}}
+	if err := st.Save(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"__complete", "ca"}, []string{"cases", "cache"}},
+		{[]string{"__complete", "check", "--"}, []string{"--before", "--hits", "--no-llm", "--json"}},
+		{[]string{"__complete", "cases", "export", "x", "--format", ""}, []string{"md", "json", "note", "claimreview"}},
+		{[]string{"__complete", "cases", "open", "2024"}, []string{"20240201-abcdef\tThe mayor banned bicycles"}},
+		{[]string{"__complete", "completion", ""}, []string{"bash", "zsh", "fish"}},
+	} {
+		out, errOut, code := muse(t, "", nil, tc.args...)
+		for _, w := range tc.want {
+			if code != 0 || !strings.Contains(out, w+"\n") && !strings.Contains(out, w+"\t") {
+				t.Errorf("muse %q: exit %d, no %q in\n%s%s", tc.args, code, w, out, errOut)
+			}
+		}
+	}
+}
+
+// TestNoMoneyForNothing: with no search provider and an empty archive, a
+// check stops before any model call, says how to fix it, exits 2.
+func TestNoMoneyForNothing(t *testing.T) {
+	isolate(t)
+	srv := llmtest.NewReplyServer(t, func(openai.ChatCompletionRequest) (llmtest.Reply, error) {
+		return llmtest.Reply{Text: `{"queries":["a","b","c"]}`}, nil
+	})
+	env := []string{"OPENAI_BASE_URL=" + srv.BaseURL, "OPENAI_API_KEY=sk-test-key", "MUSE_MODEL=gpt-4o"}
+	for _, args := range [][]string{{"check", "5G towers spread the virus"}, {"batch", "-"}} {
+		_, errOut, code := muse(t, `{"text":"5G towers spread the virus"}`, env, args...)
+		if code != 2 || !strings.Contains(errOut, "nothing to search") || !strings.Contains(errOut, "SEARXNG_URL") ||
+			!strings.Contains(errOut, "BRAVE_API_KEY") || !strings.Contains(errOut, "muse archive add") {
+			t.Errorf("muse %q: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+	if n := len(srv.ChatCalls()); n != 0 {
+		t.Errorf("%d model calls paid for a check that could find nothing", n)
+	}
+}
+
+// TestSpendCapNeedsPrices: a cap with a model that has no price stops at
+// start-up; doctor shows which models have prices.
+func TestSpendCapNeedsPrices(t *testing.T) {
+	isolate(t)
+	srv := llmtest.NewReplyServer(t, func(openai.ChatCompletionRequest) (llmtest.Reply, error) {
+		return llmtest.Reply{Text: "{}"}, nil
+	}, llmtest.WithModels("llama3.1"))
+	env := []string{"OPENAI_BASE_URL=" + srv.BaseURL, "MUSE_MODEL=llama3.1", "SEARXNG_URL=http://127.0.0.1:1"}
+	_, errOut, code := muse(t, "", append(env, "MUSE_SPEND_CAP_CHECK_USD=0.50"), "check", "a post")
+	if code != 2 || !strings.Contains(errOut, "llama3.1 has no price") || !strings.Contains(errOut, `[prices."llama3.1"]`) {
+		t.Errorf("cap on an unpriced model: exit %d, %q", code, errOut)
+	}
+	if n := len(srv.ChatCalls()); n != 0 {
+		t.Errorf("%d model calls made", n)
+	}
+	out, _, _ := muse(t, "", env, "doctor")
+	if !strings.Contains(out, "[warn] prices: priced: none; no price (cost shown as $0): llama3.1") {
+		t.Errorf("doctor prices:\n%s", out)
+	}
+	out, _, _ = muse(t, "", []string{"OPENAI_BASE_URL=" + srv.BaseURL, "MUSE_MODEL=gpt-4o-mini"}, "doctor")
+	if !strings.Contains(out, "[ok] prices: priced: gpt-4o-mini $0.15/$0.6 per million tokens") {
+		t.Errorf("doctor prices of a priced model:\n%s", out)
+	}
+}
+
+// TestExitNoEvidence: a check where every page fails exits 3 with the
+// reason, through main's exit-code table (the runner seam stands in for
+// the engine's pipeline.ErrNoEvidence until the engine returns it).
+func TestExitNoEvidence(t *testing.T) {
+	isolate(t)
+	w := testworld.New(t, nil)
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "upstream down", http.StatusBadGateway)
+	}))
+	defer down.Close()
+	env := []string{"OPENAI_BASE_URL=" + w.Cfg.OpenAIBaseURL, "OPENAI_API_KEY=sk-test-key", "MUSE_MODEL=test-model",
+		"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
+		"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + down.URL, "MUSE_TEST_RECORD=no-evidence-when-every-page-fails"}
+	out, errOut, code := muse(t, "", env, "check", "--before", testworld.Cutoff.Format(time.RFC3339), testworld.Post)
+	last := errOut[strings.LastIndex(strings.TrimRight(errOut, "\n"), "\n")+1:]
+	if code != 3 || !strings.Contains(last, "no evidence could be obtained") || !strings.Contains(last, "failed to load") {
+		t.Errorf("exit %d, last line %q\n%s", code, last, errOut)
+	}
+	if !strings.Contains(out, "# Correction") {
+		t.Errorf("stdout lacks the report:\n%s", out)
+	}
+	for code, err := range map[int]error{3: fmt.Errorf("x: %w", pipeline.ErrNoEvidence), 2: usagef("bad"), 1: errors.New("x"), 0: nil} {
+		if got := exitCode(err); got != code {
+			t.Errorf("exitCode(%v) = %d, want %d", err, got, code)
+		}
+	}
+}
+
+// mountTmpfs mounts a tmpfs of size at dir for the test (root only).
+func mountTmpfs(t *testing.T, dir, size string) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("needs root to mount a tmpfs")
+	}
+	os.MkdirAll(dir, 0o755)
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+}
+
+// TestReadOnlyDataDirectory: `muse cases`, `cases export` and `cases open`
+// read a case store on a read-only mount.
+func TestReadOnlyDataDirectory(t *testing.T) {
+	dataDir := isolate(t)
+	mountTmpfs(t, filepath.Dir(dataDir), "8m")
+	st, err := cases.Open(context.Background(), cases.DefaultPath(dataDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &pipeline.Check{ID: "20240201-readonly", Post: pipeline.Post{Text: "The mayor banned bicycles"},
+		Correction: pipeline.Correction{Text: "This post is false: no such order exists."}}
+	if err := st.Save(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if err := syscall.Mount("", filepath.Dir(dataDir), "", syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := muse(t, "", nil, "cases")
+	if code != 0 || !strings.Contains(out, c.ID) || !strings.Contains(errOut, "read-only") {
+		t.Errorf("muse cases on a read-only mount: exit %d\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = muse(t, "", nil, "cases", "export", "20240201-read", "--format", "md")
+	if code != 0 || !strings.Contains(out, "no such order exists") {
+		t.Errorf("export: exit %d\n%s%s", code, out, errOut)
+	}
+	var got *pipeline.Check
+	app := &App{Stdin: strings.NewReader(""), runApp: func(_ context.Context, o tui.Options) error { got = o.Case; return nil }}
+	_, errOut, code = runApp(t, app, "cases", "open", "20240201-read")
+	if code != 0 || got == nil || got.ID != c.ID {
+		t.Errorf("cases open: exit %d, case %v; %s", code, got, errOut)
+	}
+}
+
+// TestFullDisk: on a full disk the check ends non-zero saying its case is
+// not kept, prints its result, and no half-saved case is listed after.
+func TestFullDisk(t *testing.T) {
+	dataDir := isolate(t)
+	mountTmpfs(t, filepath.Dir(dataDir), "2m")
+	w := testworld.New(t, nil)
+	env := []string{"OPENAI_BASE_URL=" + w.Cfg.OpenAIBaseURL, "OPENAI_API_KEY=sk-test-key", "MUSE_MODEL=test-model",
+		"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
+		"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + w.Proxy.String()}
+	muse(t, "", env, "cases") // the databases exist; then the disk fills up
+	muse(t, "", env, "archive", "search", "x")
+	filler, _ := os.Create(filepath.Join(dataDir, "filler"))
+	for {
+		if _, err := filler.Write(make([]byte, 64<<10)); err != nil {
+			break
+		}
+	}
+	filler.Close()
+	out, errOut, code := muse(t, "", env, "check", "--before", testworld.Cutoff.Format(time.RFC3339), testworld.Post)
+	last := errOut[strings.LastIndex(strings.TrimRight(errOut, "\n"), "\n")+1:]
+	if code != 1 || !strings.Contains(last, "its case could not be kept") || !strings.Contains(out, "This post is false") {
+		t.Errorf("full disk: exit %d, last line %q\nstdout:\n%s\nstderr:\n%s", code, last, out, errOut)
+	}
+	os.Remove(filepath.Join(dataDir, "filler"))
+	out, errOut, _ = muse(t, "", env, "cases", "--json")
+	if strings.TrimSpace(out) != "[]" {
+		t.Errorf("after the disk is freed, cases lists %s%s; want no half-saved case", out, errOut)
+	}
+}
+
+// TestSecretsNeverLeave: a key the model echoes, and the password in
+// OPENAI_BASE_URL's userinfo, are redacted wherever muse writes: stdout,
+// stderr, `muse batch -o`, every export format, doctor, the data and cache
+// directories.
+func TestSecretsNeverLeave(t *testing.T) {
+	dataDir := isolate(t)
+	const key, pass = "sk-echoed-0123456789abcdef", "hunter2-secret-pass"
+	w := testworld.New(t, nil)
+	w.Model.CorrectionReply = &llmtest.Reply{Text: "This post is false: the order was never signed (key " + key +
+		", password " + pass + ") http://www.reuters.com/world/us/springfield-mayor-bicycle-ban-fact-check/"}
+	base := strings.Replace(w.Cfg.OpenAIBaseURL, "http://", "http://muse:"+pass+"@", 1)
+	env := []string{"OPENAI_BASE_URL=" + base, "OPENAI_API_KEY=" + key, "MUSE_MODEL=test-model",
+		"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
+		"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + w.Proxy.String()}
+	leaked := func(what, s string) {
+		t.Helper()
+		if strings.Contains(s, key) || strings.Contains(s, pass) {
+			t.Errorf("%s holds a secret:\n%s", what, s)
+		}
+	}
+	out, errOut, code := muse(t, "", env, "check", "--json", "--before", testworld.Cutoff.Format(time.RFC3339), testworld.Post)
+	if code != 0 || !strings.Contains(out, "[redacted]") {
+		t.Fatalf("check: exit %d; want the echoed key redacted in stdout\n%s\n%s", code, out, errOut)
+	}
+	leaked("check stdout", out)
+	leaked("check stderr", errOut)
+	var c pipeline.Check
+	json.Unmarshal([]byte(out), &c)
+	for _, f := range []string{"md", "json", "note"} {
+		o, e, _ := muse(t, "", env, "cases", "export", c.ID, "--format", f)
+		leaked("export "+f, o+e)
+	}
+	file := filepath.Join(t.TempDir(), "note.md")
+	muse(t, "", env, "cases", "export", c.ID, "--format", "md", "-o", file)
+	b, _ := os.ReadFile(file)
+	leaked("export -o", string(b))
+	results := filepath.Join(t.TempDir(), "results.jsonl")
+	post, _ := json.Marshal(map[string]string{"text": testworld.Post, "posted_at": testworld.Cutoff.Format(time.RFC3339)})
+	_, errOut, _ = muse(t, string(post)+"\n", env, "batch", "-", "-o", results)
+	b, _ = os.ReadFile(results)
+	if !strings.Contains(string(b), "[redacted]") {
+		t.Errorf("batch -o wrote no redacted correction:\n%s\n%s", b, errOut)
+	}
+	leaked("batch -o", string(b)+errOut)
+	out, errOut, _ = muse(t, "", env, "doctor")
+	if !strings.Contains(out, "muse:****@") {
+		t.Errorf("doctor does not show the URL with its password masked:\n%s", out)
+	}
+	leaked("doctor", out+errOut)
+	out, _, _ = muse(t, "", env, "config", "show")
+	leaked("config show", out)
+	for _, dir := range []string{dataDir, filepath.Join(os.Getenv("XDG_CACHE_HOME"), "muse")} {
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				b, _ := os.ReadFile(p)
+				leaked(p, string(b))
+			}
+			return nil
+		})
+	}
+}
+
+// readmeTable returns the rows (cells trimmed) of the first Markdown table
+// after heading in README.md.
+func readmeTable(t *testing.T, readme, heading string) [][]string {
+	t.Helper()
+	i := strings.Index(readme, "\n"+heading+"\n")
+	if i < 0 {
+		t.Fatalf("README has no %q section", heading)
+	}
+	var rows [][]string
+	started := false
+	for _, line := range strings.Split(readme[i+len(heading)+2:], "\n") {
+		if !strings.HasPrefix(line, "|") {
+			if started {
+				break
+			}
+			continue
+		}
+		started = true
+		line = strings.ReplaceAll(line, `\|`, "\x00")
+		var cells []string
+		for _, c := range strings.Split(strings.Trim(line, "|"), "|") {
+			cells = append(cells, strings.ReplaceAll(strings.TrimSpace(c), "\x00", "|"))
+		}
+		if strings.HasPrefix(cells[0], "---") {
+			continue
+		}
+		rows = append(rows, cells)
+	}
+	return rows[1:] // the header
+}
+
+// TestReadmeTables: the README's tables of commands, exit codes and
+// configuration keys are the command tree's, the exit-code table's and the
+// Config struct's, so they cannot drift; and it links only to files that
+// are in the repository.
+func TestReadmeTables(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	root := newRoot(&App{})
+	root.InitDefaultCompletionCmd()
+	tree := map[string]*cobra.Command{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Hidden || c.Name() == "help" {
+			return
+		}
+		if c.Name() == "completion" || !c.HasSubCommands() || c == root || c.Name() == "batch" || c.Name() == "cases" {
+			tree[c.CommandPath()] = c
+		}
+		if c.Name() != "completion" {
+			for _, s := range c.Commands() {
+				walk(s)
+			}
+		}
+	}
+	walk(root)
+	inReadme := map[string]bool{}
+	for _, row := range readmeTable(t, readme, "#### Commands") {
+		var path []string
+		for _, w := range strings.Fields(strings.Trim(row[0], "`")) {
+			if !regexp.MustCompile(`^[a-z]+$`).MatchString(w) {
+				break
+			}
+			path = append(path, w)
+		}
+		p := strings.Join(path, " ")
+		inReadme[p] = true
+		c, ok := tree[p]
+		if !ok {
+			t.Errorf("README lists %q, which is not a command", p)
+			continue
+		}
+		hasJSON := c.Flags().Lookup("json") != nil
+		if hasJSON == strings.HasPrefix(row[2], "—") {
+			t.Errorf("README: %q --json column %q, but the command has --json: %v", p, row[2], hasJSON)
+		}
+		if hasJSON && !strings.Contains(c.Flags().Lookup("json").Usage, map[bool]string{true: "JSON array", false: "JSON object"}[strings.Contains(row[2], "array")]) {
+			t.Errorf("%s --help says %q, the README %q", p, c.Flags().Lookup("json").Usage, row[2])
+		}
+	}
+	for p := range tree {
+		if !inReadme[p] {
+			t.Errorf("command %q is not in the README's table", p)
+		}
+	}
+	var codes []string
+	for _, row := range readmeTable(t, readme, "#### Exit codes") {
+		codes = append(codes, row[0])
+	}
+	var want []string
+	for _, e := range exitTable {
+		want = append(want, fmt.Sprint(e.Code))
+	}
+	if strings.Join(codes, ",") != strings.Join(want, ",") {
+		t.Errorf("README exit codes %v, the table has %v", codes, want)
+	}
+	settings := (&setup.Config{}).Settings()
+	rows := readmeTable(t, readme, "### Every setting")
+	if len(rows) != len(settings) {
+		t.Errorf("README lists %d settings, the Config has %d", len(rows), len(settings))
+	}
+	for i, s := range settings {
+		if i >= len(rows) {
+			break
+		}
+		env := ""
+		if s.Env != "" {
+			env = "`" + s.Env + "`"
+		}
+		if rows[i][0] != "`"+s.Key+"`" || rows[i][1] != env {
+			t.Errorf("README setting %d is %s %s; the Config's is %s %s", i+1, rows[i][0], rows[i][1], s.Key, s.Env)
+		}
+		if f := strings.Fields(strings.Trim(rows[i][2], "`")); len(f) > 0 {
+			name := strings.TrimPrefix(f[0], "--")
+			if root.PersistentFlags().Lookup(name) == nil && root.Flags().Lookup(name) == nil {
+				t.Errorf("README names flag %s for %s, which muse does not have", f[0], s.Key)
+			}
+		}
+	}
+	for _, m := range regexp.MustCompile(`\]\(([^)#:]+)\)`).FindAllStringSubmatch(readme, -1) {
+		if _, err := os.Stat(m[1]); err != nil {
+			t.Errorf("README links to %s, which is not in the repository", m[1])
+		}
+	}
+	for _, name := range []string{"DESIGN.md", "STYLE.md", "Go 1.26 or newer"} {
+		if strings.Contains(readme, name) {
+			t.Errorf("README mentions %q", name)
+		}
+	}
+	if mod, _ := os.ReadFile("go.mod"); !strings.Contains(readme, "Go "+strings.TrimSpace(regexp.MustCompile(`(?m)^go (\S+)`).FindStringSubmatch(string(mod))[1])) {
+		t.Error("README does not name go.mod's exact Go version")
+	}
+}
+
+// TestHitsPerQuery: --hits (and hits_per_query) set how many hits each
+// provider gives per query in the first search.
+func TestHitsPerQuery(t *testing.T) {
+	isolate(t)
+	w := testworld.New(t, nil)
+	env := []string{"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
+		"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + w.Proxy.String()}
+	firstPass := func(extra []string, args ...string) (most int) {
+		t.Helper()
+		out, errOut, code := muse(t, "", append(env, extra...), append([]string{"check", "--json", "--no-llm", "--no-save"}, append(args, testworld.Post)...)...)
+		var c pipeline.Check
+		if err := json.Unmarshal([]byte(out), &c); err != nil || code != 0 {
+			t.Fatalf("exit %d, %v\n%s", code, err, errOut)
+		}
+		per := map[string]int{}
+		for _, h := range c.Hits {
+			if h.Provider == "searxng" && h.Pass == 1 {
+				per[h.Query]++
+				most = max(most, per[h.Query])
+			}
+		}
+		return most
+	}
+	if n := firstPass(nil); n != 4 { // the world's SearXNG has 4 results per query; the default asks 5
+		t.Errorf("default: %d hits per query, want 4", n)
+	}
+	if n := firstPass(nil, "--hits", "2"); n != 2 {
+		t.Errorf("--hits 2: %d hits per query", n)
+	}
+	if n := firstPass([]string{"MUSE_HITS_PER_QUERY=1"}); n != 1 {
+		t.Errorf("MUSE_HITS_PER_QUERY=1: %d hits per query", n)
+	}
+}
+
+// TestKillDuringStreamKeepsTheWords: kill -9 while the correction streams
+// loses at most about a second of it: the case holds what had arrived.
+func TestKillDuringStreamKeepsTheWords(t *testing.T) {
+	isolate(t)
+	w := testworld.New(t, nil)
+	full := "This post is false: " + strings.Repeat("the mayor signed no order about bicycles on Main Street. ", 12)
+	w.Model.CorrectionReply = &llmtest.Reply{Text: full, ChunkRunes: 4, ChunkDelay: 50 * time.Millisecond}
+	env := []string{"OPENAI_BASE_URL=" + w.Cfg.OpenAIBaseURL, "OPENAI_API_KEY=sk-test-key", "MUSE_MODEL=test-model",
+		"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
+		"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + w.Proxy.String(), "MUSE_TEST_AS_MUSE=1"}
+	cmd := exec.Command(os.Args[0], "check", "--before", testworld.Cutoff.Format(time.RFC3339), testworld.Post)
+	cmd.Env = append(os.Environ(), env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		once := false
+		for sc.Scan() {
+			if !once && strings.Contains(sc.Text(), "correction…") {
+				once = true
+				close(started)
+			}
+		}
+	}()
+	select {
+	case <-started:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the correction never started")
+	}
+	const streamFor = 2500 * time.Millisecond // 50 chunks of 4 runes at most
+	time.Sleep(streamFor)
+	cmd.Process.Kill() // SIGKILL
+	cmd.Wait()
+	out, errOut, code := muse(t, "", env, "cases", "--json")
+	var list []cases.Summary
+	if err := json.Unmarshal([]byte(out), &list); err != nil || code != 0 || len(list) != 1 {
+		t.Fatalf("cases after the kill: exit %d, %v\n%s%s", code, err, out, errOut)
+	}
+	out, _, _ = muse(t, "", env, "cases", "export", list[0].ID, "--format", "json")
+	var c pipeline.Check
+	json.Unmarshal([]byte(out), &c)
+	kept := c.Correction.Text
+	// Arrived by the kill: up to streamFor/50ms chunks; kept: at least what
+	// had arrived a second (plus a second of slack for a busy machine)
+	// before it.
+	atLeast := int((streamFor-2*time.Second)/(50*time.Millisecond)) * 4
+	if !strings.HasPrefix(full, kept) || len([]rune(kept)) < atLeast {
+		t.Errorf("kept %d runes of the streamed correction (want at least %d, a prefix of the answer): %q", len([]rune(kept)), atLeast, kept)
+	}
+	t.Logf("kept %d runes after %v of streaming", len([]rune(kept)), streamFor)
 }

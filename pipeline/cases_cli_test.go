@@ -161,7 +161,7 @@ func TestCheckKilledMidRunKeepsTheCase(t *testing.T) {
 }
 
 // After a whole run through the CLI — check, cache, case, snapshots — no
-// file under the data directory holds the API key, and the case kept the
+// file under the data and cache directories holds the API key, and the case kept the
 // evidence pages with their raw HTML.
 func TestDataDirectoryHoldsNoKey(t *testing.T) {
 	t.Parallel()
@@ -187,7 +187,7 @@ func TestDataDirectoryHoldsNoKey(t *testing.T) {
 		t.Errorf("--json usage by stage %+v", c.Usage.ByStage)
 	}
 	files := 0
-	filepath.WalkDir(filepath.Join(home, "data"), func(path string, d fs.DirEntry, err error) error {
+	scan := func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -201,9 +201,11 @@ func TestDataDirectoryHoldsNoKey(t *testing.T) {
 			t.Errorf("%s holds the API key", path)
 		}
 		return nil
-	})
+	}
+	filepath.WalkDir(filepath.Join(home, "data"), scan)
+	filepath.WalkDir(filepath.Join(home, "cache"), scan) // the response cache, under XDG_CACHE_HOME
 	if files < 3 {
-		t.Errorf("only %d files in the data directory", files)
+		t.Errorf("only %d files in the data and cache directories", files)
 	}
 	if strings.Contains(out+errOut, "MUSETESTKEY") {
 		t.Error("the key is in the output")

@@ -216,13 +216,17 @@ func TestFaultCLIReadOnlyData(t *testing.T) {
 	})
 	res := fe.museCheck(t, cliRun{uid: nobody, home: home}, testworld.Post)
 	t.Logf("read-only data directory → exit %d; stderr:\n%s", res.code, res.stderr)
-	// The response cache, the archive and the case store are extras: the
-	// check runs without them, and a warning names each file and why.
-	if res.code != 0 {
-		t.Fatalf("exit %d over a read-only data directory; stderr:\n%s", res.code, res.stderr)
+	// The response cache and the archive are extras: the check runs
+	// without them, and a warning names each file and why. The case it was
+	// to keep is not kept, so it ends non-zero saying so (issue 12), with
+	// the result on stdout.
+	if res.code != 1 || !strings.Contains(res.lastLine(), "its case could not be kept") {
+		t.Fatalf("exit %d over a read-only data directory, last line %q; want 1 saying the case is not kept; stderr:\n%s",
+			res.code, res.lastLine(), res.stderr)
 	}
 	sep := string(filepath.Separator)
-	wantContains(t, "stderr", res.stderr, "muse: warning: the response cache is left out", data+sep+"cache.db",
+	wantContains(t, "stderr", res.stderr, "muse: warning: the response cache is left out",
+		filepath.Join(home, "cache", "muse", "cache.db"), // XDG_CACHE_HOME
 		"muse: warning: the local archive is left out", data+sep+"archive.db")
 	wantContains(t, "stdout", res.stdout, "This post is false", "www.reuters.com")
 }

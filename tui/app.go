@@ -23,6 +23,7 @@ import (
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/cases"
 	"github.com/musecheck/muse/pipeline/export"
+	"github.com/musecheck/muse/pipeline/setup"
 )
 
 // Options configure the app. Zero values are safe: no drafts, no newsroom
@@ -87,6 +88,11 @@ type Options struct {
 	// Reviewer prefills the questions the ClaimReview export asks (the
 	// reviewing organisation, its page); the verdict is always asked.
 	Reviewer export.Reviewer
+	// Secrets are redacted from every export (the configuration's keys).
+	Secrets []string
+	// Setup, when set, opens the app on the first-run setup screen
+	// (setup.go) listing what was looked for; enter goes on to the app.
+	Setup *setup.Detection
 }
 
 type screen int
@@ -243,6 +249,11 @@ func Run(ctx context.Context, opts Options) error {
 	opts.Tmux = opts.Tmux || os.Getenv("TMUX") != ""
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if opts.Setup != nil {
+		if start, err := runSetup(ctx, opts); err != nil || !start {
+			return err
+		}
+	}
 	popts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx)}
 	if opts.Mouse {
 		popts = append(popts, tea.WithMouseCellMotion())

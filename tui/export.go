@@ -108,6 +108,7 @@ func (m *Model) askClaimReview(c exportChoice) tea.Cmd {
 // askExportPath asks where to write the export, offering a name from the
 // case ID (or the time) in the export directory.
 func (m *Model) askExportPath(c exportChoice, o export.Options) tea.Cmd {
+	o.Secrets = m.opts.Secrets
 	name := "muse-" + m.now().Format("2006-01-02-1504")
 	if m.check.ID != "" {
 		name = "muse-" + m.check.ID

@@ -3,6 +3,7 @@ package batch
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/sources"
@@ -81,9 +84,12 @@ type Options struct {
 	Parallel int
 	// Done lists keys already finished (from an earlier output file).
 	Done map[string]bool
-	// Progress, when set, receives one line per post finished, with the
-	// batch's spending so far.
+	// Progress, when set, is told how the batch goes (stderr): a line
+	// before the first post, then done/total, failures, elapsed time, ETA
+	// and spending so far as each post finishes; with TTY, on one line
+	// updated in place.
 	Progress io.Writer
+	TTY      bool
 	// Run, when set, runs each check in place of e.Run(ctx, c, StageImages,
 	// nil): `muse batch` uses it to keep every check as a case as it runs
 	// (package record).
@@ -101,27 +107,92 @@ type Stats struct {
 // posts it finished. A missing file is an empty set; a torn last line (a
 // run killed mid-write) is ignored.
 func FinishedKeys(path string) (map[string]bool, error) {
+	rs, err := ReadResults(path)
+	if err != nil {
+		return nil, err
+	}
 	done := map[string]bool{}
+	for _, r := range rs {
+		if r.Status == "done" && r.Key != "" {
+			done[r.Key] = true
+		}
+	}
+	return done, nil
+}
+
+// Outcome is what a results file says of one post: its last result
+// (a rerun appends a new one), without the Check.
+type Outcome struct {
+	Line       int     `json:"line"`
+	Key        string  `json:"key"`
+	Status     string  `json:"status"` // done|failed
+	Error      string  `json:"error,omitempty"`
+	Correction string  `json:"correction"`
+	CostUSD    float64 `json:"cost_usd"`
+}
+
+// ReadResults reads an output file of Run: the last result of each post,
+// in the order posts first appear. A missing file holds none; lines that
+// are not results (a torn last line) are skipped.
+func ReadResults(path string) ([]Outcome, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return done, nil
+		return []Outcome{}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read earlier results %s: %w", path, err)
 	}
 	defer f.Close()
+	out := []Outcome{}
+	at := map[string]int{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
 		var r Result
-		if json.Unmarshal(sc.Bytes(), &r) == nil && r.Status == "done" && r.Key != "" {
-			done[r.Key] = true
+		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Status == "" {
+			continue
 		}
+		o := Outcome{Line: r.Line, Key: r.Key, Status: r.Status, Error: r.Error}
+		if r.Check != nil {
+			o.Correction, o.CostUSD = r.Check.Correction.Text, r.Check.Usage.CostUSD
+		}
+		id := cmp.Or(r.Key, fmt.Sprint("line ", r.Line))
+		if i, ok := at[id]; ok {
+			out[i] = o
+			continue
+		}
+		at[id] = len(out)
+		out = append(out, o)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read earlier results %s: %w", path, err)
 	}
-	return done, nil
+	return out, nil
+}
+
+// WriteStatus prints the counts of a results file and each failure, for
+// people.
+func WriteStatus(w io.Writer, rs []Outcome) error {
+	done, failed, cost := 0, 0, 0.0
+	for _, r := range rs {
+		if r.Status == "done" {
+			done++
+		} else {
+			failed++
+		}
+		cost += r.CostUSD
+	}
+	if _, err := fmt.Fprintf(w, "%d posts: %d done, %d failed; $%.4f\n", len(rs), done, failed, cost); err != nil {
+		return err
+	}
+	for _, r := range rs {
+		if r.Status != "done" {
+			if _, err := fmt.Fprintf(w, "line %d failed: %s\n", r.Line, r.Error); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Run checks every post of in (JSON lines of Post), Parallel at a
@@ -153,12 +224,41 @@ func Run(ctx context.Context, e *pipeline.Engine, in io.Reader, out io.Writer, o
 			break
 		}
 	}
+	// Every line is read and parsed first, so that the progress line
+	// knows how many posts there are to check.
+	type task struct {
+		line int
+		key  string
+		post Post
+		bad  string // why the line is not a post
+	}
+	var tasks []task
+	skipped := 0
+	for _, j := range jobs {
+		t := task{line: j.line}
+		switch {
+		case j.tooLong:
+			t.bad = fmt.Sprintf("line %d: longer than %d MiB", j.line, maxBatchLine>>20)
+		default:
+			if err := json.Unmarshal(j.raw, &t.post); err != nil {
+				t.bad = fmt.Sprintf("line %d is not a JSON post: %s", j.line, plainJSONError(err))
+			} else if t.key = t.post.Key(); opts.Done[t.key] {
+				skipped++
+				continue
+			}
+		}
+		tasks = append(tasks, t)
+	}
 	var (
 		mu       sync.Mutex
-		st       = Stats{Total: len(jobs)}
+		st       = Stats{Total: len(jobs), Skipped: skipped}
 		writeErr error
-		finished int
+		prog     *progressPrinter
 	)
+	if opts.Progress != nil {
+		prog = newProgress(opts.Progress, opts.TTY, st.Total, skipped, time.Now)
+		defer prog.close()
+	}
 	write := func(r Result) {
 		b, err := json.Marshal(r)
 		mu.Lock()
@@ -174,58 +274,80 @@ func Run(ctx context.Context, e *pipeline.Engine, in io.Reader, out io.Writer, o
 		} else {
 			st.Failed++
 		}
+		cost := 0.0
 		if r.Check != nil {
 			st.LLMCalls += r.Check.Usage.LLMCalls
 			st.CachedCalls += r.Check.Usage.CachedCalls
 			st.CostUSD += r.Check.Usage.CostUSD
+			cost = r.Check.Usage.CostUSD
 		}
-		finished++
-		if opts.Progress != nil {
-			why := ""
-			if r.Error != "" {
-				why = ": " + r.Error
-			}
-			fmt.Fprintf(opts.Progress, "%s %d/%d line %d %s · $%.4f so far%s\n", bar(finished+st.Skipped, st.Total),
-				finished+st.Skipped, st.Total, r.Line, r.Status, st.CostUSD, why)
+		if prog != nil {
+			prog.finished(r.Line, r.Status != "done", r.Error, cost)
 		}
 	}
-	sem := make(chan struct{}, opts.Parallel)
-	var wg sync.WaitGroup
-	for _, j := range jobs {
-		if j.tooLong {
-			write(Result{Line: j.line, Status: "failed", Error: fmt.Sprintf("line %d: longer than %d MiB", j.line, maxBatchLine>>20)})
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(opts.Parallel)
+	for _, t := range tasks {
+		if t.bad != "" {
+			write(Result{Line: t.line, Status: "failed", Error: t.bad})
 			continue
 		}
-		var p Post
-		if err := json.Unmarshal(j.raw, &p); err != nil {
-			write(Result{Line: j.line, Status: "failed", Error: fmt.Sprintf("line %d is not a JSON post: %v", j.line, err)})
-			continue
-		}
-		key := p.Key()
-		if opts.Done[key] {
-			mu.Lock()
-			st.Skipped++
-			mu.Unlock()
-			continue
-		}
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
+		if gctx.Err() != nil {
 			break
 		}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			r, _ := checkOne(ctx, e, opts.Run, j.line, key, p)
+		g.Go(func() error {
+			r, _ := checkOne(ctx, e, opts.Run, t.line, t.key, t.post)
 			write(r)
+			return nil
 		})
 	}
-	wg.Wait()
+	g.Wait()
 	if err := ctx.Err(); err != nil {
 		return st, fmt.Errorf("batch stopped: %w", err)
 	}
 	return st, writeErr
+}
+
+// plainJSONError says what is wrong with a line in words rather than Go
+// types: which field has the wrong kind of value, or where the JSON breaks.
+func plainJSONError(err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("%s (at character %d)", strings.TrimPrefix(se.Error(), "json: "), se.Offset)
+	case errors.As(err, &te) && te.Field != "":
+		field := te.Field[strings.LastIndex(te.Field, ".")+1:] // "plain.text": the decoder's path through embedded types
+		return fmt.Sprintf("%q should be %s, not %s", field, jsonKind(te.Type.Kind().String()), article(te.Value))
+	case errors.As(err, &te):
+		return fmt.Sprintf("want a JSON object {\"text\": …}, not %s", article(te.Value))
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// jsonKind names a Go kind as JSON does.
+func jsonKind(k string) string {
+	switch k {
+	case "string":
+		return "a string"
+	case "slice", "array":
+		return "a list"
+	case "struct", "map":
+		return "an object"
+	case "bool":
+		return "true or false"
+	}
+	return "a number"
+}
+
+func article(v string) string {
+	if v == "array" {
+		return "a list"
+	}
+	if v == "object" {
+		return "an object"
+	}
+	return "a " + v
 }
 
 // maxBatchLine is the longest input line Run reads: a post, with its
@@ -283,13 +405,4 @@ func checkOne(ctx context.Context, e *pipeline.Engine, run func(context.Context,
 		}
 	}
 	return r, err
-}
-
-// bar is a 20-character text progress bar.
-func bar(n, total int) string {
-	if total <= 0 {
-		return "[" + strings.Repeat(" ", 20) + "]"
-	}
-	filled := n * 20 / total
-	return "[" + strings.Repeat("#", filled) + strings.Repeat("-", 20-filled) + "]"
 }

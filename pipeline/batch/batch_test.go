@@ -56,7 +56,8 @@ func TestBatchResume(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(progress.String(), "/4 line") || !strings.Contains(progress.String(), "$0.0000 so far") {
+		if p := progress.String(); !strings.Contains(p, "muse: batch: ") || !strings.Contains(p, " done, ") ||
+			!strings.Contains(p, "$0.0000 so far") || !strings.Contains(p, "line 3 failed: line 3 is not a JSON post") {
 			t.Errorf("progress %q", progress.String())
 		}
 		return st
@@ -213,5 +214,58 @@ func TestReadBatchLine(t *testing.T) {
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%q: %v; want %v", c.in, got, c.want)
 		}
+	}
+}
+
+// TestPlainLineErrors: a bad input line is explained in words a person can
+// act on, not in Go's type names.
+func TestPlainLineErrors(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"text": 5}`:                   `"text" should be a string, not a number`,
+		`{"images": "a.png"}`:           `"images" should be a list, not a string`,
+		`["a post"]`:                    `want a JSON object {"text": …}, not a list`,
+		`{"text": "x",}`:                `invalid character '}' looking for beginning of object key string (at character 14)`,
+		`{"posted_at": "next tuesday"}`: `posted_at "next tuesday": want RFC 3339 or YYYY-MM-DD`,
+	} {
+		var p Post
+		err := json.Unmarshal([]byte(in), &p)
+		if err == nil {
+			t.Fatalf("%s: no error", in)
+		}
+		got := plainJSONError(err)
+		if got != want || strings.Contains(got, "Go ") || strings.Contains(got, "batch.Post") {
+			t.Errorf("%s: %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestProgressLine: on a terminal the line is redrawn in place with the
+// count, failures, elapsed time, ETA and cost; elsewhere one plain line per
+// post.
+func TestProgressLine(t *testing.T) {
+	at := time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC)
+	now := func() time.Time { return at }
+	var plain bytes.Buffer
+	p := newProgress(&plain, false, 5, 1, now)
+	at = at.Add(10 * time.Second)
+	p.finished(2, false, "", 0.01)
+	at = at.Add(10 * time.Second)
+	p.finished(3, true, "every model call failed", 0.02)
+	p.close()
+	want := "muse: batch: 4 posts to check (1 already done, skipped)\n" +
+		"muse: 1/4 done, 0 failed, 10s elapsed, ETA 30s, $0.0100 so far\n" +
+		"muse: 2/4 done, 1 failed, 20s elapsed, ETA 20s, $0.0300 so far; line 3 failed: every model call failed\n"
+	if plain.String() != want {
+		t.Errorf("plain progress:\n%s\nwant:\n%s", plain.String(), want)
+	}
+	var tty bytes.Buffer
+	p = newProgress(&tty, true, 2, 0, now)
+	p.finished(1, true, "no text", 0)
+	p.finished(2, false, "", 0)
+	p.close()
+	out := tty.String()
+	if strings.Count(out, "\n") != 3 || !strings.Contains(out, "\r") || !strings.Contains(out, "muse: line 1 failed: no text\n") ||
+		!strings.HasSuffix(out, "2/2 done, 1 failed, 0s elapsed, $0.0000 so far\n") {
+		t.Errorf("terminal progress %q", out)
 	}
 }

@@ -78,20 +78,6 @@ func item(line int, raw []byte, tooLong bool, options string) (jobs.Item, string
 	return jobs.Item{Line: line, Key: hex.EncodeToString(sum[:16]), Payload: b}, ""
 }
 
-// plainJSONError says what is wrong with a line in words, without Go's type
-// names.
-func plainJSONError(err error) string {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		return fmt.Sprintf("broken JSON at byte %d", se.Offset)
-	case errors.As(err, &te):
-		return fmt.Sprintf("%q has the wrong kind of value", te.Field)
-	}
-	return err.Error()
-}
-
 // Work checks queued posts with e, n at a time, until ctx is done; then it
 // finishes the checks in hand within grace, or releases them to another
 // worker. run, when set, runs each check (muse keeps each as a case).

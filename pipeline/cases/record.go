@@ -1,9 +1,9 @@
 // Recording: Record runs a check while keeping it as a case in the store as
-// it goes: the Check after every event
-// but the streamed tokens, every draft of the correction, and a snapshot of
+// it goes: the Check after every event, the correction as it streams (at
+// most a second behind), every draft of the correction, and a snapshot of
 // each evidence page with its extracted text and raw HTML. A process killed
 // mid-run leaves a case holding everything up to the last event it
-// reported. It is what `muse check` and `muse batch` use; the TUI keeps its
+// reported, and the streamed correction up to a second before the kill. It is what `muse check` and `muse batch` use; the TUI keeps its
 // cases itself but stores the pages through the same Snapshotter.
 package cases
 
@@ -51,7 +51,7 @@ func Record(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pip
 	if c.ID == "" {
 		c.ID = NewID()
 	}
-	rec := &recording{o: o, id: c.ID}
+	rec := &recording{o: o, id: c.ID, now: time.Now}
 	if o.Store != nil {
 		rec.snaps = &Snapshotter{Store: o.Store, Pages: o.Pages}
 	}
@@ -72,6 +72,7 @@ func Record(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pip
 	err := e.Run(ctx, c, from, events)
 	close(events)
 	<-done
+	rec.stopStream()
 	rec.save(wctx, c)
 	rec.snapshots(wctx, c)
 	rec.draft(wctx, c.Correction)
@@ -84,7 +85,23 @@ type recording struct {
 	mu     sync.Mutex
 	failed bool
 	snaps  *Snapshotter // nil when nothing is kept
+	now    func() time.Time
+
+	// The streamed correction: the text so far, the last snapshot of the
+	// Check it belongs to, when it was last saved and the timer that saves
+	// what came after (at most streamEvery behind).
+	smu       sync.Mutex
+	streamed  strings.Builder
+	last      *pipeline.Check
+	savedAt   time.Time
+	unsaved   bool
+	timer     *time.Timer
+	streaming bool
 }
+
+// streamEvery is how often the streamed correction is saved: a kill loses
+// at most this much of it, and a save (a whole Check) is not made per token.
+const streamEvery = time.Second
 
 func (r *recording) fail(err error) {
 	r.mu.Lock()
@@ -106,10 +123,26 @@ func (r *recording) save(ctx context.Context, c *pipeline.Check) {
 }
 
 func (r *recording) event(ctx context.Context, ev pipeline.Event) {
-	if r.o.Store == nil || !ShouldSave(ev) {
+	if r.o.Store == nil {
+		return
+	}
+	if ev.Kind == pipeline.EventTokenDelta {
+		r.delta(ctx, ev.Delta)
 		return
 	}
 	if ev.Check != nil {
+		r.smu.Lock()
+		r.last = ev.Check
+		_, corr := ev.Item.(pipeline.Correction)
+		switch {
+		case ev.Stage == pipeline.StageCorrection && ev.Kind == pipeline.EventStageStarted:
+			r.streamed.Reset()
+			r.streaming = true
+		case corr, ev.Kind == pipeline.EventDone,
+			ev.Stage == pipeline.StageCorrection && (ev.Kind == pipeline.EventStageFinished || ev.Kind == pipeline.EventStageFailed):
+			r.streaming, r.unsaved = false, false // the correction as written is in the Check itself
+		}
+		r.smu.Unlock()
 		r.save(ctx, ev.Check)
 	}
 	if ev.Kind != pipeline.EventItem {
@@ -123,6 +156,52 @@ func (r *recording) event(ctx context.Context, ev pipeline.Event) {
 	case pipeline.Correction:
 		r.draft(ctx, it)
 	}
+}
+
+// delta adds streamed text, saving the case with the correction so far
+// when the last such save is a second old, and otherwise making sure one
+// happens within the second.
+func (r *recording) delta(ctx context.Context, text string) {
+	r.smu.Lock()
+	defer r.smu.Unlock()
+	r.streamed.WriteString(text)
+	r.unsaved = true
+	if r.now().Sub(r.savedAt) >= streamEvery {
+		r.flushLocked(ctx)
+		return
+	}
+	if r.timer == nil {
+		r.timer = time.AfterFunc(streamEvery-r.now().Sub(r.savedAt), func() {
+			r.smu.Lock()
+			defer r.smu.Unlock()
+			r.timer = nil
+			r.flushLocked(ctx)
+		})
+	}
+}
+
+// flushLocked saves the last snapshot of the Check with the correction
+// streamed so far, if there is text not saved yet. r.smu is held.
+func (r *recording) flushLocked(ctx context.Context) {
+	if !r.unsaved || !r.streaming || r.last == nil {
+		return
+	}
+	c := r.last.Clone()
+	c.Correction.Text = r.streamed.String()
+	r.unsaved, r.savedAt = false, r.now()
+	r.save(ctx, c)
+}
+
+// stopStream drops a pending stream save: the run is over and the whole
+// Check is saved next.
+func (r *recording) stopStream() {
+	r.smu.Lock()
+	defer r.smu.Unlock()
+	if r.timer != nil {
+		r.timer.Stop()
+		r.timer = nil
+	}
+	r.streaming = false
 }
 
 // draft keeps the model's correction (the store skips a repeat).

@@ -3,6 +3,7 @@ package cases
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -78,5 +79,74 @@ func TestSnapshotterSavesUsedPagesOnce(t *testing.T) {
 	c.Sources[0].FetchedAt = t0.Add(time.Hour)
 	if err := s.Save(ctx, c); err != nil || len(st.calls) != 3 || st.calls[2].url != "https://a.example/1" {
 		t.Errorf("a page read again was not stored again: %+v, %v", st.calls, err)
+	}
+}
+
+// memCases records the correction text of every Save.
+type memCases struct {
+	memSnaps
+	saves []string
+}
+
+func (m *memCases) Save(_ context.Context, c *pipeline.Check) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.saves = append(m.saves, c.Correction.Text)
+	return nil
+}
+
+func (m *memCases) SaveDraft(context.Context, string, string, bool) error { return nil }
+
+func (m *memCases) texts() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.saves...)
+}
+
+// TestStreamedCorrectionIsSaved: the correction is saved as it streams, at
+// most a second behind (so kill -9 loses at most a second of it), and not
+// once per token.
+func TestStreamedCorrectionIsSaved(t *testing.T) {
+	st := &memCases{}
+	at := time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC)
+	var clock sync.Mutex
+	now := func() time.Time { clock.Lock(); defer clock.Unlock(); return at }
+	advance := func(d time.Duration) { clock.Lock(); at = at.Add(d); clock.Unlock() }
+	r := &recording{o: RecordOptions{Store: st}, id: "c1", now: now}
+	ctx := context.Background()
+	snap := &pipeline.Check{ID: "c1"}
+	r.event(ctx, pipeline.Event{Kind: pipeline.EventStageStarted, Stage: pipeline.StageCorrection, Check: snap})
+	r.event(ctx, pipeline.Event{Kind: pipeline.EventTokenDelta, Stage: pipeline.StageCorrection, Delta: "This post "})
+	for i := 0; i < 50; i++ { // fifty tokens within the same second: no save each
+		r.event(ctx, pipeline.Event{Kind: pipeline.EventTokenDelta, Stage: pipeline.StageCorrection, Delta: "."})
+	}
+	got := st.texts()
+	if len(got) != 2 || got[1] != "This post " {
+		t.Fatalf("saves after the first second's tokens: %q; want the start, then the first token at once", got)
+	}
+	advance(1100 * time.Millisecond)
+	r.event(ctx, pipeline.Event{Kind: pipeline.EventTokenDelta, Stage: pipeline.StageCorrection, Delta: "is false"})
+	got = st.texts()
+	if last := got[len(got)-1]; last != "This post "+strings.Repeat(".", 50)+"is false" {
+		t.Errorf("after a second the whole text so far is saved; got %q", last)
+	}
+	// Tokens that arrive and then stop are saved by the timer within a second.
+	r.event(ctx, pipeline.Event{Kind: pipeline.EventTokenDelta, Stage: pipeline.StageCorrection, Delta: " and"})
+	deadline := time.Now().Add(3 * time.Second)
+	for !strings.HasSuffix(st.texts()[len(st.texts())-1], " and") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the last tokens were never saved: %q", st.texts())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The finished correction comes as an item; the stream stops there.
+	done := &pipeline.Check{ID: "c1", Correction: pipeline.Correction{Text: "This post is false."}}
+	r.event(ctx, pipeline.Event{Kind: pipeline.EventItem, Stage: pipeline.StageCorrection, Item: done.Correction, Check: done})
+	n := len(st.texts())
+	r.event(ctx, pipeline.Event{Kind: pipeline.EventTokenDelta, Stage: pipeline.StageCorrection, Delta: "late"})
+	advance(2 * time.Second)
+	r.stopStream()
+	if got := st.texts(); len(got) != n || got[n-1] != "This post is false." {
+		t.Errorf("after the correction item: %q", got)
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/sqlitedb"
 )
 
@@ -47,6 +48,10 @@ type Options struct {
 	// ignored: they are too common to be keys and replacing them would
 	// mangle text.
 	Secrets []string
+	// ReadOnly opens an existing database for reading only (a read-only
+	// data directory): List, Get, Resolve, Drafts and Snapshots work; every
+	// write fails.
+	ReadOnly bool
 }
 
 // DefaultPath is the cases database under muse's data directory
@@ -59,7 +64,7 @@ type Store struct {
 	db     *sql.DB
 	path   string
 	now    func() time.Time
-	redact *strings.Replacer
+	redact *sources.Redactor
 
 	mu   sync.Mutex
 	last map[string][32]byte // hash of the JSON this Store last wrote per case, to skip identical saves
@@ -81,37 +86,23 @@ func OpenOptions(ctx context.Context, o Options) (*Store, error) {
 	if o.Path == "" {
 		return nil, errors.New("open cases: no database path given")
 	}
-	db, err := sqlitedb.Open(o.Path, sqlitedb.Options{Busy: busyTimeout})
+	db, err := sqlitedb.Open(o.Path, sqlitedb.Options{Busy: busyTimeout, ReadOnly: o.ReadOnly})
 	if err != nil {
 		return nil, fmt.Errorf("open cases %s: %w", o.Path, err)
 	}
-	s := &Store{db: db, path: o.Path, now: time.Now, last: map[string][32]byte{}, redact: newRedactor(o.Secrets)}
-	if err := s.migrate(ctx); err != nil {
+	s := &Store{db: db, path: o.Path, now: time.Now, last: map[string][32]byte{}, redact: sources.NewRedactor(o.Secrets...)}
+	check := s.migrate
+	if o.ReadOnly {
+		check = s.checkVersion
+	}
+	if err := check(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open cases %s: %w", o.Path, err)
 	}
 	return s, nil
 }
 
-func newRedactor(secrets []string) *strings.Replacer {
-	var pairs []string
-	for _, s := range secrets {
-		if len(strings.TrimSpace(s)) >= 6 {
-			pairs = append(pairs, s, "[redacted]")
-		}
-	}
-	if len(pairs) == 0 {
-		return nil
-	}
-	return strings.NewReplacer(pairs...)
-}
-
-func (s *Store) clean(text string) string {
-	if s.redact == nil {
-		return text
-	}
-	return s.redact.Replace(text)
-}
+func (s *Store) clean(text string) string { return s.redact.String(text) }
 
 // Close closes the database.
 func (s *Store) Close() error {
@@ -161,6 +152,19 @@ CREATE TABLE snapshots (
 	PRIMARY KEY (case_id, url)
 );
 `,
+}
+
+// checkVersion is migrate for a read-only store: the schema must be the
+// one this muse knows.
+func (s *Store) checkVersion(ctx context.Context) error {
+	var v int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if v != len(migrations) {
+		return fmt.Errorf("schema version %d, this muse reads %d; open it once with write access to upgrade", v, len(migrations))
+	}
+	return nil
 }
 
 func (s *Store) migrate(ctx context.Context) error {
@@ -407,9 +411,7 @@ func (s *Store) SaveSnapshot(ctx context.Context, id, pageURL, finalURL string, 
 	if err != nil {
 		return fmt.Errorf("save snapshot %s of case %s: %w", pageURL, id, err)
 	}
-	if s.redact != nil {
-		rawHTML = []byte(s.redact.Replace(string(rawHTML)))
-	}
+	rawHTML = s.redact.Bytes(rawHTML)
 	hz, err := gz(rawHTML)
 	if err != nil {
 		return fmt.Errorf("save snapshot %s of case %s: %w", pageURL, id, err)

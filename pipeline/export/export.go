@@ -1,8 +1,8 @@
 // Package export turns a Check into what a newsroom publishes: Markdown for
 // editors, the Check as JSON, a Community Notes-ready note, and schema.org
 // ClaimReview JSON-LD for fact-checkers who publish it. Exports read only
-// the Check: no network, no store, and no secrets (the Check never holds
-// any).
+// the Check: no network, no store; Options.Secrets are redacted from
+// every format.
 package export
 
 import (
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/sources"
 )
 
 // Formats lists the export formats by the names the CLI and the TUI use.
@@ -234,11 +235,19 @@ type Options struct {
 	Format   string // one of Formats
 	Reviewer Reviewer
 	Rating   Rating
+	// Secrets are replaced by "[redacted]" in the export (sources.Redactor):
+	// a key a model echoed into the correction never reaches a file.
+	Secrets []string
 }
 
 // Render exports the check in o.Format, so the CLI and the TUI share one
 // switch. Text formats end with a newline.
 func Render(c *pipeline.Check, o Options) ([]byte, error) {
+	b, err := render(c, o)
+	return sources.NewRedactor(o.Secrets...).Bytes(b), err
+}
+
+func render(c *pipeline.Check, o Options) ([]byte, error) {
 	if c == nil {
 		return nil, fmt.Errorf("export %s: no check given", o.Format)
 	}

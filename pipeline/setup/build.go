@@ -78,10 +78,13 @@ func NewFromConfig(ctx context.Context, cfg *Config, opts pipeline.Options) (e *
 	if opts.SpendCapCheckUSD <= 0 {
 		opts.SpendCapCheckUSD = cfg.SpendCapCheckUSD
 	}
+	if opts.FirstPassHits <= 0 {
+		opts.FirstPassHits = cfg.HitsPerQuery
+	}
 	if !opts.NoLLM {
 		var guard llm.SpendGuard
 		if cfg.SpendCapDayUSD > 0 {
-			ledger, err := spend.Open(ctx, spend.DefaultPath(cfg.DataDir))
+			ledger, err := spend.Open(ctx, cfg.LedgerPath())
 			if err != nil {
 				return nil, nil, err
 			}
@@ -91,6 +94,9 @@ func NewFromConfig(ctx context.Context, cfg *Config, opts pipeline.Options) (e *
 		client, err := newLLMClient(ctx, cfg, opts, cachedClient(cache, &http.Client{Transport: modelTr}),
 			&http.Client{Timeout: ollamaDetectTimeout, Transport: modelTr}, guard)
 		if err != nil {
+			return nil, nil, err
+		}
+		if err := checkCaps(cfg, opts.SpendCapCheckUSD, client); err != nil {
 			return nil, nil, err
 		}
 		m := &pipeline.LLMModel{Client: client}
@@ -235,7 +241,7 @@ func openArchive(ctx context.Context, cfg *Config) (*archive.Store, error) {
 // openCache opens the response cache cfg names; its error says the calls
 // will go uncached.
 func openCache(ctx context.Context, cfg *Config) (*httpcache.Cache, error) {
-	c, err := httpcache.Open(ctx, httpcache.Options{Path: httpcache.DefaultPath(cfg.DataDir), TTL: cfg.CacheTTL,
+	c, err := httpcache.Open(ctx, httpcache.Options{Path: cfg.CachePath(), TTL: cfg.CacheTTL,
 		Bypass: cfg.NoCache, Secrets: cfg.Secrets(), Skip: isModelListing})
 	if err != nil {
 		return nil, fmt.Errorf("the response cache is left out (model and search calls are not cached): open the response cache: %w", err)
@@ -296,7 +302,11 @@ func newLLMClient(ctx context.Context, cfg *Config, opts pipeline.Options, hc, d
 		base := OllamaURL(cfg)
 		models, ok := llm.DetectOllama(ctx, detect, base)
 		chat, embed := llm.SplitEmbeddingModels(models)
-		if !ok || (len(chat) == 0 && lc.Model == "") {
+		switch {
+		case ok && len(chat) == 0 && lc.Model == "":
+			return nil, fmt.Errorf("%w: Ollama answers at %s but has no model pulled: run `ollama pull llama3.1` (or any chat model); or %s",
+				pipeline.ErrNoModel, base, ModelSetupHint)
+		case !ok:
 			return nil, fmt.Errorf("%w: %s", pipeline.ErrNoModel, ModelSetupHint)
 		}
 		lc.BaseURL = llm.OllamaBaseURL(base)
@@ -304,6 +314,10 @@ func newLLMClient(ctx context.Context, cfg *Config, opts pipeline.Options, hc, d
 		if lc.EmbeddingModel == "" {
 			lc.EmbeddingModel = first(embed)
 		}
+	}
+	if lc.BaseURL != "" && lc.Model == "" && !isOpenAI(lc.BaseURL) {
+		return nil, fmt.Errorf("%w: OPENAI_BASE_URL is set (%s) but no model is named for it: set MUSE_MODEL (or model in config.toml) to one of the server's models",
+			pipeline.ErrNoModel, maskURL(lc.BaseURL))
 	}
 	c, err := llm.New(lc)
 	if err != nil {

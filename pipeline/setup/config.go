@@ -1,28 +1,36 @@
-// Package config gathers muse's settings: flags over environment over the
-// config file ($XDG_CONFIG_HOME/muse/config.toml) over defaults. It only
-// reads; each package takes the part it needs as its own Options struct.
+// Package setup turns muse's settings into a running engine: flags over
+// environment over the config file ($XDG_CONFIG_HOME/muse/config.toml) over
+// defaults (Load), the engine built from them (NewFromConfig), what is there
+// to use on this machine (Detect) and `muse doctor`.
 package setup
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/agnivade/levenshtein"
+	"github.com/musecheck/muse/sources/jobs"
 )
 
-// Config is everything muse can be configured with. The TOML keys are the
-// config file's; the env tags name the environment variables that override
-// them.
+// Config is everything muse can be configured with. The toml tags are the
+// config file's keys; the env tags name the environment variables that
+// override them; secret fields are masked wherever they are shown.
 type Config struct {
 	// Model (any OpenAI-compatible server).
 	OpenAIBaseURL  string            `toml:"openai_base_url" env:"OPENAI_BASE_URL"`
-	OpenAIAPIKey   string            `toml:"openai_api_key" env:"OPENAI_API_KEY"`
+	OpenAIAPIKey   string            `toml:"openai_api_key" env:"OPENAI_API_KEY" secret:"true"`
 	Model          string            `toml:"model" env:"MUSE_MODEL"`
 	Models         map[string]string `toml:"models"` // per task: queries, evidence, correction, vision, embeddings
 	EmbeddingModel string            `toml:"embedding_model" env:"MUSE_EMBEDDING_MODEL"`
@@ -31,14 +39,17 @@ type Config struct {
 
 	// Search providers.
 	SearXNGURL      string `toml:"searxng_url" env:"SEARXNG_URL"`
-	BraveAPIKey     string `toml:"brave_api_key" env:"BRAVE_API_KEY"`
-	GoogleCSEKey    string `toml:"google_cse_key" env:"GOOGLE_CSE_KEY"`
+	BraveAPIKey     string `toml:"brave_api_key" env:"BRAVE_API_KEY" secret:"true"`
+	GoogleCSEKey    string `toml:"google_cse_key" env:"GOOGLE_CSE_KEY" secret:"true"`
 	GoogleCSECX     string `toml:"google_cse_cx" env:"GOOGLE_CSE_CX"`
-	SerpAPIKey      string `toml:"serpapi_api_key" env:"SERPAPI_API_KEY"`
-	FactCheckAPIKey string `toml:"google_factcheck_api_key" env:"GOOGLE_FACTCHECK_API_KEY"`
-	SerperAPIKey    string `toml:"serper_api_key" env:"SERPER_API_KEY"`
-	TavilyAPIKey    string `toml:"tavily_api_key" env:"TAVILY_API_KEY"`
-	ExaAPIKey       string `toml:"exa_api_key" env:"EXA_API_KEY"`
+	SerpAPIKey      string `toml:"serpapi_api_key" env:"SERPAPI_API_KEY" secret:"true"`
+	FactCheckAPIKey string `toml:"google_factcheck_api_key" env:"GOOGLE_FACTCHECK_API_KEY" secret:"true"`
+	SerperAPIKey    string `toml:"serper_api_key" env:"SERPER_API_KEY" secret:"true"`
+	TavilyAPIKey    string `toml:"tavily_api_key" env:"TAVILY_API_KEY" secret:"true"`
+	ExaAPIKey       string `toml:"exa_api_key" env:"EXA_API_KEY" secret:"true"`
+	// HitsPerQuery is how many hits each provider returns per query in the
+	// first search (zero: the engine's default of 5).
+	HitsPerQuery int `toml:"hits_per_query" env:"MUSE_HITS_PER_QUERY"`
 
 	// Network.
 	AllowPrivateAddresses bool `toml:"allow_private_addresses" env:"MUSE_ALLOW_PRIVATE_ADDRESSES"`
@@ -58,14 +69,28 @@ type Config struct {
 
 	// Spend caps in US dollars; zero means no cap. A model call whose
 	// estimated cost would take the check's (or today's) spending past the
-	// cap is not made and the stage fails saying so.
+	// cap is not made and the stage fails saying so. A cap needs a price
+	// for every model it would apply to (CheckCaps).
 	SpendCapCheckUSD float64 `toml:"spend_cap_check_usd" env:"MUSE_SPEND_CAP_CHECK_USD"`
 	SpendCapDayUSD   float64 `toml:"spend_cap_day_usd" env:"MUSE_SPEND_CAP_DAY_USD"`
 
 	// Where things live; filled from XDG_* when not set.
-	DataDir   string `toml:"data_dir" env:"MUSE_DATA_DIR"`
-	ConfigDir string `toml:"-"`
-	File      string `toml:"-"` // the config file read, if any
+	DataDir string `toml:"data_dir" env:"MUSE_DATA_DIR"`
+	// DatabaseURL is a newsroom's PostgreSQL (postgres://…): the job
+	// queue, the spend ledger and the response cache are kept there, shared
+	// by every muse that names it. Its password is a secret.
+	DatabaseURL string `toml:"database_url" env:"MUSE_DATABASE_URL" secret:"true"`
+	CacheDir    string `toml:"-"` // $XDG_CACHE_HOME/muse: the response cache
+	ConfigDir   string `toml:"-"`
+	File        string `toml:"-"` // the config file read, if any
+
+	// Problems are what is wrong in the config file (unknown keys, values
+	// of the wrong type), one sentence each; every command warns of them
+	// and doctor lists them.
+	Problems []string `toml:"-"`
+	// Origins says where each setting's value came from, by its TOML key:
+	// "file", "env" or "flag" (absent: the default).
+	Origins map[string]string `toml:"-"`
 }
 
 // Price is what a model costs, in US dollars per million tokens.
@@ -74,34 +99,141 @@ type Price struct {
 	Completion float64 `toml:"completion"`
 }
 
+// ErrConfig is wrapped by Load's error when the configuration cannot be
+// used as it is: a value of the wrong type in the file or the environment.
+var ErrConfig = errors.New("configuration error")
+
 // Load reads the config file (path, or the default one when path is "")
 // and then the environment through getenv. A missing default config file is
-// fine; a named file that is missing or malformed is an error.
+// fine; a named file that is missing, or a file that is not TOML, is an
+// error. Unknown keys are Problems. A value of the wrong type is a Problem
+// too, and Load then returns the Config (for doctor and `config show`)
+// with an error wrapping ErrConfig.
 func Load(path string, getenv func(string) string) (*Config, error) {
-	c := &Config{}
+	c := &Config{Origins: map[string]string{}}
 	c.ConfigDir = xdgDir(getenv, "XDG_CONFIG_HOME", ".config")
 	explicit := path != ""
 	if !explicit {
 		path = filepath.Join(c.ConfigDir, "config.toml")
 	}
-	if _, err := toml.DecodeFile(path, c); err != nil {
-		if !explicit && errors.Is(err, fs.ErrNotExist) {
-			path = ""
-		} else {
+	var bad []string
+	switch b, err := os.ReadFile(path); {
+	case err == nil:
+		typeErrs, err := decodeFile(c, string(b))
+		if err != nil {
 			return nil, fmt.Errorf("read config %s: %w", path, err)
 		}
+		bad = append(bad, typeErrs...)
+		c.File = path
+	case !explicit && errors.Is(err, fs.ErrNotExist):
+	default:
+		return nil, fmt.Errorf("read config %s: %w", path, err)
 	}
-	c.File = path
-	if err := applyEnv(c, getenv); err != nil {
-		return nil, err
-	}
+	bad = append(bad, applyEnv(c, getenv)...)
+	c.Problems = append(c.Problems, bad...)
 	if c.DataDir == "" {
 		c.DataDir = xdgDir(getenv, "XDG_DATA_HOME", filepath.Join(".local", "share"))
 	}
+	c.CacheDir = xdgDir(getenv, "XDG_CACHE_HOME", ".cache")
 	if c.OverridesFile == "" {
 		c.OverridesFile = filepath.Join(c.ConfigDir, "overrides.toml")
 	}
+	if len(bad) > 0 {
+		return c, fmt.Errorf("%w: %s", ErrConfig, strings.Join(bad, "; "))
+	}
 	return c, nil
+}
+
+// decodeFile decodes a config file key by key, so that one value of the
+// wrong type is reported without losing the others; unknown keys (the TOML
+// decoder's undecoded keys) become c.Problems. It returns the type errors;
+// err is for a file that is not TOML at all.
+func decodeFile(c *Config, text string) (typeErrs []string, err error) {
+	var prims map[string]toml.Primitive
+	md, err := toml.Decode(text, &prims)
+	if err != nil {
+		return nil, err
+	}
+	fields := fieldsByKey(c)
+	unknown := func(k string) {
+		msg := "unknown config key " + k
+		if s := closest(k, slices.Collect(maps.Keys(fields))); s != "" {
+			msg += fmt.Sprintf(" (did you mean %s?)", s)
+		}
+		c.Problems = append(c.Problems, msg+"; it is ignored")
+	}
+	for _, key := range slices.Sorted(maps.Keys(prims)) {
+		f, ok := fields[key]
+		if !ok {
+			unknown(key)
+			continue
+		}
+		if err := md.PrimitiveDecode(prims[key], f.Addr().Interface()); err != nil {
+			typeErrs = append(typeErrs, fmt.Sprintf("config key %s: %s", key, plainTOMLError(err, f.Type())))
+			f.SetZero()
+			continue
+		}
+		c.Origins[key] = "file"
+	}
+	// Keys inside a known table that its type has no place for
+	// ([prices.gpt-4o] promt = 1): the decoder's undecoded keys.
+	for _, k := range md.Undecoded() {
+		if _, ok := fields[k[0]]; ok && len(k) > 1 {
+			unknown(k.String())
+		}
+	}
+	return typeErrs, nil
+}
+
+// plainTOMLError says what was wanted instead of the decoder's Go types.
+func plainTOMLError(err error, want reflect.Type) string {
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		return pe.Message
+	}
+	return "want " + kindWord(want)
+}
+
+// kindWord names a setting's type as the config file writes it.
+func kindWord(t reflect.Type) string {
+	switch {
+	case t == reflect.TypeFor[time.Duration]():
+		return `a duration such as "24h"`
+	case t.Kind() == reflect.String:
+		return "a quoted string"
+	case t.Kind() == reflect.Bool:
+		return "true or false"
+	case t.Kind() == reflect.Float64:
+		return "a number such as 0.50"
+	case t.Kind() == reflect.Int:
+		return "a whole number"
+	case t.Kind() == reflect.Map:
+		return "a table"
+	}
+	return t.String()
+}
+
+// fieldsByKey maps each config file key to its field in c.
+func fieldsByKey(c *Config) map[string]reflect.Value {
+	out := map[string]reflect.Value{}
+	v := reflect.ValueOf(c).Elem()
+	for i := range v.NumField() {
+		if k := v.Type().Field(i).Tag.Get("toml"); k != "" && k != "-" {
+			out[k] = v.Field(i)
+		}
+	}
+	return out
+}
+
+// closest is the key nearest to k within two edits, or "".
+func closest(k string, keys []string) string {
+	best, bestD := "", 3
+	for _, c := range slices.Sorted(slices.Values(keys)) {
+		if d := levenshtein.ComputeDistance(k, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
 }
 
 // xdgDir returns $VAR/muse, or ~/fallback/muse when VAR is unset.
@@ -116,65 +248,82 @@ func xdgDir(getenv func(string) string, v, fallback string) string {
 	return filepath.Join(home, fallback, "muse")
 }
 
-func applyEnv(c *Config, getenv func(string) string) error {
-	strs := map[string]*string{
-		"OPENAI_BASE_URL": &c.OpenAIBaseURL, "OPENAI_API_KEY": &c.OpenAIAPIKey, "MUSE_MODEL": &c.Model,
-		"MUSE_EMBEDDING_MODEL": &c.EmbeddingModel, "OLLAMA_HOST": &c.OllamaURL,
-		"SEARXNG_URL": &c.SearXNGURL, "BRAVE_API_KEY": &c.BraveAPIKey, "GOOGLE_CSE_KEY": &c.GoogleCSEKey,
-		"GOOGLE_CSE_CX": &c.GoogleCSECX, "SERPAPI_API_KEY": &c.SerpAPIKey,
-		"GOOGLE_FACTCHECK_API_KEY": &c.FactCheckAPIKey, "SERPER_API_KEY": &c.SerperAPIKey,
-		"TAVILY_API_KEY": &c.TavilyAPIKey, "EXA_API_KEY": &c.ExaAPIKey, "MUSE_RATINGS": &c.RatingsFile,
-		"MUSE_OVERRIDES": &c.OverridesFile, "MUSE_RATINGS_URL": &c.RatingsURL, "MUSE_DATA_DIR": &c.DataDir,
-	}
-	for k, p := range strs {
-		if v := strings.TrimSpace(getenv(k)); v != "" {
-			*p = v
-		}
-	}
-	bools := map[string]*bool{"MUSE_ALLOW_PRIVATE_ADDRESSES": &c.AllowPrivateAddresses, "MUSE_IGNORE_ROBOTS": &c.IgnoreRobots,
-		"MUSE_NO_CACHE": &c.NoCache}
-	for k, p := range bools {
-		v := strings.TrimSpace(getenv(k))
-		if v == "" {
+// applyEnv sets each field with an env tag from its environment variable,
+// when set, and returns a sentence for each value that cannot be read.
+func applyEnv(c *Config, getenv func(string) string) (bad []string) {
+	v := reflect.ValueOf(c).Elem()
+	for i := range v.NumField() {
+		sf := v.Type().Field(i)
+		name := sf.Tag.Get("env")
+		val := strings.TrimSpace(getenv(name))
+		if name == "" || val == "" {
 			continue
 		}
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return fmt.Errorf("environment %s=%q: want 1, 0, true or false", k, v)
-		}
-		*p = b
-	}
-	floats := map[string]*float64{"MUSE_SPEND_CAP_CHECK_USD": &c.SpendCapCheckUSD, "MUSE_SPEND_CAP_DAY_USD": &c.SpendCapDayUSD}
-	for k, p := range floats {
-		v := strings.TrimSpace(getenv(k))
-		if v == "" {
+		if err := setFromString(v.Field(i), val); err != nil {
+			bad = append(bad, fmt.Sprintf("environment %s=%q: %v", name, val, err))
 			continue
 		}
-		f, err := strconv.ParseFloat(strings.TrimPrefix(v, "$"), 64)
-		if err != nil || f < 0 {
-			return fmt.Errorf("environment %s=%q: want an amount in US dollars such as 0.50", k, v)
-		}
-		*p = f
+		c.Origins[sf.Tag.Get("toml")] = "env"
 	}
-	if v := strings.TrimSpace(getenv("MUSE_CACHE_TTL")); v != "" {
-		d, err := time.ParseDuration(v)
+	return bad
+}
+
+// setFromString sets f from an environment variable's text.
+func setFromString(f reflect.Value, s string) error {
+	switch {
+	case f.Type() == reflect.TypeFor[time.Duration]():
+		d, err := time.ParseDuration(s)
 		if err != nil || d < 0 {
-			return fmt.Errorf("environment MUSE_CACHE_TTL=%q: want a duration such as 24h or 30m", v)
+			return errors.New("want a duration such as 24h or 30m")
 		}
-		c.CacheTTL = d
+		f.SetInt(int64(d))
+	case f.Kind() == reflect.String:
+		f.SetString(s)
+	case f.Kind() == reflect.Bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return errors.New("want 1, 0, true or false")
+		}
+		f.SetBool(b)
+	case f.Kind() == reflect.Float64:
+		x, err := strconv.ParseFloat(strings.TrimPrefix(s, "$"), 64)
+		if err != nil || x < 0 {
+			return errors.New("want an amount in US dollars such as 0.50")
+		}
+		f.SetFloat(x)
+	case f.Kind() == reflect.Int:
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return errors.New("want a whole number such as 5")
+		}
+		f.SetInt(int64(n))
+	default:
+		return fmt.Errorf("cannot be set from the environment")
 	}
 	return nil
 }
 
-// Secrets returns every credential in the configuration (empty ones
-// left out): what the case store, the cache, exports and logs must never
-// write down.
+// Secrets returns every credential in the configuration (empty ones left
+// out), and the password of any URL's userinfo: what the case store, the
+// cache, exports and logs must never write down (see Redactor).
 func (c *Config) Secrets() []string {
 	var out []string
-	for _, s := range []string{c.OpenAIAPIKey, c.BraveAPIKey, c.GoogleCSEKey, c.SerpAPIKey, c.FactCheckAPIKey,
-		c.SerperAPIKey, c.TavilyAPIKey, c.ExaAPIKey} {
-		if s = strings.TrimSpace(s); s != "" {
+	v := reflect.ValueOf(c).Elem()
+	for i := range v.NumField() {
+		sf := v.Type().Field(i)
+		if sf.Type.Kind() != reflect.String {
+			continue
+		}
+		s := strings.TrimSpace(v.Field(i).String())
+		if sf.Tag.Get("secret") == "true" && s != "" {
 			out = append(out, s)
+		}
+		if strings.Contains(s, "@") {
+			if u, err := url.Parse(s); err == nil && u.User != nil {
+				if p, ok := u.User.Password(); ok && p != "" {
+					out = append(out, p)
+				}
+			}
 		}
 	}
 	return out
@@ -182,6 +331,30 @@ func (c *Config) Secrets() []string {
 
 // ArchivePath is the SQLite database of every page muse reads.
 func (c *Config) ArchivePath() string { return filepath.Join(c.DataDir, "archive.db") }
+
+// CachePath is the response cache: under $XDG_CACHE_HOME/muse, since it
+// can be deleted at any time (in the data directory for a Config not made
+// by Load, which has no CacheDir).
+func (c *Config) CachePath() string {
+	if c.DatabaseURL != "" {
+		return c.DatabaseURL
+	}
+	return filepath.Join(cmp.Or(c.CacheDir, c.DataDir), "cache.db")
+}
+
+// LedgerPath is where the spend ledger lives: the newsroom's database when
+// DatabaseURL is set (so the day cap counts every process), else spend.db
+// under the data directory.
+func (c *Config) LedgerPath() string {
+	return cmp.Or(c.DatabaseURL, filepath.Join(c.DataDir, "spend.db"))
+}
+
+// QueueOptions say where the job queue of `muse batch --queue` and
+// `muse worker` lives: the newsroom's database, else queue.db under the
+// data directory.
+func (c *Config) QueueOptions() jobs.Options {
+	return jobs.Options{DatabaseURL: c.DatabaseURL, Path: filepath.Join(c.DataDir, "queue.db")}
+}
 
 // InstalledRatingsPath is where `muse sources update` keeps the ratings file.
 func (c *Config) InstalledRatingsPath() string {

@@ -1,8 +1,10 @@
 package setup
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -93,5 +95,78 @@ func TestNewSearchProviderKeys(t *testing.T) {
 		if !strings.Contains(secrets, k) {
 			t.Errorf("Secrets() leaves out %s", k)
 		}
+	}
+}
+
+// TestTemplateHasEveryKey: the file `muse config init` writes names every
+// key, and with every line uncommented it is a config with no problem.
+func TestTemplateHasEveryKey(t *testing.T) {
+	for _, k := range Keys() {
+		if !strings.Contains(ConfigTemplate, "# "+k+" = ") && !strings.Contains(ConfigTemplate, "# ["+k) {
+			t.Errorf("the template lacks %s", k)
+		}
+	}
+	var lines []string
+	for _, l := range strings.Split(ConfigTemplate, "\n") {
+		if strings.HasPrefix(l, "# ") && !strings.HasPrefix(l, "## ") {
+			if rest := strings.TrimPrefix(l, "# "); strings.Contains(rest, " = ") || strings.HasPrefix(rest, "[") {
+				lines = append(lines, rest)
+			}
+		}
+	}
+	// A TOML file lists the plain keys before the tables.
+	var plain, tables []string
+	inTable := false
+	for _, l := range lines {
+		if strings.HasPrefix(l, "[") {
+			inTable = true
+		} else if !strings.HasPrefix(l, "prompt") && !strings.HasPrefix(l, "completion") &&
+			!strings.HasPrefix(l, "queries") && !strings.HasPrefix(l, "correction") {
+			inTable = false
+		}
+		if inTable {
+			tables = append(tables, l)
+		} else {
+			plain = append(plain, l)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "config.toml")
+	os.WriteFile(file, []byte(strings.Join(append(plain, tables...), "\n")), 0o644)
+	c, err := Load(file, env(map[string]string{"HOME": t.TempDir()}))
+	if err != nil || len(c.Problems) > 0 {
+		t.Fatalf("uncommented template: %v %q", err, c.Problems)
+	}
+	if c.Model != "gpt-4o" || c.Models["queries"] != "gpt-4o-mini" || c.HitsPerQuery != 5 || c.SpendCapDayUSD != 5 {
+		t.Errorf("uncommented template read as %+v", c)
+	}
+}
+
+func TestProblemsAndOrigins(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "config.toml")
+	os.WriteFile(file, []byte("modle = \"x\"\nspend_cap_check_usd = \"lots\"\nsearxng_url = \"http://s\"\n[prices.m]\npromt = 1\n"), 0o644)
+	c, err := Load(file, env(map[string]string{"HOME": "/h", "MUSE_MODEL": "m", "OPENAI_BASE_URL": "http://u:pa55word@h/v1"}))
+	if !errors.Is(err, ErrConfig) || c == nil {
+		t.Fatalf("a wrong type: err %v", err)
+	}
+	want := []string{"config key spend_cap_check_usd: want a number such as 0.50",
+		"unknown config key modle (did you mean model?); it is ignored", "unknown config key prices.m.promt; it is ignored"}
+	for _, w := range want {
+		if !slices.Contains(c.Problems, w) {
+			t.Errorf("problems %q lack %q", c.Problems, w)
+		}
+	}
+	if c.Origins["searxng_url"] != "file" || c.Origins["model"] != "env" || c.Origins["ratings"] != "" || c.SpendCapCheckUSD != 0 {
+		t.Errorf("origins %v, cap %v", c.Origins, c.SpendCapCheckUSD)
+	}
+	if !slices.Contains(c.Secrets(), "pa55word") {
+		t.Errorf("the URL's password is not a secret: %q", c.Secrets())
+	}
+	for _, s := range c.Settings() {
+		if strings.Contains(s.Value, "pa55word") {
+			t.Errorf("%s shows the password: %s", s.Key, s.Value)
+		}
+	}
+	if got := maskURL("http://u:pa55word@h/v1"); got != "http://u:****@h/v1" {
+		t.Errorf("maskURL = %q", got)
 	}
 }

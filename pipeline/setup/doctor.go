@@ -3,7 +3,6 @@ package setup
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -46,9 +45,15 @@ func Doctor(ctx context.Context, cfg *Config) []DoctorItem {
 	if file == "" {
 		file = "none (environment and defaults)"
 	}
-	out = append(out, DoctorItem{Name: "configuration", Status: DoctorOK,
-		Detail: fmt.Sprintf("config file: %s; data: %s", file, cfg.DataDir)})
-	out = append(out, doctorModel(ctx, cfg))
+	conf := DoctorItem{Name: "configuration", Status: DoctorOK,
+		Detail: fmt.Sprintf("config file: %s; data: %s; cache: %s", file, cfg.DataDir, cfg.CacheDir)}
+	if len(cfg.Problems) > 0 {
+		conf.Status = DoctorFail
+		conf.Detail += "; " + strings.Join(cfg.Problems, "; ")
+		conf.Fix = "correct or remove those keys (`muse config init --print` shows every key with its type)"
+	}
+	out = append(out, conf)
+	out = append(out, doctorModel(ctx, cfg)...)
 	out = append(out, doctorSearch(ctx, cfg)...)
 	out = append(out, doctorRatings(cfg))
 	out = append(out, doctorArchive(ctx, cfg))
@@ -56,31 +61,60 @@ func Doctor(ctx context.Context, cfg *Config) []DoctorItem {
 	return out
 }
 
-func doctorModel(ctx context.Context, cfg *Config) DoctorItem {
+// doctorModel is the model item, and the prices item when there is a model.
+func doctorModel(ctx context.Context, cfg *Config) []DoctorItem {
 	it := DoctorItem{Name: "model"}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	client, err := NewLLMClient(ctx, cfg, pipeline.Options{})
 	if err != nil {
 		it.Status, it.Detail, it.Fix = DoctorFail, err.Error(), ""
-		if errors.Is(err, pipeline.ErrNoModel) {
-			it.Detail = fmt.Sprintf("no OPENAI_BASE_URL or OPENAI_API_KEY, and no Ollama answers at %s", OllamaURL(cfg))
-			it.Fix = ModelSetupHint
+		if detail, fix := modelProblem(ctx, cfg); detail != "" {
+			it.Detail, it.Fix = detail, fix
 		}
-		return it
+		return []DoctorItem{it}
 	}
+	prices := doctorPrices(cfg, client)
 	models, err := listModels(ctx, client.BaseURL(), cfg.OpenAIAPIKey)
 	if err != nil {
-		it.Status, it.Detail = DoctorFail, fmt.Sprintf("%s: %v", client.BaseURL(), err)
+		it.Status, it.Detail = DoctorFail, fmt.Sprintf("%s: %v", maskURL(client.BaseURL()), err)
 		it.Fix = "check that the server is running and OPENAI_BASE_URL and OPENAI_API_KEY are right"
-		return it
+		return []DoctorItem{it, prices}
 	}
 	want := client.ModelFor(llm.TaskCorrection)
 	it.Status = DoctorOK
-	it.Detail = fmt.Sprintf("%s answers; using %s; it offers %s", client.BaseURL(), want, listOrNone(models, 12))
+	it.Detail = fmt.Sprintf("%s answers; using %s; it offers %s", maskURL(client.BaseURL()), want, listOrNone(models, 12))
 	if len(models) > 0 && !slices.Contains(models, want) {
 		it.Status = DoctorWarn
 		it.Fix = fmt.Sprintf("the server does not list %s: set MUSE_MODEL to one of its models", want)
+	}
+	return []DoctorItem{it, prices}
+}
+
+// doctorPrices says which of the models in use have a price: without one,
+// costs show as $0 and a spend cap cannot count their calls.
+func doctorPrices(cfg *Config, client *llm.Client) DoctorItem {
+	it := DoctorItem{Name: "prices", Status: DoctorOK}
+	var priced, unpriced []string
+	for _, p := range ModelPrices(client) {
+		if p.Priced {
+			priced = append(priced, fmt.Sprintf("%s $%g/$%g per million tokens", p.Model, p.Price.PromptPerMTok, p.Price.CompletionPerMTok))
+		} else {
+			unpriced = append(unpriced, p.Model)
+		}
+	}
+	it.Detail = "priced: " + listOrNone(priced, 6)
+	if len(priced) == 0 {
+		it.Detail = "priced: none"
+	}
+	if len(unpriced) > 0 {
+		it.Detail += "; no price (cost shown as $0): " + strings.Join(unpriced, ", ")
+		it.Status = DoctorWarn
+		it.Fix = fmt.Sprintf("add [prices.\"%s\"] prompt = … completion = … (US dollars per million tokens) to %s", unpriced[0], cfg.configFileName())
+		if err := checkCaps(cfg, cfg.SpendCapCheckUSD, client); err != nil {
+			it.Status = DoctorFail
+			it.Detail += "; a spend cap is set, so checks will not start"
+		}
 	}
 	return it
 }

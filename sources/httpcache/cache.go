@@ -42,6 +42,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/musecheck/muse/sources/pgdb"
+	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/sqlitedb"
 )
 
@@ -377,15 +378,8 @@ func (e *pending) store(ctx context.Context) error {
 		return err
 	}
 	body := e.body
-	if len(e.secrets) > 0 {
-		pairs := make([]string, 0, 2*len(e.secrets))
-		for _, s := range e.secrets {
-			pairs = append(pairs, s, "[redacted]")
-		}
-		r := strings.NewReplacer(pairs...)
-		hj = []byte(r.Replace(string(hj)))
-		body = []byte(r.Replace(string(body)))
-	}
+	r := sources.NewRedactor(e.secrets...)
+	hj, body = r.Bytes(hj), r.Bytes(body)
 	now := e.c.now()
 	_, err = e.c.db.ExecContext(ctx, e.c.sql(`
 INSERT INTO entries (key, method, url, created_at, expires_at, header, body, stream) VALUES (?, ?, ?, ?, ?, ?, ?, ?)

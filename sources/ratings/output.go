@@ -18,15 +18,17 @@ func (r *Rater) RateAll(inputs []string) []Rating {
 	return out
 }
 
-// WriteJSON prints one JSON object per rating, one per line, in order (the
-// `muse sources rate --json` format).
+// WriteJSON prints the ratings as one JSON array, in input order (the
+// `muse sources rate --json` format: a finite answer is an array).
 func WriteJSON(w io.Writer, rs []Rating) error {
+	if rs == nil {
+		rs = []Rating{}
+	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	for _, r := range rs {
-		if err := enc.Encode(r); err != nil {
-			return fmt.Errorf("write ratings: %w", err)
-		}
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(rs); err != nil {
+		return fmt.Errorf("write ratings: %w", err)
 	}
 	return nil
 }

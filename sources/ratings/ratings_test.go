@@ -1,7 +1,6 @@
 package ratings
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"os"
@@ -385,24 +384,22 @@ func TestWriteJSONOrder(t *testing.T) {
 	if err := WriteJSON(&buf, r.RateAll(inputs)); err != nil {
 		t.Fatal(err)
 	}
-	sc := bufio.NewScanner(&buf)
-	var i int
-	for ; sc.Scan(); i++ {
-		var obj map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &obj); err != nil {
-			t.Fatalf("line %d is not a JSON object: %v", i+1, err)
-		}
+	var objs []map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &objs); err != nil {
+		t.Fatalf("not one JSON array: %v\n%s", err, buf.String())
+	}
+	for i, obj := range objs {
 		for _, k := range []string{"input", "domain", "publisher", "factuality", "bias", "tier", "origin"} {
 			if _, ok := obj[k]; !ok {
-				t.Errorf("line %d has no %q: %s", i+1, k, sc.Text())
+				t.Errorf("item %d has no %q: %v", i+1, k, obj)
 			}
 		}
 		if i < len(inputs) && obj["input"] != inputs[i] {
-			t.Errorf("line %d is for %q, want %q", i+1, obj["input"], inputs[i])
+			t.Errorf("item %d is for %q, want %q", i+1, obj["input"], inputs[i])
 		}
 	}
-	if i != len(inputs) {
-		t.Errorf("%d lines for %d inputs", i, len(inputs))
+	if len(objs) != len(inputs) {
+		t.Errorf("%d items for %d inputs", len(objs), len(inputs))
 	}
 	var tb bytes.Buffer
 	if err := WriteTable(&tb, r.RateAll(inputs)); err != nil {

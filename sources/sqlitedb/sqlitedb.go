@@ -23,6 +23,10 @@ type Options struct {
 	Busy     time.Duration // how long a write waits for another process's lock
 	MaxConns int           // open connections; zero means 4
 	Pragmas  []string      // further pragmas, e.g. "foreign_keys(ON)"
+	// ReadOnly opens an existing file for reading only, as immutable: for a
+	// read-only data directory, where SQLite could not create the WAL's
+	// shared-memory file. Nothing may write the file meanwhile.
+	ReadOnly bool
 }
 
 // Open opens the database at path, creating its directory (private to the
@@ -32,6 +36,14 @@ type Options struct {
 func Open(path string, o Options) (*sql.DB, error) {
 	if path == "" {
 		return nil, errors.New("no database path given")
+	}
+	if o.ReadOnly {
+		if _, err := os.Stat(path); err != nil {
+			return nil, err
+		}
+		q := url.Values{"mode": {"ro"}, "immutable": {"1"}}
+		q.Add("_pragma", "query_only(1)")
+		return sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create directory: %w", err)
