@@ -155,10 +155,14 @@ const (
 // Evidence is one quote taken from a source page.
 type Evidence struct {
 	SourceURL string `json:"url"`
-	Quote     string `json:"quote"`
-	Kind      string `json:"kind"`     // refutes|context
-	Verified  bool   `json:"verified"` // found verbatim (after normalisation) in the page's extracted text
-	Included  bool   `json:"included"` // used for the correction; the person may untick it
+	// Quote is the page's own wording, located in the page; ModelQuote is
+	// what the model wrote, kept when it differs (case, punctuation, an
+	// ellipsis, a lead-in) or when the quote could not be verified.
+	Quote      string `json:"quote"`
+	ModelQuote string `json:"model_quote,omitempty"`
+	Kind       string `json:"kind"`     // refutes|context
+	Verified   bool   `json:"verified"` // the page's text up to form (LocateQuote)
+	Included   bool   `json:"included"` // used for the correction; the person may untick it
 	// Reason says why a quote was not verified (and the closest passage of
 	// the page), so the checker sees why it was left out.
 	Reason string `json:"reason,omitempty"`

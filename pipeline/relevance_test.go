@@ -1,15 +1,7 @@
 package pipeline
 
 import (
-	"encoding/csv"
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
-
-	"github.com/musecheck/muse/sources/shareddata"
 )
 
 // TestLexicalThresholdOnRealPairs measures the lexical relevance threshold
@@ -19,70 +11,17 @@ import (
 // positives: each tweet against the fact-check paired with the tweet 500
 // places further on, skipped when it happens to be a pair too).
 func TestLexicalThresholdOnRealPairs(t *testing.T) {
-	dir := filepath.Join(shareddata.Dir(t, "factcheck-tweets-vo-lee-2020"), "politifact")
-	var queries map[string]struct {
-		Raw    string `json:"OriginalTweetContent_Raw"`
-		Images map[string]struct {
-			Text string `json:"text_for_the_image"`
-		} `json:"Images_in_tweet"`
-	}
-	var articles map[string]struct {
-		Claim string   `json:"claim"`
-		Title string   `json:"headerTitle"`
-		Body  []string `json:"body-text"`
-	}
-	var qIndex, aIndex map[string]int
-	for name, v := range map[string]any{"queries_content.json": &queries, "articles_content.json": &articles,
-		"query_mapped.json": &qIndex, "article_mapped.json": &aIndex} {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(b, v); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-	}
-	byQ := map[int]string{}
-	for id, i := range qIndex {
-		byQ[i] = id
-	}
-	byA := map[int]string{}
-	for u, i := range aIndex {
-		byA[i] = u
-	}
-	f, err := os.Open(filepath.Join(dir, "query_article_interaction.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tps, articles := voLee(t)
 	type pair struct{ post, url string }
 	var pairs []pair
 	paired := map[pair]bool{}
-	for _, r := range rows {
-		qi, _ := strconv.Atoi(r[0])
-		ai, _ := strconv.Atoi(r[1])
-		q, ok := queries[byQ[qi]]
-		if a := articles[byA[ai]]; !ok || (a.Title == "" && a.Claim == "" && len(a.Body) == 0) {
-			continue
-		}
-		post := q.Raw
-		for _, im := range q.Images {
-			post += "\n" + im.Text // the OCR text stands in for the image description
-		}
-		p := pair{post, byA[ai]}
-		pairs = append(pairs, p)
-		paired[p] = true
-	}
-	if len(pairs) < 1000 {
-		t.Fatalf("only %d pairs read", len(pairs))
+	for _, p := range tps {
+		pairs = append(pairs, pair{p.Post, p.URL})
+		paired[pair{p.Post, p.URL}] = true
 	}
 	score := func(post, u string) float64 {
 		a := articles[u]
-		return LexicalRelevance(post, a.Title, a.Claim+"\n"+strings.Join(a.Body, "\n"))
+		return LexicalRelevance(post, a.Title, a.Text())
 	}
 	threshold := Options{}.withDefaults().LexicalThreshold
 	var hits, fps, negs int

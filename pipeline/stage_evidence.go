@@ -320,23 +320,36 @@ func (r *run) addQuotes(url string, res PageQuotes) int {
 	add := func(kind string, quotes []string) {
 		for _, q := range quotes {
 			q = cleanQuote(q)
-			nq := normaliseForMatch(q)
-			if q == "" || seen[nq] {
+			if q == "" {
+				continue
+			}
+			m := LocateQuote(q, full)
+			e := Evidence{SourceURL: s.URL, Quote: q, Kind: kind, Verified: m.Verified, Included: m.Verified}
+			if m.Verified {
+				e.Quote = m.PageQuote
+				if e.Quote != q {
+					e.ModelQuote = q
+				}
+			}
+			nq := normaliseForMatch(e.Quote)
+			if seen[nq] {
 				continue
 			}
 			seen[nq] = true
-			ok := VerifyQuote(q, full)
-			if ok && kept[kind] >= 2 {
+			if m.Verified && kept[kind] >= 2 {
 				continue // the paper's limit: two of each kind per page
 			}
-			e := Evidence{SourceURL: s.URL, Quote: q, Kind: kind, Verified: ok, Included: ok}
-			if ok {
+			if m.Verified {
 				kept[kind]++
-				if r.excluded[evidenceKey(s.URL, q)] {
+				if r.excluded[evidenceKey(s.URL, e.Quote)] {
 					e.Included = false
 				}
 			} else {
-				r.warnLocked(StageEvidence, "left out a quote not found on %s: %q", s.URL, clip(q, 80))
+				e.Reason = m.Reason
+				if m.Closest != "" {
+					e.Reason += "; closest passage of the page: \u201c" + m.Closest + "\u201d"
+				}
+				r.warnLocked(StageEvidence, "left out a quote not found on %s (%s): %q", s.URL, m.Reason, clip(q, 80))
 			}
 			r.c.Evidence = append(r.c.Evidence, e)
 			r.itemLocked(StageEvidence, e, "quote found")
