@@ -109,6 +109,9 @@ func (r *run) readOne(ctx context.Context, s *Source) {
 	if s.Status == StatusExcludedRating && !s.Boosted {
 		return
 	}
+	if s.FetchedAt.IsZero() && r.datedLate(s) {
+		return
+	}
 	if len(s.Paragraphs) == 0 || s.FetchedAt.IsZero() {
 		if !r.fetchAndExtract(ctx, s) {
 			return
@@ -200,6 +203,23 @@ func describeRating(fact, bias string) string {
 		return "as excluded"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// datedLate keeps out, unread, a page the search engine dates at or after
+// the cutoff, saying so: every exclusion is shown.
+func (r *run) datedLate(s *Source) bool {
+	cutoff := r.c.Cutoff
+	if cutoff.IsZero() || s.Published.IsZero() || s.Published.Before(cutoff) {
+		return false
+	}
+	engine := "the search engine"
+	if len(s.FoundBy) > 0 {
+		engine, _, _ = strings.Cut(s.FoundBy[0], ": ")
+	}
+	s.Status = StatusExcludedCutoff
+	s.Reason = fmt.Sprintf("%s dates it %s, after the cutoff %s: not fetched", engine,
+		s.Published.Format(time.DateOnly), cutoff.Format(time.DateOnly))
+	return true
 }
 
 // judgeDate applies the paper's length and date rules.
