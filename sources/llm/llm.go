@@ -226,9 +226,9 @@ func New(cfg Config) (*Client, error) {
 		prices[k] = v
 	}
 	return &Client{
-		cfg:    cfg,
-		api:    openai.NewClientWithConfig(oc),
-		prices: prices,
+		cfg:     cfg,
+		api:     openai.NewClientWithConfig(oc),
+		prices:  prices,
 		sleep:   sleepCtx,
 		byTask:  map[string]Usage{},
 		windows: map[string]Window{},
