@@ -97,6 +97,15 @@ type Options struct {
 	// retry backoff (zero: sources/llm's defaults).
 	LLMTimeout    time.Duration
 	LLMRetryDelay time.Duration
+	// LLMDeadline bounds a whole model call, retries and stream included
+	// (zero: 120 s); LLMMaxAnswerBytes caps one answer (zero: 64 KiB).
+	// Past either the call ends with a clear error and keeps what came.
+	LLMDeadline       time.Duration
+	LLMMaxAnswerBytes int
+	// ContextWindow is the model's context in tokens (configuration key
+	// context_window); zero means ask the server. Evidence calls and
+	// max_tokens are sized so that prompt and answer fit.
+	ContextWindow int
 }
 
 func (o Options) withDefaults() Options {

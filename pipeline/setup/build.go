@@ -285,6 +285,7 @@ func NewLLMClient(ctx context.Context, cfg *Config, opts pipeline.Options) (*llm
 func newLLMClient(ctx context.Context, cfg *Config, opts pipeline.Options, hc, detect *http.Client, guard llm.SpendGuard) (*llm.Client, error) {
 	lc := llm.Config{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, Model: cfg.Model, Models: cfg.Models,
 		EmbeddingModel: cfg.EmbeddingModel, Timeout: opts.LLMTimeout, RetryBaseDelay: opts.LLMRetryDelay,
+		Deadline: opts.LLMDeadline, MaxAnswerBytes: opts.LLMMaxAnswerBytes, ContextWindow: opts.ContextWindow,
 		Prices: map[string]llm.Price{}, HTTPClient: hc, SpendGuard: guard}
 	for name, p := range cfg.Prices {
 		lc.Prices[name] = llm.Price{PromptPerMTok: p.Prompt, CompletionPerMTok: p.Completion}

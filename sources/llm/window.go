@@ -37,9 +37,9 @@ type Window struct {
 // (one per three bytes), used only to budget a call before it is made.
 func EstimateTokens(text string) int { return (len(text) + 2) / 3 }
 
-// messagesTokens estimates the prompt tokens of msgs, with the few tokens
+// MessagesTokens estimates the prompt tokens of msgs, with the few tokens
 // each message's role and framing take.
-func messagesTokens(msgs []Message) int {
+func MessagesTokens(msgs []Message) int {
 	n := 0
 	for _, m := range msgs {
 		n += 8 + EstimateTokens(m.Content)
@@ -200,7 +200,7 @@ func (c *Client) fitAnswer(ctx context.Context, ci callInfo, req Request, msgs [
 	if w.Tokens <= 0 {
 		return req.MaxTokens, nil
 	}
-	prompt := messagesTokens(msgs)
+	prompt := MessagesTokens(msgs)
 	room := w.Tokens - prompt
 	if room < minAnswerTokens {
 		e := ci.newError(ErrContextLength, fmt.Sprintf("the prompt (about %d tokens) leaves no room for an answer in the model's context of %d tokens (%s)",

@@ -1,0 +1,52 @@
+package pipeline_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/testworld"
+	"github.com/musecheck/muse/sources/llm/llmtest"
+)
+
+// On small-context servers every evidence call fits: pages per call and
+// max_tokens are sized from the window the server announces, so no call is
+// refused (llama.cpp, vLLM) or cut silently (Ollama); a server that does
+// not announce it (OpenAI's API) names it in its first refusal, and the
+// call is made smaller instead of repeated. The check ends as on a large
+// model: both refuting pages quoted, a correction citing them.
+func TestEvidenceFitsSmallContextServers(t *testing.T) {
+	for _, tc := range []struct {
+		style  string
+		window int
+	}{{llmtest.LimitLlamaCpp, 4096}, {llmtest.LimitVLLM, 4096}, {llmtest.LimitOllama, 4096}, {llmtest.LimitLlamaCppOld, 4096}, {llmtest.LimitOpenAI, 3000}} {
+		t.Run(tc.style, func(t *testing.T) {
+			env := testworld.New(t, nil, llmtest.WithContextLimit(tc.window, tc.style), llmtest.WithModels("test-model"))
+			c, err := env.Check(t, env.Options())
+			if err != nil {
+				t.Fatalf("check: %v\n%s", err, pipeline.Warnings(c))
+			}
+			refused := 0
+			for _, call := range env.LLM.Calls() {
+				if call.Status >= 400 {
+					refused++
+				}
+			}
+			if announced := tc.style != llmtest.LimitOpenAI; (announced && refused > 0) || refused > 1 {
+				t.Errorf("%d calls refused", refused)
+			}
+			if env.LLM.Truncated() > 0 {
+				t.Errorf("%d prompts were cut silently", env.LLM.Truncated())
+			}
+			refuting := map[string]bool{}
+			for _, e := range c.Evidence {
+				if e.Verified && e.Kind == pipeline.KindRefutes {
+					refuting[e.SourceURL] = true
+				}
+			}
+			if len(refuting) < 2 || len(c.Correction.URLs) == 0 || !strings.HasPrefix(c.Correction.Text, "This post is") {
+				t.Errorf("refuting pages %v, correction %+v", refuting, c.Correction)
+			}
+		})
+	}
+}
