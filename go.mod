@@ -17,6 +17,7 @@ require (
 	github.com/charmbracelet/x/exp/golden v0.1.0
 	github.com/charmbracelet/x/exp/teatest v0.0.0-20251215102626-e0db08df7383
 	github.com/corona10/goimagehash v1.1.0
+	github.com/kaptinlin/jsonrepair v0.2.15
 	github.com/markusmobius/go-htmldate v1.10.1
 	github.com/markusmobius/go-trafilatura v1.12.2
 	github.com/muesli/termenv v0.16.0
@@ -55,7 +56,6 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/gorilla/css v1.0.1 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
-	github.com/kaptinlin/jsonrepair v0.2.15 // indirect
 	github.com/lucasb-eyer/go-colorful v1.3.0 // indirect
 	github.com/markusmobius/go-dateparser v1.4.7 // indirect
 	github.com/markusmobius/go-dateutil/v2 v2.9.1 // indirect
@@ -80,7 +80,6 @@ require (
 	github.com/yosssi/gohtml v0.0.0-20201013000340-ee4748c638f4 // indirect
 	github.com/yuin/goldmark v1.7.13 // indirect
 	github.com/yuin/goldmark-emoji v1.0.6 // indirect
-	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/term v0.47.0 // indirect
 	modernc.org/libc v1.80.1 // indirect
