@@ -167,9 +167,20 @@ func TestEndToEndGuards(t *testing.T) {
 }
 
 func TestEndToEndBadModel(t *testing.T) {
-	t.Run("malformed queries", func(t *testing.T) {
+	t.Run("cut queries JSON is repaired", func(t *testing.T) {
 		env := testworld.New(t, nil)
 		env.Model.QueriesAnswer = `{"queries": ["Springfield bicycle ban", ` // cut JSON
+		c, err := env.Check(t, env.Options())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Queries) != 1 || c.Queries[0].Origin != pipeline.OriginModel || c.Queries[0].Text != "Springfield bicycle ban" {
+			t.Fatalf("queries %+v", c.Queries)
+		}
+	})
+	t.Run("malformed queries", func(t *testing.T) {
+		env := testworld.New(t, nil)
+		env.Model.QueriesAnswer = `Sure! I would search for the bicycle story.`
 		c, err := env.Check(t, env.Options())
 		if err != nil {
 			t.Fatal(err)

@@ -187,6 +187,13 @@ func (e *Engine) NewCheck(p Post, cutoff time.Time) *Check {
 	return c
 }
 
+// ErrNoEvidence is returned (wrapped, saying which) by a Run that ended
+// without evidence because every page failed to be read, every search
+// provider failed, or the model's answers could not be read or quoted
+// nothing on their pages. The Check is complete and worth keeping; a
+// genuine "no credible source was found" is no error.
+var ErrNoEvidence = errors.New("no evidence could be obtained")
+
 // ErrEmptyPost is returned for a post with neither text nor images.
 var ErrEmptyPost = errors.New("the post has no text and no images")
 
@@ -199,6 +206,12 @@ type run struct {
 
 	read     map[string]bool // evidence stage: pages already quoted (canonical URL)
 	excluded map[string]bool // evidence stage: quotes the person unticked
+
+	// What happened, for ErrNoEvidence: every first search failed; pages
+	// read for evidence whose answer was unreadable, whose quotes were all
+	// off the page, and that had nothing to quote.
+	searchFailed                      bool
+	evUnreadable, evWrong, evNothing int
 }
 
 // Run runs the stages from `from` to the end over c, publishing events on
@@ -259,6 +272,37 @@ func (e *Engine) Run(ctx context.Context, c *Check, from Stage, events chan<- Ev
 		if err := r.stage(ctx, st); err != nil {
 			return err
 		}
+	}
+	if start <= slices.Index(Stages, StageEvidence) {
+		return r.noEvidence()
+	}
+	return nil
+}
+
+// noEvidence says why a check that ran its evidence stage has no evidence,
+// when it is a failure rather than a genuine absence of sources.
+func (r *run) noEvidence() error {
+	c := r.c
+	if len(c.IncludedEvidence()) > 0 || slices.ContainsFunc(c.Evidence, func(e Evidence) bool { return e.Verified }) {
+		return nil
+	}
+	read, failed := 0, 0
+	for _, s := range c.Sources {
+		if !s.FetchedAt.IsZero() {
+			read++
+		}
+		if s.Status == StatusFetchFailed {
+			failed++
+		}
+	}
+	switch {
+	case r.searchFailed:
+		return fmt.Errorf("%w: every web search provider failed (see the warnings)", ErrNoEvidence)
+	case read == 0 && failed > 0:
+		return fmt.Errorf("%w: every page failed to be read (%d pages)", ErrNoEvidence, failed)
+	case r.evUnreadable+r.evWrong > 0 && r.evNothing == 0:
+		return fmt.Errorf("%w: the model's answers could not be used (for %d pages unreadable, for %d quoting nothing that is on the page)",
+			ErrNoEvidence, r.evUnreadable, r.evWrong)
 	}
 	return nil
 }

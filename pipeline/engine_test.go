@@ -397,13 +397,13 @@ func TestEverythingFails(t *testing.T) {
 	m := &fakeModel{evidence: quoting}
 	e := newTestEngine(t, w, m, Options{})
 	c := e.NewCheck(Post{Text: post}, time.Time{})
-	if _, err := runCheck(t, e, c); err != nil {
-		t.Fatal(err)
+	if _, err := runCheck(t, e, c); !errors.Is(err, ErrNoEvidence) || !strings.Contains(err.Error(), "every page failed to be read") {
+		t.Fatalf("every page failed: err %v, want ErrNoEvidence naming the pages", err)
 	}
 	if c.Correction.Text != NoSourceText || len(c.Evidence) != 0 {
 		t.Fatalf("correction %+v", c.Correction)
 	}
-	// Nothing found at all behaves the same.
+	// Nothing found at all is a genuine "no credible source": no error.
 	w.results = map[int][]string{}
 	c = e.NewCheck(Post{Text: post}, time.Time{})
 	if _, err := runCheck(t, e, c); err != nil || c.Correction.Text != NoSourceText {

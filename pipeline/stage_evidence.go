@@ -237,6 +237,10 @@ func (r *run) weigh(res evidenceResult, pages map[string]EvidencePage, answered 
 		}
 		if !errors.Is(res.err, ErrBadAnswer) {
 			*hardErrs = append(*hardErrs, res.err)
+		} else {
+			r.mu.Lock()
+			r.evUnreadable += len(res.urls)
+			r.mu.Unlock()
 		}
 		return
 	}
@@ -362,8 +366,10 @@ func (r *run) addQuotes(url string, res PageQuotes) int {
 		s.Status, s.Reason = StatusUsed, fmt.Sprintf("%d refuting and %d context quotes", kept[KindRefutes], kept[KindContext])
 	case len(res.Refutes)+len(res.Context) > 0:
 		s.Status, s.Reason = StatusNotNeeded, "read: its quotes could not be found on the page"
+		r.evWrong++
 	default:
 		s.Status, s.Reason = StatusNotNeeded, "read: no paragraph refutes or explains the post"
+		r.evNothing++
 	}
 	return kept[KindRefutes]
 }

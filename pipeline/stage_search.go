@@ -90,6 +90,23 @@ func (r *run) searchPass(ctx context.Context, st Stage, pass, count int) ([]Hit,
 	if len(failures) > 0 && len(failures) == len(qs)*len(r.e.deps.Searchers) {
 		r.warn(st, "every search failed")
 	}
+	web, webFailed := 0, 0
+	for _, s := range r.e.deps.Searchers {
+		if s.Name() != "archive" {
+			web++
+		}
+	}
+	for _, f := range failures {
+		if f.Provider != "archive" {
+			webFailed++
+		}
+	}
+	if pass == 1 && web > 0 && webFailed == len(qs)*web {
+		r.searchFailed = true
+		if webFailed != len(failures) || len(failures) != len(qs)*len(r.e.deps.Searchers) {
+			r.warn(st, "every web search provider failed; only the local archive answered")
+		}
+	}
 	seen := map[string]bool{}
 	for _, h := range c.Hits {
 		seen[sources.Key(h.URL)] = true
