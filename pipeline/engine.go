@@ -210,7 +210,7 @@ type run struct {
 	// What happened, for ErrNoEvidence: every first search failed; pages
 	// read for evidence whose answer was unreadable, whose quotes were all
 	// off the page, and that had nothing to quote.
-	searchFailed                      bool
+	searchFailed                     bool
 	evUnreadable, evWrong, evNothing int
 }
 
