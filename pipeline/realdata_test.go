@@ -86,3 +86,12 @@ func voLee(t testing.TB) ([]tweetPair, map[string]politifactArticle) {
 	}
 	return pairs, articles
 }
+
+// RealPolitiFactPair is one real tweet and the text of the PolitiFact
+// fact-check about it, for the external tests of this package.
+func RealPolitiFactPair(t testing.TB, n int) (post, url, title string, paragraphs []string) {
+	pairs, articles := voLee(t)
+	p := pairs[n%len(pairs)]
+	a := articles[p.URL]
+	return p.Post, p.URL, a.Title, append([]string{a.Claim}, a.Body...)
+}

@@ -94,6 +94,21 @@ func unseenModel(req openai.ChatCompletionRequest) (llmtest.Reply, error) {
 		strings.Join(urls, "; ") + ")."}, nil
 }
 
+// worldConfig is the configuration of a loopback world: the model and
+// SearXNG at these addresses, the test world's publisher ratings, data in a
+// temporary directory.
+func worldConfig(t *testing.T, modelURL, searxngURL string) *setup.Config {
+	t.Helper()
+	dir := t.TempDir()
+	ratings := filepath.Join(dir, "ratings.csv")
+	if err := os.WriteFile(ratings, testworld.RatingsCSV, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return &setup.Config{OpenAIBaseURL: modelURL, OpenAIAPIKey: "sk-test", Model: "test-model",
+		SearXNGURL: searxngURL, AllowPrivateAddresses: true, IgnoreRobots: true, RatingsFile: ratings, DataDir: dir,
+		OverridesFile: filepath.Join(dir, "overrides.toml"), ConfigDir: dir}
+}
+
 func TestUnseenWorldReachesEvidence(t *testing.T) {
 	pages := unseenPages()
 	srv := llmtest.NewReplyServer(t, unseenModel)
@@ -121,15 +136,7 @@ func TestUnseenWorldReachesEvidence(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"query": r.URL.Query().Get("q"), "results": res})
 	}))
 	t.Cleanup(sx.Close)
-	dir := t.TempDir()
-	ratings := filepath.Join(dir, "ratings.csv")
-	if err := os.WriteFile(ratings, testworld.RatingsCSV, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg := &setup.Config{OpenAIBaseURL: srv.BaseURL, OpenAIAPIKey: "sk-test", Model: "test-model",
-		SearXNGURL: sx.URL, AllowPrivateAddresses: true, IgnoreRobots: true, RatingsFile: ratings, DataDir: dir,
-		OverridesFile: filepath.Join(dir, "overrides.toml"), ConfigDir: dir}
-	e, closeFn, err := setup.NewFromConfig(context.Background(), cfg,
+	e, closeFn, err := setup.NewFromConfig(context.Background(), worldConfig(t, srv.BaseURL, sx.URL),
 		pipeline.Options{PageProxy: testworld.NewsProxy(t, pages), LLMRetryDelay: 10 * time.Millisecond, RefutingPages: 4, FirstPassHits: 10})
 	if err != nil {
 		t.Fatal(err)
