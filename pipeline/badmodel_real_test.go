@@ -53,7 +53,7 @@ func TestBadModelOnRealPages(t *testing.T) {
 		{"refusal text", llmtest.Reply{Text: "I'm sorry, but I can't assist with that."}, "model refused", false},
 		{"json for another task", llmtest.Reply{Text: `{"queries": ["fact check", "politifact"]}`}, "malformed", false},
 		{"quotes from the post", llmtest.Reply{Text: articles(postSentence + " " + postSentence)}, "left out a quote", false},
-		{"faithful (control)", llmtest.Reply{Text: "<think>The page says {x}.</think>" + articles("According to the article, " + paraQuote)}, "", true},
+		{"faithful (control)", llmtest.Reply{Text: "<think>The page says {x}.</think>" + articles("According to the article, "+paraQuote)}, "", true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
