@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/musecheck/muse/sources"
 )
 
 // Kinds of failure. An *APIError matches its kind with errors.Is:
@@ -230,29 +232,18 @@ func (ci callInfo) classifyTransport(e *APIError, err error) {
 }
 
 // retryAfter reads OpenAI's retry-after-ms, then the standard Retry-After
-// (seconds or an HTTP date).
+// (sources.RetryAfter: seconds or an HTTP date).
 func retryAfter(h http.Header) time.Duration {
 	if h == nil {
 		return 0
 	}
 	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < float64(sources.MaxRetryAfter/time.Millisecond) {
 			return time.Duration(ms * float64(time.Millisecond))
 		}
 	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
+	d, _ := sources.RetryAfter(h, time.Now())
+	return d
 }
 
 // bodyMessage pulls a message out of an error body go-openai could not
