@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/llm"
 )
 
 // Check is one fact-check of one post: its input, everything each stage
@@ -177,27 +178,17 @@ type Correction struct {
 	Model    string   `json:"model,omitempty"`
 }
 
-// Usage counts model calls, tokens, cost and time for the check.
-// CachedCalls are the calls among LLMCalls answered by the response cache:
-// their tokens count, their cost is 0.
+// Usage counts model calls, tokens, cost and time for the check, in all
+// and by stage. CachedCalls are the calls among LLMCalls answered by the
+// response cache: their tokens count, their cost is 0.
 type Usage struct {
-	LLMCalls         int                   `json:"llm_calls"`
-	CachedCalls      int                   `json:"cached_calls"`
-	PromptTokens     int                   `json:"prompt_tokens"`
-	CompletionTokens int                   `json:"completion_tokens"`
-	CostUSD          float64               `json:"cost_usd"`
-	Seconds          float64               `json:"seconds"`
-	ByStage          map[string]StageUsage `json:"by_stage,omitempty"`
+	llm.Usage
+	Seconds float64               `json:"seconds"`
+	ByStage map[string]StageUsage `json:"by_stage,omitempty"`
 }
 
-// StageUsage is Usage for one stage.
-type StageUsage struct {
-	LLMCalls         int     `json:"llm_calls"`
-	CachedCalls      int     `json:"cached_calls"`
-	PromptTokens     int     `json:"prompt_tokens"`
-	CompletionTokens int     `json:"completion_tokens"`
-	CostUSD          float64 `json:"cost_usd"`
-}
+// StageUsage is Usage for one stage: the same record as a call's.
+type StageUsage = llm.Usage
 
 // Clone returns a deep copy of c, so that a caller can read it while the
 // engine keeps working on the original (events carry clones of items for

@@ -420,20 +420,12 @@ func (r *run) addUsage(st Stage, u CallUsage) {
 	}
 	r.mu.Lock()
 	us := &r.c.Usage
-	us.LLMCalls += u.Calls
-	us.CachedCalls += u.CachedCalls
-	us.PromptTokens += u.PromptTokens
-	us.CompletionTokens += u.CompletionTokens
-	us.CostUSD += u.CostUSD
+	us.Add(u)
 	if us.ByStage == nil {
 		us.ByStage = map[string]StageUsage{}
 	}
 	s := us.ByStage[string(st)]
-	s.LLMCalls += u.Calls
-	s.CachedCalls += u.CachedCalls
-	s.PromptTokens += u.PromptTokens
-	s.CompletionTokens += u.CompletionTokens
-	s.CostUSD += u.CostUSD
+	s.Add(u)
 	us.ByStage[string(st)] = s
 	snapshot := *us
 	snapshot.ByStage = maps.Clone(us.ByStage) // parallel evidence calls write it

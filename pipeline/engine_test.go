@@ -108,10 +108,10 @@ type fakeModel struct {
 
 func (m *fakeModel) Queries(ctx context.Context, in QueriesInput) ([]string, bool, CallUsage, error) {
 	if m.queries == nil {
-		return []string{"q1", "q2", "q3"}, true, CallUsage{Calls: 1, PromptTokens: 100}, nil
+		return []string{"q1", "q2", "q3"}, true, CallUsage{LLMCalls: 1, PromptTokens: 100}, nil
 	}
 	q, ok, err := m.queries(in)
-	return q, ok, CallUsage{Calls: 1, PromptTokens: 100}, err
+	return q, ok, CallUsage{LLMCalls: 1, PromptTokens: 100}, err
 }
 
 func (m *fakeModel) Evidence(ctx context.Context, in EvidenceInput) ([]string, []string, CallUsage, error) {
@@ -119,7 +119,7 @@ func (m *fakeModel) Evidence(ctx context.Context, in EvidenceInput) ([]string, [
 	m.evidenceFor = append(m.evidenceFor, in.URL)
 	m.mu.Unlock()
 	r, c, err := m.evidence(ctx, in)
-	return r, c, CallUsage{Calls: 1, PromptTokens: 300}, err
+	return r, c, CallUsage{LLMCalls: 1, PromptTokens: 300}, err
 }
 
 func (m *fakeModel) Correction(ctx context.Context, in CorrectionInput, onDelta func(string)) (string, CallUsage, error) {
@@ -134,7 +134,7 @@ func (m *fakeModel) Correction(ctx context.Context, in CorrectionInput, onDelta 
 	for _, w := range strings.SplitAfter(text, " ") {
 		onDelta(w)
 	}
-	return text, CallUsage{Calls: 1, PromptTokens: 400}, err
+	return text, CallUsage{LLMCalls: 1, PromptTokens: 400}, err
 }
 
 func (m *fakeModel) Describe(ctx context.Context, p Post, im Image) (string, CallUsage, error) {

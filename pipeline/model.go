@@ -30,9 +30,7 @@ func usageOf(resp *llm.Response) CallUsage {
 	if resp == nil {
 		return CallUsage{}
 	}
-	u := resp.Usage
-	return CallUsage{Calls: u.Calls, CachedCalls: u.CachedCalls, PromptTokens: u.PromptTokens,
-		CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD}
+	return resp.Usage
 }
 
 // badAnswer marks the llm errors that are about what the model said rather
@@ -155,9 +153,7 @@ func (m *LLMModel) ModelName(task string) string { return m.Client.ModelFor(task
 
 // Embed implements Embedder.
 func (m *LLMModel) Embed(ctx context.Context, texts []string) ([][]float32, CallUsage, error) {
-	v, u, err := m.Client.Embed(ctx, texts)
-	return v, CallUsage{Calls: u.Calls, CachedCalls: u.CachedCalls, PromptTokens: u.PromptTokens,
-		CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD}, err
+	return m.Client.Embed(ctx, texts)
 }
 
 // VisionModel is a Model that can also look at an image. LLMModel is one;
@@ -265,7 +261,9 @@ func (m *LLMModel) evidenceCall(ctx context.Context, post prompts.Post, pages []
 		Schema: prompts.EvidencePagesSchema(), MaxTokens: sh.answer})
 	if errors.Is(err, llm.ErrContextLength) {
 		if out, u, err2, ok := m.shrinkEvidence(ctx, post, pages, sh); ok {
-			return out, addUsage(usageOf(resp), u), err2
+			used := usageOf(resp)
+			used.Add(u)
+			return out, used, err2
 		}
 	}
 	if err != nil {
@@ -296,7 +294,8 @@ func (m *LLMModel) shrinkEvidence(ctx context.Context, post prompts.Post, pages 
 				second[i].Page += half
 			}
 		}
-		u := addUsage(u1, u2)
+		u := u1
+		u.Add(u2)
 		if err1 != nil && err2 != nil {
 			return nil, u, err1, true
 		}
@@ -311,15 +310,6 @@ func (m *LLMModel) shrinkEvidence(ctx context.Context, post prompts.Post, pages 
 		return out, u, err, true
 	}
 	return nil, CallUsage{}, nil, false
-}
-
-func addUsage(a, b CallUsage) CallUsage {
-	a.Calls += b.Calls
-	a.CachedCalls += b.CachedCalls
-	a.PromptTokens += b.PromptTokens
-	a.CompletionTokens += b.CompletionTokens
-	a.CostUSD += b.CostUSD
-	return a
 }
 
 // ErrBadAnswer marks a model answer that could not be used (malformed JSON,

@@ -27,7 +27,7 @@ func (m *batchModel) EvidencePages(ctx context.Context, in EvidencePagesInput) (
 	m.batches = append(m.batches, urls)
 	m.mu.Unlock()
 	pqs, err := m.answer(in)
-	return pqs, CallUsage{Calls: 1, PromptTokens: 500}, err
+	return pqs, CallUsage{LLMCalls: 1, PromptTokens: 500}, err
 }
 
 // keyedQuoting answers each page of a call with the quotes really on it,

@@ -357,7 +357,7 @@ func (c *Client) streamOnce(ctx context.Context, ci callInfo, creq openai.ChatCo
 	}
 	_, header := info.get()
 	cached := fromCache(header)
-	resp := &Response{Usage: Usage{Calls: 1}}
+	resp := &Response{Usage: Usage{LLMCalls: 1}}
 	if cached {
 		resp.Usage.CachedCalls = 1
 	}

@@ -74,7 +74,7 @@ func (c *Client) embedBatch(ctx context.Context, batch []string) ([][]float32, U
 	if err != nil {
 		return nil, Usage{}, err
 	}
-	u := Usage{Calls: 1, PromptTokens: res.Usage.PromptTokens}
+	u := Usage{LLMCalls: 1, PromptTokens: res.Usage.PromptTokens}
 	if cached {
 		u.CachedCalls = 1
 	} else {

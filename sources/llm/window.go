@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/musecheck/muse/sources/httpcache"
 )
 
 // A model's context window holds the prompt and the answer together. The
@@ -88,6 +90,7 @@ func (c *Client) learnWindow(model string, tokens int) {
 // and /props n_ctx, then Ollama's /api/show (num_ctx, else Ollama's
 // default, never more than the model's own context_length).
 func (c *Client) discoverWindow(ctx context.Context, model string) Window {
+	ctx = httpcache.WithoutCache(ctx) // a server's num_ctx can change between runs: ask it, not the cache
 	hc := c.cfg.HTTPClient
 	if hc == nil {
 		hc = http.DefaultClient
