@@ -74,9 +74,9 @@ type CorrectionInput struct {
 type EvidenceForPrompt struct {
 	URL       string
 	Publisher string
-	Tier      string
+	Tier      Tier
 	Published time.Time
-	Kind      string
+	Kind      Kind
 	Quote     string
 }
 
@@ -94,7 +94,7 @@ type Rating struct {
 	Publisher   string
 	Factuality  string
 	Bias        string
-	Tier        string // high|medium|low|excluded|unrated
+	Tier        Tier
 	Origin      string // where the rating came from
 	UserContent bool   // a platform of user posts (social media, video): never a reference
 	Boost       bool   // the person always wants this publisher first

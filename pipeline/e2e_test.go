@@ -24,7 +24,7 @@ func TestEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{
+	want := map[string]pipeline.Status{
 		"www.reuters.com": pipeline.StatusUsed, "apnews.com": pipeline.StatusUsed,
 		"www.rumours.example": pipeline.StatusExcludedRating, "www.latenews.example": pipeline.StatusExcludedCutoff,
 		"www.undated.example": pipeline.StatusUndated, "www.shortnews.example": pipeline.StatusTooShort,

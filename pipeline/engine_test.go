@@ -227,7 +227,7 @@ func runCheck(t *testing.T, e *Engine, c *Check) ([]Event, error) {
 	return evs, err
 }
 
-func statusOf(c *Check, u string) string {
+func statusOf(c *Check, u string) Status {
 	if s := c.SourceByURL(u); s != nil {
 		return s.Status
 	}
@@ -243,7 +243,7 @@ func TestRunWholeCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{
+	want := map[string]Status{
 		"https://www.reuters.com/a": StatusUsed, "https://apnews.com/b": StatusUsed,
 		"https://lowsite.example/d": StatusExcludedRating, "https://late.example/e": StatusExcludedCutoff,
 		"https://undated.example/f": StatusUndated, "https://short.example/g": StatusTooShort,

@@ -227,8 +227,8 @@ func TestFaultPages(t *testing.T) {
 		name   string
 		host   string
 		h      http.Handler
-		status string   // the fault page's source status
-		reason []string // words its reason must carry
+		status pipeline.Status // the fault page's source status
+		reason []string        // words its reason must carry
 	}{
 		{"huge page", "www.huge.example", fixedPage("text/html", append([]byte("<html><body><p>"), bytes.Repeat([]byte("a "), 5<<20)...)),
 			pipeline.StatusFetchFailed, []string{"too large"}},

@@ -319,9 +319,9 @@ func (r *run) addQuotes(url string, res PageQuotes) int {
 	defer r.mu.Unlock()
 	s := r.c.SourceByURL(url)
 	full := strings.Join(s.Paragraphs, "\n")
-	kept := map[string]int{}
+	kept := map[Kind]int{}
 	seen := map[string]bool{}
-	add := func(kind string, quotes []string) {
+	add := func(kind Kind, quotes []string) {
 		for _, q := range quotes {
 			q = cleanQuote(q)
 			if q == "" {

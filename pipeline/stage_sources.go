@@ -288,7 +288,6 @@ func (r *run) eligibleCount() int {
 	return n
 }
 
-var tierOrder = map[string]int{TierHigh: 0, TierMedium: 1, TierLow: 2, TierUnrated: 3, TierExcluded: 4}
 
 // rank orders sources: usable ones first (boosted, then tier high > medium
 // > low > unrated, then relevance), then the rest in the order found.
@@ -310,16 +309,9 @@ func (r *run) rank() {
 			}
 			return 1
 		}
-		if c := cmp.Compare(tierRank(a.Tier), tierRank(b.Tier)); c != 0 {
+		if c := cmp.Compare(a.Tier.Rank(), b.Tier.Rank()); c != 0 {
 			return c
 		}
 		return cmp.Compare(b.Relevance, a.Relevance)
 	})
-}
-
-func tierRank(t string) int {
-	if v, ok := tierOrder[t]; ok {
-		return v
-	}
-	return tierOrder[TierUnrated]
 }

@@ -23,11 +23,22 @@ type Page struct {
 	Paragraphs []string
 }
 
-// Evidence kinds, as in the pipeline's Check record.
+// Kind is what a quote does to the post; the pipeline's Check uses it.
+type Kind string
+
+// Evidence kinds.
 const (
-	KindRefutes = "refutes"
-	KindContext = "context"
+	KindRefutes Kind = "refutes"
+	KindContext Kind = "context"
 )
+
+// Rank orders kinds: refutations (0) before context (1).
+func (k Kind) Rank() int {
+	if k == KindRefutes {
+		return 0
+	}
+	return 1
+}
 
 // Evidence builds the evidence-extraction prompt for one page, its text cut
 // to MaxArticleChars. Send it with EvidenceSchema().

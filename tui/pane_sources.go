@@ -19,7 +19,7 @@ type column struct {
 
 func (m *Model) sourceColumns(w int) []column {
 	pub := column{"publisher", 16, func(s pipeline.Source) string { return firstNonEmpty(s.Publisher, s.Domain) }}
-	tier := column{"tier", 8, func(s pipeline.Source) string { return s.Tier }}
+	tier := column{"tier", 8, func(s pipeline.Source) string { return string(s.Tier) }}
 	fact := column{"factuality", 11, func(s pipeline.Source) string { return s.Factuality }}
 	bias := column{"bias", 13, func(s pipeline.Source) string { return s.Bias }}
 	published := column{"published", 10, func(s pipeline.Source) string {
@@ -76,7 +76,7 @@ func statusWord(s pipeline.Source) string {
 	case "":
 		return ""
 	}
-	return "✗ " + strings.ReplaceAll(s.Status, "_", " ")
+	return "✗ " + strings.ReplaceAll(string(s.Status), "_", " ")
 }
 
 func keptOut(s pipeline.Source) bool {
@@ -238,7 +238,7 @@ func (m *Model) whyPane(w, h int) string {
 	var quotes []string
 	for _, e := range m.check.Evidence {
 		if e.SourceURL == s.URL || e.SourceURL == s.FinalURL {
-			quotes = append(quotes, e.Kind+": “"+e.Quote+"”")
+			quotes = append(quotes, string(e.Kind)+": “"+e.Quote+"”")
 		}
 	}
 	if len(quotes) > 0 {

@@ -349,5 +349,5 @@ type raterAdapter struct{ r *ratings.Rater }
 func (a raterAdapter) Rate(u string) pipeline.Rating {
 	rt := a.r.Rate(u)
 	return pipeline.Rating{Domain: cmp.Or(rt.Domain, sources.HostOf(u)), Publisher: rt.Publisher, Factuality: rt.Factuality,
-		Bias: rt.Bias, Tier: string(rt.Tier), Origin: rt.Origin, UserContent: rt.UserContent, Boost: rt.Boost, Drop: rt.Drop}
+		Bias: rt.Bias, Tier: rt.Tier, Origin: rt.Origin, UserContent: rt.UserContent, Boost: rt.Boost, Drop: rt.Drop}
 }
