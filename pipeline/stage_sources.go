@@ -288,7 +288,6 @@ func (r *run) eligibleCount() int {
 	return n
 }
 
-
 // rank orders sources: usable ones first (boosted, then tier high > medium
 // > low > unrated, then relevance), then the rest in the order found.
 func (r *run) rank() {
