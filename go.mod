@@ -27,6 +27,7 @@ require (
 	github.com/temoto/robotstxt v1.1.2
 	golang.org/x/image v0.48.0
 	golang.org/x/net v0.62.0
+	golang.org/x/sync v0.25.0
 	golang.org/x/text v0.44.0
 	modernc.org/sqlite v1.62.0
 )

@@ -11,6 +11,7 @@ import (
 
 	"github.com/musecheck/muse/prompts"
 	"github.com/musecheck/muse/sources"
+	"golang.org/x/sync/errgroup"
 )
 
 // evidence quotes the pages, best first and many at once, until enough
@@ -145,35 +146,32 @@ func (r *run) evidenceRound(ctx context.Context, urls []string) (int, error) {
 			Paragraphs: selectParagraphs(post, s.Paragraphs, r.e.opts.EvidenceTokens)}
 	}
 	size, calls := r.batchShape()
-	results := make(chan evidenceResult)
-	sem := make(chan struct{}, calls)
-	var wg sync.WaitGroup
-	go func() {
-		defer func() { wg.Wait(); close(results) }()
-		for batch := range slices.Chunk(urls, size) {
-			select {
-			case sem <- struct{}{}:
-			case <-rctx.Done():
-				return
-			}
-			if rctx.Err() != nil {
-				return
-			}
-			wg.Go(func() {
-				quotes, usage, err := r.callEvidence(rctx, batch, pages)
-				r.addUsage(StageEvidence, usage)
-				results <- evidenceResult{urls: batch, quotes: quotes, err: err}
-			})
+	var (
+		g        errgroup.Group
+		weighing sync.Mutex // one answer weighed at a time
+		hardErrs []error
+		answered int
+	)
+	g.SetLimit(calls)
+	for batch := range slices.Chunk(urls, size) {
+		if rctx.Err() != nil {
+			break
 		}
-	}()
-	var hardErrs []error
-	answered := 0
-	for res := range results {
-		// The slot is freed only once the answer is weighed, so a page is
-		// never sent after enough others have refuted.
-		r.weigh(res, pages, &answered, &hardErrs, rctx.Err() != nil, stop)
-		<-sem
+		g.Go(func() error {
+			if rctx.Err() != nil {
+				return nil // enough pages refuted while this call waited
+			}
+			quotes, usage, err := r.callEvidence(rctx, batch, pages)
+			r.addUsage(StageEvidence, usage)
+			// The slot is freed only once the answer is weighed, so a page
+			// is never sent after enough others have refuted.
+			weighing.Lock()
+			defer weighing.Unlock()
+			r.weigh(evidenceResult{urls: batch, quotes: quotes, err: err}, pages, &answered, &hardErrs, rctx.Err() != nil, stop)
+			return nil
+		})
 	}
+	_ = g.Wait() // the calls report through weigh, never through the group
 	if err := ctx.Err(); err != nil {
 		return r.refutingPages(), fmt.Errorf("evidence: %w", err)
 	}

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/musecheck/muse/sources"
+	"golang.org/x/sync/errgroup"
 )
 
 // sources reads every hit's page: rate the publisher, fetch, extract, date,
@@ -59,18 +59,13 @@ func (r *run) readHits(ctx context.Context, st Stage, hits []Hit, prev map[strin
 	}
 	first := len(c.Sources)
 	c.Sources = append(c.Sources, todo...)
-	sem := make(chan struct{}, r.e.opts.FetchParallel)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(r.e.opts.FetchParallel)
 	for i := first; i < len(c.Sources); i++ {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
 		if ctx.Err() != nil {
 			break
 		}
-		wg.Go(func() {
-			defer func() { <-sem }()
+		g.Go(func() error {
 			r.mu.Lock()
 			s := c.Sources[i].clone()
 			r.mu.Unlock()
@@ -79,9 +74,10 @@ func (r *run) readHits(ctx context.Context, st Stage, hits []Hit, prev map[strin
 			c.Sources[i] = s
 			r.mu.Unlock()
 			r.item(st, s, "source read")
+			return nil
 		})
 	}
-	wg.Wait()
+	_ = g.Wait() // a page that fails is a source saying so, not an error
 	if err := ctx.Err(); err != nil {
 		// Keep what was read; pages never reached stay pending and say so.
 		for i := first; i < len(c.Sources); i++ {
