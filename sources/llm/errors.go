@@ -85,9 +85,6 @@ func (e *APIError) Is(target error) bool { return target == e.Kind }
 // Unwrap gives the underlying error (go-openai's, net's, context's).
 func (e *APIError) Unwrap() error { return e.Err }
 
-// Retryable reports whether the client would retry this error.
-func (e *APIError) Retryable() bool { return e.retryable }
-
 type callInfo struct {
 	op, task, model, baseURL string
 }
