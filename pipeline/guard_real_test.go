@@ -25,6 +25,13 @@ func TestQuoteGuardOnRealPages(t *testing.T) {
 	slices.Sort(urls)
 	formKept, formTotal := map[string]int{}, map[string]int{}
 	fabKept, fabTotal := map[string]int{}, map[string]int{}
+	// The former guard: the quote verbatim after folding white space,
+	// quote and dash styles, for the figure beside this one.
+	former := func(q, text string) bool {
+		n := normaliseForMatch(cleanQuote(q))
+		return len([]rune(n)) >= minQuoteRunes && strings.Contains(normaliseForMatch(text), n)
+	}
+	formerForm, formerFab := 0, 0
 	var examples []string
 	for n, u := range urls {
 		a := articles[u]
@@ -38,6 +45,9 @@ func TestQuoteGuardOnRealPages(t *testing.T) {
 		for k, s := range []string{sents[len(sents)/3], sents[2*len(sents)/3]} {
 			for name, v := range formVariants(s) {
 				formTotal[name]++
+				if former(v, text) {
+					formerForm++
+				}
 				m := LocateQuote(v, text)
 				if m.Verified && VerifyQuote(m.PageQuote, text) && strings.Contains(text, strings.Split(m.PageQuote, " … ")[0]) {
 					formKept[name]++
@@ -50,6 +60,9 @@ func TestQuoteGuardOnRealPages(t *testing.T) {
 					continue // by chance on the page after all: not a fabrication
 				}
 				fabTotal[name]++
+				if former(v, text) {
+					formerFab++
+				}
 				if m := LocateQuote(v, text); m.Verified {
 					fabKept[name]++
 					t.Errorf("fabrication %s kept on %s: %q as %q", name, u, v, m.PageQuote)
@@ -78,6 +91,8 @@ func TestQuoteGuardOnRealPages(t *testing.T) {
 	share := float64(sum(formKept)) / float64(sum(formTotal))
 	t.Logf("form-only variants kept: %d of %d (%.1f%%); fabrications kept: %d of %d",
 		sum(formKept), sum(formTotal), 100*share, sum(fabKept), sum(fabTotal))
+	t.Logf("former guard on the same variants: form-only kept %d of %d (%.1f%%); fabrications kept %d",
+		formerForm, sum(formTotal), 100*float64(formerForm)/float64(sum(formTotal)), formerFab)
 	for _, e := range examples {
 		t.Logf("  not kept: %s", e)
 	}

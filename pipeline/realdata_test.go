@@ -3,8 +3,10 @@ package pipeline
 import (
 	"encoding/csv"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -76,8 +78,8 @@ func voLee(t testing.TB) ([]tweetPair, map[string]politifactArticle) {
 			continue
 		}
 		post := q.Raw
-		for _, im := range q.Images {
-			post += "\n" + im.Text // the OCR text stands in for the image description
+		for _, k := range slices.Sorted(maps.Keys(q.Images)) {
+			post += "\n" + q.Images[k].Text // the OCR text stands in for the image description
 		}
 		pairs = append(pairs, tweetPair{post, byA[ai]})
 	}

@@ -3,8 +3,10 @@ package pipeline
 import (
 	"encoding/json"
 	"hash/fnv"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,8 +49,8 @@ func realRelevancePairs(t *testing.T) []relevancePair {
 		Body string `json:"articleBody"`
 	}
 	readJSON(t, filepath.Join(shareddata.Dir(t, "article-extraction-benchmark"), "ground-truth.json"), &gt)
-	for _, v := range gt {
-		news = append(news, v.Body)
+	for _, k := range slices.Sorted(maps.Keys(gt)) {
+		news = append(news, gt[k].Body)
 	}
 	held := func(post string) bool {
 		h := fnv.New32a()
@@ -130,7 +132,8 @@ func measureGate(pairs []relevancePair, test bool, set string, th float64) gateF
 // minRecall of the training half's true pages.
 func chooseThreshold(pairs []relevancePair, minRecall float64) float64 {
 	best := 0.0
-	for th := 0.01; th < 1; th += 0.01 {
+	for k := 1; k < 100; k++ {
+		th := float64(k) / 100
 		if measureGate(pairs, false, "", th).recall >= minRecall {
 			best = th
 		}
