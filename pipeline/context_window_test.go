@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/testworld"
@@ -50,3 +51,36 @@ func TestEvidenceFitsSmallContextServers(t *testing.T) {
 		})
 	}
 }
+
+// A correction stream that never ends (slowly or as fast as it can) ends
+// at the call deadline or the answer cap: the check says so, keeps the
+// evidence and the text received, and stays bounded in time.
+func TestEndlessCorrectionStream(t *testing.T) {
+	for name, reply := range map[string]llmtest.Reply{
+		"slow": {Text: "This post is false and", Endless: true, ChunkDelay: 10 * time.Millisecond},
+		"fast": {Text: strings.Repeat("This post is false. ", 50), Endless: true, ChunkRunes: 256},
+	} {
+		t.Run(name, func(t *testing.T) {
+			env := testworld.New(t, nil)
+			env.Model.CorrectionReply = &reply
+			o := env.Options()
+			o.LLMDeadline, o.LLMMaxAnswerBytes = 1500*time.Millisecond, 16<<10
+			start := time.Now()
+			c, err := env.Check(t, o)
+			if err == nil || !strings.Contains(err.Error(), "write correction") {
+				t.Fatalf("err %v, want the correction to fail", err)
+			}
+			if d := time.Since(start); d > 20*time.Second {
+				t.Errorf("the check ran %s", d)
+			}
+			if len(c.IncludedEvidence()) == 0 || !strings.HasPrefix(c.Correction.Text, "This post is false") || len(c.Correction.Text) > 16<<10 {
+				t.Errorf("evidence %d, correction %d bytes %q…", len(c.IncludedEvidence()), len(c.Correction.Text), clipText(c.Correction.Text))
+			}
+			if w := strings.Join(c.Correction.Warnings, "\n"); !strings.Contains(w, "call deadline") && !strings.Contains(w, "answer too large") {
+				t.Errorf("warnings do not say why: %q", w)
+			}
+		})
+	}
+}
+
+func clipText(s string) string { return s[:min(len(s), 60)] }

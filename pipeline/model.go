@@ -36,7 +36,7 @@ func usageOf(resp *llm.Response) CallUsage {
 // badAnswer marks the llm errors that are about what the model said rather
 // than about reaching it, so stages can fall back instead of failing.
 func badAnswer(err error) error {
-	if errors.Is(err, llm.ErrMalformed) || errors.Is(err, llm.ErrEmpty) || errors.Is(err, llm.ErrRefusal) {
+	if errors.Is(err, llm.ErrMalformed) || errors.Is(err, llm.ErrEmpty) || errors.Is(err, llm.ErrRefusal) || errors.Is(err, llm.ErrTooLarge) {
 		return fmt.Errorf("%w: %w", ErrBadAnswer, err)
 	}
 	return err

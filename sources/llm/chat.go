@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cenkalti/backoff/v5"
 	openai "github.com/sashabaranov/go-openai"
@@ -284,10 +285,21 @@ func (c *Client) completeOnce(ctx context.Context, ci callInfo, creq openai.Chat
 	resp.Text = StripReasoning(ch.Message.Content) // never the reasoning fields
 	resp.FinishReason = string(ch.FinishReason)
 	if len(resp.Text) > c.cfg.MaxAnswerBytes {
-		resp.Text = resp.Text[:c.cfg.MaxAnswerBytes]
+		resp.Text = capText(resp.Text, c.cfg.MaxAnswerBytes)
 		return resp, ci.tooLarge(c.cfg.MaxAnswerBytes)
 	}
 	return resp, ci.checkAnswer(resp.Text, ch.Message.Refusal, resp.FinishReason)
+}
+
+// capText cuts s to at most n bytes, at a character boundary.
+func capText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // wireCap is the most bytes read for one chat answer: the text cap with
@@ -390,7 +402,7 @@ func (c *Client) streamOnce(ctx context.Context, ci callInfo, creq openai.ChatCo
 			if ch.Delta.Content != "" { // never ch.Delta.ReasoningContent
 				raw.WriteString(ch.Delta.Content)
 				if raw.Len()+refusal.Len() > c.cfg.MaxAnswerBytes {
-					resp.Text = StripReasoning(raw.String())
+					resp.Text = capText(StripReasoning(raw.String()), c.cfg.MaxAnswerBytes)
 					return resp, ci.tooLarge(c.cfg.MaxAnswerBytes)
 				}
 				show(visibleSoFar(raw.String()))
