@@ -21,6 +21,9 @@ type ImageInput struct {
 	AltText string   // the platform's alt text
 }
 
+// HasImage reports whether the image itself is sent (the template asks it).
+func (i ImageInput) HasImage() bool { return i.URL != "" }
+
 // ImageDescription builds the prompt for an informative description of one
 // image of the post: with img.URL set it carries the image for a vision
 // model, otherwise the model works from the caption, people, OCR and alt text
