@@ -39,6 +39,9 @@ func TestEvidenceFitsSmallContextServers(t *testing.T) {
 			if env.LLM.Truncated() > 0 {
 				t.Errorf("%d prompts were cut silently", env.LLM.Truncated())
 			}
+			if warned := strings.Contains(pipeline.Warnings(c), "Ollama's context (num_ctx 4096)"); warned != (tc.style == llmtest.LimitOllama) {
+				t.Errorf("Ollama warning shown: %v, for %s\n%s", warned, tc.style, pipeline.Warnings(c))
+			}
 			refuting := map[string]bool{}
 			for _, e := range c.Evidence {
 				if e.Verified && e.Kind == pipeline.KindRefutes {

@@ -148,6 +148,12 @@ func (m *LLMModel) Describe(ctx context.Context, p Post, img Image) (string, Cal
 	return d, usageOf(resp), badAnswer(err)
 }
 
+// ContextWindow is the evidence model's context window (see
+// llm.Client.ContextWindow).
+func (m *LLMModel) ContextWindow(ctx context.Context) llm.Window {
+	return m.Client.ContextWindow(ctx, llm.TaskEvidence)
+}
+
 // ModelName implements Model.
 func (m *LLMModel) ModelName(task string) string { return m.Client.ModelFor(task) }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/musecheck/muse/prompts"
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/llm"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -45,6 +46,7 @@ func (r *run) evidence(ctx context.Context) (int, error) {
 	if r.e.opts.NoLLM {
 		r.digestEvidence()
 	} else {
+		r.warnSmallOllama(ctx)
 		err = r.evidenceRounds(ctx)
 	}
 	for i := range c.Sources {
@@ -58,6 +60,25 @@ func (r *run) evidence(ctx context.Context) (int, error) {
 		}
 	}
 	return len(c.IncludedEvidence()), err
+}
+
+// warnSmallOllama says when Ollama's context is smaller than a full
+// evidence prompt: Ollama would cut such a prompt silently, so muse sends
+// fewer and shorter pages per call, and the person should know why.
+func (r *run) warnSmallOllama(ctx context.Context) {
+	m, ok := r.e.deps.Model.(interface {
+		ContextWindow(context.Context) llm.Window
+	})
+	if !ok {
+		return
+	}
+	w := m.ContextWindow(ctx)
+	size, _ := r.batchShape()
+	full := size*r.e.opts.EvidenceTokens*4/3 + evidenceAnswerTokens(size) + 1500 // pages, answer, instructions and post
+	if w.Ollama && w.Tokens > 0 && w.Tokens < full {
+		r.warn(StageEvidence, "Ollama's context (num_ctx %d) is smaller than a full evidence prompt (about %d tokens), and Ollama cuts longer prompts silently: muse sends fewer, shorter pages per call; raise num_ctx (OLLAMA_CONTEXT_LENGTH) or set context_window",
+			w.Tokens, full)
+	}
 }
 
 func (r *run) evidenceRounds(ctx context.Context) error {
