@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -302,11 +303,12 @@ func (m *LLMModel) shrinkEvidence(ctx context.Context, post prompts.Post, pages 
 		}
 		u := u1
 		u.Add(u2)
-		if err1 != nil && err2 != nil {
-			return nil, u, err1, true
+		// A half that failed fails the call: its pages must not read as
+		// pages where the model found nothing (the other half's quotes are
+		// lost with it, the price of one answer per call).
+		if err := cmp.Or(err1, err2); err != nil {
+			return nil, u, err, true
 		}
-		// One half answered: its quotes count; the other half's pages get
-		// no quotes, as if the model had found none.
 		return append(first, second...), u, nil, true
 	case sh.chars/2 >= minEvidenceChars:
 		out, u, err := m.evidenceCall(ctx, post, pages, evidenceShape{sh.chars / 2, sh.answer})
