@@ -175,7 +175,7 @@ func paperEvidence(c *pipeline.Check) paperFigures {
 		}
 	}
 	quotes := 0
-	for _, tier := range []string{pipeline.TierHigh, pipeline.TierMedium, pipeline.TierLow} {
+	for _, tier := range []pipeline.Tier{pipeline.TierHigh, pipeline.TierMedium, pipeline.TierLow} {
 		read := 0
 		for _, s := range c.Sources { // in rank order: relevance within a tier
 			if s.Tier != tier || !pipeline.IsEligible(s) || read == 3 {

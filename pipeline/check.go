@@ -6,7 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/musecheck/muse/prompts"
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/llm"
+	"github.com/musecheck/muse/sources/ratings"
 )
 
 // Check is one fact-check of one post: its input, everything each stage
@@ -92,29 +95,37 @@ type Hit struct {
 	ClaimReview *sources.ClaimReview `json:"claim_review,omitempty"`
 }
 
+// Tier is a publisher's priority as a reference: sources/ratings' one
+// type, with the one order (Tier.Rank: high, medium, low, unrated,
+// excluded), used by the engine, the prompts and the app.
+type Tier = ratings.Tier
+
 // Tiers of publishers, in priority order (DESIGN.md).
 const (
-	TierHigh     = "high"
-	TierMedium   = "medium"
-	TierLow      = "low"
-	TierUnrated  = "unrated"
-	TierExcluded = "excluded"
+	TierHigh     = ratings.TierHigh
+	TierMedium   = ratings.TierMedium
+	TierLow      = ratings.TierLow
+	TierUnrated  = ratings.TierUnrated
+	TierExcluded = ratings.TierExcluded
 )
 
-// Source statuses: why a page was used or kept out.
+// Status says why a page was used or kept out.
+type Status string
+
+// Source statuses.
 const (
-	StatusUsed           = "used"
-	StatusNotNeeded      = "not_needed"
-	StatusDropped        = "dropped"
-	StatusBoosted        = "boosted"
-	StatusExcludedRating = "excluded_rating"
-	StatusExcludedCutoff = "excluded_cutoff"
-	StatusUndated        = "undated"
-	StatusIrrelevant     = "irrelevant"
-	StatusFetchFailed    = "fetch_failed"
-	StatusDuplicate      = "duplicate"
-	StatusTooShort       = "too_short"
-	StatusPending        = "pending" // read and eligible, not yet looked at for evidence
+	StatusUsed           Status = "used"
+	StatusNotNeeded      Status = "not_needed"
+	StatusDropped        Status = "dropped"
+	StatusBoosted        Status = "boosted"
+	StatusExcludedRating Status = "excluded_rating"
+	StatusExcludedCutoff Status = "excluded_cutoff"
+	StatusUndated        Status = "undated"
+	StatusIrrelevant     Status = "irrelevant"
+	StatusFetchFailed    Status = "fetch_failed"
+	StatusDuplicate      Status = "duplicate"
+	StatusTooShort       Status = "too_short"
+	StatusPending        Status = "pending" // read and eligible, not yet looked at for evidence
 )
 
 // Source is one candidate page: how it was rated, read and judged.
@@ -125,12 +136,12 @@ type Source struct {
 	Publisher    string    `json:"publisher,omitempty"`
 	Domain       string    `json:"domain"`
 	Published    time.Time `json:"published,omitzero"`
-	Tier         string    `json:"tier"`
+	Tier         Tier      `json:"tier"`
 	Factuality   string    `json:"factuality,omitempty"`
 	Bias         string    `json:"bias,omitempty"`
 	RatingOrigin string    `json:"rating_origin,omitempty"`
 	Relevance    float64   `json:"relevance"`
-	Status       string    `json:"status"`
+	Status       Status    `json:"status"`
 	Reason       string    `json:"reason,omitempty"` // human words for Status
 	Boosted      bool      `json:"boosted,omitempty"`
 	Dropped      bool      `json:"dropped,omitempty"` // dropped by the person; survives reruns
@@ -146,19 +157,27 @@ type Source struct {
 	ImageSimilarity float64 `json:"image_similarity,omitempty"`
 }
 
+// Kind is what a quote does to the post (prompts.Kind, with its Rank:
+// refutations before context).
+type Kind = prompts.Kind
+
 // Evidence kinds.
 const (
-	KindRefutes = "refutes"
-	KindContext = "context"
+	KindRefutes = prompts.KindRefutes
+	KindContext = prompts.KindContext
 )
 
 // Evidence is one quote taken from a source page.
 type Evidence struct {
 	SourceURL string `json:"url"`
-	Quote     string `json:"quote"`
-	Kind      string `json:"kind"`     // refutes|context
-	Verified  bool   `json:"verified"` // found verbatim (after normalisation) in the page's extracted text
-	Included  bool   `json:"included"` // used for the correction; the person may untick it
+	// Quote is the page's own wording, located in the page; ModelQuote is
+	// what the model wrote, kept when it differs (case, punctuation, an
+	// ellipsis, a lead-in) or when the quote could not be verified.
+	Quote      string `json:"quote"`
+	ModelQuote string `json:"model_quote,omitempty"`
+	Kind       Kind   `json:"kind"`     // refutes|context
+	Verified   bool   `json:"verified"` // the page's text up to form (LocateQuote)
+	Included   bool   `json:"included"` // used for the correction; the person may untick it
 	// Reason says why a quote was not verified (and the closest passage of
 	// the page), so the checker sees why it was left out.
 	Reason string `json:"reason,omitempty"`
@@ -173,27 +192,17 @@ type Correction struct {
 	Model    string   `json:"model,omitempty"`
 }
 
-// Usage counts model calls, tokens, cost and time for the check.
-// CachedCalls are the calls among LLMCalls answered by the response cache:
-// their tokens count, their cost is 0.
+// Usage counts model calls, tokens, cost and time for the check, in all
+// and by stage. CachedCalls are the calls among LLMCalls answered by the
+// response cache: their tokens count, their cost is 0.
 type Usage struct {
-	LLMCalls         int                   `json:"llm_calls"`
-	CachedCalls      int                   `json:"cached_calls"`
-	PromptTokens     int                   `json:"prompt_tokens"`
-	CompletionTokens int                   `json:"completion_tokens"`
-	CostUSD          float64               `json:"cost_usd"`
-	Seconds          float64               `json:"seconds"`
-	ByStage          map[string]StageUsage `json:"by_stage,omitempty"`
+	llm.Usage
+	Seconds float64               `json:"seconds"`
+	ByStage map[string]StageUsage `json:"by_stage,omitempty"`
 }
 
-// StageUsage is Usage for one stage.
-type StageUsage struct {
-	LLMCalls         int     `json:"llm_calls"`
-	CachedCalls      int     `json:"cached_calls"`
-	PromptTokens     int     `json:"prompt_tokens"`
-	CompletionTokens int     `json:"completion_tokens"`
-	CostUSD          float64 `json:"cost_usd"`
-}
+// StageUsage is Usage for one stage: the same record as a call's.
+type StageUsage = llm.Usage
 
 // Clone returns a deep copy of c, so that a caller can read it while the
 // engine keeps working on the original (events carry clones of items for

@@ -6,6 +6,7 @@ import (
 
 	"github.com/musecheck/muse/sources/extract"
 	"github.com/musecheck/muse/sources/images"
+	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/sources/search"
 )
 
@@ -37,14 +38,9 @@ type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, CallUsage, error)
 }
 
-// CallUsage is what one model call cost.
-type CallUsage struct {
-	Calls            int
-	CachedCalls      int // of Calls, answered by the response cache at no cost
-	PromptTokens     int
-	CompletionTokens int
-	CostUSD          float64
-}
+// CallUsage is what one model call cost: llm.Usage, the one usage record
+// (calls, cached calls, tokens, cost) with its Add.
+type CallUsage = llm.Usage
 
 // QueriesInput is the post as the query prompt sees it.
 type QueriesInput struct {
@@ -78,9 +74,9 @@ type CorrectionInput struct {
 type EvidenceForPrompt struct {
 	URL       string
 	Publisher string
-	Tier      string
+	Tier      Tier
 	Published time.Time
-	Kind      string
+	Kind      Kind
 	Quote     string
 }
 
@@ -98,7 +94,7 @@ type Rating struct {
 	Publisher   string
 	Factuality  string
 	Bias        string
-	Tier        string // high|medium|low|excluded|unrated
+	Tier        Tier
 	Origin      string // where the rating came from
 	UserContent bool   // a platform of user posts (social media, video): never a reference
 	Boost       bool   // the person always wants this publisher first

@@ -24,7 +24,7 @@ func TestEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{
+	want := map[string]pipeline.Status{
 		"www.reuters.com": pipeline.StatusUsed, "apnews.com": pipeline.StatusUsed,
 		"www.rumours.example": pipeline.StatusExcludedRating, "www.latenews.example": pipeline.StatusExcludedCutoff,
 		"www.undated.example": pipeline.StatusUndated, "www.shortnews.example": pipeline.StatusTooShort,
@@ -167,9 +167,20 @@ func TestEndToEndGuards(t *testing.T) {
 }
 
 func TestEndToEndBadModel(t *testing.T) {
-	t.Run("malformed queries", func(t *testing.T) {
+	t.Run("cut queries JSON is repaired", func(t *testing.T) {
 		env := testworld.New(t, nil)
 		env.Model.QueriesAnswer = `{"queries": ["Springfield bicycle ban", ` // cut JSON
+		c, err := env.Check(t, env.Options())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Queries) != 1 || c.Queries[0].Origin != pipeline.OriginModel || c.Queries[0].Text != "Springfield bicycle ban" {
+			t.Fatalf("queries %+v", c.Queries)
+		}
+	})
+	t.Run("malformed queries", func(t *testing.T) {
+		env := testworld.New(t, nil)
+		env.Model.QueriesAnswer = `Sure! I would search for the bicycle story.`
 		c, err := env.Check(t, env.Options())
 		if err != nil {
 			t.Fatal(err)

@@ -49,11 +49,14 @@ type Options struct {
 	// MinWords: shorter pages are kept out as too short (default 100, the
 	// paper's).
 	MinWords int
-	// LexicalThreshold is the lowest lexical relevance a page may have
-	// (default 0.25, measured on real pairs; see LexicalRelevance).
+	// LexicalThreshold is the lowest Relevance (the share of the post's or
+	// a query's key words on the page) a page may have (default 0.10:
+	// below the 0.11 chosen on half of the real pairs to keep 98% of the
+	// pages about the post; see TestRelevanceOnRealPairs).
 	// EmbeddingThreshold is the lowest cosine similarity between the post
 	// and a page's title and opening (first 2,000 characters) when an
-	// Embedder is configured (default 0.30: normalised sentence embeddings
+	// Embedder is configured, for a page also under LexicalThreshold
+	// (default 0.30: normalised sentence embeddings
 	// such as OpenAI's text-embedding-3 put texts on the same event well
 	// above it and unrelated news below it; the paper's 90/95 are raw dot
 	// products of another model and do not carry over).
@@ -94,6 +97,15 @@ type Options struct {
 	// retry backoff (zero: sources/llm's defaults).
 	LLMTimeout    time.Duration
 	LLMRetryDelay time.Duration
+	// LLMDeadline bounds a whole model call, retries and stream included
+	// (zero: 120 s); LLMMaxAnswerBytes caps one answer (zero: 64 KiB).
+	// Past either the call ends with a clear error and keeps what came.
+	LLMDeadline       time.Duration
+	LLMMaxAnswerBytes int
+	// ContextWindow is the model's context in tokens (configuration key
+	// context_window); zero means ask the server. Evidence calls and
+	// max_tokens are sized so that prompt and answer fit.
+	ContextWindow int
 }
 
 func (o Options) withDefaults() Options {
@@ -114,7 +126,7 @@ func (o Options) withDefaults() Options {
 	def(&o.DigestPages, 5)
 	def(&o.ImageParallel, 4)
 	if o.LexicalThreshold <= 0 {
-		o.LexicalThreshold = 0.25
+		o.LexicalThreshold = 0.10
 	}
 	if o.EmbeddingThreshold <= 0 {
 		o.EmbeddingThreshold = 0.30
@@ -175,6 +187,13 @@ func (e *Engine) NewCheck(p Post, cutoff time.Time) *Check {
 	return c
 }
 
+// ErrNoEvidence is returned (wrapped, saying which) by a Run that ended
+// without evidence because every page failed to be read, every search
+// provider failed, or the model's answers could not be read or quoted
+// nothing on their pages. The Check is complete and worth keeping; a
+// genuine "no credible source was found" is no error.
+var ErrNoEvidence = errors.New("no evidence could be obtained")
+
 // ErrEmptyPost is returned for a post with neither text nor images.
 var ErrEmptyPost = errors.New("the post has no text and no images")
 
@@ -187,6 +206,12 @@ type run struct {
 
 	read     map[string]bool // evidence stage: pages already quoted (canonical URL)
 	excluded map[string]bool // evidence stage: quotes the person unticked
+
+	// What happened, for ErrNoEvidence: every first search failed; pages
+	// read for evidence whose answer was unreadable, whose quotes were all
+	// off the page, and that had nothing to quote.
+	searchFailed                     bool
+	evUnreadable, evWrong, evNothing int
 }
 
 // Run runs the stages from `from` to the end over c, publishing events on
@@ -247,6 +272,37 @@ func (e *Engine) Run(ctx context.Context, c *Check, from Stage, events chan<- Ev
 		if err := r.stage(ctx, st); err != nil {
 			return err
 		}
+	}
+	if start <= slices.Index(Stages, StageEvidence) {
+		return r.noEvidence()
+	}
+	return nil
+}
+
+// noEvidence says why a check that ran its evidence stage has no evidence,
+// when it is a failure rather than a genuine absence of sources.
+func (r *run) noEvidence() error {
+	c := r.c
+	if len(c.IncludedEvidence()) > 0 || slices.ContainsFunc(c.Evidence, func(e Evidence) bool { return e.Verified }) {
+		return nil
+	}
+	read, failed := 0, 0
+	for _, s := range c.Sources {
+		if !s.FetchedAt.IsZero() {
+			read++
+		}
+		if s.Status == StatusFetchFailed {
+			failed++
+		}
+	}
+	switch {
+	case r.searchFailed:
+		return fmt.Errorf("%w: every web search provider failed (see the warnings)", ErrNoEvidence)
+	case read == 0 && failed > 0:
+		return fmt.Errorf("%w: every page failed to be read (%d pages)", ErrNoEvidence, failed)
+	case r.evUnreadable+r.evWrong > 0 && r.evNothing == 0:
+		return fmt.Errorf("%w: the model's answers could not be used (for %d pages unreadable, for %d quoting nothing that is on the page)",
+			ErrNoEvidence, r.evUnreadable, r.evWrong)
 	}
 	return nil
 }
@@ -364,20 +420,12 @@ func (r *run) addUsage(st Stage, u CallUsage) {
 	}
 	r.mu.Lock()
 	us := &r.c.Usage
-	us.LLMCalls += u.Calls
-	us.CachedCalls += u.CachedCalls
-	us.PromptTokens += u.PromptTokens
-	us.CompletionTokens += u.CompletionTokens
-	us.CostUSD += u.CostUSD
+	us.Add(u)
 	if us.ByStage == nil {
 		us.ByStage = map[string]StageUsage{}
 	}
 	s := us.ByStage[string(st)]
-	s.LLMCalls += u.Calls
-	s.CachedCalls += u.CachedCalls
-	s.PromptTokens += u.PromptTokens
-	s.CompletionTokens += u.CompletionTokens
-	s.CostUSD += u.CostUSD
+	s.Add(u)
 	us.ByStage[string(st)] = s
 	snapshot := *us
 	snapshot.ByStage = maps.Clone(us.ByStage) // parallel evidence calls write it

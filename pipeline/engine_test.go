@@ -108,10 +108,10 @@ type fakeModel struct {
 
 func (m *fakeModel) Queries(ctx context.Context, in QueriesInput) ([]string, bool, CallUsage, error) {
 	if m.queries == nil {
-		return []string{"q1", "q2", "q3"}, true, CallUsage{Calls: 1, PromptTokens: 100}, nil
+		return []string{"q1", "q2", "q3"}, true, CallUsage{LLMCalls: 1, PromptTokens: 100}, nil
 	}
 	q, ok, err := m.queries(in)
-	return q, ok, CallUsage{Calls: 1, PromptTokens: 100}, err
+	return q, ok, CallUsage{LLMCalls: 1, PromptTokens: 100}, err
 }
 
 func (m *fakeModel) Evidence(ctx context.Context, in EvidenceInput) ([]string, []string, CallUsage, error) {
@@ -119,7 +119,7 @@ func (m *fakeModel) Evidence(ctx context.Context, in EvidenceInput) ([]string, [
 	m.evidenceFor = append(m.evidenceFor, in.URL)
 	m.mu.Unlock()
 	r, c, err := m.evidence(ctx, in)
-	return r, c, CallUsage{Calls: 1, PromptTokens: 300}, err
+	return r, c, CallUsage{LLMCalls: 1, PromptTokens: 300}, err
 }
 
 func (m *fakeModel) Correction(ctx context.Context, in CorrectionInput, onDelta func(string)) (string, CallUsage, error) {
@@ -134,7 +134,7 @@ func (m *fakeModel) Correction(ctx context.Context, in CorrectionInput, onDelta 
 	for _, w := range strings.SplitAfter(text, " ") {
 		onDelta(w)
 	}
-	return text, CallUsage{Calls: 1, PromptTokens: 400}, err
+	return text, CallUsage{LLMCalls: 1, PromptTokens: 400}, err
 }
 
 func (m *fakeModel) Describe(ctx context.Context, p Post, im Image) (string, CallUsage, error) {
@@ -227,7 +227,7 @@ func runCheck(t *testing.T, e *Engine, c *Check) ([]Event, error) {
 	return evs, err
 }
 
-func statusOf(c *Check, u string) string {
+func statusOf(c *Check, u string) Status {
 	if s := c.SourceByURL(u); s != nil {
 		return s.Status
 	}
@@ -243,7 +243,7 @@ func TestRunWholeCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{
+	want := map[string]Status{
 		"https://www.reuters.com/a": StatusUsed, "https://apnews.com/b": StatusUsed,
 		"https://lowsite.example/d": StatusExcludedRating, "https://late.example/e": StatusExcludedCutoff,
 		"https://undated.example/f": StatusUndated, "https://short.example/g": StatusTooShort,
@@ -403,13 +403,13 @@ func TestEverythingFails(t *testing.T) {
 	m := &fakeModel{evidence: quoting}
 	e := newTestEngine(t, w, m, Options{})
 	c := e.NewCheck(Post{Text: post}, time.Time{})
-	if _, err := runCheck(t, e, c); err != nil {
-		t.Fatal(err)
+	if _, err := runCheck(t, e, c); !errors.Is(err, ErrNoEvidence) || !strings.Contains(err.Error(), "every page failed to be read") {
+		t.Fatalf("every page failed: err %v, want ErrNoEvidence naming the pages", err)
 	}
 	if c.Correction.Text != NoSourceText || len(c.Evidence) != 0 {
 		t.Fatalf("correction %+v", c.Correction)
 	}
-	// Nothing found at all behaves the same.
+	// Nothing found at all is a genuine "no credible source": no error.
 	w.results = map[int][]string{}
 	c = e.NewCheck(Post{Text: post}, time.Time{})
 	if _, err := runCheck(t, e, c); err != nil || c.Correction.Text != NoSourceText {

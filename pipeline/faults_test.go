@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -227,8 +228,8 @@ func TestFaultPages(t *testing.T) {
 		name   string
 		host   string
 		h      http.Handler
-		status string   // the fault page's source status
-		reason []string // words its reason must carry
+		status pipeline.Status // the fault page's source status
+		reason []string        // words its reason must carry
 	}{
 		{"huge page", "www.huge.example", fixedPage("text/html", append([]byte("<html><body><p>"), bytes.Repeat([]byte("a "), 5<<20)...)),
 			pipeline.StatusFetchFailed, []string{"too large"}},
@@ -381,7 +382,7 @@ func TestFaultModel(t *testing.T) {
 		}},
 		{name: "evidence answer not JSON", fault: on("evidence", func(w http.ResponseWriter, r *http.Request) {
 			chatAnswer(w, "Sure! Here are the paragraphs you asked for: the first one and the second one.")
-		}), check: func(t *testing.T, c *pipeline.Check) {
+		}), wantErr: []string{"no evidence could be obtained", "the model's answers could not be used"}, check: func(t *testing.T, c *pipeline.Check) {
 			if c.Correction.Text != pipeline.NoSourceText {
 				t.Errorf("correction without usable evidence: %q", c.Correction.Text)
 			}
@@ -400,10 +401,11 @@ func TestFaultModel(t *testing.T) {
 		{name: "HTML instead of JSON on every call", fault: func(_ string, _ int, w http.ResponseWriter, r *http.Request) bool {
 			signIn(w, r)
 			return true
-		}, check: func(t *testing.T, c *pipeline.Check) {
+		}, wantErr: []string{"no evidence could be obtained", "the model's answers could not be used"}, check: func(t *testing.T, c *pipeline.Check) {
 			// A sign-in page on every call is the endpoint, not the model:
-			// today it reads as unusable answers and ends in "no credible
-			// source", with the cause in the warnings.
+			// the check says no evidence could be obtained (ErrNoEvidence,
+			// exit 3), keeps muse's fixed text, and the cause is in the
+			// warnings.
 			if c.Correction.Text != pipeline.NoSourceText || len(c.Evidence) != 0 {
 				t.Errorf("correction %q, %d quotes", c.Correction.Text, len(c.Evidence))
 			}
@@ -457,8 +459,9 @@ func TestFaultModel(t *testing.T) {
 }
 
 // TestFaultSearch: the search provider fails. The user is told which
-// provider failed and why; the check still finishes, with the honest
-// "no credible source" answer when nothing could be searched.
+// provider failed and why; the check still finishes, with muse's fixed
+// "no credible source" text, and says no evidence could be obtained
+// (ErrNoEvidence) when no web provider answered.
 func TestFaultSearch(t *testing.T) {
 	t.Parallel()
 	closed := httptest.NewServer(http.NotFoundHandler())
@@ -505,8 +508,11 @@ func TestFaultSearch(t *testing.T) {
 			fe := newFaultEnv(t)
 			row.setup(t, fe)
 			c, err := fe.run(t, fe.Options(), testworld.Post)
-			if err != nil {
+			switch {
+			case row.anything && err != nil:
 				t.Fatalf("the check stopped: %v", err)
+			case !row.anything && (!errors.Is(err, pipeline.ErrNoEvidence) || !strings.Contains(err.Error(), "every web search provider failed")):
+				t.Fatalf("err %v, want ErrNoEvidence saying every web search provider failed", err)
 			}
 			faultInvariants(t, c)
 			wantContains(t, "warnings", pipeline.Warnings(c), row.warn...)

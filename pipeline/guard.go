@@ -2,9 +2,12 @@ package pipeline
 
 import (
 	"fmt"
+	"html"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/links"
@@ -74,21 +77,6 @@ func isQuoteMark(r rune) bool {
 	return strings.ContainsRune("\"'\u2018\u2019\u201c\u201d\u00ab\u00bb", r)
 }
 
-// minQuoteRunes is the shortest quote worth keeping: anything shorter
-// ("The", "Yes.") matches almost any page and proves nothing.
-const minQuoteRunes = 20
-
-// VerifyQuote reports whether quote occurs in text after both are
-// normalised (white space, quotes, dashes). Quotes shorter than 20
-// characters never verify.
-func VerifyQuote(quote, text string) bool {
-	q := normaliseForMatch(cleanQuote(quote))
-	if len([]rune(q)) < minQuoteRunes {
-		return false
-	}
-	return strings.Contains(normaliseForMatch(text), q)
-}
-
 // GuardCorrection removes from text every link, in whatever form it is
 // written (sources/links), that is not one of allowed (compared by
 // sources.Key) and returns the cleaned text, the allowed URLs it cites
@@ -114,3 +102,282 @@ func GuardCorrection(text string, allowed []string) (string, []string, []string)
 	}
 	return strings.TrimSpace(clean), cited, warnings
 }
+
+// minQuoteRunes is the shortest quote worth keeping: anything shorter
+// ("The", "Yes.") matches almost any page and proves nothing. minPartWords
+// is the shortest part of a quote around an ellipsis, so "The … was" cannot
+// stitch a sentence out of scattered words.
+const (
+	minQuoteRunes = 20
+	minPartWords  = 3
+	// maxElided is the most page text an ellipsis may stand for: a
+	// fact-checker elides within a passage, not across a page.
+	maxElided = 1200
+)
+
+// QuoteMatch is what LocateQuote found for a model's quote on a page.
+type QuoteMatch struct {
+	// Verified is true when the quote is the page's text up to form.
+	Verified bool
+	// PageQuote is the page's own wording of the quote (its parts joined
+	// with " … " when the model elided a middle); set when Verified.
+	PageQuote string
+	// Reason says why a quote was not verified; Closest is the page
+	// passage that shares most words with it.
+	Reason, Closest string
+}
+
+// VerifyQuote reports whether quote is text's own wording up to form (see
+// LocateQuote).
+func VerifyQuote(quote, text string) bool { return LocateQuote(quote, text).Verified }
+
+// ellipsisPattern finds the marks a quote uses for an elided middle.
+var ellipsisPattern = regexp.MustCompile(`\s*(?:\[\s*(?:\.\s*){3}\]|\(\s*(?:\.\s*){3}\)|\[…\]|\(…\)|…|\.\s?\.\s?\.)\s*`)
+
+// leadInPattern finds what a model puts before a quote instead of quoting:
+// "According to the article,", "The article states that", "Reuters reports:".
+var leadInPattern = regexp.MustCompile(`^\s*(?:(?i:according to|as (?:reported|stated|noted|written) (?:by|in)|per) [\w .'’-]{0,40}?[,:]\s*|(?:(?i:the |this )?(?i:article|page|report|story|text|source|fact[- ]check)|[A-Z][\w.]*(?: [A-Z][\w.]*){0,2}) (?i:says|said|states|stated|notes|noted|reports|reported|writes|wrote|explains|explained)(?i: that)?[,:]?\s+)`)
+
+// LocateQuote finds a model's quote in a page's text the way a
+// fact-checker reads a quotation: it is the page's text when the two differ
+// only in form — case, quote and dash styles, HTML entities, white space and
+// line breaks, a lead-in such as "According to the article,", a trailing
+// period, number formatting (100,000 or 100000), or an ellipsis standing
+// for an elided middle whose parts are each verbatim and in order. A changed
+// word, a flipped negation, a changed number or an invented sentence is
+// never the page's text. The match returns the page's own wording.
+func LocateQuote(quote, text string) QuoteMatch {
+	q := cleanQuote(html.UnescapeString(quote))
+	if stripped := leadInPattern.ReplaceAllString(q, ""); stripped != q && LocateQuote(stripped, text).Verified {
+		return LocateQuote(stripped, text)
+	}
+	page := foldForm(text)
+	parts := splitEllipsis(q)
+	if len(parts) == 0 {
+		return QuoteMatch{Reason: "the quote is empty"}
+	}
+	total := 0
+	for _, p := range parts {
+		total += len([]rune(p.folded))
+	}
+	if total < minQuoteRunes {
+		return QuoteMatch{Reason: fmt.Sprintf("the quote is shorter than %d characters, too short to show where it is from", minQuoteRunes)}
+	}
+	if len(parts) > 1 {
+		for _, p := range parts {
+			if len(strings.Fields(p.folded)) < minPartWords {
+				return failed(q, text, fmt.Sprintf("a part around the ellipsis has fewer than %d words", minPartWords))
+			}
+		}
+	}
+	spans, why := matchParts(page, parts)
+	if spans == nil {
+		return failed(q, text, why)
+	}
+	var words []string
+	for k, sp := range spans {
+		end := page.end[sp[1]-1]
+		if k == len(spans)-1 {
+			end += sentenceEnd(text[end:])
+		}
+		words = append(words, strings.TrimSpace(text[page.start[sp[0]]:end]))
+	}
+	return QuoteMatch{Verified: true, PageQuote: strings.Join(words, " … ")}
+}
+
+// sentenceEnd is the length of the sentence-ending punctuation (and the
+// closing quotation mark after it) at the start of s, which belongs to a
+// quote that ends where the page's sentence does.
+func sentenceEnd(s string) int {
+	n := 0
+	for i, r := range s {
+		switch {
+		case i == 0 && strings.ContainsRune(".!?", r):
+		case i > 0 && n > 0 && strings.ContainsRune("\"”’'", r):
+		default:
+			return n
+		}
+		n = i + utf8.RuneLen(r)
+	}
+	return n
+}
+
+func failed(q, text, why string) QuoteMatch {
+	return QuoteMatch{Reason: why, Closest: closestPassage(q, text)}
+}
+
+// quotePart is one stretch of a quote between ellipses, folded.
+type quotePart struct{ folded string }
+
+// splitEllipsis cuts a quote at its ellipses and folds each part, with the
+// punctuation a model adds at a part's ends removed.
+func splitEllipsis(q string) []quotePart {
+	var out []quotePart
+	for _, p := range ellipsisPattern.Split(q, -1) {
+		f := strings.Trim(foldForm(p).s, " .,;:!?-\"")
+		if f != "" {
+			out = append(out, quotePart{folded: f})
+		}
+	}
+	return out
+}
+
+// matchParts finds the parts in the page in order, each at word boundaries,
+// with at most maxElided characters between two parts and no negation left
+// out. It returns the spans in the folded page, or nil and why not.
+func matchParts(page folded, parts []quotePart) ([][2]int, string) {
+	from := 0
+	var spans [][2]int
+	for k, p := range parts {
+		i := indexAtWords(page.s, p.folded, from)
+		if i < 0 {
+			if k == 0 {
+				return nil, "not on the page"
+			}
+			return nil, "the part after the ellipsis is not on the page after the part before it"
+		}
+		j := i + len(p.folded)
+		if k > 0 {
+			gap := page.s[from:i]
+			if len(gap) > maxElided {
+				return nil, "the ellipsis stands for more than a passage of the page"
+			}
+			if negation.MatchString(gap) {
+				return nil, "the ellipsis leaves out a negation"
+			}
+		}
+		spans = append(spans, [2]int{i, j})
+		from = j
+	}
+	return spans, ""
+}
+
+// negation finds the words whose omission would flip what a passage says.
+var negation = regexp.MustCompile(`\b(?:not|no|never|none|nor|neither|nobody|nothing|without|n't|cannot|false|untrue|denied|denies|deny)\b|n't\b`)
+
+// indexAtWords finds needle in hay at or after from, starting and ending
+// at word boundaries (so "000 people" is not found in "100000 people").
+func indexAtWords(hay, needle string, from int) int {
+	for from <= len(hay) {
+		i := strings.Index(hay[from:], needle)
+		if i < 0 {
+			return -1
+		}
+		i += from
+		j := i + len(needle)
+		if boundary(hay, i, true) && boundary(hay, j, false) {
+			return i
+		}
+		from = i + 1
+	}
+	return -1
+}
+
+func boundary(s string, i int, start bool) bool {
+	if start {
+		if i == 0 {
+			return true
+		}
+		r, _ := utf8.DecodeLastRuneInString(s[:i])
+		first, _ := utf8.DecodeRuneInString(s[i:])
+		return !isWordRune(r) || !isWordRune(first)
+	}
+	if i >= len(s) {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	last, _ := utf8.DecodeLastRuneInString(s[:i])
+	return !isWordRune(r) || !isWordRune(last)
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// folded is text in the form quotes are compared in, with the span of the
+// original text each byte came from.
+type folded struct {
+	s          string
+	start, end []int // byte i of s came from text[start[i]:end[i]]
+}
+
+// foldForm folds what a faithful quotation may change: Unicode
+// compatibility forms, case, quote marks (single and double alike), the dash
+// family and runs of dashes ("--" for "—"), white space (and the space
+// around a dash), invisible characters, and digit-group separators
+// (100,000 is 100000). Wording, digits and word order are kept.
+func foldForm(text string) folded {
+	var f folded
+	var b strings.Builder
+	emit := func(r rune, o, e int) {
+		n := b.Len()
+		b.WriteRune(r)
+		for range b.Len() - n {
+			f.start = append(f.start, o)
+			f.end = append(f.end, e)
+		}
+	}
+	last := func() rune {
+		r, _ := utf8.DecodeLastRuneInString(b.String())
+		return r
+	}
+	space := false
+	for o, r := range text {
+		e := o + utf8.RuneLen(r)
+		if r == utf8.RuneError {
+			e = o + 1
+		}
+		for _, x := range norm.NFKC.String(string(r)) {
+			x = unicode.ToLower(x)
+			switch x {
+			case '\u2018', '\u2019', '\u201a', '\u201b', '\u2032', '`', '\u00b4', '\'', '\u201c', '\u201d', '\u201e', '\u201f', '\u2033', '\u00ab', '\u00bb':
+				x = '"'
+			case '\u2010', '\u2011', '\u2012', '\u2013', '\u2014', '\u2015', '\u2212', '\u2e3a', '\u2e3b':
+				x = '-'
+			case '\u00ad', '\u200b', '\u200c', '\u200d', '\u2060', '\ufeff':
+				continue
+			}
+			if x == ',' || x == '\u202f' || x == '\u2009' {
+				if next, _ := utf8.DecodeRuneInString(text[e:]); unicode.IsDigit(last()) && unicode.IsDigit(next) {
+					continue // a digit-group separator
+				}
+			}
+			if unicode.IsSpace(x) {
+				space = true
+				continue
+			}
+			if x == '-' && last() == '-' {
+				space = false
+				continue
+			}
+			if space && b.Len() > 0 && x != '-' && last() != '-' {
+				emit(' ', o, o)
+			}
+			space = false
+			emit(x, o, e)
+		}
+	}
+	f.s = b.String()
+	return f
+}
+
+// closestPassage is the sentence of text that shares most content words
+// with q, clipped, so the checker sees what the page says instead.
+func closestPassage(q, text string) string {
+	want := termSet(words(q))
+	best, bestScore := "", 0
+	for _, para := range strings.Split(text, "\n") {
+		for _, sent := range sentenceSplit.Split(para, -1) {
+			score := 0
+			for w := range termSet(words(sent)) {
+				if want[w] {
+					score++
+				}
+			}
+			if score > bestScore {
+				best, bestScore = strings.TrimSpace(sent), score
+			}
+		}
+	}
+	return clip(best, 240)
+}
+
+var sentenceSplit = regexp.MustCompile(`(?:[.!?]["”’]?)\s+`)

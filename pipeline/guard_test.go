@@ -15,8 +15,9 @@ func TestVerifyQuote(t *testing.T) {
 		{`the vaccine "does not alter" human DNA - a claim repeated online.`, true},
 		{"  \u201cThe agency said on Tuesday that the vaccine\u201d ", true},
 		{"The agency said on   Tuesday\nthat the vaccine", true},
-		{"the vaccine does alter human DNA", false},            // invented wording
-		{"THE AGENCY SAID ON TUESDAY THAT THE VACCINE", false}, // case is kept
+		{"the vaccine does alter human DNA", false},                                     // invented wording
+		{"THE AGENCY SAID ON TUESDAY THAT THE VACCINE", true},                           // case is form (issue 11)
+		{"The agency said on Tuesday that the vaccine \"does alter\" human DNA", false}, // a flipped negation
 		{"Other text.", false}, // too short to prove anything
 		{"", false},
 		{"repeated online.\n\nOther text. And more text invented", false},

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,15 +31,13 @@ func usageOf(resp *llm.Response) CallUsage {
 	if resp == nil {
 		return CallUsage{}
 	}
-	u := resp.Usage
-	return CallUsage{Calls: u.Calls, CachedCalls: u.CachedCalls, PromptTokens: u.PromptTokens,
-		CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD}
+	return resp.Usage
 }
 
 // badAnswer marks the llm errors that are about what the model said rather
 // than about reaching it, so stages can fall back instead of failing.
 func badAnswer(err error) error {
-	if errors.Is(err, llm.ErrMalformed) || errors.Is(err, llm.ErrEmpty) || errors.Is(err, llm.ErrRefusal) {
+	if errors.Is(err, llm.ErrMalformed) || errors.Is(err, llm.ErrEmpty) || errors.Is(err, llm.ErrRefusal) || errors.Is(err, llm.ErrTooLarge) {
 		return fmt.Errorf("%w: %w", ErrBadAnswer, err)
 	}
 	return err
@@ -150,14 +149,18 @@ func (m *LLMModel) Describe(ctx context.Context, p Post, img Image) (string, Cal
 	return d, usageOf(resp), badAnswer(err)
 }
 
+// ContextWindow is the evidence model's context window (see
+// llm.Client.ContextWindow).
+func (m *LLMModel) ContextWindow(ctx context.Context) llm.Window {
+	return m.Client.ContextWindow(ctx, llm.TaskEvidence)
+}
+
 // ModelName implements Model.
 func (m *LLMModel) ModelName(task string) string { return m.Client.ModelFor(task) }
 
 // Embed implements Embedder.
 func (m *LLMModel) Embed(ctx context.Context, texts []string) ([][]float32, CallUsage, error) {
-	v, u, err := m.Client.Embed(ctx, texts)
-	return v, CallUsage{Calls: u.Calls, CachedCalls: u.CachedCalls, PromptTokens: u.PromptTokens,
-		CompletionTokens: u.CompletionTokens, CostUSD: u.CostUSD}, err
+	return m.Client.Embed(ctx, texts)
 }
 
 // VisionModel is a Model that can also look at an image. LLMModel is one;
@@ -220,29 +223,56 @@ func noVision(err error) bool {
 func evidenceAnswerTokens(n int) int { return maxEvidenceTokens + 600*(n-1) }
 
 // EvidencePages implements EvidenceBatcher: one prompt with the pages
-// fenced and numbered, the answer keyed by number. Should the server find
-// the prompt too long, every page is halved once.
+// fenced and numbered, the answer keyed by number. The call is sized to
+// the model's context window (llm.Client.ContextWindow): when the prompt
+// and the answer it needs would not fit — or the server says they do not —
+// it sends fewer pages per call, then shorter pages, then asks for a
+// shorter answer, instead of retrying unchanged.
 func (m *LLMModel) EvidencePages(ctx context.Context, in EvidencePagesInput) ([]PageQuotes, CallUsage, error) {
 	post := promptPost(in.Post, in.Images)
 	pages := make([]prompts.Page, len(in.Pages))
-	longest := 0
 	for i, p := range in.Pages {
 		pages[i] = prompts.Page{URL: p.URL, Title: p.Title, Publisher: p.Publisher, Published: p.Published, Paragraphs: p.Paragraphs}
-		longest = max(longest, pages[i].Chars())
 	}
-	msgs, err := prompts.EvidencePages(post, pages, prompts.MaxArticleChars)
+	return m.evidenceCall(ctx, post, pages, evidenceShape{chars: prompts.MaxArticleChars, answer: evidenceAnswerTokens(len(pages))})
+}
+
+// evidenceShape is how much one evidence call sends and asks for.
+type evidenceShape struct {
+	chars  int // page text per page
+	answer int // max_tokens
+}
+
+// Floors of shrinking: below them a call is not worth making.
+const (
+	minEvidenceChars  = 400
+	minEvidenceAnswer = 300
+)
+
+func (m *LLMModel) evidenceCall(ctx context.Context, post prompts.Post, pages []prompts.Page, sh evidenceShape) ([]PageQuotes, CallUsage, error) {
+	longest := 0
+	for _, p := range pages {
+		longest = max(longest, p.Chars())
+	}
+	sh.chars = min(sh.chars, max(longest, 1))
+	msgs, err := prompts.EvidencePages(post, pages, sh.chars)
 	if err != nil {
 		return nil, CallUsage{}, fmt.Errorf("%w: %w", ErrBadAnswer, err)
 	}
+	if w := m.Client.ContextWindow(ctx, llm.TaskEvidence); w.Tokens > 0 && llm.MessagesTokens(msgs)+sh.answer > w.Tokens {
+		if out, u, err, ok := m.shrinkEvidence(ctx, post, pages, sh); ok {
+			return out, u, err
+		}
+	}
 	resp, err := m.Client.Complete(ctx, llm.Request{Task: llm.TaskEvidence, Messages: msgs,
-		Schema: prompts.EvidencePagesSchema(), MaxTokens: evidenceAnswerTokens(len(pages)),
-		Shorten: func() []llm.Message {
-			short, err := prompts.EvidencePages(post, pages, longest/2)
-			if err != nil {
-				return nil
-			}
-			return short
-		}})
+		Schema: prompts.EvidencePagesSchema(), MaxTokens: sh.answer})
+	if errors.Is(err, llm.ErrContextLength) {
+		if out, u, err2, ok := m.shrinkEvidence(ctx, post, pages, sh); ok {
+			used := usageOf(resp)
+			used.Add(u)
+			return out, used, err2
+		}
+	}
 	if err != nil {
 		return nil, usageOf(resp), badAnswer(err)
 	}
@@ -255,6 +285,39 @@ func (m *LLMModel) EvidencePages(ctx context.Context, in EvidencePagesInput) ([]
 		out[i] = PageQuotes{Page: q.Article, Refutes: q.Refutes, Context: q.Context}
 	}
 	return out, usageOf(resp), nil
+}
+
+// shrinkEvidence makes the call smaller by one step — half the pages in
+// each of two calls, else half the page text, else half the answer — and
+// makes it; ok is false when nothing can shrink any more.
+func (m *LLMModel) shrinkEvidence(ctx context.Context, post prompts.Post, pages []prompts.Page, sh evidenceShape) ([]PageQuotes, CallUsage, error, bool) {
+	switch {
+	case len(pages) > 1:
+		half := len(pages) / 2
+		first, u1, err1 := m.evidenceCall(ctx, post, pages[:half], evidenceShape{sh.chars, evidenceAnswerTokens(half)})
+		second, u2, err2 := m.evidenceCall(ctx, post, pages[half:], evidenceShape{sh.chars, evidenceAnswerTokens(len(pages) - half)})
+		for i := range second {
+			if second[i].Page > 0 {
+				second[i].Page += half
+			}
+		}
+		u := u1
+		u.Add(u2)
+		// A half that failed fails the call: its pages must not read as
+		// pages where the model found nothing (the other half's quotes are
+		// lost with it, the price of one answer per call).
+		if err := cmp.Or(err1, err2); err != nil {
+			return nil, u, err, true
+		}
+		return append(first, second...), u, nil, true
+	case sh.chars/2 >= minEvidenceChars:
+		out, u, err := m.evidenceCall(ctx, post, pages, evidenceShape{sh.chars / 2, sh.answer})
+		return out, u, err, true
+	case sh.answer/2 >= minEvidenceAnswer:
+		out, u, err := m.evidenceCall(ctx, post, pages, evidenceShape{sh.chars, sh.answer / 2})
+		return out, u, err, true
+	}
+	return nil, CallUsage{}, nil, false
 }
 
 // ErrBadAnswer marks a model answer that could not be used (malformed JSON,

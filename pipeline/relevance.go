@@ -81,24 +81,40 @@ func termSet(ws []string) map[string]bool {
 
 // LexicalRelevance is the share of the post's distinct content words (stop
 // words, URLs and handles removed, plurals folded) that occur in the page's
-// title or text, with words that appear in the title counted in full and
-// numbers and names weighing double, since they carry a claim's specifics.
-// 0 means nothing in common, 1 that every word of the post is on the page.
-// Pages under Options.LexicalThreshold (0.25 by default) are irrelevant.
-// On 1,017 real tweets (with their images' OCR text) paired with the
-// PolitiFact fact-checks that debunk them (TestLexicalThresholdOnRealPairs),
-// 0.25 keeps 84% of the true fact-checks and lets through 14% of
-// fact-checks about other US-politics claims; 0.30 would keep 74% and 6%.
-// Recall is favoured: a page let through costs one evidence call, a page
-// kept out may be the one that refutes the post.
+// title or text, with numbers and names weighing double, since they carry a
+// claim's specifics. 0 means nothing in common, 1 that every word of the
+// post is on the page. Real news pages do not repeat a noisy post's words,
+// so the engine gates on Relevance, which also weighs the queries.
 func LexicalRelevance(post, title, text string) float64 {
-	postTerms := weightedTerms(post)
-	if len(postTerms) == 0 {
+	return shareOf(weightedTerms(post), termSet(words(title+" "+text)))
+}
+
+// Relevance is how much a page has to do with a post: the larger of the
+// post's LexicalRelevance and the best share of one query's words on the
+// page. The queries bridge a noisy post ("While we're distracted by
+// pronouns, UFOs & Woke Jesus…") to the wording of the news that reports
+// its subject, so a page about the subject scores high on either. Pages
+// under Options.LexicalThreshold share (nearly) nothing with the post and
+// its queries and are kept out; every other page reaches the evidence
+// model, which decides whether it refutes. TestRelevanceOnRealPairs
+// chooses the threshold on half of the real pairs and measures it on the
+// other half (README, "Benchmarks and figures").
+func Relevance(post string, queries []string, title, text string) float64 {
+	page := termSet(words(title + " " + text))
+	best := shareOf(weightedTerms(post), page)
+	for _, q := range queries {
+		best = max(best, shareOf(weightedTerms(q), page))
+	}
+	return best
+}
+
+// shareOf is the weighted share of terms found in page.
+func shareOf(terms map[string]float64, page map[string]bool) float64 {
+	if len(terms) == 0 {
 		return 0
 	}
-	page := termSet(words(title + " " + text))
 	var have, total float64
-	for t, w := range postTerms {
+	for t, w := range terms {
 		total += w
 		if page[t] {
 			have += w
@@ -239,12 +255,15 @@ func cosine(a, b []float32) float64 {
 	return dot / math.Sqrt(na*nb)
 }
 
-// relevance scores sources from index `from` on and keeps irrelevant ones
-// out: by embedding similarity when an Embedder is configured, otherwise
-// lexically (see LexicalRelevance).
+// relevance scores sources from index `from` on and keeps out only the
+// pages that share (nearly) nothing with the post and its queries. With an
+// Embedder the score is the embedding similarity, and a page is kept out
+// only when it is under both the embedding and the lexical threshold: the
+// embeddings may order pages, never be stricter than the lexical gate.
 func (r *run) relevance(ctx context.Context, st Stage, from int) {
 	c := r.c
 	post := postForSearch(c)
+	queries := c.EnabledQueries()
 	var idx []int
 	for i := from; i < len(c.Sources); i++ {
 		if isEligible(c.Sources[i]) {
@@ -254,36 +273,54 @@ func (r *run) relevance(ctx context.Context, st Stage, from int) {
 	if len(idx) == 0 {
 		return
 	}
-	if r.e.deps.Embedder != nil && !r.e.opts.NoLLM {
-		texts := []string{post}
-		for _, i := range idx {
-			s := c.Sources[i]
-			texts = append(texts, cutAtSentence(s.Title+"\n"+strings.Join(s.Paragraphs, "\n"), 2000))
-		}
-		vecs, u, err := r.e.deps.Embedder.Embed(ctx, texts)
-		r.addUsage(st, u)
-		if err == nil && len(vecs) == len(texts) {
-			for k, i := range idx {
-				s := &c.Sources[i]
-				s.Relevance = cosine(vecs[0], vecs[k+1])
-				if s.Relevance < r.e.opts.EmbeddingThreshold && !s.Boosted {
-					s.Status = StatusIrrelevant
-					s.Reason = fmt.Sprintf("similarity to the post %.2f, below %.2f", s.Relevance, r.e.opts.EmbeddingThreshold)
-				}
+	lex := make(map[int]float64, len(idx))
+	for _, i := range idx {
+		s := c.Sources[i]
+		lex[i] = Relevance(post, queries, s.Title, strings.Join(s.Paragraphs, "\n"))
+	}
+	if vecs := r.embedSources(ctx, st, post, idx); vecs != nil {
+		for k, i := range idx {
+			s := &c.Sources[i]
+			s.Relevance = cosine(vecs[0], vecs[k+1])
+			if s.Relevance < r.e.opts.EmbeddingThreshold && lex[i] < r.e.opts.LexicalThreshold && !s.Boosted {
+				s.Status = StatusIrrelevant
+				s.Reason = fmt.Sprintf("similarity to the post %.2f, below %.2f, and shares %.0f%% of the post's and its queries' key words, below %.0f%%",
+					s.Relevance, r.e.opts.EmbeddingThreshold, lex[i]*100, r.e.opts.LexicalThreshold*100)
 			}
-			return
 		}
-		if ctx.Err() != nil {
-			return
-		}
-		r.warn(st, "embeddings failed (%v); judging relevance by shared words", err)
+		return
 	}
 	for _, i := range idx {
 		s := &c.Sources[i]
-		s.Relevance = LexicalRelevance(post, s.Title, strings.Join(s.Paragraphs, "\n"))
+		s.Relevance = lex[i]
 		if s.Relevance < r.e.opts.LexicalThreshold && !s.Boosted {
 			s.Status = StatusIrrelevant
-			s.Reason = fmt.Sprintf("shares %.0f%% of the post's key words, below %.0f%%", s.Relevance*100, r.e.opts.LexicalThreshold*100)
+			s.Reason = fmt.Sprintf("shares %.0f%% of the key words of the post and of its queries, below %.0f%%", s.Relevance*100, r.e.opts.LexicalThreshold*100)
 		}
 	}
+}
+
+// embedSources embeds the post and the sources' titles and openings; nil
+// when there is no Embedder or the call failed (with a warning).
+func (r *run) embedSources(ctx context.Context, st Stage, post string, idx []int) [][]float32 {
+	if r.e.deps.Embedder == nil || r.e.opts.NoLLM {
+		return nil
+	}
+	texts := []string{post}
+	for _, i := range idx {
+		s := r.c.Sources[i]
+		texts = append(texts, cutAtSentence(s.Title+"\n"+strings.Join(s.Paragraphs, "\n"), 2000))
+	}
+	vecs, u, err := r.e.deps.Embedder.Embed(ctx, texts)
+	r.addUsage(st, u)
+	if err == nil && len(vecs) == len(texts) {
+		return vecs
+	}
+	if ctx.Err() == nil {
+		if err == nil {
+			err = fmt.Errorf("%d vectors for %d texts", len(vecs), len(texts))
+		}
+		r.warn(st, "embeddings failed (%v); judging relevance by shared words", err)
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/musecheck/muse/sources/images"
+	"golang.org/x/sync/errgroup"
 )
 
 // maxImageCache bounds the lead-image hashes an engine remembers; past it
@@ -77,24 +78,19 @@ func (r *run) visualRelevance(ctx context.Context, st Stage, from int) {
 		return
 	}
 	sims := make([]float64, len(idx))
-	sem := make(chan struct{}, r.e.opts.ImageParallel)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(r.e.opts.ImageParallel)
 	for k, i := range idx {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
 		if ctx.Err() != nil {
 			break
 		}
 		u := c.Sources[i].Image
-		wg.Go(func() {
-			defer func() { <-sem }()
+		g.Go(func() error {
 			h, ok := r.e.imageCache.get(u)
 			if !ok {
 				img, err := r.e.imageLoader().Load(ctx, u)
 				if ctx.Err() != nil {
-					return
+					return nil
 				}
 				if err != nil {
 					h = imageHash{err: err}
@@ -104,14 +100,15 @@ func (r *run) visualRelevance(ctx context.Context, st Stage, from int) {
 				r.e.imageCache.put(u, h)
 			}
 			if h.err != nil {
-				return
+				return nil
 			}
 			for _, ph := range hashes {
 				sims[k] = max(sims[k], images.Similarity(ph, h.hash))
 			}
+			return nil
 		})
 	}
-	wg.Wait()
+	_ = g.Wait() // an image that cannot be loaded counts as no likeness
 	for k, i := range idx {
 		s := &c.Sources[i]
 		s.ImageSimilarity = sims[k]

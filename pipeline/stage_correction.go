@@ -102,7 +102,7 @@ func (r *run) orderedEvidence() []EvidenceForPrompt {
 	inc := c.IncludedEvidence()
 	slices.SortStableFunc(inc, func(a, b Evidence) int {
 		return cmp.Or(cmp.Compare(pos[sources.Key(a.SourceURL)], pos[sources.Key(b.SourceURL)]),
-			cmp.Compare(kindRank(a.Kind), kindRank(b.Kind)))
+			cmp.Compare(a.Kind.Rank(), b.Kind.Rank()))
 	})
 	out := make([]EvidenceForPrompt, 0, len(inc))
 	for _, e := range inc {
@@ -116,13 +116,6 @@ func (r *run) orderedEvidence() []EvidenceForPrompt {
 		out = append(out, p)
 	}
 	return out
-}
-
-func kindRank(k string) int {
-	if k == KindRefutes {
-		return 0
-	}
-	return 1
 }
 
 // digest lists the evidence pages and their paragraphs without judging.

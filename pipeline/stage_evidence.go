@@ -11,6 +11,8 @@ import (
 
 	"github.com/musecheck/muse/prompts"
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/llm"
+	"golang.org/x/sync/errgroup"
 )
 
 // evidence quotes the pages, best first and many at once, until enough
@@ -44,6 +46,7 @@ func (r *run) evidence(ctx context.Context) (int, error) {
 	if r.e.opts.NoLLM {
 		r.digestEvidence()
 	} else {
+		r.warnSmallOllama(ctx)
 		err = r.evidenceRounds(ctx)
 	}
 	for i := range c.Sources {
@@ -57,6 +60,25 @@ func (r *run) evidence(ctx context.Context) (int, error) {
 		}
 	}
 	return len(c.IncludedEvidence()), err
+}
+
+// warnSmallOllama says when Ollama's context is smaller than a full
+// evidence prompt: Ollama would cut such a prompt silently, so muse sends
+// fewer and shorter pages per call, and the person should know why.
+func (r *run) warnSmallOllama(ctx context.Context) {
+	m, ok := r.e.deps.Model.(interface {
+		ContextWindow(context.Context) llm.Window
+	})
+	if !ok {
+		return
+	}
+	w := m.ContextWindow(ctx)
+	size, _ := r.batchShape()
+	full := size*r.e.opts.EvidenceTokens*4/3 + evidenceAnswerTokens(size) + 1500 // pages, answer, instructions and post
+	if w.Ollama && w.Tokens > 0 && w.Tokens < full {
+		r.warn(StageEvidence, "Ollama's context (num_ctx %d) is smaller than a full evidence prompt (about %d tokens), and Ollama cuts longer prompts silently: muse sends fewer, shorter pages per call; raise num_ctx (OLLAMA_CONTEXT_LENGTH) or set context_window",
+			w.Tokens, full)
+	}
 }
 
 func (r *run) evidenceRounds(ctx context.Context) error {
@@ -145,35 +167,32 @@ func (r *run) evidenceRound(ctx context.Context, urls []string) (int, error) {
 			Paragraphs: selectParagraphs(post, s.Paragraphs, r.e.opts.EvidenceTokens)}
 	}
 	size, calls := r.batchShape()
-	results := make(chan evidenceResult)
-	sem := make(chan struct{}, calls)
-	var wg sync.WaitGroup
-	go func() {
-		defer func() { wg.Wait(); close(results) }()
-		for batch := range slices.Chunk(urls, size) {
-			select {
-			case sem <- struct{}{}:
-			case <-rctx.Done():
-				return
-			}
-			if rctx.Err() != nil {
-				return
-			}
-			wg.Go(func() {
-				quotes, usage, err := r.callEvidence(rctx, batch, pages)
-				r.addUsage(StageEvidence, usage)
-				results <- evidenceResult{urls: batch, quotes: quotes, err: err}
-			})
+	var (
+		g        errgroup.Group
+		weighing sync.Mutex // one answer weighed at a time
+		hardErrs []error
+		answered int
+	)
+	g.SetLimit(calls)
+	for batch := range slices.Chunk(urls, size) {
+		if rctx.Err() != nil {
+			break
 		}
-	}()
-	var hardErrs []error
-	answered := 0
-	for res := range results {
-		// The slot is freed only once the answer is weighed, so a page is
-		// never sent after enough others have refuted.
-		r.weigh(res, pages, &answered, &hardErrs, rctx.Err() != nil, stop)
-		<-sem
+		g.Go(func() error {
+			if rctx.Err() != nil {
+				return nil // enough pages refuted while this call waited
+			}
+			quotes, usage, err := r.callEvidence(rctx, batch, pages)
+			r.addUsage(StageEvidence, usage)
+			// The slot is freed only once the answer is weighed, so a page
+			// is never sent after enough others have refuted.
+			weighing.Lock()
+			defer weighing.Unlock()
+			r.weigh(evidenceResult{urls: batch, quotes: quotes, err: err}, pages, &answered, &hardErrs, rctx.Err() != nil, stop)
+			return nil
+		})
 	}
+	_ = g.Wait() // the calls report through weigh, never through the group
 	if err := ctx.Err(); err != nil {
 		return r.refutingPages(), fmt.Errorf("evidence: %w", err)
 	}
@@ -237,6 +256,10 @@ func (r *run) weigh(res evidenceResult, pages map[string]EvidencePage, answered 
 		}
 		if !errors.Is(res.err, ErrBadAnswer) {
 			*hardErrs = append(*hardErrs, res.err)
+		} else {
+			r.mu.Lock()
+			r.evUnreadable += len(res.urls)
+			r.mu.Unlock()
 		}
 		return
 	}
@@ -315,28 +338,41 @@ func (r *run) addQuotes(url string, res PageQuotes) int {
 	defer r.mu.Unlock()
 	s := r.c.SourceByURL(url)
 	full := strings.Join(s.Paragraphs, "\n")
-	kept := map[string]int{}
+	kept := map[Kind]int{}
 	seen := map[string]bool{}
-	add := func(kind string, quotes []string) {
+	add := func(kind Kind, quotes []string) {
 		for _, q := range quotes {
 			q = cleanQuote(q)
-			nq := normaliseForMatch(q)
-			if q == "" || seen[nq] {
+			if q == "" {
+				continue
+			}
+			m := LocateQuote(q, full)
+			e := Evidence{SourceURL: s.URL, Quote: q, Kind: kind, Verified: m.Verified, Included: m.Verified}
+			if m.Verified {
+				e.Quote = m.PageQuote
+				if e.Quote != q {
+					e.ModelQuote = q
+				}
+			}
+			nq := normaliseForMatch(e.Quote)
+			if seen[nq] {
 				continue
 			}
 			seen[nq] = true
-			ok := VerifyQuote(q, full)
-			if ok && kept[kind] >= 2 {
+			if m.Verified && kept[kind] >= 2 {
 				continue // the paper's limit: two of each kind per page
 			}
-			e := Evidence{SourceURL: s.URL, Quote: q, Kind: kind, Verified: ok, Included: ok}
-			if ok {
+			if m.Verified {
 				kept[kind]++
-				if r.excluded[evidenceKey(s.URL, q)] {
+				if r.excluded[evidenceKey(s.URL, e.Quote)] {
 					e.Included = false
 				}
 			} else {
-				r.warnLocked(StageEvidence, "left out a quote not found on %s: %q", s.URL, clip(q, 80))
+				e.Reason = m.Reason
+				if m.Closest != "" {
+					e.Reason += "; closest passage of the page: \u201c" + m.Closest + "\u201d"
+				}
+				r.warnLocked(StageEvidence, "left out a quote not found on %s (%s): %q", s.URL, m.Reason, clip(q, 80))
 			}
 			r.c.Evidence = append(r.c.Evidence, e)
 			r.itemLocked(StageEvidence, e, "quote found")
@@ -349,8 +385,10 @@ func (r *run) addQuotes(url string, res PageQuotes) int {
 		s.Status, s.Reason = StatusUsed, fmt.Sprintf("%d refuting and %d context quotes", kept[KindRefutes], kept[KindContext])
 	case len(res.Refutes)+len(res.Context) > 0:
 		s.Status, s.Reason = StatusNotNeeded, "read: its quotes could not be found on the page"
+		r.evWrong++
 	default:
 		s.Status, s.Reason = StatusNotNeeded, "read: no paragraph refutes or explains the post"
+		r.evNothing++
 	}
 	return kept[KindRefutes]
 }

@@ -27,7 +27,7 @@ func (m *batchModel) EvidencePages(ctx context.Context, in EvidencePagesInput) (
 	m.batches = append(m.batches, urls)
 	m.mu.Unlock()
 	pqs, err := m.answer(in)
-	return pqs, CallUsage{Calls: 1, PromptTokens: 500}, err
+	return pqs, CallUsage{LLMCalls: 1, PromptTokens: 500}, err
 }
 
 // keyedQuoting answers each page of a call with the quotes really on it,
@@ -60,7 +60,7 @@ func TestEvidenceOneCallForAWave(t *testing.T) {
 	if len(calls) != 1 || len(calls[0]) < 3 || calls[0][0] != "https://www.reuters.com/a" && calls[0][0] != "https://apnews.com/b" {
 		t.Fatalf("evidence calls %q, want one with every eligible page, best first", calls)
 	}
-	for u, want := range map[string]string{"https://www.reuters.com/a": StatusUsed, "https://apnews.com/b": StatusUsed, "https://www.bbc.co.uk/c": StatusUsed} {
+	for u, want := range map[string]Status{"https://www.reuters.com/a": StatusUsed, "https://apnews.com/b": StatusUsed, "https://www.bbc.co.uk/c": StatusUsed} {
 		if got := statusOf(c, u); got != want {
 			t.Errorf("%s: %s, want %s", u, got, want)
 		}

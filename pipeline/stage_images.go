@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/musecheck/muse/sources/images"
+	"golang.org/x/sync/errgroup"
 )
 
 // Where each part of an image's description came from (Image.Origin,
@@ -70,13 +71,9 @@ func (r *run) images(ctx context.Context) (int, bool, error) {
 	if vm, ok := r.e.deps.Model.(VisionModel); ok && !r.e.opts.NoLLM {
 		d.vision = vm
 	}
-	sem := make(chan struct{}, r.e.opts.ImageParallel)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(r.e.opts.ImageParallel)
 	for i := range c.Images {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
 		if ctx.Err() != nil {
 			break
 		}
@@ -84,16 +81,16 @@ func (r *run) images(ctx context.Context) (int, bool, error) {
 		im := c.Images[i]
 		r.mu.Unlock()
 		im.People = append([]string(nil), im.People...)
-		wg.Go(func() {
-			defer func() { <-sem }()
+		g.Go(func() error {
 			d.one(ctx, &im)
 			r.mu.Lock()
 			c.Images[i] = im
 			r.mu.Unlock()
 			r.item(StageImages, im, "image described")
+			return nil
 		})
 	}
-	wg.Wait()
+	_ = g.Wait() // an image that cannot be read says so in its Error
 	if err := ctx.Err(); err != nil {
 		return describedImages(c.Images), false, fmt.Errorf("describe images: %w", err)
 	}

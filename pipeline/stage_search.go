@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/search"
@@ -54,9 +55,16 @@ func (r *run) searchPass(ctx context.Context, st Stage, pass, count int) ([]Hit,
 	if pass == 1 && !slices.ContainsFunc(r.e.deps.Searchers, func(s search.Searcher) bool { return s.Name() != "archive" }) {
 		r.warn(st, "only the local archive was searched: %s", search.SetupHint)
 	}
+	// The queries carry no cutoff, so search.Run drops nothing: each
+	// searcher still asks its provider for pages before the cutoff, and a
+	// hit the provider dates after it becomes an excluded_cutoff source.
 	qs := make([]search.Query, len(texts))
 	for i, t := range texts {
-		qs[i] = search.Query{Text: t, Before: c.Cutoff, Count: count}
+		qs[i] = search.Query{Text: t, Count: count}
+	}
+	searchers := make([]search.Searcher, len(r.e.deps.Searchers))
+	for i, s := range r.e.deps.Searchers {
+		searchers[i] = datedSearcher{Searcher: s, before: c.Cutoff}
 	}
 	var imgHits []search.Hit
 	var imgFailures []search.ProviderError
@@ -67,7 +75,7 @@ func (r *run) searchPass(ctx context.Context, st Stage, pass, count int) ([]Hit,
 			imgHits, imgFailures = r.reverseImageSearch(ctx)
 		}
 	}()
-	found, failures := search.Run(ctx, r.e.deps.Searchers, qs)
+	found, failures := search.Run(ctx, searchers, qs)
 	<-imgDone
 	for _, f := range imgFailures {
 		r.warn(st, "%v", f)
@@ -81,6 +89,23 @@ func (r *run) searchPass(ctx context.Context, st Stage, pass, count int) ([]Hit,
 	}
 	if len(failures) > 0 && len(failures) == len(qs)*len(r.e.deps.Searchers) {
 		r.warn(st, "every search failed")
+	}
+	web, webFailed := 0, 0
+	for _, s := range r.e.deps.Searchers {
+		if s.Name() != "archive" {
+			web++
+		}
+	}
+	for _, f := range failures {
+		if f.Provider != "archive" {
+			webFailed++
+		}
+	}
+	if pass == 1 && web > 0 && webFailed == len(qs)*web {
+		r.searchFailed = true
+		if webFailed != len(failures) || len(failures) != len(qs)*len(r.e.deps.Searchers) {
+			r.warn(st, "every web search provider failed; only the local archive answered")
+		}
 	}
 	seen := map[string]bool{}
 	for _, h := range c.Hits {
@@ -122,4 +147,15 @@ func (r *run) searchWider(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	return true, r.readHits(ctx, StageEvidence, hits, nil)
+}
+
+// datedSearcher asks its searcher only for pages before the cutoff.
+type datedSearcher struct {
+	search.Searcher
+	before time.Time
+}
+
+func (d datedSearcher) Search(ctx context.Context, q search.Query) ([]search.Hit, error) {
+	q.Before = d.before
+	return d.Searcher.Search(ctx, q)
 }

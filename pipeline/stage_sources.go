@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/musecheck/muse/sources"
+	"golang.org/x/sync/errgroup"
 )
 
 // sources reads every hit's page: rate the publisher, fetch, extract, date,
@@ -59,18 +59,13 @@ func (r *run) readHits(ctx context.Context, st Stage, hits []Hit, prev map[strin
 	}
 	first := len(c.Sources)
 	c.Sources = append(c.Sources, todo...)
-	sem := make(chan struct{}, r.e.opts.FetchParallel)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(r.e.opts.FetchParallel)
 	for i := first; i < len(c.Sources); i++ {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
 		if ctx.Err() != nil {
 			break
 		}
-		wg.Go(func() {
-			defer func() { <-sem }()
+		g.Go(func() error {
 			r.mu.Lock()
 			s := c.Sources[i].clone()
 			r.mu.Unlock()
@@ -79,9 +74,10 @@ func (r *run) readHits(ctx context.Context, st Stage, hits []Hit, prev map[strin
 			c.Sources[i] = s
 			r.mu.Unlock()
 			r.item(st, s, "source read")
+			return nil
 		})
 	}
-	wg.Wait()
+	_ = g.Wait() // a page that fails is a source saying so, not an error
 	if err := ctx.Err(); err != nil {
 		// Keep what was read; pages never reached stay pending and say so.
 		for i := first; i < len(c.Sources); i++ {
@@ -107,6 +103,9 @@ func (r *run) readOne(ctx context.Context, s *Source) {
 		return
 	}
 	if s.Status == StatusExcludedRating && !s.Boosted {
+		return
+	}
+	if s.FetchedAt.IsZero() && r.datedLate(s) {
 		return
 	}
 	if len(s.Paragraphs) == 0 || s.FetchedAt.IsZero() {
@@ -202,6 +201,23 @@ func describeRating(fact, bias string) string {
 	return strings.Join(parts, ", ")
 }
 
+// datedLate keeps out, unread, a page the search engine dates at or after
+// the cutoff, saying so: every exclusion is shown.
+func (r *run) datedLate(s *Source) bool {
+	cutoff := r.c.Cutoff
+	if cutoff.IsZero() || s.Published.IsZero() || s.Published.Before(cutoff) {
+		return false
+	}
+	engine := "the search engine"
+	if len(s.FoundBy) > 0 {
+		engine, _, _ = strings.Cut(s.FoundBy[0], ": ")
+	}
+	s.Status = StatusExcludedCutoff
+	s.Reason = fmt.Sprintf("%s dates it %s, after the cutoff %s: not fetched", engine,
+		s.Published.Format(time.DateOnly), cutoff.Format(time.DateOnly))
+	return true
+}
+
 // judgeDate applies the paper's length and date rules.
 func (r *run) judgeDate(s *Source) {
 	cutoff := r.c.Cutoff
@@ -268,8 +284,6 @@ func (r *run) eligibleCount() int {
 	return n
 }
 
-var tierOrder = map[string]int{TierHigh: 0, TierMedium: 1, TierLow: 2, TierUnrated: 3, TierExcluded: 4}
-
 // rank orders sources: usable ones first (boosted, then tier high > medium
 // > low > unrated, then relevance), then the rest in the order found.
 func (r *run) rank() {
@@ -290,16 +304,9 @@ func (r *run) rank() {
 			}
 			return 1
 		}
-		if c := cmp.Compare(tierRank(a.Tier), tierRank(b.Tier)); c != 0 {
+		if c := cmp.Compare(a.Tier.Rank(), b.Tier.Rank()); c != 0 {
 			return c
 		}
 		return cmp.Compare(b.Relevance, a.Relevance)
 	})
-}
-
-func tierRank(t string) int {
-	if v, ok := tierOrder[t]; ok {
-		return v
-	}
-	return tierOrder[TierUnrated]
 }

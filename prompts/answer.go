@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kaptinlin/jsonrepair"
+
 	"github.com/musecheck/muse/sources/llm"
 )
 
@@ -39,13 +41,14 @@ func fallback(name string, data any) string {
 	return s
 }
 
-// prepare trims the answer, unwraps a Markdown code fence and recognises
-// empty answers and refusals.
+// prepare takes out a reasoning model's thinking (llm.StripReasoning), trims
+// the answer, unwraps a Markdown code fence and recognises empty answers and
+// refusals.
 func prepare(what, text string) (string, error) {
 	if !utf8.ValidString(text) {
 		text = strings.ToValidUTF8(text, "\uFFFD")
 	}
-	body := strings.TrimSpace(strings.ReplaceAll(text, "\r\n", "\n"))
+	body := strings.TrimSpace(strings.ReplaceAll(llm.StripReasoning(text), "\r\n", "\n"))
 	body = unfence(body)
 	if body == "" {
 		return "", fmt.Errorf("prompts: parse %s answer: %w", what, llm.ErrEmpty)
@@ -65,21 +68,77 @@ func unfence(s string) string {
 	return s
 }
 
-// jsonObject finds a JSON object in s: the whole of s, or the span from the
-// first "{" to the last "}" (answers that talk around their JSON).
+// jsonObject finds the JSON object of an answer as real models write it:
+// the whole answer, else the last complete top-level object in it (a model
+// that drafts an object and then corrects it means the last one), else the
+// same repaired by jsonrepair (single quotes, trailing commas, unescaped
+// inner quotes, a missing closing brace).
 func jsonObject(s string) (map[string]json.RawMessage, bool) {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal([]byte(s), &obj) == nil && obj != nil {
 		return obj, true
 	}
-	i, j := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}')
-	if i < 0 || j <= i {
-		return nil, false
+	spans := objectSpans(s)
+	for i := len(spans) - 1; i >= 0; i-- {
+		if json.Unmarshal([]byte(s[spans[i][0]:spans[i][1]]), &obj) == nil && obj != nil {
+			return obj, true
+		}
 	}
-	if json.Unmarshal([]byte(s[i:j+1]), &obj) == nil && obj != nil {
-		return obj, true
+	if t := strings.TrimSpace(s); !strings.HasPrefix(t, "{") && !strings.Contains(s, `{"`) && !strings.Contains(s, "{'") {
+		return nil, false // prose with a brace in it is not JSON to repair
+	}
+	var candidates []string
+	for i := len(spans) - 1; i >= 0; i-- {
+		candidates = append(candidates, s[spans[i][0]:spans[i][1]])
+	}
+	if i := strings.LastIndexByte(s, '{'); i >= 0 && (len(spans) == 0 || i >= spans[len(spans)-1][1]) {
+		candidates = append([]string{s[i:]}, candidates...) // an object never closed
+	}
+	if i := strings.IndexByte(s, '{'); i >= 0 {
+		candidates = append(candidates, s[i:])
+	}
+	for _, c := range candidates {
+		fixed, err := jsonrepair.JSONRepair(c)
+		if err == nil && json.Unmarshal([]byte(fixed), &obj) == nil && obj != nil {
+			return obj, true
+		}
 	}
 	return nil, false
+}
+
+// objectSpans are the byte spans of the top-level {…} of s, braces inside
+// double-quoted strings ignored.
+func objectSpans(s string) [][2]int {
+	var out [][2]int
+	depth, start := 0, -1
+	inStr, esc := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case inStr:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+		case c == '"' && depth > 0:
+			inStr = true
+		case c == '{':
+			if depth == 0 {
+				start = i
+			}
+			depth++
+		case c == '}' && depth > 0:
+			depth--
+			if depth == 0 {
+				out = append(out, [2]int{start, i + 1})
+			}
+		}
+	}
+	return out
 }
 
 // jsonArray accepts an answer that is a bare JSON array of strings.

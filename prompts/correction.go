@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/sources/llm"
+	"github.com/musecheck/muse/sources/ratings"
 )
 
 // CorrectionStart is how every correction begins (the paper's "This tweet
@@ -17,10 +18,10 @@ const CorrectionStart = "This post is"
 type EvidenceItem struct {
 	URL       string
 	Publisher string
-	Tier      string // high|medium|low|unrated
+	Tier      ratings.Tier
 	Published time.Time
 	Relevance float64
-	Kind      string // KindRefutes or KindContext
+	Kind      Kind
 	Quotes    []string
 }
 
@@ -50,7 +51,7 @@ func orderEvidence(ev []EvidenceItem) []EvidenceItem {
 		out = append(out, e)
 	}
 	slices.SortStableFunc(out, func(a, b EvidenceItem) int {
-		if d := tierRank(a.Tier) - tierRank(b.Tier); d != 0 {
+		if d := a.Tier.Rank() - b.Tier.Rank(); d != 0 {
 			return d
 		}
 		if a.Relevance != b.Relevance {
@@ -59,28 +60,7 @@ func orderEvidence(ev []EvidenceItem) []EvidenceItem {
 			}
 			return 1
 		}
-		return kindRank(a.Kind) - kindRank(b.Kind)
+		return a.Kind.Rank() - b.Kind.Rank()
 	})
 	return out
-}
-
-func tierRank(t string) int {
-	switch strings.ToLower(t) {
-	case "high":
-		return 0
-	case "medium":
-		return 1
-	case "low":
-		return 2
-	case "unrated", "":
-		return 3
-	}
-	return 4
-}
-
-func kindRank(k string) int {
-	if k == KindContext {
-		return 1
-	}
-	return 0
 }

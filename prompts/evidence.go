@@ -23,11 +23,22 @@ type Page struct {
 	Paragraphs []string
 }
 
-// Evidence kinds, as in the pipeline's Check record.
+// Kind is what a quote does to the post; the pipeline's Check uses it.
+type Kind string
+
+// Evidence kinds.
 const (
-	KindRefutes = "refutes"
-	KindContext = "context"
+	KindRefutes Kind = "refutes"
+	KindContext Kind = "context"
 )
+
+// Rank orders kinds: refutations (0) before context (1).
+func (k Kind) Rank() int {
+	if k == KindRefutes {
+		return 0
+	}
+	return 1
+}
 
 // Evidence builds the evidence-extraction prompt for one page, its text cut
 // to MaxArticleChars. Send it with EvidenceSchema().
@@ -181,11 +192,13 @@ func ParseEvidence(text string) (refutes, context []string, err error) {
 				context, found = append(context, jsonStrings(raw)...), true
 			}
 		}
-		if !found {
+		if found {
+			refutes, context = finishQuotes(refutes, context)
+			return refutes, context, nil
+		}
+		if _, _, ok := evidenceSections(body); !ok {
 			return nil, nil, malformed("evidence", text, "JSON without \"refutes\" or \"context\"")
 		}
-		refutes, context = finishQuotes(refutes, context)
-		return refutes, context, nil
 	}
 	if isNone(body) {
 		return nil, nil, nil
@@ -219,11 +232,12 @@ func ParseEvidencePages(text string) ([]PageQuotes, error) {
 		return nil, err
 	}
 	if obj, ok := jsonObject(body); ok {
-		pqs, ok := articlesJSON(obj)
-		if !ok {
+		if pqs, ok := articlesJSON(obj); ok {
+			return mergeArticles(pqs), nil
+		}
+		if _, ok := articleSections(body); !ok {
 			return nil, malformed("evidence", text, "JSON without \"articles\", \"refutes\" or \"context\"")
 		}
-		return mergeArticles(pqs), nil
 	}
 	if isNone(body) {
 		return nil, nil
@@ -376,7 +390,7 @@ func mergeArticles(pqs []PageQuotes) []PageQuotes {
 	return out
 }
 
-var headerRe = regexp.MustCompile(`(?i)^\s*#*\s*(?:\d{1,2}\s*[.)]\s*)?\**\s*(explicit(?:ly)?|implicit(?:ly)?|refut\w*|context\w*)\b([^:\n]{0,40}):\**\s*(.*)$`)
+var headerRe = regexp.MustCompile(`(?i)^[\s#*_]*(?:\d{1,2}\s*[.)]\s*)?[*_]*\s*(explicit(?:ly)?|implicit(?:ly)?|refut\w*|context\w*)\b([^:\n]{0,40}):[*_]*\s*(.*)$`)
 
 // evidenceSections reads the paper's format: an "Explicit refutation:"
 // header and a "- QUOTE" line per quote, then an "Implicit refutation:"
@@ -454,8 +468,9 @@ func unwrapQuote(s string) string {
 	for _, p := range pairs {
 		if len(s) >= len(p[0])+len(p[1]) && strings.HasPrefix(s, p[0]) && strings.HasSuffix(s, p[1]) {
 			inner := s[len(p[0]) : len(s)-len(p[1])]
-			// Don't unwrap "a" and "b" into a" and "b.
-			if p[0] == p[1] && strings.Contains(inner, p[0]) {
+			// Don't unwrap "a" and "b" into a" and "b, but do unwrap
+			// "He said "no" today": there the first inner mark opens.
+			if i := strings.Index(inner, p[0]); p[0] == p[1] && i >= 0 && (i == 0 || inner[i-1] != ' ') {
 				continue
 			}
 			return strings.TrimSpace(inner)

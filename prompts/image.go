@@ -21,7 +21,7 @@ type ImageInput struct {
 	AltText string   // the platform's alt text
 }
 
-// HasImage reports whether the image itself is sent.
+// HasImage reports whether the image itself is sent (the template asks it).
 func (i ImageInput) HasImage() bool { return i.URL != "" }
 
 // ImageDescription builds the prompt for an informative description of one

@@ -55,10 +55,10 @@ func (m *Model) listText(s pipeline.Stage, i int) string {
 		return c.Hits[i].URL + " " + c.Hits[i].Title + " " + c.Hits[i].Provider
 	case pipeline.StageSources:
 		src := c.Sources[i]
-		return strings.Join([]string{src.Publisher, src.Domain, src.Tier, src.Status, statusWord(src), src.URL}, " ")
+		return strings.Join([]string{src.Publisher, src.Domain, string(src.Tier), string(src.Status), statusWord(src), src.URL}, " ")
 	case pipeline.StageEvidence:
 		e := c.Evidence[i]
-		return e.Quote + " " + e.Kind + " " + m.sourceTitle(e.SourceURL)
+		return e.Quote + " " + string(e.Kind) + " " + m.sourceTitle(e.SourceURL)
 	}
 	return ""
 }

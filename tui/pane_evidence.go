@@ -85,7 +85,7 @@ func (m *Model) sourceTitle(url string) string {
 		if s.URL == url || s.FinalURL == url {
 			t := firstNonEmpty(s.Publisher, s.Domain)
 			if s.Tier != "" {
-				t += " (" + s.Tier + ")"
+				t += " (" + string(s.Tier) + ")"
 			}
 			if s.Title != "" {
 				t += " — " + s.Title

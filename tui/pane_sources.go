@@ -20,7 +20,7 @@ type column struct {
 
 func (m *Model) sourceColumns(w int) []column {
 	pub := column{"publisher", 16, func(s pipeline.Source) string { return firstNonEmpty(s.Publisher, s.Domain) }}
-	tier := column{"tier", 8, func(s pipeline.Source) string { return s.Tier }}
+	tier := column{"tier", 8, func(s pipeline.Source) string { return string(s.Tier) }}
 	fact := column{"factuality", 11, func(s pipeline.Source) string { return s.Factuality }}
 	bias := column{"bias", 13, func(s pipeline.Source) string { return s.Bias }}
 	published := column{"published", 10, func(s pipeline.Source) string {
@@ -70,7 +70,7 @@ func statusWord(s pipeline.Source) string {
 	return engineStatusWord(s.Status)
 }
 
-func engineStatusWord(status string) string {
+func engineStatusWord(status pipeline.Status) string {
 	switch status {
 	case pipeline.StatusUsed:
 		return "✓ used"
@@ -87,7 +87,7 @@ func engineStatusWord(status string) string {
 	case "":
 		return ""
 	}
-	return "✗ " + strings.ReplaceAll(status, "_", " ")
+	return "✗ " + strings.ReplaceAll(string(status), "_", " ")
 }
 
 func keptOut(s pipeline.Source) bool {
@@ -288,7 +288,7 @@ func (m *Model) whyPane(w, h int) string {
 	var quotes []string
 	for _, e := range m.check.Evidence {
 		if e.SourceURL == s.URL || e.SourceURL == s.FinalURL {
-			quotes = append(quotes, e.Kind+": “"+e.Quote+"”")
+			quotes = append(quotes, string(e.Kind)+": “"+e.Quote+"”")
 		}
 	}
 	if len(quotes) > 0 {

@@ -37,7 +37,7 @@ func sampleCheck() *pipeline.Check {
 			Kind: pipeline.KindRefutes, Verified: true, Included: true}},
 		Correction: pipeline.Correction{Text: "This post is false: the council approved cycle lanes, not a ban.\nSee https://www.reuters.com/a",
 			URLs: []string{"https://www.reuters.com/a"}},
-		Usage: pipeline.Usage{LLMCalls: 4, PromptTokens: 1200, CompletionTokens: 300, CostUSD: 0.0123,
+		Usage: pipeline.Usage{Usage: pipeline.StageUsage{LLMCalls: 4, PromptTokens: 1200, CompletionTokens: 300, CostUSD: 0.0123},
 			ByStage: map[string]pipeline.StageUsage{"correction": {LLMCalls: 1, CostUSD: 0.004}}},
 		Events: []pipeline.Event{{Time: posted, Kind: pipeline.EventStageStarted, Stage: pipeline.StageQueries}},
 	}

@@ -177,7 +177,7 @@ func writeSources(b *strings.Builder, c *pipeline.Check) {
 		if s.Factuality != "" || s.Bias != "" {
 			fmt.Fprintf(b, " (factuality %s, bias %s)", cmp.Or(s.Factuality, "unknown"), cmp.Or(s.Bias, "unknown"))
 		}
-		fmt.Fprintf(b, "; %s", strings.ReplaceAll(cmp.Or(s.Status, "unknown"), "_", " "))
+		fmt.Fprintf(b, "; %s", strings.ReplaceAll(string(cmp.Or(s.Status, "unknown")), "_", " "))
 		if s.Reason != "" {
 			fmt.Fprintf(b, ": %s", inline(s.Reason))
 		}

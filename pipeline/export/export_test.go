@@ -31,7 +31,7 @@ func sample() *pipeline.Check {
 		},
 		Correction: pipeline.Correction{Text: "This post is false: the council approved cycle lanes, not a ban. https://www.reuters.com/a",
 			URLs: []string{"https://www.reuters.com/a"}, Model: "gpt-x"},
-		Usage: pipeline.Usage{LLMCalls: 3, PromptTokens: 900, CompletionTokens: 120, CostUSD: 0.0042, Seconds: 12},
+		Usage: pipeline.Usage{Usage: pipeline.StageUsage{LLMCalls: 3, PromptTokens: 900, CompletionTokens: 120, CostUSD: 0.0042}, Seconds: 12},
 	}
 }
 

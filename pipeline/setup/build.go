@@ -294,6 +294,7 @@ func NewLLMClient(ctx context.Context, cfg *Config, opts pipeline.Options) (*llm
 func newLLMClient(ctx context.Context, cfg *Config, opts pipeline.Options, hc, detect *http.Client, guard llm.SpendGuard) (*llm.Client, error) {
 	lc := llm.Config{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, Model: cfg.Model, Models: cfg.Models,
 		EmbeddingModel: cfg.EmbeddingModel, Timeout: opts.LLMTimeout, RetryBaseDelay: opts.LLMRetryDelay,
+		Deadline: opts.LLMDeadline, MaxAnswerBytes: opts.LLMMaxAnswerBytes, ContextWindow: opts.ContextWindow,
 		Prices: map[string]llm.Price{}, HTTPClient: hc, SpendGuard: guard}
 	for name, p := range cfg.Prices {
 		lc.Prices[name] = llm.Price{PromptPerMTok: p.Prompt, CompletionPerMTok: p.Completion}
@@ -365,5 +366,5 @@ type raterAdapter struct{ r *ratings.Rater }
 func (a raterAdapter) Rate(u string) pipeline.Rating {
 	rt := a.r.Rate(u)
 	return pipeline.Rating{Domain: cmp.Or(rt.Domain, sources.HostOf(u)), Publisher: rt.Publisher, Factuality: rt.Factuality,
-		Bias: rt.Bias, Tier: string(rt.Tier), Origin: rt.Origin, UserContent: rt.UserContent, Boost: rt.Boost, Drop: rt.Drop}
+		Bias: rt.Bias, Tier: rt.Tier, Origin: rt.Origin, UserContent: rt.UserContent, Boost: rt.Boost, Drop: rt.Drop}
 }

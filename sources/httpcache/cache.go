@@ -41,8 +41,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/musecheck/muse/sources/pgdb"
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/pgdb"
 	"github.com/musecheck/muse/sources/sqlitedb"
 )
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cenkalti/backoff/v5"
 	openai "github.com/sashabaranov/go-openai"
@@ -73,11 +74,22 @@ func (c *Client) chat(ctx context.Context, req Request, onDelta func(string)) (*
 	}
 	msgs := req.Messages
 	shortened := false
+	dctx, cancel := context.WithTimeout(ctx, c.cfg.Deadline)
+	defer cancel()
 	for {
-		resp, err := c.chatSchema(ctx, req, msgs, onDelta)
+		resp, err := c.chatSchema(dctx, req, msgs, onDelta)
+		if err != nil && ctx.Err() == nil && dctx.Err() != nil {
+			err = c.deadlineError(req, onDelta != nil, err)
+		}
 		if resp != nil {
 			resp.Shortened = shortened
 			c.record(req.Task, resp.Usage)
+		}
+		if err != nil && errors.Is(err, ErrContextLength) {
+			var ae *APIError
+			if errors.As(err, &ae) {
+				c.learnWindow(c.ModelFor(req.Task), windowFrom(ae.Message))
+			}
 		}
 		if err != nil && errors.Is(err, ErrContextLength) && req.Shorten != nil && !shortened {
 			if short := req.Shorten(); len(short) > 0 {
@@ -87,6 +99,19 @@ func (c *Client) chat(ctx context.Context, req Request, onDelta func(string)) (*
 		}
 		return resp, err
 	}
+}
+
+// deadlineError says that a call ran out of Config.Deadline.
+func (c *Client) deadlineError(req Request, stream bool, err error) error {
+	ci := callInfo{op: "chat completion", task: req.Task, model: c.ModelFor(req.Task), baseURL: c.cfg.BaseURL}
+	if stream {
+		ci.op = "chat stream"
+	}
+	e := ci.newError(ErrTimeout, fmt.Sprintf("no complete answer within the call deadline of %s", c.cfg.Deadline))
+	e.Status = 0
+	e.Err = err
+	e.Advice = "the server is too slow or does not stop; the text received is kept (raise the model deadline if the model is just slow)"
+	return e
 }
 
 // chatSchema sends with the schema when the server supports it and falls back
@@ -113,6 +138,16 @@ func (c *Client) chatRetry(ctx context.Context, req Request, msgs []Message, str
 	var resp *Response
 	err := c.retry(ctx, func() error {
 		creq := c.buildChat(req, msgs, ci.model, structured)
+		maxTokens, err := c.fitAnswer(ctx, ci, req, creq.Messages)
+		if err != nil {
+			resp = nil
+			return err
+		}
+		if creq.MaxCompletionTokens > 0 || isReasoningModel(ci.model) {
+			creq.MaxCompletionTokens = maxTokens
+		} else {
+			creq.MaxTokens = maxTokens
+		}
 		settle, err := c.reserve(ctx, Call{Task: req.Task, Model: ci.model,
 			EstUSD: c.Estimate(Request{Task: req.Task, Messages: creq.Messages, Schema: req.Schema, MaxTokens: req.MaxTokens})})
 		if err != nil {
@@ -234,7 +269,7 @@ func isReasoningModel(model string) bool {
 }
 
 func (c *Client) completeOnce(ctx context.Context, ci callInfo, creq openai.ChatCompletionRequest) (*Response, error) {
-	info := &respInfo{}
+	info := &respInfo{maxBytes: c.wireCap()}
 	actx, cancel := context.WithTimeout(context.WithValue(ctx, respInfoKey{}, info), c.cfg.Timeout)
 	defer cancel()
 	r, err := c.api.CreateChatCompletion(actx, creq)
@@ -247,9 +282,34 @@ func (c *Client) completeOnce(ctx context.Context, ci callInfo, creq openai.Chat
 		return resp, ci.newError(ErrEmpty, "the server returned no choices")
 	}
 	ch := r.Choices[0]
-	resp.Text = ch.Message.Content
+	resp.Text = StripReasoning(ch.Message.Content) // never the reasoning fields
 	resp.FinishReason = string(ch.FinishReason)
+	if len(resp.Text) > c.cfg.MaxAnswerBytes {
+		resp.Text = capText(resp.Text, c.cfg.MaxAnswerBytes)
+		return resp, ci.tooLarge(c.cfg.MaxAnswerBytes)
+	}
 	return resp, ci.checkAnswer(resp.Text, ch.Message.Refusal, resp.FinishReason)
+}
+
+// capText cuts s to at most n bytes, at a character boundary.
+func capText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// wireCap is the most bytes read for one chat answer: the text cap with
+// room for JSON escapes and a stream's framing of every few characters.
+func (c *Client) wireCap() int64 { return 16 * int64(c.cfg.MaxAnswerBytes) }
+
+func (ci callInfo) tooLarge(limit int) *APIError {
+	e := ci.newError(ErrTooLarge, fmt.Sprintf("the answer passed the cap of %d bytes", limit))
+	e.Advice = "the model did not stop; the text received is kept (raise the answer cap if the model is just long-winded)"
+	return e
 }
 
 // checkAnswer turns refusals and empty answers into typed errors.
@@ -279,7 +339,7 @@ func (c *Client) streamOnce(ctx context.Context, ci callInfo, creq openai.ChatCo
 	if !c.noStreamUsage.Load() {
 		creq.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
 	}
-	info := &respInfo{}
+	info := &respInfo{maxBytes: c.wireCap()}
 	actx, cancel := context.WithCancel(context.WithValue(ctx, respInfoKey{}, info))
 	defer cancel()
 	// Idle timeout: a stream may run for minutes, but never silently.
@@ -296,10 +356,20 @@ func (c *Client) streamOnce(ctx context.Context, ci callInfo, creq openai.ChatCo
 	}
 	defer st.Close()
 
-	var text, refusal strings.Builder
+	var raw, refusal strings.Builder
+	sent := "" // the visible answer passed to onDelta so far
+	show := func(v string) {
+		switch {
+		case strings.HasPrefix(v, sent) && len(v) > len(sent):
+			onDelta(v[len(sent):])
+			sent = v
+		case !strings.HasPrefix(v, sent):
+			sent = v // what was shown turned out to be reasoning (a lone </think>): the final text replaces it
+		}
+	}
 	_, header := info.get()
 	cached := fromCache(header)
-	resp := &Response{Usage: Usage{Calls: 1}}
+	resp := &Response{Usage: Usage{LLMCalls: 1}}
 	if cached {
 		resp.Usage.CachedCalls = 1
 	}
@@ -307,7 +377,14 @@ func (c *Client) streamOnce(ctx context.Context, ci callInfo, creq openai.ChatCo
 	for {
 		chunk, err := st.Recv()
 		if err != nil {
-			resp.Text = text.String()
+			resp.Text = StripReasoning(raw.String())
+			show(resp.Text)
+			if errors.Is(err, ErrTooLarge) {
+				return resp, ci.tooLarge(c.cfg.MaxAnswerBytes)
+			}
+			if errors.Is(err, io.EOF) && resp.FinishReason == "" && info.sawDone() {
+				resp.FinishReason = "stop" // "[DONE]" ends a complete stream, finish reason or not
+			}
 			return resp, ci.streamEnd(ctx, err, resp, refusal.String(), chunks, idle.Load(), c.cfg.Timeout)
 		}
 		timer.Reset(c.cfg.Timeout)
@@ -322,9 +399,13 @@ func (c *Client) streamOnce(ctx context.Context, ci callInfo, creq openai.ChatCo
 			if ch.Index != 0 {
 				continue
 			}
-			if ch.Delta.Content != "" {
-				text.WriteString(ch.Delta.Content)
-				onDelta(ch.Delta.Content)
+			if ch.Delta.Content != "" { // never ch.Delta.ReasoningContent
+				raw.WriteString(ch.Delta.Content)
+				if raw.Len()+refusal.Len() > c.cfg.MaxAnswerBytes {
+					resp.Text = capText(StripReasoning(raw.String()), c.cfg.MaxAnswerBytes)
+					return resp, ci.tooLarge(c.cfg.MaxAnswerBytes)
+				}
+				show(visibleSoFar(raw.String()))
 			}
 			refusal.WriteString(ch.Delta.Refusal)
 			if ch.FinishReason != "" {

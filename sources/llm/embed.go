@@ -31,6 +31,8 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, Usage,
 }
 
 func (c *Client) embedBatch(ctx context.Context, batch []string) ([][]float32, Usage, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Deadline)
+	defer cancel()
 	model := c.ModelFor(TaskEmbeddings)
 	ci := callInfo{op: "embeddings", task: TaskEmbeddings, model: model, baseURL: c.cfg.BaseURL}
 	input := make([]string, len(batch))
@@ -72,7 +74,7 @@ func (c *Client) embedBatch(ctx context.Context, batch []string) ([][]float32, U
 	if err != nil {
 		return nil, Usage{}, err
 	}
-	u := Usage{Calls: 1, PromptTokens: res.Usage.PromptTokens}
+	u := Usage{LLMCalls: 1, PromptTokens: res.Usage.PromptTokens}
 	if cached {
 		u.CachedCalls = 1
 	} else {

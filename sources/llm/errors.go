@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/musecheck/muse/sources"
 )
 
 // Kinds of failure. An *APIError matches its kind with errors.Is:
@@ -83,9 +85,6 @@ func (e *APIError) Is(target error) bool { return target == e.Kind }
 // Unwrap gives the underlying error (go-openai's, net's, context's).
 func (e *APIError) Unwrap() error { return e.Err }
 
-// Retryable reports whether the client would retry this error.
-func (e *APIError) Retryable() bool { return e.retryable }
-
 type callInfo struct {
 	op, task, model, baseURL string
 }
@@ -148,7 +147,7 @@ func (ci callInfo) classifyStatus(e *APIError) {
 	case code == "model_not_found" || (e.Status == http.StatusNotFound && strings.Contains(msg, "model")):
 		e.Kind = ErrModelNotFound
 		e.Advice = fmt.Sprintf("%s has no model %q: set MUSE_MODEL (or the per-task model) to a model the server lists; for Ollama run `ollama pull %s`", host, ci.model, ci.model)
-	case isContextLength(code, msg):
+	case isContextLength(code, msg) || isContextLength(strings.ToLower(e.Type), ""):
 		e.Kind = ErrContextLength
 		e.Advice = "the prompt is longer than the model's context: shorten the article or use a model with a longer context"
 	case e.Status == http.StatusTooManyRequests && (code == "insufficient_quota" || strings.Contains(msg, "quota")):
@@ -173,11 +172,18 @@ func (ci callInfo) classifyStatus(e *APIError) {
 	}
 }
 
+// isContextLength recognises the servers' ways of saying the prompt and
+// answer do not fit: OpenAI's context_length_exceeded, vLLM's 400 "maximum
+// context length", llama.cpp's exceed_context_size_error ("the request
+// exceeds the available context size", a 500 in older builds) and Ollama's
+// "input length exceeds the context length".
 func isContextLength(code, msg string) bool {
-	if code == "context_length_exceeded" || code == "string_above_max_length" {
+	if code == "context_length_exceeded" || code == "string_above_max_length" || code == "exceed_context_size_error" {
 		return true
 	}
-	for _, s := range []string{"maximum context length", "context length", "context_length", "context window", "too many tokens", "prompt is too long", "exceeds the context"} {
+	for _, s := range []string{"maximum context length", "context length", "context_length", "context window", "too many tokens",
+		"prompt is too long", "exceeds the context", "exceed_context_size", "available context size", "context size",
+		"context shift is disabled", "input is too large to process"} {
 		if strings.Contains(msg, s) {
 			return true
 		}
@@ -191,6 +197,10 @@ func (ci callInfo) classifyTransport(e *APIError, err error) {
 	var te *json.UnmarshalTypeError
 	var ne net.Error
 	switch {
+	case errors.Is(err, ErrTooLarge):
+		e.Kind = ErrTooLarge
+		e.Status = http.StatusOK
+		e.Advice = fmt.Sprintf("%s sent more than muse accepts for one answer", host)
 	case errors.As(err, &se) || errors.As(err, &te):
 		e.Kind = ErrMalformed
 		e.Status = http.StatusOK
@@ -219,29 +229,18 @@ func (ci callInfo) classifyTransport(e *APIError, err error) {
 }
 
 // retryAfter reads OpenAI's retry-after-ms, then the standard Retry-After
-// (seconds or an HTTP date).
+// (sources.RetryAfter: seconds or an HTTP date).
 func retryAfter(h http.Header) time.Duration {
 	if h == nil {
 		return 0
 	}
 	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < float64(sources.MaxRetryAfter/time.Millisecond) {
 			return time.Duration(ms * float64(time.Millisecond))
 		}
 	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
+	d, _ := sources.RetryAfter(h, time.Now())
+	return d
 }
 
 // bodyMessage pulls a message out of an error body go-openai could not

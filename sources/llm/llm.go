@@ -11,9 +11,11 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -43,6 +45,11 @@ const (
 	DefaultMaxRetries     = 3
 	DefaultRetryBaseDelay = time.Second
 	DefaultMaxRetryWait   = 60 * time.Second
+	// DefaultDeadline bounds a whole call, retries and stream included;
+	// DefaultMaxAnswerBytes caps the answer text of one call. No
+	// correction of a few sentences comes near either.
+	DefaultDeadline       = 120 * time.Second
+	DefaultMaxAnswerBytes = 64 << 10
 )
 
 // ZeroTemperature is the temperature muse sends. The paper runs at
@@ -98,6 +105,17 @@ type Config struct {
 	// SpendGuard, when set, is asked before every request (the per-day
 	// cap); WithSpendGuard adds guards per context (the per-check cap).
 	SpendGuard SpendGuard
+	// Deadline bounds a whole call (every attempt, retry waits and the
+	// stream); past it the call ends with ErrTimeout and a stream keeps the
+	// text received. 0 means DefaultDeadline.
+	Deadline time.Duration
+	// MaxAnswerBytes caps the answer text of a call, and so (times 16) the
+	// bytes read from the server for it: past it the call ends with
+	// ErrTooLarge, keeping what was received. 0 means DefaultMaxAnswerBytes.
+	MaxAnswerBytes int
+	// ContextWindow is the model's context in tokens (prompt and answer);
+	// 0 means ask the server (ContextWindow).
+	ContextWindow int
 }
 
 // Request is one chat call.
@@ -148,6 +166,9 @@ type Client struct {
 
 	mu     sync.Mutex
 	byTask map[string]Usage
+
+	winMu   sync.Mutex
+	windows map[string]Window // by model
 }
 
 // New checks cfg and returns a client. It makes no network call.
@@ -187,6 +208,12 @@ func New(cfg Config) (*Client, error) {
 	if cfg.MaxRetryWait <= 0 {
 		cfg.MaxRetryWait = DefaultMaxRetryWait
 	}
+	if cfg.Deadline <= 0 {
+		cfg.Deadline = DefaultDeadline
+	}
+	if cfg.MaxAnswerBytes <= 0 {
+		cfg.MaxAnswerBytes = DefaultMaxAnswerBytes
+	}
 	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = &http.Client{}
@@ -199,11 +226,12 @@ func New(cfg Config) (*Client, error) {
 		prices[k] = v
 	}
 	return &Client{
-		cfg:    cfg,
-		api:    openai.NewClientWithConfig(oc),
-		prices: prices,
-		sleep:  sleepCtx,
-		byTask: map[string]Usage{},
+		cfg:     cfg,
+		api:     openai.NewClientWithConfig(oc),
+		prices:  prices,
+		sleep:   sleepCtx,
+		byTask:  map[string]Usage{},
+		windows: map[string]Window{},
 	}, nil
 }
 
@@ -260,8 +288,14 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // headerDoer lets the retry loop see response headers (Retry-After) that
 // go-openai does not expose on errors. The headers go to a holder carried in
-// the request context, so nothing is shared between calls.
+// the request context, so nothing is shared between calls. It also caps the
+// bytes read from a response (maxBytes) and notes a stream's "[DONE]", so
+// that a stream ended by it is complete with or without a finish reason.
 type headerDoer struct{ hc *http.Client }
+
+// maxEmbeddingBytes caps an embeddings response: 128 texts of 3,072
+// dimensions in JSON floats stay well below it.
+const maxEmbeddingBytes = 64 << 20
 
 type respInfoKey struct{}
 
@@ -269,19 +303,72 @@ type respInfo struct {
 	mu     sync.Mutex
 	status int
 	header http.Header
+	done   bool // a "data: [DONE]" line was read
+	// maxBytes caps the response body (0: maxEmbeddingBytes).
+	maxBytes int64
 }
 
 func (d headerDoer) Do(req *http.Request) (*http.Response, error) {
 	resp, err := d.hc.Do(req)
-	if err == nil {
-		if info, ok := req.Context().Value(respInfoKey{}).(*respInfo); ok {
-			info.mu.Lock()
-			info.status = resp.StatusCode
-			info.header = resp.Header.Clone()
-			info.mu.Unlock()
-		}
+	if err != nil {
+		return resp, err
 	}
-	return resp, err
+	info, _ := req.Context().Value(respInfoKey{}).(*respInfo)
+	limit := int64(maxEmbeddingBytes)
+	if info != nil && info.maxBytes > 0 {
+		limit = info.maxBytes
+	}
+	if info != nil {
+		info.mu.Lock()
+		info.status = resp.StatusCode
+		info.header = resp.Header.Clone()
+		info.mu.Unlock()
+	}
+	resp.Body = &cappedBody{rc: resp.Body, left: limit, max: limit, info: info}
+	return resp, nil
+}
+
+// ErrTooLarge: the server sent more than the client accepts for one call.
+var ErrTooLarge = errors.New("answer too large")
+
+// cappedBody ends a response body after max bytes with ErrTooLarge, so a
+// server that never stops (or sends one endless line) cannot grow memory.
+type cappedBody struct {
+	rc        io.ReadCloser
+	left, max int64
+	info      *respInfo
+	tail      []byte
+}
+
+var doneLine = []byte("[DONE]")
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, fmt.Errorf("read more than %d bytes from the server: %w", b.max, ErrTooLarge)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	if b.info != nil && n > 0 {
+		seen := append(b.tail, p[:n]...)
+		if bytes.Contains(seen, doneLine) {
+			b.info.mu.Lock()
+			b.info.done = true
+			b.info.mu.Unlock()
+		}
+		b.tail = append(b.tail[:0], seen[max(0, len(seen)-len(doneLine)):]...)
+	}
+	return n, err
+}
+
+func (b *cappedBody) Close() error { return b.rc.Close() }
+
+func (i *respInfo) sawDone() bool {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.done
 }
 
 func (i *respInfo) get() (int, http.Header) {

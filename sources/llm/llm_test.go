@@ -268,7 +268,7 @@ func TestStreamDeltasAndUsage(t *testing.T) {
 	if resp.Text != answer || got.String() != answer || deltas < 5 {
 		t.Fatalf("text %q deltas %q (%d)", resp.Text, got.String(), deltas)
 	}
-	if resp.Usage.PromptTokens != 1200 || resp.Usage.CompletionTokens != 30 || resp.Usage.Calls != 1 || resp.FinishReason != "stop" {
+	if resp.Usage.PromptTokens != 1200 || resp.Usage.CompletionTokens != 30 || resp.Usage.LLMCalls != 1 || resp.FinishReason != "stop" {
 		t.Fatalf("usage %+v finish %q", resp.Usage, resp.FinishReason)
 	}
 	w := srv.ChatCalls()[0].Wire()
@@ -355,11 +355,11 @@ func TestUsageAndCost(t *testing.T) {
 	}
 	mini := (1000*0.15 + 500*0.60) / 1e6
 	house := (1000*1.0 + 500*2.0) / 1e6
-	if total.Calls != 3 || total.PromptTokens != 3000 || total.CompletionTokens != 1500 || math.Abs(total.CostUSD-(2*mini+house)) > 1e-12 {
+	if total.LLMCalls != 3 || total.PromptTokens != 3000 || total.CompletionTokens != 1500 || math.Abs(total.CostUSD-(2*mini+house)) > 1e-12 {
 		t.Fatalf("total = %+v, want cost %g", total, 2*mini+house)
 	}
 	byTask := c.Totals()
-	if byTask[TaskQueries].Calls != 2 || math.Abs(byTask[TaskQueries].CostUSD-2*mini) > 1e-12 || byTask[TaskCorrection].Calls != 1 {
+	if byTask[TaskQueries].LLMCalls != 2 || math.Abs(byTask[TaskQueries].CostUSD-2*mini) > 1e-12 || byTask[TaskCorrection].LLMCalls != 1 {
 		t.Fatalf("per task = %+v", byTask)
 	}
 	if p, ok := c.PriceFor("gpt-4o-2024-08-06"); !ok || p.PromptPerMTok != 2.50 {
@@ -396,7 +396,7 @@ func TestRefusalAndEmptyAnswers(t *testing.T) {
 		if !errors.Is(err, tc.kind) {
 			t.Fatalf("%s stream=%v: err = %v, want %v", tc.in, tc.stream, err, tc.kind)
 		}
-		if resp == nil || resp.Usage.Calls != 1 {
+		if resp == nil || resp.Usage.LLMCalls != 1 {
 			t.Fatalf("%s: usage of a failed answer lost: %+v", tc.in, resp)
 		}
 	}
@@ -483,7 +483,7 @@ func TestEmbed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(vecs) != len(texts) || u.Calls != 2 || u.PromptTokens == 0 {
+	if len(vecs) != len(texts) || u.LLMCalls != 2 || u.PromptTokens == 0 {
 		t.Fatalf("%d vectors, usage %+v", len(vecs), u)
 	}
 	want := llmtest.HashEmbed(texts[3], 256)
@@ -499,7 +499,7 @@ func TestEmbed(t *testing.T) {
 	if m := calls[0].Wire()["model"]; m != "test-embed" {
 		t.Errorf("model = %v", m)
 	}
-	if c.Totals()[TaskEmbeddings].Calls != 2 {
+	if c.Totals()[TaskEmbeddings].LLMCalls != 2 {
 		t.Errorf("totals = %+v", c.Totals())
 	}
 }

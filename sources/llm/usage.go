@@ -10,7 +10,7 @@ import (
 // cost from the price table (0 for models without a price, such as local
 // ones, and for answers replayed from the response cache).
 type Usage struct {
-	Calls int `json:"llm_calls"`
+	LLMCalls int `json:"llm_calls"`
 	// CachedCalls counts the calls among Calls answered by the response
 	// cache (sources/httpcache): their tokens are counted, their cost is 0.
 	CachedCalls      int     `json:"cached_calls"`
@@ -21,7 +21,7 @@ type Usage struct {
 
 // Add adds o to u.
 func (u *Usage) Add(o Usage) {
-	u.Calls += o.Calls
+	u.LLMCalls += o.LLMCalls
 	u.CachedCalls += o.CachedCalls
 	u.PromptTokens += o.PromptTokens
 	u.CompletionTokens += o.CompletionTokens
@@ -100,7 +100,7 @@ func (c *Client) Cost(model string, promptTokens, completionTokens int) float64 
 
 // usageOf is one call's usage; a replay from the cache cost nothing.
 func (c *Client) usageOf(model string, u openai.Usage, cached bool) Usage {
-	out := Usage{Calls: 1, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
+	out := Usage{LLMCalls: 1, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
 	if cached {
 		out.CachedCalls = 1
 	} else {

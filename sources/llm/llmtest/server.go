@@ -70,7 +70,27 @@ type Reply struct {
 	NoUsage bool
 	// Model reported in the answer; defaults to the requested model.
 	Model string
+	// Reasoning is sent the way reasoning servers do beside the answer:
+	// message.reasoning_content and message.reasoning (delta.* when
+	// streaming), before the content.
+	Reasoning string
+	// DoneNoFinish ends a stream with "data: [DONE]" but never a finish
+	// reason (some llama.cpp and proxy builds): the answer is complete.
+	DoneNoFinish bool
+	// Endless streams Text over and over and never ends (ChunkDelay apart;
+	// 0 means as fast as the connection takes it).
+	Endless bool
 }
+
+// Context-limit styles for WithContextLimit: how each server says a
+// request does not fit, or (Ollama) does not say it.
+const (
+	LimitOpenAI      = "openai"       // 400 context_length_exceeded
+	LimitVLLM        = "vllm"         // 400 "This model's maximum context length is N tokens…"
+	LimitLlamaCpp    = "llamacpp"     // 400 exceed_context_size_error with n_ctx
+	LimitLlamaCppOld = "llamacpp-old" // 500 "the request exceeds the available context size…"
+	LimitOllama      = "ollama"       // no error: the prompt's start is cut silently
+)
 
 // Error makes the server fail a request with an OpenAI error body.
 type Error struct {
@@ -147,6 +167,59 @@ func WithoutStreamOptions() Option { return func(s *Server) { s.noStreamOptions 
 // WithModels sets the models listed by /v1/models and /api/tags.
 func WithModels(models ...string) Option { return func(s *Server) { s.models = models } }
 
+// WithContextLimit makes the server a model with a context of n tokens
+// (prompt words plus max_tokens) that answers a request over it the way
+// style's server does, and announces n where that server does (/v1/models
+// max_model_len for vLLM, /props n_ctx for llama.cpp, /api/show num_ctx for
+// Ollama; OpenAI announces nothing). Truncated() counts Ollama's silent cuts.
+func WithContextLimit(n int, style string) Option {
+	return func(s *Server) { s.ctxLimit, s.ctxStyle = n, style }
+}
+
+// Truncated is how many prompts an Ollama-style server cut silently.
+func (s *Server) Truncated() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.truncated
+}
+
+// overLimit answers a request that does not fit the context, or cuts it
+// (Ollama). ok is false when it answered.
+func (s *Server) overLimit(w http.ResponseWriter, req *openai.ChatCompletionRequest) (int, bool) {
+	if s.ctxLimit <= 0 {
+		return 0, true
+	}
+	prompt := promptWords(*req)
+	want := max(req.MaxTokens, req.MaxCompletionTokens)
+	if prompt+want <= s.ctxLimit && prompt <= s.ctxLimit {
+		return 0, true
+	}
+	switch s.ctxStyle {
+	case LimitOllama:
+		if prompt > s.ctxLimit {
+			s.mu.Lock()
+			s.truncated++
+			s.mu.Unlock()
+			req.Messages = req.Messages[len(req.Messages)-1:] // the system message and the start are gone
+		}
+		return 0, true
+	case LimitVLLM:
+		return writeError(w, &Error{Status: 400, Type: "BadRequestError", Message: fmt.Sprintf(
+			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
+			s.ctxLimit, prompt+want, prompt, want)}), false
+	case LimitLlamaCpp:
+		writeJSON(w, 400, map[string]any{"error": map[string]any{"code": 400, "type": "exceed_context_size_error",
+			"message": "the request exceeds the available context size, try increasing it", "n_prompt_tokens": prompt, "n_ctx": s.ctxLimit}})
+		return 400, false
+	case LimitLlamaCppOld:
+		writeJSON(w, 500, map[string]any{"error": map[string]any{"code": 500, "type": "server_error",
+			"message": "the request exceeds the available context size, try increasing the context size or enable context shift"}})
+		return 500, false
+	}
+	return writeError(w, &Error{Status: 400, Type: "invalid_request_error", Code: "context_length_exceeded", Param: "messages",
+		Message: fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", s.ctxLimit, prompt+want)}), false
+}
+
 // WithAPIKey makes the server answer 401 unless "Authorization: Bearer key".
 func WithAPIKey(key string) Option { return func(s *Server) { s.apiKey = key } }
 
@@ -163,6 +236,9 @@ type Server struct {
 	noStreamOptions bool
 	models          []string
 	apiKey          string
+	ctxLimit        int
+	ctxStyle        string
+	truncated       int
 
 	mu    sync.Mutex
 	calls []Call
@@ -196,6 +272,8 @@ func NewReplyServer(t testing.TB, handler func(req openai.ChatCompletionRequest)
 	mux.HandleFunc("POST /v1/embeddings", s.serveEmbeddings)
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("GET /api/tags", s.serveTags)
+	mux.HandleFunc("GET /props", s.serveProps)
+	mux.HandleFunc("POST /api/show", s.serveShow)
 	s.Server = httptest.NewServer(mux)
 	s.BaseURL = s.URL + "/v1"
 	t.Cleanup(s.Close)
@@ -278,6 +356,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, req openai.ChatCom
 		return writeError(w, &Error{Status: 400, Type: "invalid_request_error", Param: "stream_options",
 			Message: "Unrecognized request argument supplied: stream_options"})
 	}
+	if status, ok := s.overLimit(w, &req); !ok {
+		return status
+	}
 	rep, err := s.handler(req)
 	if !wait(r.Context(), s.delay+rep.Delay) {
 		return 499
@@ -305,6 +386,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, req openai.ChatCom
 		return s.stream(w, r, req, rep)
 	}
 	msg := map[string]any{"role": "assistant", "content": rep.Text}
+	if rep.Reasoning != "" {
+		msg["reasoning_content"], msg["reasoning"] = rep.Reasoning, rep.Reasoning
+	}
 	if rep.Refusal != "" {
 		msg["content"] = nil
 		msg["refusal"] = rep.Refusal
@@ -343,6 +427,17 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req openai.ChatC
 		return []any{map[string]any{"index": 0, "delta": d, "logprobs": nil, "finish_reason": finish}}
 	}
 	send(delta(map[string]any{"role": "assistant", "content": ""}, nil), nil)
+	for _, piece := range chunks(rep.Reasoning, rep.ChunkRunes) {
+		send(delta(map[string]any{"reasoning_content": piece, "reasoning": piece}, nil), nil)
+	}
+	for rep.Endless {
+		for _, piece := range chunks(rep.Text+" ", rep.ChunkRunes) {
+			if r.Context().Err() != nil || !wait(r.Context(), rep.ChunkDelay) {
+				return 499
+			}
+			send(delta(map[string]any{"content": piece}, nil), nil)
+		}
+	}
 	key := "content"
 	text := rep.Text
 	if rep.Refusal != "" {
@@ -365,7 +460,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req openai.ChatC
 	if rep.NoFinish {
 		return 200
 	}
-	send(delta(map[string]any{}, rep.FinishReason), nil)
+	if !rep.DoneNoFinish {
+		send(delta(map[string]any{}, rep.FinishReason), nil)
+	}
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage && !rep.NoUsage {
 		send([]any{}, usage(rep.PromptTokens, rep.CompletionTokens))
 	}
@@ -479,7 +576,11 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 	s.record(r, nil, nil, nil)
 	data := make([]any, len(s.models))
 	for i, m := range s.models {
-		data[i] = map[string]any{"id": m, "object": "model", "created": 1700000000, "owned_by": "library"}
+		d := map[string]any{"id": m, "object": "model", "created": 1700000000, "owned_by": "library"}
+		if s.ctxStyle == LimitVLLM {
+			d["max_model_len"] = s.ctxLimit
+		}
+		data[i] = d
 	}
 	writeJSON(w, 200, map[string]any{"object": "list", "data": data})
 }
@@ -492,6 +593,27 @@ func (s *Server) serveTags(w http.ResponseWriter, r *http.Request) {
 			"digest": fmt.Sprintf("%x", fnv.New64a().Sum([]byte(m))), "details": map[string]any{"format": "gguf"}}
 	}
 	writeJSON(w, 200, map[string]any{"models": models})
+}
+
+// serveProps is llama.cpp's GET /props, served in the llama.cpp styles.
+func (s *Server) serveProps(w http.ResponseWriter, r *http.Request) {
+	if s.ctxStyle != LimitLlamaCpp && s.ctxStyle != LimitLlamaCppOld {
+		http.NotFound(w, r)
+		return
+	}
+	s.record(r, nil, nil, nil)
+	writeJSON(w, 200, map[string]any{"default_generation_settings": map[string]any{"n_ctx": s.ctxLimit}, "total_slots": 1})
+}
+
+// serveShow is Ollama's POST /api/show, served in the Ollama style.
+func (s *Server) serveShow(w http.ResponseWriter, r *http.Request) {
+	if s.ctxStyle != LimitOllama {
+		http.NotFound(w, r)
+		return
+	}
+	s.record(r, nil, nil, nil)
+	writeJSON(w, 200, map[string]any{"parameters": fmt.Sprintf("stop \"<|eot_id|>\"\nnum_ctx %d", s.ctxLimit),
+		"model_info": map[string]any{"general.architecture": "llama", "llama.context_length": 131072}})
 }
 
 func writeError(w http.ResponseWriter, e *Error) int {
