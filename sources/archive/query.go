@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Query text is never handed to FTS5 MATCH as written: a stray quote,
@@ -33,38 +34,117 @@ func cleanPostText(s string) string {
 	return s
 }
 
-// terms returns the distinct search terms of query, lower-cased, in order
-// of first appearance, without stop words, one-letter tokens or tokens too
-// long to be words (OCR runs, hashes). Tokens are cut where FTS5's unicode61
-// tokenizer cuts them: at anything that is not a letter or a digit.
-func terms(query string) []string {
-	words := tokens(cleanPostText(query))
-	seen := make(map[string]bool, len(words))
-	out := words[:0]
-	for _, w := range words {
-		if seen[w] {
-			continue
-		}
-		seen[w] = true
-		out = append(out, w)
-	}
+// tokens returns text's content words in order, repeats included,
+// lower-cased: words are cut at anything that is neither letter, digit nor
+// mark, and one-letter words, words too long to be words (OCR runs, hashes)
+// and, in English, stop words are left out.
+func tokens(text, lang string) []string {
+	var out []string
+	eachWord(text, lang, func(w string, _ bool) { out = append(out, w) })
 	return out
 }
 
-// tokens returns query's content words in order, repeats included.
-func tokens(query string) []string {
-	fields := strings.FieldsFunc(strings.ToLower(query), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
-	})
-	out := fields[:0]
-	for _, f := range fields {
-		n := len([]rune(f))
-		if n < 2 || n > 30 || stopWords[f] {
+// eachWord calls fn with each content word of text, lower-cased, and
+// whether it looks like a name or a number: a digit in it, or a capital
+// letter that does not start a sentence, in a text that is not written in
+// capitals throughout (OCR of a meme often is).
+func eachWord(text, lang string, fn func(w string, salient bool)) {
+	stop := lang == "en"
+	shouting := mostlyUpper(text)
+	sentenceStart := true
+	for i := 0; i < len(text); {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if !isWordRune(r) {
+			if strings.ContainsRune(".!?:;\n\"“”", r) {
+				sentenceStart = true
+			}
+			i += n
 			continue
 		}
-		out = append(out, f)
+		j := i
+		for j < len(text) {
+			r2, n2 := utf8.DecodeRuneInString(text[j:])
+			if !isWordRune(r2) {
+				break
+			}
+			j += n2
+		}
+		raw := text[i:j]
+		i = j
+		start := sentenceStart
+		sentenceStart = false
+		lower := strings.ToLower(raw)
+		if c := utf8.RuneCountInString(lower); c < 2 || c > 30 || stop && stopWords[lower] {
+			continue
+		}
+		salient := strings.ContainsAny(raw, "0123456789") || !shouting && !start && unicode.IsUpper(r)
+		fn(lower, salient)
 	}
-	return out
+}
+
+func mostlyUpper(s string) bool {
+	var up, low int
+	for _, r := range s {
+		if unicode.IsUpper(r) {
+			up++
+		} else if unicode.IsLower(r) {
+			low++
+		}
+	}
+	return up > low
+}
+
+// queryModel is a query cut into what the ranker uses.
+type queryModel struct {
+	lang     string
+	stems    []string // content words' stems in order, repeats included
+	distinct []string // each stem once, in order of first appearance
+	words    []string // the words as written, lower-cased, for snippets
+	qtf      map[string]int
+	salient  map[string]bool // stems of names and numbers
+	phrases  [][]string      // quoted phrases of two or more words, as stems
+}
+
+// quotedRe finds phrases in straight or typographic double quotes.
+var quotedRe = regexp.MustCompile(`"([^"\n]{3,200})"|“([^”\n]{3,200})”`)
+
+// parseQuery reads a post (or any query text): links, handles and the like
+// are dropped (cleanPostText), names, numbers and quoted phrases noted.
+func parseQuery(query, lang string) *queryModel {
+	text := cleanPostText(query)
+	q := &queryModel{lang: lang, qtf: map[string]int{}, salient: map[string]bool{}}
+	eachWord(text, lang, func(w string, salient bool) {
+		st := stem(w, lang)
+		q.stems = append(q.stems, st)
+		q.words = append(q.words, w)
+		if q.qtf[st] == 0 {
+			q.distinct = append(q.distinct, st)
+		}
+		q.qtf[st]++
+		if salient {
+			q.salient[st] = true
+		}
+	})
+	for _, m := range quotedRe.FindAllStringSubmatch(text, -1) {
+		if ph := stemsOf(m[1]+m[2], lang); len(ph) >= 2 {
+			q.phrases = append(q.phrases, ph)
+		}
+	}
+	return q
+}
+
+// weights gives each distinct stem its query weight: its count, capped,
+// raised for names and numbers.
+func (q *queryModel) weights(p params) map[string]float64 {
+	w := make(map[string]float64, len(q.distinct))
+	for t, n := range q.qtf {
+		x := float64(min(n, max(p.qtfCap, 1)))
+		if q.salient[t] {
+			x *= 1 + p.entity
+		}
+		w[t] = x
+	}
+	return w
 }
 
 // quote makes a term an FTS5 string: inside double quotes everything is
