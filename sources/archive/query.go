@@ -40,20 +40,24 @@ func cleanPostText(s string) string {
 // and, in English, stop words are left out.
 func tokens(text, lang string) []string {
 	var out []string
-	eachWord(text, lang, func(w string, _ bool) { out = append(out, w) })
+	eachWord(strings.ToLower(text), lang, false, func(w string, _ bool) { out = append(out, w) })
 	return out
 }
 
-// eachWord calls fn with each content word of text, lower-cased, and
-// whether it looks like a name or a number: a digit in it, or a capital
-// letter that does not start a sentence, in a text that is not written in
-// capitals throughout (OCR of a meme often is).
-func eachWord(text, lang string, fn func(w string, salient bool)) {
+// eachWord calls fn with each content word of text, lower-cased (see
+// tokens). With salience it also says whether the word looks like a name
+// or a number: a digit in it, or a capital letter that does not start a
+// sentence, in a text that is not written in capitals throughout (OCR of a
+// meme often is).
+func eachWord(text, lang string, salience bool, fn func(w string, salient bool)) {
 	stop := lang == "en"
-	shouting := mostlyUpper(text)
+	shouting := salience && mostlyUpper(text)
 	sentenceStart := true
 	for i := 0; i < len(text); {
-		r, n := utf8.DecodeRuneInString(text[i:])
+		r, n := rune(text[i]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRuneInString(text[i:])
+		}
 		if !isWordRune(r) {
 			if strings.ContainsRune(".!?:;\n\"“”", r) {
 				sentenceStart = true
@@ -61,9 +65,12 @@ func eachWord(text, lang string, fn func(w string, salient bool)) {
 			i += n
 			continue
 		}
-		j := i
+		j := i + n
 		for j < len(text) {
-			r2, n2 := utf8.DecodeRuneInString(text[j:])
+			r2, n2 := rune(text[j]), 1
+			if r2 >= utf8.RuneSelf {
+				r2, n2 = utf8.DecodeRuneInString(text[j:])
+			}
 			if !isWordRune(r2) {
 				break
 			}
@@ -73,11 +80,14 @@ func eachWord(text, lang string, fn func(w string, salient bool)) {
 		i = j
 		start := sentenceStart
 		sentenceStart = false
-		lower := strings.ToLower(raw)
+		lower := raw
+		if salience {
+			lower = strings.ToLower(raw)
+		}
 		if c := utf8.RuneCountInString(lower); c < 2 || c > 30 || stop && stopWords[lower] {
 			continue
 		}
-		salient := strings.ContainsAny(raw, "0123456789") || !shouting && !start && unicode.IsUpper(r)
+		salient := salience && (strings.ContainsAny(raw, "0123456789") || !shouting && !start && unicode.IsUpper(r))
 		fn(lower, salient)
 	}
 }
@@ -99,7 +109,7 @@ type queryModel struct {
 	lang     string
 	stems    []string // content words' stems in order, repeats included
 	distinct []string // each stem once, in order of first appearance
-	words    []string // the words as written, lower-cased, for snippets
+	words    []string // the first word of each stem, lower-cased, for snippets
 	qtf      map[string]int
 	salient  map[string]bool // stems of names and numbers
 	phrases  [][]string      // quoted phrases of two or more words, as stems
@@ -113,12 +123,12 @@ var quotedRe = regexp.MustCompile(`"([^"\n]{3,200})"|“([^”\n]{3,200})”`)
 func parseQuery(query, lang string) *queryModel {
 	text := cleanPostText(query)
 	q := &queryModel{lang: lang, qtf: map[string]int{}, salient: map[string]bool{}}
-	eachWord(text, lang, func(w string, salient bool) {
+	eachWord(text, lang, true, func(w string, salient bool) {
 		st := stem(w, lang)
 		q.stems = append(q.stems, st)
-		q.words = append(q.words, w)
 		if q.qtf[st] == 0 {
 			q.distinct = append(q.distinct, st)
+			q.words = append(q.words, w)
 		}
 		q.qtf[st]++
 		if salient {

@@ -69,7 +69,7 @@ var plainBM25 = ranker{wTitle: 1, wText: 1, wPublisher: 1}
 // procedure of TestRetrievalCrossValidated picks on all 1,013 benchmark
 // tweets; the README reports that procedure's figure out of sample.
 var defaultRanker = ranker{
-	wTitle: 2, wText: 1, wPublisher: 0.5, pool: 200, postings: 50_000, minTerms: 4,
+	wTitle: 2, wText: 1, wPublisher: 0.5, pool: 200, postings: 5_000, minTerms: 3,
 	p: params{k1: 10, fieldW: [3]float64{2, 2, 1}, qtfCap: 3, near: 0.5, nearDist: 5},
 }
 
@@ -110,11 +110,11 @@ func (r ranker) rank(q *queryModel, pool []*candidate, df map[string]float64, st
 	}
 	p := r.p
 	w := q.weights(p)
-	scores := p.score(q, w, docs, idf, st)
+	scores := p.score(q, w, views(docs, w), idf, st)
 	if p.fbDocs <= 0 {
 		return scores, nil
 	}
-	fb := p.feedback(docs, scores, idf)
+	fb := p.feedback(docs, scores)
 	var missing []string
 	for t := range fb {
 		if _, ok := idf[t]; !ok {
@@ -131,14 +131,24 @@ func (r ranker) rank(q *queryModel, pool []*candidate, df map[string]float64, st
 			idf[t] = bm25IDF(st.n, n)
 		}
 	}
-	return p.score(q, p.expand(w, fb), docs, idf, st), nil
+	w = p.expand(w, fb)
+	return p.score(q, w, views(docs, w), idf, st), nil
+}
+
+// views looks at each document through the query's terms.
+func views(docs []*docTerms, w map[string]float64) []*docView {
+	out := make([]*docView, len(docs))
+	for i, d := range docs {
+		out[i] = d.view(w)
+	}
+	return out
 }
 
 func bm25IDF(n, df float64) float64 { return math.Log(1 + (n-df+0.5)/(df+0.5)) }
 
 // score is BM25F with the query's term weights plus the proximity and
 // phrase bonuses.
-func (p params) score(q *queryModel, w map[string]float64, docs []*docTerms, idf map[string]float64, st collStats) []float64 {
+func (p params) score(q *queryModel, w map[string]float64, docs []*docView, idf map[string]float64, st collStats) []float64 {
 	out := make([]float64, len(docs))
 	for i, d := range docs {
 		s := d.bm25f(w, idf, st, p)
@@ -156,7 +166,7 @@ func (p params) score(q *queryModel, w map[string]float64, docs []*docTerms, idf
 // feedback returns RM3's relevance model over the best fbDocs documents:
 // P(w|R) ∝ Σ_d P(w|d)·P(d), with P(d) the documents' scores normalised,
 // kept to the fbTerms likeliest terms and renormalised.
-func (p params) feedback(docs []*docTerms, scores []float64, idf map[string]float64) map[string]float64 {
+func (p params) feedback(docs []*docTerms, scores []float64) map[string]float64 {
 	order := make([]int, len(docs))
 	for i := range order {
 		order[i] = i
@@ -173,13 +183,15 @@ func (p params) feedback(docs []*docTerms, scores []float64, idf map[string]floa
 	rel := map[string]float64{}
 	for _, i := range order {
 		d := docs[i]
-		n := float64(d.len[0] + d.len[1] + d.len[2])
+		n := float64(len(d.title) + len(d.text))
 		if n == 0 {
 			continue
 		}
 		pd := max(scores[i], 0) / total
-		for t, pos := range d.pos {
-			rel[t] += pd * float64(len(pos)) / n
+		for _, f := range [][]string{d.title, d.text} {
+			for _, t := range f {
+				rel[t] += pd / n
+			}
 		}
 	}
 	type tw struct {
@@ -299,8 +311,8 @@ FROM docs WHERE id IN (`+strings.Join(missing, ",")+`)`)
 		if err := rows.Scan(&id, &v.updated, &v.titleLen, &v.textLen, &title, &text, &head); err != nil {
 			return fmt.Errorf("load candidate texts: %w", err)
 		}
-		d := newDocTerms(strings.Fields(title), strings.Fields(text))
-		d.id, d.version, d.head = id, v, strings.ToValidUTF8(head, "")
+		d := &docTerms{id: id, version: v, head: strings.ToValidUTF8(head, ""),
+			title: strings.Fields(title), text: strings.Fields(text)}
 		byID[id].doc = d
 		fresh = append(fresh, d)
 	}
@@ -318,43 +330,54 @@ FROM docs WHERE id IN (`+strings.Join(missing, ",")+`)`)
 	return nil
 }
 
-// docTerms is a document as stems: per-field frequencies and positions.
+// docTerms is a document as the index holds it: its fields' stems.
 type docTerms struct {
-	id      int64
-	version docVersion
-	head    string            // the text's top, for the snippet
-	tf      [3]map[string]int // per field: title, lead, rest of text
-	len     [3]int
-	pos     map[string][]int // stem → positions in title followed by text
+	id          int64
+	version     docVersion
+	head        string // the text's top, for the snippet
+	title, text []string
 }
 
-func newDocTerms(title, text []string) *docTerms {
-	d := &docTerms{pos: make(map[string][]int, len(text)/2)}
-	for f := range d.tf {
-		d.tf[f] = map[string]int{}
+// docView is a document seen through a query's terms: their frequencies
+// per field (title, lead, rest of text) and positions (title, then text).
+type docView struct {
+	tf  [3]map[string]int
+	len [3]int
+	pos map[string][]int
+}
+
+func (d *docTerms) view(want map[string]float64) *docView {
+	v := &docView{pos: make(map[string][]int, len(want))}
+	for f := range v.tf {
+		v.tf[f] = make(map[string]int, len(want))
 	}
-	for i, st := range title {
-		d.pos[st] = append(d.pos[st], i)
-		d.tf[0][st]++
-	}
-	// A gap keeps the title's last word from seeming next to the text's first.
-	off := len(title) + 1000
-	for i, st := range text {
-		d.pos[st] = append(d.pos[st], off+i)
-		if i < leadWords {
-			d.tf[1][st]++
-		} else {
-			d.tf[2][st]++
+	for i, st := range d.title {
+		if _, ok := want[st]; ok {
+			v.pos[st] = append(v.pos[st], i)
+			v.tf[0][st]++
 		}
 	}
-	d.len = [3]int{len(title), min(len(text), leadWords), max(len(text)-leadWords, 0)}
-	return d
+	// A gap keeps the title's last word from seeming next to the text's first.
+	off := len(d.title) + 1000
+	for i, st := range d.text {
+		if _, ok := want[st]; !ok {
+			continue
+		}
+		v.pos[st] = append(v.pos[st], off+i)
+		if i < leadWords {
+			v.tf[1][st]++
+		} else {
+			v.tf[2][st]++
+		}
+	}
+	v.len = [3]int{len(d.title), min(len(d.text), leadWords), max(len(d.text)-leadWords, 0)}
+	return v
 }
 
 // bm25f is BM25F (Robertson et al. 2004): field term frequencies are
 // length-normalised, weighted and summed before one saturation; each query
 // term counts with its weight.
-func (d *docTerms) bm25f(w map[string]float64, idf map[string]float64, st collStats, p params) float64 {
+func (d *docView) bm25f(w map[string]float64, idf map[string]float64, st collStats, p params) float64 {
 	const b = 0.75
 	var sum float64
 	for t, qw := range w {
@@ -377,7 +400,7 @@ func (d *docTerms) bm25f(w map[string]float64, idf map[string]float64, st collSt
 
 // nearScore sums, over distinct pairs of adjacent query words, the mean idf
 // of the pair when the document has the two within dist words of each other.
-func (d *docTerms) nearScore(stems []string, idf map[string]float64, dist int) float64 {
+func (d *docView) nearScore(stems []string, idf map[string]float64, dist int) float64 {
 	seen := map[[2]string]bool{}
 	var sum float64
 	for i := 0; i+1 < len(stems); i++ {
@@ -413,7 +436,7 @@ func near(a, b []int, dist int) bool {
 
 // phraseScore sums the idf of the quoted phrases the document holds word
 // for word, in order.
-func (d *docTerms) phraseScore(phrases [][]string, idf map[string]float64) float64 {
+func (d *docView) phraseScore(phrases [][]string, idf map[string]float64) float64 {
 	var sum float64
 	for _, ph := range phrases {
 		if d.hasPhrase(ph) {
@@ -425,7 +448,7 @@ func (d *docTerms) phraseScore(phrases [][]string, idf map[string]float64) float
 	return sum
 }
 
-func (d *docTerms) hasPhrase(ph []string) bool {
+func (d *docView) hasPhrase(ph []string) bool {
 	if len(ph) == 0 {
 		return false
 	}

@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -131,9 +133,10 @@ func (s *Store) hits(cands []*candidate, q *queryModel, limit int) []Hit {
 
 // collStats are the collection statistics the triggers keep.
 type collStats struct {
-	n      float64
-	maxID  float64
-	avgLen [3]float64 // title, lead, rest of text
+	version int64 // moved by every write transaction
+	n       float64
+	maxID   float64
+	avgLen  [3]float64 // title, lead, rest of text
 }
 
 // collection reads the collection statistics: one row, and the largest
@@ -141,8 +144,8 @@ type collStats struct {
 func (s *Store) collection(ctx context.Context) (collStats, error) {
 	var st collStats
 	var sums [3]float64
-	err := s.db.QueryRowContext(ctx, `SELECT n, title_len, lead_len, rest_len, (SELECT coalesce(max(id), 0) FROM docs) FROM docs_stats`).
-		Scan(&st.n, &sums[0], &sums[1], &sums[2], &st.maxID)
+	err := s.db.QueryRowContext(ctx, `SELECT version, n, title_len, lead_len, rest_len, (SELECT coalesce(max(id), 0) FROM docs) FROM docs_stats`).
+		Scan(&st.version, &st.n, &sums[0], &sums[1], &sums[2], &st.maxID)
 	if err != nil {
 		return st, fmt.Errorf("archive statistics: %w", err)
 	}
@@ -161,16 +164,31 @@ func (s *Store) collection(ctx context.Context) (collStats, error) {
 // a million documents as at a thousand.
 const dfExact = 1000
 
-// docFreqs returns the number of documents holding each term.
+// docFreqs returns the number of documents holding each term. Counts are
+// remembered for the archive's current version (docs_stats.version, moved
+// by every write); estimated counts of common terms, for as long as the
+// archive has not grown or shrunk by more than a hundredth.
 func (s *Store) docFreqs(ctx context.Context, ts []string, st collStats) (map[string]float64, error) {
-	stmt, err := s.db.PrepareContext(ctx, `SELECT count(*), coalesce(max(rowid), 0) FROM
+	out := make(map[string]float64, len(ts))
+	var todo []string
+	s.dfs.mu.Lock()
+	for _, t := range ts {
+		if e, ok := s.dfs.m[t]; ok && (e.version == st.version || e.df >= dfExact && math.Abs(st.n-e.n) <= e.n/100) {
+			out[t] = e.df
+		} else {
+			todo = append(todo, t)
+		}
+	}
+	s.dfs.mu.Unlock()
+	if len(todo) == 0 {
+		return out, nil
+	}
+	stmt, err := s.stmt(ctx, `SELECT count(*), coalesce(max(rowid), 0) FROM
 	(SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? LIMIT ?)`)
 	if err != nil {
 		return nil, fmt.Errorf("document frequencies: %w", err)
 	}
-	defer stmt.Close()
-	out := make(map[string]float64, len(ts))
-	for _, t := range ts {
+	for _, t := range todo {
 		if _, ok := out[t]; ok {
 			continue
 		}
@@ -186,23 +204,67 @@ func (s *Store) docFreqs(ctx context.Context, ts []string, st collStats) (map[st
 		}
 		out[t] = n
 	}
+	s.dfs.mu.Lock()
+	if s.dfs.m == nil || len(s.dfs.m)+len(todo) > dfCacheSize {
+		s.dfs.m = make(map[string]dfEntry, 1024)
+	}
+	for _, t := range todo {
+		s.dfs.m[t] = dfEntry{df: out[t], n: st.n, version: st.version}
+	}
+	s.dfs.mu.Unlock()
 	return out, nil
 }
 
+type dfCache struct {
+	mu sync.Mutex
+	m  map[string]dfEntry
+}
+
+type dfEntry struct {
+	df, n   float64
+	version int64
+}
+
+const dfCacheSize = 100_000
+
+// stmt returns a statement prepared once per Store.
+func (s *Store) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	if st, ok := s.stmts.Load(q); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := s.db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := s.stmts.LoadOrStore(q, st); loaded {
+		st.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
 // firstStage runs the OR of terms through FTS5's bm25() with column
-// weights. bm25() is lower-is-better; scores are negated here.
+// weights, ranking on the index alone (the date filter reads a covering
+// index), and reads the documents' rows only for the n best. bm25() is
+// lower-is-better; scores are negated here.
 func (s *Store) firstStage(ctx context.Context, match string, before time.Time, n int, r ranker) ([]*candidate, error) {
 	q := fmt.Sprintf(`
-SELECT d.id, d.orig_url, d.title, d.publisher, d.published,
-	bm25(docs_fts, %g, %g, %g) AS score
-FROM docs_fts JOIN docs d ON d.id = docs_fts.rowid
-WHERE docs_fts MATCH ? AND (? = 0 OR d.published IS NULL OR d.published < ?)
-ORDER BY score LIMIT ?`, r.wTitle, r.wText, r.wPublisher)
+WITH best AS (
+	SELECT f.rowid AS id, bm25(docs_fts, %g, %g, %g) AS score FROM docs_fts f
+	WHERE docs_fts MATCH ?1 AND (?2 = 0 OR EXISTS (SELECT 1 FROM docs INDEXED BY docs_id_published
+		WHERE id = f.rowid AND (published IS NULL OR published < ?2)))
+	ORDER BY score LIMIT ?3)
+SELECT d.id, d.orig_url, d.title, d.publisher, d.published, best.score
+FROM best JOIN docs d ON d.id = best.id ORDER BY best.score`, r.wTitle, r.wText, r.wPublisher)
 	var cutoff int64
 	if !before.IsZero() {
 		cutoff = before.Unix()
 	}
-	rows, err := s.db.QueryContext(ctx, q, match, cutoff, cutoff, n)
+	stmt, err := s.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := stmt.QueryContext(ctx, match, cutoff, n)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	snowball "github.com/blevesearch/snowballstem"
 	"github.com/blevesearch/snowballstem/arabic"
@@ -141,5 +142,8 @@ func tokenStream(text, lang string) (stream string, n int) {
 // isWordRune says what words are made of: letters, digits and the marks
 // that belong to letters in many scripts.
 func isWordRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+	}
 	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.IsMark(r)
 }

@@ -14,6 +14,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/musecheck/muse/sources/sqlitedb"
@@ -33,6 +34,8 @@ type Store struct {
 	path  string
 	now   func() time.Time
 	terms termCache
+	dfs   dfCache
+	stmts sync.Map // query text → *sql.Stmt, see stmt
 }
 
 // busyTimeout is how long a connection waits for another writer (in this
@@ -53,7 +56,9 @@ func OpenOptions(ctx context.Context, o Options) (*Store, error) {
 	if o.Path == "" {
 		return nil, errors.New("open archive: no database path given")
 	}
-	db, err := sqlitedb.Open(o.Path, sqlitedb.Options{Busy: busyTimeout, Pragmas: []string{"foreign_keys(ON)"}})
+	// A larger page cache than SQLite's 2 MB default keeps the index pages
+	// a search reads in memory from one search to the next.
+	db, err := sqlitedb.Open(o.Path, sqlitedb.Options{Busy: busyTimeout, Pragmas: []string{"foreign_keys(ON)", "cache_size(-32768)"}})
 	if err != nil {
 		return nil, fmt.Errorf("open archive %s: %w", o.Path, err)
 	}
@@ -67,6 +72,7 @@ func OpenOptions(ctx context.Context, o Options) (*Store, error) {
 
 // Close closes the database.
 func (s *Store) Close() error {
+	s.stmts.Range(func(_, st any) bool { st.(*sql.Stmt).Close(); return true })
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close archive %s: %w", s.path, err)
 	}
@@ -142,7 +148,10 @@ CREATE INDEX pages_final_key ON pages(final_key);
 	// 2: a language per document; the index holds the Snowball stems of
 	// each field (computed in Go, stored beside the text so the second
 	// stage reads them instead of cutting pages again); collection
-	// statistics kept by the triggers, so no search scans the table.
+	// statistics kept in docs_stats, so no search scans the table. The
+	// index and the statistics are written by docWriter, in the same
+	// transaction as the document, not by triggers (see docWriter), except
+	// on delete.
 	{sql: `
 ALTER TABLE docs ADD COLUMN lang TEXT NOT NULL DEFAULT 'en';
 ALTER TABLE docs ADD COLUMN title_terms TEXT NOT NULL DEFAULT '';     -- stems, space-separated (tokenStream)
@@ -152,6 +161,8 @@ DROP TRIGGER docs_ai;
 DROP TRIGGER docs_ad;
 DROP TRIGGER docs_au;
 DROP TABLE docs_fts;
+-- Covers the first stage's date filter, which must not read the wide rows.
+CREATE INDEX docs_id_published ON docs(id, published);
 `, after: stemAllDocs, sql2: `
 CREATE VIRTUAL TABLE docs_fts USING fts5(
 	title_terms, text_terms, publisher_terms,
@@ -161,38 +172,22 @@ CREATE VIRTUAL TABLE docs_fts USING fts5(
 INSERT INTO docs_fts(docs_fts) VALUES ('rebuild');
 CREATE TABLE docs_stats (
 	one       INTEGER PRIMARY KEY CHECK (one = 1),
+	version   INTEGER NOT NULL, -- moved by every write, so caches know when to forget
 	n         INTEGER NOT NULL, -- documents
 	title_len INTEGER NOT NULL, -- sums of field lengths in content words
 	lead_len  INTEGER NOT NULL, -- the first 50 (leadWords) words of text
 	rest_len  INTEGER NOT NULL  -- the rest of text
 );
-INSERT INTO docs_stats SELECT 1, count(*), coalesce(sum(title_len), 0),
+INSERT INTO docs_stats SELECT 1, 0, count(*), coalesce(sum(title_len), 0),
 	coalesce(sum(min(text_len, 50)), 0), coalesce(sum(max(text_len - 50, 0)), 0) FROM docs;
-CREATE TRIGGER docs_ai AFTER INSERT ON docs BEGIN
-	INSERT INTO docs_fts(rowid, title_terms, text_terms, publisher_terms)
-	VALUES (new.id, new.title_terms, new.text_terms, new.publisher_terms);
-	UPDATE docs_stats SET n = n + 1, title_len = title_len + new.title_len,
-		lead_len = lead_len + min(new.text_len, 50), rest_len = rest_len + max(new.text_len - 50, 0);
-END;
+-- Deletes are rare and one at a time, so a trigger keeps the index and
+-- the statistics whatever deletes the row; inserts and updates go through
+-- docWriter.
 CREATE TRIGGER docs_ad AFTER DELETE ON docs BEGIN
 	INSERT INTO docs_fts(docs_fts, rowid, title_terms, text_terms, publisher_terms)
 	VALUES ('delete', old.id, old.title_terms, old.text_terms, old.publisher_terms);
-	UPDATE docs_stats SET n = n - 1, title_len = title_len - old.title_len,
+	UPDATE docs_stats SET version = version + 1, n = n - 1, title_len = title_len - old.title_len,
 		lead_len = lead_len - min(old.text_len, 50), rest_len = rest_len - max(old.text_len - 50, 0);
-END;
-CREATE TRIGGER docs_au AFTER UPDATE OF title_terms, text_terms, publisher_terms ON docs
-WHEN old.title_terms IS NOT new.title_terms OR old.text_terms IS NOT new.text_terms
-	OR old.publisher_terms IS NOT new.publisher_terms BEGIN
-	INSERT INTO docs_fts(docs_fts, rowid, title_terms, text_terms, publisher_terms)
-	VALUES ('delete', old.id, old.title_terms, old.text_terms, old.publisher_terms);
-	INSERT INTO docs_fts(rowid, title_terms, text_terms, publisher_terms)
-	VALUES (new.id, new.title_terms, new.text_terms, new.publisher_terms);
-END;
-CREATE TRIGGER docs_au_len AFTER UPDATE OF title_len, text_len ON docs
-WHEN old.title_len != new.title_len OR old.text_len != new.text_len BEGIN
-	UPDATE docs_stats SET title_len = title_len - old.title_len + new.title_len,
-		lead_len = lead_len - min(old.text_len, 50) + min(new.text_len, 50),
-		rest_len = rest_len - max(old.text_len - 50, 0) + max(new.text_len - 50, 0);
 END;
 `},
 }
