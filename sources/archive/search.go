@@ -93,8 +93,7 @@ func (s *Store) search(ctx context.Context, query string, o SearchOptions, r ran
 	if len(first) == 0 {
 		return nil, nil
 	}
-	cands, err = s.firstStage(ctx, orQuery(first), o.Before, max(limit, r.pool), r)
-	if err != nil {
+	if cands, err = s.firstStage(ctx, orQuery(first), o.Before, max(limit, r.pool), r); err != nil {
 		return fail(err)
 	}
 	if r.pool > 0 && len(cands) > 0 {
@@ -164,32 +163,33 @@ func (s *Store) collection(ctx context.Context) (collStats, error) {
 // a million documents as at a thousand.
 const dfExact = 1000
 
-// docFreqs returns the number of documents holding each term. Counts are
-// remembered for the archive's current version (docs_stats.version, moved
-// by every write); estimated counts of common terms, for as long as the
-// archive has not grown or shrunk by more than a hundredth.
+// docFreqs returns the number of documents holding each term. Estimated
+// counts of common terms are remembered for as long as the archive has not
+// grown or shrunk by more than a hundredth; exact counts are cheap to read
+// again and change with every write.
 func (s *Store) docFreqs(ctx context.Context, ts []string, st collStats) (map[string]float64, error) {
-	out := make(map[string]float64, len(ts))
+	df := make(map[string]float64, len(ts))
 	var todo []string
 	s.dfs.mu.Lock()
 	for _, t := range ts {
-		if e, ok := s.dfs.m[t]; ok && (e.version == st.version || e.df >= dfExact && math.Abs(st.n-e.n) <= e.n/100) {
-			out[t] = e.df
+		if e, ok := s.dfs.m[t]; ok && math.Abs(st.n-e.n) <= e.n/100 {
+			df[t] = e.df
 		} else {
 			todo = append(todo, t)
 		}
 	}
 	s.dfs.mu.Unlock()
 	if len(todo) == 0 {
-		return out, nil
+		return df, nil
 	}
 	stmt, err := s.stmt(ctx, `SELECT count(*), coalesce(max(rowid), 0) FROM
 	(SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? LIMIT ?)`)
 	if err != nil {
 		return nil, fmt.Errorf("document frequencies: %w", err)
 	}
+	var common []string
 	for _, t := range todo {
-		if _, ok := out[t]; ok {
+		if _, ok := df[t]; ok {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
@@ -201,18 +201,19 @@ func (s *Store) docFreqs(ctx context.Context, ts []string, st collStats) (map[st
 		}
 		if n >= dfExact && last > 0 {
 			n = min(st.n, n*st.maxID/last)
+			common = append(common, t)
 		}
-		out[t] = n
+		df[t] = n
 	}
 	s.dfs.mu.Lock()
-	if s.dfs.m == nil || len(s.dfs.m)+len(todo) > dfCacheSize {
+	if s.dfs.m == nil || len(s.dfs.m)+len(common) > dfCacheSize {
 		s.dfs.m = make(map[string]dfEntry, 1024)
 	}
-	for _, t := range todo {
-		s.dfs.m[t] = dfEntry{df: out[t], n: st.n, version: st.version}
+	for _, t := range common {
+		s.dfs.m[t] = dfEntry{df: df[t], n: st.n}
 	}
 	s.dfs.mu.Unlock()
-	return out, nil
+	return df, nil
 }
 
 type dfCache struct {
@@ -220,10 +221,7 @@ type dfCache struct {
 	m  map[string]dfEntry
 }
 
-type dfEntry struct {
-	df, n   float64
-	version int64
-}
+type dfEntry struct{ df, n float64 }
 
 const dfCacheSize = 100_000
 
