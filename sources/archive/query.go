@@ -112,7 +112,8 @@ type queryModel struct {
 	words    []string // the first word of each stem, lower-cased, for snippets
 	qtf      map[string]int
 	salient  map[string]bool // stems of names and numbers
-	phrases  [][]string      // quoted phrases of two or more words, as stems
+	pairs    [][2]int        // distinct pairs of adjacent words, as indices into distinct
+	phrases  [][]int         // quoted phrases of two or more words, as indices into distinct
 }
 
 // quotedRe finds phrases in straight or typographic double quotes.
@@ -135,24 +136,42 @@ func parseQuery(query, lang string) *queryModel {
 			q.salient[st] = true
 		}
 	})
+	idx := make(map[string]int, len(q.distinct))
+	for k, t := range q.distinct {
+		idx[t] = k
+	}
+	seen := map[[2]int]bool{}
+	for i := 0; i+1 < len(q.stems); i++ {
+		pr := [2]int{idx[q.stems[i]], idx[q.stems[i+1]]}
+		if pr[0] != pr[1] && !seen[pr] {
+			seen[pr] = true
+			q.pairs = append(q.pairs, pr)
+		}
+	}
 	for _, m := range quotedRe.FindAllStringSubmatch(text, -1) {
-		if ph := stemsOf(m[1]+m[2], lang); len(ph) >= 2 {
+		var ph []int
+		for _, t := range stemsOf(m[1]+m[2], lang) {
+			if k, ok := idx[t]; ok {
+				ph = append(ph, k)
+			}
+		}
+		if len(ph) >= 2 {
 			q.phrases = append(q.phrases, ph)
 		}
 	}
 	return q
 }
 
-// weights gives each distinct stem its query weight: its count, capped,
-// raised for names and numbers.
-func (q *queryModel) weights(p params) map[string]float64 {
-	w := make(map[string]float64, len(q.distinct))
-	for t, n := range q.qtf {
-		x := float64(min(n, max(p.qtfCap, 1)))
+// weights gives each distinct stem (by index) its query weight: its
+// count, capped, raised for names and numbers.
+func (q *queryModel) weights(p params) []float64 {
+	w := make([]float64, len(q.distinct))
+	for k, t := range q.distinct {
+		x := float64(min(q.qtf[t], max(p.qtfCap, 1)))
 		if q.salient[t] {
 			x *= 1 + p.entity
 		}
-		w[t] = x
+		w[k] = x
 	}
 	return w
 }

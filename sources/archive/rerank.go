@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -104,20 +105,26 @@ func (r ranker) rank(q *queryModel, pool []*candidate, df map[string]float64, st
 	for i, c := range pool {
 		docs[i] = c.doc
 	}
-	idf := map[string]float64{}
-	for t, n := range df {
-		idf[t] = bm25IDF(st.n, n)
+	return r.p.rank(q, docs, views(docs, q.distinct), df, st, more)
+}
+
+// rank scores docs; vs are the documents seen through q.distinct.
+func (p params) rank(q *queryModel, docs []*docTerms, vs []*docView, df map[string]float64, st collStats,
+	more func([]string) (map[string]float64, error)) ([]float64, error) {
+	idf := make([]float64, len(q.distinct))
+	for k, t := range q.distinct {
+		idf[k] = bm25IDF(st.n, df[t])
 	}
-	p := r.p
 	w := q.weights(p)
-	scores := p.score(q, w, views(docs, w), idf, st)
+	scores := p.score(q, w, vs, idf, st)
 	if p.fbDocs <= 0 {
 		return scores, nil
 	}
 	fb := p.feedback(docs, scores)
+	ts := slices.Clone(q.distinct)
 	var missing []string
 	for t := range fb {
-		if _, ok := idf[t]; !ok {
+		if _, ok := q.qtf[t]; !ok {
 			missing = append(missing, t)
 		}
 	}
@@ -127,33 +134,39 @@ func (r ranker) rank(q *queryModel, pool []*candidate, df map[string]float64, st
 		if err != nil {
 			return scores, err
 		}
-		for t, n := range extra {
-			idf[t] = bm25IDF(st.n, n)
+		for _, t := range missing {
+			ts = append(ts, t)
+			idf = append(idf, bm25IDF(st.n, extra[t]))
 		}
 	}
-	w = p.expand(w, fb)
-	return p.score(q, w, views(docs, w), idf, st), nil
+	w = p.expand(w, ts, fb)
+	return p.score(q, w, views(docs, ts), idf, st), nil
 }
 
-// views looks at each document through the query's terms.
-func views(docs []*docTerms, w map[string]float64) []*docView {
+// views looks at each document through the terms ts.
+func views(docs []*docTerms, ts []string) []*docView {
+	idx := make(map[string]int, len(ts))
+	for k, t := range ts {
+		idx[t] = k
+	}
 	out := make([]*docView, len(docs))
 	for i, d := range docs {
-		out[i] = d.view(w)
+		out[i] = d.view(idx)
 	}
 	return out
 }
 
 func bm25IDF(n, df float64) float64 { return math.Log(1 + (n-df+0.5)/(df+0.5)) }
 
-// score is BM25F with the query's term weights plus the proximity and
-// phrase bonuses.
-func (p params) score(q *queryModel, w map[string]float64, docs []*docView, idf map[string]float64, st collStats) []float64 {
+// score is BM25F with the term weights w plus the proximity and phrase
+// bonuses; w, idf and the views are indexed alike, the query's own terms
+// first.
+func (p params) score(q *queryModel, w []float64, docs []*docView, idf []float64, st collStats) []float64 {
 	out := make([]float64, len(docs))
 	for i, d := range docs {
 		s := d.bm25f(w, idf, st, p)
 		if p.near != 0 {
-			s += p.near * d.nearScore(q.stems, idf, p.nearDist)
+			s += p.near * d.nearScore(q.pairs, idf, p.nearDist)
 		}
 		if p.phrase != 0 {
 			s += p.phrase * d.phraseScore(q.phrases, idf)
@@ -215,26 +228,25 @@ func (p params) feedback(docs []*docTerms, scores []float64) map[string]float64 
 	return out
 }
 
-// expand mixes the query's weights (normalised to sum 1) with the feedback
-// model, and scales back so the original terms keep their magnitude when
-// origW is 1.
-func (p params) expand(w, fb map[string]float64) map[string]float64 {
+// expand mixes the query's weights w (normalised to sum 1) with the
+// feedback model over the terms ts (the query's own first), and scales back
+// so the query's terms keep their magnitude when origW is 1.
+func (p params) expand(w []float64, ts []string, fb map[string]float64) []float64 {
 	var sum float64
 	for _, x := range w {
 		sum += x
 	}
+	out := make([]float64, len(ts))
 	if sum == 0 {
-		return w
+		copy(out, w)
+		return out
 	}
-	out := make(map[string]float64, len(w)+len(fb))
-	for t, x := range w {
-		out[t] += p.origW * x / sum
-	}
-	for t, x := range fb {
-		out[t] += (1 - p.origW) * x
-	}
-	for t := range out {
-		out[t] *= sum
+	for k, t := range ts {
+		if k < len(w) {
+			out[k] = p.origW * w[k] / sum
+		}
+		out[k] += (1 - p.origW) * fb[t]
+		out[k] *= sum
 	}
 	return out
 }
@@ -338,36 +350,39 @@ type docTerms struct {
 	title, text []string
 }
 
-// docView is a document seen through a query's terms: their frequencies
-// per field (title, lead, rest of text) and positions (title, then text).
+// docView is a document seen through a list of terms: per term (by its
+// index in the list) the frequencies per field (title, lead, rest of text)
+// and the positions (title, then text).
 type docView struct {
-	tf  [3]map[string]int
+	tf  [3][]int32
 	len [3]int
-	pos map[string][]int
+	pos [][]int32
 }
 
-func (d *docTerms) view(want map[string]float64) *docView {
-	v := &docView{pos: make(map[string][]int, len(want))}
+func (d *docTerms) view(idx map[string]int) *docView {
+	n := len(idx)
+	v := &docView{pos: make([][]int32, n)}
 	for f := range v.tf {
-		v.tf[f] = make(map[string]int, len(want))
+		v.tf[f] = make([]int32, n)
 	}
 	for i, st := range d.title {
-		if _, ok := want[st]; ok {
-			v.pos[st] = append(v.pos[st], i)
-			v.tf[0][st]++
+		if k, ok := idx[st]; ok {
+			v.pos[k] = append(v.pos[k], int32(i))
+			v.tf[0][k]++
 		}
 	}
 	// A gap keeps the title's last word from seeming next to the text's first.
 	off := len(d.title) + 1000
 	for i, st := range d.text {
-		if _, ok := want[st]; !ok {
+		k, ok := idx[st]
+		if !ok {
 			continue
 		}
-		v.pos[st] = append(v.pos[st], off+i)
+		v.pos[k] = append(v.pos[k], int32(off+i))
 		if i < leadWords {
-			v.tf[1][st]++
+			v.tf[1][k]++
 		} else {
-			v.tf[2][st]++
+			v.tf[2][k]++
 		}
 	}
 	v.len = [3]int{len(d.title), min(len(d.text), leadWords), max(len(d.text)-leadWords, 0)}
@@ -375,43 +390,43 @@ func (d *docTerms) view(want map[string]float64) *docView {
 }
 
 // bm25f is BM25F (Robertson et al. 2004): field term frequencies are
-// length-normalised, weighted and summed before one saturation; each query
-// term counts with its weight.
-func (d *docView) bm25f(w map[string]float64, idf map[string]float64, st collStats, p params) float64 {
+// length-normalised, weighted and summed before one saturation; each term
+// counts with its weight.
+func (d *docView) bm25f(w, idf []float64, st collStats, p params) float64 {
 	const b = 0.75
+	var norm [3]float64
+	for f := range norm {
+		norm[f] = 1
+		if st.avgLen[f] > 0 {
+			norm[f] = 1 - b + b*float64(d.len[f])/st.avgLen[f]
+		}
+	}
 	var sum float64
-	for t, qw := range w {
+	for k, qw := range w {
+		if qw == 0 {
+			continue
+		}
 		var tf float64
 		for f := range d.tf {
-			if c := d.tf[f][t]; c > 0 {
-				norm := 1.0
-				if st.avgLen[f] > 0 {
-					norm = 1 - b + b*float64(d.len[f])/st.avgLen[f]
-				}
-				tf += p.fieldW[f] * float64(c) / norm
+			if c := d.tf[f][k]; c > 0 {
+				tf += p.fieldW[f] * float64(c) / norm[f]
 			}
 		}
 		if tf > 0 {
-			sum += idf[t] * tf * (p.k1 + 1) / (tf + p.k1) * qw
+			sum += idf[k] * tf * (p.k1 + 1) / (tf + p.k1) * qw
 		}
 	}
 	return sum
 }
 
-// nearScore sums, over distinct pairs of adjacent query words, the mean idf
-// of the pair when the document has the two within dist words of each other.
-func (d *docView) nearScore(stems []string, idf map[string]float64, dist int) float64 {
-	seen := map[[2]string]bool{}
+// nearScore sums, over the query's distinct pairs of adjacent words, the
+// mean idf of the pair when the document has the two within dist words of
+// each other.
+func (d *docView) nearScore(pairs [][2]int, idf []float64, dist int) float64 {
 	var sum float64
-	for i := 0; i+1 < len(stems); i++ {
-		a, b := stems[i], stems[i+1]
-		k := [2]string{a, b}
-		if a == b || seen[k] {
-			continue
-		}
-		seen[k] = true
-		if near(d.pos[a], d.pos[b], dist) {
-			sum += (idf[a] + idf[b]) / 2
+	for _, pr := range pairs {
+		if near(d.pos[pr[0]], d.pos[pr[1]], int32(dist)) {
+			sum += (idf[pr[0]] + idf[pr[1]]) / 2
 		}
 	}
 	return sum
@@ -419,7 +434,7 @@ func (d *docView) nearScore(stems []string, idf map[string]float64, dist int) fl
 
 // near reports whether some position in a is within dist of one in b; both
 // are ascending.
-func near(a, b []int, dist int) bool {
+func near(a, b []int32, dist int32) bool {
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
 		if d := a[i] - b[j]; d <= dist && d >= -dist {
@@ -434,39 +449,36 @@ func near(a, b []int, dist int) bool {
 	return false
 }
 
-// phraseScore sums the idf of the quoted phrases the document holds word
-// for word, in order.
-func (d *docView) phraseScore(phrases [][]string, idf map[string]float64) float64 {
+// phraseScore sums the idf of the quoted phrases (term indices) the
+// document holds word for word, in order.
+func (d *docView) phraseScore(phrases [][]int, idf []float64) float64 {
 	var sum float64
 	for _, ph := range phrases {
 		if d.hasPhrase(ph) {
-			for _, t := range ph {
-				sum += idf[t]
+			for _, k := range ph {
+				sum += idf[k]
 			}
 		}
 	}
 	return sum
 }
 
-func (d *docView) hasPhrase(ph []string) bool {
+func (d *docView) hasPhrase(ph []int) bool {
 	if len(ph) == 0 {
 		return false
 	}
-	next := map[int]bool{}
-	for _, p := range d.pos[ph[0]] {
-		next[p] = true
-	}
-	for _, t := range ph[1:] {
-		cur := map[int]bool{}
-		for _, p := range d.pos[t] {
-			if next[p-1] {
-				cur[p] = true
+	at := d.pos[ph[0]]
+	for _, k := range ph[1:] {
+		var next []int32
+		for _, p := range d.pos[k] {
+			if _, ok := slices.BinarySearch(at, p-1); ok {
+				next = append(next, p)
 			}
 		}
-		if len(cur) == 0 {
+		if len(next) == 0 {
 			return false
 		}
-		next = cur
+		at = next
 	}
-	return len(next) > 0
+	return true
 }

@@ -73,45 +73,62 @@ func (s *Store) search(ctx context.Context, query string, o SearchOptions, r ran
 	if len(q.distinct) == 0 {
 		return nil, nil
 	}
-	var cands []*candidate
-	fail := func(err error) ([]Hit, error) {
+	fs, err := s.firstPass(ctx, q, o.Before, limit, r)
+	if err == nil && fs.pool != nil {
+		more := func(ts []string) (map[string]float64, error) { return s.docFreqs(ctx, ts, fs.st) }
+		var scores []float64
+		if scores, err = r.rank(q, fs.pool, fs.df, fs.st, more); err == nil {
+			for i, c := range fs.pool {
+				c.score = scores[i]
+			}
+			// Only the pool is re-scored; what lies beyond it keeps the
+			// first stage's order, after it.
+			sort.SliceStable(fs.pool, func(i, j int) bool { return fs.pool[i].score > fs.pool[j].score })
+		}
+	}
+	if err != nil {
 		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.Canceled) {
-			err = fmt.Errorf("%w after %d first-stage hits: %w", ErrCut, len(cands), ctx.Err())
-			return s.hits(cands, q, limit), fmt.Errorf("search archive for %q: %w", query, err)
+			err = fmt.Errorf("%w after %d first-stage hits: %w", ErrCut, len(fs.cands), ctx.Err())
+			return s.hits(fs.cands, q, limit), fmt.Errorf("search archive for %q: %w", query, err)
 		}
 		return nil, fmt.Errorf("search archive for %q: %w", query, err)
 	}
-	st, err := s.collection(ctx)
-	if err != nil {
-		return fail(err)
+	return s.hits(fs.cands, q, limit), nil
+}
+
+// firstPass is what the second stage starts from: the first stage's
+// candidates (best first), the pool of them loaded for the second stage,
+// and the statistics it scores with.
+type firstPass struct {
+	cands, pool []*candidate
+	df          map[string]float64
+	st          collStats
+}
+
+func (s *Store) firstPass(ctx context.Context, q *queryModel, before time.Time, limit int, r ranker) (firstPass, error) {
+	var fs firstPass
+	var err error
+	if fs.st, err = s.collection(ctx); err != nil {
+		return fs, err
 	}
-	df, err := s.docFreqs(ctx, q.distinct, st)
-	if err != nil {
-		return fail(err)
+	if fs.df, err = s.docFreqs(ctx, q.distinct, fs.st); err != nil {
+		return fs, err
 	}
-	first := r.firstTerms(q.distinct, df)
+	first := r.firstTerms(q.distinct, fs.df)
 	if len(first) == 0 {
-		return nil, nil
+		return fs, nil
 	}
-	if cands, err = s.firstStage(ctx, orQuery(first), o.Before, max(limit, r.pool), r); err != nil {
-		return fail(err)
+	if fs.cands, err = s.firstStage(ctx, orQuery(first), before, max(limit, r.pool), r); err != nil {
+		return fs, err
 	}
-	if r.pool > 0 && len(cands) > 0 {
-		pool := cands[:min(len(cands), r.pool)]
+	if r.pool > 0 && len(fs.cands) > 0 {
+		pool := fs.cands[:min(len(fs.cands), r.pool)]
 		if err := s.loadDocs(ctx, pool); err != nil {
-			return fail(err)
+			return fs, err
 		}
-		more := func(ts []string) (map[string]float64, error) { return s.docFreqs(ctx, ts, st) }
-		scores, err := r.rank(q, pool, df, st, more)
-		if err != nil {
-			return fail(err)
-		}
-		for i, c := range pool {
-			c.score = scores[i]
-		}
-		sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
+		fs.pool = pool
 	}
-	return s.hits(cands, q, limit), nil
+	return fs, nil
 }
 
 // hits turns the best candidates into hits with snippets.
