@@ -145,13 +145,9 @@ func (p params) rank(q *queryModel, docs []*docTerms, vs []*docView, df map[stri
 
 // views looks at each document through the terms ts.
 func views(docs []*docTerms, ts []string) []*docView {
-	idx := make(map[string]int, len(ts))
-	for k, t := range ts {
-		idx[t] = k
-	}
 	out := make([]*docView, len(docs))
 	for i, d := range docs {
-		out[i] = d.view(idx)
+		out[i] = d.view(ts)
 	}
 	return out
 }
@@ -342,12 +338,15 @@ FROM docs WHERE id IN (`+strings.Join(missing, ",")+`)`)
 	return nil
 }
 
-// docTerms is a document as the index holds it: its fields' stems.
+// docTerms is a document as the index holds it: its fields' stems, and
+// where each stem stands, built once on first use.
 type docTerms struct {
 	id          int64
 	version     docVersion
 	head        string // the text's top, for the snippet
 	title, text []string
+	once        sync.Once
+	where       map[string][]int32
 }
 
 // docView is a document seen through a list of terms: per term (by its
@@ -359,34 +358,47 @@ type docView struct {
 	pos [][]int32
 }
 
-func (d *docTerms) view(idx map[string]int) *docView {
-	n := len(idx)
+func (d *docTerms) view(ts []string) *docView {
+	d.once.Do(d.index)
+	n := len(ts)
 	v := &docView{pos: make([][]int32, n)}
 	for f := range v.tf {
 		v.tf[f] = make([]int32, n)
 	}
-	for i, st := range d.title {
-		if k, ok := idx[st]; ok {
-			v.pos[k] = append(v.pos[k], int32(i))
-			v.tf[0][k]++
-		}
-	}
-	// A gap keeps the title's last word from seeming next to the text's first.
-	off := len(d.title) + 1000
-	for i, st := range d.text {
-		k, ok := idx[st]
-		if !ok {
-			continue
-		}
-		v.pos[k] = append(v.pos[k], int32(off+i))
-		if i < leadWords {
-			v.tf[1][k]++
-		} else {
-			v.tf[2][k]++
+	off := int32(len(d.title) + titleGap)
+	for k, t := range ts {
+		ps := d.where[t]
+		v.pos[k] = ps
+		for _, p := range ps {
+			switch {
+			case p < off:
+				v.tf[0][k]++
+			case p < off+leadWords:
+				v.tf[1][k]++
+			default:
+				v.tf[2][k]++
+			}
 		}
 	}
 	v.len = [3]int{len(d.title), min(len(d.text), leadWords), max(len(d.text)-leadWords, 0)}
 	return v
+}
+
+// titleGap keeps the title's last word from seeming next to the text's
+// first: text positions start this far after the title's end.
+const titleGap = 1000
+
+// index builds where: each stem's positions, the title's first, then the
+// text's from len(title)+titleGap on.
+func (d *docTerms) index() {
+	d.where = make(map[string][]int32, len(d.text)/2)
+	for i, st := range d.title {
+		d.where[st] = append(d.where[st], int32(i))
+	}
+	off := len(d.title) + titleGap
+	for i, st := range d.text {
+		d.where[st] = append(d.where[st], int32(off+i))
+	}
 }
 
 // bm25f is BM25F (Robertson et al. 2004): field term frequencies are
