@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/musecheck/muse/sources/search"
 	"github.com/musecheck/muse/sources/sqlitedb"
 )
 
@@ -197,4 +198,19 @@ func TestImportProgress(t *testing.T) {
 		t.Errorf("progress calls %v; want one per batch of %d, ending at %d", seen, batchSize, n+1)
 	}
 	checkStats(t, s)
+}
+
+func TestSearcherWith(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := context.Background()
+	if err := s.AddAll(ctx, sample); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := s.Searcher().Search(ctx, search.Query{Text: "violent crime rate", Count: 2})
+	if err != nil || len(hits) == 0 || hits[0].URL != sample[1].URL || hits[0].Provider != "archive" || hits[0].Rank != 1 {
+		t.Errorf("Searcher: %+v, %v", hits, err)
+	}
+	if _, err := s.SearcherWith(SearcherOptions{Budget: time.Nanosecond}).Search(ctx, search.Query{Text: "violent crime rate"}); !errors.Is(err, ErrCut) {
+		t.Errorf("Searcher with a 1 ns budget: %v; want ErrCut", err)
+	}
 }
