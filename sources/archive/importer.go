@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/extract"
 	"github.com/musecheck/muse/sources/fetch"
 )
@@ -161,7 +162,25 @@ func (s *Store) addArticle(ctx context.Context, a *extract.Article, pageURL stri
 	if pub == "" {
 		pub = a.SiteName
 	}
-	return s.Add(ctx, Doc{URL: u, Title: a.Title, Text: a.Text, Publisher: pub, Published: a.Published})
+	if err := s.Add(ctx, Doc{URL: u, Title: a.Title, Text: a.Text, Publisher: pub, Published: a.Published, Language: a.Language}); err != nil {
+		return err
+	}
+	// A fact-check's ClaimReview records name the page they came from when
+	// they name none themselves.
+	var crs []sources.ClaimReview
+	for _, cr := range a.ClaimReviews {
+		if strings.TrimSpace(cr.Claim) == "" {
+			continue
+		}
+		if cr.ReviewURL == "" {
+			cr.ReviewURL = u
+		}
+		crs = append(crs, cr)
+	}
+	if len(crs) == 0 {
+		return nil
+	}
+	return s.AddClaimReviews(ctx, crs, a.Language)
 }
 
 // record is one JSONL line.

@@ -190,6 +190,26 @@ CREATE TRIGGER docs_ad AFTER DELETE ON docs BEGIN
 		lead_len = lead_len - min(old.text_len, 50), rest_len = rest_len - max(old.text_len - 50, 0);
 END;
 `},
+	// 3: fact-checks' ClaimReview records (claim, rating, reviewer, dates),
+	// one per reviewed claim and review URL, with the claim's stems indexed
+	// for claim matching. Written by AddClaimReviews only.
+	{sql: `
+CREATE TABLE claims (
+	id          INTEGER PRIMARY KEY,
+	review_key  TEXT NOT NULL,              -- sources.Canonical of review_url, or '' when the record has none
+	review_url  TEXT NOT NULL DEFAULT '',
+	claim       TEXT NOT NULL,
+	claimant    TEXT NOT NULL DEFAULT '',
+	claim_date  INTEGER,                    -- Unix seconds; NULL when unknown
+	rating      TEXT NOT NULL DEFAULT '',
+	reviewer    TEXT NOT NULL DEFAULT '',
+	review_date INTEGER,
+	lang        TEXT NOT NULL DEFAULT 'en',
+	claim_terms TEXT NOT NULL DEFAULT '',   -- stems, as docs.text_terms
+	UNIQUE (review_key, claim)
+);
+CREATE VIRTUAL TABLE claims_fts USING fts5(claim_terms, content='claims', content_rowid='id', tokenize='ascii');
+`},
 }
 
 // stemAllDocs fills the stem columns (and the lengths, counted the same
