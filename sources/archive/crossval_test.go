@@ -3,6 +3,7 @@ package archive
 import (
 	"context"
 	"hash/fnv"
+	"os"
 	"slices"
 	"sort"
 	"testing"
@@ -200,17 +201,17 @@ type dim struct {
 }
 
 var tuningDims = []dim{
-	{"k1", []float64{1.2, 2, 4, 7, 10, 15}, func(p *params, v float64) { p.k1 = v }},
-	{"title", []float64{1, 2, 3, 4}, func(p *params, v float64) { p.fieldW[0] = v }},
+	{"k1", []float64{1.2, 2, 4, 7, 10, 15, 25, 40}, func(p *params, v float64) { p.k1 = v }},
+	{"title", []float64{1, 2, 3, 4, 6, 8}, func(p *params, v float64) { p.fieldW[0] = v }},
 	{"lead", []float64{1, 1.5, 2, 3}, func(p *params, v float64) { p.fieldW[1] = v }},
 	{"qtfCap", []float64{1, 2, 3}, func(p *params, v float64) { p.qtfCap = int(v) }},
 	{"entity", []float64{0, 0.25, 0.5, 1}, func(p *params, v float64) { p.entity = v }},
-	{"near", []float64{0, 0.25, 0.5, 1}, func(p *params, v float64) { p.near = v }},
+	{"near", []float64{0, 0.5, 1, 1.5, 2, 3}, func(p *params, v float64) { p.near = v }},
 	{"nearDist", []float64{2, 5, 10}, func(p *params, v float64) { p.nearDist = int(v) }},
-	{"phrase", []float64{0, 0.5, 1}, func(p *params, v float64) { p.phrase = v }},
-	{"fbDocs", []float64{0, 3, 5, 10}, func(p *params, v float64) { p.fbDocs = int(v) }},
-	{"fbTerms", []float64{10, 20, 40}, func(p *params, v float64) { p.fbTerms = int(v) }},
-	{"origW", []float64{0.5, 0.7, 0.85}, func(p *params, v float64) { p.origW = v }},
+	{"phrase", []float64{0, 0.5, 1, 2}, func(p *params, v float64) { p.phrase = v }},
+	{"fbDocs", []float64{0, 3, 10}, func(p *params, v float64) { p.fbDocs = int(v) }},
+	{"fbTerms", []float64{10, 20}, func(p *params, v float64) { p.fbTerms = int(v) }},
+	{"origW", []float64{0.5, 0.8}, func(p *params, v float64) { p.origW = v }},
 }
 
 // tune is the tuning procedure: coordinate ascent on MRR over the dims,
@@ -317,10 +318,11 @@ func mean(scs []retrievalScores) retrievalScores {
 	return retrievalScores{t.mrr / n, t.recall10 / n}
 }
 
-// TestRetrievalCrossValidated reports the out-of-sample retrieval figure
-// and checks that muse's ranking beats the library baseline out of
-// sample; with -v it also shows what each part adds out of sample and the
-// weights the procedure picks on all tweets (defaultRanker's).
+// TestRetrievalCrossValidated reports the out-of-sample retrieval figure,
+// checks that muse's ranking beats the library baseline out of sample and
+// that defaultRanker holds the weights the procedure picks on all tweets.
+// MUSE_ARCHIVE_ABLATIONS=1 also cross-validates the procedure with each
+// part left out, to show what it adds out of sample.
 func TestRetrievalCrossValidated(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cross-validation tunes 5 × 2 passes over 11 weights; skipped with -short")
@@ -339,7 +341,12 @@ func TestRetrievalCrossValidated(t *testing.T) {
 	for k, p := range chosen {
 		t.Logf("  fold %d weights: %+v", k, p)
 	}
-	if testing.Verbose() {
+	all := set.tune(t, start, allIdx(len(set.qs)), nil)
+	t.Logf("weights tuned on all tweets: %+v", all)
+	if all != defaultRanker.p {
+		t.Errorf("defaultRanker.p = %+v; the tuning procedure picks %+v on all tweets", defaultRanker.p, all)
+	}
+	if os.Getenv("MUSE_ARCHIVE_ABLATIONS") == "1" {
 		for _, ab := range []struct {
 			name string
 			off  []string
@@ -356,9 +363,6 @@ func TestRetrievalCrossValidated(t *testing.T) {
 			sc, _ := set.crossValidate(t, folds, start, off)
 			t.Logf("  %-22s out of sample: %v", ab.name, sc)
 		}
-		all := set.tune(t, start, allIdx(len(set.qs)), nil)
-		t.Logf("weights tuned on all tweets (defaultRanker.p should be these): %+v", all)
-		t.Logf("defaultRanker.p: %+v", defaultRanker.p)
 	}
 	if oos.mrr <= base.mrr || oos.recall10 < base.recall10 {
 		t.Errorf("out of sample %v does not beat the library baseline %v", oos, base)

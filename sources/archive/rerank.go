@@ -68,10 +68,13 @@ var plainBM25 = ranker{wTitle: 1, wText: 1, wPublisher: 1}
 
 // defaultRanker is what Search uses. Its params are what the tuning
 // procedure of TestRetrievalCrossValidated picks on all 1,013 benchmark
-// tweets; the README reports that procedure's figure out of sample.
+// tweets; the README reports that procedure's figure out of sample. RM3
+// is there to be tried, and the procedure leaves it off (fbDocs 0): it
+// did not help out of sample.
 var defaultRanker = ranker{
 	wTitle: 2, wText: 1, wPublisher: 0.5, pool: 200, postings: 5_000, minTerms: 3,
-	p: params{k1: 10, fieldW: [3]float64{2, 2, 1}, qtfCap: 3, near: 0.5, nearDist: 5},
+	p: params{k1: 15, fieldW: [3]float64{8, 1.5, 1}, qtfCap: 1, entity: 0.25, near: 1, nearDist: 2, phrase: 2,
+		fbDocs: 0, fbTerms: 10, origW: 0.7},
 }
 
 // firstTerms picks the terms the first stage reads: rarest first, within
@@ -256,7 +259,8 @@ type termCache struct {
 	m  map[int64]*docTerms
 }
 
-const termCacheSize = 4096
+// About 30 KB each once indexed: a few checks' worth of pools.
+const termCacheSize = 1024
 
 type docVersion struct {
 	updated           int64
