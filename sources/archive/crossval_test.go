@@ -228,7 +228,8 @@ func (set *cvSet) tune(tb testing.TB, start params, idx []int, off map[string]bo
 			for _, v := range d.vals {
 				c := best
 				d.set(&c, v)
-				if c.fbDocs > 0 && (c.fbTerms == 0 || c.origW == 0) {
+				// Feedback settings mean nothing while feedback is off.
+				if c == best || c.fbDocs == 0 && d.name != "fbDocs" && (d.name == "fbTerms" || d.name == "origW") {
 					continue
 				}
 				if sc := set.eval(tb, c, idx).mrr; sc > bestSc+1e-9 {
