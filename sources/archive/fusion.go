@@ -85,7 +85,7 @@ func DenseRank(ctx context.Context, e Embedder, query string, hits []Hit) ([]Hit
 	}
 	sim := make([]float64, len(hits))
 	for i := range hits {
-		sim[i] = cosine(vecs[0], vecs[i+1])
+		sim[i] = Cosine(vecs[0], vecs[i+1])
 	}
 	order := make([]int, len(hits))
 	for i := range order {
@@ -99,9 +99,14 @@ func DenseRank(ctx context.Context, e Embedder, query string, hits []Hit) ([]Hit
 	return out, nil
 }
 
-func cosine(a, b []float32) float64 {
+// Cosine is the cosine similarity of two vectors (0 when either is empty
+// or their lengths differ).
+func Cosine(a, b []float32) float64 {
+	if len(a) == 0 || len(a) != len(b) {
+		return 0
+	}
 	var dot, na, nb float64
-	for i := range min(len(a), len(b)) {
+	for i := range a {
 		dot += float64(a[i]) * float64(b[i])
 		na += float64(a[i]) * float64(a[i])
 		nb += float64(b[i]) * float64(b[i])

@@ -203,22 +203,13 @@ func BenchmarkImportJSONL(b *testing.B) {
 	}
 	f.Close()
 	var total time.Duration
-	b.ResetTimer()
-	for range b.N {
-		b.StopTimer()
-		s, err := Open(context.Background(), filepath.Join(b.TempDir(), "archive.db"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
+	eachNewArchive(b, func(s *Store) {
 		t0 := time.Now()
 		res := s.Import(context.Background(), []string{path}, ImportOptions{})
 		total += time.Since(t0)
-		b.StopTimer()
-		s.Close()
 		if res.Added != n || res.Failed != 0 {
 			b.Fatalf("import = %+v; want %d added", res, n)
 		}
-	}
+	})
 	b.ReportMetric(float64(n*b.N)/total.Seconds(), "pages/s")
 }
