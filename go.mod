@@ -11,6 +11,7 @@ require (
 	github.com/andybalholm/brotli v1.3.0
 	github.com/atotto/clipboard v0.1.4
 	github.com/aymanbagabas/go-osc52/v2 v2.0.1
+	github.com/blevesearch/snowballstem v0.9.0
 	github.com/cenkalti/backoff/v5 v5.0.3
 	github.com/charmbracelet/bubbles v1.0.0
 	github.com/charmbracelet/bubbletea v1.3.10

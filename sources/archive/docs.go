@@ -19,6 +19,9 @@ type Doc struct {
 	Text      string    `json:"text"`
 	Publisher string    `json:"publisher,omitempty"`
 	Published time.Time `json:"published,omitzero"` // zero when unknown
+	// Language is the text's ISO 639-1 code; empty means English. Words
+	// are stemmed in it, and a query finds them when asked in it.
+	Language string `json:"language,omitempty"`
 }
 
 // ErrNotFound is returned when the archive holds nothing under a URL.
@@ -29,67 +32,206 @@ var ErrNotFound = errors.New("not in the archive")
 // adding a page's extracted text never erases a title or date known from
 // elsewhere.
 func (s *Store) Add(ctx context.Context, d Doc) error {
-	return s.add(ctx, s.db, d)
+	return s.AddAll(ctx, []Doc{d})
 }
 
 // AddAll stores many documents in one transaction, which is much faster
 // than one Add each. It stops at the first bad document and stores none.
 func (s *Store) AddAll(ctx context.Context, docs []Doc) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("archive %d documents: %w", len(docs), err)
-	}
-	defer tx.Rollback()
-	for _, d := range docs {
-		if err := s.add(ctx, tx, d); err != nil {
+	rows := make([]docRow, len(docs))
+	for i, d := range docs {
+		r, err := s.newRow(d)
+		if err != nil {
 			return err
 		}
+		rows[i] = r
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("archive %d documents: %w", len(docs), err)
-	}
-	return nil
+	return s.write(ctx, func(w *docWriter) error {
+		for _, r := range rows {
+			if err := w.put(ctx, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+// docRow is a checked document as stored: fields trimmed, stemmed and
+// counted.
+type docRow struct {
+	key, url                        string
+	title, text, publisher, lang    string
+	titleTerms, textTerms, pubTerms string
+	titleLen, textLen               int
+	published                       sql.NullInt64
+	at                              int64
 }
 
-func (s *Store) add(ctx context.Context, db execer, d Doc) error {
+// newRow checks d and prepares its row.
+func (s *Store) newRow(d Doc) (docRow, error) {
 	key, err := sources.Canonical(d.URL)
 	if err != nil {
-		return fmt.Errorf("archive %q: %w", d.URL, err)
+		return docRow{}, fmt.Errorf("archive %q: %w", d.URL, err)
 	}
-	if strings.TrimSpace(d.Title) == "" && strings.TrimSpace(d.Text) == "" {
+	r := docRow{key: key, url: strings.TrimSpace(d.URL), lang: normLang(d.Language), at: s.now().Unix(),
+		title: strings.TrimSpace(d.Title), text: strings.TrimSpace(d.Text), publisher: strings.TrimSpace(d.Publisher)}
+	if r.title == "" && r.text == "" {
 		// Trimmed: a URL read from the user's file may end in a newline
 		// (Canonical accepts it), which would split Import's
 		// one-line-per-item error report.
-		return fmt.Errorf("archive %s: document has neither title nor text", strings.TrimSpace(d.URL))
+		return docRow{}, fmt.Errorf("archive %s: document has neither title nor text", r.url)
 	}
-	var pub any
 	// Stored in whole seconds, so a time within the zero second would read
 	// back as unknown; call it unknown here too.
 	if !d.Published.Truncate(time.Second).IsZero() {
-		pub = d.Published.Unix()
+		r.published = sql.NullInt64{Int64: d.Published.Unix(), Valid: true}
 	}
-	now := s.now().Unix()
-	_, err = db.ExecContext(ctx, `
-INSERT INTO docs (url, orig_url, title, text, publisher, published, added_at, updated_at, title_len, text_len)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT(url) DO UPDATE SET
-	title      = COALESCE(NULLIF(excluded.title, ''), docs.title),
-	title_len  = CASE excluded.title WHEN '' THEN docs.title_len ELSE excluded.title_len END,
-	text       = COALESCE(NULLIF(excluded.text, ''), docs.text),
-	text_len   = CASE excluded.text WHEN '' THEN docs.text_len ELSE excluded.text_len END,
-	publisher  = COALESCE(NULLIF(excluded.publisher, ''), docs.publisher),
-	published  = COALESCE(excluded.published, docs.published),
-	updated_at = excluded.updated_at`,
-		key, strings.TrimSpace(d.URL), strings.TrimSpace(d.Title), strings.TrimSpace(d.Text),
-		strings.TrimSpace(d.Publisher), pub, now, now, len(tokens(d.Title)), len(tokens(d.Text)))
+	r.titleTerms, r.titleLen = tokenStream(r.title, r.lang)
+	r.textTerms, r.textLen = tokenStream(r.text, r.lang)
+	r.pubTerms, _ = tokenStream(r.publisher, r.lang)
+	return r, nil
+}
+
+// A docWriter writes documents, their index entries and the collection
+// statistics inside one transaction, through prepared statements. The
+// index and statistics are kept here rather than by triggers: a statement
+// that fires triggers runs in a statement journal, and FTS5 flushes its
+// pending terms to a new segment at every such savepoint, which made
+// imports merge segments after every document.
+type docWriter struct {
+	tx                                   *sql.Tx
+	get, ins, upd, ftsIns, ftsDel, stats *sql.Stmt
+	delta                                [4]int // docs, title, lead and rest lengths
+	wrote                                bool   // anything changed: the version moves
+}
+
+// write runs fn with a docWriter in one IMMEDIATE transaction.
+func (s *Store) write(ctx context.Context, fn func(*docWriter) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("archive %s: %w", strings.TrimSpace(d.URL), err)
+		return fmt.Errorf("archive: begin: %w", err)
+	}
+	defer tx.Rollback()
+	w := &docWriter{tx: tx}
+	for _, p := range []struct {
+		st **sql.Stmt
+		q  string
+	}{
+		{&w.get, `SELECT id, title, text, publisher, lang, title_terms, text_terms, publisher_terms, title_len, text_len, published
+FROM docs WHERE url = ?`},
+		{&w.ins, `INSERT INTO docs (url, orig_url, title, text, publisher, published, added_at, updated_at,
+	title_len, text_len, lang, title_terms, text_terms, publisher_terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&w.upd, `UPDATE docs SET title = ?, text = ?, publisher = ?, published = ?, updated_at = ?, title_len = ?, text_len = ?,
+	lang = ?, title_terms = ?, text_terms = ?, publisher_terms = ? WHERE id = ?`},
+		{&w.ftsIns, `INSERT INTO docs_fts (rowid, title_terms, text_terms, publisher_terms) VALUES (?, ?, ?, ?)`},
+		{&w.ftsDel, `INSERT INTO docs_fts (docs_fts, rowid, title_terms, text_terms, publisher_terms) VALUES ('delete', ?, ?, ?, ?)`},
+		{&w.stats, `UPDATE docs_stats SET version = version + 1, n = n + ?, title_len = title_len + ?, lead_len = lead_len + ?, rest_len = rest_len + ?`},
+	} {
+		if *p.st, err = tx.PrepareContext(ctx, p.q); err != nil {
+			return fmt.Errorf("archive: prepare: %w", err)
+		}
+		defer (*p.st).Close()
+	}
+	if err := fn(w); err != nil {
+		return err
+	}
+	if w.wrote {
+		if _, err := w.stats.ExecContext(ctx, w.delta[0], w.delta[1], w.delta[2], w.delta[3]); err != nil {
+			return fmt.Errorf("archive: statistics: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("archive: commit: %w", err)
 	}
 	return nil
+}
+
+// put inserts r, or merges it into the document stored under its key:
+// fields r leaves empty keep their stored value.
+func (w *docWriter) put(ctx context.Context, r docRow) error {
+	fail := func(err error) error { return fmt.Errorf("archive %s: %w", r.url, err) }
+	var id int64
+	var old docRow
+	err := w.get.QueryRowContext(ctx, r.key).Scan(&id, &old.title, &old.text, &old.publisher, &old.lang,
+		&old.titleTerms, &old.textTerms, &old.pubTerms, &old.titleLen, &old.textLen, &old.published)
+	if errors.Is(err, sql.ErrNoRows) {
+		res, err := w.ins.ExecContext(ctx, r.key, r.url, r.title, r.text, r.publisher, r.published, r.at, r.at,
+			r.titleLen, r.textLen, r.lang, r.titleTerms, r.textTerms, r.pubTerms)
+		if err != nil {
+			return fail(err)
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return fail(err)
+		}
+		if _, err := w.ftsIns.ExecContext(ctx, id, r.titleTerms, r.textTerms, r.pubTerms); err != nil {
+			return fail(err)
+		}
+		return w.count(ctx, 1, docRow{}, r, fail)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	n := old
+	if r.title != "" {
+		n.title, n.titleTerms, n.titleLen = r.title, r.titleTerms, r.titleLen
+	}
+	if r.text != "" {
+		n.text, n.textTerms, n.textLen, n.lang = r.text, r.textTerms, r.textLen, r.lang
+	}
+	if r.publisher != "" {
+		n.publisher, n.pubTerms = r.publisher, r.pubTerms
+	}
+	if r.published.Valid {
+		n.published = r.published
+	}
+	reindex := n.titleTerms != old.titleTerms || n.textTerms != old.textTerms || n.pubTerms != old.pubTerms
+	if reindex {
+		if _, err := w.ftsDel.ExecContext(ctx, id, old.titleTerms, old.textTerms, old.pubTerms); err != nil {
+			return fail(err)
+		}
+	}
+	if _, err := w.upd.ExecContext(ctx, n.title, n.text, n.publisher, n.published, r.at, n.titleLen, n.textLen,
+		n.lang, n.titleTerms, n.textTerms, n.pubTerms, id); err != nil {
+		return fail(err)
+	}
+	if reindex {
+		if _, err := w.ftsIns.ExecContext(ctx, id, n.titleTerms, n.textTerms, n.pubTerms); err != nil {
+			return fail(err)
+		}
+	}
+	return w.count(ctx, 0, old, n, fail)
+}
+
+// count moves the collection statistics from old's lengths to n's, and
+// the document count by dn. The change is written once, before the commit:
+// the statistics row is updated once per transaction, and FTS5 flushes its
+// pending terms at every statement that opens a statement journal, as this
+// update does.
+func (w *docWriter) count(_ context.Context, dn int, old, n docRow, _ func(error) error) error {
+	lead := func(r docRow) int { return min(r.textLen, leadWords) }
+	rest := func(r docRow) int { return max(r.textLen-leadWords, 0) }
+	w.wrote = true
+	w.delta[0] += dn
+	w.delta[1] += n.titleLen - old.titleLen
+	w.delta[2] += lead(n) - lead(old)
+	w.delta[3] += rest(n) - rest(old)
+	return nil
+}
+
+// Delete removes the document archived under url's canonical form (a
+// trigger takes it out of the index and the statistics); it reports
+// whether there was one.
+func (s *Store) Delete(ctx context.Context, rawURL string) (bool, error) {
+	key, err := sources.Canonical(rawURL)
+	if err != nil {
+		return false, fmt.Errorf("archive delete %q: %w", rawURL, err)
+	}
+	res, err := s.db.ExecContext(ctx, `DELETE FROM docs WHERE url = ?`, key)
+	if err != nil {
+		return false, fmt.Errorf("archive delete %s: %w", rawURL, err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
 }
 
 // Get returns the document archived under url's canonical form, or an
@@ -102,8 +244,8 @@ func (s *Store) Get(ctx context.Context, rawURL string) (Doc, error) {
 	var d Doc
 	var pub sql.NullInt64
 	err = s.db.QueryRowContext(ctx,
-		`SELECT orig_url, title, text, publisher, published FROM docs WHERE url = ?`, key).
-		Scan(&d.URL, &d.Title, &d.Text, &d.Publisher, &pub)
+		`SELECT orig_url, title, text, publisher, published, lang FROM docs WHERE url = ?`, key).
+		Scan(&d.URL, &d.Title, &d.Text, &d.Publisher, &pub, &d.Language)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Doc{}, fmt.Errorf("archive lookup %s: %w", rawURL, ErrNotFound)
 	}
@@ -116,10 +258,11 @@ func (s *Store) Get(ctx context.Context, rawURL string) (Doc, error) {
 	return d, nil
 }
 
-// Count returns how many documents the archive holds.
+// Count returns how many documents the archive holds (from the collection
+// statistics, without a scan).
 func (s *Store) Count(ctx context.Context) (int, error) {
 	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM docs`).Scan(&n); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT n FROM docs_stats`).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count archived documents: %w", err)
 	}
 	return n, nil

@@ -2,6 +2,7 @@ package archive
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/extract"
 	"github.com/musecheck/muse/sources/fetch"
 )
@@ -25,7 +27,16 @@ type ImportOptions struct {
 	// Errors receives one line per item that could not be added; nil
 	// discards them.
 	Errors io.Writer
+	// Progress, when set, is called with the number of items done (added
+	// or failed) so far: after each file or URL, and after each batch of
+	// JSONL records.
+	Progress func(done int)
 }
+
+// batchSize is how many JSONL records share one transaction: large enough
+// that commits cost little per record, small enough that progress moves and
+// a failed commit loses little.
+const batchSize = 1000
 
 // ImportResult counts what Import did.
 type ImportResult struct {
@@ -45,6 +56,11 @@ func (s *Store) Import(ctx context.Context, args []string, o ImportOptions) Impo
 			fmt.Fprintf(o.Errors, "muse: archive add %s: %v\n", what, err)
 		}
 	}
+	progress := func() {
+		if o.Progress != nil {
+			o.Progress(res.Added + res.Failed)
+		}
+	}
 	for _, arg := range args {
 		if ctx.Err() != nil {
 			fail(arg, ctx.Err())
@@ -57,6 +73,7 @@ func (s *Store) Import(ctx context.Context, args []string, o ImportOptions) Impo
 			} else {
 				res.Added++
 			}
+			progress()
 			continue
 		}
 		fi, err := os.Stat(arg)
@@ -65,7 +82,7 @@ func (s *Store) Import(ctx context.Context, args []string, o ImportOptions) Impo
 			continue
 		}
 		if !fi.IsDir() {
-			s.importFile(ctx, arg, &res, fail)
+			s.importFile(ctx, arg, &res, fail, progress)
 			continue
 		}
 		err = filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
@@ -74,7 +91,7 @@ func (s *Store) Import(ctx context.Context, args []string, o ImportOptions) Impo
 				return nil
 			}
 			if !d.IsDir() && importable(p) {
-				s.importFile(ctx, p, &res, fail)
+				s.importFile(ctx, p, &res, fail, progress)
 			}
 			return ctx.Err()
 		})
@@ -93,10 +110,11 @@ func importable(p string) bool {
 	return false
 }
 
-func (s *Store) importFile(ctx context.Context, path string, res *ImportResult, fail func(string, error)) {
+func (s *Store) importFile(ctx context.Context, path string, res *ImportResult, fail func(string, error), progress func()) {
+	defer progress()
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".jsonl", ".ndjson":
-		s.importJSONL(ctx, path, res, fail)
+		s.importJSONL(ctx, path, res, fail, progress)
 	case ".html", ".htm":
 		a, err := extract.Options{}.ExtractFile(path, "")
 		if err == nil {
@@ -144,7 +162,25 @@ func (s *Store) addArticle(ctx context.Context, a *extract.Article, pageURL stri
 	if pub == "" {
 		pub = a.SiteName
 	}
-	return s.Add(ctx, Doc{URL: u, Title: a.Title, Text: a.Text, Publisher: pub, Published: a.Published})
+	if err := s.Add(ctx, Doc{URL: u, Title: a.Title, Text: a.Text, Publisher: pub, Published: a.Published, Language: a.Language}); err != nil {
+		return err
+	}
+	// A fact-check's ClaimReview records name the page they came from when
+	// they name none themselves.
+	var crs []sources.ClaimReview
+	for _, cr := range a.ClaimReviews {
+		if strings.TrimSpace(cr.Claim) == "" {
+			continue
+		}
+		if cr.ReviewURL == "" {
+			cr.ReviewURL = u
+		}
+		crs = append(crs, cr)
+	}
+	if len(crs) == 0 {
+		return nil
+	}
+	return s.AddClaimReviews(ctx, crs, a.Language)
 }
 
 // record is one JSONL line.
@@ -154,42 +190,115 @@ type record struct {
 	Text      string `json:"text"`
 	Published string `json:"published"`
 	Publisher string `json:"publisher"`
+	Language  string `json:"language"`
 }
 
-func (s *Store) importJSONL(ctx context.Context, path string, res *ImportResult, fail func(string, error)) {
+func (s *Store) importJSONL(ctx context.Context, path string, res *ImportResult, fail func(string, error), progress func()) {
 	f, err := os.Open(path)
 	if err != nil {
 		fail(path, err)
 		return
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	// Reading, decoding and stemming the next batch runs beside the writing
+	// of this one: on two cores it nearly halves an import.
+	batches := make(chan []lineDoc, 1)
+	var readErr error
+	go func() {
+		defer close(batches)
+		readErr = s.readJSONL(ctx, f, path, batches)
+	}()
+	for batch := range batches {
+		var rows []lineDoc
+		for _, d := range batch {
+			if d.err != nil {
+				fail(d.where, d.err)
+			} else {
+				rows = append(rows, d)
+			}
+		}
+		if len(rows) > 0 {
+			s.addBatch(ctx, rows, res, fail)
+		}
+		progress()
+	}
+	if readErr != nil {
+		fail(path, fmt.Errorf("read: %w", readErr))
+	}
+}
+
+// readJSONL sends the records of r in batches of batchSize, each checked
+// and stemmed or carrying its error.
+func (s *Store) readJSONL(ctx context.Context, r io.Reader, path string, out chan<- []lineDoc) error {
+	var batch []lineDoc
+	send := func() bool {
+		select {
+		case out <- batch:
+			batch = nil
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
 	for line := 1; sc.Scan(); line++ {
-		b := strings.TrimSpace(sc.Text())
-		if b == "" {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
 			continue
 		}
-		where := fmt.Sprintf("%s:%d", path, line)
-		var r record
-		if err := json.Unmarshal([]byte(b), &r); err != nil {
-			fail(where, fmt.Errorf("decode JSON record: %w", err))
-			continue
+		d := lineDoc{where: fmt.Sprintf("%s:%d", path, line)}
+		d.row, d.err = s.decodeRecord(b)
+		if batch = append(batch, d); len(batch) == batchSize && !send() {
+			return ctx.Err()
 		}
-		pub, err := parseDate(r.Published)
-		if err != nil {
-			fail(where, err)
-			continue
-		}
-		if err := s.Add(ctx, Doc{URL: r.URL, Title: r.Title, Text: r.Text, Publisher: r.Publisher, Published: pub}); err != nil {
-			fail(where, err)
-			continue
-		}
-		res.Added++
 	}
-	if err := sc.Err(); err != nil {
-		fail(path, fmt.Errorf("read: %w", err))
+	if len(batch) > 0 && !send() {
+		return ctx.Err()
 	}
+	return sc.Err()
+}
+
+// decodeRecord reads one JSONL record into a row.
+func (s *Store) decodeRecord(b []byte) (docRow, error) {
+	var r record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return docRow{}, fmt.Errorf("decode JSON record: %w", err)
+	}
+	pub, err := parseDate(r.Published)
+	if err != nil {
+		return docRow{}, err
+	}
+	return s.newRow(Doc{URL: r.URL, Title: r.Title, Text: r.Text, Publisher: r.Publisher, Published: pub, Language: r.Language})
+}
+
+// lineDoc is a JSONL record, checked, waiting for its batch.
+type lineDoc struct {
+	where string
+	row   docRow
+	err   error
+}
+
+// addBatch stores a batch in one transaction through prepared statements.
+// Records were checked when read, so the database refusing one means the
+// database itself is in trouble (disk full, locked too long): the batch is
+// rolled back and each of its records reported.
+func (s *Store) addBatch(ctx context.Context, batch []lineDoc, res *ImportResult, fail func(string, error)) {
+	err := s.write(ctx, func(w *docWriter) error {
+		for _, d := range batch {
+			if err := w.put(ctx, d.row); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		for _, d := range batch {
+			fail(d.where, fmt.Errorf("batch of %d records not stored: %w", len(batch), err))
+		}
+		return
+	}
+	res.Added += len(batch)
 }
 
 // parseDate accepts RFC 3339 and YYYY-MM-DD; empty means unknown.

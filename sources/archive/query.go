@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Query text is never handed to FTS5 MATCH as written: a stray quote,
@@ -33,38 +34,146 @@ func cleanPostText(s string) string {
 	return s
 }
 
-// terms returns the distinct search terms of query, lower-cased, in order
-// of first appearance, without stop words, one-letter tokens or tokens too
-// long to be words (OCR runs, hashes). Tokens are cut where FTS5's unicode61
-// tokenizer cuts them: at anything that is not a letter or a digit.
-func terms(query string) []string {
-	words := tokens(cleanPostText(query))
-	seen := make(map[string]bool, len(words))
-	out := words[:0]
-	for _, w := range words {
-		if seen[w] {
-			continue
-		}
-		seen[w] = true
-		out = append(out, w)
-	}
+// tokens returns text's content words in order, repeats included,
+// lower-cased: words are cut at anything that is neither letter, digit nor
+// mark, and one-letter words, words too long to be words (OCR runs, hashes)
+// and, in English, stop words are left out.
+func tokens(text, lang string) []string {
+	var out []string
+	eachWord(strings.ToLower(text), lang, false, func(w string, _ bool) { out = append(out, w) })
 	return out
 }
 
-// tokens returns query's content words in order, repeats included.
-func tokens(query string) []string {
-	fields := strings.FieldsFunc(strings.ToLower(query), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
-	})
-	out := fields[:0]
-	for _, f := range fields {
-		n := len([]rune(f))
-		if n < 2 || n > 30 || stopWords[f] {
+// eachWord calls fn with each content word of text, lower-cased (see
+// tokens). With salience it also says whether the word looks like a name
+// or a number: a digit in it, or a capital letter that does not start a
+// sentence, in a text that is not written in capitals throughout (OCR of a
+// meme often is).
+func eachWord(text, lang string, salience bool, fn func(w string, salient bool)) {
+	stop := lang == "en"
+	shouting := salience && mostlyUpper(text)
+	sentenceStart := true
+	for i := 0; i < len(text); {
+		r, n := rune(text[i]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRuneInString(text[i:])
+		}
+		if !isWordRune(r) {
+			if strings.ContainsRune(".!?:;\n\"“”", r) {
+				sentenceStart = true
+			}
+			i += n
 			continue
 		}
-		out = append(out, f)
+		j := i + n
+		for j < len(text) {
+			r2, n2 := rune(text[j]), 1
+			if r2 >= utf8.RuneSelf {
+				r2, n2 = utf8.DecodeRuneInString(text[j:])
+			}
+			if !isWordRune(r2) {
+				break
+			}
+			j += n2
+		}
+		raw := text[i:j]
+		i = j
+		start := sentenceStart
+		sentenceStart = false
+		lower := raw
+		if salience {
+			lower = strings.ToLower(raw)
+		}
+		if c := utf8.RuneCountInString(lower); c < 2 || c > 30 || stop && stopWords[lower] {
+			continue
+		}
+		salient := salience && (strings.ContainsAny(raw, "0123456789") || !shouting && !start && unicode.IsUpper(r))
+		fn(lower, salient)
 	}
-	return out
+}
+
+func mostlyUpper(s string) bool {
+	var up, low int
+	for _, r := range s {
+		if unicode.IsUpper(r) {
+			up++
+		} else if unicode.IsLower(r) {
+			low++
+		}
+	}
+	return up > low
+}
+
+// queryModel is a query cut into what the ranker uses.
+type queryModel struct {
+	lang     string
+	stems    []string // content words' stems in order, repeats included
+	distinct []string // each stem once, in order of first appearance
+	words    []string // the first word of each stem, lower-cased, for snippets
+	qtf      map[string]int
+	salient  map[string]bool // stems of names and numbers
+	pairs    [][2]int        // distinct pairs of adjacent words, as indices into distinct
+	phrases  [][]int         // quoted phrases of two or more words, as indices into distinct
+}
+
+// quotedRe finds phrases in straight or typographic double quotes.
+var quotedRe = regexp.MustCompile(`"([^"\n]{3,200})"|“([^”\n]{3,200})”`)
+
+// parseQuery reads a post (or any query text): links, handles and the like
+// are dropped (cleanPostText), names, numbers and quoted phrases noted.
+func parseQuery(query, lang string) *queryModel {
+	text := cleanPostText(query)
+	q := &queryModel{lang: lang, qtf: map[string]int{}, salient: map[string]bool{}}
+	eachWord(text, lang, true, func(w string, salient bool) {
+		st := stem(w, lang)
+		q.stems = append(q.stems, st)
+		if q.qtf[st] == 0 {
+			q.distinct = append(q.distinct, st)
+			q.words = append(q.words, w)
+		}
+		q.qtf[st]++
+		if salient {
+			q.salient[st] = true
+		}
+	})
+	idx := make(map[string]int, len(q.distinct))
+	for k, t := range q.distinct {
+		idx[t] = k
+	}
+	seen := map[[2]int]bool{}
+	for i := 0; i+1 < len(q.stems); i++ {
+		pr := [2]int{idx[q.stems[i]], idx[q.stems[i+1]]}
+		if pr[0] != pr[1] && !seen[pr] {
+			seen[pr] = true
+			q.pairs = append(q.pairs, pr)
+		}
+	}
+	for _, m := range quotedRe.FindAllStringSubmatch(text, -1) {
+		var ph []int
+		for _, t := range stemsOf(m[1]+m[2], lang) {
+			if k, ok := idx[t]; ok {
+				ph = append(ph, k)
+			}
+		}
+		if len(ph) >= 2 {
+			q.phrases = append(q.phrases, ph)
+		}
+	}
+	return q
+}
+
+// weights gives each distinct stem (by index) its query weight: its
+// count, capped, raised for names and numbers.
+func (q *queryModel) weights(p params) []float64 {
+	w := make([]float64, len(q.distinct))
+	for k, t := range q.distinct {
+		x := float64(min(q.qtf[t], max(p.qtfCap, 1)))
+		if q.salient[t] {
+			x *= 1 + p.entity
+		}
+		w[k] = x
+	}
+	return w
 }
 
 // quote makes a term an FTS5 string: inside double quotes everything is

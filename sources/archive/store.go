@@ -14,6 +14,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/musecheck/muse/sources/sqlitedb"
@@ -33,6 +34,8 @@ type Store struct {
 	path  string
 	now   func() time.Time
 	terms termCache
+	dfs   dfCache
+	stmts sync.Map // query text → *sql.Stmt, see stmt
 }
 
 // busyTimeout is how long a connection waits for another writer (in this
@@ -53,7 +56,9 @@ func OpenOptions(ctx context.Context, o Options) (*Store, error) {
 	if o.Path == "" {
 		return nil, errors.New("open archive: no database path given")
 	}
-	db, err := sqlitedb.Open(o.Path, sqlitedb.Options{Busy: busyTimeout, Pragmas: []string{"foreign_keys(ON)"}})
+	// A larger page cache than SQLite's 2 MB default keeps the index pages
+	// a search reads in memory from one search to the next.
+	db, err := sqlitedb.Open(o.Path, sqlitedb.Options{Busy: busyTimeout, Pragmas: []string{"foreign_keys(ON)", "cache_size(-32768)"}})
 	if err != nil {
 		return nil, fmt.Errorf("open archive %s: %w", o.Path, err)
 	}
@@ -67,6 +72,7 @@ func OpenOptions(ctx context.Context, o Options) (*Store, error) {
 
 // Close closes the database.
 func (s *Store) Close() error {
+	s.stmts.Range(func(_, st any) bool { st.(*sql.Stmt).Close(); return true })
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close archive %s: %w", s.path, err)
 	}
@@ -76,12 +82,24 @@ func (s *Store) Close() error {
 // Path returns the database file's path.
 func (s *Store) Path() string { return s.path }
 
-// migrations bring the schema from version i to i+1 (PRAGMA user_version).
-// Never edit a released step; append a new one.
-var migrations = []string{
+// leadWords is how many first words of a text make its lead, the field
+// where news and fact-checks state their subject. The collection
+// statistics keep the lead's mean length, so it is part of the schema.
+const leadWords = 50
+
+// A migration brings the schema from version i to i+1 (PRAGMA
+// user_version): SQL, then Go code when the step needs it. Never edit a
+// released step; append a new one.
+type migration struct {
+	sql   string
+	after func(ctx context.Context, tx *sql.Tx) error
+	sql2  string
+}
+
+var migrations = []migration{
 	// 1: documents with an external-content FTS5 index kept in step by
 	// triggers, and fetched pages with their raw bytes gzip-compressed.
-	`
+	{sql: `
 CREATE TABLE docs (
 	id         INTEGER PRIMARY KEY,
 	url        TEXT NOT NULL UNIQUE, -- sources.Canonical form
@@ -126,7 +144,114 @@ CREATE TABLE pages (
 	last_modified TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX pages_final_key ON pages(final_key);
-`,
+`},
+	// 2: a language per document; the index holds the Snowball stems of
+	// each field (computed in Go, stored beside the text so the second
+	// stage reads them instead of cutting pages again); collection
+	// statistics kept in docs_stats, so no search scans the table. The
+	// index and the statistics are written by docWriter, in the same
+	// transaction as the document, not by triggers (see docWriter), except
+	// on delete.
+	{sql: `
+ALTER TABLE docs ADD COLUMN lang TEXT NOT NULL DEFAULT 'en';
+ALTER TABLE docs ADD COLUMN title_terms TEXT NOT NULL DEFAULT '';     -- stems, space-separated (tokenStream)
+ALTER TABLE docs ADD COLUMN text_terms TEXT NOT NULL DEFAULT '';
+ALTER TABLE docs ADD COLUMN publisher_terms TEXT NOT NULL DEFAULT '';
+DROP TRIGGER docs_ai;
+DROP TRIGGER docs_ad;
+DROP TRIGGER docs_au;
+DROP TABLE docs_fts;
+-- Covers the first stage's date filter, which must not read the wide rows.
+CREATE INDEX docs_id_published ON docs(id, published);
+`, after: stemAllDocs, sql2: `
+CREATE VIRTUAL TABLE docs_fts USING fts5(
+	title_terms, text_terms, publisher_terms,
+	content='docs', content_rowid='id',
+	tokenize='ascii'
+);
+INSERT INTO docs_fts(docs_fts) VALUES ('rebuild');
+CREATE TABLE docs_stats (
+	one       INTEGER PRIMARY KEY CHECK (one = 1),
+	version   INTEGER NOT NULL, -- moved by every write, so caches know when to forget
+	n         INTEGER NOT NULL, -- documents
+	title_len INTEGER NOT NULL, -- sums of field lengths in content words
+	lead_len  INTEGER NOT NULL, -- the first 50 (leadWords) words of text
+	rest_len  INTEGER NOT NULL  -- the rest of text
+);
+INSERT INTO docs_stats SELECT 1, 0, count(*), coalesce(sum(title_len), 0),
+	coalesce(sum(min(text_len, 50)), 0), coalesce(sum(max(text_len - 50, 0)), 0) FROM docs;
+-- Deletes are rare and one at a time, so a trigger keeps the index and
+-- the statistics whatever deletes the row; inserts and updates go through
+-- docWriter.
+CREATE TRIGGER docs_ad AFTER DELETE ON docs BEGIN
+	INSERT INTO docs_fts(docs_fts, rowid, title_terms, text_terms, publisher_terms)
+	VALUES ('delete', old.id, old.title_terms, old.text_terms, old.publisher_terms);
+	UPDATE docs_stats SET version = version + 1, n = n - 1, title_len = title_len - old.title_len,
+		lead_len = lead_len - min(old.text_len, 50), rest_len = rest_len - max(old.text_len - 50, 0);
+END;
+`},
+	// 3: fact-checks' ClaimReview records (claim, rating, reviewer, dates),
+	// one per reviewed claim and review URL, with the claim's stems indexed
+	// for claim matching. Written by AddClaimReviews only.
+	{sql: `
+CREATE TABLE claims (
+	id          INTEGER PRIMARY KEY,
+	review_key  TEXT NOT NULL,              -- sources.Canonical of review_url, or '' when the record has none
+	review_url  TEXT NOT NULL DEFAULT '',
+	claim       TEXT NOT NULL,
+	claimant    TEXT NOT NULL DEFAULT '',
+	claim_date  INTEGER,                    -- Unix seconds; NULL when unknown
+	rating      TEXT NOT NULL DEFAULT '',
+	reviewer    TEXT NOT NULL DEFAULT '',
+	review_date INTEGER,
+	lang        TEXT NOT NULL DEFAULT 'en',
+	claim_terms TEXT NOT NULL DEFAULT '',   -- stems, as docs.text_terms
+	UNIQUE (review_key, claim)
+);
+CREATE VIRTUAL TABLE claims_fts USING fts5(claim_terms, content='claims', content_rowid='id', tokenize='ascii');
+`},
+}
+
+// stemAllDocs fills the stem columns (and the lengths, counted the same
+// way) of the documents a version-1 archive holds.
+func stemAllDocs(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, lang, title, text, publisher FROM docs`)
+	if err != nil {
+		return err
+	}
+	type fields struct {
+		id          int64
+		title, text string
+		pub, lang   string
+	}
+	var all []fields
+	for rows.Next() {
+		var f fields
+		if err := rows.Scan(&f.id, &f.lang, &f.title, &f.text, &f.pub); err != nil {
+			rows.Close()
+			return err
+		}
+		all = append(all, f)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	st, err := tx.PrepareContext(ctx, `UPDATE docs SET title_terms = ?, text_terms = ?, publisher_terms = ?, title_len = ?, text_len = ? WHERE id = ?`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, f := range all {
+		lang := normLang(f.lang)
+		title, nTitle := tokenStream(f.title, lang)
+		text, nText := tokenStream(f.text, lang)
+		pub, _ := tokenStream(f.pub, lang)
+		if _, err := st.ExecContext(ctx, title, text, pub, nTitle, nText, f.id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // migrate applies the missing migrations in one IMMEDIATE transaction, so a
@@ -152,7 +277,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("database schema version %d is newer than this muse understands (%d)", v, len(migrations))
 	}
 	for i := v; i < len(migrations); i++ {
-		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+		if err := migrations[i].run(ctx, tx); err != nil {
 			return fmt.Errorf("migrate schema to version %d: %w", i+1, err)
 		}
 	}
@@ -162,6 +287,23 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit migration: %w", err)
+	}
+	return nil
+}
+
+func (m migration) run(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+		return err
+	}
+	if m.after != nil {
+		if err := m.after(ctx, tx); err != nil {
+			return err
+		}
+	}
+	if m.sql2 != "" {
+		if _, err := tx.ExecContext(ctx, m.sql2); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -1,0 +1,227 @@
+package archive
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/shareddata"
+)
+
+// Archives of 10k, 100k and 1M synthetic pages, each page a random run of
+// real article sentences (the extraction benchmark's gold bodies, the
+// PolitiFact fact-checks, LIAR-PLUS justifications) under a real sentence
+// as title, plus the 467 fact-checks themselves, so the benchmark tweets
+// still have their answers among the noise. The archives are built by the
+// benchmark, never committed; MUSE_ARCHIVE_BENCH_DIR keeps them between
+// runs. The 1M archive is built only when MUSE_ARCHIVE_BENCH_1M=1.
+
+var sentenceEnd = regexp.MustCompile(`([.!?])\s+`)
+
+// realSentences returns the sentences of the shared data's article texts.
+func realSentences(tb testing.TB, fc factChecks) []string {
+	tb.Helper()
+	var texts []string
+	var gold map[string]struct {
+		Body string `json:"articleBody"`
+	}
+	readJSON(tb, filepath.Join(shareddata.Dir(tb, "article-extraction-benchmark"), "ground-truth.json"), &gold)
+	for _, g := range gold {
+		texts = append(texts, g.Body)
+	}
+	for _, d := range fc.docs {
+		texts = append(texts, d.Text)
+	}
+	for _, name := range []string{"val2.tsv", "test2.tsv"} {
+		f, err := os.Open(filepath.Join(shareddata.Dir(tb, "liar-plus"), name))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			cols := strings.Split(sc.Text(), "\t")
+			texts = append(texts, cols[len(cols)-1])
+		}
+		f.Close()
+	}
+	slices.Sort(texts) // map order must not change the corpus
+	var out []string
+	for _, t := range texts {
+		for _, s := range strings.Split(sentenceEnd.ReplaceAllString(t, "$1\n"), "\n") {
+			if s = strings.TrimSpace(s); len(strings.Fields(s)) >= 5 {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// syntheticDocs makes n pages from sentences, the same n pages every time.
+func syntheticDocs(sentences []string, n int, seed uint64) func(yield func(Doc) bool) {
+	return func(yield func(Doc) bool) {
+		rng := rand.New(rand.NewPCG(seed, 0x5eed))
+		pubs := []string{"Reuters", "AP", "BBC News", "The Guardian", "NPR", "Local Courier", "Daily Ledger"}
+		day := time.Date(2014, 1, 1, 0, 0, 0, 0, time.UTC)
+		for i := range n {
+			k := 8 + rng.IntN(18)
+			parts := make([]string, k)
+			for j := range parts {
+				parts[j] = sentences[rng.IntN(len(sentences))]
+			}
+			d := Doc{
+				URL:       fmt.Sprintf("https://news%d.example/%d/story-%d", i%97, i/1000, i),
+				Title:     sentences[rng.IntN(len(sentences))],
+				Text:      strings.Join(parts, " "),
+				Publisher: pubs[rng.IntN(len(pubs))],
+				Published: day.Add(time.Duration(rng.IntN(5*365*24)) * time.Hour),
+			}
+			if !yield(d) {
+				return
+			}
+		}
+	}
+}
+
+// scaleArchive returns an archive of n synthetic pages plus the
+// fact-checks.
+func scaleArchive(b *testing.B, fc factChecks, n int) *Store {
+	b.Helper()
+	dir := os.Getenv("MUSE_ARCHIVE_BENCH_DIR")
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	path := filepath.Join(dir, fmt.Sprintf("archive-%d.db", n))
+	ctx := context.Background()
+	s, err := Open(ctx, path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	if got, _ := s.Count(ctx); got == n+len(fc.docs) {
+		return s
+	}
+	if got, _ := s.Count(ctx); got != 0 {
+		b.Fatalf("%s holds %d documents; remove it", path, got)
+	}
+	start := time.Now()
+	if err := s.AddAll(ctx, fc.docs); err != nil {
+		b.Fatal(err)
+	}
+	batch := make([]Doc, 0, batchSize)
+	for d := range syntheticDocs(realSentences(b, fc), n, uint64(n)) {
+		if batch = append(batch, d); len(batch) == batchSize {
+			if err := s.AddAll(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	if err := s.AddAll(ctx, batch); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("built %s: %d pages in %v", path, n, time.Since(start).Round(time.Second))
+	return s
+}
+
+// BenchmarkSearchScale measures archive search latency (default ranker,
+// the benchmark tweets with their images' text as queries, each a
+// different query) at 10k, 100k and, on demand, 1M pages, and reports the
+// 50th and 95th percentile.
+func BenchmarkSearchScale(b *testing.B) {
+	fc := loadFactChecks(b)
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) {
+			if n >= 1_000_000 && os.Getenv("MUSE_ARCHIVE_BENCH_1M") != "1" {
+				b.Skip("set MUSE_ARCHIVE_BENCH_1M=1 to build and search a 1M-page archive")
+			}
+			s := scaleArchive(b, fc, n)
+			ctx := context.Background()
+			lat := make([]time.Duration, 0, b.N)
+			cpu := make([]time.Duration, 0, b.N)
+			var mrr float64
+			b.ResetTimer()
+			for i := range b.N {
+				q := i % len(fc.queries)
+				t0, c0 := time.Now(), cpuNow()
+				hits, err := s.Search(ctx, fc.queries[q], SearchOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+				cpu = append(cpu, cpuNow()-c0)
+				mrr += reciprocalRank(hits, fc.relevant[q])
+			}
+			b.StopTimer()
+			// The fact-checks are among the pages, so the benchmark also
+			// says what the first stage's budget costs in quality (MRR@10).
+			b.ReportMetric(mrr/float64(b.N), "MRR@10")
+			pct := func(ds []time.Duration, p float64) float64 {
+				slices.Sort(ds)
+				return float64(ds[min(len(ds)-1, int(p*float64(len(ds))))]) / float64(time.Millisecond)
+			}
+			b.ReportMetric(pct(lat, 0.50), "p50-ms")
+			b.ReportMetric(pct(lat, 0.95), "p95-ms")
+			// CPU time per search (the process's, so GC included): what the
+			// search costs when it has a core to itself.
+			b.ReportMetric(pct(cpu, 0.50), "cpu-p50-ms")
+			b.ReportMetric(pct(cpu, 0.95), "cpu-p95-ms")
+		})
+	}
+}
+
+func reciprocalRank(hits []Hit, relevant map[string]bool) float64 {
+	for i, h := range hits {
+		if key, _ := sources.Canonical(h.URL); relevant[key] {
+			return 1 / float64(i+1)
+		}
+	}
+	return 0
+}
+
+// BenchmarkImportJSONL measures muse archive add of a JSONL file of 10,000
+// synthetic pages into a new archive.
+func BenchmarkImportJSONL(b *testing.B) {
+	fc := loadFactChecks(b)
+	const n = 10_000
+	path := filepath.Join(b.TempDir(), "pages.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	enc := json.NewEncoder(w)
+	for d := range syntheticDocs(realSentences(b, fc), n, 7) {
+		enc.Encode(record{URL: d.URL, Title: d.Title, Text: d.Text, Publisher: d.Publisher, Published: d.Published.Format(time.RFC3339)})
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	var total, cpu time.Duration
+	eachNewArchive(b, func(s *Store) {
+		t0, c0 := time.Now(), cpuNow()
+		res := s.Import(context.Background(), []string{path}, ImportOptions{})
+		total += time.Since(t0)
+		cpu += cpuNow() - c0
+		if res.Added != n || res.Failed != 0 {
+			b.Fatalf("import = %+v; want %d added", res, n)
+		}
+	})
+	b.ReportMetric(float64(n*b.N)/total.Seconds(), "pages/s")
+	if cpu > 0 {
+		// Reading and writing overlap on two cores, so a CPU-second is
+		// less than a wall second of a machine to itself.
+		b.ReportMetric(float64(n*b.N)/cpu.Seconds(), "pages/cpu-s")
+	}
+}

@@ -1,0 +1,216 @@
+package archive
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/musecheck/muse/sources/search"
+	"github.com/musecheck/muse/sources/sqlitedb"
+)
+
+// checkStats compares the kept collection statistics with a full scan.
+func checkStats(t *testing.T, s *Store) {
+	t.Helper()
+	var kept, scanned [4]int64
+	if err := s.db.QueryRow(`SELECT n, title_len, lead_len, rest_len FROM docs_stats`).
+		Scan(&kept[0], &kept[1], &kept[2], &kept[3]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.QueryRow(`SELECT count(*), coalesce(sum(title_len), 0), coalesce(sum(min(text_len, ?)), 0),
+	coalesce(sum(max(text_len - ?, 0)), 0) FROM docs`, leadWords, leadWords).
+		Scan(&scanned[0], &scanned[1], &scanned[2], &scanned[3]); err != nil {
+		t.Fatal(err)
+	}
+	if kept != scanned {
+		t.Errorf("kept statistics %v; a scan says %v", kept, scanned)
+	}
+	if _, err := s.db.Exec("INSERT INTO docs_fts(docs_fts) VALUES('integrity-check')"); err != nil {
+		t.Errorf("FTS5 integrity-check: %v", err)
+	}
+}
+
+func TestStatisticsFollowWrites(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := context.Background()
+	if err := s.AddAll(ctx, sample); err != nil {
+		t.Fatal(err)
+	}
+	checkStats(t, s)
+	long := strings.Repeat("measles vaccine autism study children ", 30)
+	if err := s.Add(ctx, Doc{URL: sample[2].URL, Text: long}); err != nil {
+		t.Fatal(err)
+	}
+	checkStats(t, s)
+	if ok, err := s.Delete(ctx, sample[0].URL); err != nil || !ok {
+		t.Fatalf("Delete = %v, %v", ok, err)
+	}
+	if ok, err := s.Delete(ctx, sample[0].URL); err != nil || ok {
+		t.Fatalf("second Delete = %v, %v; want false", ok, err)
+	}
+	checkStats(t, s)
+	if n, _ := s.Count(ctx); n != len(sample)-1 {
+		t.Errorf("Count = %d after a delete", n)
+	}
+	if hits, _ := s.Search(ctx, "sugar tax soda prices", SearchOptions{}); len(hits) != 0 {
+		t.Errorf("a deleted document is still found: %+v", hits)
+	}
+	hits, err := s.Search(ctx, "vaccine autism children", SearchOptions{})
+	if err != nil || len(hits) == 0 || hits[0].URL != sample[2].URL {
+		t.Errorf("updated document not found first: %+v, %v", hits, err)
+	}
+}
+
+// An archive written by the version-1 schema (FTS5's porter tokenizer, no
+// statistics) opens, is upgraded and is searchable.
+func TestMigrateVersion1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "archive.db")
+	db, err := sqlitedb.Open(path, sqlitedb.Options{Busy: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(migrations[0].sql + "PRAGMA user_version = 1;"); err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range sample {
+		if _, err := db.Exec(`INSERT INTO docs (url, orig_url, title, text, publisher, published, added_at, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, 0, 0)`, fmt.Sprint("k", i), d.URL, d.Title, d.Text, d.Publisher, sql.NullInt64{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	s, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var v int
+	s.db.QueryRow("PRAGMA user_version").Scan(&v)
+	if v != len(migrations) {
+		t.Errorf("user_version = %d; want %d", v, len(migrations))
+	}
+	checkStats(t, s)
+	hits, err := s.Search(context.Background(), "violent crimes rising", SearchOptions{})
+	if err != nil || len(hits) == 0 || hits[0].URL != sample[1].URL {
+		t.Errorf("search after migration: %+v, %v", hits, err)
+	}
+}
+
+// Words are stemmed in the document's language: a Spanish query finds a
+// Spanish page through other inflections of its words.
+func TestLanguageStemming(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := context.Background()
+	docs := []Doc{
+		{URL: "https://es.example/vacunas", Title: "Las vacunas no causan autismo", Language: "es",
+			Text: "Los estudios con millones de niños vacunados no encontraron relación con el autismo."},
+		{URL: "https://en.example/vaccines", Title: "Vaccines do not cause autism", Text: "Studies of millions of vaccinated children."},
+	}
+	if err := s.AddAll(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := s.Search(ctx, "vacuna estudio niño", SearchOptions{Language: "es-MX"})
+	if err != nil || len(hits) != 1 || hits[0].URL != docs[0].URL {
+		t.Errorf("Spanish query: %+v, %v; want the Spanish page only", hits, err)
+	}
+	hits, err = s.Search(ctx, "vaccinating a child", SearchOptions{})
+	if err != nil || len(hits) != 1 || hits[0].URL != docs[1].URL {
+		t.Errorf("English query: %+v, %v; want the English page only", hits, err)
+	}
+	if d, _ := s.Get(ctx, docs[0].URL); d.Language != "es" {
+		t.Errorf("stored language %q", d.Language)
+	}
+	if got, want := stem("running", "en"), "run"; got != want {
+		t.Errorf("stem(running) = %q; want %q", got, want)
+	}
+	if got := stem("café", "xx"); got != "cafe" {
+		t.Errorf("a language without a stemmer folds accents only: %q", got)
+	}
+}
+
+// A search that runs out of time says so with ErrCut and keeps what it
+// has.
+func TestSearchBudget(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := context.Background()
+	if err := s.AddAll(ctx, sample); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Search(ctx, "crime rate tax vaccine", SearchOptions{Budget: time.Nanosecond})
+	if !errors.Is(err, ErrCut) {
+		t.Errorf("search with a 1 ns budget: %v; want ErrCut", err)
+	}
+	dl, cancel := context.WithDeadline(ctx, time.Now().Add(-time.Second))
+	defer cancel()
+	if _, err := s.Search(dl, "crime rate", SearchOptions{}); !errors.Is(err, ErrCut) {
+		t.Errorf("search past the caller's deadline: %v; want ErrCut", err)
+	}
+	gone, cancel2 := context.WithCancel(ctx)
+	cancel2()
+	if _, err := s.Search(gone, "crime rate", SearchOptions{}); err == nil || errors.Is(err, ErrCut) {
+		t.Errorf("cancelled search: %v; want an error that is not ErrCut", err)
+	}
+	hits, err := s.Search(ctx, "crime rate tax vaccine", SearchOptions{Budget: time.Minute})
+	if err != nil || len(hits) != len(sample) {
+		t.Errorf("search within its budget: %d hits, %v", len(hits), err)
+	}
+}
+
+// The first stage reads the rarest terms first and stays within its
+// postings budget, always keeping minTerms.
+func TestFirstTerms(t *testing.T) {
+	r := ranker{postings: 100, minTerms: 2}
+	df := map[string]float64{"common": 90, "rare": 3, "mid": 40, "gone": 0, "other": 70}
+	got := r.firstTerms([]string{"common", "rare", "mid", "gone", "other"}, df)
+	if strings.Join(got, " ") != "rare mid" {
+		t.Errorf("firstTerms = %v; want [rare mid]", got)
+	}
+	r.postings = 10
+	if got := r.firstTerms([]string{"common", "rare", "mid"}, df); strings.Join(got, " ") != "rare mid" {
+		t.Errorf("firstTerms under a tight budget = %v; want the two rarest", got)
+	}
+}
+
+func TestImportProgress(t *testing.T) {
+	s, _ := openTemp(t)
+	path := filepath.Join(t.TempDir(), "many.jsonl")
+	var b strings.Builder
+	const n = 2*batchSize + 10
+	for i := range n {
+		fmt.Fprintf(&b, `{"url":"https://p.example/%d","title":"page %d","text":"progress report number %d"}`+"\n", i, i, i)
+	}
+	b.WriteString("not json\n")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var seen []int
+	res := s.Import(context.Background(), []string{path}, ImportOptions{Progress: func(done int) { seen = append(seen, done) }})
+	if res.Added != n || res.Failed != 1 {
+		t.Fatalf("Import = %+v", res)
+	}
+	if len(seen) < 3 || seen[0] != batchSize || seen[len(seen)-1] != n+1 {
+		t.Errorf("progress calls %v; want one per batch of %d, ending at %d", seen, batchSize, n+1)
+	}
+	checkStats(t, s)
+}
+
+func TestSearcherWith(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := context.Background()
+	if err := s.AddAll(ctx, sample); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := s.Searcher().Search(ctx, search.Query{Text: "violent crime rate", Count: 2})
+	if err != nil || len(hits) == 0 || hits[0].URL != sample[1].URL || hits[0].Provider != "archive" || hits[0].Rank != 1 {
+		t.Errorf("Searcher: %+v, %v", hits, err)
+	}
+	if _, err := s.SearcherWith(SearcherOptions{Budget: time.Nanosecond}).Search(ctx, search.Query{Text: "violent crime rate"}); !errors.Is(err, ErrCut) {
+		t.Errorf("Searcher with a 1 ns budget: %v; want ErrCut", err)
+	}
+}
