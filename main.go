@@ -40,6 +40,7 @@ import (
 	"github.com/musecheck/muse/sources/httpcache"
 	"github.com/musecheck/muse/sources/pgdb"
 	"github.com/musecheck/muse/sources/ratings"
+	"github.com/musecheck/muse/sources/sanitize"
 	"github.com/musecheck/muse/sources/search"
 	"github.com/musecheck/muse/tui"
 )
@@ -78,7 +79,13 @@ func main() {
 func mainApp(app *App) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	app.Stdout, app.Stderr, app.Stdin = os.Stdout, os.Stderr, os.Stdin
+	// Nothing muse prints can drive the terminal: page and model text
+	// lose their control characters and escape sequences on the way out
+	// (JSON is escaped already and passes unchanged).
+	out, errOut := sanitize.NewWriter(os.Stdout), sanitize.NewWriter(os.Stderr)
+	defer out.Flush()
+	defer errOut.Flush()
+	app.Stdout, app.Stderr, app.Stdin = out, errOut, os.Stdin
 	app.StderrTTY = term.IsTerminal(int(os.Stderr.Fd()))
 	return app.execute(ctx, os.Args[1:])
 }

@@ -3,9 +3,11 @@ package pipeline
 import (
 	"cmp"
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/musecheck/muse/sources/archive"
+	"github.com/musecheck/muse/sources/fetch"
 )
 
 // ArchiveReader is an Archiver that can also hand back a page it holds. The
@@ -21,6 +23,12 @@ type ArchiveReader interface {
 // and says whether it could. The reason keeps the fetch error so the person
 // sees that the text is the archived one.
 func (r *run) readArchived(ctx context.Context, s *Source, fetchErr error) bool {
+	// A URL the address policy refuses (an internal host, however it is
+	// spelled) is refused again: what the archive may hold of it from
+	// before is never read.
+	if errors.Is(fetchErr, fetch.ErrPrivateAddress) || errors.Is(fetchErr, fetch.ErrBadURL) {
+		return false
+	}
 	ar, ok := r.e.deps.Archive.(ArchiveReader)
 	if !ok {
 		return false

@@ -3,11 +3,13 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/musecheck/muse/sources/archive"
+	"github.com/musecheck/muse/sources/fetch"
 	"github.com/musecheck/muse/sources/search"
 )
 
@@ -52,5 +54,41 @@ func TestUnfetchablePageReadFromArchive(t *testing.T) {
 	}
 	if got := statusOf(c, "https://broken.example/h"); got != StatusFetchFailed {
 		t.Errorf("a page the archive lacks: status %s, want %s", got, StatusFetchFailed)
+	}
+}
+
+// An archived page at an address the fetcher refuses (an internal host the
+// archive holds from before the address policy, or spelled so that an old
+// guard let it through) is refused again, never read from the archive.
+func TestRefusedURLNotReadFromArchive(t *testing.T) {
+	ctx := context.Background()
+	store, err := archive.Open(ctx, filepath.Join(t.TempDir(), "archive.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	internal := "http://127.1/admin/springfield"
+	if err := store.Add(ctx, archive.Doc{URL: internal, Title: "Springfield bicycles", Text: refuteA + "\n\n" + filler("bicycles on Main Street", 12)}); err != nil {
+		t.Fatal(err)
+	}
+	w := newWorld()
+	w.pages[internal] = fakePage{err: fmt.Errorf("fetch %s: %w: 127.0.0.1 is loopback", internal, fetch.ErrPrivateAddress)}
+	for n, urls := range w.results {
+		w.results[n] = append([]string{internal}, urls...)
+	}
+	e, err := New(Deps{Model: &fakeModel{evidence: quoting}, Searchers: []search.Searcher{w}, Fetcher: w,
+		Extract: w.extract, Rater: w, Archive: ArchiveOf(store)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := e.NewCheck(Post{Text: post, PostedAt: time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)}, time.Time{})
+	runCheck(t, e, c)
+	if got := statusOf(c, internal); got != StatusFetchFailed {
+		t.Errorf("refused URL: status %s, want %s", got, StatusFetchFailed)
+	}
+	for _, ev := range c.Evidence {
+		if ev.SourceURL == internal {
+			t.Errorf("evidence from a refused URL: %+v", ev)
+		}
 	}
 }

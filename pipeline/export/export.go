@@ -15,6 +15,7 @@ import (
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/sanitize"
 )
 
 // Formats lists the export formats by the names the CLI and the TUI use.
@@ -37,12 +38,12 @@ func JSON(c *pipeline.Check) ([]byte, error) {
 // person edited it), the quotes it rests on with links and the date each
 // page was read, every source with its tier and why it was used or not,
 // the post, the queries and the cost.
-func Markdown(c *pipeline.Check) string { return markdown(c, false) }
+func Markdown(c *pipeline.Check) string { return sanitize.String(markdown(c, false)) }
 
 // Report is Markdown for the checker, as `muse check` prints it: the same
 // document with the quotes that were left out (not found on their page, or
 // unticked) and why, so what the model proposed is never hidden.
-func Report(c *pipeline.Check) string { return markdown(c, true) }
+func Report(c *pipeline.Check) string { return sanitize.String(markdown(c, true)) }
 
 func markdown(c *pipeline.Check, leftOut bool) string {
 	if c == nil {

@@ -312,3 +312,21 @@ func TestRender(t *testing.T) {
 		t.Errorf("unknown format: %v", err)
 	}
 }
+
+// Page and model text cannot drive a terminal from an export: control
+// characters and escape sequences are gone from Markdown and notes.
+func TestExportsAreTerminalSafe(t *testing.T) {
+	c := sample()
+	c.Correction.Text = "This post is false\x1b]0;pwned\x07: the council approved lanes \x1b[2J(https://www.reuters.com/a)."
+	c.Sources[0].Title = "Council \x1b]52;c;cm0gLXJmIH4=\x07approves"
+	c.Evidence[0].Quote = "The council\u009b31m approved new cycle lanes."
+	for name, text := range map[string]string{"markdown": Markdown(c), "report": Report(c)} {
+		if strings.ContainsAny(text, "\x1b\x07\u009b") {
+			t.Errorf("%s keeps a control character: %q", name, text)
+		}
+	}
+	note, err := Note(c)
+	if err != nil || strings.ContainsAny(note, "\x1b\x07") || !strings.Contains(note, "https://www.reuters.com/a") {
+		t.Errorf("note %q, %v", note, err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/sources/links"
+	"github.com/musecheck/muse/sources/sanitize"
 )
 
 // NoteLimit is the Community Notes length limit, in characters as
@@ -85,7 +86,7 @@ func Note(c *pipeline.Check) (string, error) {
 	if c.NoLLM {
 		return "", fmt.Errorf("write note: %w", ErrDigest)
 	}
-	text := plainText(c.Correction.Text)
+	text := plainText(sanitize.String(c.Correction.Text))
 	if len(urlSpans(text)) == 0 {
 		first := ""
 		for _, u := range c.Correction.URLs {

@@ -216,6 +216,10 @@ func Searchers(ctx context.Context, cfg *Config, warn func(string)) (s []search.
 	return s, closeAll, nil
 }
 
+// archiveSearchBudget bounds one archive search inside a check; what was
+// ranked by then is used and the cut is warned of.
+const archiveSearchBudget = 2 * time.Second
+
 // searchers are the web providers cfg configures, through cache when it
 // is not nil, then store's search when it is not nil.
 func searchers(cfg *Config, cache *httpcache.Cache, store *archive.Store, tr http.RoundTripper) []search.Searcher {
@@ -223,7 +227,8 @@ func searchers(cfg *Config, cache *httpcache.Cache, store *archive.Store, tr htt
 	so.Client = cachedClient(cache, &http.Client{Timeout: searchTimeout, Transport: tr})
 	s := search.Providers(so)
 	if store != nil {
-		s = append(s, store.Searcher())
+		// A slow archive search is cut and reported, never blocks a check.
+		s = append(s, store.SearcherWith(archive.SearcherOptions{Budget: archiveSearchBudget}))
 	}
 	return s
 }

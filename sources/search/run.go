@@ -48,7 +48,8 @@ func (e ProviderError) MarshalJSON() ([]byte, error) {
 // Hits whose provider dates them at or after a query's Before are dropped,
 // as are hits of a query with Sites that are on none of them (those left
 // are marked Restricted), and hits without an http(s) URL are skipped. A searcher that fails yields
-// a ProviderError and the others go on. Failures come back in searcher then
+// a ProviderError (hits it returned with its error, a search cut short,
+// are kept) and the others go on. Failures come back in searcher then
 // query order. Cancelling ctx stops what is still running.
 func Run(ctx context.Context, searchers []Searcher, queries []Query) (hits []Hit, failures []ProviderError) {
 	type cell struct {
@@ -91,7 +92,8 @@ func Run(ctx context.Context, searchers []Searcher, queries []Query) (hits []Hit
 		for qi, c := range row {
 			if c.err != nil {
 				failures = append(failures, ProviderError{Provider: searchers[si].Name(), Query: queries[qi].Text, Err: c.err})
-				continue
+				// A searcher may answer part of a search with its error (the
+				// archive cut by its time budget): those hits still count.
 			}
 			for _, h := range c.hits {
 				if b := queries[qi].Before; !b.IsZero() && !h.Published.IsZero() && !h.Published.Before(b) {

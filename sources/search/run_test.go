@@ -186,3 +186,20 @@ func TestRunCancelled(t *testing.T) {
 		}
 	}
 }
+
+// partial answers part of a search with an error, as the archive does when
+// its time budget cuts a search.
+type partial struct{ fake }
+
+func (p partial) Search(ctx context.Context, q Query) ([]Hit, error) {
+	hits, _ := p.fake.Search(ctx, q)
+	return hits, errors.New("archive search cut after 2s")
+}
+
+func TestRunKeepsHitsOfACutSearch(t *testing.T) {
+	p := partial{fake{name: "archive", hits: map[string][]Hit{"q": {{URL: "https://www.reuters.com/a"}}}}}
+	hits, failures := Run(context.Background(), []Searcher{p}, []Query{{Text: "q"}})
+	if len(hits) != 1 || len(failures) != 1 || !strings.Contains(failures[0].Error(), "cut") {
+		t.Errorf("hits %v, failures %v: the cut search's hits are kept and the cut reported", hits, failures)
+	}
+}
