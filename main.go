@@ -38,6 +38,7 @@ import (
 	"github.com/musecheck/muse/sources/extract"
 	"github.com/musecheck/muse/sources/fetch"
 	"github.com/musecheck/muse/sources/httpcache"
+	"github.com/musecheck/muse/sources/jobs"
 	"github.com/musecheck/muse/sources/pgdb"
 	"github.com/musecheck/muse/sources/ratings"
 	"github.com/musecheck/muse/sources/sanitize"
@@ -143,6 +144,7 @@ func newRoot(app *App) *cobra.Command {
 		extractCmd(app),
 		checkCmd(app),
 		batchCmd(app),
+		workerCmd(app),
 		doctorCmd(app),
 		casesCmd(app),
 		cacheCmd(app),
@@ -679,16 +681,20 @@ func recordOptions(ctx context.Context, app *App, eng *pipeline.Engine, noSave b
 func batchCmd(app *App) *cobra.Command {
 	var parallel int
 	var outPath string
-	var noSave bool
+	var noSave, queue bool
 	ef := &postFlags{}
 	cmd := &cobra.Command{
-		Use:   "batch FILE.jsonl|- [-j N] [-o OUT.jsonl]",
+		Use:   "batch FILE.jsonl|- [-j N] [-o OUT.jsonl] [--queue]",
 		Short: "Check many posts, N at a time: one JSON result per line (JSON Lines); a rerun skips finished posts",
 		Long: "Reads posts as JSON lines {text, author, handle, posted_at, url, images} (- for standard input)\n" +
 			"and writes one result per line, {line, key, status, error, check}, as each post finishes: a\n" +
 			"stream, so JSON Lines rather than an array. With -o, results are appended to OUT.jsonl and a\n" +
 			"rerun skips the posts already done there (failed ones are tried again). Progress goes to\n" +
-			"stderr: on a terminal one line updated in place, otherwise a line per post.",
+			"stderr: on a terminal one line updated in place, otherwise a line per post.\n\n" +
+			"With --queue the posts go into the job queue instead (the newsroom's database with\n" +
+			"MUSE_DATABASE_URL, else queue.db in the data directory) for `muse worker` processes to check,\n" +
+			"each post once; the batch's ID is printed alone on the last line of stdout, for\n" +
+			"`muse batch status ID` and `muse batch results ID`.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			in := app.Stdin
@@ -699,6 +705,9 @@ func batchCmd(app *App) *cobra.Command {
 				}
 				defer file.Close()
 				in = file
+			}
+			if queue {
+				return enqueueBatch(cmd, app, in, ef)
 			}
 			out, done := app.Stdout, map[string]bool{}
 			if outPath != "" {
@@ -761,8 +770,9 @@ func batchCmd(app *App) *cobra.Command {
 	cmd.Flags().IntVarP(&parallel, "jobs", "j", 4, "posts checked at once")
 	cmd.Flags().StringVarP(&outPath, "output", "o", "", "append results to this file and skip the posts it already has")
 	cmd.Flags().BoolVar(&noSave, "no-save", false, "do not keep the checks as cases (see muse cases)")
+	cmd.Flags().BoolVar(&queue, "queue", false, "put the posts in the job queue for muse worker instead of checking them here")
 	ef.registerEngine(cmd.Flags())
-	cmd.AddCommand(batchStatusCmd(app))
+	cmd.AddCommand(batchStatusCmd(app), batchResultsCmd(app))
 	return cmd
 }
 
@@ -770,10 +780,13 @@ func batchCmd(app *App) *cobra.Command {
 func batchStatusCmd(app *App) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "status [--json] OUT.jsonl",
-		Short: "Say how far a batch got: posts done and failed in a results file, and why each failed",
+		Use:   "status [--json] OUT.jsonl|BATCH_ID",
+		Short: "Say how far a batch got: posts done and failed in a results file, or queued, running, done and failed in a queued batch",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if batch.IsBatchID(args[0]) {
+				return queuedStatus(cmd, app, args[0], asJSON)
+			}
 			rs, err := batch.ReadResults(args[0])
 			if err != nil {
 				return usage(err)
@@ -784,7 +797,7 @@ func batchStatusCmd(app *App) *cobra.Command {
 			return batch.WriteStatus(app.Stdout, rs)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array, one object per post: line, key, status, error, correction, cost_usd")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: for a results file a JSON array, one object per post (line, key, status, error, correction, cost_usd); for a queued batch one JSON object (batch_id, total, queued, running, done, failed)")
 	return cmd
 }
 
@@ -1337,4 +1350,147 @@ func exitCode(err error) int {
 	default:
 		return exitFailed
 	}
+}
+
+// openQueue opens the job queue the configuration names.
+func openQueue(ctx context.Context, app *App) (*jobs.Queue, error) {
+	q, err := jobs.Open(ctx, app.Cfg.QueueOptions())
+	if err != nil {
+		return nil, fmt.Errorf("%w (set MUSE_DATABASE_URL for a newsroom's PostgreSQL)", err)
+	}
+	return q, nil
+}
+
+// enqueueBatch is `muse batch FILE --queue`: the batch's ID alone on the
+// last line of stdout.
+func enqueueBatch(cmd *cobra.Command, app *App, in io.Reader, ef *postFlags) error {
+	eo, err := ef.engineOptions(cmd)
+	if err != nil {
+		return err
+	}
+	q, err := openQueue(cmd.Context(), app)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	options := fmt.Sprintf("model=%s hits=%d no-llm=%t", app.Cfg.Model, eo.FirstPassHits, eo.NoLLM)
+	enq, err := batch.Enqueue(cmd.Context(), q, in, options)
+	for _, b := range enq.Bad {
+		fmt.Fprintln(app.Stderr, "muse: skipped", b)
+	}
+	if err != nil {
+		return usage(err)
+	}
+	fmt.Fprintf(app.Stderr, "muse: %d posts queued (%d already queued or done); run muse worker to check them\n", enq.Posts, enq.Duplicates)
+	fmt.Fprintln(app.Stdout, enq.BatchID)
+	return nil
+}
+
+// queuedStatus is `muse batch status BATCH_ID`.
+func queuedStatus(cmd *cobra.Command, app *App, id string, asJSON bool) error {
+	q, err := openQueue(cmd.Context(), app)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	st, err := q.BatchStatus(cmd.Context(), id)
+	if errors.Is(err, jobs.ErrUnknownBatch) {
+		return usage(err)
+	}
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(app.Stdout, st)
+	}
+	fmt.Fprintf(app.Stdout, "batch %s: %d posts, %d queued, %d running, %d done, %d failed\n",
+		st.BatchID, st.Total, st.Queued, st.Running, st.Done, st.Failed)
+	return nil
+}
+
+// batchResultsCmd is `muse batch results BATCH_ID`: a stream of results.
+func batchResultsCmd(app *App) *cobra.Command {
+	return &cobra.Command{
+		Use:   "results BATCH_ID",
+		Short: "Print one JSON line per finished post of a queued batch (JSON Lines): line, key, status, error, check",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			q, err := openQueue(cmd.Context(), app)
+			if err != nil {
+				return err
+			}
+			defer q.Close()
+			rs, err := q.Results(cmd.Context(), args[0])
+			if errors.Is(err, jobs.ErrUnknownBatch) {
+				return usage(err)
+			}
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(app.Stdout)
+			for _, r := range rs {
+				if len(r.Output) == 0 || (r.State != jobs.Done && r.State != jobs.Failed) {
+					continue // queued or running: not finished
+				}
+				var res batch.Result
+				if err := json.Unmarshal(r.Output, &res); err != nil {
+					return fmt.Errorf("batch %s line %d: %w", args[0], r.Line, err)
+				}
+				res.Line = r.Line
+				if err := enc.Encode(res); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}
+
+// workerCmd is `muse worker [-j N]`: checks queued posts until stopped.
+func workerCmd(app *App) *cobra.Command {
+	var parallel int
+	var grace time.Duration
+	var noSave bool
+	cmd := &cobra.Command{
+		Use:   "worker [-j N]",
+		Short: "Check queued posts (muse batch --queue), N at a time, until SIGTERM or Ctrl-C",
+		Long: "Takes posts from the job queue (the newsroom's database with MUSE_DATABASE_URL, else queue.db\n" +
+			"in the data directory) and checks each, keeping it as a case. Any number of workers may run,\n" +
+			"on any machine that reaches the database: each post is checked once. A model server that is\n" +
+			"busy or failing is retried with backoff; a post that cannot be checked fails with the reason.\n" +
+			"On SIGTERM or Ctrl-C the worker finishes the checks in hand within --grace, or releases them\n" +
+			"to another worker.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if parallel < 1 {
+				return usagef("-j %d: want 1 or more", parallel)
+			}
+			q, err := openQueue(cmd.Context(), app)
+			if err != nil {
+				return err
+			}
+			defer q.Close()
+			eng, closeEngine, err := setup.NewFromConfig(cmd.Context(), app.Cfg, pipeline.Options{Snapshots: !noSave})
+			if err != nil {
+				return usage(err)
+			}
+			defer closeEngine()
+			ro, closeCases, _ := recordOptions(cmd.Context(), app, eng, noSave)
+			defer closeCases()
+			run := func(ctx context.Context, c *pipeline.Check) error {
+				c.ID = cases.NewID()
+				return app.record(ctx, eng, c, pipeline.StageImages, ro)
+			}
+			fmt.Fprintf(app.Stderr, "muse: worker checking queued posts, %d at a time; Ctrl-C or SIGTERM stops it\n", parallel)
+			if err := batch.Work(cmd.Context(), q, eng, parallel, grace, run); err != nil {
+				return err
+			}
+			fmt.Fprintln(app.Stderr, "muse: worker stopped")
+			return nil
+		},
+	}
+	cmd.Flags().IntVarP(&parallel, "jobs", "j", 2, "posts checked at once")
+	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "on stop, how long the checks in hand may take to finish before they are released")
+	cmd.Flags().BoolVar(&noSave, "no-save", false, "do not keep the checks as cases (see muse cases)")
+	return cmd
 }

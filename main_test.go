@@ -26,11 +26,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/batch"
 	"github.com/musecheck/muse/pipeline/cases"
 	"github.com/musecheck/muse/pipeline/setup"
 	"github.com/musecheck/muse/pipeline/testworld"
 	"github.com/musecheck/muse/sources/archive"
+	"github.com/musecheck/muse/sources/jobs"
 	"github.com/musecheck/muse/sources/llm/llmtest"
+	"github.com/musecheck/muse/sources/pgdb/pgdbtest"
 	"github.com/musecheck/muse/sources/search"
 	"github.com/musecheck/muse/tui"
 )
@@ -51,7 +54,8 @@ func isolate(t *testing.T) string {
 	for _, k := range []string{"SEARXNG_URL", "BRAVE_API_KEY", "GOOGLE_CSE_KEY", "GOOGLE_CSE_CX", "SERPAPI_API_KEY",
 		"GOOGLE_FACTCHECK_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "MUSE_MODEL", "OLLAMA_HOST",
 		"MUSE_RATINGS", "MUSE_OVERRIDES", "MUSE_RATINGS_URL", "MUSE_DATA_DIR", "MUSE_ALLOW_PRIVATE_ADDRESSES",
-		"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"} {
+		"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "MUSE_DATABASE_URL", "SERPER_API_KEY",
+		"TAVILY_API_KEY", "EXA_API_KEY"} {
 		t.Setenv(k, "")
 	}
 	return filepath.Join(dir, "data", "muse")
@@ -1015,4 +1019,105 @@ func TestKillDuringStreamKeepsTheWords(t *testing.T) {
 		t.Errorf("kept %d runes of the streamed correction (want at least %d, a prefix of the answer): %q", len([]rune(kept)), atLeast, kept)
 	}
 	t.Logf("kept %d runes after %v of streaming", len([]rune(kept)), streamFor)
+}
+
+// TestQueuedBatchThroughWorkers: `muse batch --queue` prints the batch ID
+// on the last line; two `muse worker` processes check every post once
+// (counted at the model); `muse batch status` and `muse batch results`
+// report them; SIGTERM stops the workers cleanly. On SQLite here, and on
+// the newsroom's PostgreSQL when a test cluster is configured.
+func TestQueuedBatchThroughWorkers(t *testing.T) {
+	engines := map[string]string{"sqlite": ""}
+	if os.Getenv(pgdbtest.Env) != "" {
+		engines["postgres"] = "fresh"
+	}
+	for name, db := range engines {
+		t.Run(name, func(t *testing.T) {
+			isolate(t)
+			if db != "" {
+				db = pgdbtest.Fresh(t)
+			}
+			w := testworld.New(t, nil)
+			env := []string{"OPENAI_BASE_URL=" + w.Cfg.OpenAIBaseURL, "OPENAI_API_KEY=sk-test-key", "MUSE_MODEL=test-model",
+				"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
+				"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + w.Proxy.String(), "MUSE_DATABASE_URL=" + db}
+			var posts strings.Builder
+			for _, p := range []string{testworld.Post, testworld.Post + " Share!", testworld.Post + " RT", testworld.Post} {
+				b, _ := json.Marshal(map[string]string{"text": p, "posted_at": testworld.Cutoff.Format(time.RFC3339)})
+				posts.Write(append(b, '\n'))
+			}
+			out, errOut, code := muse(t, posts.String(), env, "batch", "-", "--queue")
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			id := lines[len(lines)-1]
+			if code != 0 || !batch.IsBatchID(id) {
+				t.Fatalf("batch --queue: exit %d, stdout %q\n%s", code, out, errOut)
+			}
+			var workers []*exec.Cmd
+			for range 2 {
+				cmd := exec.Command(os.Args[0], "worker", "-j", "2")
+				cmd.Env = append(append(os.Environ(), "MUSE_TEST_AS_MUSE=1"), env...)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				workers = append(workers, cmd)
+				t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			}
+			var st jobs.Status
+			deadline := time.Now().Add(60 * time.Second)
+			for {
+				out, errOut, code := muse(t, "", env, "batch", "status", "--json", id)
+				if code != 0 || json.Unmarshal([]byte(out), &st) != nil {
+					t.Fatalf("status: exit %d %q\n%s", code, out, errOut)
+				}
+				if st.Queued+st.Running == 0 || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			if st.Total != 4 || st.Done != 4 {
+				t.Fatalf("status %+v, want 4 done", st)
+			}
+			queries := 0
+			for _, c := range w.LLM.ChatCalls() {
+				if llmtest.SchemaName(*c.Chat) == "queries" {
+					queries++
+				}
+			}
+			if queries != 3 {
+				t.Errorf("%d query calls for 3 distinct posts: a post was checked twice or not at all", queries)
+			}
+			out, errOut, code = muse(t, "", env, "batch", "results", id)
+			rs := strings.Split(strings.TrimSpace(out), "\n")
+			if code != 0 || len(rs) != 4 {
+				t.Fatalf("results: exit %d, %d lines\n%s", code, len(rs), errOut)
+			}
+			for i, l := range rs {
+				var r batch.Result
+				if err := json.Unmarshal([]byte(l), &r); err != nil || r.Line != i+1 || r.Status != "done" || r.Check == nil ||
+					!strings.HasPrefix(r.Check.Correction.Text, "This post is") {
+					t.Errorf("result %d: %s (%v)", i, l, err)
+				}
+			}
+			for _, cmd := range workers {
+				cmd.Process.Signal(syscall.SIGTERM)
+			}
+			for _, cmd := range workers {
+				done := make(chan error, 1)
+				go func() { done <- cmd.Wait() }()
+				select {
+				case err := <-done:
+					if err != nil {
+						t.Errorf("worker after SIGTERM: %v", err)
+					}
+				case <-time.After(40 * time.Second):
+					t.Error("a worker did not stop on SIGTERM")
+				}
+			}
+			if _, errOut, code := muse(t, "", env, "batch", "status", "b-20000101-000000-00000000"); code != 2 || !strings.Contains(errOut, "no such batch") {
+				t.Errorf("unknown batch: exit %d\n%s", code, errOut)
+			}
+		})
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"time"
 
 	"github.com/musecheck/muse/pipeline"
@@ -117,3 +118,9 @@ func transient(ctx context.Context, err error) bool {
 	}
 	return false
 }
+
+// IsBatchID reports whether s is a queued batch's ID (as Enqueue prints
+// it) rather than a results file's name.
+func IsBatchID(s string) bool { return batchIDPattern.MatchString(s) }
+
+var batchIDPattern = regexp.MustCompile(`^b-\d{8}-\d{6}-[0-9a-f]{8}$`)
