@@ -339,9 +339,10 @@ func searchCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "search [--json] [--before TIME] QUERY",
 		Short: "Search every configured provider at once and show the merged, de-duplicated hits",
-		Long: "Sends QUERY to each configured search provider (SEARXNG_URL, BRAVE_API_KEY, GOOGLE_CSE_KEY +\n" +
-			"GOOGLE_CSE_CX, SERPAPI_API_KEY, GOOGLE_FACTCHECK_API_KEY) and to the local archive, and prints\n" +
-			"the hits merged by page. A provider that fails is reported on stderr and the others go on.",
+		Long: "Sends QUERY to each configured search provider (SEARXNG_URL, BRAVE_API_KEY, SERPER_API_KEY,\n" +
+			"TAVILY_API_KEY, EXA_API_KEY, SERPAPI_API_KEY, GOOGLE_CSE_KEY + GOOGLE_CSE_CX — which ends on\n" +
+			"2027-01-01 —, GOOGLE_FACTCHECK_API_KEY) and to the local archive, and prints the hits merged by\n" +
+			"page. A provider that fails is reported on stderr and the others go on.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q := search.Query{Text: strings.Join(args, " ")}

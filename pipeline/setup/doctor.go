@@ -171,6 +171,9 @@ func doctorSearch(ctx context.Context, cfg *Config) []DoctorItem {
 	for _, p := range so.Problems() {
 		out = append(out, DoctorItem{Name: "search", Status: DoctorWarn, Detail: p, Fix: search.SetupHint})
 	}
+	if it, ok := googleCSEEnd(cfg); ok {
+		out = append(out, it)
+	}
 	providers := search.Providers(so)
 	if len(providers) == 0 {
 		return append(out, DoctorItem{Name: "search", Status: DoctorWarn,
@@ -248,4 +251,14 @@ func doctorTesseract() DoctorItem {
 	it.Detail = "tesseract not found on PATH: the text in post images is not read (images are still described by a vision model, or from their alt text)"
 	it.Fix = "apt-get install tesseract-ocr (Debian, Ubuntu; brew install tesseract on macOS)"
 	return it
+}
+
+// googleCSEEnd warns, while a Google CSE key is set, that the API ends on
+// 2027-01-01 and takes no new customers.
+func googleCSEEnd(cfg *Config) (DoctorItem, bool) {
+	if cfg.GoogleCSEKey == "" {
+		return DoctorItem{}, false
+	}
+	return DoctorItem{Name: "search google", Status: DoctorWarn, Detail: search.GoogleCSEWarning,
+		Fix: "set SERPER_API_KEY, TAVILY_API_KEY, EXA_API_KEY or BRAVE_API_KEY (or run SearXNG)"}, true
 }

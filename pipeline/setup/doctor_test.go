@@ -20,3 +20,15 @@ func TestDoctorTesseract(t *testing.T) {
 		t.Errorf("missing: %+v", it)
 	}
 }
+
+// A Google CSE key is still used, with a warning of the API's end (no
+// request is sent: the item is made before the providers are tried).
+func TestDoctorWarnsOfGoogleCSEsEnd(t *testing.T) {
+	it, ok := googleCSEEnd(&Config{GoogleCSEKey: "k", GoogleCSECX: "cx"})
+	if !ok || it.Status != DoctorWarn || !strings.Contains(it.Detail, "2027-01-01") || !strings.Contains(it.Fix, "SERPER_API_KEY") {
+		t.Errorf("no warning of Google CSE's end: %+v", it)
+	}
+	if _, ok := googleCSEEnd(&Config{}); ok {
+		t.Error("a warning without a Google key")
+	}
+}
