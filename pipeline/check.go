@@ -84,14 +84,17 @@ type Query struct {
 
 // Hit is one search result before its page is read.
 type Hit struct {
-	URL         string               `json:"url"`
-	Title       string               `json:"title,omitempty"`
-	Snippet     string               `json:"snippet,omitempty"`
-	Published   time.Time            `json:"published,omitzero"`
-	Provider    string               `json:"provider"`
-	Query       string               `json:"query"`
-	Rank        int                  `json:"rank"`
-	Pass        int                  `json:"pass"` // 1 = first search, 2 = the wider second pass
+	URL       string    `json:"url"`
+	Title     string    `json:"title,omitempty"`
+	Snippet   string    `json:"snippet,omitempty"`
+	Published time.Time `json:"published,omitzero"`
+	Provider  string    `json:"provider"`
+	Query     string    `json:"query"`
+	Rank      int       `json:"rank"`
+	Pass      int       `json:"pass"` // 1 = first search, 2 = the wider second pass
+	// Restricted: found by the search restricted to credible publishers'
+	// sites rather than the open one.
+	Restricted  bool                 `json:"restricted,omitempty"`
 	ClaimReview *sources.ClaimReview `json:"claim_review,omitempty"`
 }
 

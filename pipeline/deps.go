@@ -106,6 +106,15 @@ type Rater interface {
 	Rate(url string) Rating
 }
 
+// CredibleSites is a Rater that can list the domains of its high- and
+// medium-tier publishers, most trusted first. With one, each query is also
+// sent restricted to those sites, as the paper searches its rated
+// publishers, so credible pages are found even when the open web is
+// flooded.
+type CredibleSites interface {
+	CredibleDomains() []string
+}
+
 // ArchivedPage is a read page worth keeping in the local archive.
 type ArchivedPage struct {
 	URL       string

@@ -28,6 +28,13 @@ type Options struct {
 	// when no page refutes the post (default 10, as in the paper).
 	FirstPassHits  int
 	SecondPassHits int
+	// MinCredibleHits: when the first search's open queries find fewer
+	// hits from high- or medium-tier publishers, their second result page
+	// is asked for (default 3; negative: never).
+	MinCredibleHits int
+	// OpenSearchOnly sends only the open queries, not also the ones
+	// restricted to credible publishers' sites.
+	OpenSearchOnly bool
 	// MaxPages caps the pages read per search pass (default 30).
 	MaxPages int
 	// FetchParallel bounds concurrent page fetches (default 8).
@@ -115,6 +122,7 @@ func (o Options) withDefaults() Options {
 		}
 	}
 	def(&o.FirstPassHits, 5)
+	def(&o.MinCredibleHits, 3)
 	def(&o.SecondPassHits, 10)
 	def(&o.MaxPages, 30)
 	def(&o.FetchParallel, 8)

@@ -62,6 +62,11 @@ func (r *run) searchPass(ctx context.Context, st Stage, pass, count int) ([]Hit,
 	for i, t := range texts {
 		qs[i] = search.Query{Text: t, Count: count}
 	}
+	if sites := r.credibleSites(); len(sites) > 0 {
+		for _, t := range texts {
+			qs = append(qs, search.Query{Text: t, Count: count, Sites: sites})
+		}
+	}
 	searchers := make([]search.Searcher, len(r.e.deps.Searchers))
 	for i, s := range r.e.deps.Searchers {
 		searchers[i] = datedSearcher{Searcher: s, before: c.Cutoff}
@@ -76,6 +81,21 @@ func (r *run) searchPass(ctx context.Context, st Stage, pass, count int) ([]Hit,
 		}
 	}()
 	found, failures := search.Run(ctx, searchers, qs)
+	if pass == 1 && ctx.Err() == nil && !allFailed(failures, len(qs), searchers) && r.fewCredible(found) {
+		// Too few credible pages on the first result page: ask for the
+		// second (providers that cannot page answer nothing).
+		next := make([]search.Query, len(texts))
+		for i, t := range texts {
+			next[i] = search.Query{Text: t, Count: count, Page: 2}
+		}
+		more, moreFailures := search.Run(ctx, searchers, next)
+		found = append(found, more...)
+		for _, f := range moreFailures {
+			r.warn(st, "%v (second page)", f)
+		}
+		r.emit(Event{Kind: EventProgress, Stage: st,
+			Message: fmt.Sprintf("fewer than %d hits from credible publishers: asked for a second page of results", r.e.opts.MinCredibleHits)})
+	}
 	<-imgDone
 	for _, f := range imgFailures {
 		r.warn(st, "%v", f)
@@ -90,20 +110,9 @@ func (r *run) searchPass(ctx context.Context, st Stage, pass, count int) ([]Hit,
 	if len(failures) > 0 && len(failures) == len(qs)*len(r.e.deps.Searchers) {
 		r.warn(st, "every search failed")
 	}
-	web, webFailed := 0, 0
-	for _, s := range r.e.deps.Searchers {
-		if s.Name() != "archive" {
-			web++
-		}
-	}
-	for _, f := range failures {
-		if f.Provider != "archive" {
-			webFailed++
-		}
-	}
-	if pass == 1 && web > 0 && webFailed == len(qs)*web {
+	if pass == 1 && allFailed(failures, len(qs), r.e.deps.Searchers) {
 		r.searchFailed = true
-		if webFailed != len(failures) || len(failures) != len(qs)*len(r.e.deps.Searchers) {
+		if len(failures) != len(qs)*len(r.e.deps.Searchers) {
 			r.warn(st, "every web search provider failed; only the local archive answered")
 		}
 	}
@@ -119,7 +128,7 @@ func (r *run) searchPass(ctx context.Context, st Stage, pass, count int) ([]Hit,
 		}
 		seen[key] = true
 		hit := Hit{URL: h.URL, Title: h.Title, Snippet: h.Snippet, Published: h.Published, Provider: h.Provider,
-			Query: h.Query, Rank: h.Rank, Pass: pass, ClaimReview: h.ClaimReview}
+			Query: h.Query, Rank: h.Rank, Pass: pass, ClaimReview: h.ClaimReview, Restricted: h.Restricted}
 		c.Hits = append(c.Hits, hit)
 		added = append(added, hit)
 		r.item(st, hit, "hit found")
@@ -158,4 +167,48 @@ type datedSearcher struct {
 func (d datedSearcher) Search(ctx context.Context, q search.Query) ([]search.Hit, error) {
 	q.Before = d.before
 	return d.Searcher.Search(ctx, q)
+}
+
+// credibleSites lists the credible publishers' domains the queries are
+// also restricted to, when the rater can name them.
+func (r *run) credibleSites() []string {
+	if r.e.opts.OpenSearchOnly {
+		return nil
+	}
+	if cs, ok := r.e.deps.Rater.(CredibleSites); ok {
+		return cs.CredibleDomains()
+	}
+	return nil
+}
+
+// fewCredible reports whether the open queries' hits hold fewer than
+// MinCredibleHits pages from high- or medium-tier publishers.
+func (r *run) fewCredible(found []search.Hit) bool {
+	if r.e.opts.MinCredibleHits <= 0 {
+		return false
+	}
+	n := 0
+	for _, h := range found {
+		if t := r.e.deps.Rater.Rate(h.URL).Tier; t == TierHigh || t == TierMedium {
+			n++
+		}
+	}
+	return n < r.e.opts.MinCredibleHits
+}
+
+// allFailed reports whether every web search provider failed every one of
+// n queries.
+func allFailed(failures []search.ProviderError, n int, searchers []search.Searcher) bool {
+	web, failed := 0, 0
+	for _, s := range searchers {
+		if s.Name() != "archive" {
+			web++
+		}
+	}
+	for _, f := range failures {
+		if f.Provider != "archive" {
+			failed++
+		}
+	}
+	return web > 0 && failed >= n*web
 }

@@ -368,6 +368,10 @@ func (a httpFetcher) FetchPage(ctx context.Context, u string) (raw, body []byte,
 
 type raterAdapter struct{ r *ratings.Rater }
 
+// CredibleDomains lists the high- then medium-tier domains the ratings
+// know, for the search restricted to credible publishers.
+func (a raterAdapter) CredibleDomains() []string { return a.r.CredibleDomains() }
+
 func (a raterAdapter) Rate(u string) pipeline.Rating {
 	rt := a.r.Rate(u)
 	return pipeline.Rating{Domain: cmp.Or(rt.Domain, sources.HostOf(u)), Publisher: rt.Publisher, Factuality: rt.Factuality,

@@ -1,0 +1,106 @@
+package pipeline
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/musecheck/muse/sources/search"
+)
+
+// recordingSearcher answers every query with its own pages and records the
+// queries sent.
+type recordingSearcher struct {
+	mu   sync.Mutex
+	sent []search.Query
+	open []string // answers to the open query, page 1
+	more []string // page 2
+	site []string // answers to a query restricted to sites
+}
+
+func (s *recordingSearcher) Name() string { return "rec" }
+
+func (s *recordingSearcher) Search(ctx context.Context, q search.Query) ([]search.Hit, error) {
+	s.mu.Lock()
+	s.sent = append(s.sent, q)
+	s.mu.Unlock()
+	urls := s.open
+	switch {
+	case len(q.Sites) > 0:
+		urls = s.site
+	case q.Page == 2:
+		urls = s.more
+	}
+	var out []search.Hit
+	for i, u := range urls {
+		out = append(out, search.Hit{URL: u, Title: "t", Provider: "rec", Query: q.Text, Rank: i + 1})
+	}
+	return out, nil
+}
+
+// credibleWorld is the fake world whose rater names its credible sites.
+type credibleWorld struct{ *fakeWorld }
+
+func (credibleWorld) CredibleDomains() []string { return []string{"reuters.com", "apnews.com"} }
+
+// Each query is also sent restricted to the credible publishers' sites (as
+// the paper searches its rated publishers), and its hits say so; with too
+// few credible hits on the first page, the second is asked for.
+func TestCredibleFirstSearchAndPaging(t *testing.T) {
+	w := credibleWorld{newWorld()}
+	rec := &recordingSearcher{
+		open: []string{"https://lowsite.example/d", "https://weather.example/i"},
+		more: []string{"https://www.bbc.co.uk/c"},
+		site: []string{"https://www.reuters.com/a", "https://apnews.com/b"},
+	}
+	e, err := New(Deps{Model: &fakeModel{evidence: quoting}, Searchers: []search.Searcher{rec}, Fetcher: w,
+		Extract: w.extract, Rater: w}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := e.NewCheck(Post{Text: post, PostedAt: time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)}, time.Time{})
+	if _, err := runCheck(t, e, c); err != nil {
+		t.Fatal(err)
+	}
+	restricted, page2 := 0, 0
+	for _, q := range rec.sent {
+		if slices.Equal(q.Sites, w.CredibleDomains()) {
+			restricted++
+		}
+		if q.Page == 2 {
+			page2++
+		}
+	}
+	if restricted == 0 {
+		t.Errorf("no query restricted to the credible sites: %+v", rec.sent)
+	}
+	if page2 == 0 {
+		t.Errorf("one credible hit in the open search and no second page asked for: %+v", rec.sent)
+	}
+	for _, h := range c.Hits {
+		want := h.URL == "https://www.reuters.com/a" || h.URL == "https://apnews.com/b"
+		if h.Restricted != want {
+			t.Errorf("hit %s restricted=%v", h.URL, h.Restricted)
+		}
+	}
+	if c.SourceByURL("https://www.bbc.co.uk/c") == nil {
+		t.Error("the second page's hit is not a source")
+	}
+	if s := c.SourceByURL("https://www.reuters.com/a"); s == nil || s.Status != StatusUsed {
+		t.Errorf("the credible page found by the restricted search: %+v", s)
+	}
+
+	// With OpenSearchOnly and enough credible hits, neither is sent.
+	rec2 := &recordingSearcher{open: []string{"https://www.reuters.com/a", "https://apnews.com/b", "https://www.bbc.co.uk/c"}}
+	e2, _ := New(Deps{Model: &fakeModel{evidence: quoting}, Searchers: []search.Searcher{rec2}, Fetcher: w,
+		Extract: w.extract, Rater: w}, Options{OpenSearchOnly: true})
+	c2 := e2.NewCheck(Post{Text: post, PostedAt: time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)}, time.Time{})
+	runCheck(t, e2, c2)
+	for _, q := range rec2.sent {
+		if len(q.Sites) > 0 || q.Page == 2 {
+			t.Errorf("sent %+v", q)
+		}
+	}
+}
