@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -31,6 +32,7 @@ import (
 	"github.com/musecheck/muse/pipeline/setup"
 	"github.com/musecheck/muse/pipeline/testworld"
 	"github.com/musecheck/muse/sources/archive"
+	"github.com/musecheck/muse/sources/fetch/fetchtest"
 	"github.com/musecheck/muse/sources/jobs"
 	"github.com/musecheck/muse/sources/llm/llmtest"
 	"github.com/musecheck/muse/sources/pgdb/pgdbtest"
@@ -1119,5 +1121,45 @@ func TestQueuedBatchThroughWorkers(t *testing.T) {
 				t.Errorf("unknown batch: exit %d\n%s", code, errOut)
 			}
 		})
+	}
+}
+
+// TestProxySSRFThroughTheBinary: with HTTP_PROXY set to a proxy that reads
+// hosts the getaddrinfo way, loopback spelled as inet_aton does (127.1,
+// 2130706433, 0x7f.1, 0177.0.0.1) is refused by muse before anything is
+// sent, whether it comes as a page to extract, a page to archive, an image
+// or a post URL: the internal service sees no connection.
+func TestProxySSRFThroughTheBinary(t *testing.T) {
+	isolate(t)
+	var conns atomic.Int32
+	inner := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<html><body><article><p>internal admin console: the keys are here</p></article></body></html>")
+	}))
+	inner.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	inner.Start()
+	defer inner.Close()
+	_, port, _ := net.SplitHostPort(inner.Listener.Addr().String())
+	proxy := fetchtest.StartForwarding(t, http.NotFoundHandler())
+	sx := testworld.SearXNG(t, func(string) []string { return nil })
+	env := []string{"HTTP_PROXY=" + proxy.URL.String(), "HTTPS_PROXY=" + proxy.URL.String(), "SEARXNG_URL=" + sx.URL}
+	for _, host := range []string{"127.1", "2130706433", "0x7f.1", "0177.0.0.1", "127.000.000.001"} {
+		u := "http://" + host + ":" + port + "/admin"
+		for _, args := range [][]string{{"extract", u}, {"archive", "add", u}, {"check", "--no-llm", "--no-save", "--image", u + ".png", "a post with a picture"}} {
+			_, errOut, code := muse(t, "", env, args...)
+			if code == 0 && args[0] != "check" {
+				t.Errorf("muse %s: exit 0", strings.Join(args, " "))
+			}
+			if !strings.Contains(errOut, "loopback address") {
+				t.Errorf("muse %s: stderr does not say the address is refused:\n%s", strings.Join(args, " "), errOut)
+			}
+		}
+	}
+	if n := conns.Load(); n != 0 || proxy.Forwarded() != 0 {
+		t.Errorf("the internal service saw %d connections, the proxy forwarded %d", n, proxy.Forwarded())
 	}
 }
