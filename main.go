@@ -39,6 +39,7 @@ import (
 	"github.com/musecheck/muse/sources/fetch"
 	"github.com/musecheck/muse/sources/httpcache"
 	"github.com/musecheck/muse/sources/jobs"
+	"github.com/musecheck/muse/sources/lang"
 	"github.com/musecheck/muse/sources/pgdb"
 	"github.com/musecheck/muse/sources/ratings"
 	"github.com/musecheck/muse/sources/sanitize"
@@ -428,10 +429,10 @@ func extractArticle(ctx context.Context, app *App, arg, origURL string) (*extrac
 // postFlags are the flags that describe the post and how to check it, the
 // same for `muse [TEXT|URL]` and `muse check`.
 type postFlags struct {
-	before, author, handle, postedAt string
-	images                           []string
-	noLLM                            bool
-	hits                             int
+	before, author, handle, postedAt, language string
+	images                                     []string
+	noLLM                                      bool
+	hits                                       int
 }
 
 // register adds the post flags to fl.
@@ -441,6 +442,7 @@ func (f *postFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.author, "author", "", "the post's author")
 	fl.StringVar(&f.handle, "handle", "", "the post author's handle (@name)")
 	fl.StringVar(&f.postedAt, "posted-at", "", "when the post was published (RFC 3339 or YYYY-MM-DD)")
+	fl.StringVar(&f.language, "language", "", "the post's language (es, de, pt-BR, Spanish…); default: detected from its text")
 	f.registerEngine(fl)
 }
 
@@ -471,6 +473,11 @@ func (f *postFlags) parse(cmd *cobra.Command) (post pipeline.Post, cutoff time.T
 	if f.postedAt != "" {
 		if post.PostedAt, err = timeFlag("posted-at", f.postedAt); err != nil {
 			return post, cutoff, opts, err
+		}
+	}
+	if f.language != "" {
+		if post.Language = lang.Normalise(f.language); post.Language == "" {
+			return post, cutoff, opts, usagef("--language %q: not a language (try a code such as es, de or pt)", f.language)
 		}
 	}
 	opts, err = f.engineOptions(cmd)
@@ -615,6 +622,7 @@ func runCheck(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, a
 			fromURL.PostedAt = post.PostedAt
 		}
 		fromURL.Author, fromURL.Handle = cmp.Or(post.Author, fromURL.Author), cmp.Or(post.Handle, fromURL.Handle)
+		fromURL.Language = cmp.Or(post.Language, fromURL.Language)
 		fromURL.Images = append(fromURL.Images, post.Images...)
 		post = fromURL // text, author, handle, time, images and their alt text
 	} else {

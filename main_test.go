@@ -1163,3 +1163,13 @@ func TestProxySSRFThroughTheBinary(t *testing.T) {
 		t.Errorf("the internal service saw %d connections, the proxy forwarded %d", n, proxy.Forwarded())
 	}
 }
+
+// --language takes a language in any usual spelling; anything else is a
+// usage error before any work.
+func TestLanguageFlag(t *testing.T) {
+	isolate(t)
+	_, errOut, code := muse(t, "", nil, "check", "--no-llm", "--language", "klingon-x", "a post")
+	if code != 2 || !strings.Contains(errOut, "--language") {
+		t.Errorf("exit %d\n%s", code, errOut)
+	}
+}

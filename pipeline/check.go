@@ -45,6 +45,10 @@ type Post struct {
 	// AltTexts is the description the post's author gave each image (its
 	// alt text), by the image's entry in Images.
 	AltTexts map[string]string `json:"alt_texts,omitempty"`
+	// Language is the post's language (ISO 639-1): the checker's, or
+	// detected from the post's and its images' text before the queries
+	// are written (sources/lang); "" while unknown.
+	Language string `json:"language,omitempty"`
 }
 
 // Image is one post image and what was learned from it.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/musecheck/muse/prompts"
+	"github.com/musecheck/muse/sources/lang"
 	"github.com/musecheck/muse/sources/llm"
 )
 
@@ -55,6 +56,9 @@ func promptPost(p Post, images []Image) prompts.Post {
 	}
 	pp := prompts.Post{Text: text, Author: p.Author, Handle: p.Handle, AuthorDescription: p.AuthorDescription,
 		Platform: p.Platform, URL: p.URL, PostedAt: p.PostedAt}
+	if p.Language != "" && p.Language != "en" {
+		pp.Language = lang.Label(p.Language)
+	}
 	for _, im := range images {
 		if d := imageNotes(im); d != "" {
 			pp.ImageDescriptions = append(pp.ImageDescriptions, d)

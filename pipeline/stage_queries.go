@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/musecheck/muse/sources/lang"
 )
 
 // keyPhrases picks up to n search queries from a post without a model:
@@ -121,6 +123,7 @@ func hasLetterOrDigit(s string) bool {
 // the model's are replaced.
 func (r *run) queries(ctx context.Context) (int, error) {
 	c := r.c
+	r.detectLanguage()
 	var kept []Query
 	for _, q := range c.Queries {
 		if q.Origin == OriginUser {
@@ -200,4 +203,24 @@ func postForSearch(c *Check) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// detectLanguage sets the post's language, when the checker has not, from
+// its text and the text read from its images, so the queries and the
+// correction are written in it.
+func (r *run) detectLanguage() {
+	c := r.c
+	if c.Post.Language != "" {
+		return
+	}
+	text := c.Post.Text
+	for _, im := range c.Images {
+		text += "\n" + im.OCRText
+	}
+	d := lang.Detect(text)
+	if d.Code == "" {
+		return
+	}
+	c.Post.Language = d.Code
+	r.emit(Event{Kind: EventProgress, Stage: StageQueries, Message: "the post is in " + lang.Label(d.Code)})
 }

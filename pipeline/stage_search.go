@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/lang"
 	"github.com/musecheck/muse/sources/search"
 )
 
@@ -60,11 +61,11 @@ func (r *run) searchPass(ctx context.Context, st Stage, pass, count int) ([]Hit,
 	// hit the provider dates after it becomes an excluded_cutoff source.
 	qs := make([]search.Query, len(texts))
 	for i, t := range texts {
-		qs[i] = search.Query{Text: t, Count: count}
+		qs[i] = search.Query{Text: t, Count: count, Language: queryLanguage(t, c.Post.Language)}
 	}
 	if sites := r.credibleSites(); len(sites) > 0 {
 		for _, t := range texts {
-			qs = append(qs, search.Query{Text: t, Count: count, Sites: sites})
+			qs = append(qs, search.Query{Text: t, Count: count, Sites: sites, Language: queryLanguage(t, c.Post.Language)})
 		}
 	}
 	searchers := make([]search.Searcher, len(r.e.deps.Searchers))
@@ -86,7 +87,7 @@ func (r *run) searchPass(ctx context.Context, st Stage, pass, count int) ([]Hit,
 		// second (providers that cannot page answer nothing).
 		next := make([]search.Query, len(texts))
 		for i, t := range texts {
-			next[i] = search.Query{Text: t, Count: count, Page: 2}
+			next[i] = search.Query{Text: t, Count: count, Page: 2, Language: queryLanguage(t, c.Post.Language)}
 		}
 		more, moreFailures := search.Run(ctx, searchers, next)
 		found = append(found, more...)
@@ -211,4 +212,15 @@ func allFailed(failures []search.ProviderError, n int, searchers []search.Search
 		}
 	}
 	return web > 0 && failed >= n*web
+}
+
+// queryLanguage is the language a query asks its engines for: the post's,
+// when the query is written in it; none for a query in another language
+// (the English query of an international claim) or one too short to tell,
+// so a wrong guess never narrows a search.
+func queryLanguage(query, post string) string {
+	if post == "" || lang.Detect(query).Code != post {
+		return ""
+	}
+	return post
 }

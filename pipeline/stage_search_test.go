@@ -3,10 +3,12 @@ package pipeline
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/musecheck/muse/prompts"
 	"github.com/musecheck/muse/sources/search"
 )
 
@@ -102,5 +104,57 @@ func TestCredibleFirstSearchAndPaging(t *testing.T) {
 		if len(q.Sites) > 0 || q.Page == 2 {
 			t.Errorf("sent %+v", q)
 		}
+	}
+}
+
+// A Spanish post: its language is detected before the queries, the queries
+// written in Spanish ask the engines for Spanish pages, an English query
+// asks for no language, and the prompts name the language.
+func TestPostLanguage(t *testing.T) {
+	w := newWorld()
+	rec := &recordingSearcher{open: []string{"https://www.reuters.com/a"}}
+	m := &fakeModel{evidence: quoting, queries: func(QueriesInput) ([]string, bool, error) {
+		return []string{"Springfield prohíbe las bicicletas en la calle Mayor desde el lunes", "Springfield bicycle ban Main Street"}, true, nil
+	}}
+	e, err := New(Deps{Model: m, Searchers: []search.Searcher{rec}, Fetcher: w, Extract: w.extract, Rater: w},
+		Options{OpenSearchOnly: true, MinCredibleHits: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := e.NewCheck(Post{Text: "ÚLTIMA HORA: el ayuntamiento de Springfield prohíbe todas las bicicletas en la calle Mayor desde el lunes. ¡Compartid antes de que lo borren!",
+		PostedAt: time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)}, time.Time{})
+	runCheck(t, e, c)
+	if c.Post.Language != "es" {
+		t.Fatalf("post language %q, want es", c.Post.Language)
+	}
+	langs := map[string]string{}
+	for _, q := range rec.sent {
+		langs[q.Text] = q.Language
+	}
+	if langs["Springfield prohíbe las bicicletas en la calle Mayor desde el lunes"] != "es" || langs["Springfield bicycle ban Main Street"] != "" {
+		t.Errorf("query languages %v", langs)
+	}
+	pp := promptPost(c.Post, nil)
+	msgs, err := prompts.Queries(pp, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, err := prompts.Correction(pp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, m := range map[string]string{"queries": msgs[len(msgs)-1].Content, "correction": cm[len(cm)-1].Content} {
+		if !strings.Contains(m, "Spanish (es)") {
+			t.Errorf("the %s prompt does not name the language:\n%s", name, m)
+		}
+	}
+	// A checker's choice is kept, and English says nothing in the prompts.
+	c2 := e.NewCheck(Post{Text: "El ayuntamiento prohíbe las bicicletas en la calle Mayor", Language: "pt"}, time.Time{})
+	runCheck(t, e, c2)
+	if c2.Post.Language != "pt" {
+		t.Errorf("the checker's language was replaced: %q", c2.Post.Language)
+	}
+	if promptPost(Post{Text: "x", Language: "en"}, nil).Language != "" {
+		t.Error("English named in the prompts")
 	}
 }

@@ -69,6 +69,10 @@ type Post struct {
 	// ImageDescriptions are the informative descriptions of the attached
 	// images (from ImageDescription or a person).
 	ImageDescriptions []string
+	// Language names the post's language by name and code, "Spanish (es)"
+	// (lang.Label): small local models follow that far better than "the
+	// language of the post". Empty, or English, says nothing.
+	Language string
 }
 
 func messages(task string, data any) ([]llm.Message, error) {
@@ -103,6 +107,7 @@ func cleanPost(p Post) Post {
 		Platform:          oneLine(clean(p.Platform)),
 		URL:               oneLine(clean(p.URL)),
 		PostedAt:          p.PostedAt,
+		Language:          oneLine(clean(p.Language)),
 	}
 	for _, d := range p.ImageDescriptions {
 		if s := strings.TrimSpace(clean(d)); s != "" {
