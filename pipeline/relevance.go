@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/musecheck/muse/sources/archive"
 )
 
 // stopWords are English function words and social-media filler that say
@@ -237,24 +239,6 @@ func cutAtSentence(s string, n int) string {
 	return cut
 }
 
-// cosine is the cosine similarity of two vectors (0 when either is empty
-// or their lengths differ).
-func cosine(a, b []float32) float64 {
-	if len(a) == 0 || len(a) != len(b) {
-		return 0
-	}
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
-}
-
 // relevance scores sources from index `from` on and keeps out only the
 // pages that share (nearly) nothing with the post and its queries. With an
 // Embedder the score is the embedding similarity, and a page is kept out
@@ -281,7 +265,7 @@ func (r *run) relevance(ctx context.Context, st Stage, from int) {
 	if vecs := r.embedSources(ctx, st, post, idx); vecs != nil {
 		for k, i := range idx {
 			s := &c.Sources[i]
-			s.Relevance = cosine(vecs[0], vecs[k+1])
+			s.Relevance = archive.Cosine(vecs[0], vecs[k+1])
 			if s.Relevance < r.e.opts.EmbeddingThreshold && lex[i] < r.e.opts.LexicalThreshold && !s.Boosted {
 				s.Status = StatusIrrelevant
 				s.Reason = fmt.Sprintf("similarity to the post %.2f, below %.2f, and shares %.0f%% of the post's and its queries' key words, below %.0f%%",

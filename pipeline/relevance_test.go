@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/musecheck/muse/sources/archive"
 	"github.com/musecheck/muse/sources/llm/llmtest"
 	"github.com/musecheck/muse/sources/shareddata"
 )
@@ -182,7 +183,7 @@ func TestEmbeddingThresholdOnRealPairs(t *testing.T) {
 	pairs := realRelevancePairs(t)
 	o := Options{}.withDefaults()
 	emb := scored(pairs, func(post string, _ []string, page string) float64 {
-		return cosine(llmtest.HashEmbed(post, 256), llmtest.HashEmbed(cutAtSentence(page, 2000), 256))
+		return archive.Cosine(llmtest.HashEmbed(post, 256), llmtest.HashEmbed(cutAtSentence(page, 2000), 256))
 	})
 	lex := scored(pairs, func(post string, queries []string, page string) float64 { return Relevance(post, queries, "", page) })
 	chosen := chooseThreshold(emb, 0.98)
