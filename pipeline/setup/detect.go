@@ -18,6 +18,10 @@ type Finding struct {
 	Found  bool   `json:"found"` // it is there and usable
 	Detail string `json:"detail"`
 	Fix    string `json:"fix,omitempty"` // what to set when it is not
+	// Search marks a web search provider's finding.
+	Search bool `json:"search,omitempty"`
+	// Env names the setting that turns it on.
+	Env string `json:"env,omitempty"`
 }
 
 // Detection is what muse can use on this machine, as the first-run setup
@@ -36,6 +40,9 @@ var searchKeys = []struct{ name, env, what string }{
 	{"searxng", "SEARXNG_URL", "a SearXNG instance (self-hosted; settings.yml search.formats must include json)"},
 	{"brave", "BRAVE_API_KEY", "the Brave Search API"},
 	{"google", "GOOGLE_CSE_KEY and GOOGLE_CSE_CX", "Google Programmable Search"},
+	{"serper", "SERPER_API_KEY", "Serper (Google results)"},
+	{"tavily", "TAVILY_API_KEY", "Tavily search"},
+	{"exa", "EXA_API_KEY", "Exa search"},
 	{"serpapi", "SERPAPI_API_KEY", "SerpAPI (Google results and reverse image search)"},
 	{"factcheck", "GOOGLE_FACTCHECK_API_KEY", "Google Fact Check Tools"},
 }
@@ -63,9 +70,11 @@ func Detect(ctx context.Context, cfg *Config) Detection {
 	}
 	so := SearchOptions(cfg)
 	set := map[string]bool{"searxng": so.SearXNGURL != "", "brave": so.BraveAPIKey != "",
-		"google": so.GoogleCSEKey != "" && so.GoogleCSECX != "", "serpapi": so.SerpAPIKey != "", "factcheck": so.FactCheckAPIKey != ""}
+		"google": so.GoogleCSEKey != "" && so.GoogleCSECX != "", "serpapi": so.SerpAPIKey != "", "factcheck": so.FactCheckAPIKey != "",
+		"serper": so.SerperAPIKey != "", "tavily": so.TavilyAPIKey != "", "exa": so.ExaAPIKey != ""}
 	for _, k := range searchKeys {
-		f := Finding{Name: k.name, Found: set[k.name], Detail: setOrNot(set[k.name], k.env+" set"), Fix: "set " + k.env + " for " + k.what}
+		f := Finding{Name: k.name, Found: set[k.name], Detail: setOrNot(set[k.name], k.env+" set"), Fix: "set " + k.env + " for " + k.what,
+			Search: true, Env: k.env}
 		d.Search = d.Search || f.Found
 		add(f)
 	}
