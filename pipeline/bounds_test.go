@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 
 	"github.com/musecheck/muse/pipeline/setup"
 	"github.com/musecheck/muse/pipeline/testworld"
@@ -73,9 +74,9 @@ type boundsResult struct {
 	peakGoroutines, leaked, idle, read int
 }
 
-func newBoundsWorld(b testing.TB) *boundsWorld {
+func newBoundsWorld(b testing.TB, llmOpts ...llmtest.Option) *boundsWorld {
 	const n = 200
-	env := testworld.New(b, nil)
+	env := testworld.New(b, nil, llmOpts...)
 	pages := map[string]testworld.Page{}
 	var urls []string
 	for i := range n {
@@ -202,4 +203,33 @@ func goroutines() (other, idle int) {
 		}
 	}
 	return other, idle
+}
+
+// BenchmarkEvidence200NoRefutation: 200 candidate pages, none of which
+// refutes the post, with a model that answers each call after 1 s. The
+// evidence stage's wall time in seconds is its number of model round trips
+// (the goal: 10 or fewer; one call at a time took 25).
+func BenchmarkEvidence200NoRefutation(b *testing.B) {
+	const latency = time.Second
+	w := newBoundsWorld(b, llmtest.WithDelay(latency))
+	var secs float64
+	var calls int
+	for range b.N {
+		e, closeFn, err := setup.NewFromConfig(context.Background(), w.env.Cfg, w.o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c := e.NewCheck(pipeline.Post{Text: testworld.Post, PostedAt: testworld.Cutoff}, testworld.Cutoff)
+		before := w.env.Model.EvidenceCalls
+		_ = e.Run(context.Background(), c, pipeline.StageImages, nil)
+		closeFn()
+		for _, st := range c.Stages {
+			if st.Stage == pipeline.StageEvidence {
+				secs = st.Seconds
+			}
+		}
+		calls = w.env.Model.EvidenceCalls - before
+	}
+	b.ReportMetric(secs/latency.Seconds(), "evidence_round_trips")
+	b.ReportMetric(float64(calls), "evidence_calls")
 }

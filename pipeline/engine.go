@@ -40,9 +40,10 @@ type Options struct {
 	// FetchParallel bounds concurrent page fetches (default 8).
 	FetchParallel int
 	// EvidenceParallel bounds the pages being read for evidence at once
-	// (default 8): enough that a dozen candidates need one model round, not
-	// one per tier, yet few enough that pages ranked lower are not sent
-	// once the best ones have refuted the post.
+	// (default 24: three calls of EvidenceBatch pages in flight), so 200
+	// candidates that refute nothing take 9 model round trips rather than
+	// 25; each answer is weighed before its slot frees, so once the best
+	// pages have refuted the post no further page is sent.
 	EvidenceParallel int
 	// EvidenceBatch is the most pages sent in one evidence call (default 8,
 	// at most 10): the post, the instructions and the system message then
@@ -126,7 +127,7 @@ func (o Options) withDefaults() Options {
 	def(&o.SecondPassHits, 10)
 	def(&o.MaxPages, 30)
 	def(&o.FetchParallel, 8)
-	def(&o.EvidenceParallel, 8)
+	def(&o.EvidenceParallel, 24)
 	def(&o.EvidenceBatch, 8)
 	def(&o.EvidenceTokens, 300)
 	def(&o.MinWords, 100)
