@@ -58,6 +58,11 @@ type App struct {
 	// StderrTTY is true when standard error is a terminal: batch progress
 	// then updates one line in place.
 	StderrTTY bool
+	// Progress is where muse draws its own progress lines (figures only,
+	// never outside text): the terminal itself, since Stderr's sanitiser
+	// would turn the carriage return that redraws a line into a newline.
+	// Nil: Stderr.
+	Progress io.Writer
 
 	// Seams for tests, as gh's runF: record runs one check (cases.Record),
 	// runApp opens the terminal app (tui.Run).
@@ -88,6 +93,7 @@ func mainApp(app *App) int {
 	defer out.Flush()
 	defer errOut.Flush()
 	app.Stdout, app.Stderr, app.Stdin = out, errOut, os.Stdin
+	app.Progress = os.Stderr
 	app.StderrTTY = term.IsTerminal(int(os.Stderr.Fd()))
 	return app.execute(ctx, os.Args[1:])
 }
@@ -187,7 +193,21 @@ func archiveAddCmd(app *App) *cobra.Command {
 			fo.Store = store
 			f := fetch.New(fo)
 			defer f.CloseIdleConnections()
-			res := store.Import(cmd.Context(), args, archive.ImportOptions{Fetcher: f, Errors: app.Stderr})
+			// Progress on one line rewritten in place on a terminal, a line
+			// a batch of records otherwise.
+			start := time.Now()
+			progress := func(done int) {
+				line := fmt.Sprintf("muse: archive add: %d done, %.0f a second", done, float64(done)/max(time.Since(start).Seconds(), 1e-3))
+				if app.StderrTTY {
+					fmt.Fprintf(app.progress(), "\r%s\x1b[K", line)
+				} else {
+					fmt.Fprintln(app.Stderr, line)
+				}
+			}
+			res := store.Import(cmd.Context(), args, archive.ImportOptions{Fetcher: f, Errors: app.Stderr, Progress: progress})
+			if app.StderrTTY {
+				fmt.Fprintln(app.progress())
+			}
 			fmt.Fprintf(app.Stderr, "muse: archive: %d added, %d failed\n", res.Added, res.Failed)
 			if res.Failed > 0 {
 				return fmt.Errorf("%d of %d items could not be archived", res.Failed, res.Added+res.Failed)
@@ -758,7 +778,7 @@ func batchCmd(app *App) *cobra.Command {
 				return err
 			}
 			st, err := batch.Run(cmd.Context(), eng, in, out,
-				batch.Options{Parallel: parallel, Done: done, Progress: app.Stderr, TTY: app.StderrTTY, Run: run})
+				batch.Options{Parallel: parallel, Done: done, Progress: app.progress(), TTY: app.StderrTTY, Run: run})
 			fmt.Fprintf(app.Stderr, "muse: %d posts: %d done, %d failed, %d skipped (already done); %d model calls (%d from the cache), $%.4f\n",
 				st.Total, st.Done, st.Failed, st.Skipped, st.LLMCalls, st.CachedCalls, st.CostUSD)
 			if ro.Store != nil && st.Done+st.Failed > 0 {
@@ -1502,4 +1522,12 @@ func workerCmd(app *App) *cobra.Command {
 	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "on stop, how long the checks in hand may take to finish before they are released")
 	cmd.Flags().BoolVar(&noSave, "no-save", false, "do not keep the checks as cases (see muse cases)")
 	return cmd
+}
+
+// progress is where muse's own progress lines go (see App.Progress).
+func (app *App) progress() io.Writer {
+	if app.Progress != nil {
+		return app.Progress
+	}
+	return app.Stderr
 }
