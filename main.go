@@ -766,17 +766,7 @@ func batchCmd(app *App) *cobra.Command {
 			defer closeEngine()
 			ro, closeCases, storeErr := recordOptions(cmd.Context(), app, eng, noSave)
 			defer closeCases()
-			run := func(ctx context.Context, c *pipeline.Check) error {
-				c.ID = cases.NewID()
-				o := ro
-				var saveErr error
-				o.OnSaveError = func(err error) { saveErr = err }
-				err := app.record(ctx, eng, c, pipeline.StageImages, o)
-				if err == nil && saveErr != nil {
-					err = fmt.Errorf("the check finished but its case could not be kept: %w", saveErr)
-				}
-				return err
-			}
+			run := app.keptRun(eng, ro)
 			st, err := batch.Run(cmd.Context(), eng, in, out,
 				batch.Options{Parallel: parallel, Done: done, Progress: app.progress(), TTY: app.StderrTTY, Run: run})
 			fmt.Fprintf(app.Stderr, "muse: %d posts: %d done, %d failed, %d skipped (already done); %d model calls (%d from the cache), $%.4f\n",
@@ -1506,10 +1496,7 @@ func workerCmd(app *App) *cobra.Command {
 			defer closeEngine()
 			ro, closeCases, _ := recordOptions(cmd.Context(), app, eng, noSave)
 			defer closeCases()
-			run := func(ctx context.Context, c *pipeline.Check) error {
-				c.ID = cases.NewID()
-				return app.record(ctx, eng, c, pipeline.StageImages, ro)
-			}
+			run := app.keptRun(eng, ro)
 			fmt.Fprintf(app.Stderr, "muse: worker checking queued posts, %d at a time; Ctrl-C or SIGTERM stops it\n", parallel)
 			if err := batch.Work(cmd.Context(), q, eng, parallel, grace, run); err != nil {
 				return err
@@ -1530,4 +1517,20 @@ func (app *App) progress() io.Writer {
 		return app.Progress
 	}
 	return app.Stderr
+}
+
+// keptRun runs one check of a batch (in process or from the queue) as a
+// new case; a check whose case could not be kept fails, saying so.
+func (app *App) keptRun(eng *pipeline.Engine, ro cases.RecordOptions) func(context.Context, *pipeline.Check) error {
+	return func(ctx context.Context, c *pipeline.Check) error {
+		c.ID = cases.NewID()
+		o := ro
+		var saveErr error
+		o.OnSaveError = func(err error) { saveErr = err }
+		err := app.record(ctx, eng, c, pipeline.StageImages, o)
+		if err == nil && saveErr != nil {
+			err = fmt.Errorf("the check finished but its case could not be kept: %w", saveErr)
+		}
+		return err
+	}
 }

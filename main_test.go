@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -1131,19 +1130,7 @@ func TestQueuedBatchThroughWorkers(t *testing.T) {
 // or a post URL: the internal service sees no connection.
 func TestProxySSRFThroughTheBinary(t *testing.T) {
 	isolate(t)
-	var conns atomic.Int32
-	inner := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprint(w, "<html><body><article><p>internal admin console: the keys are here</p></article></body></html>")
-	}))
-	inner.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
-	inner.Start()
-	defer inner.Close()
-	_, port, _ := net.SplitHostPort(inner.Listener.Addr().String())
+	port, conns := fetchtest.Internal(t)
 	proxy := fetchtest.StartForwarding(t, http.NotFoundHandler())
 	sx := testworld.SearXNG(t, func(string) []string { return nil })
 	env := []string{"HTTP_PROXY=" + proxy.URL.String(), "HTTPS_PROXY=" + proxy.URL.String(), "SEARXNG_URL=" + sx.URL}
@@ -1159,7 +1146,7 @@ func TestProxySSRFThroughTheBinary(t *testing.T) {
 			}
 		}
 	}
-	if n := conns.Load(); n != 0 || proxy.Forwarded() != 0 {
+	if n := conns(); n != 0 || proxy.Forwarded() != 0 {
 		t.Errorf("the internal service saw %d connections, the proxy forwarded %d", n, proxy.Forwarded())
 	}
 }

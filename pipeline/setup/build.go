@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/musecheck/muse/pipeline"
@@ -110,7 +111,7 @@ func NewFromConfig(ctx context.Context, cfg *Config, opts pipeline.Options) (e *
 	if err != nil {
 		return nil, nil, err
 	}
-	deps.Rater = raterAdapter{rater}
+	deps.Rater = newRaterAdapter(rater)
 	fo := FetchOptions(cfg)
 	store, aerr := openArchive(ctx, cfg)
 	if aerr != nil {
@@ -366,11 +367,19 @@ func (a httpFetcher) FetchPage(ctx context.Context, u string) (raw, body []byte,
 	return raw, p.Body, cmp.Or(p.FinalURL, u), nil
 }
 
-type raterAdapter struct{ r *ratings.Rater }
+type raterAdapter struct {
+	r     *ratings.Rater
+	sites func() []string // the credible domains, listed once per engine
+}
+
+func newRaterAdapter(r *ratings.Rater) raterAdapter {
+	return raterAdapter{r: r, sites: sync.OnceValue(r.CredibleDomains)}
+}
 
 // CredibleDomains lists the high- then medium-tier domains the ratings
-// know, for the search restricted to credible publishers.
-func (a raterAdapter) CredibleDomains() []string { return a.r.CredibleDomains() }
+// know, for the search restricted to credible publishers. Rating the few
+// thousand rows is done once, not on every search.
+func (a raterAdapter) CredibleDomains() []string { return a.sites() }
 
 func (a raterAdapter) Rate(u string) pipeline.Rating {
 	rt := a.r.Rate(u)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -122,19 +121,7 @@ func TestProxyTargetsChecked(t *testing.T) {
 // Client, must be refused before anything is sent, and the internal server
 // must see no connection at all.
 func TestProxyRefusesEverySpelling(t *testing.T) {
-	var conns atomic.Int32
-	inner := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprint(w, "<html><body><p>internal admin console</p></body></html>")
-	}))
-	inner.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
-	inner.Start()
-	t.Cleanup(inner.Close)
-	_, port, _ := net.SplitHostPort(inner.Listener.Addr().String())
+	port, conns := fetchtest.Internal(t)
 
 	spellings := append([]string{"[::ffff:127.0.0.1]", "[::127.0.0.1]", "[::ffff:7f00:1]", "[64:ff9b::7f00:1]", "[2002:7f00:1::1]", "１２７．０．０．１"}, inetAtonLoopback...)
 	mux := http.NewServeMux()
@@ -165,7 +152,7 @@ func TestProxyRefusesEverySpelling(t *testing.T) {
 			}
 		}
 	}
-	if n := conns.Load(); n != 0 {
+	if n := conns(); n != 0 {
 		t.Errorf("the internal server got %d connections through the proxy", n)
 	}
 	if n := proxy.Forwarded(); n != 0 {
@@ -180,8 +167,8 @@ func TestProxyRefusesEverySpelling(t *testing.T) {
 	// reach the internal server through this proxy.
 	open := newFetcher(t, Options{AllowPrivate: true, Proxy: proxy.ProxyFunc(), LookupIP: noDNS})
 	p, err := open.Fetch(context.Background(), "http://0x7f.1:"+port+"/admin")
-	if err != nil || !strings.Contains(string(p.Body), "internal admin console") || conns.Load() == 0 {
-		t.Fatalf("AllowPrivate through the forwarding proxy: %v (conns %d)", err, conns.Load())
+	if err != nil || !strings.Contains(string(p.Body), "internal admin console") || conns() == 0 {
+		t.Fatalf("AllowPrivate through the forwarding proxy: %v (conns %d)", err, conns())
 	}
 }
 

@@ -5,9 +5,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -134,4 +136,25 @@ func (p *Proxy) forwardTo(w http.ResponseWriter, r *http.Request, addr string) {
 	}
 	w.WriteHeader(resp.StatusCode)
 	_, _ = io.Copy(w, resp.Body)
+}
+
+// Internal starts a loopback server standing for an internal service (an
+// admin console) and returns its port and a count of the connections it
+// has received: a guard that holds leaves it at zero.
+func Internal(t testing.TB) (port string, conns func() int) {
+	t.Helper()
+	var n atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<html><body><article><p>internal admin console: the keys are here</p></article></body></html>")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			n.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	_, port, _ = net.SplitHostPort(srv.Listener.Addr().String())
+	return port, func() int { return int(n.Load()) }
 }
