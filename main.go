@@ -564,6 +564,13 @@ func startTUI(ctx context.Context, app *App, eo pipeline.Options, mouse bool, op
 	} else {
 		defer st.Close()
 		opts.Cases = st
+		if opts.Case != nil {
+			// Read through the app's store, so that its saves are based on
+			// the version opened and a colleague's save meanwhile is told.
+			if c, err := st.Get(ctx, opts.Case.ID); err == nil {
+				opts.Case = c
+			}
+		}
 	}
 	opts.Model = app.Cfg.Model
 	if eo.NoLLM {
@@ -693,7 +700,8 @@ func runCheck(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, a
 // the checks run unkept, and storeErr says why: the command then exits
 // non-zero, since the case it was to keep is not kept.
 func recordOptions(ctx context.Context, app *App, eng *pipeline.Engine, noSave bool) (ro cases.RecordOptions, close func(), storeErr error) {
-	ro = cases.RecordOptions{Pages: eng.RawPage, OnSaveError: func(err error) { fmt.Fprintln(app.Stderr, "muse: warning:", err) }}
+	ro = cases.RecordOptions{Pages: eng.RawPage, OnSaveError: func(err error) { fmt.Fprintln(app.Stderr, "muse: warning:", err) },
+		OnConflict: func(c *cases.ConflictError) { fmt.Fprintln(app.Stderr, "muse: note:", c) }}
 	if noSave {
 		return ro, func() {}, nil
 	}
@@ -997,8 +1005,11 @@ func (app *App) completeCaseIDs(cmd *cobra.Command, args []string, prefix string
 	return out, cobra.ShellCompDirectiveNoFileComp
 }
 
+// openCases opens the case store: the newsroom's database with
+// MUSE_DATABASE_URL, else cases.db in the data directory, recording
+// MUSE_USER as the checker.
 func openCases(ctx context.Context, app *App) (*cases.Store, error) {
-	return cases.OpenOptions(ctx, cases.Options{Path: cases.DefaultPath(app.Cfg.DataDir), Secrets: app.Cfg.Secrets()})
+	return cases.OpenOptions(ctx, cases.Options{Path: app.Cfg.CasesPath(), User: app.Cfg.User, Secrets: app.Cfg.Secrets()})
 }
 
 // readCases opens the case store for reading: as usual, or, when that
@@ -1008,7 +1019,10 @@ func readCases(ctx context.Context, app *App) (*cases.Store, error) {
 	if err == nil {
 		return st, nil
 	}
-	ro, rerr := cases.OpenOptions(ctx, cases.Options{Path: cases.DefaultPath(app.Cfg.DataDir), Secrets: app.Cfg.Secrets(), ReadOnly: true})
+	if pgdb.IsURL(app.Cfg.CasesPath()) {
+		return nil, err
+	}
+	ro, rerr := cases.OpenOptions(ctx, cases.Options{Path: app.Cfg.CasesPath(), User: app.Cfg.User, Secrets: app.Cfg.Secrets(), ReadOnly: true})
 	if rerr != nil {
 		return nil, err
 	}
@@ -1016,22 +1030,31 @@ func readCases(ctx context.Context, app *App) (*cases.Store, error) {
 	return ro, nil
 }
 
-// casesCmd is `muse cases [--json] [-n N]`, with export and rm.
+// casesCmd is `muse cases [--json] [-n N] [--mine|--by NAME]`, with
+// export, open, log and rm.
 func casesCmd(app *App) *cobra.Command {
-	var asJSON bool
+	var asJSON, mine bool
 	var limit int
-	var contains string
+	var contains, by string
 	cmd := &cobra.Command{
-		Use:   "cases [--json] [-n N] [--grep TEXT]",
-		Short: "List saved checks: date, post, first line of the correction, sources used, cost",
+		Use:   "cases [--json] [-n N] [--grep TEXT] [--mine|--by NAME]",
+		Short: "List saved checks: date, who, post, first line of the correction, sources used, cost",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if mine && by != "" {
+				return usagef("--mine and --by NAME cannot be used together")
+			}
+			if mine {
+				if by = app.Cfg.User; by == "" {
+					return usagef("--mine: no checker name (set MUSE_USER or user in the config file)")
+				}
+			}
 			st, err := readCases(cmd.Context(), app)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			list, err := st.List(cmd.Context(), cases.ListOptions{Limit: limit, Contains: contains})
+			list, err := st.List(cmd.Context(), cases.ListOptions{Limit: limit, Contains: contains, By: by})
 			if err != nil {
 				return err
 			}
@@ -1050,21 +1073,25 @@ func casesCmd(app *App) *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as a JSON array")
 	cmd.Flags().IntVarP(&limit, "limit", "n", 0, "show only the N newest cases (0: all)")
 	cmd.Flags().StringVar(&contains, "grep", "", "only cases whose post or correction contains TEXT")
-	cmd.AddCommand(casesExportCmd(app), casesRmCmd(app), casesOpenCmd(app))
+	cmd.Flags().BoolVar(&mine, "mine", false, "only cases you (MUSE_USER) made or saved last")
+	cmd.Flags().StringVar(&by, "by", "", "only cases checker NAME made or saved last")
+	cmd.AddCommand(casesExportCmd(app), casesRmCmd(app), casesOpenCmd(app), casesLogCmd(app))
 	return cmd
 }
 
 // casesExportCmd is `muse cases export ID --format md|json|note|claimreview [-o FILE]`.
 func casesExportCmd(app *App) *cobra.Command {
 	var format, out, rating string
+	var version int64
 	var rev export.Reviewer
 	cmd := &cobra.Command{
-		Use:               "export ID --format md|json|note|claimreview [-o FILE]",
+		Use:               "export ID --format md|json|note|claimreview [-o FILE] [--version N]",
 		ValidArgsFunction: app.completeCaseIDs,
 		Short:             "Export a saved check for editors (md), scripts (json), Community Notes (note) or ClaimReview JSON-LD",
 		Long: "ID may be any unique prefix of a case ID (see `muse cases`). A note is at most 280 characters with\n" +
 			"each link counted as 1 and cites at least one source; when the correction cannot fit, the export\n" +
-			"fails and says why. claimreview needs --reviewer, --reviewer-url (or --review-url) and --rating.",
+			"fails and says why. claimreview needs --reviewer, --reviewer-url (or --review-url) and --rating.\n" +
+			"--version N exports a version kept when two checkers saved the case at once (see `muse cases log`).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o := export.Options{Format: format, Reviewer: rev}
@@ -1084,13 +1111,25 @@ func casesExportCmd(app *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := st.Get(cmd.Context(), id)
+			var c *pipeline.Check
+			if version > 0 {
+				c, err = st.GetVersion(cmd.Context(), id, version)
+			} else {
+				c, err = st.Get(cmd.Context(), id)
+			}
 			if err != nil {
 				return err
 			}
 			b, err := export.Render(c, o)
 			if err != nil {
 				return fmt.Errorf("case %s: %w", id, err)
+			}
+			what := format
+			if version > 0 {
+				what += fmt.Sprintf(", version %d", version)
+			}
+			if err := st.Audit(cmd.Context(), id, cases.ActionExported, what); err != nil {
+				fmt.Fprintln(app.Stderr, "muse: warning: the export is not in the case's trail:", err)
 			}
 			if out == "" || out == "-" {
 				_, err = app.Stdout.Write(b)
@@ -1107,6 +1146,7 @@ func casesExportCmd(app *App) *cobra.Command {
 	f.StringVar(&format, "format", "md", "md, json, note or claimreview")
 	cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(export.Formats, cobra.ShellCompDirectiveNoFileComp))
 	f.StringVarP(&out, "output", "o", "", "write to FILE instead of stdout")
+	f.Int64Var(&version, "version", 0, "export kept version N instead of the case as it is")
 	f.StringVar(&rev.Name, "reviewer", "", "claimreview: the fact-checking organisation's name")
 	f.StringVar(&rev.URL, "reviewer-url", "", "claimreview: the organisation's home page")
 	f.StringVar(&rev.ReviewURL, "review-url", "", "claimreview: the page where the fact-check is published (default --reviewer-url)")
@@ -1144,6 +1184,59 @@ func casesOpenCmd(app *App) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&noLLM, "no-llm", false, "reruns use the extractive mode, without a model")
 	cmd.Flags().BoolVar(&mouse, "mouse", false, "wheel scrolling and clicks (turns off the terminal's own text selection)")
+	return cmd
+}
+
+// casesLogCmd is `muse cases log ID [--json]`: the case's audit trail and
+// the versions kept by conflicting saves.
+func casesLogCmd(app *App) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:               "log ID [--json]",
+		ValidArgsFunction: app.completeCaseIDs,
+		Short:             "Print a case's audit trail: who ran, edited, exported or deleted it, and when",
+		Long: "ID may be any unique prefix of a case ID, or the whole ID of a deleted case (its trail outlives it).\n" +
+			"Versions kept when two checkers saved the case at once are listed after the trail; export one\n" +
+			"with `muse cases export ID --version N`.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := readCases(cmd.Context(), app)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			id, err := st.Resolve(cmd.Context(), args[0])
+			if errors.Is(err, cases.ErrNotFound) {
+				id, err = args[0], nil // a deleted case keeps its trail
+			}
+			if err != nil {
+				return err
+			}
+			trail, err := st.Trail(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			if len(trail) == 0 {
+				return fmt.Errorf("case %s: %w (see `muse cases`)", id, cases.ErrNotFound)
+			}
+			if asJSON {
+				return writeJSON(app.Stdout, trail)
+			}
+			kept, err := st.Versions(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			if err := cases.WriteTrail(app.Stdout, trail); err != nil {
+				return err
+			}
+			for _, v := range kept {
+				fmt.Fprintf(app.Stdout, "kept: version %d by %s at %s (muse cases export %s --version %d)\n", v.Version,
+					cmp.Or(v.UpdatedBy, "someone"), v.UpdatedAt.Local().Format("2006-01-02 15:04:05"), id, v.Version)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the trail as a JSON array")
 	return cmd
 }
 
