@@ -1160,3 +1160,90 @@ func TestLanguageFlag(t *testing.T) {
 		t.Errorf("exit %d\n%s", code, errOut)
 	}
 }
+
+// TestTwoCheckersOnOneDatabase: two `muse check` processes with different
+// MUSE_USER run at once on one PostgreSQL database; a third muse lists both
+// cases with the right created_by, --mine and --by filter them, and the
+// case's trail says who ran and exported it.
+func TestTwoCheckersOnOneDatabase(t *testing.T) {
+	db := pgdbtest.Fresh(t)
+	isolate(t)
+	w := testworld.New(t, nil)
+	env := []string{"OPENAI_BASE_URL=" + w.Cfg.OpenAIBaseURL, "OPENAI_API_KEY=sk-test-key", "MUSE_MODEL=test-model",
+		"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
+		"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + w.Proxy.String(), "MUSE_DATABASE_URL=" + db}
+	posts := map[string]string{"alice": testworld.Post, "bob": testworld.Post + " Share!"}
+	type kept struct{ user, id string }
+	done := make(chan kept, len(posts))
+	for user, post := range posts {
+		go func() {
+			out, errOut, code := muse(t, "", append(env, "MUSE_USER="+user), "check", "--json", "--before", testworld.Cutoff.Format(time.RFC3339), post)
+			var c pipeline.Check
+			if code != 0 || json.Unmarshal([]byte(out), &c) != nil || c.ID == "" || !strings.Contains(errOut, "kept as case "+c.ID) {
+				t.Errorf("%s's check: exit %d\n%s", user, code, errOut)
+				done <- kept{user, ""}
+				return
+			}
+			done <- kept{user, c.ID}
+		}()
+	}
+	ids := map[string]string{}
+	for range posts {
+		k := <-done
+		ids[k.user] = k.id
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	list := func(args ...string) map[string]cases.Summary {
+		t.Helper()
+		out, errOut, code := muse(t, "", append(env, "MUSE_USER=carol"), append([]string{"cases", "--json"}, args...)...)
+		var l []cases.Summary
+		if code != 0 || json.Unmarshal([]byte(out), &l) != nil {
+			t.Fatalf("cases %v: exit %d %q\n%s", args, code, out, errOut)
+		}
+		byID := map[string]cases.Summary{}
+		for _, sm := range l {
+			byID[sm.ID] = sm
+		}
+		return byID
+	}
+	all := list()
+	if len(all) != 2 {
+		t.Fatalf("a third muse lists %d cases, want both: %+v", len(all), all)
+	}
+	for user, id := range ids {
+		if sm := all[id]; sm.CreatedBy != user || sm.UpdatedBy != user || !strings.HasPrefix(sm.CorrectionLine, "This post is") {
+			t.Errorf("%s's case listed as %+v", user, sm)
+		}
+	}
+	if l := list("--by", "bob"); len(l) != 1 || l[ids["bob"]].CreatedBy != "bob" {
+		t.Errorf("--by bob: %+v", l)
+	}
+	if l := list("--mine"); len(l) != 0 {
+		t.Errorf("--mine as carol, who made none: %+v", l)
+	}
+	out, errOut, code := muse(t, "", append(env, "MUSE_USER=alice"), "cases", "--json", "--mine")
+	var mine []cases.Summary
+	if code != 0 || json.Unmarshal([]byte(out), &mine) != nil || len(mine) != 1 || mine[0].ID != ids["alice"] {
+		t.Errorf("--mine as alice: exit %d %q\n%s", code, out, errOut)
+	}
+	if _, errOut, code := muse(t, "", append(env, "MUSE_USER=carol"), "cases", "export", ids["alice"], "--format", "md"); code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, errOut)
+	}
+	out, errOut, code = muse(t, "", env, "cases", "log", "--json", ids["alice"])
+	var trail []cases.Entry
+	if code != 0 || json.Unmarshal([]byte(out), &trail) != nil {
+		t.Fatalf("cases log: exit %d %q\n%s", code, out, errOut)
+	}
+	var got []string
+	for _, e := range trail {
+		got = append(got, e.User+" "+e.Action)
+	}
+	if strings.Join(got, ", ") != "alice created, alice ran, carol exported" {
+		t.Errorf("trail of alice's case: %v", got)
+	}
+	if out, _, code := muse(t, "", env, "cases", "log", ids["bob"]); code != 0 || !strings.Contains(out, "bob") || !strings.Contains(out, "ran") {
+		t.Errorf("cases log (table): exit %d\n%s", code, out)
+	}
+}

@@ -294,7 +294,9 @@ func (s *Store) Save(ctx context.Context, c *pipeline.Check) error {
 		return fmt.Errorf("save case %s: %w", c.ID, err)
 	}
 	s.mu.Lock()
-	s.last[c.ID] = known{version: v, sum: sum}
+	if v >= s.last[c.ID].version {
+		s.last[c.ID] = known{version: v, sum: sum}
+	}
 	s.touched[c.ID] = true
 	s.mu.Unlock()
 	if conflict != nil {
@@ -402,7 +404,9 @@ func (s *Store) Get(ctx context.Context, id string) (*pipeline.Check, error) {
 		return nil, fmt.Errorf("read case %s: decode check: %w", id, err)
 	}
 	s.mu.Lock()
-	s.last[id] = known{version: v, sum: sha256.Sum256(raw)}
+	if v >= s.last[id].version { // a save of this Store's may have landed meanwhile
+		s.last[id] = known{version: v, sum: sha256.Sum256(raw)}
+	}
 	s.mu.Unlock()
 	return c, nil
 }
