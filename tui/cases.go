@@ -219,3 +219,21 @@ func (m *Model) onCaseChanged(msg caseChangedMsg) tea.Cmd {
 	}
 	return tea.Batch(m.setStatus(msg.change.String()), next)
 }
+
+// auditCase adds an entry to the case's trail (a rerun, an export) when
+// the store keeps one (*cases.Store does).
+func (m *Model) auditCase(action, detail string) tea.Cmd {
+	a, ok := m.opts.Cases.(interface {
+		Audit(ctx context.Context, id, action, detail string) error
+	})
+	if !ok || !m.saving() {
+		return nil
+	}
+	ctx, id := m.appCtx, m.check.ID
+	return func() tea.Msg {
+		if err := a.Audit(ctx, id, action, detail); err != nil {
+			return resultMsg{what: "note the " + action + " in the case's trail", err: err}
+		}
+		return nil
+	}
+}

@@ -71,4 +71,19 @@ func TestCaseChangedElsewhere(t *testing.T) {
 	if vs, _ := bob.Versions(ctx, c.ID); len(vs) != 1 || vs[0].UpdatedBy != "bob" {
 		t.Errorf("bob's version is kept: %+v", vs)
 	}
+
+	// An export from the app is in the case's trail, in alice's name.
+	m.opts.ExportDir = t.TempDir()
+	press(t, m, "x", "m", "enter")
+	if !strings.Contains(m.status, "exported md") {
+		t.Fatalf("export: status %q", m.status)
+	}
+	trail, _ := bob.Trail(ctx, c.ID)
+	var got []string
+	for _, e := range trail {
+		got = append(got, e.User+" "+e.Action)
+	}
+	if strings.Join(got, ", ") != "alice created, bob changed, alice conflict, alice exported" {
+		t.Errorf("trail: %v", got)
+	}
 }

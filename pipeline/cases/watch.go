@@ -72,7 +72,7 @@ func (s *Store) Watch(ctx context.Context) (<-chan Change, error) {
 		go s.watchPostgres(ctx, conn, out)
 		return out, nil
 	}
-	go s.watchSQLite(ctx, out)
+	go s.watchSQLite(ctx, s.now().UnixMilli(), out)
 	return out, nil
 }
 
@@ -126,9 +126,8 @@ func (s *Store) watchPostgres(ctx context.Context, conn *pgx.Conn, out chan<- Ch
 	}
 }
 
-func (s *Store) watchSQLite(ctx context.Context, out chan<- Change) {
+func (s *Store) watchSQLite(ctx context.Context, since int64, out chan<- Change) {
 	defer close(out)
-	since := s.now().UnixMilli()
 	seen := map[string]int64{} // versions reported, for saves in the millisecond read twice
 	t := time.NewTicker(s.poll)
 	defer t.Stop()
