@@ -54,12 +54,7 @@ func engines(t *testing.T, test func(t *testing.T, loc string)) {
 
 func openT(t *testing.T, path string) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return openAs(t, path, "")
 }
 
 func TestSaveReopenRoundTrip(t *testing.T) { engines(t, testSaveReopenRoundTrip) }
