@@ -210,9 +210,6 @@ func (s *Store) Close() error {
 // password masked).
 func (s *Store) Path() string { return s.path }
 
-// User is the checker this Store records.
-func (s *Store) User() string { return s.user }
-
 // ConflictError is what Save returns when the case was saved by someone
 // else since the version the save was based on. Nothing is lost: the save
 // is stored as the newest version (Version) and the state it replaced is
