@@ -5,7 +5,6 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/ansi"
 	"github.com/musecheck/muse/pipeline"
 )
 
@@ -28,12 +27,12 @@ func (m *Model) queriesPane(w, h int) string {
 			origin = " (" + q.Origin + ")"
 		}
 		text := m.marker(i == cur) + box + " " + safe(q.Text)
-		line := ansi.Truncate(text, w-len(origin), "…") + m.st.Dim.Render(origin)
+		line := truncate(text, w-cells(origin), "…") + m.st.Dim.Render(origin)
 		if i == cur {
 			at = len(lines)
-			line = m.st.Cursor.Render(ansi.Truncate(text+origin, w, "…"))
+			line = m.st.Cursor.Render(truncate(text+origin, w, "…"))
 		} else if !q.Enabled {
-			line = m.st.Dim.Render(ansi.Truncate(text+origin, w, "…"))
+			line = m.st.Dim.Render(truncate(text+origin, w, "…"))
 		}
 		lines = append(lines, line)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rivo/uniseg"
+
 	"github.com/musecheck/muse/pipeline"
 )
 
@@ -149,8 +151,8 @@ func isHTTPURL(s string) bool {
 
 func excerptText(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
+	if uniseg.GraphemeClusterCount(s) <= n {
+		return s
 	}
-	return s
+	return Clip(s, n-1)
 }

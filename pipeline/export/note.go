@@ -244,3 +244,19 @@ func isCitationOnly(p string, spans [][2]int) bool {
 	rest += p[prev:]
 	return len(strings.Fields(rest)) <= 2
 }
+
+// Clip is s cut to its first n user-perceived characters (grapheme
+// clusters: a letter with its combining marks, a Devanagari conjunct, a
+// ZWJ emoji sequence each count 1 and are never split), with "…" added
+// when it was cut.
+func Clip(s string, n int) string {
+	if uniseg.GraphemeClusterCount(s) <= n {
+		return s
+	}
+	var b strings.Builder
+	g := uniseg.NewGraphemes(s)
+	for i := 0; i < n && g.Next(); i++ {
+		b.WriteString(g.Str())
+	}
+	return b.String() + "…"
+}
