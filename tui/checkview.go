@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/sources/lang"
 )
 
 // Layout: the stage list is stageListWidth columns wide on wide terminals
@@ -132,10 +133,18 @@ func (m *Model) headerLine() string {
 	} else if p.Author != "" {
 		who = " " + safe(p.Author)
 	}
-	right := ""
-	if !m.check.Cutoff.IsZero() {
-		right = "cutoff " + formatWhen(m.check.Cutoff)
+	var rights []string
+	switch {
+	case p.Language == "":
+	case m.width < wideWidth: // the code alone leaves the post room
+		rights = append(rights, p.Language)
+	default:
+		rights = append(rights, lang.Label(p.Language))
 	}
+	if !m.check.Cutoff.IsZero() {
+		rights = append(rights, "cutoff "+formatWhen(m.check.Cutoff))
+	}
+	right := strings.Join(rights, " · ")
 	left := m.st.Title.Render("muse") + m.st.Dim.Render(who+" ·") + " "
 	room := m.width - cells(left) - cells(right) - 1
 	subject = truncate(subject, max(room, 5), "…")
@@ -554,6 +563,8 @@ func (m *Model) onCheckKey(msg tea.KeyMsg) tea.Cmd {
 		m.zoom = !m.zoom
 		m.layout()
 		return nil
+	case key.Matches(msg, k.Language):
+		return m.askLanguage()
 	}
 	switch m.selected() {
 	case pipeline.StageQueries:
@@ -625,7 +636,7 @@ func (m *Model) checkHelp() helpKeys {
 			pane = []key.Binding{k.EditDescription, k.QueriesAgain, k.Open}
 		}
 	case pipeline.StageQueries:
-		pane = []key.Binding{k.Toggle, k.Edit, k.Add, k.Delete, k.SearchAgain}
+		pane = []key.Binding{k.Toggle, k.Edit, k.Add, k.Delete, k.SearchAgain, k.Language}
 	case pipeline.StageSearch:
 		pane = []key.Binding{k.Open, k.SearchAgain}
 	case pipeline.StageSources:
