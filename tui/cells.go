@@ -201,9 +201,11 @@ const (
 
 // isolateRTL wraps each right-to-left run of line in FSI … PDI. A run
 // starts at a right-to-left letter and ends at the last right-to-left
-// letter or Arabic digit before the next left-to-right letter, with the
-// combining marks on it; spaces, digits and punctuation between two
-// right-to-left letters are part of it.
+// letter or digit before the next left-to-right letter, with the
+// combining marks on it: what the bidi algorithm would lay out right to
+// left anyway (digits after Arabic or Hebrew words join them, rules W2 and
+// N1), so the isolate changes nothing inside the run and only keeps it
+// from reaching past its ends.
 func isolateRTL(line string) string {
 	if !hasRTL(line) {
 		return line
@@ -214,7 +216,7 @@ func isolateRTL(line string) string {
 	eachCell(line, func(seg string, w int) bool {
 		cls := segClass(seg, w)
 		switch {
-		case cls == bidi.R || cls == bidi.AL || (in && cls == bidi.AN):
+		case cls == bidi.R || cls == bidi.AL || (in && (cls == bidi.AN || cls == bidi.EN)):
 			if !in {
 				b.WriteString(fsi)
 				in = true
