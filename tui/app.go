@@ -476,8 +476,11 @@ func (m *Model) onResult(r resultMsg) tea.Cmd {
 	return m.setStatus(r.text)
 }
 
-// View draws the room the journalist is in, with an overlay on top.
-func (m *Model) View() string {
+// View draws the room the journalist is in, with an overlay on top, every
+// line fitted to the terminal (fitFrame).
+func (m *Model) View() string { return fitFrame(m.view(), m.width) }
+
+func (m *Model) view() string {
 	switch m.overlay {
 	case overlayHelp:
 		return m.helpView()
