@@ -80,6 +80,11 @@ type Config struct {
 	// queue, the spend ledger and the response cache are kept there, shared
 	// by every muse that names it. Its password is a secret.
 	DatabaseURL string `toml:"database_url" env:"MUSE_DATABASE_URL" secret:"true"`
+	// QueueRescueAfter is how long a queued check may run before its
+	// worker is taken to be dead and the job is given to another worker
+	// (zero: the job queue's default of 31 minutes); a check that takes
+	// longer is stopped and retried from its saved case.
+	QueueRescueAfter time.Duration `toml:"queue_rescue_after" env:"MUSE_QUEUE_RESCUE_AFTER"`
 	CacheDir    string `toml:"-"` // $XDG_CACHE_HOME/muse: the response cache
 	ConfigDir   string `toml:"-"`
 	File        string `toml:"-"` // the config file read, if any
@@ -353,7 +358,7 @@ func (c *Config) LedgerPath() string {
 // `muse worker` lives: the newsroom's database, else queue.db under the
 // data directory.
 func (c *Config) QueueOptions() jobs.Options {
-	return jobs.Options{DatabaseURL: c.DatabaseURL, Path: filepath.Join(c.DataDir, "queue.db")}
+	return jobs.Options{DatabaseURL: c.DatabaseURL, Path: filepath.Join(c.DataDir, "queue.db"), RescueAfter: c.QueueRescueAfter}
 }
 
 // InstalledRatingsPath is where `muse sources update` keeps the ratings file.
