@@ -85,9 +85,9 @@ type Config struct {
 	// (zero: the job queue's default of 31 minutes); a check that takes
 	// longer is stopped and retried from its saved case.
 	QueueRescueAfter time.Duration `toml:"queue_rescue_after" env:"MUSE_QUEUE_RESCUE_AFTER"`
-	CacheDir    string `toml:"-"` // $XDG_CACHE_HOME/muse: the response cache
-	ConfigDir   string `toml:"-"`
-	File        string `toml:"-"` // the config file read, if any
+	CacheDir         string        `toml:"-"` // $XDG_CACHE_HOME/muse: the response cache
+	ConfigDir        string        `toml:"-"`
+	File             string        `toml:"-"` // the config file read, if any
 
 	// Problems are what is wrong in the config file (unknown keys, values
 	// of the wrong type), one sentence each; every command warns of them
