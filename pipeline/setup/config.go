@@ -80,14 +80,15 @@ type Config struct {
 	// queue, the spend ledger and the response cache are kept there, shared
 	// by every muse that names it. Its password is a secret.
 	DatabaseURL string `toml:"database_url" env:"MUSE_DATABASE_URL" secret:"true"`
+	CacheDir    string `toml:"-"` // $XDG_CACHE_HOME/muse: the response cache
+	ConfigDir   string `toml:"-"`
+	File        string `toml:"-"` // the config file read, if any
+
 	// QueueRescueAfter is how long a queued check may run before its
 	// worker is taken to be dead and the job is given to another worker
 	// (zero: the job queue's default of 31 minutes); a check that takes
 	// longer is stopped and retried from its saved case.
 	QueueRescueAfter time.Duration `toml:"queue_rescue_after" env:"MUSE_QUEUE_RESCUE_AFTER"`
-	CacheDir         string        `toml:"-"` // $XDG_CACHE_HOME/muse: the response cache
-	ConfigDir        string        `toml:"-"`
-	File             string        `toml:"-"` // the config file read, if any
 
 	// Problems are what is wrong in the config file (unknown keys, values
 	// of the wrong type), one sentence each; every command warns of them
