@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -1159,4 +1160,190 @@ func TestLanguageFlag(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, "--language") {
 		t.Errorf("exit %d\n%s", code, errOut)
 	}
+}
+
+// queueDatabases runs test on the SQLite queue and, when a test cluster is
+// configured, on a fresh PostgreSQL database (db is its URL; "" for
+// SQLite), each in an isolated environment.
+func queueDatabases(t *testing.T, test func(t *testing.T, db string)) {
+	t.Run("sqlite", func(t *testing.T) { isolate(t); test(t, "") })
+	t.Run("postgres", func(t *testing.T) {
+		isolate(t)
+		test(t, pgdbtest.Fresh(t)) // skips, saying so, without a cluster
+	})
+}
+
+// queueEnv is the environment of muse processes working a queue in the
+// world w, with its model at modelURL and the queue (and ledger) in db.
+// The response cache is off, so every model call the test counts reaches
+// the model.
+func queueEnv(w *testworld.Env, modelURL, db string) []string {
+	return []string{"OPENAI_BASE_URL=" + modelURL, "OPENAI_API_KEY=sk-test-key", "MUSE_MODEL=test-model",
+		"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
+		"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + w.Proxy.String(), "MUSE_DATABASE_URL=" + db, "MUSE_NO_CACHE=1"}
+}
+
+// enqueuePosts queues one post per suffix of the world's post with
+// `muse batch - --queue` and returns the batch ID.
+func enqueuePosts(t *testing.T, env []string, suffixes ...string) string {
+	t.Helper()
+	var posts strings.Builder
+	for _, s := range suffixes {
+		b, _ := json.Marshal(map[string]string{"text": testworld.Post + s, "posted_at": testworld.Cutoff.Format(time.RFC3339)})
+		posts.Write(append(b, '\n'))
+	}
+	out, errOut, code := muse(t, posts.String(), env, "batch", "-", "--queue")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if id := lines[len(lines)-1]; code == 0 && batch.IsBatchID(id) {
+		return id
+	}
+	t.Fatalf("batch --queue: exit %d, stdout %q\n%s", code, out, errOut)
+	return ""
+}
+
+// startWorker starts `muse worker args...`; the test's end kills it if it
+// is still running. Its stderr is logged when the test fails.
+func startWorker(t *testing.T, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"worker"}, args...)...)
+	cmd.Env = append(append(os.Environ(), "MUSE_TEST_AS_MUSE=1"), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("worker %d stderr:\n%s", cmd.Process.Pid, stderr.String())
+		}
+	})
+	return cmd
+}
+
+// stopWorkers sends SIGTERM to the workers and waits for each to exit.
+func stopWorkers(t *testing.T, workers ...*exec.Cmd) {
+	t.Helper()
+	for _, cmd := range workers {
+		cmd.Process.Signal(syscall.SIGTERM)
+	}
+	for _, cmd := range workers {
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("worker after SIGTERM: %v", err)
+			}
+		case <-time.After(40 * time.Second):
+			t.Error("a worker did not stop on SIGTERM")
+		}
+	}
+}
+
+// waitBatch polls `muse batch status --json` until nothing of the batch is
+// queued or running, failing the test after within.
+func waitBatch(t *testing.T, env []string, id string, within time.Duration) jobs.Status {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		var st jobs.Status
+		out, errOut, code := muse(t, "", env, "batch", "status", "--json", id)
+		if code != 0 || json.Unmarshal([]byte(out), &st) != nil {
+			t.Fatalf("status: exit %d %q\n%s", code, out, errOut)
+		}
+		if st.Queued+st.Running == 0 {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("batch not finished within %v: %+v", within, st)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// batchResults is `muse batch results ID`, decoded.
+func batchResults(t *testing.T, env []string, id string) []batch.Result {
+	t.Helper()
+	out, errOut, code := muse(t, "", env, "batch", "results", id)
+	if code != 0 {
+		t.Fatalf("results: exit %d\n%s", code, errOut)
+	}
+	var rs []batch.Result
+	for l := range strings.Lines(out) {
+		var r batch.Result
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("result line %q: %v", l, err)
+		}
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+// chatTask names a model request's task: its schema, or "correction" for
+// the streamed note, which has none.
+func chatTask(c llmtest.Call) string { return cmp.Or(llmtest.SchemaName(*c.Chat), "correction") }
+
+// TestKilledWorkerJobFinishedByAnother: a `muse worker` killed with SIGKILL
+// while its correction call is in flight (the model holds the call until
+// told) leaves the job to River's rescuer (MUSE_QUEUE_RESCUE_AFTER=10s
+// here), and a second worker on the same database finishes it, resuming
+// the saved case: the model sees one queries call, the evidence calls of
+// one check, and two correction calls (the killed one and the one that
+// finished). One case holds the check.
+func TestKilledWorkerJobFinishedByAnother(t *testing.T) {
+	queueDatabases(t, func(t *testing.T, db string) {
+		w := testworld.New(t, nil)
+		inFlight, release := make(chan struct{}), make(chan struct{})
+		var corrections atomic.Int32
+		srv := llmtest.NewReplyServer(t, func(req openai.ChatCompletionRequest) (llmtest.Reply, error) {
+			if llmtest.SchemaName(req) == "" && corrections.Add(1) == 1 {
+				close(inFlight)
+				<-release
+			}
+			return w.Model.Handle(req)
+		})
+		t.Cleanup(func() { close(release) }) // before the server closes
+		env := append(queueEnv(w, srv.BaseURL, db), "MUSE_QUEUE_RESCUE_AFTER=10s")
+		id := enqueuePosts(t, env, "")
+		first := startWorker(t, env, "-j", "1")
+		select {
+		case <-inFlight:
+		case <-time.After(60 * time.Second):
+			t.Fatal("the first worker's correction call never came")
+		}
+		atKill := map[string]int{}
+		for _, c := range srv.ChatCalls() {
+			atKill[chatTask(c)]++
+		}
+		second := startWorker(t, env, "-j", "1")
+		if err := first.Process.Kill(); err != nil { // SIGKILL, mid-call
+			t.Fatal(err)
+		}
+		first.Wait()
+		t0 := time.Now()
+		st := waitBatch(t, env, id, 90*time.Second)
+		t.Logf("the job was finished %.1fs after the kill", time.Since(t0).Seconds())
+		if st.Total != 1 || st.Done != 1 {
+			t.Fatalf("status %+v, want the job done", st)
+		}
+		got := map[string]int{}
+		for _, c := range srv.ChatCalls() {
+			got[chatTask(c)]++
+		}
+		if got["queries"] != 1 || got["evidence"] != atKill["evidence"] || got["evidence"] == 0 || got["correction"] != 2 {
+			t.Errorf("model calls per stage %v (at the kill %v); want 1 queries call, the evidence calls unrepeated and 2 correction calls", got, atKill)
+		}
+		rs := batchResults(t, env, id)
+		if len(rs) != 1 || rs[0].Status != "done" || rs[0].Check == nil || !strings.HasPrefix(rs[0].Check.Correction.Text, "This post is") {
+			t.Fatalf("results %+v", rs)
+		}
+		out, errOut, code := muse(t, "", env, "cases", "--json")
+		var list []cases.Summary
+		if err := json.Unmarshal([]byte(out), &list); err != nil || code != 0 || len(list) != 1 || list[0].ID != rs[0].Check.ID {
+			t.Errorf("cases: exit %d, %v, %s\n%s; want the one case %s", code, err, out, errOut, rs[0].Check.ID)
+		}
+		stopWorkers(t, second)
+	})
 }
