@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -37,6 +38,7 @@ import (
 	"github.com/musecheck/muse/sources/llm/llmtest"
 	"github.com/musecheck/muse/sources/pgdb/pgdbtest"
 	"github.com/musecheck/muse/sources/search"
+	"github.com/musecheck/muse/sources/spend"
 	"github.com/musecheck/muse/tui"
 )
 
@@ -1345,5 +1347,83 @@ func TestKilledWorkerJobFinishedByAnother(t *testing.T) {
 			t.Errorf("cases: exit %d, %v, %s\n%s; want the one case %s", code, err, out, errOut, rs[0].Check.ID)
 		}
 		stopWorkers(t, second)
+	})
+}
+
+// TestDayCapHeldByFourWorkers: four `muse worker` processes share the day
+// cap through the ledger on the shared database: what the ledger holds
+// (settled calls and the reservations in flight), sampled throughout, never
+// passes the cap, nor does what the finished checks cost; the cap stops
+// some posts and each of them fails at once with the cap's reason.
+func TestDayCapHeldByFourWorkers(t *testing.T) {
+	queueDatabases(t, func(t *testing.T, db string) {
+		w := testworld.New(t, nil)
+		const capUSD = 0.10 // about four checks' calls at the price below
+		conf := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "muse", "config.toml")
+		if err := os.MkdirAll(filepath.Dir(conf), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(conf, []byte("[prices.\"test-model\"]\nprompt = 10.0\ncompletion = 10.0\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		env := append(queueEnv(w, w.Cfg.OpenAIBaseURL, db), fmt.Sprintf("MUSE_SPEND_CAP_DAY_USD=%.2f", capUSD))
+		id := enqueuePosts(t, env, " #1", " #2", " #3", " #4", " #5", " #6", " #7", " #8", " #9", " #10", " #11", " #12")
+		ledger, err := spend.Open(context.Background(), cmp.Or(db, filepath.Join(os.Getenv("XDG_DATA_HOME"), "muse", "spend.db")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ledger.Close()
+		var workers []*exec.Cmd
+		for range 4 {
+			workers = append(workers, startWorker(t, env, "-j", "2"))
+		}
+		var most atomic.Value // the most the ledger held, sampled every 10 ms
+		most.Store(0.0)
+		samples := 0
+		stop, sampled := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(sampled)
+			for {
+				if spent, err := ledger.Today(context.Background()); err == nil {
+					most.Store(max(most.Load().(float64), spent))
+					samples++
+				}
+				select {
+				case <-stop:
+					return
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+		}()
+		st := waitBatch(t, env, id, 120*time.Second)
+		stopWorkers(t, workers...)
+		close(stop)
+		<-sampled
+		spent, err := ledger.Today(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := max(most.Load().(float64), spent); m > capUSD+1e-9 {
+			t.Errorf("the ledger held $%.4f with a $%.2f cap", m, capUSD)
+		}
+		rs := batchResults(t, env, id)
+		checks, calls := 0.0, 0
+		for _, r := range rs {
+			if r.Check != nil {
+				checks += r.Check.Usage.CostUSD
+				calls += r.Check.Usage.LLMCalls
+			}
+			if r.Status != "done" && !strings.Contains(r.Error, fmt.Sprintf("spend cap of $%.2f per day reached", capUSD)) {
+				t.Errorf("line %d failed for another reason than the cap: %s", r.Line, r.Error)
+			}
+		}
+		if checks > capUSD+1e-9 || math.Abs(checks-spent) > 1e-6 {
+			t.Errorf("the checks cost $%.4f, the ledger holds $%.4f, with a $%.2f cap: want the same, within the cap", checks, spent, capUSD)
+		}
+		if st.Done == 0 || st.Failed == 0 || st.Done+st.Failed != 12 {
+			t.Errorf("status %+v: want some posts checked and the rest stopped by the cap", st)
+		}
+		t.Logf("%d done, %d stopped by the cap; %d model calls, $%.4f in the checks, the ledger at most $%.4f over %d samples (cap $%.2f)",
+			st.Done, st.Failed, calls, checks, most.Load(), samples, capUSD)
 	})
 }
