@@ -46,7 +46,7 @@ import (
 // the environment that would configure a provider, a model or a ratings
 // file, so a command sees only what the test gives it. It returns the
 // data folder ($XDG_DATA_HOME/muse).
-func isolate(t *testing.T) string {
+func isolate(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	for k, v := range map[string]string{
@@ -245,7 +245,7 @@ func TestMain(m *testing.M) {
 // muse runs the muse command (this binary, see TestMain) in the current
 // environment (isolate's) plus env, with stdin, and returns what it printed
 // and its exit code.
-func muse(t *testing.T, stdin string, env []string, args ...string) (stdout, stderr string, code int) {
+func muse(t testing.TB, stdin string, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -1187,7 +1187,7 @@ func queueEnv(w *testworld.Env, modelURL, db string) []string {
 
 // enqueuePosts queues one post per suffix of the world's post with
 // `muse batch - --queue` and returns the batch ID.
-func enqueuePosts(t *testing.T, env []string, suffixes ...string) string {
+func enqueuePosts(t testing.TB, env []string, suffixes ...string) string {
 	t.Helper()
 	var posts strings.Builder
 	for _, s := range suffixes {
@@ -1205,7 +1205,7 @@ func enqueuePosts(t *testing.T, env []string, suffixes ...string) string {
 
 // startWorker starts `muse worker args...`; the test's end kills it if it
 // is still running. Its stderr is logged when the test fails.
-func startWorker(t *testing.T, env []string, args ...string) *exec.Cmd {
+func startWorker(t testing.TB, env []string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"worker"}, args...)...)
 	cmd.Env = append(append(os.Environ(), "MUSE_TEST_AS_MUSE=1"), env...)
@@ -1225,7 +1225,7 @@ func startWorker(t *testing.T, env []string, args ...string) *exec.Cmd {
 }
 
 // stopWorkers sends SIGTERM to the workers and waits for each to exit.
-func stopWorkers(t *testing.T, workers ...*exec.Cmd) {
+func stopWorkers(t testing.TB, workers ...*exec.Cmd) {
 	t.Helper()
 	for _, cmd := range workers {
 		cmd.Process.Signal(syscall.SIGTERM)
@@ -1246,7 +1246,7 @@ func stopWorkers(t *testing.T, workers ...*exec.Cmd) {
 
 // waitBatch polls `muse batch status --json` until nothing of the batch is
 // queued or running, failing the test after within.
-func waitBatch(t *testing.T, env []string, id string, within time.Duration) jobs.Status {
+func waitBatch(t testing.TB, env []string, id string, within time.Duration) jobs.Status {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
@@ -1426,4 +1426,77 @@ func TestDayCapHeldByFourWorkers(t *testing.T) {
 		t.Logf("%d done, %d stopped by the cap; %d model calls, $%.4f in the checks, the ledger at most $%.4f over %d samples (cap $%.2f)",
 			st.Done, st.Failed, calls, checks, most.Load(), samples, capUSD)
 	})
+}
+
+// BenchmarkQueueThroughput: posts per minute checked by 1, 2 and 4 `muse
+// worker` processes (-j 1 each) with a loopback model that answers every
+// call after 1 s, against the latency-bound ideal: a text post's check
+// makes 3 model calls one after the other (queries, evidence, correction),
+// so a worker checks at most 20 posts a minute. Each worker gets 5 posts;
+// the time runs from the workers' start to the batch's end (start-up
+// included). On the SQLite queue and, with MUSE_TEST_DATABASE_URL, on
+// PostgreSQL. On demand only (a minute or two of wall time):
+//
+//	MUSE_QUEUE_BENCH=1 go test -run '^$' -bench QueueThroughput -benchtime 1x .
+func BenchmarkQueueThroughput(b *testing.B) {
+	if os.Getenv("MUSE_QUEUE_BENCH") != "1" {
+		b.Skip("set MUSE_QUEUE_BENCH=1 to run worker processes against a 1 s model (a minute or two)")
+	}
+	const perWorker, callsPerCheck = 5, 3
+	for _, engine := range []string{"sqlite", "postgres"} {
+		for _, workers := range []int{1, 2, 4} {
+			b.Run(fmt.Sprintf("%s/workers=%d", engine, workers), func(b *testing.B) {
+				isolate(b)
+				db := ""
+				if engine == "postgres" {
+					db = pgdbtest.Fresh(b)
+				}
+				w := testworld.New(b, nil, llmtest.WithDelay(time.Second))
+				env := queueEnv(w, w.Cfg.OpenAIBaseURL, db)
+				q, err := jobs.Open(context.Background(), jobs.Options{DatabaseURL: db,
+					Path: filepath.Join(os.Getenv("XDG_DATA_HOME"), "muse", "queue.db")})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer q.Close()
+				var elapsed time.Duration
+				posts := 0
+				for i := range b.N {
+					var suffixes []string
+					for p := range perWorker * workers {
+						suffixes = append(suffixes, fmt.Sprintf(" #%d-%d", i, p))
+					}
+					id := enqueuePosts(b, env, suffixes...)
+					b.ResetTimer()
+					t0 := time.Now()
+					var procs []*exec.Cmd
+					for range workers {
+						procs = append(procs, startWorker(b, env, "-j", "1"))
+					}
+					for {
+						st, err := q.BatchStatus(context.Background(), id)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if st.Queued+st.Running == 0 {
+							if st.Done != len(suffixes) {
+								b.Fatalf("status %+v", st)
+							}
+							break
+						}
+						time.Sleep(50 * time.Millisecond)
+					}
+					elapsed += time.Since(t0)
+					b.StopTimer()
+					posts += len(suffixes)
+					stopWorkers(b, procs...)
+				}
+				perMin := float64(posts) / elapsed.Minutes()
+				ideal := float64(workers) * 60 / callsPerCheck
+				b.ReportMetric(perMin, "posts/min")
+				b.ReportMetric(ideal, "ideal-posts/min")
+				b.ReportMetric(perMin/ideal, "of-ideal")
+			})
+		}
+	}
 }
