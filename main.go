@@ -1478,7 +1478,9 @@ func workerCmd(app *App) *cobra.Command {
 			"on any machine that reaches the database: each post is checked once. A model server that is\n" +
 			"busy or failing is retried with backoff; a post that cannot be checked fails with the reason.\n" +
 			"On SIGTERM or Ctrl-C the worker finishes the checks in hand within --grace, or releases them\n" +
-			"to another worker.",
+			"to another worker. A worker killed outright leaves its job to another once it has run for\n" +
+			"queue_rescue_after (MUSE_QUEUE_RESCUE_AFTER, default 31m). A job tried again resumes its case\n" +
+			"from the first stage not finished (not with --no-save, which keeps no case).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if parallel < 1 {
