@@ -1031,99 +1031,37 @@ func TestKillDuringStreamKeepsTheWords(t *testing.T) {
 // report them; SIGTERM stops the workers cleanly. On SQLite here, and on
 // the newsroom's PostgreSQL when a test cluster is configured.
 func TestQueuedBatchThroughWorkers(t *testing.T) {
-	engines := map[string]string{"sqlite": ""}
-	if os.Getenv(pgdbtest.Env) != "" {
-		engines["postgres"] = "fresh"
-	}
-	for name, db := range engines {
-		t.Run(name, func(t *testing.T) {
-			isolate(t)
-			if db != "" {
-				db = pgdbtest.Fresh(t)
+	queueDatabases(t, func(t *testing.T, db string) {
+		w := testworld.New(t, nil)
+		env := queueEnv(w, w.Cfg.OpenAIBaseURL, db)
+		id := enqueuePosts(t, env, "", " Share!", " RT", "") // the last repeats the first
+		workers := []*exec.Cmd{startWorker(t, env, "-j", "2"), startWorker(t, env, "-j", "2")}
+		if st := waitBatch(t, env, id, 60*time.Second); st.Total != 4 || st.Done != 4 {
+			t.Fatalf("status %+v, want 4 done", st)
+		}
+		queries := 0
+		for _, c := range w.LLM.ChatCalls() {
+			if llmtest.SchemaName(*c.Chat) == "queries" {
+				queries++
 			}
-			w := testworld.New(t, nil)
-			env := []string{"OPENAI_BASE_URL=" + w.Cfg.OpenAIBaseURL, "OPENAI_API_KEY=sk-test-key", "MUSE_MODEL=test-model",
-				"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
-				"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + w.Proxy.String(), "MUSE_DATABASE_URL=" + db}
-			var posts strings.Builder
-			for _, p := range []string{testworld.Post, testworld.Post + " Share!", testworld.Post + " RT", testworld.Post} {
-				b, _ := json.Marshal(map[string]string{"text": p, "posted_at": testworld.Cutoff.Format(time.RFC3339)})
-				posts.Write(append(b, '\n'))
+		}
+		if queries != 3 {
+			t.Errorf("%d query calls for 3 distinct posts: a post was checked twice or not at all", queries)
+		}
+		rs := batchResults(t, env, id)
+		if len(rs) != 4 {
+			t.Fatalf("%d results, want 4", len(rs))
+		}
+		for i, r := range rs {
+			if r.Line != i+1 || r.Status != "done" || r.Check == nil || !strings.HasPrefix(r.Check.Correction.Text, "This post is") {
+				t.Errorf("result %d: %+v", i, r)
 			}
-			out, errOut, code := muse(t, posts.String(), env, "batch", "-", "--queue")
-			lines := strings.Split(strings.TrimSpace(out), "\n")
-			id := lines[len(lines)-1]
-			if code != 0 || !batch.IsBatchID(id) {
-				t.Fatalf("batch --queue: exit %d, stdout %q\n%s", code, out, errOut)
-			}
-			var workers []*exec.Cmd
-			for range 2 {
-				cmd := exec.Command(os.Args[0], "worker", "-j", "2")
-				cmd.Env = append(append(os.Environ(), "MUSE_TEST_AS_MUSE=1"), env...)
-				var stderr bytes.Buffer
-				cmd.Stderr = &stderr
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				workers = append(workers, cmd)
-				t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-			}
-			var st jobs.Status
-			deadline := time.Now().Add(60 * time.Second)
-			for {
-				out, errOut, code := muse(t, "", env, "batch", "status", "--json", id)
-				if code != 0 || json.Unmarshal([]byte(out), &st) != nil {
-					t.Fatalf("status: exit %d %q\n%s", code, out, errOut)
-				}
-				if st.Queued+st.Running == 0 || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(200 * time.Millisecond)
-			}
-			if st.Total != 4 || st.Done != 4 {
-				t.Fatalf("status %+v, want 4 done", st)
-			}
-			queries := 0
-			for _, c := range w.LLM.ChatCalls() {
-				if llmtest.SchemaName(*c.Chat) == "queries" {
-					queries++
-				}
-			}
-			if queries != 3 {
-				t.Errorf("%d query calls for 3 distinct posts: a post was checked twice or not at all", queries)
-			}
-			out, errOut, code = muse(t, "", env, "batch", "results", id)
-			rs := strings.Split(strings.TrimSpace(out), "\n")
-			if code != 0 || len(rs) != 4 {
-				t.Fatalf("results: exit %d, %d lines\n%s", code, len(rs), errOut)
-			}
-			for i, l := range rs {
-				var r batch.Result
-				if err := json.Unmarshal([]byte(l), &r); err != nil || r.Line != i+1 || r.Status != "done" || r.Check == nil ||
-					!strings.HasPrefix(r.Check.Correction.Text, "This post is") {
-					t.Errorf("result %d: %s (%v)", i, l, err)
-				}
-			}
-			for _, cmd := range workers {
-				cmd.Process.Signal(syscall.SIGTERM)
-			}
-			for _, cmd := range workers {
-				done := make(chan error, 1)
-				go func() { done <- cmd.Wait() }()
-				select {
-				case err := <-done:
-					if err != nil {
-						t.Errorf("worker after SIGTERM: %v", err)
-					}
-				case <-time.After(40 * time.Second):
-					t.Error("a worker did not stop on SIGTERM")
-				}
-			}
-			if _, errOut, code := muse(t, "", env, "batch", "status", "b-20000101-000000-00000000"); code != 2 || !strings.Contains(errOut, "no such batch") {
-				t.Errorf("unknown batch: exit %d\n%s", code, errOut)
-			}
-		})
-	}
+		}
+		stopWorkers(t, workers...)
+		if _, errOut, code := muse(t, "", env, "batch", "status", "b-20000101-000000-00000000"); code != 2 || !strings.Contains(errOut, "no such batch") {
+			t.Errorf("unknown batch: exit %d\n%s", code, errOut)
+		}
+	})
 }
 
 // TestProxySSRFThroughTheBinary: with HTTP_PROXY set to a proxy that reads
