@@ -1039,14 +1039,8 @@ func TestQueuedBatchThroughWorkers(t *testing.T) {
 		if st := waitBatch(t, env, id, 60*time.Second); st.Total != 4 || st.Done != 4 {
 			t.Fatalf("status %+v, want 4 done", st)
 		}
-		queries := 0
-		for _, c := range w.LLM.ChatCalls() {
-			if llmtest.SchemaName(*c.Chat) == "queries" {
-				queries++
-			}
-		}
-		if queries != 3 {
-			t.Errorf("%d query calls for 3 distinct posts: a post was checked twice or not at all", queries)
+		if n := callsPerTask(w.LLM)["queries"]; n != 3 {
+			t.Errorf("%d query calls for 3 distinct posts: a post was checked twice or not at all", n)
 		}
 		rs := batchResults(t, env, id)
 		if len(rs) != 4 {
@@ -1221,9 +1215,15 @@ func batchResults(t *testing.T, env []string, id string) []batch.Result {
 	return rs
 }
 
-// chatTask names a model request's task: its schema, or "correction" for
-// the streamed note, which has none.
-func chatTask(c llmtest.Call) string { return cmp.Or(llmtest.SchemaName(*c.Chat), "correction") }
+// callsPerTask counts the model's chat requests so far by task: the
+// schema's name, or "correction" for the streamed note, which has none.
+func callsPerTask(srv *llmtest.Server) map[string]int {
+	n := map[string]int{}
+	for _, c := range srv.ChatCalls() {
+		n[cmp.Or(llmtest.SchemaName(*c.Chat), "correction")]++
+	}
+	return n
+}
 
 // TestKilledWorkerJobFinishedByAnother: a `muse worker` killed with SIGKILL
 // while its correction call is in flight (the model holds the call until
@@ -1253,10 +1253,7 @@ func TestKilledWorkerJobFinishedByAnother(t *testing.T) {
 		case <-time.After(60 * time.Second):
 			t.Fatal("the first worker's correction call never came")
 		}
-		atKill := map[string]int{}
-		for _, c := range srv.ChatCalls() {
-			atKill[chatTask(c)]++
-		}
+		atKill := callsPerTask(srv)
 		second := startWorker(t, env, "-j", "1")
 		if err := first.Process.Kill(); err != nil { // SIGKILL, mid-call
 			t.Fatal(err)
@@ -1268,10 +1265,7 @@ func TestKilledWorkerJobFinishedByAnother(t *testing.T) {
 		if st.Total != 1 || st.Done != 1 {
 			t.Fatalf("status %+v, want the job done", st)
 		}
-		got := map[string]int{}
-		for _, c := range srv.ChatCalls() {
-			got[chatTask(c)]++
-		}
+		got := callsPerTask(srv)
 		if got["queries"] != 1 || got["evidence"] != atKill["evidence"] || got["evidence"] == 0 || got["correction"] != 2 {
 			t.Errorf("model calls per stage %v (at the kill %v); want 1 queries call, the evidence calls unrepeated and 2 correction calls", got, atKill)
 		}
