@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -302,13 +303,13 @@ func TestTransientAndPermanentFailuresThroughTheQueue(t *testing.T) {
 			case tag == "#limited":
 				return nil, llmtest.ErrRateLimit
 			default:
-				return &llmtest.Reply{Delay: 3 * time.Second}, nil
+				return &llmtest.Reply{Delay: 5 * time.Second}, nil
 			}
 		}
 		return nil, nil
 	})
 	id := w.enqueue(t, " #limited", " #slow", " #refused")
-	rs := w.work(t, id, pipeline.Options{LLMTimeout: 500 * time.Millisecond})
+	rs := w.work(t, id, pipeline.Options{LLMTimeout: 1500 * time.Millisecond})
 	if len(rs) != 3 {
 		t.Fatalf("%d results", len(rs))
 	}
@@ -322,5 +323,64 @@ func TestTransientAndPermanentFailuresThroughTheQueue(t *testing.T) {
 	}
 	if seen["#refused"] != 1 {
 		t.Errorf("the refused request was sent %d times", seen["#refused"])
+	}
+}
+
+// A job's case ID is the same on every attempt and differs between jobs;
+// resume picks up a saved case where it stopped, passes over a finished
+// one, and checks afresh when the case holds another post.
+func TestResumeFromTheJobsCase(t *testing.T) {
+	ctx := context.Background()
+	w := newQueueWorld(t, func(openai.ChatCompletionRequest) (*llmtest.Reply, error) { return nil, nil })
+	e, closeFn, err := setup.NewFromConfig(ctx, w.env.Cfg, w.env.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	queued := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	job := func(id int64) jobs.Job {
+		return jobs.Job{ID: id, Key: "k", CreatedAt: queued, Attempt: 1}
+	}
+	j := job(7)
+	again := j
+	again.Attempt = 3
+	if CaseID(j) != CaseID(again) || CaseID(j) == CaseID(job(8)) || !regexp.MustCompile(`^[0-9a-hjkmnp-tv-z]{16}$`).MatchString(CaseID(j)) {
+		t.Errorf("case IDs %q (again %q, another job %q)", CaseID(j), CaseID(again), CaseID(job(8)))
+	}
+	p := Post{Text: testworld.Post}
+	c, from, err := resume(ctx, w.store, e, j, p)
+	if err != nil || from != pipeline.StageImages || c.ID != CaseID(j) {
+		t.Fatalf("nothing saved: from %q, ID %q (%v)", from, c.ID, err)
+	}
+	c.Queries = []pipeline.Query{{Text: "Springfield bicycle ban", Origin: pipeline.OriginModel, Enabled: true}}
+	for _, st := range pipeline.Stages {
+		state := pipeline.StateWaiting
+		switch st {
+		case pipeline.StageImages:
+			state = pipeline.StateSkipped
+		case pipeline.StageQueries:
+			state = pipeline.StateDone
+		case pipeline.StageSearch:
+			state = pipeline.StateRunning
+		}
+		c.Stages = append(c.Stages, pipeline.StageInfo{Stage: st, State: state})
+	}
+	if err := w.store.Save(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	got, from, err := resume(ctx, w.store, e, again, p)
+	if err != nil || from != pipeline.StageSearch || len(got.Queries) != 1 {
+		t.Fatalf("killed in the search: from %q, queries %v (%v)", from, got.Queries, err)
+	}
+	for i := range c.Stages {
+		c.Stages[i].State = pipeline.StateDone
+	}
+	w.store.Save(ctx, c)
+	if _, from, err := resume(ctx, w.store, e, again, p); err != nil || from != "" {
+		t.Errorf("every stage done: from %q (%v), want nothing to run", from, err)
+	}
+	fresh, from, err := resume(ctx, w.store, e, again, Post{Text: "another post"})
+	if err != nil || from != pipeline.StageImages || fresh.ID == CaseID(j) || len(fresh.Queries) != 0 {
+		t.Errorf("a case of another post: from %q, ID %q, queries %v (%v)", from, fresh.ID, fresh.Queries, err)
 	}
 }
