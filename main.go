@@ -1571,7 +1571,9 @@ func workerCmd(app *App) *cobra.Command {
 			"on any machine that reaches the database: each post is checked once. A model server that is\n" +
 			"busy or failing is retried with backoff; a post that cannot be checked fails with the reason.\n" +
 			"On SIGTERM or Ctrl-C the worker finishes the checks in hand within --grace, or releases them\n" +
-			"to another worker.",
+			"to another worker. A worker killed outright leaves its job to another once it has run for\n" +
+			"queue_rescue_after (MUSE_QUEUE_RESCUE_AFTER, default 31m). A job tried again resumes its case\n" +
+			"from the first stage not finished (not with --no-save, which keeps no case).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if parallel < 1 {
@@ -1589,9 +1591,12 @@ func workerCmd(app *App) *cobra.Command {
 			defer closeEngine()
 			ro, closeCases, _ := recordOptions(cmd.Context(), app, eng, noSave)
 			defer closeCases()
-			run := app.keptRun(eng, ro)
+			wo := batch.WorkOptions{Parallel: parallel, Grace: grace, Run: app.keptRun(eng, ro)}
+			if st, ok := ro.Store.(batch.CaseReader); ok {
+				wo.Cases = st // a job tried again resumes its case
+			}
 			fmt.Fprintf(app.Stderr, "muse: worker checking queued posts, %d at a time; Ctrl-C or SIGTERM stops it\n", parallel)
-			if err := batch.Work(cmd.Context(), q, eng, parallel, grace, run); err != nil {
+			if err := batch.Work(cmd.Context(), q, eng, wo); err != nil {
 				return err
 			}
 			fmt.Fprintln(app.Stderr, "muse: worker stopped")
@@ -1612,15 +1617,16 @@ func (app *App) progress() io.Writer {
 	return app.Stderr
 }
 
-// keptRun runs one check of a batch (in process or from the queue) as a
-// new case; a check whose case could not be kept fails, saying so.
-func (app *App) keptRun(eng *pipeline.Engine, ro cases.RecordOptions) func(context.Context, *pipeline.Check) error {
-	return func(ctx context.Context, c *pipeline.Check) error {
-		c.ID = cases.NewID()
+// keptRun runs one check of a batch (in process or from the queue) from
+// the stage from, keeping it as the case c.ID (new, or the saved case of a
+// queued job tried again); a check whose case could not be kept fails,
+// saying so.
+func (app *App) keptRun(eng *pipeline.Engine, ro cases.RecordOptions) batch.RunFunc {
+	return func(ctx context.Context, c *pipeline.Check, from pipeline.Stage) error {
 		o := ro
 		var saveErr error
 		o.OnSaveError = func(err error) { saveErr = err }
-		err := app.record(ctx, eng, c, pipeline.StageImages, o)
+		err := app.record(ctx, eng, c, from, o)
 		if err == nil && saveErr != nil {
 			err = fmt.Errorf("the check finished but its case could not be kept: %w", saveErr)
 		}

@@ -89,6 +89,12 @@ type Config struct {
 	ConfigDir string `toml:"-"`
 	File      string `toml:"-"` // the config file read, if any
 
+	// QueueRescueAfter is how long a queued check may run before its
+	// worker is taken to be dead and the job is given to another worker
+	// (zero: the job queue's default of 31 minutes); a check that takes
+	// longer is stopped and retried from its saved case.
+	QueueRescueAfter time.Duration `toml:"queue_rescue_after" env:"MUSE_QUEUE_RESCUE_AFTER"`
+
 	// Problems are what is wrong in the config file (unknown keys, values
 	// of the wrong type), one sentence each; every command warns of them
 	// and doctor lists them.
@@ -377,7 +383,7 @@ func (c *Config) LedgerPath() string {
 // `muse worker` lives: the newsroom's database, else queue.db under the
 // data directory.
 func (c *Config) QueueOptions() jobs.Options {
-	return jobs.Options{DatabaseURL: c.DatabaseURL, Path: filepath.Join(c.DataDir, "queue.db")}
+	return jobs.Options{DatabaseURL: c.DatabaseURL, Path: filepath.Join(c.DataDir, "queue.db"), RescueAfter: c.QueueRescueAfter}
 }
 
 // InstalledRatingsPath is where `muse sources update` keeps the ratings file.
