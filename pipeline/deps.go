@@ -67,6 +67,9 @@ type CorrectionInput struct {
 	Post     Post
 	Images   []Image
 	Evidence []EvidenceForPrompt
+	// Language is the language to write in (ISO 639-1): the checker's
+	// Options.CorrectionLanguage, else the post's; "" is English.
+	Language string
 }
 
 // EvidenceForPrompt is one included quote with what a reader needs to
