@@ -84,6 +84,10 @@ type Query struct {
 	Text    string `json:"text"`
 	Origin  string `json:"origin"` // model|user|fallback
 	Enabled bool   `json:"enabled"`
+	// Language is the language the query is known to be written in (ISO
+	// 639-1): English for the English query of a post in another language,
+	// the post's for queries made from its text; "" when not known.
+	Language string `json:"language,omitempty"`
 }
 
 // Hit is one search result before its page is read.

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -361,16 +362,21 @@ func (r *run) relevance(ctx context.Context, st Stage, from int) {
 func postText(c *Check) Text { return Text{postForSearch(c), c.Post.Language} }
 
 // queryTexts are the enabled queries, each in its language: the one
-// detected when whatlanggo is sure of it, else the post's (a query of
-// names and numbers says nothing of its language).
+// recorded when it was written (Query.Language), else the one detected
+// when whatlanggo is sure of it, else the post's (a query of a few names
+// and words rarely says its language).
 func queryTexts(c *Check) []Text {
 	var out []Text
-	for _, q := range c.EnabledQueries() {
-		code := c.Post.Language
-		if d := lang.Detect(q); d.Reliable {
+	for _, q := range c.Queries {
+		t := strings.TrimSpace(q.Text)
+		if !q.Enabled || t == "" {
+			continue
+		}
+		code := q.Language
+		if d := lang.Detect(t); code == "" && d.Reliable {
 			code = d.Code
 		}
-		out = append(out, Text{q, code})
+		out = append(out, Text{t, cmp.Or(code, c.Post.Language)})
 	}
 	return out
 }

@@ -149,7 +149,7 @@ func (r *run) queries(ctx context.Context) (int, error) {
 	if len(c.Images) > 0 || len(c.Post.Images) > 0 {
 		n = 5 // the paper asks for five when the post has images
 	}
-	add := func(text, origin string) {
+	add := func(text, origin, code string) {
 		text = strings.TrimSpace(text)
 		if text == "" {
 			return
@@ -159,13 +159,13 @@ func (r *run) queries(ctx context.Context) (int, error) {
 				return
 			}
 		}
-		q := Query{Text: text, Origin: origin, Enabled: true}
+		q := Query{Text: text, Origin: origin, Enabled: true, Language: code}
 		c.Queries = append(c.Queries, q)
 		r.item(StageQueries, q, "query added")
 	}
 	if r.e.opts.NoLLM {
 		for _, q := range keyPhrases(postText(c), n) {
-			add(q, OriginFallback)
+			add(q, OriginFallback, c.Post.Language)
 		}
 		return len(c.Queries), nil
 	}
@@ -182,8 +182,11 @@ func (r *run) queries(ctx context.Context) (int, error) {
 		// A post in another language may have one query in English besides.
 		limit := prompts.MaxQueries(promptPost(c.Post, nil), n)
 		for i, q := range qs {
-			if i < limit {
-				add(q, OriginModel)
+			switch {
+			case i >= n && i < limit:
+				add(q, OriginModel, "en") // the one the prompt asks for in English
+			case i < n:
+				add(q, OriginModel, "")
 			}
 		}
 	}
@@ -191,7 +194,7 @@ func (r *run) queries(ctx context.Context) (int, error) {
 		if err == nil {
 			r.warn(StageQueries, "the model found the post not informative; searching the post's own text")
 		}
-		add(fallbackQuery(postForSearch(c)), OriginFallback)
+		add(fallbackQuery(postForSearch(c)), OriginFallback, c.Post.Language)
 	}
 	if len(c.Queries) == 0 {
 		r.warn(StageQueries, "the post has no words to search for")
