@@ -90,7 +90,7 @@ func contentWords(text, code string) []string {
 // rulings say "this claim").
 func stopKey(w, code string) string {
 	if code == "en" {
-		return pluralFold(w)
+		return lang.FoldDiacritics(pluralFold(w))
 	}
 	return w
 }
