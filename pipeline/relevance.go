@@ -331,6 +331,8 @@ func (r *run) relevance(ctx context.Context, st Stage, from int) {
 	gate := func(s *Source, reason string) {
 		switch {
 		case s.Boosted:
+		case unsegmented[lang.Base(s.Language)]:
+			s.Reason = "written in " + lang.Label(lang.Base(s.Language)) + ", whose words are not cut apart here: judged by the evidence model"
 		case !sharesLanguage(s.Language, post, queries):
 			s.Reason = "written in " + lang.Label(lang.Base(s.Language)) + ", as neither the post nor a query is: judged by the evidence model"
 		default:
@@ -356,6 +358,11 @@ func (r *run) relevance(ctx context.Context, st Stage, from int) {
 		}
 	}
 }
+
+// unsegmented are the languages written without spaces between words:
+// their shared words cannot be counted, so their pages are never kept out
+// by the count.
+var unsegmented = map[string]bool{"zh": true, "ja": true, "th": true, "lo": true, "km": true, "my": true}
 
 // postText is the post as the relevance judges it: its text with the
 // image descriptions, in its language.

@@ -53,7 +53,7 @@ func TestRelevancePerLanguage(t *testing.T) {
 // A page in another language than the post is judged by the queries in its
 // language: the Spanish post's English query lets the English page through,
 // names and numbers meet across languages, and a page in a language that
-// no text is in is never kept out for it.
+// no text is in, or whose words are not cut apart, is never kept out for it.
 func TestRelevanceAcrossLanguages(t *testing.T) {
 	th := Options{}.withDefaults().LexicalThreshold
 	post := Text{"El Ayuntamiento de Sevilla prohibió todas las bicicletas en la Avenida de la Constitución", "es"}
@@ -75,6 +75,8 @@ func TestRelevanceAcrossLanguages(t *testing.T) {
 		Sources: []Source{
 			{URL: "http://www.dw.com/de/a", Title: "Radfahren in Europa", Language: "de", Status: StatusPending,
 				Paragraphs: []string{strings.Repeat("Die Städte Europas bauen mehr Radwege für den Verkehr. ", 20)}},
+			{URL: "http://www.nikkei.com/c", Title: "市場", Language: "ja", Status: StatusPending,
+				Paragraphs: []string{strings.Repeat("火曜日の株式市場は企業の決算を好感して上昇した。", 20)}},
 			{URL: "http://www.reuters.com/b", Title: "Markets", Language: "en", Status: StatusPending,
 				Paragraphs: []string{strings.Repeat("Stocks rose on Tuesday as investors cheered earnings. ", 20)}},
 		}}
@@ -88,7 +90,10 @@ func TestRelevanceAcrossLanguages(t *testing.T) {
 	if s := c.Sources[0]; s.Status == StatusIrrelevant || !strings.Contains(s.Reason, "German (de)") {
 		t.Errorf("German page: %s (%s)", s.Status, s.Reason)
 	}
-	if s := c.Sources[1]; s.Status != StatusIrrelevant {
+	if s := c.Sources[1]; s.Status == StatusIrrelevant || !strings.Contains(s.Reason, "Japanese (ja), whose words are not cut apart") {
+		t.Errorf("Japanese page: %s (%s)", s.Status, s.Reason)
+	}
+	if s := c.Sources[2]; s.Status != StatusIrrelevant {
 		t.Errorf("unrelated English page: %s (%.2f)", s.Status, s.Relevance)
 	}
 }
