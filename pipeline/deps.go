@@ -125,6 +125,7 @@ type ArchivedPage struct {
 	Text      string
 	Publisher string
 	Published time.Time
+	Language  string // ISO 639-1; "" reads as English
 }
 
 // Archiver keeps every page the engine reads. Optional. A failed Save

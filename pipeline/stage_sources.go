@@ -155,7 +155,7 @@ func (r *run) fetchAndExtract(ctx context.Context, s *Source) bool {
 	s.Image = a.Image
 	if r.e.deps.Archive != nil && (a.Title != "" || a.Text != "") {
 		err := r.e.deps.Archive.Save(ctx, ArchivedPage{URL: cmp.Or(final, s.URL), Title: a.Title, Text: a.Text,
-			Publisher: s.Publisher, Published: a.Published})
+			Publisher: s.Publisher, Published: a.Published, Language: s.Language})
 		if err != nil && ctx.Err() == nil {
 			r.warn(StageSources, "%v", err) // Archiver's errors name the page (see Archiver)
 		}
