@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"html"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -194,37 +193,21 @@ func NewLang(t testing.TB, code string) *LangEnv {
 		rw.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(rw, LocalHTML(code, w, p))
 	}))
-	sx := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/search" || r.URL.Query().Get("format") != "json" {
-			http.Error(rw, "not found", http.StatusNotFound)
-			return
-		}
-		q := r.URL.Query().Get("q")
+	sx := SearXNGLanguage(t, func(q, language string) []string {
 		env.mu.Lock()
-		env.searches = append(env.searches, Search{q, r.URL.Query().Get("language")})
+		env.searches = append(env.searches, Search{q, language})
 		env.mu.Unlock()
-		var found []LangPage
+		var found []string
 		switch {
 		case w.English != "" && q == w.English && w.EnglishPage != nil:
-			found = []LangPage{*w.EnglishPage}
+			found = []string{w.EnglishPage.URL()}
 		case slices.Contains(w.Queries, q):
-			found = w.Pages
+			for _, p := range w.Pages {
+				found = append(found, p.URL())
+			}
 		}
-		type result struct {
-			URL     string `json:"url"`
-			Title   string `json:"title"`
-			Content string `json:"content"`
-			Engine  string `json:"engine"`
-		}
-		res := []result{}
-		for _, p := range found {
-			res = append(res, result{URL: p.URL(), Title: p.Title, Content: p.Title, Engine: "duckduckgo"})
-		}
-		rw.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(rw).Encode(map[string]any{"query": q, "number_of_results": len(res),
-			"results": res, "answers": []any{}, "suggestions": []any{}, "unresponsive_engines": []any{}})
-	}))
-	t.Cleanup(sx.Close)
+		return found
+	})
 	dir := t.TempDir()
 	ratings := filepath.Join(dir, "ratings.csv")
 	if err := os.WriteFile(ratings, languageRatingsCSV, 0o644); err != nil {

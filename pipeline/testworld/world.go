@@ -144,6 +144,11 @@ func NewsProxy(t testing.TB, pages map[string]Page) *url.URL {
 // SearXNG answers /search?format=json with the URLs resultsFor gives
 // for the query, as SearXNG's JSON API does.
 func SearXNG(t testing.TB, resultsFor func(q string) []string) *httptest.Server {
+	return SearXNGLanguage(t, func(q, _ string) []string { return resultsFor(q) })
+}
+
+// SearXNGLanguage is SearXNG with the request's language parameter too.
+func SearXNGLanguage(t testing.TB, resultsFor func(q, language string) []string) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/search" || r.URL.Query().Get("format") != "json" {
 			http.Error(w, "not found", http.StatusNotFound)
@@ -156,7 +161,7 @@ func SearXNG(t testing.TB, resultsFor func(q string) []string) *httptest.Server 
 			Engine  string `json:"engine"`
 		}
 		var res []result
-		for _, u := range resultsFor(r.URL.Query().Get("q")) {
+		for _, u := range resultsFor(r.URL.Query().Get("q"), r.URL.Query().Get("language")) {
 			res = append(res, result{URL: u, Title: "Result for " + u, Content: "Springfield bicycles Main Street", Engine: "duckduckgo"})
 		}
 		w.Header().Set("Content-Type", "application/json")
