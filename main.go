@@ -1401,6 +1401,9 @@ func enqueueBatch(cmd *cobra.Command, app *App, in io.Reader, ef *postFlags) err
 	}
 	defer q.Close()
 	options := fmt.Sprintf("model=%s hits=%d no-llm=%t", app.Cfg.Model, eo.FirstPassHits, eo.NoLLM)
+	if eo.CorrectionLanguage != "" {
+		options += " correction-language=" + eo.CorrectionLanguage // a check in another language is another job
+	}
 	enq, err := batch.Enqueue(cmd.Context(), q, in, options)
 	for _, b := range enq.Bad {
 		fmt.Fprintln(app.Stderr, "muse: skipped", b)
