@@ -2,7 +2,6 @@ package testworld
 
 import (
 	"cmp"
-	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -220,22 +219,13 @@ func NewLang(t testing.TB, code string) *LangEnv {
 }
 
 // Options are the engine options that reach the world.
-func (env *LangEnv) Options() pipeline.Options {
-	return pipeline.Options{PageProxy: env.Proxy, LLMRetryDelay: 10 * time.Millisecond}
-}
+func (env *LangEnv) Options() pipeline.Options { return worldOptions(env.Proxy) }
 
 // Check runs the world's post (language left to detection) through an
 // engine built from env's configuration with opts.
 func (env *LangEnv) Check(t testing.TB, opts pipeline.Options) (*pipeline.Check, error) {
 	t.Helper()
-	e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeFn()
-	c := e.NewCheck(pipeline.Post{Text: env.World.Post, PostedAt: LangCutoff}, LangCutoff)
-	err = e.Run(context.Background(), c, pipeline.StageImages, nil)
-	return c, err
+	return checkPost(t, env.Cfg, opts, pipeline.Post{Text: env.World.Post, PostedAt: LangCutoff}, LangCutoff)
 }
 
 // LangModel answers like a good model that follows the language its
