@@ -36,10 +36,6 @@ var stemmers = map[string]func(*snowball.Env) bool{
 	"ru": russian.Stem, "sv": swedish.Stem, "tr": turkish.Stem,
 }
 
-// HasStemmer says whether words of the language (a Base code) are stemmed;
-// the words of the others are only lower-cased and folded.
-func HasStemmer(code string) bool { return stemmers[code] != nil }
-
 // Base returns the language code text is stemmed under: the ISO 639-1
 // part of a tag such as "pt-BR", English when empty. A language without a
 // stemmer is kept as given.

@@ -59,9 +59,6 @@ type stopSet struct {
 	m    analysis.TokenMap
 }
 
-// HasStopWords says whether the language (a Base code) has a stop list.
-func HasStopWords(code string) bool { return stopLists[code] != nil }
-
 // IsStopWord says whether w (lower case) is a function word of the
 // language (a Base code): one that says nothing about what a text is
 // about. A language without a list has none.
