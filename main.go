@@ -451,6 +451,7 @@ func extractArticle(ctx context.Context, app *App, arg, origURL string) (*extrac
 type postFlags struct {
 	before, author, handle, postedAt, language string
 	images                                     []string
+	correctionLanguage                         string
 	noLLM                                      bool
 	hits                                       int
 }
@@ -471,6 +472,7 @@ func (f *postFlags) register(fl *pflag.FlagSet) {
 func (f *postFlags) registerEngine(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.noLLM, "no-llm", false, "extractive mode: sources and quotes without a model, and no verdict")
 	fl.IntVar(&f.hits, "hits", 0, "hits per query from each search provider in the first search (config hits_per_query; default 5)")
+	fl.StringVar(&f.correctionLanguage, "correction-language", "", "write the correction in this language (es, de, English…); default: the post's")
 }
 
 // engineOptions are the engine options the flags set.
@@ -478,7 +480,13 @@ func (f *postFlags) engineOptions(cmd *cobra.Command) (pipeline.Options, error) 
 	if cmd.Flags().Changed("hits") && f.hits <= 0 {
 		return pipeline.Options{}, usagef("--hits %d: want a number of hits of 1 or more", f.hits)
 	}
-	return pipeline.Options{NoLLM: f.noLLM, FirstPassHits: f.hits}, nil
+	var cl string
+	if f.correctionLanguage != "" {
+		if cl = lang.Normalise(f.correctionLanguage); cl == "" {
+			return pipeline.Options{}, usagef("--correction-language %q: not a language (try a code such as es, de or en)", f.correctionLanguage)
+		}
+	}
+	return pipeline.Options{NoLLM: f.noLLM, FirstPassHits: f.hits, CorrectionLanguage: cl}, nil
 }
 
 // parse reads the post flags: the post's metadata, the cutoff and the
@@ -1486,6 +1494,9 @@ func enqueueBatch(cmd *cobra.Command, app *App, in io.Reader, ef *postFlags) err
 	}
 	defer q.Close()
 	options := fmt.Sprintf("model=%s hits=%d no-llm=%t", app.Cfg.Model, eo.FirstPassHits, eo.NoLLM)
+	if eo.CorrectionLanguage != "" {
+		options += " correction-language=" + eo.CorrectionLanguage // a check in another language is another job
+	}
 	enq, err := batch.Enqueue(cmd.Context(), q, in, options)
 	for _, b := range enq.Bad {
 		fmt.Fprintln(app.Stderr, "muse: skipped", b)

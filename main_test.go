@@ -1086,12 +1086,16 @@ func TestProxySSRFThroughTheBinary(t *testing.T) {
 	}
 }
 
-// --language takes a language in any usual spelling; anything else is a
-// usage error before any work.
+// --language and --correction-language take a language in any usual
+// spelling; anything else is a usage error before any work.
 func TestLanguageFlag(t *testing.T) {
 	isolate(t)
 	_, errOut, code := muse(t, "", nil, "check", "--no-llm", "--language", "klingon-x", "a post")
 	if code != 2 || !strings.Contains(errOut, "--language") {
+		t.Errorf("exit %d\n%s", code, errOut)
+	}
+	_, errOut, code = muse(t, "", nil, "check", "--no-llm", "--correction-language", "klingon-x", "a post")
+	if code != 2 || !strings.Contains(errOut, "--correction-language") {
 		t.Errorf("exit %d\n%s", code, errOut)
 	}
 }

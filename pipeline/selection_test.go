@@ -71,7 +71,7 @@ func TestSelectParagraphsKeepsRulings(t *testing.T) {
 		n++
 		sent := 0
 		found := false
-		for _, s := range selectParagraphs(post, paras, budget) {
+		for _, s := range selectParagraphs(newParaQuery(Text{Text: post}, nil, ""), paras, budget) {
 			sent += len(s)
 			for _, r := range paras[ruling+1:] {
 				found = found || strings.TrimSpace(s) != "" && strings.HasPrefix(r, s)
