@@ -148,9 +148,15 @@ func (p params) rank(q *queryModel, docs []*docTerms, vs []*docView, df map[stri
 
 // views looks at each document through the terms ts.
 func views(docs []*docTerms, ts []string) []*docView {
+	idx := make(map[string]int, len(ts))
+	for k, t := range ts {
+		if _, dup := idx[t]; !dup {
+			idx[t] = k
+		}
+	}
 	out := make([]*docView, len(docs))
 	for i, d := range docs {
-		out[i] = d.view(ts)
+		out[i] = d.view(ts, idx)
 	}
 	return out
 }
@@ -267,47 +273,27 @@ type docVersion struct {
 	titleLen, textLen int
 }
 
-// loadDocs fills each candidate's doc from the cache or the database.
+// loadDocs fills each candidate's doc from the cache or the database;
+// the first stage has read each candidate's version.
 func (s *Store) loadDocs(ctx context.Context, cands []*candidate) error {
-	ids := make([]string, len(cands))
-	for i, c := range cands {
-		ids[i] = fmt.Sprint(c.id)
-	}
 	byID := make(map[int64]*candidate, len(cands))
-	for _, c := range cands {
-		byID[c.id] = c
-	}
-	// The ids are our own integers, so listing them in the SQL is safe.
-	rows, err := s.db.QueryContext(ctx, `SELECT id, updated_at, title_len, text_len FROM docs WHERE id IN (`+strings.Join(ids, ",")+`)`)
-	if err != nil {
-		return fmt.Errorf("load candidate texts: %w", err)
-	}
 	var missing []string
 	s.terms.mu.Lock()
-	for rows.Next() {
-		var id int64
-		var v docVersion
-		if err := rows.Scan(&id, &v.updated, &v.titleLen, &v.textLen); err != nil {
-			s.terms.mu.Unlock()
-			rows.Close()
-			return fmt.Errorf("load candidate texts: %w", err)
-		}
-		if d := s.terms.m[id]; d != nil && d.version == v {
-			byID[id].doc = d
+	for _, c := range cands {
+		byID[c.id] = c
+		if d := s.terms.m[c.id]; d != nil && d.version == c.version {
+			c.doc = d
 		} else {
-			missing = append(missing, fmt.Sprint(id))
+			missing = append(missing, fmt.Sprint(c.id))
 		}
 	}
 	s.terms.mu.Unlock()
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("load candidate texts: %w", err)
-	}
 	if len(missing) == 0 {
 		return nil
 	}
-	rows, err = s.db.QueryContext(ctx, `SELECT id, updated_at, title_len, text_len, title_terms, text_terms, substr(text, 1, 4096)
-FROM docs WHERE id IN (`+strings.Join(missing, ",")+`)`)
+	// The ids are our own integers, so listing them in the SQL is safe.
+	rows, err := s.db.QueryContext(ctx, s.sql(`SELECT id, updated_at, title_len, text_len, title_terms, text_terms
+FROM docs WHERE id IN (`+strings.Join(missing, ",")+`)`))
 	if err != nil {
 		return fmt.Errorf("load candidate texts: %w", err)
 	}
@@ -319,12 +305,11 @@ FROM docs WHERE id IN (`+strings.Join(missing, ",")+`)`)
 		}
 		var id int64
 		var v docVersion
-		var title, text, head string
-		if err := rows.Scan(&id, &v.updated, &v.titleLen, &v.textLen, &title, &text, &head); err != nil {
+		var title, text string
+		if err := rows.Scan(&id, &v.updated, &v.titleLen, &v.textLen, &title, &text); err != nil {
 			return fmt.Errorf("load candidate texts: %w", err)
 		}
-		d := &docTerms{id: id, version: v, head: strings.ToValidUTF8(head, ""),
-			title: strings.Fields(title), text: strings.Fields(text)}
+		d := &docTerms{id: id, version: v, title: strings.Fields(title), text: strings.Fields(text)}
 		byID[id].doc = d
 		fresh = append(fresh, d)
 	}
@@ -342,15 +327,11 @@ FROM docs WHERE id IN (`+strings.Join(missing, ",")+`)`)
 	return nil
 }
 
-// docTerms is a document as the index holds it: its fields' stems, and
-// where each stem stands, built once on first use.
+// docTerms is a document as the index holds it: its fields' stems.
 type docTerms struct {
 	id          int64
 	version     docVersion
-	head        string // the text's top, for the snippet
 	title, text []string
-	once        sync.Once
-	where       map[string][]int32
 }
 
 // docView is a document seen through a list of terms: per term (by its
@@ -362,25 +343,38 @@ type docView struct {
 	pos [][]int32
 }
 
-func (d *docTerms) view(ts []string) *docView {
-	d.once.Do(d.index)
+// view reads the document once, looking each word up in idx (ts's first
+// index of each term): cheaper than a map of every word's positions, which
+// a document seen once would not repay.
+func (d *docTerms) view(ts []string, idx map[string]int) *docView {
 	n := len(ts)
 	v := &docView{pos: make([][]int32, n)}
 	for f := range v.tf {
 		v.tf[f] = make([]int32, n)
 	}
+	for i, st := range d.title {
+		if k, ok := idx[st]; ok {
+			v.pos[k] = append(v.pos[k], int32(i))
+			v.tf[0][k]++
+		}
+	}
 	off := int32(len(d.title) + titleGap)
-	for k, t := range ts {
-		ps := d.where[t]
-		v.pos[k] = ps
-		for _, p := range ps {
-			switch {
-			case p < off:
-				v.tf[0][k]++
-			case p < off+leadWords:
+	for i, st := range d.text {
+		if k, ok := idx[st]; ok {
+			v.pos[k] = append(v.pos[k], off+int32(i))
+			if i < leadWords {
 				v.tf[1][k]++
-			default:
+			} else {
 				v.tf[2][k]++
+			}
+		}
+	}
+	// A term listed twice sees what its first listing saw.
+	for k, t := range ts {
+		if first := idx[t]; first != k {
+			v.pos[k] = v.pos[first]
+			for f := range v.tf {
+				v.tf[f][k] = v.tf[f][first]
 			}
 		}
 	}
@@ -391,19 +385,6 @@ func (d *docTerms) view(ts []string) *docView {
 // titleGap keeps the title's last word from seeming next to the text's
 // first: text positions start this far after the title's end.
 const titleGap = 1000
-
-// index builds where: each stem's positions, the title's first, then the
-// text's from len(title)+titleGap on.
-func (d *docTerms) index() {
-	d.where = make(map[string][]int32, len(d.text)/2)
-	for i, st := range d.title {
-		d.where[st] = append(d.where[st], int32(i))
-	}
-	off := len(d.title) + titleGap
-	for i, st := range d.text {
-		d.where[st] = append(d.where[st], int32(off+i))
-	}
-}
 
 // bm25f is BM25F (Robertson et al. 2004): field term frequencies are
 // length-normalised, weighted and summed before one saturation; each term
