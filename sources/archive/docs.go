@@ -113,21 +113,30 @@ func (s *Store) write(ctx context.Context, fn func(*docWriter) error) error {
 	}
 	defer tx.Rollback()
 	w := &docWriter{tx: tx}
-	for _, p := range []struct {
+	stmts := []struct {
 		st **sql.Stmt
 		q  string
 	}{
 		{&w.get, `SELECT id, title, text, publisher, lang, title_terms, text_terms, publisher_terms, title_len, text_len, published
 FROM docs WHERE url = ?`},
 		{&w.ins, `INSERT INTO docs (url, orig_url, title, text, publisher, published, added_at, updated_at,
-	title_len, text_len, lang, title_terms, text_terms, publisher_terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+	title_len, text_len, lang, title_terms, text_terms, publisher_terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
 		{&w.upd, `UPDATE docs SET title = ?, text = ?, publisher = ?, published = ?, updated_at = ?, title_len = ?, text_len = ?,
 	lang = ?, title_terms = ?, text_terms = ?, publisher_terms = ? WHERE id = ?`},
-		{&w.ftsIns, `INSERT INTO docs_fts (rowid, title_terms, text_terms, publisher_terms) VALUES (?, ?, ?, ?)`},
-		{&w.ftsDel, `INSERT INTO docs_fts (docs_fts, rowid, title_terms, text_terms, publisher_terms) VALUES ('delete', ?, ?, ?, ?)`},
 		{&w.stats, `UPDATE docs_stats SET version = version + 1, n = n + ?, title_len = title_len + ?, lead_len = lead_len + ?, rest_len = rest_len + ?`},
-	} {
-		if *p.st, err = tx.PrepareContext(ctx, p.q); err != nil {
+	}
+	// PostgreSQL computes the tsvector from the stem columns itself.
+	if !s.postgres {
+		stmts = append(stmts, []struct {
+			st **sql.Stmt
+			q  string
+		}{
+			{&w.ftsIns, `INSERT INTO docs_fts (rowid, title_terms, text_terms, publisher_terms) VALUES (?, ?, ?, ?)`},
+			{&w.ftsDel, `INSERT INTO docs_fts (docs_fts, rowid, title_terms, text_terms, publisher_terms) VALUES ('delete', ?, ?, ?, ?)`},
+		}...)
+	}
+	for _, p := range stmts {
+		if *p.st, err = tx.PrepareContext(ctx, s.sql(p.q)); err != nil {
 			return fmt.Errorf("archive: prepare: %w", err)
 		}
 		defer (*p.st).Close()
@@ -155,15 +164,11 @@ func (w *docWriter) put(ctx context.Context, r docRow) error {
 	err := w.get.QueryRowContext(ctx, r.key).Scan(&id, &old.title, &old.text, &old.publisher, &old.lang,
 		&old.titleTerms, &old.textTerms, &old.pubTerms, &old.titleLen, &old.textLen, &old.published)
 	if errors.Is(err, sql.ErrNoRows) {
-		res, err := w.ins.ExecContext(ctx, r.key, r.url, r.title, r.text, r.publisher, r.published, r.at, r.at,
-			r.titleLen, r.textLen, r.lang, r.titleTerms, r.textTerms, r.pubTerms)
-		if err != nil {
+		if err := w.ins.QueryRowContext(ctx, r.key, r.url, r.title, r.text, r.publisher, r.published, r.at, r.at,
+			r.titleLen, r.textLen, r.lang, r.titleTerms, r.textTerms, r.pubTerms).Scan(&id); err != nil {
 			return fail(err)
 		}
-		if id, err = res.LastInsertId(); err != nil {
-			return fail(err)
-		}
-		if _, err := w.ftsIns.ExecContext(ctx, id, r.titleTerms, r.textTerms, r.pubTerms); err != nil {
+		if err := w.index(ctx, id, r); err != nil {
 			return fail(err)
 		}
 		return w.count(ctx, 1, docRow{}, r, fail)
@@ -185,7 +190,7 @@ func (w *docWriter) put(ctx context.Context, r docRow) error {
 		n.published = r.published
 	}
 	reindex := n.titleTerms != old.titleTerms || n.textTerms != old.textTerms || n.pubTerms != old.pubTerms
-	if reindex {
+	if reindex && w.ftsDel != nil {
 		if _, err := w.ftsDel.ExecContext(ctx, id, old.titleTerms, old.textTerms, old.pubTerms); err != nil {
 			return fail(err)
 		}
@@ -195,11 +200,21 @@ func (w *docWriter) put(ctx context.Context, r docRow) error {
 		return fail(err)
 	}
 	if reindex {
-		if _, err := w.ftsIns.ExecContext(ctx, id, n.titleTerms, n.textTerms, n.pubTerms); err != nil {
+		if err := w.index(ctx, id, n); err != nil {
 			return fail(err)
 		}
 	}
 	return w.count(ctx, 0, old, n, fail)
+}
+
+// index adds r's stems to SQLite's FTS5 index; PostgreSQL's is a
+// generated column.
+func (w *docWriter) index(ctx context.Context, id int64, r docRow) error {
+	if w.ftsIns == nil {
+		return nil
+	}
+	_, err := w.ftsIns.ExecContext(ctx, id, r.titleTerms, r.textTerms, r.pubTerms)
+	return err
 }
 
 // count moves the collection statistics from old's lengths to n's, and
@@ -226,7 +241,7 @@ func (s *Store) Delete(ctx context.Context, rawURL string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("archive delete %q: %w", rawURL, err)
 	}
-	res, err := s.db.ExecContext(ctx, `DELETE FROM docs WHERE url = ?`, key)
+	res, err := s.db.ExecContext(ctx, s.sql(`DELETE FROM docs WHERE url = ?`), key)
 	if err != nil {
 		return false, fmt.Errorf("archive delete %s: %w", rawURL, err)
 	}
@@ -244,7 +259,7 @@ func (s *Store) Get(ctx context.Context, rawURL string) (Doc, error) {
 	var d Doc
 	var pub sql.NullInt64
 	err = s.db.QueryRowContext(ctx,
-		`SELECT orig_url, title, text, publisher, published, lang FROM docs WHERE url = ?`, key).
+		s.sql(`SELECT orig_url, title, text, publisher, published, lang FROM docs WHERE url = ?`), key).
 		Scan(&d.URL, &d.Title, &d.Text, &d.Publisher, &pub, &d.Language)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Doc{}, fmt.Errorf("archive lookup %s: %w", rawURL, ErrNotFound)
@@ -262,7 +277,7 @@ func (s *Store) Get(ctx context.Context, rawURL string) (Doc, error) {
 // statistics, without a scan).
 func (s *Store) Count(ctx context.Context) (int, error) {
 	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT n FROM docs_stats`).Scan(&n); err != nil {
+	if err := s.db.QueryRowContext(ctx, s.sql(`SELECT n FROM docs_stats`)).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count archived documents: %w", err)
 	}
 	return n, nil

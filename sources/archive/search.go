@@ -194,7 +194,7 @@ type collStats struct {
 func (s *Store) collection(ctx context.Context) (collStats, error) {
 	var st collStats
 	var sums [3]float64
-	err := s.db.QueryRowContext(ctx, `SELECT version, n, title_len, lead_len, rest_len, (SELECT coalesce(max(id), 0) FROM docs) FROM docs_stats`).
+	err := s.db.QueryRowContext(ctx, s.sql(`SELECT version, n, title_len, lead_len, rest_len, (SELECT coalesce(max(id), 0) FROM docs) FROM docs_stats`)).
 		Scan(&st.version, &st.n, &sums[0], &sums[1], &sums[2], &st.maxID)
 	if err != nil {
 		return st, fmt.Errorf("archive statistics: %w", err)
@@ -391,7 +391,7 @@ func (s *Store) termDocs(ctx context.Context, ts []string, limit int) (map[strin
 		// which for an archive that mostly grows is id order; sorted
 		// below all the same, as the estimate in postings wants.
 		q = `SELECT j.k - 1, (SELECT coalesce(string_agg(id::text, ','), '') FROM
-	(SELECT id FROM docs WHERE tsv @@ j.q::tsquery LIMIT ?) m) FROM json_array_elements_text(?::json) WITH ORDINALITY AS j(q, k)`
+	(SELECT id FROM docs WHERE tsv @@ to_tsquery('simple', j.q) LIMIT ?) m) FROM json_array_elements_text(?::json) WITH ORDINALITY AS j(q, k)`
 		for i, t := range ts {
 			quoted[i] = tsQuote(t)
 		}

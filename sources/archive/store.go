@@ -38,10 +38,10 @@ type Store struct {
 	pool     *pgxpool.Pool // on PostgreSQL: the pool db runs on
 	postgres bool
 	path     string // the file, or the database URL without its password
-	now   func() time.Time
-	terms termCache
-	dfs   dfCache
-	stmts sync.Map // query text → *sql.Stmt, see stmt
+	now      func() time.Time
+	terms    termCache
+	dfs      dfCache
+	stmts    sync.Map // query text → *sql.Stmt, see stmt
 }
 
 // busyTimeout is how long a connection waits for another writer (in this
