@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // The first stage reads the postings of the query's rarest terms only,
@@ -327,11 +328,15 @@ FROM docs WHERE id IN (`+strings.Join(missing, ",")+`)`))
 	return nil
 }
 
-// docTerms is a document as the index holds it: its fields' stems.
+// docTerms is a document as the index holds it: its fields' stems, and,
+// once it is seen a second time, where each stem stands.
 type docTerms struct {
 	id          int64
 	version     docVersion
 	title, text []string
+	seen        atomic.Int32
+	once        sync.Once
+	where       map[string][]int32
 }
 
 // docView is a document seen through a list of terms: per term (by its
@@ -345,12 +350,33 @@ type docView struct {
 
 // view reads the document once, looking each word up in idx (ts's first
 // index of each term): cheaper than a map of every word's positions, which
-// a document seen once would not repay.
+// a document seen once would not repay. A document seen again (the next
+// query of a check, the tuning's passes) gets that map and is read from it.
 func (d *docTerms) view(ts []string, idx map[string]int) *docView {
 	n := len(ts)
 	v := &docView{pos: make([][]int32, n)}
 	for f := range v.tf {
 		v.tf[f] = make([]int32, n)
+	}
+	v.len = [3]int{len(d.title), min(len(d.text), leadWords), max(len(d.text)-leadWords, 0)}
+	if d.seen.Add(1) > 1 {
+		d.once.Do(d.index)
+		off := int32(len(d.title) + titleGap)
+		for k, t := range ts {
+			ps := d.where[t]
+			v.pos[k] = ps
+			for _, p := range ps {
+				switch {
+				case p < off:
+					v.tf[0][k]++
+				case p < off+leadWords:
+					v.tf[1][k]++
+				default:
+					v.tf[2][k]++
+				}
+			}
+		}
+		return v
 	}
 	for i, st := range d.title {
 		if k, ok := idx[st]; ok {
@@ -378,13 +404,25 @@ func (d *docTerms) view(ts []string, idx map[string]int) *docView {
 			}
 		}
 	}
-	v.len = [3]int{len(d.title), min(len(d.text), leadWords), max(len(d.text)-leadWords, 0)}
 	return v
 }
 
 // titleGap keeps the title's last word from seeming next to the text's
 // first: text positions start this far after the title's end.
 const titleGap = 1000
+
+// index builds where: each stem's positions, the title's first, then the
+// text's from len(title)+titleGap on.
+func (d *docTerms) index() {
+	d.where = make(map[string][]int32, len(d.text)/2)
+	for i, st := range d.title {
+		d.where[st] = append(d.where[st], int32(i))
+	}
+	off := len(d.title) + titleGap
+	for i, st := range d.text {
+		d.where[st] = append(d.where[st], int32(off+i))
+	}
+}
 
 // bm25f is BM25F (Robertson et al. 2004): field term frequencies are
 // length-normalised, weighted and summed before one saturation; each term
