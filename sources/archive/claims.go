@@ -75,9 +75,14 @@ func (s *Store) addClaim(ctx context.Context, tx *sql.Tx, get *sql.Stmt, cr sour
 	var old string
 	switch err := get.QueryRowContext(ctx, key, claim).Scan(&id, &old); {
 	case errors.Is(err, sql.ErrNoRows):
-		if err := tx.QueryRowContext(ctx, s.sql(`INSERT INTO claims (review_key, review_url, claim, claimant, claim_date, rating,
-	reviewer, review_date, lang, claim_terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-			key, cr.ReviewURL, claim, cr.Claimant, unix(cr.ClaimDate), cr.Rating, cr.Reviewer, unix(cr.ReviewDate), lang, terms).Scan(&id); err != nil {
+		ins, err := tx.PrepareContext(ctx, s.sql(`INSERT INTO claims (review_key, review_url, claim, claimant, claim_date, rating,
+	reviewer, review_date, lang, claim_terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`+returning(s.postgres)))
+		if err != nil {
+			return fail(err)
+		}
+		defer ins.Close()
+		if id, err = insertID(ctx, ins, s.postgres,
+			key, cr.ReviewURL, claim, cr.Claimant, unix(cr.ClaimDate), cr.Rating, cr.Reviewer, unix(cr.ReviewDate), lang, terms); err != nil {
 			return fail(err)
 		}
 	case err != nil:

@@ -78,3 +78,36 @@ func candidateURLs(cs []*candidate) []string {
 	}
 	return out
 }
+
+// One batch holding a document twice, and a document already stored,
+// merges as adding them one by one does (on PostgreSQL new documents go in
+// by hundreds per statement, the rest one by one).
+func TestAddAllMergesInOrder(t *testing.T) { eachEngine(t, testAddAllMergesInOrder) }
+
+func testAddAllMergesInOrder(t *testing.T, s *Store) {
+	ctx := context.Background()
+	if err := s.Add(ctx, sample[1]); err != nil {
+		t.Fatal(err)
+	}
+	batch := []Doc{
+		sample[0],
+		{URL: sample[1].URL, Text: "Crime figures were revised in 2019."},
+		sample[2],
+		{URL: sample[0].URL + "?utm_source=x", Text: "Updated text about soda levies."},
+	}
+	if err := s.AddAll(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.Count(ctx); n != 3 {
+		t.Errorf("Count = %d; want 3", n)
+	}
+	a, _ := s.Get(ctx, sample[0].URL)
+	b, _ := s.Get(ctx, sample[1].URL)
+	if a.Title != sample[0].Title || a.Text != batch[3].Text || b.Title != sample[1].Title || b.Text != batch[1].Text {
+		t.Errorf("merged documents: %+v\n%+v", a, b)
+	}
+	checkStats(t, s)
+	if hits, _ := s.Search(ctx, "soda levies", SearchOptions{}); len(hits) != 1 || hits[0].URL != sample[0].URL {
+		t.Errorf("search for the merged text: %+v", hits)
+	}
+}
