@@ -126,7 +126,7 @@ func (s *Store) firstPass(ctx context.Context, q *queryModel, before time.Time, 
 	if len(first) == 0 {
 		return fs, nil
 	}
-	if fs.cands, err = s.firstStage(ctx, first, ps, fs.st, before, max(limit, r.pool)); err != nil {
+	if fs.cands, err = s.firstStage(ctx, first, ps, fs.st, before, max(limit, r.pool), r); err != nil {
 		return fs, err
 	}
 	if r.pool > 0 && len(fs.cands) > 0 {
@@ -250,7 +250,7 @@ func (s *Store) postings(ctx context.Context, ts []string, st collStats) (termPo
 	if err := ctx.Err(); err != nil {
 		return ps, err
 	}
-	lists, err := s.termDocs(ctx, todo, dfExact)
+	lists, err := s.termDocs(ctx, todo, dfExact, false)
 	if err != nil {
 		return ps, fmt.Errorf("document frequencies: %w", err)
 	}
@@ -311,16 +311,23 @@ func (s *Store) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 // (ranker.firstTerms), whatever the archive's size. The n best that pass
 // the date filter come back best first, with their rows; the second stage
 // then scores them on their full text.
-func (s *Store) firstStage(ctx context.Context, terms []string, ps termPostings, st collStats, before time.Time, n int) ([]*candidate, error) {
+func (s *Store) firstStage(ctx context.Context, terms []string, ps termPostings, st collStats, before time.Time, n int, r ranker) ([]*candidate, error) {
 	var more []string
 	for _, t := range terms {
 		if _, ok := ps.ids[t]; !ok {
 			more = append(more, t)
 		}
 	}
-	lists, err := s.termDocs(ctx, more, maxTermPostings)
+	lists, err := s.termDocs(ctx, more, maxTermPostings, false)
 	if err != nil {
 		return nil, fmt.Errorf("first-stage postings: %w", err)
+	}
+	// A title is where a fact-check or report states its claim: the
+	// documents holding a term there count it wTitle times rather than
+	// wText. Titles are short, so their postings cost little.
+	titles, err := s.termDocs(ctx, terms, maxTermPostings, true)
+	if err != nil {
+		return nil, fmt.Errorf("first-stage title postings: %w", err)
 	}
 	score := make(map[int64]float64, 1024)
 	for _, t := range terms {
@@ -330,7 +337,10 @@ func (s *Store) firstStage(ctx context.Context, terms []string, ps termPostings,
 		}
 		w := bm25IDF(st.n, ps.df[t])
 		for _, id := range ids {
-			score[id] += w
+			score[id] += w * r.wText
+		}
+		for _, id := range titles[t] {
+			score[id] += w * (r.wTitle - r.wText)
 		}
 	}
 	ranked := make([]*candidate, 0, len(score))
@@ -375,7 +385,7 @@ func (s *Store) firstStage(ctx context.Context, terms []string, ps termPostings,
 // (lowest) limit documents holding it, ascending. One statement reads
 // them all, each term's as one list in one row: term by term, or row by
 // row, the round trips would cost more than reading the postings.
-func (s *Store) termDocs(ctx context.Context, ts []string, limit int) (map[string][]int64, error) {
+func (s *Store) termDocs(ctx context.Context, ts []string, limit int, title bool) (map[string][]int64, error) {
 	out := make(map[string][]int64, len(ts))
 	if len(ts) == 0 {
 		return out, nil
@@ -385,13 +395,20 @@ func (s *Store) termDocs(ctx context.Context, ts []string, limit int) (map[strin
 	quoted := make([]string, len(ts))
 	for i, t := range ts {
 		quoted[i] = quote(t)
+		if title {
+			quoted[i] = "{title_terms} : " + quoted[i]
+		}
 	}
 	if s.postgres {
 		// A bitmap scan of the GIN index visits the heap in block order,
 		// which for an archive that mostly grows is id order; sorted
 		// below all the same, as the estimate in postings wants.
+		field := "tsv"
+		if title {
+			field = "to_tsvector('simple', title_terms)" // its own GIN index
+		}
 		q = `SELECT j.k - 1, (SELECT coalesce(string_agg(id::text, ','), '') FROM
-	(SELECT id FROM docs WHERE tsv @@ to_tsquery('simple', j.q) LIMIT ?) m) FROM json_array_elements_text(?::json) WITH ORDINALITY AS j(q, k)`
+	(SELECT id FROM docs WHERE ` + field + ` @@ to_tsquery('simple', j.q) LIMIT ?) m) FROM json_array_elements_text(?::json) WITH ORDINALITY AS j(q, k)`
 		for i, t := range ts {
 			quoted[i] = tsQuote(t)
 		}
