@@ -12,7 +12,8 @@ import (
 )
 
 // The first stage reads the postings of the query's rarest terms only,
-// through FTS5's own bm25(), and keeps the best few hundred documents. The
+// ranks the documents holding them by the idfs of the terms each holds
+// (firstStage), and keeps the best few hundred documents. The
 // second stage re-scores those with BM25F computed here, over the stems
 // the index holds, rather than by FTS5, whose bm25() fixes k1 at 1.2 and
 // knows no fields: a fact-check or news report about a claim repeats the
@@ -27,7 +28,9 @@ import (
 // plain BM25 baseline and tune the rest with the same code that serves
 // real searches.
 type ranker struct {
-	// wTitle, wText, wPublisher weight the columns in FTS5's bm25().
+	// wTitle and wText weight a term's idf in the first stage when the
+	// document holds it in its title, or only elsewhere; wPublisher is
+	// not read since the first stage stopped using FTS5's bm25().
 	wTitle, wText, wPublisher float64
 	// pool is how many first-stage hits the second stage re-scores; zero
 	// turns the second stage off.
@@ -64,7 +67,7 @@ type params struct {
 	origW           float64
 }
 
-// plainBM25 is FTS5's bm25() over all columns alike, the baseline.
+// plainBM25 is the first stage alone, title and text alike: the baseline.
 var plainBM25 = ranker{wTitle: 1, wText: 1, wPublisher: 1}
 
 // defaultRanker is what Search uses. Its params are what the tuning
