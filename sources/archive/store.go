@@ -1,7 +1,7 @@
 // Package archive keeps every page muse reads, and every document the user
-// adds, in a local SQLite database with an FTS5 full-text index, so that
-// later checks can find fact-checks and articles already seen without asking
-// the web again.
+// adds, in a local SQLite database with an FTS5 full-text index (or in a
+// newsroom's PostgreSQL, see postgres.go), so that later checks can find
+// fact-checks and articles already seen without asking the web again.
 //
 // Several muse processes may open the same database at once: it runs in WAL
 // mode with a busy timeout, and every write transaction begins IMMEDIATE so
@@ -25,10 +25,10 @@ import (
 // Options configures an archive.
 type Options struct {
 	// Path is the database file. The caller passes
-	// $XDG_DATA_HOME/muse/archive.db; missing directories are created.
+	// $XDG_DATA_HOME/muse/archive.db; missing directories are created. A
+	// postgres:// URL keeps the archive in that database instead (tables
+	// archive_*), shared by a newsroom's processes.
 	Path string
-	// A postgres:// URL in Path keeps the archive in that database instead
-	// (tables archive_*), shared by a newsroom's processes.
 }
 
 // Store is an open archive. It is safe for concurrent use by several
