@@ -209,9 +209,10 @@ func (s *Store) collection(ctx context.Context) (collStats, error) {
 
 // dfExact is how many postings of a term are read to count its documents.
 // A term in more documents than that is common: its count is estimated
-// from how far into the id range those postings reached (both engines list
-// them by ascending id), which is exact enough for an idf and costs the
-// same at a million documents as at a thousand.
+// from how far into the id range those postings reached (FTS5 lists them
+// by ascending id; PostgreSQL in heap order, which in an archive that
+// mostly grows is nearly the same), which is exact enough for an idf and
+// costs the same at a million documents as at a thousand.
 const dfExact = 1000
 
 // termPostings are the document frequencies of a query's terms and, for
