@@ -3,9 +3,9 @@ package archive
 import (
 	"context"
 	"fmt"
-	"os"
 	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/pgdb/pgdbtest"
+	"os"
 	"slices"
 	"testing"
 )
