@@ -3,11 +3,12 @@ package archive
 import (
 	"context"
 	"fmt"
-	"github.com/musecheck/muse/sources"
-	"github.com/musecheck/muse/sources/pgdb/pgdbtest"
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/pgdb/pgdbtest"
 )
 
 // eachEngine runs test on a new SQLite archive and on a new PostgreSQL
