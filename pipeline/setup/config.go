@@ -78,8 +78,9 @@ type Config struct {
 	// Where things live; filled from XDG_* when not set.
 	DataDir string `toml:"data_dir" env:"MUSE_DATA_DIR"`
 	// DatabaseURL is a newsroom's PostgreSQL (postgres://…): the job
-	// queue, the cases, the spend ledger and the response cache are kept there, shared
-	// by every muse that names it. Its password is a secret.
+	// queue, the cases, the spend ledger, the response cache and the page
+	// archive are kept there, shared by every muse that names it. Its
+	// password is a secret.
 	DatabaseURL string `toml:"database_url" env:"MUSE_DATABASE_URL" secret:"true"`
 	// User names the checker in the case store: who made and changed each
 	// case, in its audit trail and in `muse cases --mine`. Default: the
@@ -343,8 +344,13 @@ func (c *Config) Secrets() []string {
 	return out
 }
 
-// ArchivePath is the SQLite database of every page muse reads.
-func (c *Config) ArchivePath() string { return filepath.Join(c.DataDir, "archive.db") }
+// ArchivePath is where the archive of every page muse reads lives: the
+// newsroom's database when DatabaseURL is set (so every checker finds what
+// the others read), else archive.db under the data directory. Show it as
+// archive.Store.Path does, without the password.
+func (c *Config) ArchivePath() string {
+	return cmp.Or(c.DatabaseURL, filepath.Join(c.DataDir, "archive.db"))
+}
 
 // CachePath is the response cache: under $XDG_CACHE_HOME/muse, since it
 // can be deleted at any time (in the data directory for a Config not made

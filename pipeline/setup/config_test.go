@@ -170,3 +170,18 @@ func TestProblemsAndOrigins(t *testing.T) {
 		t.Errorf("maskURL = %q", got)
 	}
 }
+
+// With database_url set, every shared store (ledger, cache, queue, archive)
+// lives in that database; without it, each is a file under the data
+// directory.
+func TestStoresFollowDatabaseURL(t *testing.T) {
+	c := &Config{DataDir: "/data/muse", DatabaseURL: "postgres://muse@db.example/muse"}
+	if c.ArchivePath() != c.DatabaseURL || c.LedgerPath() != c.DatabaseURL || c.CachePath() != c.DatabaseURL ||
+		c.QueueOptions().DatabaseURL != c.DatabaseURL {
+		t.Errorf("with database_url: archive %q, ledger %q, cache %q, queue %+v", c.ArchivePath(), c.LedgerPath(), c.CachePath(), c.QueueOptions())
+	}
+	c.DatabaseURL = ""
+	if c.ArchivePath() != "/data/muse/archive.db" {
+		t.Errorf("without database_url: archive %q", c.ArchivePath())
+	}
+}

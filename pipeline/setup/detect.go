@@ -118,7 +118,7 @@ func detectArchive(ctx context.Context, cfg *Config, d *Detection) Finding {
 		return f
 	}
 	f.Found = n > 0
-	f.Detail = fmt.Sprintf("%d pages in %s", n, cfg.ArchivePath())
+	f.Detail = fmt.Sprintf("%d pages in %s", n, st.Path())
 	if f.Found {
 		f.Fix = ""
 		d.Search = true

@@ -231,12 +231,11 @@ func doctorArchive(ctx context.Context, cfg *Config) DoctorItem {
 		it.Fix = "the archive database may be damaged: move it aside and muse will start a new one"
 		return it
 	}
-	size := int64(0)
-	if fi, err := os.Stat(cfg.ArchivePath()); err == nil {
-		size = fi.Size()
-	}
 	it.Status = DoctorOK
-	it.Detail = fmt.Sprintf("%s: %d documents, %.1f MB", cfg.ArchivePath(), n, float64(size)/1e6)
+	it.Detail = fmt.Sprintf("%s: %d documents", st.Path(), n)
+	if fi, err := os.Stat(cfg.ArchivePath()); err == nil { // a file, not the newsroom's database
+		it.Detail += fmt.Sprintf(", %.1f MB", float64(fi.Size())/1e6)
+	}
 	return it
 }
 

@@ -34,13 +34,13 @@ func (s *Store) AddClaimReviews(ctx context.Context, crs []sources.ClaimReview, 
 		return fmt.Errorf("archive claim reviews: %w", err)
 	}
 	defer tx.Rollback()
-	get, err := tx.PrepareContext(ctx, `SELECT id, claim_terms FROM claims WHERE review_key = ? AND claim = ?`)
+	get, err := tx.PrepareContext(ctx, s.sql(`SELECT id, claim_terms FROM claims WHERE review_key = ? AND claim = ?`))
 	if err != nil {
 		return fmt.Errorf("archive claim reviews: %w", err)
 	}
 	defer get.Close()
 	for _, cr := range crs {
-		if err := addClaim(ctx, tx, get, cr, lang); err != nil {
+		if err := s.addClaim(ctx, tx, get, cr, lang); err != nil {
 			return err
 		}
 	}
@@ -50,7 +50,7 @@ func (s *Store) AddClaimReviews(ctx context.Context, crs []sources.ClaimReview, 
 	return nil
 }
 
-func addClaim(ctx context.Context, tx *sql.Tx, get *sql.Stmt, cr sources.ClaimReview, lang string) error {
+func (s *Store) addClaim(ctx context.Context, tx *sql.Tx, get *sql.Stmt, cr sources.ClaimReview, lang string) error {
 	claim := strings.Join(strings.Fields(cr.Claim), " ")
 	if claim == "" {
 		return fmt.Errorf("archive claim review %s: no claim", cr.ReviewURL)
@@ -75,26 +75,32 @@ func addClaim(ctx context.Context, tx *sql.Tx, get *sql.Stmt, cr sources.ClaimRe
 	var old string
 	switch err := get.QueryRowContext(ctx, key, claim).Scan(&id, &old); {
 	case errors.Is(err, sql.ErrNoRows):
-		res, err := tx.ExecContext(ctx, `INSERT INTO claims (review_key, review_url, claim, claimant, claim_date, rating,
-	reviewer, review_date, lang, claim_terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			key, cr.ReviewURL, claim, cr.Claimant, unix(cr.ClaimDate), cr.Rating, cr.Reviewer, unix(cr.ReviewDate), lang, terms)
+		ins, err := tx.PrepareContext(ctx, s.sql(`INSERT INTO claims (review_key, review_url, claim, claimant, claim_date, rating,
+	reviewer, review_date, lang, claim_terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`+returning(s.postgres)))
 		if err != nil {
 			return fail(err)
 		}
-		if id, err = res.LastInsertId(); err != nil {
+		defer ins.Close()
+		if id, err = insertID(ctx, ins, s.postgres,
+			key, cr.ReviewURL, claim, cr.Claimant, unix(cr.ClaimDate), cr.Rating, cr.Reviewer, unix(cr.ReviewDate), lang, terms); err != nil {
 			return fail(err)
 		}
 	case err != nil:
 		return fail(err)
 	default:
-		if _, err := tx.ExecContext(ctx, `INSERT INTO claims_fts (claims_fts, rowid, claim_terms) VALUES ('delete', ?, ?)`, id, old); err != nil {
-			return fail(err)
+		if !s.postgres { // PostgreSQL's tsvector is a generated column
+			if _, err := tx.ExecContext(ctx, `INSERT INTO claims_fts (claims_fts, rowid, claim_terms) VALUES ('delete', ?, ?)`, id, old); err != nil {
+				return fail(err)
+			}
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE claims SET review_url = ?, claimant = ?, claim_date = ?, rating = ?, reviewer = ?,
-	review_date = ?, lang = ?, claim_terms = ? WHERE id = ?`,
+		if _, err := tx.ExecContext(ctx, s.sql(`UPDATE claims SET review_url = ?, claimant = ?, claim_date = ?, rating = ?, reviewer = ?,
+	review_date = ?, lang = ?, claim_terms = ? WHERE id = ?`),
 			cr.ReviewURL, cr.Claimant, unix(cr.ClaimDate), cr.Rating, cr.Reviewer, unix(cr.ReviewDate), lang, terms, id); err != nil {
 			return fail(err)
 		}
+	}
+	if s.postgres {
+		return nil
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO claims_fts (rowid, claim_terms) VALUES (?, ?)`, id, terms); err != nil {
 		return fail(err)
@@ -113,10 +119,17 @@ func (s *Store) MatchClaims(ctx context.Context, text, lang string, limit int) (
 	if len(q.distinct) == 0 {
 		return nil, nil
 	}
-	rows, err := s.db.QueryContext(ctx, `
+	query, match := `
 WITH best AS (SELECT rowid AS id, bm25(claims_fts) AS score FROM claims_fts WHERE claims_fts MATCH ? ORDER BY score LIMIT ?)
 SELECT c.claim, c.claimant, c.claim_date, c.rating, c.reviewer, c.review_url, c.review_date, best.score
-FROM best JOIN claims c ON c.id = best.id ORDER BY best.score`, orQuery(q.distinct), limit)
+FROM best JOIN claims c ON c.id = best.id ORDER BY best.score`, orQuery(q.distinct)
+	if s.postgres {
+		// ts_rank_cd is higher-is-better; negated like bm25().
+		query, match = `
+SELECT claim, claimant, claim_date, rating, reviewer, review_url, review_date, -ts_rank_cd(tsv, q) AS score
+FROM claims, to_tsquery('simple', ?) q WHERE tsv @@ q ORDER BY score LIMIT ?`, tsOr(q.distinct)
+	}
+	rows, err := s.db.QueryContext(ctx, s.sql(query), match, limit)
 	if err != nil {
 		return nil, fmt.Errorf("match claims: %w", err)
 	}

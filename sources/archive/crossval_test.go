@@ -337,7 +337,7 @@ func TestRetrievalCrossValidated(t *testing.T) {
 	start := params{k1: 1.2, fieldW: [3]float64{1, 1, 1}, qtfCap: 1, nearDist: 5, fbTerms: 10, origW: 0.7}
 	oos, chosen := set.crossValidate(t, folds, start, nil)
 	t.Logf("library baseline, FTS5 bm25() + porter, OR of words (same tweets): %v", base)
-	t.Logf("muse first stage alone (FTS5 bm25() over stems, title ×2):        %v", first)
+	t.Logf("muse first stage alone (summed idf over stems, title ×2):         %v", first)
 	t.Logf("muse, %d-fold cross-validated by fact-check, out of sample:        %v", cvFolds, oos)
 	for k, p := range chosen {
 		t.Logf("  fold %d weights: %+v", k, p)

@@ -46,14 +46,7 @@ func (s *Store) AddAll(ctx context.Context, docs []Doc) error {
 		}
 		rows[i] = r
 	}
-	return s.write(ctx, func(w *docWriter) error {
-		for _, r := range rows {
-			if err := w.put(ctx, r); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return s.write(ctx, func(w *docWriter) error { return w.putAll(ctx, rows) })
 }
 
 // docRow is a checked document as stored: fields trimmed, stemmed and
@@ -99,6 +92,7 @@ func (s *Store) newRow(d Doc) (docRow, error) {
 // pending terms to a new segment at every such savepoint, which made
 // imports merge segments after every document.
 type docWriter struct {
+	s                                    *Store
 	tx                                   *sql.Tx
 	get, ins, upd, ftsIns, ftsDel, stats *sql.Stmt
 	delta                                [4]int // docs, title, lead and rest lengths
@@ -112,22 +106,31 @@ func (s *Store) write(ctx context.Context, fn func(*docWriter) error) error {
 		return fmt.Errorf("archive: begin: %w", err)
 	}
 	defer tx.Rollback()
-	w := &docWriter{tx: tx}
-	for _, p := range []struct {
+	w := &docWriter{s: s, tx: tx}
+	stmts := []struct {
 		st **sql.Stmt
 		q  string
 	}{
 		{&w.get, `SELECT id, title, text, publisher, lang, title_terms, text_terms, publisher_terms, title_len, text_len, published
 FROM docs WHERE url = ?`},
 		{&w.ins, `INSERT INTO docs (url, orig_url, title, text, publisher, published, added_at, updated_at,
-	title_len, text_len, lang, title_terms, text_terms, publisher_terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+	title_len, text_len, lang, title_terms, text_terms, publisher_terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)` + returning(s.postgres)},
 		{&w.upd, `UPDATE docs SET title = ?, text = ?, publisher = ?, published = ?, updated_at = ?, title_len = ?, text_len = ?,
 	lang = ?, title_terms = ?, text_terms = ?, publisher_terms = ? WHERE id = ?`},
-		{&w.ftsIns, `INSERT INTO docs_fts (rowid, title_terms, text_terms, publisher_terms) VALUES (?, ?, ?, ?)`},
-		{&w.ftsDel, `INSERT INTO docs_fts (docs_fts, rowid, title_terms, text_terms, publisher_terms) VALUES ('delete', ?, ?, ?, ?)`},
 		{&w.stats, `UPDATE docs_stats SET version = version + 1, n = n + ?, title_len = title_len + ?, lead_len = lead_len + ?, rest_len = rest_len + ?`},
-	} {
-		if *p.st, err = tx.PrepareContext(ctx, p.q); err != nil {
+	}
+	// PostgreSQL computes the tsvector from the stem columns itself.
+	if !s.postgres {
+		stmts = append(stmts, []struct {
+			st **sql.Stmt
+			q  string
+		}{
+			{&w.ftsIns, `INSERT INTO docs_fts (rowid, title_terms, text_terms, publisher_terms) VALUES (?, ?, ?, ?)`},
+			{&w.ftsDel, `INSERT INTO docs_fts (docs_fts, rowid, title_terms, text_terms, publisher_terms) VALUES ('delete', ?, ?, ?, ?)`},
+		}...)
+	}
+	for _, p := range stmts {
+		if *p.st, err = tx.PrepareContext(ctx, s.sql(p.q)); err != nil {
 			return fmt.Errorf("archive: prepare: %w", err)
 		}
 		defer (*p.st).Close()
@@ -146,6 +149,82 @@ FROM docs WHERE url = ?`},
 	return nil
 }
 
+// putAll puts rows in order. On PostgreSQL, where every statement is a
+// round trip, new documents go in by hundreds per statement; the rows that
+// meet a stored document (or an earlier row of rows) under their key are
+// then merged one by one, in order, which is what putting each in turn
+// would have done.
+func (w *docWriter) putAll(ctx context.Context, rows []docRow) error {
+	if !w.s.postgres {
+		for _, r := range rows {
+			if err := w.put(ctx, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	const chunk = 500 // 14 parameters a row, well under PostgreSQL's 65,535
+	for start := 0; start < len(rows); start += chunk {
+		part := rows[start:min(start+chunk, len(rows))]
+		inserted, err := w.insertNew(ctx, part)
+		if err != nil {
+			return err
+		}
+		for i, r := range part {
+			if !inserted[i] {
+				if err := w.put(ctx, r); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// insertNew inserts in one statement the rows whose key no stored
+// document (nor an earlier row) holds, and says which it inserted.
+func (w *docWriter) insertNew(ctx context.Context, rows []docRow) ([]bool, error) {
+	var q strings.Builder
+	q.WriteString(`INSERT INTO archive_docs (url, orig_url, title, text, publisher, published, added_at, updated_at,
+	title_len, text_len, lang, title_terms, text_terms, publisher_terms) VALUES `)
+	args := make([]any, 0, 14*len(rows))
+	first := map[string]int{}
+	for i, r := range rows {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		n := len(args)
+		fmt.Fprintf(&q, "($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)",
+			n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9, n+10, n+11, n+12, n+13, n+14)
+		args = append(args, r.key, r.url, r.title, r.text, r.publisher, r.published, r.at, r.at,
+			r.titleLen, r.textLen, r.lang, r.titleTerms, r.textTerms, r.pubTerms)
+		if _, ok := first[r.key]; !ok {
+			first[r.key] = i
+		}
+	}
+	q.WriteString(" ON CONFLICT (url) DO NOTHING RETURNING url")
+	res, err := w.tx.QueryContext(ctx, q.String(), args...)
+	if err != nil {
+		return nil, fmt.Errorf("archive %d documents: %w", len(rows), err)
+	}
+	defer res.Close()
+	inserted := make([]bool, len(rows))
+	for res.Next() {
+		var key string
+		if err := res.Scan(&key); err != nil {
+			return nil, fmt.Errorf("archive %d documents: %w", len(rows), err)
+		}
+		// Of rows sharing a key, the first went in; the rest merge into it.
+		i := first[key]
+		inserted[i] = true
+		w.count(ctx, 1, docRow{}, rows[i], nil)
+	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("archive %d documents: %w", len(rows), err)
+	}
+	return inserted, nil
+}
+
 // put inserts r, or merges it into the document stored under its key:
 // fields r leaves empty keep their stored value.
 func (w *docWriter) put(ctx context.Context, r docRow) error {
@@ -155,15 +234,11 @@ func (w *docWriter) put(ctx context.Context, r docRow) error {
 	err := w.get.QueryRowContext(ctx, r.key).Scan(&id, &old.title, &old.text, &old.publisher, &old.lang,
 		&old.titleTerms, &old.textTerms, &old.pubTerms, &old.titleLen, &old.textLen, &old.published)
 	if errors.Is(err, sql.ErrNoRows) {
-		res, err := w.ins.ExecContext(ctx, r.key, r.url, r.title, r.text, r.publisher, r.published, r.at, r.at,
-			r.titleLen, r.textLen, r.lang, r.titleTerms, r.textTerms, r.pubTerms)
-		if err != nil {
+		if id, err = insertID(ctx, w.ins, w.ftsIns == nil, r.key, r.url, r.title, r.text, r.publisher, r.published, r.at, r.at,
+			r.titleLen, r.textLen, r.lang, r.titleTerms, r.textTerms, r.pubTerms); err != nil {
 			return fail(err)
 		}
-		if id, err = res.LastInsertId(); err != nil {
-			return fail(err)
-		}
-		if _, err := w.ftsIns.ExecContext(ctx, id, r.titleTerms, r.textTerms, r.pubTerms); err != nil {
+		if err := w.index(ctx, id, r); err != nil {
 			return fail(err)
 		}
 		return w.count(ctx, 1, docRow{}, r, fail)
@@ -185,7 +260,7 @@ func (w *docWriter) put(ctx context.Context, r docRow) error {
 		n.published = r.published
 	}
 	reindex := n.titleTerms != old.titleTerms || n.textTerms != old.textTerms || n.pubTerms != old.pubTerms
-	if reindex {
+	if reindex && w.ftsDel != nil {
 		if _, err := w.ftsDel.ExecContext(ctx, id, old.titleTerms, old.textTerms, old.pubTerms); err != nil {
 			return fail(err)
 		}
@@ -195,11 +270,47 @@ func (w *docWriter) put(ctx context.Context, r docRow) error {
 		return fail(err)
 	}
 	if reindex {
-		if _, err := w.ftsIns.ExecContext(ctx, id, n.titleTerms, n.textTerms, n.pubTerms); err != nil {
+		if err := w.index(ctx, id, n); err != nil {
 			return fail(err)
 		}
 	}
 	return w.count(ctx, 0, old, n, fail)
+}
+
+// returning is the clause by which an insert gives its row's id on
+// PostgreSQL. SQLite has LastInsertId instead, and its RETURNING runs as a
+// trigger: a statement journal, at which FTS5 flushes its pending terms
+// (see docWriter).
+func returning(postgres bool) string {
+	if postgres {
+		return " RETURNING id"
+	}
+	return ""
+}
+
+// insertID runs an insert prepared with returning and gives the new row's
+// id.
+func insertID(ctx context.Context, st *sql.Stmt, postgres bool, args ...any) (int64, error) {
+	if postgres {
+		var id int64
+		err := st.QueryRowContext(ctx, args...).Scan(&id)
+		return id, err
+	}
+	res, err := st.ExecContext(ctx, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+// index adds r's stems to SQLite's FTS5 index; PostgreSQL's is a
+// generated column.
+func (w *docWriter) index(ctx context.Context, id int64, r docRow) error {
+	if w.ftsIns == nil {
+		return nil
+	}
+	_, err := w.ftsIns.ExecContext(ctx, id, r.titleTerms, r.textTerms, r.pubTerms)
+	return err
 }
 
 // count moves the collection statistics from old's lengths to n's, and
@@ -226,7 +337,7 @@ func (s *Store) Delete(ctx context.Context, rawURL string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("archive delete %q: %w", rawURL, err)
 	}
-	res, err := s.db.ExecContext(ctx, `DELETE FROM docs WHERE url = ?`, key)
+	res, err := s.db.ExecContext(ctx, s.sql(`DELETE FROM docs WHERE url = ?`), key)
 	if err != nil {
 		return false, fmt.Errorf("archive delete %s: %w", rawURL, err)
 	}
@@ -244,7 +355,7 @@ func (s *Store) Get(ctx context.Context, rawURL string) (Doc, error) {
 	var d Doc
 	var pub sql.NullInt64
 	err = s.db.QueryRowContext(ctx,
-		`SELECT orig_url, title, text, publisher, published, lang FROM docs WHERE url = ?`, key).
+		s.sql(`SELECT orig_url, title, text, publisher, published, lang FROM docs WHERE url = ?`), key).
 		Scan(&d.URL, &d.Title, &d.Text, &d.Publisher, &pub, &d.Language)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Doc{}, fmt.Errorf("archive lookup %s: %w", rawURL, ErrNotFound)
@@ -262,7 +373,7 @@ func (s *Store) Get(ctx context.Context, rawURL string) (Doc, error) {
 // statistics, without a scan).
 func (s *Store) Count(ctx context.Context) (int, error) {
 	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT n FROM docs_stats`).Scan(&n); err != nil {
+	if err := s.db.QueryRowContext(ctx, s.sql(`SELECT n FROM docs_stats`)).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count archived documents: %w", err)
 	}
 	return n, nil

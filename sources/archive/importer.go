@@ -284,14 +284,11 @@ type lineDoc struct {
 // database itself is in trouble (disk full, locked too long): the batch is
 // rolled back and each of its records reported.
 func (s *Store) addBatch(ctx context.Context, batch []lineDoc, res *ImportResult, fail func(string, error)) {
-	err := s.write(ctx, func(w *docWriter) error {
-		for _, d := range batch {
-			if err := w.put(ctx, d.row); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	rows := make([]docRow, len(batch))
+	for i, d := range batch {
+		rows[i] = d.row
+	}
+	err := s.write(ctx, func(w *docWriter) error { return w.putAll(ctx, rows) })
 	if err != nil {
 		for _, d := range batch {
 			fail(d.where, fmt.Errorf("batch of %d records not stored: %w", len(batch), err))

@@ -52,14 +52,14 @@ func (s *Store) SavePage(ctx context.Context, p *fetch.Page) error {
 	if at.IsZero() {
 		at = s.now()
 	}
-	_, err = s.db.ExecContext(ctx, `
+	_, err = s.db.ExecContext(ctx, s.sql(`
 INSERT INTO pages (url, request_url, final_url, final_key, status, content_type, charset, raw_gz, body_gz, fetched_at, etag, last_modified)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(url) DO UPDATE SET
 	request_url = excluded.request_url, final_url = excluded.final_url, final_key = excluded.final_key,
 	status = excluded.status, content_type = excluded.content_type, charset = excluded.charset,
 	raw_gz = excluded.raw_gz, body_gz = excluded.body_gz, fetched_at = excluded.fetched_at,
-	etag = excluded.etag, last_modified = excluded.last_modified`,
+	etag = excluded.etag, last_modified = excluded.last_modified`),
 		key, p.URL, final, finalKey, p.Status, p.ContentType, p.Charset, raw, body, at.UnixNano(), p.ETag, p.LastModified)
 	if err != nil {
 		return fmt.Errorf("archive page %s: %w", p.URL, err)
@@ -75,8 +75,8 @@ func (s *Store) Validators(ctx context.Context, rawURL string) (etag, lastModifi
 	if err != nil {
 		return "", "", false
 	}
-	err = s.db.QueryRowContext(ctx, `SELECT etag, last_modified FROM pages WHERE url = ?
-UNION ALL SELECT etag, last_modified FROM pages WHERE final_key = ? LIMIT 1`, key, key).Scan(&etag, &lastModified)
+	err = s.db.QueryRowContext(ctx, s.sql(`SELECT etag, last_modified FROM pages WHERE url = ?
+UNION ALL SELECT etag, last_modified FROM pages WHERE final_key = ? LIMIT 1`), key, key).Scan(&etag, &lastModified)
 	if err != nil {
 		return "", "", false
 	}
@@ -93,10 +93,10 @@ func (s *Store) Cached(ctx context.Context, rawURL string) (*fetch.Page, error) 
 	p := &fetch.Page{FromCache: true}
 	var raw, body []byte
 	var at int64
-	err = s.db.QueryRowContext(ctx, `
+	err = s.db.QueryRowContext(ctx, s.sql(`
 SELECT request_url, final_url, status, content_type, charset, raw_gz, body_gz, fetched_at, etag, last_modified
-FROM (SELECT *, 0 AS pref FROM pages WHERE url = ? UNION ALL SELECT *, 1 FROM pages WHERE final_key = ?)
-ORDER BY pref LIMIT 1`, key, key).
+FROM (SELECT *, 0 AS pref FROM pages WHERE url = ? UNION ALL SELECT *, 1 FROM pages WHERE final_key = ?) p
+ORDER BY pref LIMIT 1`), key, key).
 		Scan(&p.URL, &p.FinalURL, &p.Status, &p.ContentType, &p.Charset, &raw, &body, &at, &p.ETag, &p.LastModified)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("archived page %s: %w", rawURL, ErrNotFound)

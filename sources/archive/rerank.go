@@ -8,10 +8,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // The first stage reads the postings of the query's rarest terms only,
-// through FTS5's own bm25(), and keeps the best few hundred documents. The
+// ranks the documents holding them by the idfs of the terms each holds
+// (firstStage), and keeps the best few hundred documents. The
 // second stage re-scores those with BM25F computed here, over the stems
 // the index holds, rather than by FTS5, whose bm25() fixes k1 at 1.2 and
 // knows no fields: a fact-check or news report about a claim repeats the
@@ -26,7 +28,9 @@ import (
 // plain BM25 baseline and tune the rest with the same code that serves
 // real searches.
 type ranker struct {
-	// wTitle, wText, wPublisher weight the columns in FTS5's bm25().
+	// wTitle and wText weight a term's idf in the first stage when the
+	// document holds it in its title, or only elsewhere; wPublisher is
+	// not read since the first stage stopped using FTS5's bm25().
 	wTitle, wText, wPublisher float64
 	// pool is how many first-stage hits the second stage re-scores; zero
 	// turns the second stage off.
@@ -63,7 +67,7 @@ type params struct {
 	origW           float64
 }
 
-// plainBM25 is FTS5's bm25() over all columns alike, the baseline.
+// plainBM25 is the first stage alone, title and text alike: the baseline.
 var plainBM25 = ranker{wTitle: 1, wText: 1, wPublisher: 1}
 
 // defaultRanker is what Search uses. Its params are what the tuning
@@ -148,9 +152,15 @@ func (p params) rank(q *queryModel, docs []*docTerms, vs []*docView, df map[stri
 
 // views looks at each document through the terms ts.
 func views(docs []*docTerms, ts []string) []*docView {
+	idx := make(map[string]int, len(ts))
+	for k, t := range ts {
+		if _, dup := idx[t]; !dup {
+			idx[t] = k
+		}
+	}
 	out := make([]*docView, len(docs))
 	for i, d := range docs {
-		out[i] = d.view(ts)
+		out[i] = d.view(ts, idx)
 	}
 	return out
 }
@@ -267,47 +277,27 @@ type docVersion struct {
 	titleLen, textLen int
 }
 
-// loadDocs fills each candidate's doc from the cache or the database.
+// loadDocs fills each candidate's doc from the cache or the database;
+// the first stage has read each candidate's version.
 func (s *Store) loadDocs(ctx context.Context, cands []*candidate) error {
-	ids := make([]string, len(cands))
-	for i, c := range cands {
-		ids[i] = fmt.Sprint(c.id)
-	}
 	byID := make(map[int64]*candidate, len(cands))
-	for _, c := range cands {
-		byID[c.id] = c
-	}
-	// The ids are our own integers, so listing them in the SQL is safe.
-	rows, err := s.db.QueryContext(ctx, `SELECT id, updated_at, title_len, text_len FROM docs WHERE id IN (`+strings.Join(ids, ",")+`)`)
-	if err != nil {
-		return fmt.Errorf("load candidate texts: %w", err)
-	}
 	var missing []string
 	s.terms.mu.Lock()
-	for rows.Next() {
-		var id int64
-		var v docVersion
-		if err := rows.Scan(&id, &v.updated, &v.titleLen, &v.textLen); err != nil {
-			s.terms.mu.Unlock()
-			rows.Close()
-			return fmt.Errorf("load candidate texts: %w", err)
-		}
-		if d := s.terms.m[id]; d != nil && d.version == v {
-			byID[id].doc = d
+	for _, c := range cands {
+		byID[c.id] = c
+		if d := s.terms.m[c.id]; d != nil && d.version == c.version {
+			c.doc = d
 		} else {
-			missing = append(missing, fmt.Sprint(id))
+			missing = append(missing, fmt.Sprint(c.id))
 		}
 	}
 	s.terms.mu.Unlock()
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("load candidate texts: %w", err)
-	}
 	if len(missing) == 0 {
 		return nil
 	}
-	rows, err = s.db.QueryContext(ctx, `SELECT id, updated_at, title_len, text_len, title_terms, text_terms, substr(text, 1, 4096)
-FROM docs WHERE id IN (`+strings.Join(missing, ",")+`)`)
+	// The ids are our own integers, so listing them in the SQL is safe.
+	rows, err := s.db.QueryContext(ctx, s.sql(`SELECT id, updated_at, title_len, text_len, title_terms, text_terms
+FROM docs WHERE id IN (`+strings.Join(missing, ",")+`)`))
 	if err != nil {
 		return fmt.Errorf("load candidate texts: %w", err)
 	}
@@ -319,12 +309,11 @@ FROM docs WHERE id IN (`+strings.Join(missing, ",")+`)`)
 		}
 		var id int64
 		var v docVersion
-		var title, text, head string
-		if err := rows.Scan(&id, &v.updated, &v.titleLen, &v.textLen, &title, &text, &head); err != nil {
+		var title, text string
+		if err := rows.Scan(&id, &v.updated, &v.titleLen, &v.textLen, &title, &text); err != nil {
 			return fmt.Errorf("load candidate texts: %w", err)
 		}
-		d := &docTerms{id: id, version: v, head: strings.ToValidUTF8(head, ""),
-			title: strings.Fields(title), text: strings.Fields(text)}
+		d := &docTerms{id: id, version: v, title: strings.Fields(title), text: strings.Fields(text)}
 		byID[id].doc = d
 		fresh = append(fresh, d)
 	}
@@ -342,13 +331,13 @@ FROM docs WHERE id IN (`+strings.Join(missing, ",")+`)`)
 	return nil
 }
 
-// docTerms is a document as the index holds it: its fields' stems, and
-// where each stem stands, built once on first use.
+// docTerms is a document as the index holds it: its fields' stems, and,
+// once it is seen a second time, where each stem stands.
 type docTerms struct {
 	id          int64
 	version     docVersion
-	head        string // the text's top, for the snippet
 	title, text []string
+	seen        atomic.Int32
 	once        sync.Once
 	where       map[string][]int32
 }
@@ -362,29 +351,62 @@ type docView struct {
 	pos [][]int32
 }
 
-func (d *docTerms) view(ts []string) *docView {
-	d.once.Do(d.index)
+// view reads the document once, looking each word up in idx (ts's first
+// index of each term): cheaper than a map of every word's positions, which
+// a document seen once would not repay. A document seen again (the next
+// query of a check, the tuning's passes) gets that map and is read from it.
+func (d *docTerms) view(ts []string, idx map[string]int) *docView {
 	n := len(ts)
 	v := &docView{pos: make([][]int32, n)}
 	for f := range v.tf {
 		v.tf[f] = make([]int32, n)
 	}
+	v.len = [3]int{len(d.title), min(len(d.text), leadWords), max(len(d.text)-leadWords, 0)}
+	if d.seen.Add(1) > 1 {
+		d.once.Do(d.index)
+		off := int32(len(d.title) + titleGap)
+		for k, t := range ts {
+			ps := d.where[t]
+			v.pos[k] = ps
+			for _, p := range ps {
+				switch {
+				case p < off:
+					v.tf[0][k]++
+				case p < off+leadWords:
+					v.tf[1][k]++
+				default:
+					v.tf[2][k]++
+				}
+			}
+		}
+		return v
+	}
+	for i, st := range d.title {
+		if k, ok := idx[st]; ok {
+			v.pos[k] = append(v.pos[k], int32(i))
+			v.tf[0][k]++
+		}
+	}
 	off := int32(len(d.title) + titleGap)
-	for k, t := range ts {
-		ps := d.where[t]
-		v.pos[k] = ps
-		for _, p := range ps {
-			switch {
-			case p < off:
-				v.tf[0][k]++
-			case p < off+leadWords:
+	for i, st := range d.text {
+		if k, ok := idx[st]; ok {
+			v.pos[k] = append(v.pos[k], off+int32(i))
+			if i < leadWords {
 				v.tf[1][k]++
-			default:
+			} else {
 				v.tf[2][k]++
 			}
 		}
 	}
-	v.len = [3]int{len(d.title), min(len(d.text), leadWords), max(len(d.text)-leadWords, 0)}
+	// A term listed twice sees what its first listing saw.
+	for k, t := range ts {
+		if first := idx[t]; first != k {
+			v.pos[k] = v.pos[first]
+			for f := range v.tf {
+				v.tf[f][k] = v.tf[f][first]
+			}
+		}
+	}
 	return v
 }
 

@@ -1,12 +1,16 @@
 package archive
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -53,13 +57,15 @@ func (s *Store) Search(ctx context.Context, query string, o SearchOptions) ([]Hi
 }
 
 type candidate struct {
-	id    int64
-	hit   Hit
-	score float64
-	doc   *docTerms // loaded by the second stage
+	id      int64
+	hit     Hit
+	score   float64
+	version docVersion // read with the hit, so the second stage knows its cache is fresh
+	doc     *docTerms  // loaded by the second stage
 }
 
 func (s *Store) search(ctx context.Context, query string, o SearchOptions, r ranker) ([]Hit, error) {
+	parent := ctx // a search cut by its own budget still reads its hits' snippets
 	if o.Budget > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.Budget)
@@ -89,11 +95,11 @@ func (s *Store) search(ctx context.Context, query string, o SearchOptions, r ran
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.Canceled) {
 			err = fmt.Errorf("%w after %d first-stage hits: %w", ErrCut, len(fs.cands), ctx.Err())
-			return s.hits(fs.cands, q, limit), fmt.Errorf("search archive for %q: %w", query, err)
+			return s.hits(parent, fs.cands, q, limit), fmt.Errorf("search archive for %q: %w", query, err)
 		}
 		return nil, fmt.Errorf("search archive for %q: %w", query, err)
 	}
-	return s.hits(fs.cands, q, limit), nil
+	return s.hits(ctx, fs.cands, q, limit), nil
 }
 
 // firstPass is what the second stage starts from: the first stage's
@@ -111,14 +117,16 @@ func (s *Store) firstPass(ctx context.Context, q *queryModel, before time.Time, 
 	if fs.st, err = s.collection(ctx); err != nil {
 		return fs, err
 	}
-	if fs.df, err = s.docFreqs(ctx, q.distinct, fs.st); err != nil {
+	ps, err := s.postings(ctx, q.distinct, fs.st)
+	if err != nil {
 		return fs, err
 	}
+	fs.df = ps.df
 	first := r.firstTerms(q.distinct, fs.df)
 	if len(first) == 0 {
 		return fs, nil
 	}
-	if fs.cands, err = s.firstStage(ctx, orQuery(first), before, max(limit, r.pool), r); err != nil {
+	if fs.cands, err = s.firstStage(ctx, first, ps, fs.st, before, max(limit, r.pool), r); err != nil {
 		return fs, err
 	}
 	if r.pool > 0 && len(fs.cands) > 0 {
@@ -131,20 +139,46 @@ func (s *Store) firstPass(ctx context.Context, q *queryModel, before time.Time, 
 	return fs, nil
 }
 
-// hits turns the best candidates into hits with snippets.
-func (s *Store) hits(cands []*candidate, q *queryModel, limit int) []Hit {
+// hits turns the best candidates into hits with snippets, cut from the
+// top of each page's text (read for these few only).
+func (s *Store) hits(ctx context.Context, cands []*candidate, q *queryModel, limit int) []Hit {
 	if len(cands) > limit {
 		cands = cands[:limit]
 	}
+	heads := s.heads(ctx, cands)
 	hits := make([]Hit, len(cands))
 	for i, c := range cands {
 		hits[i] = c.hit
 		hits[i].Score = c.score
-		if c.doc != nil {
-			hits[i].Snippet = snippet(c.doc.head, q.words, 200)
-		}
+		hits[i].Snippet = snippet(heads[c.id], q.words, 200)
 	}
 	return hits
+}
+
+// heads reads the first 4 KiB of each candidate's text, for its snippet. A
+// search cut by its deadline still returns its hits, without snippets.
+func (s *Store) heads(ctx context.Context, cands []*candidate) map[int64]string {
+	out := make(map[int64]string, len(cands))
+	if len(cands) == 0 || ctx.Err() != nil {
+		return out
+	}
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		ids[i] = strconv.FormatInt(c.id, 10)
+	}
+	rows, err := s.db.QueryContext(ctx, s.sql(`SELECT id, substr(text, 1, 4096) FROM docs WHERE id IN (`+strings.Join(ids, ",")+`)`))
+	if err != nil {
+		return out
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var head string
+		if rows.Scan(&id, &head) == nil {
+			out[id] = strings.ToValidUTF8(head, "")
+		}
+	}
+	return out
 }
 
 // collStats are the collection statistics the triggers keep.
@@ -160,7 +194,7 @@ type collStats struct {
 func (s *Store) collection(ctx context.Context) (collStats, error) {
 	var st collStats
 	var sums [3]float64
-	err := s.db.QueryRowContext(ctx, `SELECT version, n, title_len, lead_len, rest_len, (SELECT coalesce(max(id), 0) FROM docs) FROM docs_stats`).
+	err := s.db.QueryRowContext(ctx, s.sql(`SELECT version, n, title_len, lead_len, rest_len, (SELECT coalesce(max(id), 0) FROM docs) FROM docs_stats`)).
 		Scan(&st.version, &st.n, &sums[0], &sums[1], &sums[2], &st.maxID)
 	if err != nil {
 		return st, fmt.Errorf("archive statistics: %w", err)
@@ -176,61 +210,74 @@ func (s *Store) collection(ctx context.Context) (collStats, error) {
 // dfExact is how many postings of a term are read to count its documents.
 // A term in more documents than that is common: its count is estimated
 // from how far into the id range those postings reached (FTS5 lists them
-// by ascending id), which is exact enough for an idf and costs the same at
-// a million documents as at a thousand.
+// by ascending id; PostgreSQL in heap order, which in an archive that
+// mostly grows is nearly the same), which is exact enough for an idf and
+// costs the same at a million documents as at a thousand.
 const dfExact = 1000
 
-// docFreqs returns the number of documents holding each term. Estimated
-// counts of common terms are remembered for as long as the archive has not
-// grown or shrunk by more than a hundredth; exact counts are cheap to read
-// again and change with every write.
+// termPostings are the document frequencies of a query's terms and, for
+// the terms read to the end (the rare ones), the ids of the documents
+// holding them, so the first stage need not read them again.
+type termPostings struct {
+	df  map[string]float64
+	ids map[string][]int64
+}
+
+// docFreqs returns the number of documents holding each term.
 func (s *Store) docFreqs(ctx context.Context, ts []string, st collStats) (map[string]float64, error) {
-	df := make(map[string]float64, len(ts))
+	ps, err := s.postings(ctx, ts, st)
+	return ps.df, err
+}
+
+// postings counts the documents of each term, reading at most dfExact
+// postings a term. Counts are remembered for as long as the archive has
+// not grown or shrunk by more than a hundredth since they were read: an
+// idf moves too little to matter meanwhile, and a query's words mostly
+// recur in the next queries (a check asks three to five about one post).
+// The first stage reads its rare terms' postings afresh.
+func (s *Store) postings(ctx context.Context, ts []string, st collStats) (termPostings, error) {
+	ps := termPostings{df: make(map[string]float64, len(ts)), ids: make(map[string][]int64, len(ts))}
 	var todo []string
 	s.dfs.mu.Lock()
 	for _, t := range ts {
 		if e, ok := s.dfs.m[t]; ok && math.Abs(st.n-e.n) <= e.n/100 {
-			df[t] = e.df
+			ps.df[t] = e.df
 		} else {
 			todo = append(todo, t)
 		}
 	}
 	s.dfs.mu.Unlock()
-	if len(todo) == 0 {
-		return df, nil
+	todo = slices.Compact(slices.Sorted(slices.Values(todo)))
+	if err := ctx.Err(); err != nil {
+		return ps, err
 	}
-	stmt, err := s.stmt(ctx, `SELECT count(*), coalesce(max(rowid), 0) FROM
-	(SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? LIMIT ?)`)
+	lists, err := s.termDocs(ctx, todo, dfExact, false)
 	if err != nil {
-		return nil, fmt.Errorf("document frequencies: %w", err)
+		return ps, fmt.Errorf("document frequencies: %w", err)
 	}
-	var common []string
+	read := todo
 	for _, t := range todo {
-		if _, ok := df[t]; ok {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		var n, last float64
-		if err := stmt.QueryRowContext(ctx, quote(t), dfExact).Scan(&n, &last); err != nil {
-			return nil, fmt.Errorf("document frequency of %q: %w", t, err)
-		}
-		if n >= dfExact && last > 0 {
+		ids := lists[t]
+		n := float64(len(ids))
+		if len(ids) < dfExact {
+			ps.ids[t] = ids
+		} else if last := float64(ids[len(ids)-1]); last > 0 {
 			n = min(st.n, n*st.maxID/last)
-			common = append(common, t)
 		}
-		df[t] = n
+		ps.df[t] = n
+	}
+	if len(read) == 0 {
+		return ps, nil
 	}
 	s.dfs.mu.Lock()
-	if s.dfs.m == nil || len(s.dfs.m)+len(common) > dfCacheSize {
+	if s.dfs.m == nil || len(s.dfs.m)+len(read) > dfCacheSize {
 		s.dfs.m = make(map[string]dfEntry, 1024)
 	}
-	for _, t := range common {
-		s.dfs.m[t] = dfEntry{df: df[t], n: st.n}
+	for _, t := range read {
+		s.dfs.m[t] = dfEntry{df: ps.df[t], n: st.n}
 	}
 	s.dfs.mu.Unlock()
-	return df, nil
+	return ps, nil
 }
 
 type dfCache struct {
@@ -258,47 +305,215 @@ func (s *Store) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	return st, nil
 }
 
-// firstStage runs the OR of terms through FTS5's bm25() with column
-// weights, ranking on the index alone (the date filter reads a covering
-// index), and reads the documents' rows only for the n best. bm25() is
-// lower-is-better; scores are negated here.
-func (s *Store) firstStage(ctx context.Context, match string, before time.Time, n int, r ranker) ([]*candidate, error) {
-	q := fmt.Sprintf(`
-WITH best AS (
-	SELECT f.rowid AS id, bm25(docs_fts, %g, %g, %g) AS score FROM docs_fts f
-	WHERE docs_fts MATCH ?1 AND (?2 = 0 OR EXISTS (SELECT 1 FROM docs INDEXED BY docs_id_published
-		WHERE id = f.rowid AND (published IS NULL OR published < ?2)))
-	ORDER BY score LIMIT ?3)
-SELECT d.id, d.orig_url, d.title, d.publisher, d.published, best.score
-FROM best JOIN docs d ON d.id = best.id ORDER BY best.score`, r.wTitle, r.wText, r.wPublisher)
+// firstStage ranks the documents holding any of terms by the sum of the
+// idfs of the terms each holds (a weighted coordinate match), computed here
+// from the terms' postings alone: no document row, length or position is
+// read, so its cost is the number of postings, which the caller bounds
+// (ranker.firstTerms), whatever the archive's size. The n best that pass
+// the date filter come back best first, with their rows; the second stage
+// then scores them on their full text.
+func (s *Store) firstStage(ctx context.Context, terms []string, ps termPostings, st collStats, before time.Time, n int, r ranker) ([]*candidate, error) {
+	var more []string
+	for _, t := range terms {
+		if _, ok := ps.ids[t]; !ok {
+			more = append(more, t)
+		}
+	}
+	lists, err := s.termDocs(ctx, more, maxTermPostings, false)
+	if err != nil {
+		return nil, fmt.Errorf("first-stage postings: %w", err)
+	}
+	// A title is where a fact-check or report states its claim: the
+	// documents holding a term there count it wTitle times rather than
+	// wText. Titles are short, so their postings cost little.
+	titles, err := s.termDocs(ctx, terms, maxTermPostings, true)
+	if err != nil {
+		return nil, fmt.Errorf("first-stage title postings: %w", err)
+	}
+	score := make(map[int64]float64, 1024)
+	for _, t := range terms {
+		ids, ok := ps.ids[t]
+		if !ok {
+			ids = lists[t]
+		}
+		w := bm25IDF(st.n, ps.df[t])
+		for _, id := range ids {
+			score[id] += w * r.wText
+		}
+		for _, id := range titles[t] {
+			score[id] += w * (r.wTitle - r.wText)
+		}
+	}
+	ranked := make([]*candidate, 0, len(score))
+	for id, sc := range score {
+		ranked = append(ranked, &candidate{id: id, score: sc})
+	}
+	// Ties go to the newer document (the larger id), so the order is the
+	// same on every run.
+	slices.SortFunc(ranked, func(a, b *candidate) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.id, a.id)
+	})
 	var cutoff int64
 	if !before.IsZero() {
 		cutoff = before.Unix()
 	}
-	stmt, err := s.stmt(ctx, q)
+	// Rows are read a chunk at a time, as many as the date filter lets
+	// through, until n are kept.
+	var out []*candidate
+	for len(ranked) > 0 && len(out) < n {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		want := n - len(out)
+		if cutoff != 0 {
+			want = max(2*want, 64) // some will be too new
+		}
+		chunk := ranked[:min(len(ranked), want)]
+		ranked = ranked[len(chunk):]
+		kept, err := s.docHeads(ctx, chunk, cutoff)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, kept[:min(len(kept), n-len(out))]...)
+	}
+	return out, nil
+}
+
+// termDocs returns, for each of the terms ts, the ids of the first
+// (lowest) limit documents holding it, ascending. One statement reads
+// them all, each term's as one list in one row: term by term, or row by
+// row, the round trips would cost more than reading the postings.
+func (s *Store) termDocs(ctx context.Context, ts []string, limit int, title bool) (map[string][]int64, error) {
+	out := make(map[string][]int64, len(ts))
+	if len(ts) == 0 {
+		return out, nil
+	}
+	q := `SELECT j.key, (SELECT coalesce(group_concat(rowid), '') FROM
+	(SELECT rowid FROM docs_fts WHERE docs_fts MATCH j.value LIMIT ?)) FROM json_each(?) j`
+	quoted := make([]string, len(ts))
+	for i, t := range ts {
+		quoted[i] = quote(t)
+		if title {
+			quoted[i] = "{title_terms} : " + quoted[i]
+		}
+	}
+	if s.postgres {
+		// A bitmap scan of the GIN index visits the heap in block order,
+		// which for an archive that mostly grows is id order; sorted
+		// below all the same, as the estimate in postings wants.
+		field := "tsv"
+		if title {
+			field = "to_tsvector('simple', title_terms)" // its own GIN index
+		}
+		q = `SELECT j.k - 1, (SELECT coalesce(string_agg(id::text, ','), '') FROM
+	(SELECT id FROM docs WHERE ` + field + ` @@ to_tsquery('simple', j.q) LIMIT ?) m) FROM json_array_elements_text(?::json) WITH ORDINALITY AS j(q, k)`
+		for i, t := range ts {
+			quoted[i] = tsQuote(t)
+		}
+	}
+	arg, err := json.Marshal(quoted)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := stmt.QueryContext(ctx, match, cutoff, n)
+	stmt, err := s.stmt(ctx, s.sql(q))
+	if err != nil {
+		return nil, err
+	}
+	rows, err := stmt.QueryContext(ctx, limit, string(arg))
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*candidate
 	for rows.Next() {
-		c := &candidate{}
-		var pub sql.NullInt64
-		if err := rows.Scan(&c.id, &c.hit.URL, &c.hit.Title, &c.hit.Publisher, &pub, &c.score); err != nil {
+		var k int
+		var list string
+		if err := rows.Scan(&k, &list); err != nil {
 			return nil, err
 		}
-		c.score = -c.score
-		if pub.Valid {
-			c.hit.Published = time.Unix(pub.Int64, 0).UTC()
+		if k < 0 || k >= len(ts) {
+			return nil, fmt.Errorf("postings: term %d of %d", k, len(ts))
 		}
-		out = append(out, c)
+		ids, err := parseIDs(list)
+		if err != nil {
+			return nil, err
+		}
+		if s.postgres {
+			slices.Sort(ids)
+		}
+		out[ts[k]] = ids
 	}
 	return out, rows.Err()
 }
+
+// parseIDs reads a comma-separated list of ids.
+func parseIDs(list string) ([]int64, error) {
+	ids := make([]int64, 0, strings.Count(list, ",")+1)
+	for f := range strings.SplitSeq(list, ",") {
+		if f == "" {
+			continue
+		}
+		id, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("postings list: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// docHeads reads the rows of cands (their URL, title, publisher and date)
+// and returns those published before cutoff (Unix seconds; zero: all) or
+// undated, in the order given.
+func (s *Store) docHeads(ctx context.Context, cands []*candidate, cutoff int64) ([]*candidate, error) {
+	byID := make(map[int64]*candidate, len(cands))
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		byID[c.id] = c
+		ids[i] = strconv.FormatInt(c.id, 10)
+	}
+	// The ids are our own integers, so listing them in the SQL is safe.
+	rows, err := s.db.QueryContext(ctx, s.sql(`SELECT id, orig_url, title, publisher, published, updated_at, title_len, text_len FROM docs
+WHERE id IN (`+strings.Join(ids, ",")+`) AND (? = 0 OR published IS NULL OR published < ?)`), cutoff, cutoff)
+	if err != nil {
+		return nil, fmt.Errorf("first-stage rows: %w", err)
+	}
+	defer rows.Close()
+	kept := make(map[int64]bool, len(cands))
+	for rows.Next() {
+		var id int64
+		var pub sql.NullInt64
+		var h Hit
+		var v docVersion
+		if err := rows.Scan(&id, &h.URL, &h.Title, &h.Publisher, &pub, &v.updated, &v.titleLen, &v.textLen); err != nil {
+			return nil, fmt.Errorf("first-stage rows: %w", err)
+		}
+		if pub.Valid {
+			h.Published = time.Unix(pub.Int64, 0).UTC()
+		}
+		if c := byID[id]; c != nil {
+			c.hit, c.version = h, v
+			kept[id] = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("first-stage rows: %w", err)
+	}
+	out := make([]*candidate, 0, len(kept))
+	for _, c := range cands {
+		if kept[c.id] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// maxTermPostings bounds what the first stage reads of one term when the
+// query has nothing rarer (ranker.minTerms always join): enough to rank
+// among, never a whole common term's list in a large archive.
+const maxTermPostings = 20_000
 
 // snippet cuts about n bytes of text around the first query term it holds,
 // on word boundaries; FTS5's snippet() is left out because SQLite would

@@ -1,7 +1,7 @@
 // Package archive keeps every page muse reads, and every document the user
-// adds, in a local SQLite database with an FTS5 full-text index, so that
-// later checks can find fact-checks and articles already seen without asking
-// the web again.
+// adds, in a local SQLite database with an FTS5 full-text index (or in a
+// newsroom's PostgreSQL, see postgres.go), so that later checks can find
+// fact-checks and articles already seen without asking the web again.
 //
 // Several muse processes may open the same database at once: it runs in WAL
 // mode with a busy timeout, and every write transaction begins IMMEDIATE so
@@ -17,25 +17,31 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/musecheck/muse/sources/pgdb"
 	"github.com/musecheck/muse/sources/sqlitedb"
 )
 
 // Options configures an archive.
 type Options struct {
 	// Path is the database file. The caller passes
-	// $XDG_DATA_HOME/muse/archive.db; missing directories are created.
+	// $XDG_DATA_HOME/muse/archive.db; missing directories are created. A
+	// postgres:// URL keeps the archive in that database instead (tables
+	// archive_*), shared by a newsroom's processes.
 	Path string
 }
 
 // Store is an open archive. It is safe for concurrent use by several
 // goroutines, and several processes may open the same file.
 type Store struct {
-	db    *sql.DB
-	path  string
-	now   func() time.Time
-	terms termCache
-	dfs   dfCache
-	stmts sync.Map // query text → *sql.Stmt, see stmt
+	db       *sql.DB
+	pool     *pgxpool.Pool // on PostgreSQL: the pool db runs on
+	postgres bool
+	path     string // the file, or the database URL without its password
+	now      func() time.Time
+	terms    termCache
+	dfs      dfCache
+	stmts    sync.Map // query text → *sql.Stmt, see stmt
 }
 
 // busyTimeout is how long a connection waits for another writer (in this
@@ -56,6 +62,14 @@ func OpenOptions(ctx context.Context, o Options) (*Store, error) {
 	if o.Path == "" {
 		return nil, errors.New("open archive: no database path given")
 	}
+	if pgdb.IsURL(o.Path) {
+		s, err := openPostgres(ctx, o.Path)
+		if err != nil {
+			return nil, err
+		}
+		s.now = time.Now
+		return s, nil
+	}
 	// A larger page cache than SQLite's 2 MB default keeps the index pages
 	// a search reads in memory from one search to the next.
 	db, err := sqlitedb.Open(o.Path, sqlitedb.Options{Busy: busyTimeout, Pragmas: []string{"foreign_keys(ON)", "cache_size(-32768)"}})
@@ -73,13 +87,17 @@ func OpenOptions(ctx context.Context, o Options) (*Store, error) {
 // Close closes the database.
 func (s *Store) Close() error {
 	s.stmts.Range(func(_, st any) bool { st.(*sql.Stmt).Close(); return true })
+	if s.pool != nil {
+		defer s.pool.Close()
+	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close archive %s: %w", s.path, err)
 	}
 	return nil
 }
 
-// Path returns the database file's path.
+// Path returns the database file's path, or on PostgreSQL its URL with
+// the password masked.
 func (s *Store) Path() string { return s.path }
 
 // leadWords is how many first words of a text make its lead, the field

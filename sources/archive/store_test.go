@@ -39,8 +39,9 @@ var sample = []Doc{
 		Text: "Studies of millions of children found no link between the measles vaccine and autism.", Publisher: "AP"},
 }
 
-func TestAddSearchGet(t *testing.T) {
-	s, _ := openTemp(t)
+func TestAddSearchGet(t *testing.T) { eachEngine(t, testAddSearchGet) }
+
+func testAddSearchGet(t *testing.T, s *Store) {
 	ctx := context.Background()
 	for _, d := range sample {
 		if err := s.Add(ctx, d); err != nil {
@@ -89,8 +90,9 @@ func TestAddSearchGet(t *testing.T) {
 	}
 }
 
-func TestSearchBeforeAndLimit(t *testing.T) {
-	s, _ := openTemp(t)
+func TestSearchBeforeAndLimit(t *testing.T) { eachEngine(t, testSearchBeforeAndLimit) }
+
+func testSearchBeforeAndLimit(t *testing.T, s *Store) {
 	ctx := context.Background()
 	if err := s.AddAll(ctx, sample); err != nil {
 		t.Fatal(err)
@@ -112,8 +114,9 @@ func TestSearchBeforeAndLimit(t *testing.T) {
 }
 
 // Query text is data, never FTS5 syntax.
-func TestSearchHostileQueries(t *testing.T) {
-	s, _ := openTemp(t)
+func TestSearchHostileQueries(t *testing.T) { eachEngine(t, testSearchHostileQueries) }
+
+func testSearchHostileQueries(t *testing.T, s *Store) {
 	ctx := context.Background()
 	if err := s.AddAll(ctx, sample); err != nil {
 		t.Fatal(err)
@@ -128,8 +131,9 @@ func TestSearchHostileQueries(t *testing.T) {
 	}
 }
 
-func TestAddRejectsBadDocs(t *testing.T) {
-	s, _ := openTemp(t)
+func TestAddRejectsBadDocs(t *testing.T) { eachEngine(t, testAddRejectsBadDocs) }
+
+func testAddRejectsBadDocs(t *testing.T, s *Store) {
 	for _, d := range []Doc{{URL: "ftp://x.example/a", Title: "t"}, {URL: "not a url", Title: "t"}, {URL: "https://x.example/a"}} {
 		if err := s.Add(context.Background(), d); err == nil {
 			t.Errorf("Add(%+v) succeeded", d)
@@ -137,8 +141,9 @@ func TestAddRejectsBadDocs(t *testing.T) {
 	}
 }
 
-func TestPagesRoundTrip(t *testing.T) {
-	s, _ := openTemp(t)
+func TestPagesRoundTrip(t *testing.T) { eachEngine(t, testPagesRoundTrip) }
+
+func testPagesRoundTrip(t *testing.T, s *Store) {
 	ctx := context.Background()
 	if _, _, ok := s.Validators(ctx, "https://example.com/a"); ok {
 		t.Fatal("validators for a page never saved")
@@ -169,7 +174,7 @@ func TestPagesRoundTrip(t *testing.T) {
 		}
 	}
 	var stored int
-	if err := s.db.QueryRow(`SELECT length(raw_gz) FROM pages`).Scan(&stored); err != nil || stored == 0 {
+	if err := s.db.QueryRow(s.sql(`SELECT length(raw_gz) FROM pages`)).Scan(&stored); err != nil || stored == 0 {
 		t.Errorf("raw page not stored compressed: %d bytes, %v", stored, err)
 	}
 }
@@ -200,8 +205,9 @@ func TestReopenKeepsSchema(t *testing.T) {
 	}
 }
 
-func TestImport(t *testing.T) {
-	s, _ := openTemp(t)
+func TestImport(t *testing.T) { eachEngine(t, testImport) }
+
+func testImport(t *testing.T, s *Store) {
 	dir := t.TempDir()
 	jsonl := filepath.Join(dir, "recs.jsonl")
 	os.WriteFile(jsonl, []byte(`{"url":"https://a.example/1","title":"One","text":"first record","published":"2020-02-03"}
