@@ -50,6 +50,9 @@ func markdown(c *pipeline.Check, leftOut bool) string {
 		return ""
 	}
 	var b strings.Builder
+	for _, f := range c.FactChecks {
+		b.WriteString(inline(f.String()) + "\n\n")
+	}
 	b.WriteString("# Correction\n\n")
 	if t := strings.TrimSpace(c.Correction.Text); t != "" {
 		b.WriteString(t + "\n\n")

@@ -1,15 +1,22 @@
 package archive
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/extract"
+	"github.com/musecheck/muse/sources/fetch"
+	"github.com/musecheck/muse/sources/search"
 )
 
 // Claim matching: fact-checks publish what they checked as ClaimReview
@@ -107,8 +114,8 @@ func addClaim(ctx context.Context, tx *sql.Tx, get *sql.Stmt, cr sources.ClaimRe
 // is scored from 0 to 1 by how much of its claim the text holds, so that
 // one threshold (ClaimMatchThreshold) means the same for every post: the
 // idf-weighted share of the claim's distinct stems found in the text,
-// scaled down when what is found weighs less than claimSaturation (a
-// short claim matched on two common words is no match). Limit zero or
+// scaled down when fewer than claimSaturation of them are found (a short
+// claim matched on one or two words is no match, however rare they are). Limit zero or
 // less means 5; lang is the text's language (empty: English).
 func (s *Store) MatchClaims(ctx context.Context, text, lang string, limit int) ([]ClaimMatch, error) {
 	return s.matchClaims(ctx, text, lang, limit, claimSaturation)
@@ -157,9 +164,9 @@ FROM best JOIN claims c ON c.id = best.id ORDER BY best.score`, orQuery(q.distin
 		return nil, err
 	}
 	for i := range out {
-		have, all := coverage(terms[i], q.qtf, idf)
+		have, all, n := coverage(terms[i], q.qtf, idf)
 		if all > 0 {
-			out[i].Score = have / all * min(1, have/saturation)
+			out[i].Score = have / all * min(1, float64(n)/saturation)
 		}
 	}
 	// bm25 order breaks ties (the sort is stable).
@@ -170,9 +177,9 @@ FROM best JOIN claims c ON c.id = best.id ORDER BY best.score`, orQuery(q.distin
 // claimCandidates is how many bm25 candidates MatchClaims scores.
 const claimCandidates = 20
 
-// claimSaturation is the idf mass (about two rare words) a match needs
-// to count fully; chosen with ClaimMatchThreshold.
-const claimSaturation = 10.0
+// claimSaturation is how many of a claim's distinct stems a text must hold
+// for its share to count fully; chosen with ClaimMatchThreshold.
+const claimSaturation = 3.0
 
 // ClaimMatchThreshold is the least MatchClaims score at which a post is
 // taken to repeat an archived claim. It was chosen on half of the real
@@ -197,8 +204,8 @@ func (s *Store) MatchingFactChecks(ctx context.Context, text, lang string, limit
 }
 
 // coverage returns the idf mass of the claim's distinct stems that the
-// text holds, and of all of them.
-func coverage(claim []string, text map[string]int, idf map[string]float64) (have, all float64) {
+// text holds, and of all of them, and how many it holds.
+func coverage(claim []string, text map[string]int, idf map[string]float64) (have, all float64, n int) {
 	seen := map[string]bool{}
 	for _, t := range claim {
 		if seen[t] {
@@ -208,9 +215,10 @@ func coverage(claim []string, text map[string]int, idf map[string]float64) (have
 		all += idf[t]
 		if text[t] > 0 {
 			have += idf[t]
+			n++
 		}
 	}
-	return have, all
+	return have, all, n
 }
 
 // claimIDF returns the idf, among archived claims, of every stem in terms.
@@ -237,4 +245,111 @@ func (s *Store) claimIDF(ctx context.Context, terms [][]string) (map[string]floa
 		}
 	}
 	return idf, nil
+}
+
+// ImportClaimReviews adds the fact-checks in each argument, a file or an
+// http(s) URL (fetched through o.Fetcher), in the forms fact-checkers
+// publish them: an HTML page with ClaimReview markup (JSON-LD or
+// microdata; the page itself is archived too), a ClaimReview JSON-LD
+// document or a DataFeed of them (the Data Commons fact-check feed), or a
+// saved Google Fact Check Tools answer ({"claims": [...]}). Added counts
+// claim reviews; an argument holding none is a failure.
+func (s *Store) ImportClaimReviews(ctx context.Context, args []string, o ImportOptions) ImportResult {
+	var res ImportResult
+	for _, arg := range args {
+		n, err := s.importClaimReviews(ctx, arg, o.Fetcher)
+		res.Added += n
+		if err != nil {
+			res.Failed++
+			if o.Errors != nil {
+				fmt.Fprintf(o.Errors, "muse: archive add --claimreview %s: %v\n", arg, err)
+			}
+		}
+		if o.Progress != nil {
+			o.Progress(res.Added + res.Failed)
+		}
+	}
+	return res
+}
+
+func (s *Store) importClaimReviews(ctx context.Context, arg string, f *fetch.Fetcher) (int, error) {
+	var body []byte
+	pageURL := ""
+	if lower := strings.ToLower(arg); strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") {
+		if f == nil {
+			return 0, errors.New("fetching is not available here")
+		}
+		p, err := f.Fetch(ctx, arg)
+		if err != nil {
+			return 0, err
+		}
+		body, pageURL = p.Body, p.FinalURL
+	} else {
+		b, err := os.ReadFile(arg)
+		if err != nil {
+			return 0, err
+		}
+		body = b
+	}
+	trimmed := bytes.TrimLeft(body, " \t\r\n\ufeff")
+	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
+		crs, err := claimReviewsJSON(trimmed)
+		if err != nil {
+			return 0, err
+		}
+		return s.addReviews(ctx, crs, pageURL)
+	}
+	a, err := extract.Extract(body, pageURL)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, cr := range a.ClaimReviews {
+		if strings.TrimSpace(cr.Claim) != "" {
+			n++
+		}
+	}
+	switch {
+	case n == 0:
+		return 0, errors.New("no ClaimReview markup (JSON-LD or microdata) naming a claim on the page")
+	case a.CanonicalURL == "" && a.URL == "" && pageURL == "":
+		// A saved page that names no URL of its own: its reviews still
+		// name theirs.
+		return s.addReviews(ctx, a.ClaimReviews, "")
+	}
+	if err := s.addArticle(ctx, a, pageURL); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// claimReviewsJSON reads a Fact Check Tools answer or JSON-LD.
+func claimReviewsJSON(b []byte) ([]sources.ClaimReview, error) {
+	var probe struct {
+		Claims json.RawMessage `json:"claims"`
+	}
+	if json.Unmarshal(b, &probe) == nil && len(probe.Claims) > 0 {
+		return search.FactCheckReviews(b)
+	}
+	return extract.ClaimReviewsJSON(b)
+}
+
+// addReviews stores the reviews that name a claim; a review without a URL
+// takes the document's, when it came from one.
+func (s *Store) addReviews(ctx context.Context, crs []sources.ClaimReview, docURL string) (int, error) {
+	var keep []sources.ClaimReview
+	for _, cr := range crs {
+		if strings.TrimSpace(cr.Claim) == "" {
+			continue
+		}
+		cr.ReviewURL = cmp.Or(cr.ReviewURL, docURL)
+		keep = append(keep, cr)
+	}
+	if len(keep) == 0 {
+		return 0, errors.New("no ClaimReview with a claim found")
+	}
+	if err := s.AddClaimReviews(ctx, keep, ""); err != nil {
+		return 0, err
+	}
+	return len(keep), nil
 }
