@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"sort"
 	"strings"
@@ -280,10 +282,18 @@ func (s *Store) importClaimReviews(ctx context.Context, arg string, f *fetch.Fet
 			return 0, errors.New("fetching is not available here")
 		}
 		p, err := f.Fetch(ctx, arg)
-		if err != nil {
+		switch {
+		case errors.Is(err, fetch.ErrNotHTML):
+			// A feed or API answer is JSON, which Fetch (pages only)
+			// refuses; the Fetcher's client reads it under the same guard.
+			if body, err = getJSON(ctx, f, arg); err != nil {
+				return 0, err
+			}
+		case err != nil:
 			return 0, err
+		default:
+			body, pageURL = p.Body, p.FinalURL
 		}
-		body, pageURL = p.Body, p.FinalURL
 	} else {
 		b, err := os.ReadFile(arg)
 		if err != nil {
@@ -352,4 +362,26 @@ func (s *Store) addReviews(ctx context.Context, crs []sources.ClaimReview, docUR
 		return 0, err
 	}
 	return len(keep), nil
+}
+
+// getJSON reads a JSON document through f's guarded client.
+func getJSON(ctx context.Context, f *fetch.Fetcher, u string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", u, err)
+	}
+	req.Header.Set("Accept", "application/json, application/ld+json")
+	resp, err := f.Client().Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", u, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("fetch %s: %s", u, resp.Status)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", u, err)
+	}
+	return b, nil
 }
