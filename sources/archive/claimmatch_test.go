@@ -200,6 +200,7 @@ func TestClaimMatchThreshold(t *testing.T) {
 	test := figuresAt(best, false, chosen)
 	t.Logf("chosen on the tuning half: saturation %g, threshold %.2f (%v); test half, out of sample: %v",
 		chosenSat, chosen, tuneFig, test)
+	t.Logf("test half, the best candidate taken whatever its score (no threshold): %v", figuresAt(best, false, 1e-9))
 	if chosen != ClaimMatchThreshold || chosenSat != claimSaturation {
 		t.Errorf("ClaimMatchThreshold, claimSaturation = %.2f, %g; the tuning half picks %.2f, %g",
 			ClaimMatchThreshold, claimSaturation, chosen, chosenSat)
