@@ -84,7 +84,7 @@ func TestImportClaimReviews(t *testing.T) {
 	defer srv.Close()
 	var errs strings.Builder
 	res := s.ImportClaimReviews(ctx, []string{"testdata/claims/datacommons_feed.json", "testdata/claims/factchecktools.json",
-		"testdata/claims/microdata.html", srv.URL + "/5g", "testdata/site/measles.html", "testdata/claims/missing.json"},
+		"../extract/testdata/claimreview_microdata.html", srv.URL + "/5g", "testdata/site/measles.html", "testdata/claims/missing.json"},
 		ImportOptions{Fetcher: fetch.New(fetch.Options{AllowPrivate: true}), Errors: &errs})
 	if res.Added != 6 || res.Failed != 2 {
 		t.Fatalf("ImportClaimReviews = %+v; want 6 added (2 feed, 2 API, 1 microdata, 1 page), 2 failed; errors:\n%s", res, errs.String())
