@@ -170,14 +170,20 @@ func archiveCmd(app *App) *cobra.Command {
 	return cmd
 }
 
-// archiveAddCmd is `muse archive add PATH|URL...`.
+// archiveAddCmd is `muse archive add PATH|URL...` and `muse archive add
+// --claimreview FILE|URL...`.
 func archiveAddCmd(app *App) *cobra.Command {
-	return &cobra.Command{
+	var claimReview bool
+	cmd := &cobra.Command{
 		Use:   "add PATH|URL...|-",
 		Short: "Archive URLs, HTML files, folders of them, or JSONL records {url,title,text,published,publisher}",
 		Long: "Each argument is an http(s) URL (fetched and read), an .html file, a folder of them, or a\n" +
 			".jsonl file of records {url,title,text,published,publisher}. - reads more arguments from\n" +
-			"standard input, one a line.",
+			"standard input, one a line.\n\n" +
+			"With --claimreview each argument is a file or URL of fact-checks as they are published: a page\n" +
+			"with ClaimReview markup (JSON-LD or microdata), ClaimReview JSON-LD or a DataFeed of it (the\n" +
+			"Data Commons fact-check feed), or a saved Google Fact Check Tools answer. A post that repeats\n" +
+			"an imported claim is shown as already checked.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			args, err := argsWithStdin(args, app.Stdin)
@@ -204,9 +210,22 @@ func archiveAddCmd(app *App) *cobra.Command {
 					fmt.Fprintln(app.Stderr, line)
 				}
 			}
-			res := store.Import(cmd.Context(), args, archive.ImportOptions{Fetcher: f, Errors: app.Stderr, Progress: progress})
+			opts := archive.ImportOptions{Fetcher: f, Errors: app.Stderr, Progress: progress}
+			var res archive.ImportResult
+			if claimReview {
+				res = store.ImportClaimReviews(cmd.Context(), args, opts)
+			} else {
+				res = store.Import(cmd.Context(), args, opts)
+			}
 			if app.StderrTTY {
 				fmt.Fprintln(app.progress())
+			}
+			if claimReview {
+				fmt.Fprintf(app.Stderr, "muse: archive: %d fact-checks added, %d files or URLs failed\n", res.Added, res.Failed)
+				if res.Failed > 0 {
+					return fmt.Errorf("%d of %d files or URLs held no fact-check that could be read", res.Failed, len(args))
+				}
+				return nil
 			}
 			fmt.Fprintf(app.Stderr, "muse: archive: %d added, %d failed\n", res.Added, res.Failed)
 			if res.Failed > 0 {
@@ -215,6 +234,8 @@ func archiveAddCmd(app *App) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&claimReview, "claimreview", false, "import fact-checks (ClaimReview pages, JSON-LD, DataFeed, Fact Check Tools answers)")
+	return cmd
 }
 
 // archiveSearchCmd is `muse archive search [--json] QUERY`.

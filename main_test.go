@@ -1523,3 +1523,48 @@ func BenchmarkQueueThroughput(b *testing.B) {
 		}
 	}
 }
+
+// TestArchiveAddClaimReview: fact-checks imported with `muse archive add
+// --claimreview` from a file (a Data Commons DataFeed) and a URL (a saved
+// Fact Check Tools answer) are shown first by a check of a post that
+// repeats their claim.
+func TestArchiveAddClaimReview(t *testing.T) {
+	isolate(t)
+	w := testworld.New(t, nil)
+	reuters := testworld.PageURL("www.reuters.com", w.Pages["www.reuters.com"])
+	feed := filepath.Join(t.TempDir(), "feed.json")
+	os.WriteFile(feed, []byte(`{"@context": "https://schema.org", "@type": "DataFeed", "dataFeedElement": [
+  {"@type": "DataFeedItem", "item": [{"@type": "ClaimReview", "url": "`+reuters+`",
+    "claimReviewed": "Springfield city council banned bicycles from Main Street", "datePublished": "2024-01-20",
+    "author": {"@type": "Organization", "name": "Reuters"}, "reviewRating": {"@type": "Rating", "alternateName": "False"}}]}]}`), 0o644)
+	api := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "application/json")
+		io.WriteString(rw, `{"claims": [{"text": "5G towers spread the coronavirus", "claimReview": [{"publisher": {"name": "PolitiFact"},
+  "url": "https://www.politifact.com/factchecks/2020/may/01/5g/", "reviewDate": "2020-05-01T00:00:00Z", "textualRating": "Pants on Fire"}]}]}`)
+	}))
+	defer api.Close()
+	env := []string{"OPENAI_BASE_URL=" + w.Cfg.OpenAIBaseURL, "OPENAI_API_KEY=sk-test-key", "MUSE_MODEL=test-model",
+		"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
+		"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + w.Proxy.String(), "NO_PROXY=127.0.0.1"}
+	_, errOut, code := muse(t, "", env, "archive", "add", "--claimreview", feed, api.URL+"/claims.json")
+	if code != 0 || !strings.Contains(errOut, "2 fact-checks added, 0 files or URLs failed") {
+		t.Fatalf("archive add --claimreview: exit %d\n%s", code, errOut)
+	}
+	if _, errOut, code = muse(t, "", env, "archive", "add", "--claimreview", "main.go"); code != 1 || !strings.Contains(errOut, "--claimreview main.go: ") {
+		t.Errorf("a file without fact-checks: exit %d\n%s", code, errOut)
+	}
+	out, errOut, code := muse(t, "", env, "check", "--no-save", "--before", testworld.Cutoff.Format(time.RFC3339), testworld.Post)
+	want := "Already checked by Reuters, rated False, 2024-01-20 (" + reuters + ")\n"
+	if code != 0 || !strings.HasPrefix(out, want) {
+		t.Errorf("check: exit %d; stdout starts %q, want %q\n%s", code, out[:min(len(out), 200)], want, errOut)
+	}
+	out, errOut, code = muse(t, "", env, "check", "--json", "--no-save", "--before", testworld.Cutoff.Format(time.RFC3339), testworld.Post)
+	var c struct {
+		FactChecks []struct {
+			Reviewer, Rating, URL string
+		} `json:"fact_checks"`
+	}
+	if err := json.Unmarshal([]byte(out), &c); code != 0 || err != nil || len(c.FactChecks) != 1 || c.FactChecks[0].URL != reuters {
+		t.Errorf("check --json: exit %d, fact_checks %+v (%v)\n%s", code, c.FactChecks, err, errOut)
+	}
+}

@@ -81,3 +81,21 @@ func (a archiveAdapter) Lookup(ctx context.Context, url string) (ArchivedPage, b
 	return ArchivedPage{URL: d.URL, Title: d.Title, Text: d.Text, Publisher: d.Publisher, Published: d.Published,
 		Language: d.Language}, true
 }
+
+// maxFactChecks is how many matching fact-checks a check shows.
+const maxFactChecks = 3
+
+// MatchFactChecks returns the archived ClaimReviews the text repeats the
+// claim of (archive.MatchingFactChecks).
+func (a archiveAdapter) MatchFactChecks(ctx context.Context, text, lang string) ([]FactCheck, error) {
+	ms, err := a.s.MatchingFactChecks(ctx, text, lang, maxFactChecks)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]FactCheck, len(ms))
+	for i, m := range ms {
+		out[i] = FactCheck{Claim: m.Claim, Claimant: m.Claimant, Rating: m.Rating, Reviewer: m.Reviewer,
+			URL: m.ReviewURL, ReviewDate: m.ReviewDate, Score: m.Score}
+	}
+	return out, nil
+}

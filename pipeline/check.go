@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 	"strings"
@@ -16,10 +17,14 @@ import (
 // found, and what the person changed. It is the unit the engine runs, the
 // TUI shows, the case store keeps and `muse check --json` prints.
 type Check struct {
-	ID         string      `json:"id"`
-	CreatedAt  time.Time   `json:"created_at"`
-	Post       Post        `json:"post"`
-	Cutoff     time.Time   `json:"cutoff,omitzero"` // only pages published before it count; zero: no cutoff
+	ID        string    `json:"id"`
+	CreatedAt time.Time `json:"created_at"`
+	Post      Post      `json:"post"`
+	Cutoff    time.Time `json:"cutoff,omitzero"` // only pages published before it count; zero: no cutoff
+	// FactChecks are existing fact-checks whose claim the post repeats,
+	// best first (the archive's imported ClaimReviews): shown before
+	// anything else, read as sources, and given to the correction.
+	FactChecks []FactCheck `json:"fact_checks,omitempty"`
 	Images     []Image     `json:"images,omitempty"`
 	Queries    []Query     `json:"queries"`
 	Hits       []Hit       `json:"hits,omitempty"`
@@ -30,6 +35,34 @@ type Check struct {
 	Stages     []StageInfo `json:"stages,omitempty"`
 	Events     []Event     `json:"events,omitempty"`
 	NoLLM      bool        `json:"no_llm,omitempty"` // produced by the extractive --no-llm mode: a digest, never a verdict
+}
+
+// FactCheck is a published fact-check of the claim the post makes.
+type FactCheck struct {
+	Claim      string    `json:"claim"`
+	Claimant   string    `json:"claimant,omitempty"`
+	Rating     string    `json:"rating"`
+	Reviewer   string    `json:"reviewer"`
+	URL        string    `json:"url,omitempty"`
+	ReviewDate time.Time `json:"review_date,omitzero"`
+	// Score is how much of the fact-check's claim the post holds, 0 to 1.
+	Score float64 `json:"score"`
+}
+
+// String is the one line that announces the fact-check: "Already checked
+// by PolitiFact, rated False, 2020-05-01 (https://…)".
+func (f FactCheck) String() string {
+	s := "Already checked by " + cmp.Or(f.Reviewer, "a fact-checker")
+	if f.Rating != "" {
+		s += ", rated " + f.Rating
+	}
+	if !f.ReviewDate.IsZero() {
+		s += ", " + f.ReviewDate.Format(time.DateOnly)
+	}
+	if f.URL != "" {
+		s += " (" + f.URL + ")"
+	}
+	return s
 }
 
 // Post is the social-media post under check.
@@ -236,6 +269,7 @@ func (c *Check) Clone() *Check {
 	if c.Images == nil {
 		d.Images = nil
 	}
+	d.FactChecks = slices.Clone(c.FactChecks)
 	d.Queries = slices.Clone(c.Queries)
 	d.Hits = make([]Hit, len(c.Hits))
 	for i, h := range c.Hits {

@@ -136,6 +136,13 @@ type Archiver interface {
 	Save(ctx context.Context, p ArchivedPage) error
 }
 
+// ClaimMatcher finds published fact-checks whose claim a text repeats,
+// best first, only those it is confident of. The archive is one
+// (ArchiveOf): the engine asks its Archive when it is a ClaimMatcher.
+type ClaimMatcher interface {
+	MatchFactChecks(ctx context.Context, text, lang string) ([]FactCheck, error)
+}
+
 // Deps are the engine's collaborators. Model may be nil only in NoLLM mode.
 type Deps struct {
 	Model     Model

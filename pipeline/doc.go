@@ -19,7 +19,8 @@
 // events), engine.go (Run, events, usage, the spend guard), deps.go (the
 // interfaces through which the engine reaches the world), model.go (the
 // Model over sources/llm and prompts), pages.go, archived.go and posturl.go
-// (pages read, archived and posts by URL).
+// (pages read, archived and posts by URL), factchecks.go (the post matched
+// against imported fact-checks at the start of the search stage).
 //
 // # Who may import whom
 //

@@ -29,7 +29,7 @@ const DigestHeading = "Sources that address this post (found without a language 
 func (r *run) correction(ctx context.Context) (int, error) {
 	c := r.c
 	c.Correction = Correction{}
-	ev := r.orderedEvidence()
+	ev := append(r.orderedEvidence(), r.factCheckEvidence()...)
 	if len(ev) == 0 {
 		c.Correction.Text = NoSourceText
 		r.item(StageCorrection, c.Correction, "no evidence")

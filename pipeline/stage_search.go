@@ -37,8 +37,10 @@ func (r *run) reverseImageSearch(ctx context.Context) ([]search.Hit, []search.Pr
 // search runs the first search pass.
 func (r *run) search(ctx context.Context) (int, error) {
 	r.c.Hits = nil
-	hits, err := r.searchPass(ctx, StageSearch, 1, r.e.opts.FirstPassHits)
-	return len(hits), err
+	r.matchFactChecks(ctx)
+	_, err := r.searchPass(ctx, StageSearch, 1, r.e.opts.FirstPassHits)
+	r.factCheckHits()
+	return len(r.c.Hits), err
 }
 
 // searchPass searches every enabled query on every provider and appends the

@@ -116,7 +116,12 @@ func (m *Model) sourcesPane(w, h int) string {
 		titles[i] = c.title
 	}
 	cur := m.cur(pipeline.StageSources)
-	lines := []string{m.st.Bold.Render("  " + row(titles))}
+	var lines []string
+	// A published fact-check of the post's claim comes before any page.
+	for _, f := range m.check.FactChecks {
+		lines = append(lines, m.st.Ok.Render(truncate(safe(f.String()), w-2, "…")))
+	}
+	lines = append(lines, m.st.Bold.Render("  "+row(titles)))
 	at := 0
 	for _, i := range m.order(pipeline.StageSources) {
 		s := srcs[i]

@@ -51,6 +51,9 @@ func markdown(c *pipeline.Check, leftOut bool) string {
 		return ""
 	}
 	var b strings.Builder
+	for _, f := range c.FactChecks {
+		b.WriteString(inline(f.String()) + "\n\n")
+	}
 	b.WriteString("# Correction\n\n")
 	if c.Post.Language != "" {
 		b.WriteString("_The post is in " + lang.Label(c.Post.Language) + "._\n\n")

@@ -2,10 +2,15 @@ package archive
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/fetch"
 )
 
 func TestClaimMatching(t *testing.T) { eachEngine(t, testClaimMatching) }
@@ -64,5 +69,74 @@ func testImportStoresClaimReview(t *testing.T, s *Store) {
 	if m.Rating != "False" || m.Reviewer != "Example Checks" || m.ReviewURL != "https://checks.example.org/2020/05/01/5g-coronavirus" ||
 		m.ClaimDate.Format("2006-01-02") != "2020-04-20" {
 		t.Errorf("stored claim review = %+v", m)
+	}
+}
+
+// Each published form of fact-checks imports with claim, rating, reviewer
+// and dates: a Data Commons feed, a Fact Check Tools answer, a page with
+// microdata, and a page fetched over HTTP.
+func TestImportClaimReviews(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := context.Background()
+	page, err := os.ReadFile("testdata/claims/factcheck.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write(page)
+	}))
+	defer srv.Close()
+	var errs strings.Builder
+	res := s.ImportClaimReviews(ctx, []string{"testdata/claims/datacommons_feed.json", "testdata/claims/factchecktools.json",
+		"../extract/testdata/claimreview_microdata.html", srv.URL + "/5g", "testdata/site/measles.html", "testdata/claims/missing.json"},
+		ImportOptions{Fetcher: fetch.New(fetch.Options{AllowPrivate: true}), Errors: &errs})
+	if res.Added != 6 || res.Failed != 2 {
+		t.Fatalf("ImportClaimReviews = %+v; want 6 added (2 feed, 2 API, 1 microdata, 1 page), 2 failed; errors:\n%s", res, errs.String())
+	}
+	day := func(tm time.Time) string { return tm.Format(time.DateOnly) }
+	for _, c := range []struct {
+		post                                          string
+		rating, reviewer, url, claimant, claimed, day string
+	}{
+		{"OMG drink hot water, it kills the coronavirus!!", "False", "PolitiFact",
+			"https://www.politifact.com/factchecks/2020/mar/20/facebook-posts/no-drinking-hot-water-wont-kill-coronavirus/",
+			"Facebook posts", "2020-03-18", "2020-03-20"},
+		{"the MMR vaccine causes autism in children, wake up", "Incorrect", "Full Fact", "https://fullfact.org/health/vaccines-autism/",
+			"Social media posts", "0001-01-01", "2019-11-02"},
+		{"noise from wind turbines causes cancer says senator", "Pants on Fire", "Check Desk",
+			"https://checkdesk.example.net/2021/02/wind-turbines-cancer", "A state senator", "2021-01-28", "2021-02-03"},
+	} {
+		ms, err := s.MatchingFactChecks(ctx, c.post, "en", 3)
+		if err != nil || len(ms) == 0 {
+			t.Errorf("MatchingFactChecks(%q) = %+v, %v", c.post, ms, err)
+			continue
+		}
+		m := ms[0]
+		if m.Rating != c.rating || m.Reviewer != c.reviewer || m.ReviewURL != c.url || m.Claimant != c.claimant ||
+			day(m.ClaimDate) != c.claimed || day(m.ReviewDate) != c.day {
+			t.Errorf("match for %q = %+v", c.post, m)
+		}
+	}
+	ms, err := s.MatchingFactChecks(ctx, "Wake up: 5G mobile towers and networks spread the coronavirus", "en", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reviewers := map[string]string{}
+	for _, m := range ms {
+		reviewers[m.Reviewer] = m.Rating
+	}
+	if reviewers["Reuters"] != "False" || reviewers["apnews.com"] != "Misleading" || reviewers["Example Checks"] != "False" {
+		t.Errorf("5G matches = %+v; want Reuters False, apnews.com Misleading (Fact Check Tools) and Example Checks False (the fetched page)", ms)
+	}
+	if d, err := s.Get(ctx, "https://checks.example.org/2020/05/01/5g-coronavirus"); err != nil || !strings.Contains(d.Text, "radio waves") {
+		t.Errorf("the fetched fact-check page was not archived: %+v, %v", d, err)
+	}
+	if !strings.Contains(errs.String(), "measles.html") || !strings.Contains(errs.String(), "missing.json") {
+		t.Errorf("errors = %q; want one line for the page without markup and one for the missing file", errs.String())
+	}
+	// An unrelated post matches nothing.
+	if ms, _ := s.MatchingFactChecks(ctx, "Lovely sunset over the harbour tonight, the ferries are running late again", "en", 5); len(ms) != 0 {
+		t.Errorf("an unrelated post matched %+v", ms)
 	}
 }

@@ -1,6 +1,8 @@
 package extract
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/musecheck/muse/sources"
@@ -99,4 +101,18 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
+}
+
+// ClaimReviewsJSON reads the ClaimReview objects of a JSON-LD document as
+// fact-checkers publish it outside a page: one ClaimReview, a list of them,
+// an @graph, or a schema.org DataFeed such as the Data Commons fact-check
+// feed (dataFeedElement[].item[]). Objects at any depth are found.
+func ClaimReviewsJSON(b []byte) ([]sources.ClaimReview, error) {
+	var v any
+	if err := json.Unmarshal(repairJSON(string(b)), &v); err != nil {
+		return nil, fmt.Errorf("read ClaimReview JSON-LD: %w", err)
+	}
+	var nodes []node
+	collectNodes(v, &nodes, 0)
+	return claimReviews(nodes), nil
 }

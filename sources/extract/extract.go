@@ -103,6 +103,7 @@ func (o Options) Extract(htmlBytes []byte, pageURL string) (*Article, error) {
 	}
 	gq := goquery.NewDocumentFromNode(doc)
 	ld := readJSONLD(gq)
+	md := readMicrodata(gq) // before pruning, which drops <meta> properties
 
 	a := &Article{URL: pageURL}
 	dateURL := pageURL
@@ -123,7 +124,7 @@ func (o Options) Extract(htmlBytes []byte, pageURL string) (*Article, error) {
 
 	fillMetadata(a, res.Metadata, ld, gq)
 	a.Modified = modifiedDate(ld, gq, a.Published, o.now())
-	a.ClaimReviews = claimReviews(ld)
+	a.ClaimReviews = claimReviews(append(ld, md...))
 	sanitizeArticle(a)
 	return a, nil
 }

@@ -2,6 +2,8 @@ package search
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/url"
 	"strconv"
 	"time"
@@ -63,9 +65,31 @@ func (f *factCheck) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if err := f.get(ctx, join(f.base, "/v1alpha1/claims:search")+"?"+params.Encode(), &ans); err != nil {
 		return nil, err
 	}
-	now := time.Now()
 	var hits []Hit
-	for _, c := range ans.Claims {
+	for _, cr := range ans.reviews(time.Now()) {
+		title := cr.title
+		if title == "" && cr.Reviewer != "" {
+			title = cr.Reviewer + ": " + cr.Claim
+		} else if title == "" {
+			title = cr.Claim
+		}
+		hits = append(hits, Hit{URL: cr.ReviewURL, Title: title, Snippet: cr.Claim, Published: cr.ReviewDate,
+			Provider: NameFactCheck, Query: q.Text, Rank: len(hits) + 1, ClaimReview: &cr.ClaimReview})
+	}
+	return hits, nil
+}
+
+// titledReview is a ClaimReview with the title of the review's page.
+type titledReview struct {
+	sources.ClaimReview
+	title string
+}
+
+// reviews flattens the answer's claims into their reviews; a review
+// without a URL is left out.
+func (a factCheckAnswer) reviews(now time.Time) []titledReview {
+	var out []titledReview
+	for _, c := range a.Claims {
 		for _, r := range c.ClaimReview {
 			if r.URL == "" {
 				continue
@@ -74,19 +98,26 @@ func (f *factCheck) Search(ctx context.Context, q Query) ([]Hit, error) {
 			if reviewer == "" {
 				reviewer = r.Publisher.Site
 			}
-			cr := &sources.ClaimReview{
+			out = append(out, titledReview{sources.ClaimReview{
 				Claim: clean(c.Text), Claimant: clean(c.Claimant), ClaimDate: parseDate(c.ClaimDate, now),
 				Rating: clean(r.TextualRating), Reviewer: reviewer, ReviewURL: r.URL, ReviewDate: parseDate(r.ReviewDate, now),
-			}
-			title := clean(r.Title)
-			if title == "" && reviewer != "" {
-				title = reviewer + ": " + cr.Claim
-			} else if title == "" {
-				title = cr.Claim
-			}
-			hits = append(hits, Hit{URL: r.URL, Title: title, Snippet: cr.Claim, Published: cr.ReviewDate,
-				Provider: NameFactCheck, Query: q.Text, Rank: len(hits) + 1, ClaimReview: cr})
+			}, clean(r.Title)})
 		}
 	}
-	return hits, nil
+	return out
+}
+
+// FactCheckReviews reads a saved answer of the Fact Check Tools API
+// (claims:search or pages), {"claims": [{"text", "claimReview": [...]}]},
+// into its ClaimReviews.
+func FactCheckReviews(b []byte) ([]sources.ClaimReview, error) {
+	var ans factCheckAnswer
+	if err := json.Unmarshal(b, &ans); err != nil {
+		return nil, fmt.Errorf("read Fact Check Tools claims: %w", err)
+	}
+	var out []sources.ClaimReview
+	for _, r := range ans.reviews(time.Now()) {
+		out = append(out, r.ClaimReview)
+	}
+	return out, nil
 }

@@ -1,0 +1,113 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/musecheck/muse/sources"
+)
+
+// Claim matching: before the web is searched, the post (its text and the
+// text in its images, as the queries see it) is matched against the
+// fact-checks the newsroom imported (`muse archive add --claimreview`).
+// A match is shown first, its page is read first as a source, and its
+// claim and rating go to the correction as a source of their own, so the
+// correction can cite it even when the page cannot be read.
+
+// ProviderClaimReview is the Hit.Provider of a page found by claim matching.
+const ProviderClaimReview = "claimreview"
+
+// matchFactChecks fills the Check's FactChecks when the archive can match
+// claims; a failure is a warning, since the web search goes on.
+func (r *run) matchFactChecks(ctx context.Context) {
+	c := r.c
+	c.FactChecks = nil
+	m, ok := r.e.deps.Archive.(ClaimMatcher)
+	if !ok {
+		return
+	}
+	parts := []string{c.Post.Text}
+	for _, im := range c.Images {
+		parts = append(parts, im.OCRText)
+	}
+	text := strings.TrimSpace(strings.Join(parts, "\n"))
+	if text == "" {
+		return
+	}
+	fcs, err := m.MatchFactChecks(ctx, text, c.Post.Language)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.warn(StageSearch, "match the post against archived fact-checks: %v", err)
+		}
+		return
+	}
+	c.FactChecks = fcs
+	for _, f := range fcs {
+		r.item(StageSearch, f, f.String())
+	}
+}
+
+// factCheckHits puts the matched fact-checks' pages first among the hits:
+// a page the web search found too is moved up and keeps its record.
+func (r *run) factCheckHits() {
+	c := r.c
+	var first []Hit
+	for i, f := range c.FactChecks {
+		if _, err := sources.ParseHTTP(f.URL); err != nil {
+			continue
+		}
+		key := sources.Key(f.URL)
+		cr := &sources.ClaimReview{Claim: f.Claim, Claimant: f.Claimant, Rating: f.Rating, Reviewer: f.Reviewer,
+			ReviewURL: f.URL, ReviewDate: f.ReviewDate}
+		h := Hit{URL: f.URL, Title: f.Reviewer + ": " + f.Claim, Snippet: f.Claim, Published: f.ReviewDate,
+			Provider: ProviderClaimReview, Query: "the post", Rank: i + 1, Pass: 1}
+		if j := slices.IndexFunc(c.Hits, func(h Hit) bool { return sources.Key(h.URL) == key }); j >= 0 {
+			h = c.Hits[j]
+			c.Hits = slices.Delete(c.Hits, j, j+1)
+		} else {
+			r.item(StageSearch, h, "hit found")
+		}
+		h.ClaimReview = cr
+		first = append(first, h)
+	}
+	c.Hits = append(first, c.Hits...)
+}
+
+// factCheckEvidence gives each matched fact-check to the correction as a
+// source: its reviewer, date and verdict, under its URL. Fact-checks by
+// publishers the ratings exclude, and those dated after the cutoff, are
+// left out, like any other page.
+func (r *run) factCheckEvidence() []EvidenceForPrompt {
+	var out []EvidenceForPrompt
+	cutoff := r.c.Cutoff
+	for _, f := range r.c.FactChecks {
+		if _, err := sources.ParseHTTP(f.URL); err != nil || f.Rating == "" {
+			continue
+		}
+		if !cutoff.IsZero() && !f.ReviewDate.IsZero() && !f.ReviewDate.Before(cutoff) {
+			continue
+		}
+		rt := r.e.deps.Rater.Rate(f.URL)
+		if rt.Tier == TierExcluded && !rt.Boost || rt.Drop || rt.UserContent {
+			continue
+		}
+		out = append(out, EvidenceForPrompt{URL: f.URL, Publisher: f.Reviewer, Tier: rt.Tier, Published: f.ReviewDate,
+			Kind: KindContext, Quote: f.verdict()})
+	}
+	return out
+}
+
+// verdict is the fact-check's finding in a sentence.
+func (f FactCheck) verdict() string {
+	s := fmt.Sprintf("%s checked the claim %q", f.Reviewer, f.Claim)
+	if f.Claimant != "" {
+		s += " (made by " + f.Claimant + ")"
+	}
+	if !f.ReviewDate.IsZero() {
+		s += " on " + f.ReviewDate.Format(time.DateOnly)
+	}
+	return s + " and rated it " + f.Rating + "."
+}

@@ -1,0 +1,40 @@
+package extract
+
+import "testing"
+
+// ClaimReview in microdata reads as its JSON-LD twin does.
+func TestClaimReviewMicrodata(t *testing.T) {
+	a := extractFixture(t, "claimreview_microdata.html", "https://checkdesk.example.net/2021/02/wind-turbines-cancer")
+	if len(a.ClaimReviews) != 1 {
+		t.Fatalf("got %+v, want one claim review", a.ClaimReviews)
+	}
+	cr := a.ClaimReviews[0]
+	if cr.Claim != "The noise from wind turbines causes cancer" || cr.Rating != "Pants on Fire" || cr.Reviewer != "Check Desk" ||
+		cr.Claimant != "A state senator" || cr.ReviewURL != "https://checkdesk.example.net/2021/02/wind-turbines-cancer" ||
+		cr.ReviewDate.Format("2006-01-02") != "2021-02-03" || cr.ClaimDate.Format("2006-01-02") != "2021-01-28" {
+		t.Errorf("claim review = %+v", cr)
+	}
+}
+
+// A DataFeed (the Data Commons fact-check feed's shape) yields each
+// ClaimReview in its items; something that is not JSON is an error.
+func TestClaimReviewsJSON(t *testing.T) {
+	crs, err := ClaimReviewsJSON([]byte(`{"@context": "https://schema.org", "@type": "DataFeed", "dataFeedElement": [
+	 {"@type": "DataFeedItem", "item": [{"@type": "ClaimReview", "claimReviewed": "Hot water kills the virus",
+	   "url": "https://a.example/1", "author": {"@type": "Organization", "name": "A"}, "reviewRating": {"@type": "Rating", "alternateName": "False"}}]},
+	 {"@type": "DataFeedItem", "item": [{"@type": "ClaimReview", "claimReviewed": "The moon is cheese",
+	   "url": "https://b.example/2", "publisher": {"@type": "Organization", "name": "B"}, "reviewRating": {"@type": "Rating", "ratingValue": 1, "bestRating": 5}}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, cr := range crs {
+		got[cr.Claim] = cr.Reviewer + " " + cr.Rating
+	}
+	if len(crs) != 2 || got["Hot water kills the virus"] != "A False" || got["The moon is cheese"] != "B 1 (on a scale from 1 to 5)" {
+		t.Errorf("ClaimReviewsJSON = %+v", crs)
+	}
+	if _, err := ClaimReviewsJSON([]byte("<html>")); err == nil {
+		t.Error("HTML was read as JSON-LD")
+	}
+}
