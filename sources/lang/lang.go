@@ -65,10 +65,23 @@ func prose(text string) string {
 	return strings.Join(out, " ")
 }
 
+// words counts the words of s: its space-separated fields with a letter,
+// where each character of a script written without spaces between words
+// (Chinese, Japanese kana, Thai, Lao, Khmer, Myanmar) counts as one, so a
+// post of one unbroken line of Chinese is long enough to be detected.
 func words(s string) int {
 	n := 0
 	for _, w := range strings.Fields(s) {
-		if strings.IndexFunc(w, unicode.IsLetter) >= 0 {
+		unspaced := 0
+		for _, r := range w {
+			if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar) {
+				unspaced++
+			}
+		}
+		switch {
+		case unspaced > 0:
+			n += unspaced
+		case strings.IndexFunc(w, unicode.IsLetter) >= 0:
 			n++
 		}
 	}

@@ -85,3 +85,22 @@ func TestNormaliseAndLabel(t *testing.T) {
 		t.Error("Label of no language")
 	}
 }
+
+// TestDetectScriptsWithoutSpaces: Chinese, Japanese and Thai posts are one
+// unbroken run of characters; they are detected all the same, while a
+// single short word in them is still too little to go on.
+func TestDetectScriptsWithoutSpaces(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"疫苗不会改变人类的基因，这个说法是假的。", "zh"},
+		{"ワクチンは人間の遺伝子を変えるというのは誤りです。", "ja"},
+		{"วัคซีนไม่ได้เปลี่ยนแปลงพันธุกรรมของมนุษย์", "th"},
+		{"백신은 인간의 유전자를 바꾸지 않습니다", "ko"},
+	} {
+		if got := Detect(c.text).Code; got != c.want {
+			t.Errorf("Detect(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+	if got := Detect("好").Code; got != "" {
+		t.Errorf("one character detected as %q", got)
+	}
+}
