@@ -1,0 +1,258 @@
+package pipeline
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/musecheck/muse/sources/shareddata"
+)
+
+// rulingPair is a tweet and the PolitiFact article that debunks it, with
+// the index of the article's "Our ruling" heading: the paragraphs after it
+// are where PolitiFact says why the claim is wrong, the evidence a check
+// needs from that page.
+type rulingPair struct {
+	post, article string
+	paras         []string
+	ruling        int
+}
+
+// loadRulingPairs reads the tweet/fact-check pairs of the PolitiFact part
+// of factcheck-tweets-vo-lee-2020 whose article has a ruling section with
+// at least two paragraphs after its heading.
+func loadRulingPairs(t *testing.T) []rulingPair {
+	t.Helper()
+	dir := filepath.Join(shareddata.Dir(t, "factcheck-tweets-vo-lee-2020"), "politifact")
+	var articles map[string]struct {
+		Body []string `json:"body-text"`
+	}
+	var tweets map[string]struct {
+		Raw string `json:"OriginalTweetContent_Raw"`
+	}
+	var tweetIdx, articleIdx map[string]int
+	for name, v := range map[string]any{"articles_content.json": &articles, "queries_content.json": &tweets,
+		"query_mapped.json": &tweetIdx, "article_mapped.json": &articleIdx} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("read %s: %v", name, err)
+		}
+	}
+	tweetOf, articleOf := map[int]string{}, map[int]string{}
+	for k, v := range tweetIdx {
+		tweetOf[v] = k
+	}
+	for k, v := range articleIdx {
+		articleOf[v] = k
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "query_article_interaction.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pairs []rulingPair
+	for _, line := range strings.Fields(string(csv)) {
+		var q, a int
+		if _, err := fmt.Sscanf(line, "%d,%d", &q, &a); err != nil {
+			t.Fatalf("pair %q: %v", line, err)
+		}
+		p := rulingPair{post: tweets[tweetOf[q]].Raw, article: articleOf[a], paras: articles[articleOf[a]].Body, ruling: -1}
+		for i, para := range p.paras {
+			if strings.HasPrefix(strings.ToLower(strings.TrimSpace(para)), "our ruling") {
+				p.ruling = i
+			}
+		}
+		if p.ruling < 0 || p.ruling >= len(p.paras)-2 || strings.TrimSpace(p.post) == "" {
+			continue // no ruling section to look for
+		}
+		pairs = append(pairs, p)
+	}
+	if len(pairs) < 500 {
+		t.Fatalf("only %d pairs with a ruling section", len(pairs))
+	}
+	return pairs
+}
+
+// half is the pair's side of the split: by a hash of the article's name,
+// so that the tweets of one fact-check never straddle the two halves.
+func (p rulingPair) half() int {
+	h := sha256.Sum256([]byte(p.article))
+	return int(h[0]) & 1
+}
+
+// passageChoice is one way of choosing page text: a rule and a budget.
+type passageChoice struct {
+	rule   passageRule
+	budget int
+}
+
+func (c passageChoice) String() string {
+	return fmt.Sprintf("%d tokens, cue weight %.2f, a paragraph at most 1/%d", c.budget, c.rule.cue, c.rule.parts)
+}
+
+// formerPassages is how page text was chosen before (the baseline): BM25
+// alone on whole paragraphs, 300 tokens, a paragraph at most half of them
+// and cut to its prefix. former marks it for scorePassages.
+var formerPassages = passageChoice{passageRule{cue: 0, parts: 2}, 300}
+
+// formerSelect is that former selection, kept here to measure against.
+func formerSelect(post string, paras []string, budget int) []string {
+	order := rankParagraphs(post, paras)
+	limit := budget * 4 / 2
+	chosen := map[int]string{}
+	used := 0
+	for _, i := range order {
+		p := cutAtSentence(paras[i], limit)
+		if t := estimateTokens(p); used+t <= budget {
+			chosen[i] = p
+			used += t
+		}
+	}
+	var out []string
+	for _, i := range slices.Sorted(maps.Keys(chosen)) {
+		out = append(out, chosen[i])
+	}
+	return out
+}
+
+// passageCandidates are the choices compared, cheapest budget first.
+func passageCandidates() []passageChoice {
+	var out []passageChoice
+	for _, budget := range []int{100, 125, 150, 175, 200, 250, 300} {
+		for _, cue := range []float64{0, 0.25, 0.5, 1, 2} {
+			for _, parts := range []int{2, 3, 4} {
+				if c := (passageChoice{passageRule{cue: cue, parts: parts}, budget}); c != formerPassages {
+					out = append(out, c)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// passageScore is how often the text chosen includes a ruling paragraph
+// (whole, or some of its sentences), and what share of the paper's text
+// (the page's first 20,000 characters) it is.
+type passageScore struct{ recall, share float64 }
+
+// passageKey names a page's passages ranked one way: the cue weight and
+// the longest passage.
+type passageKey struct {
+	cue   float64
+	limit int
+}
+
+type rankedPassages struct {
+	ps    []string
+	order []int
+}
+
+// scorePassages scores choice c on pairs; ranked caches each pair's
+// passages and their order by passageKey.
+func scorePassages(pairs []rulingPair, ranked []map[passageKey]rankedPassages, c passageChoice) passageScore {
+	var s passageScore
+	for i, p := range pairs {
+		var sel []string
+		if c == formerPassages {
+			sel = formerSelect(p.post, p.paras, c.budget)
+		} else {
+			k := passageKey{c.rule.cue, c.rule.limit(c.budget)}
+			rp, ok := ranked[i][k]
+			if !ok {
+				rp.ps = splitPassages(p.paras, k.limit)
+				rp.order = c.rule.rank(p.post, rp.ps)
+				ranked[i][k] = rp
+			}
+			sel = fill(rp.ps, rp.order, c.budget)
+		}
+		sent, found := 0, false
+		for _, chosen := range sel {
+			sent += len(chosen)
+			for _, r := range p.paras[p.ruling+1:] {
+				found = found || strings.TrimSpace(chosen) != "" && strings.Contains(r, chosen)
+			}
+		}
+		if found {
+			s.recall++
+		}
+		s.share += float64(sent) / float64(min(20000, len(strings.Join(p.paras, "\n\n"))))
+	}
+	n := float64(max(1, len(pairs)))
+	return passageScore{s.recall / n, s.share / n}
+}
+
+// choosePassages is, of the candidates whose ruling recall on pairs is at
+// least the former rule's, the one sending least text (the smallest
+// budget), the best recall among those.
+func choosePassages(pairs []rulingPair, ranked []map[passageKey]rankedPassages) passageChoice {
+	floor := scorePassages(pairs, ranked, formerPassages).recall
+	best, bestScore := formerPassages, passageScore{}
+	for _, c := range passageCandidates() {
+		s := scorePassages(pairs, ranked, c)
+		switch {
+		case s.recall < floor:
+		case bestScore.recall == 0 || c.budget < best.budget || c.budget == best.budget && s.recall > bestScore.recall+1e-9:
+			best, bestScore = c, s
+		}
+	}
+	return best
+}
+
+// TestPassagesOnRealPairs chooses how page text is chosen for the evidence
+// calls (cue weight, budget, longest paragraph) on one half of real
+// tweet/PolitiFact pairs, the rule being the least text that finds the
+// ruling at least as often as the former BM25-only 300-token choice, and
+// measures the choice on the other half, beside the former choice on the
+// same half. It checks that the engine's defaults are what the split
+// chose and that held-out recall did not fall.
+func TestPassagesOnRealPairs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scores 105 ways of choosing page text on 677 pairs")
+	}
+	all := loadRulingPairs(t)
+	var train, test []rulingPair
+	for _, p := range all {
+		if p.half() == 0 {
+			train = append(train, p)
+		} else {
+			test = append(test, p)
+		}
+	}
+	orders := func(n int) []map[passageKey]rankedPassages {
+		m := make([]map[passageKey]rankedPassages, n)
+		for i := range m {
+			m[i] = map[passageKey]rankedPassages{}
+		}
+		return m
+	}
+	trainOrders, testOrders := orders(len(train)), orders(len(test))
+	chosen := choosePassages(train, trainOrders)
+	onTrain := scorePassages(train, trainOrders, chosen)
+	held := scorePassages(test, testOrders, chosen)
+	former := scorePassages(test, testOrders, formerPassages)
+	t.Logf("chosen on %d training pairs: %s (recall %.3f, %.3f of the paper's text; the former %.3f)",
+		len(train), chosen, onTrain.recall, onTrain.share, scorePassages(train, trainOrders, formerPassages).recall)
+	t.Logf("held out, %d pairs: ruling recall %.3f with %.3f of the paper's page text; the former choice %.3f with %.3f",
+		len(test), held.recall, held.share, former.recall, former.share)
+	if os.Getenv("MUSE_PASSAGES_GRID") != "" {
+		for _, c := range passageCandidates() {
+			s := scorePassages(test, testOrders, c)
+			t.Logf("  held out: %-45s recall %.3f share %.3f", c, s.recall, s.share)
+		}
+	}
+	engine := passageChoice{chosenPassages, (Options{}).withDefaults().EvidenceTokens}
+	if engine != chosen {
+		t.Errorf("the engine chooses page text with %s; the split chose %s", engine, chosen)
+	}
+	if held.recall < former.recall {
+		t.Errorf("held-out ruling recall %.3f is below the former choice's %.3f", held.recall, former.recall)
+	}
+}
