@@ -256,3 +256,40 @@ func TestPassagesOnRealPairs(t *testing.T) {
 		t.Errorf("held-out ruling recall %.3f is below the former choice's %.3f", held.recall, former.recall)
 	}
 }
+
+func TestSplitPassagesKeepsSentencesVerbatim(t *testing.T) {
+	long := "The council met on Monday. It did not ban bicycles from Main Street! Officials said the rumour was false? " +
+		"A spokesperson added that no such order exists."
+	got := splitPassages([]string{"Short paragraph.", long}, 80)
+	want := []string{"Short paragraph.", "The council met on Monday. It did not ban bicycles from Main Street!",
+		"Officials said the rumour was false?", "A spokesperson added that no such order exists."}
+	if !slices.Equal(got, want) {
+		t.Fatalf("passages %q, want %q", got, want)
+	}
+	for _, p := range got[1:] {
+		if !strings.Contains(long, p) || len(p) > 80 {
+			t.Errorf("passage %q is not verbatim or over 80 bytes", p)
+		}
+	}
+	word := splitPassages([]string{strings.Repeat("word ", 40)}, 50)
+	if len(word) != 1 || len(word[0]) > 50 || strings.HasSuffix(word[0], " ") || strings.HasSuffix(word[0], "wor") {
+		t.Fatalf("an over-long sentence is not cut at a word: %q", word)
+	}
+}
+
+func TestRankPrefersRefutationWording(t *testing.T) {
+	post := "The mayor banned bicycles on Main Street"
+	paras := []string{
+		"The mayor rode bicycles down Main Street.",
+		"The mayor did not ban bicycles on Main Street, her office said; the claim is false.",
+	}
+	if got := (passageRule{cue: 0}).rank(post, paras); got[0] != 0 {
+		t.Fatalf("BM25 alone should rank the shorter paragraph with the same words first, got %v", got)
+	}
+	if got := chosenPassages.rank(post, paras); got[0] != 1 {
+		t.Fatalf("the refutation should rank first with cue weight %.2f, got %v", chosenPassages.cue, got)
+	}
+	if n := cueCount("No, it’s not true: the claim is false and there is no evidence."); n != maxCues {
+		t.Fatalf("cueCount %d, want the cap %d", n, maxCues)
+	}
+}
