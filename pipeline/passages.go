@@ -33,7 +33,7 @@ type passageRule struct {
 }
 
 // chosenPassages is the rule the split chose (see passages_test.go).
-var chosenPassages = passageRule{cue: 2, parts: 3}
+var chosenPassages = passageRule{cue: 2, parts: 4}
 
 // maxCues caps the cue words counted in one paragraph.
 const maxCues = 3

@@ -2,16 +2,11 @@ package pipeline
 
 import (
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/musecheck/muse/sources/shareddata"
 )
 
 // rulingPair is a tweet and the PolitiFact article that debunks it, with
@@ -25,46 +20,15 @@ type rulingPair struct {
 }
 
 // loadRulingPairs reads the tweet/fact-check pairs of the PolitiFact part
-// of factcheck-tweets-vo-lee-2020 whose article has a ruling section with
-// at least two paragraphs after its heading.
+// of factcheck-tweets-vo-lee-2020 (voLee: the tweet with its images' OCR
+// text) whose article has a ruling section with at least two paragraphs
+// after its heading.
 func loadRulingPairs(t *testing.T) []rulingPair {
 	t.Helper()
-	dir := filepath.Join(shareddata.Dir(t, "factcheck-tweets-vo-lee-2020"), "politifact")
-	var articles map[string]struct {
-		Body []string `json:"body-text"`
-	}
-	var tweets map[string]struct {
-		Raw string `json:"OriginalTweetContent_Raw"`
-	}
-	var tweetIdx, articleIdx map[string]int
-	for name, v := range map[string]any{"articles_content.json": &articles, "queries_content.json": &tweets,
-		"query_mapped.json": &tweetIdx, "article_mapped.json": &articleIdx} {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(b, v); err != nil {
-			t.Fatalf("read %s: %v", name, err)
-		}
-	}
-	tweetOf, articleOf := map[int]string{}, map[int]string{}
-	for k, v := range tweetIdx {
-		tweetOf[v] = k
-	}
-	for k, v := range articleIdx {
-		articleOf[v] = k
-	}
-	csv, err := os.ReadFile(filepath.Join(dir, "query_article_interaction.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tweets, articles := voLee(t)
 	var pairs []rulingPair
-	for _, line := range strings.Fields(string(csv)) {
-		var q, a int
-		if _, err := fmt.Sscanf(line, "%d,%d", &q, &a); err != nil {
-			t.Fatalf("pair %q: %v", line, err)
-		}
-		p := rulingPair{post: tweets[tweetOf[q]].Raw, article: articleOf[a], paras: articles[articleOf[a]].Body, ruling: -1}
+	for _, tw := range tweets {
+		p := rulingPair{post: tw.Post, article: tw.URL, paras: articles[tw.URL].Body, ruling: -1}
 		for i, para := range p.paras {
 			if strings.HasPrefix(strings.ToLower(strings.TrimSpace(para)), "our ruling") {
 				p.ruling = i
@@ -103,24 +67,14 @@ func (c passageChoice) String() string {
 // and cut to its prefix. former marks it for scorePassages.
 var formerPassages = passageChoice{passageRule{cue: 0, parts: 2}, 300}
 
-// formerSelect is that former selection, kept here to measure against.
+// formerSelect is that former selection, kept here to measure against:
+// each paragraph cut to its first half of the budget, ranked by BM25.
 func formerSelect(post string, paras []string, budget int) []string {
-	order := rankParagraphs(post, paras)
-	limit := budget * 4 / 2
-	chosen := map[int]string{}
-	used := 0
-	for _, i := range order {
-		p := cutAtSentence(paras[i], limit)
-		if t := estimateTokens(p); used+t <= budget {
-			chosen[i] = p
-			used += t
-		}
+	cut := make([]string, len(paras))
+	for i, p := range paras {
+		cut[i] = cutAtSentence(p, budget*4/2)
 	}
-	var out []string
-	for _, i := range slices.Sorted(maps.Keys(chosen)) {
-		out = append(out, chosen[i])
-	}
-	return out
+	return fill(cut, rankParagraphs(post, paras), budget)
 }
 
 // passageCandidates are the choices compared, cheapest budget first.
@@ -190,24 +144,25 @@ func scorePassages(pairs []rulingPair, ranked []map[passageKey]rankedPassages, c
 }
 
 // choosePassages is, of the candidates whose ruling recall on pairs is at
-// least the former rule's, the one sending least text (the smallest
-// budget), the best recall among those.
+// least the former choice's, the one sending least text (the smallest
+// budget), the best recall among those (ties: the lower cue weight, the
+// longer passages); the former choice when none is.
 func choosePassages(pairs []rulingPair, ranked []map[passageKey]rankedPassages) passageChoice {
 	floor := scorePassages(pairs, ranked, formerPassages).recall
-	best, bestScore := formerPassages, passageScore{}
+	best, bestRecall := formerPassages, -1.0
 	for _, c := range passageCandidates() {
 		s := scorePassages(pairs, ranked, c)
 		switch {
 		case s.recall < floor:
-		case bestScore.recall == 0 || c.budget < best.budget || c.budget == best.budget && s.recall > bestScore.recall+1e-9:
-			best, bestScore = c, s
+		case bestRecall < 0 || c.budget < best.budget || c.budget == best.budget && s.recall > bestRecall+1e-9:
+			best, bestRecall = c, s.recall
 		}
 	}
 	return best
 }
 
 // TestPassagesOnRealPairs chooses how page text is chosen for the evidence
-// calls (cue weight, budget, longest paragraph) on one half of real
+// calls (cue weight, budget, longest passage) on one half of real
 // tweet/PolitiFact pairs, the rule being the least text that finds the
 // ruling at least as often as the former BM25-only 300-token choice, and
 // measures the choice on the other half, beside the former choice on the
