@@ -451,6 +451,7 @@ func extractArticle(ctx context.Context, app *App, arg, origURL string) (*extrac
 type postFlags struct {
 	before, author, handle, postedAt, language string
 	images                                     []string
+	correctionLanguage                         string
 	noLLM                                      bool
 	hits                                       int
 }
@@ -471,6 +472,7 @@ func (f *postFlags) register(fl *pflag.FlagSet) {
 func (f *postFlags) registerEngine(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.noLLM, "no-llm", false, "extractive mode: sources and quotes without a model, and no verdict")
 	fl.IntVar(&f.hits, "hits", 0, "hits per query from each search provider in the first search (config hits_per_query; default 5)")
+	fl.StringVar(&f.correctionLanguage, "correction-language", "", "write the correction in this language (es, de, English…); default: the post's")
 }
 
 // engineOptions are the engine options the flags set.
@@ -478,7 +480,13 @@ func (f *postFlags) engineOptions(cmd *cobra.Command) (pipeline.Options, error) 
 	if cmd.Flags().Changed("hits") && f.hits <= 0 {
 		return pipeline.Options{}, usagef("--hits %d: want a number of hits of 1 or more", f.hits)
 	}
-	return pipeline.Options{NoLLM: f.noLLM, FirstPassHits: f.hits}, nil
+	var cl string
+	if f.correctionLanguage != "" {
+		if cl = lang.Normalise(f.correctionLanguage); cl == "" {
+			return pipeline.Options{}, usagef("--correction-language %q: not a language (try a code such as es, de or en)", f.correctionLanguage)
+		}
+	}
+	return pipeline.Options{NoLLM: f.noLLM, FirstPassHits: f.hits, CorrectionLanguage: cl}, nil
 }
 
 // parse reads the post flags: the post's metadata, the cutoff and the
@@ -564,6 +572,13 @@ func startTUI(ctx context.Context, app *App, eo pipeline.Options, mouse bool, op
 	} else {
 		defer st.Close()
 		opts.Cases = st
+		if opts.Case != nil {
+			// Read through the app's store, so that its saves are based on
+			// the version opened and a colleague's save meanwhile is told.
+			if c, err := st.Get(ctx, opts.Case.ID); err == nil {
+				opts.Case = c
+			}
+		}
 	}
 	opts.Model = app.Cfg.Model
 	if eo.NoLLM {
@@ -693,7 +708,8 @@ func runCheck(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, a
 // the checks run unkept, and storeErr says why: the command then exits
 // non-zero, since the case it was to keep is not kept.
 func recordOptions(ctx context.Context, app *App, eng *pipeline.Engine, noSave bool) (ro cases.RecordOptions, close func(), storeErr error) {
-	ro = cases.RecordOptions{Pages: eng.RawPage, OnSaveError: func(err error) { fmt.Fprintln(app.Stderr, "muse: warning:", err) }}
+	ro = cases.RecordOptions{Pages: eng.RawPage, OnSaveError: func(err error) { fmt.Fprintln(app.Stderr, "muse: warning:", err) },
+		OnConflict: func(c *cases.ConflictError) { fmt.Fprintln(app.Stderr, "muse: note:", c) }}
 	if noSave {
 		return ro, func() {}, nil
 	}
@@ -997,8 +1013,11 @@ func (app *App) completeCaseIDs(cmd *cobra.Command, args []string, prefix string
 	return out, cobra.ShellCompDirectiveNoFileComp
 }
 
+// openCases opens the case store: the newsroom's database with
+// MUSE_DATABASE_URL, else cases.db in the data directory, recording
+// MUSE_USER as the checker.
 func openCases(ctx context.Context, app *App) (*cases.Store, error) {
-	return cases.OpenOptions(ctx, cases.Options{Path: cases.DefaultPath(app.Cfg.DataDir), Secrets: app.Cfg.Secrets()})
+	return cases.OpenOptions(ctx, cases.Options{Path: app.Cfg.CasesPath(), User: app.Cfg.User, Secrets: app.Cfg.Secrets()})
 }
 
 // readCases opens the case store for reading: as usual, or, when that
@@ -1008,7 +1027,10 @@ func readCases(ctx context.Context, app *App) (*cases.Store, error) {
 	if err == nil {
 		return st, nil
 	}
-	ro, rerr := cases.OpenOptions(ctx, cases.Options{Path: cases.DefaultPath(app.Cfg.DataDir), Secrets: app.Cfg.Secrets(), ReadOnly: true})
+	if pgdb.IsURL(app.Cfg.CasesPath()) {
+		return nil, err
+	}
+	ro, rerr := cases.OpenOptions(ctx, cases.Options{Path: app.Cfg.CasesPath(), User: app.Cfg.User, Secrets: app.Cfg.Secrets(), ReadOnly: true})
 	if rerr != nil {
 		return nil, err
 	}
@@ -1016,22 +1038,31 @@ func readCases(ctx context.Context, app *App) (*cases.Store, error) {
 	return ro, nil
 }
 
-// casesCmd is `muse cases [--json] [-n N]`, with export and rm.
+// casesCmd is `muse cases [--json] [-n N] [--mine|--by NAME]`, with
+// export, open, log and rm.
 func casesCmd(app *App) *cobra.Command {
-	var asJSON bool
+	var asJSON, mine bool
 	var limit int
-	var contains string
+	var contains, by string
 	cmd := &cobra.Command{
-		Use:   "cases [--json] [-n N] [--grep TEXT]",
-		Short: "List saved checks: date, post, first line of the correction, sources used, cost",
+		Use:   "cases [--json] [-n N] [--grep TEXT] [--mine|--by NAME]",
+		Short: "List saved checks: date, who, post, first line of the correction, sources used, cost",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if mine && by != "" {
+				return usagef("--mine and --by NAME cannot be used together")
+			}
+			if mine {
+				if by = app.Cfg.User; by == "" {
+					return usagef("--mine: no checker name (set MUSE_USER or user in the config file)")
+				}
+			}
 			st, err := readCases(cmd.Context(), app)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			list, err := st.List(cmd.Context(), cases.ListOptions{Limit: limit, Contains: contains})
+			list, err := st.List(cmd.Context(), cases.ListOptions{Limit: limit, Contains: contains, By: by})
 			if err != nil {
 				return err
 			}
@@ -1050,21 +1081,25 @@ func casesCmd(app *App) *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as a JSON array")
 	cmd.Flags().IntVarP(&limit, "limit", "n", 0, "show only the N newest cases (0: all)")
 	cmd.Flags().StringVar(&contains, "grep", "", "only cases whose post or correction contains TEXT")
-	cmd.AddCommand(casesExportCmd(app), casesRmCmd(app), casesOpenCmd(app))
+	cmd.Flags().BoolVar(&mine, "mine", false, "only cases you (MUSE_USER) made or saved last")
+	cmd.Flags().StringVar(&by, "by", "", "only cases checker NAME made or saved last")
+	cmd.AddCommand(casesExportCmd(app), casesRmCmd(app), casesOpenCmd(app), casesLogCmd(app))
 	return cmd
 }
 
 // casesExportCmd is `muse cases export ID --format md|json|note|claimreview [-o FILE]`.
 func casesExportCmd(app *App) *cobra.Command {
 	var format, out, rating string
+	var version int64
 	var rev export.Reviewer
 	cmd := &cobra.Command{
-		Use:               "export ID --format md|json|note|claimreview [-o FILE]",
+		Use:               "export ID --format md|json|note|claimreview [-o FILE] [--version N]",
 		ValidArgsFunction: app.completeCaseIDs,
 		Short:             "Export a saved check for editors (md), scripts (json), Community Notes (note) or ClaimReview JSON-LD",
 		Long: "ID may be any unique prefix of a case ID (see `muse cases`). A note is at most 280 characters with\n" +
 			"each link counted as 1 and cites at least one source; when the correction cannot fit, the export\n" +
-			"fails and says why. claimreview needs --reviewer, --reviewer-url (or --review-url) and --rating.",
+			"fails and says why. claimreview needs --reviewer, --reviewer-url (or --review-url) and --rating.\n" +
+			"--version N exports a version kept when two checkers saved the case at once (see `muse cases log`).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o := export.Options{Format: format, Reviewer: rev}
@@ -1084,13 +1119,25 @@ func casesExportCmd(app *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := st.Get(cmd.Context(), id)
+			var c *pipeline.Check
+			if version > 0 {
+				c, err = st.GetVersion(cmd.Context(), id, version)
+			} else {
+				c, err = st.Get(cmd.Context(), id)
+			}
 			if err != nil {
 				return err
 			}
 			b, err := export.Render(c, o)
 			if err != nil {
 				return fmt.Errorf("case %s: %w", id, err)
+			}
+			what := format
+			if version > 0 {
+				what += fmt.Sprintf(", version %d", version)
+			}
+			if err := st.Audit(cmd.Context(), id, cases.ActionExported, what); err != nil {
+				fmt.Fprintln(app.Stderr, "muse: warning: the export is not in the case's trail:", err)
 			}
 			if out == "" || out == "-" {
 				_, err = app.Stdout.Write(b)
@@ -1107,6 +1154,7 @@ func casesExportCmd(app *App) *cobra.Command {
 	f.StringVar(&format, "format", "md", "md, json, note or claimreview")
 	cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(export.Formats, cobra.ShellCompDirectiveNoFileComp))
 	f.StringVarP(&out, "output", "o", "", "write to FILE instead of stdout")
+	f.Int64Var(&version, "version", 0, "export kept version N instead of the case as it is")
 	f.StringVar(&rev.Name, "reviewer", "", "claimreview: the fact-checking organisation's name")
 	f.StringVar(&rev.URL, "reviewer-url", "", "claimreview: the organisation's home page")
 	f.StringVar(&rev.ReviewURL, "review-url", "", "claimreview: the page where the fact-check is published (default --reviewer-url)")
@@ -1144,6 +1192,59 @@ func casesOpenCmd(app *App) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&noLLM, "no-llm", false, "reruns use the extractive mode, without a model")
 	cmd.Flags().BoolVar(&mouse, "mouse", false, "wheel scrolling and clicks (turns off the terminal's own text selection)")
+	return cmd
+}
+
+// casesLogCmd is `muse cases log ID [--json]`: the case's audit trail and
+// the versions kept by conflicting saves.
+func casesLogCmd(app *App) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:               "log ID [--json]",
+		ValidArgsFunction: app.completeCaseIDs,
+		Short:             "Print a case's audit trail: who ran, edited, exported or deleted it, and when",
+		Long: "ID may be any unique prefix of a case ID, or the whole ID of a deleted case (its trail outlives it).\n" +
+			"Versions kept when two checkers saved the case at once are listed after the trail; export one\n" +
+			"with `muse cases export ID --version N`.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := readCases(cmd.Context(), app)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			id, err := st.Resolve(cmd.Context(), args[0])
+			if errors.Is(err, cases.ErrNotFound) {
+				id, err = args[0], nil // a deleted case keeps its trail
+			}
+			if err != nil {
+				return err
+			}
+			trail, err := st.Trail(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			if len(trail) == 0 {
+				return fmt.Errorf("case %s: %w (see `muse cases`)", id, cases.ErrNotFound)
+			}
+			if asJSON {
+				return writeJSON(app.Stdout, trail)
+			}
+			kept, err := st.Versions(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			if err := cases.WriteTrail(app.Stdout, trail); err != nil {
+				return err
+			}
+			for _, v := range kept {
+				fmt.Fprintf(app.Stdout, "kept: version %d by %s at %s (muse cases export %s --version %d)\n", v.Version,
+					cmp.Or(v.UpdatedBy, "someone"), v.UpdatedAt.Local().Format("2006-01-02 15:04:05"), id, v.Version)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the trail as a JSON array")
 	return cmd
 }
 
@@ -1393,6 +1494,9 @@ func enqueueBatch(cmd *cobra.Command, app *App, in io.Reader, ef *postFlags) err
 	}
 	defer q.Close()
 	options := fmt.Sprintf("model=%s hits=%d no-llm=%t", app.Cfg.Model, eo.FirstPassHits, eo.NoLLM)
+	if eo.CorrectionLanguage != "" {
+		options += " correction-language=" + eo.CorrectionLanguage // a check in another language is another job
+	}
 	enq, err := batch.Enqueue(cmd.Context(), q, in, options)
 	for _, b := range enq.Bad {
 		fmt.Fprintln(app.Stderr, "muse: skipped", b)
@@ -1478,7 +1582,9 @@ func workerCmd(app *App) *cobra.Command {
 			"on any machine that reaches the database: each post is checked once. A model server that is\n" +
 			"busy or failing is retried with backoff; a post that cannot be checked fails with the reason.\n" +
 			"On SIGTERM or Ctrl-C the worker finishes the checks in hand within --grace, or releases them\n" +
-			"to another worker.",
+			"to another worker. A worker killed outright leaves its job to another once it has run for\n" +
+			"queue_rescue_after (MUSE_QUEUE_RESCUE_AFTER, default 31m). A job tried again resumes its case\n" +
+			"from the first stage not finished (not with --no-save, which keeps no case).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if parallel < 1 {
@@ -1496,9 +1602,12 @@ func workerCmd(app *App) *cobra.Command {
 			defer closeEngine()
 			ro, closeCases, _ := recordOptions(cmd.Context(), app, eng, noSave)
 			defer closeCases()
-			run := app.keptRun(eng, ro)
+			wo := batch.WorkOptions{Parallel: parallel, Grace: grace, Run: app.keptRun(eng, ro)}
+			if st, ok := ro.Store.(batch.CaseReader); ok {
+				wo.Cases = st // a job tried again resumes its case
+			}
 			fmt.Fprintf(app.Stderr, "muse: worker checking queued posts, %d at a time; Ctrl-C or SIGTERM stops it\n", parallel)
-			if err := batch.Work(cmd.Context(), q, eng, parallel, grace, run); err != nil {
+			if err := batch.Work(cmd.Context(), q, eng, wo); err != nil {
 				return err
 			}
 			fmt.Fprintln(app.Stderr, "muse: worker stopped")
@@ -1519,15 +1628,16 @@ func (app *App) progress() io.Writer {
 	return app.Stderr
 }
 
-// keptRun runs one check of a batch (in process or from the queue) as a
-// new case; a check whose case could not be kept fails, saying so.
-func (app *App) keptRun(eng *pipeline.Engine, ro cases.RecordOptions) func(context.Context, *pipeline.Check) error {
-	return func(ctx context.Context, c *pipeline.Check) error {
-		c.ID = cases.NewID()
+// keptRun runs one check of a batch (in process or from the queue) from
+// the stage from, keeping it as the case c.ID (new, or the saved case of a
+// queued job tried again); a check whose case could not be kept fails,
+// saying so.
+func (app *App) keptRun(eng *pipeline.Engine, ro cases.RecordOptions) batch.RunFunc {
+	return func(ctx context.Context, c *pipeline.Check, from pipeline.Stage) error {
 		o := ro
 		var saveErr error
 		o.OnSaveError = func(err error) { saveErr = err }
-		err := app.record(ctx, eng, c, pipeline.StageImages, o)
+		err := app.record(ctx, eng, c, from, o)
 		if err == nil && saveErr != nil {
 			err = fmt.Errorf("the check finished but its case could not be kept: %w", saveErr)
 		}

@@ -3,12 +3,14 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -36,6 +38,7 @@ import (
 	"github.com/musecheck/muse/sources/llm/llmtest"
 	"github.com/musecheck/muse/sources/pgdb/pgdbtest"
 	"github.com/musecheck/muse/sources/search"
+	"github.com/musecheck/muse/sources/spend"
 	"github.com/musecheck/muse/tui"
 )
 
@@ -43,7 +46,7 @@ import (
 // the environment that would configure a provider, a model or a ratings
 // file, so a command sees only what the test gives it. It returns the
 // data folder ($XDG_DATA_HOME/muse).
-func isolate(t *testing.T) string {
+func isolate(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	for k, v := range map[string]string{
@@ -242,7 +245,7 @@ func TestMain(m *testing.M) {
 // muse runs the muse command (this binary, see TestMain) in the current
 // environment (isolate's) plus env, with stdin, and returns what it printed
 // and its exit code.
-func muse(t *testing.T, stdin string, env []string, args ...string) (stdout, stderr string, code int) {
+func muse(t testing.TB, stdin string, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -1028,99 +1031,31 @@ func TestKillDuringStreamKeepsTheWords(t *testing.T) {
 // report them; SIGTERM stops the workers cleanly. On SQLite here, and on
 // the newsroom's PostgreSQL when a test cluster is configured.
 func TestQueuedBatchThroughWorkers(t *testing.T) {
-	engines := map[string]string{"sqlite": ""}
-	if os.Getenv(pgdbtest.Env) != "" {
-		engines["postgres"] = "fresh"
-	}
-	for name, db := range engines {
-		t.Run(name, func(t *testing.T) {
-			isolate(t)
-			if db != "" {
-				db = pgdbtest.Fresh(t)
+	queueDatabases(t, func(t *testing.T, db string) {
+		w := testworld.New(t, nil)
+		env := queueEnv(w, w.Cfg.OpenAIBaseURL, db)
+		id := enqueuePosts(t, env, "", " Share!", " RT", "") // the last repeats the first
+		workers := []*exec.Cmd{startWorker(t, env, "-j", "2"), startWorker(t, env, "-j", "2")}
+		if st := waitBatch(t, env, id, 60*time.Second); st.Total != 4 || st.Done != 4 {
+			t.Fatalf("status %+v, want 4 done", st)
+		}
+		if n := callsPerTask(w.LLM)["queries"]; n != 3 {
+			t.Errorf("%d query calls for 3 distinct posts: a post was checked twice or not at all", n)
+		}
+		rs := batchResults(t, env, id)
+		if len(rs) != 4 {
+			t.Fatalf("%d results, want 4", len(rs))
+		}
+		for i, r := range rs {
+			if r.Line != i+1 || r.Status != "done" || r.Check == nil || !strings.HasPrefix(r.Check.Correction.Text, "This post is") {
+				t.Errorf("result %d: %+v", i, r)
 			}
-			w := testworld.New(t, nil)
-			env := []string{"OPENAI_BASE_URL=" + w.Cfg.OpenAIBaseURL, "OPENAI_API_KEY=sk-test-key", "MUSE_MODEL=test-model",
-				"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
-				"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + w.Proxy.String(), "MUSE_DATABASE_URL=" + db}
-			var posts strings.Builder
-			for _, p := range []string{testworld.Post, testworld.Post + " Share!", testworld.Post + " RT", testworld.Post} {
-				b, _ := json.Marshal(map[string]string{"text": p, "posted_at": testworld.Cutoff.Format(time.RFC3339)})
-				posts.Write(append(b, '\n'))
-			}
-			out, errOut, code := muse(t, posts.String(), env, "batch", "-", "--queue")
-			lines := strings.Split(strings.TrimSpace(out), "\n")
-			id := lines[len(lines)-1]
-			if code != 0 || !batch.IsBatchID(id) {
-				t.Fatalf("batch --queue: exit %d, stdout %q\n%s", code, out, errOut)
-			}
-			var workers []*exec.Cmd
-			for range 2 {
-				cmd := exec.Command(os.Args[0], "worker", "-j", "2")
-				cmd.Env = append(append(os.Environ(), "MUSE_TEST_AS_MUSE=1"), env...)
-				var stderr bytes.Buffer
-				cmd.Stderr = &stderr
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				workers = append(workers, cmd)
-				t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-			}
-			var st jobs.Status
-			deadline := time.Now().Add(60 * time.Second)
-			for {
-				out, errOut, code := muse(t, "", env, "batch", "status", "--json", id)
-				if code != 0 || json.Unmarshal([]byte(out), &st) != nil {
-					t.Fatalf("status: exit %d %q\n%s", code, out, errOut)
-				}
-				if st.Queued+st.Running == 0 || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(200 * time.Millisecond)
-			}
-			if st.Total != 4 || st.Done != 4 {
-				t.Fatalf("status %+v, want 4 done", st)
-			}
-			queries := 0
-			for _, c := range w.LLM.ChatCalls() {
-				if llmtest.SchemaName(*c.Chat) == "queries" {
-					queries++
-				}
-			}
-			if queries != 3 {
-				t.Errorf("%d query calls for 3 distinct posts: a post was checked twice or not at all", queries)
-			}
-			out, errOut, code = muse(t, "", env, "batch", "results", id)
-			rs := strings.Split(strings.TrimSpace(out), "\n")
-			if code != 0 || len(rs) != 4 {
-				t.Fatalf("results: exit %d, %d lines\n%s", code, len(rs), errOut)
-			}
-			for i, l := range rs {
-				var r batch.Result
-				if err := json.Unmarshal([]byte(l), &r); err != nil || r.Line != i+1 || r.Status != "done" || r.Check == nil ||
-					!strings.HasPrefix(r.Check.Correction.Text, "This post is") {
-					t.Errorf("result %d: %s (%v)", i, l, err)
-				}
-			}
-			for _, cmd := range workers {
-				cmd.Process.Signal(syscall.SIGTERM)
-			}
-			for _, cmd := range workers {
-				done := make(chan error, 1)
-				go func() { done <- cmd.Wait() }()
-				select {
-				case err := <-done:
-					if err != nil {
-						t.Errorf("worker after SIGTERM: %v", err)
-					}
-				case <-time.After(40 * time.Second):
-					t.Error("a worker did not stop on SIGTERM")
-				}
-			}
-			if _, errOut, code := muse(t, "", env, "batch", "status", "b-20000101-000000-00000000"); code != 2 || !strings.Contains(errOut, "no such batch") {
-				t.Errorf("unknown batch: exit %d\n%s", code, errOut)
-			}
-		})
-	}
+		}
+		stopWorkers(t, workers...)
+		if _, errOut, code := muse(t, "", env, "batch", "status", "b-20000101-000000-00000000"); code != 2 || !strings.Contains(errOut, "no such batch") {
+			t.Errorf("unknown batch: exit %d\n%s", code, errOut)
+		}
+	})
 }
 
 // TestProxySSRFThroughTheBinary: with HTTP_PROXY set to a proxy that reads
@@ -1151,12 +1086,440 @@ func TestProxySSRFThroughTheBinary(t *testing.T) {
 	}
 }
 
-// --language takes a language in any usual spelling; anything else is a
-// usage error before any work.
+// --language and --correction-language take a language in any usual
+// spelling; anything else is a usage error before any work.
 func TestLanguageFlag(t *testing.T) {
 	isolate(t)
 	_, errOut, code := muse(t, "", nil, "check", "--no-llm", "--language", "klingon-x", "a post")
 	if code != 2 || !strings.Contains(errOut, "--language") {
 		t.Errorf("exit %d\n%s", code, errOut)
+	}
+	_, errOut, code = muse(t, "", nil, "check", "--no-llm", "--correction-language", "klingon-x", "a post")
+	if code != 2 || !strings.Contains(errOut, "--correction-language") {
+		t.Errorf("exit %d\n%s", code, errOut)
+	}
+}
+
+// TestTwoCheckersOnOneDatabase: two `muse check` processes with different
+// MUSE_USER run at once on one PostgreSQL database; a third muse lists both
+// cases with the right created_by, --mine and --by filter them, and the
+// case's trail says who ran and exported it.
+func TestTwoCheckersOnOneDatabase(t *testing.T) {
+	db := pgdbtest.Fresh(t)
+	isolate(t)
+	w := testworld.New(t, nil)
+	env := []string{"OPENAI_BASE_URL=" + w.Cfg.OpenAIBaseURL, "OPENAI_API_KEY=sk-test-key", "MUSE_MODEL=test-model",
+		"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
+		"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + w.Proxy.String(), "MUSE_DATABASE_URL=" + db}
+	posts := map[string]string{"alice": testworld.Post, "bob": testworld.Post + " Share!"}
+	type kept struct{ user, id string }
+	done := make(chan kept, len(posts))
+	for user, post := range posts {
+		go func() {
+			out, errOut, code := muse(t, "", append(env, "MUSE_USER="+user), "check", "--json", "--before", testworld.Cutoff.Format(time.RFC3339), post)
+			var c pipeline.Check
+			if code != 0 || json.Unmarshal([]byte(out), &c) != nil || c.ID == "" || !strings.Contains(errOut, "kept as case "+c.ID) {
+				t.Errorf("%s's check: exit %d\n%s", user, code, errOut)
+				done <- kept{user, ""}
+				return
+			}
+			done <- kept{user, c.ID}
+		}()
+	}
+	ids := map[string]string{}
+	for range posts {
+		k := <-done
+		ids[k.user] = k.id
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	list := func(args ...string) map[string]cases.Summary {
+		t.Helper()
+		out, errOut, code := muse(t, "", append(env, "MUSE_USER=carol"), append([]string{"cases", "--json"}, args...)...)
+		var l []cases.Summary
+		if code != 0 || json.Unmarshal([]byte(out), &l) != nil {
+			t.Fatalf("cases %v: exit %d %q\n%s", args, code, out, errOut)
+		}
+		byID := map[string]cases.Summary{}
+		for _, sm := range l {
+			byID[sm.ID] = sm
+		}
+		return byID
+	}
+	all := list()
+	if len(all) != 2 {
+		t.Fatalf("a third muse lists %d cases, want both: %+v", len(all), all)
+	}
+	for user, id := range ids {
+		if sm := all[id]; sm.CreatedBy != user || sm.UpdatedBy != user || !strings.HasPrefix(sm.CorrectionLine, "This post is") {
+			t.Errorf("%s's case listed as %+v", user, sm)
+		}
+	}
+	if l := list("--by", "bob"); len(l) != 1 || l[ids["bob"]].CreatedBy != "bob" {
+		t.Errorf("--by bob: %+v", l)
+	}
+	if l := list("--mine"); len(l) != 0 {
+		t.Errorf("--mine as carol, who made none: %+v", l)
+	}
+	out, errOut, code := muse(t, "", append(env, "MUSE_USER=alice"), "cases", "--json", "--mine")
+	var mine []cases.Summary
+	if code != 0 || json.Unmarshal([]byte(out), &mine) != nil || len(mine) != 1 || mine[0].ID != ids["alice"] {
+		t.Errorf("--mine as alice: exit %d %q\n%s", code, out, errOut)
+	}
+	if _, errOut, code := muse(t, "", append(env, "MUSE_USER=carol"), "cases", "export", ids["alice"], "--format", "md"); code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, errOut)
+	}
+	out, errOut, code = muse(t, "", env, "cases", "log", "--json", ids["alice"])
+	var trail []cases.Entry
+	if code != 0 || json.Unmarshal([]byte(out), &trail) != nil {
+		t.Fatalf("cases log: exit %d %q\n%s", code, out, errOut)
+	}
+	var got []string
+	for _, e := range trail {
+		got = append(got, e.User+" "+e.Action)
+	}
+	if strings.Join(got, ", ") != "alice created, alice ran, carol exported" {
+		t.Errorf("trail of alice's case: %v", got)
+	}
+	if out, _, code := muse(t, "", env, "cases", "log", ids["bob"]); code != 0 || !strings.Contains(out, "bob") || !strings.Contains(out, "ran") {
+		t.Errorf("cases log (table): exit %d\n%s", code, out)
+	}
+}
+
+// queueDatabases runs test on the SQLite queue and, when a test cluster is
+// configured, on a fresh PostgreSQL database (db is its URL; "" for
+// SQLite), each in an isolated environment.
+func queueDatabases(t *testing.T, test func(t *testing.T, db string)) {
+	t.Run("sqlite", func(t *testing.T) { isolate(t); test(t, "") })
+	t.Run("postgres", func(t *testing.T) {
+		isolate(t)
+		test(t, pgdbtest.Fresh(t)) // skips, saying so, without a cluster
+	})
+}
+
+// queueEnv is the environment of muse processes working a queue in the
+// world w, with its model at modelURL and the queue (and ledger) in db.
+// The response cache is off, so every model call the test counts reaches
+// the model.
+func queueEnv(w *testworld.Env, modelURL, db string) []string {
+	return []string{"OPENAI_BASE_URL=" + modelURL, "OPENAI_API_KEY=sk-test-key", "MUSE_MODEL=test-model",
+		"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
+		"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + w.Proxy.String(), "MUSE_DATABASE_URL=" + db, "MUSE_NO_CACHE=1"}
+}
+
+// enqueuePosts queues one post per suffix of the world's post with
+// `muse batch - --queue` and returns the batch ID.
+func enqueuePosts(t testing.TB, env []string, suffixes ...string) string {
+	t.Helper()
+	var posts strings.Builder
+	for _, s := range suffixes {
+		b, _ := json.Marshal(map[string]string{"text": testworld.Post + s, "posted_at": testworld.Cutoff.Format(time.RFC3339)})
+		posts.Write(append(b, '\n'))
+	}
+	out, errOut, code := muse(t, posts.String(), env, "batch", "-", "--queue")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if id := lines[len(lines)-1]; code == 0 && batch.IsBatchID(id) {
+		return id
+	}
+	t.Fatalf("batch --queue: exit %d, stdout %q\n%s", code, out, errOut)
+	return ""
+}
+
+// startWorker starts `muse worker args...`; the test's end kills it if it
+// is still running. Its stderr is logged when the test fails.
+func startWorker(t testing.TB, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"worker"}, args...)...)
+	cmd.Env = append(append(os.Environ(), "MUSE_TEST_AS_MUSE=1"), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("worker %d stderr:\n%s", cmd.Process.Pid, stderr.String())
+		}
+	})
+	return cmd
+}
+
+// stopWorkers sends SIGTERM to the workers and waits for each to exit.
+func stopWorkers(t testing.TB, workers ...*exec.Cmd) {
+	t.Helper()
+	for _, cmd := range workers {
+		cmd.Process.Signal(syscall.SIGTERM)
+	}
+	for _, cmd := range workers {
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("worker after SIGTERM: %v", err)
+			}
+		case <-time.After(40 * time.Second):
+			t.Error("a worker did not stop on SIGTERM")
+		}
+	}
+}
+
+// waitBatch polls `muse batch status --json` until nothing of the batch is
+// queued or running, failing the test after within.
+func waitBatch(t testing.TB, env []string, id string, within time.Duration) jobs.Status {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		var st jobs.Status
+		out, errOut, code := muse(t, "", env, "batch", "status", "--json", id)
+		if code != 0 || json.Unmarshal([]byte(out), &st) != nil {
+			t.Fatalf("status: exit %d %q\n%s", code, out, errOut)
+		}
+		if st.Queued+st.Running == 0 {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("batch not finished within %v: %+v", within, st)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// batchResults is `muse batch results ID`, decoded.
+func batchResults(t *testing.T, env []string, id string) []batch.Result {
+	t.Helper()
+	out, errOut, code := muse(t, "", env, "batch", "results", id)
+	if code != 0 {
+		t.Fatalf("results: exit %d\n%s", code, errOut)
+	}
+	var rs []batch.Result
+	for l := range strings.Lines(out) {
+		var r batch.Result
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("result line %q: %v", l, err)
+		}
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+// callsPerTask counts the model's chat requests so far by task: the
+// schema's name, or "correction" for the streamed note, which has none.
+func callsPerTask(srv *llmtest.Server) map[string]int {
+	n := map[string]int{}
+	for _, c := range srv.ChatCalls() {
+		n[cmp.Or(llmtest.SchemaName(*c.Chat), "correction")]++
+	}
+	return n
+}
+
+// TestKilledWorkerJobFinishedByAnother: a `muse worker` killed with SIGKILL
+// while its correction call is in flight (the model holds the call until
+// told) leaves the job to River's rescuer (MUSE_QUEUE_RESCUE_AFTER=10s
+// here), and a second worker on the same database finishes it, resuming
+// the saved case: the model sees one queries call, the evidence calls of
+// one check, and two correction calls (the killed one and the one that
+// finished). One case holds the check.
+func TestKilledWorkerJobFinishedByAnother(t *testing.T) {
+	queueDatabases(t, func(t *testing.T, db string) {
+		w := testworld.New(t, nil)
+		inFlight, release := make(chan struct{}), make(chan struct{})
+		var corrections atomic.Int32
+		srv := llmtest.NewReplyServer(t, func(req openai.ChatCompletionRequest) (llmtest.Reply, error) {
+			if llmtest.SchemaName(req) == "" && corrections.Add(1) == 1 {
+				close(inFlight)
+				<-release
+			}
+			return w.Model.Handle(req)
+		})
+		t.Cleanup(func() { close(release) }) // before the server closes
+		env := append(queueEnv(w, srv.BaseURL, db), "MUSE_QUEUE_RESCUE_AFTER=10s")
+		id := enqueuePosts(t, env, "")
+		first := startWorker(t, env, "-j", "1")
+		select {
+		case <-inFlight:
+		case <-time.After(60 * time.Second):
+			t.Fatal("the first worker's correction call never came")
+		}
+		atKill := callsPerTask(srv)
+		second := startWorker(t, env, "-j", "1")
+		if err := first.Process.Kill(); err != nil { // SIGKILL, mid-call
+			t.Fatal(err)
+		}
+		first.Wait()
+		t0 := time.Now()
+		st := waitBatch(t, env, id, 90*time.Second)
+		t.Logf("the job was finished %.1fs after the kill", time.Since(t0).Seconds())
+		if st.Total != 1 || st.Done != 1 {
+			t.Fatalf("status %+v, want the job done", st)
+		}
+		got := callsPerTask(srv)
+		if got["queries"] != 1 || got["evidence"] != atKill["evidence"] || got["evidence"] == 0 || got["correction"] != 2 {
+			t.Errorf("model calls per stage %v (at the kill %v); want 1 queries call, the evidence calls unrepeated and 2 correction calls", got, atKill)
+		}
+		rs := batchResults(t, env, id)
+		if len(rs) != 1 || rs[0].Status != "done" || rs[0].Check == nil || !strings.HasPrefix(rs[0].Check.Correction.Text, "This post is") {
+			t.Fatalf("results %+v", rs)
+		}
+		out, errOut, code := muse(t, "", env, "cases", "--json")
+		var list []cases.Summary
+		if err := json.Unmarshal([]byte(out), &list); err != nil || code != 0 || len(list) != 1 || list[0].ID != rs[0].Check.ID {
+			t.Errorf("cases: exit %d, %v, %s\n%s; want the one case %s", code, err, out, errOut, rs[0].Check.ID)
+		}
+		stopWorkers(t, second)
+	})
+}
+
+// TestDayCapHeldByFourWorkers: four `muse worker` processes share the day
+// cap through the ledger on the shared database: what the ledger holds
+// (settled calls and the reservations in flight), sampled throughout, never
+// passes the cap, nor does what the finished checks cost; the cap stops
+// some posts and each of them fails at once with the cap's reason.
+func TestDayCapHeldByFourWorkers(t *testing.T) {
+	queueDatabases(t, func(t *testing.T, db string) {
+		w := testworld.New(t, nil)
+		const capUSD = 0.10 // about four checks' calls at the price below
+		conf := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "muse", "config.toml")
+		if err := os.MkdirAll(filepath.Dir(conf), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(conf, []byte("[prices.\"test-model\"]\nprompt = 10.0\ncompletion = 10.0\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		env := append(queueEnv(w, w.Cfg.OpenAIBaseURL, db), fmt.Sprintf("MUSE_SPEND_CAP_DAY_USD=%.2f", capUSD))
+		id := enqueuePosts(t, env, " #1", " #2", " #3", " #4", " #5", " #6", " #7", " #8", " #9", " #10", " #11", " #12")
+		ledger, err := spend.Open(context.Background(), cmp.Or(db, filepath.Join(os.Getenv("XDG_DATA_HOME"), "muse", "spend.db")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ledger.Close()
+		var workers []*exec.Cmd
+		for range 4 {
+			workers = append(workers, startWorker(t, env, "-j", "2"))
+		}
+		var most atomic.Value // the most the ledger held, sampled every 10 ms
+		most.Store(0.0)
+		samples := 0
+		stop, sampled := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(sampled)
+			for {
+				if spent, err := ledger.Today(context.Background()); err == nil {
+					most.Store(max(most.Load().(float64), spent))
+					samples++
+				}
+				select {
+				case <-stop:
+					return
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+		}()
+		st := waitBatch(t, env, id, 120*time.Second)
+		stopWorkers(t, workers...)
+		close(stop)
+		<-sampled
+		spent, err := ledger.Today(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := max(most.Load().(float64), spent); m > capUSD+1e-9 {
+			t.Errorf("the ledger held $%.4f with a $%.2f cap", m, capUSD)
+		}
+		rs := batchResults(t, env, id)
+		checks, calls := 0.0, 0
+		for _, r := range rs {
+			if r.Check != nil {
+				checks += r.Check.Usage.CostUSD
+				calls += r.Check.Usage.LLMCalls
+			}
+			if r.Status != "done" && !strings.Contains(r.Error, fmt.Sprintf("spend cap of $%.2f per day reached", capUSD)) {
+				t.Errorf("line %d failed for another reason than the cap: %s", r.Line, r.Error)
+			}
+		}
+		if checks > capUSD+1e-9 || math.Abs(checks-spent) > 1e-6 {
+			t.Errorf("the checks cost $%.4f, the ledger holds $%.4f, with a $%.2f cap: want the same, within the cap", checks, spent, capUSD)
+		}
+		if st.Done == 0 || st.Failed == 0 || st.Done+st.Failed != 12 {
+			t.Errorf("status %+v: want some posts checked and the rest stopped by the cap", st)
+		}
+		t.Logf("%d done, %d stopped by the cap; %d model calls, $%.4f in the checks, the ledger at most $%.4f over %d samples (cap $%.2f)",
+			st.Done, st.Failed, calls, checks, most.Load(), samples, capUSD)
+	})
+}
+
+// BenchmarkQueueThroughput: posts per minute checked by 1, 2 and 4 `muse
+// worker` processes (-j 1 each) with a loopback model that answers every
+// call after 1 s, against the latency-bound ideal: a text post's check
+// makes 3 model calls one after the other (queries, evidence, correction),
+// so a worker checks at most 20 posts a minute. Each worker gets 5 posts;
+// the time runs from the workers' start to the batch's end (start-up
+// included). On the SQLite queue and, with MUSE_TEST_DATABASE_URL, on
+// PostgreSQL. On demand only (a minute or two of wall time):
+//
+//	MUSE_QUEUE_BENCH=1 go test -run '^$' -bench QueueThroughput -benchtime 1x .
+func BenchmarkQueueThroughput(b *testing.B) {
+	if os.Getenv("MUSE_QUEUE_BENCH") != "1" {
+		b.Skip("set MUSE_QUEUE_BENCH=1 to run worker processes against a 1 s model (a minute or two)")
+	}
+	const perWorker, callsPerCheck = 5, 3
+	for _, engine := range []string{"sqlite", "postgres"} {
+		for _, workers := range []int{1, 2, 4} {
+			b.Run(fmt.Sprintf("%s/workers=%d", engine, workers), func(b *testing.B) {
+				isolate(b)
+				db := ""
+				if engine == "postgres" {
+					db = pgdbtest.Fresh(b)
+				}
+				w := testworld.New(b, nil, llmtest.WithDelay(time.Second))
+				env := queueEnv(w, w.Cfg.OpenAIBaseURL, db)
+				q, err := jobs.Open(context.Background(), jobs.Options{DatabaseURL: db,
+					Path: filepath.Join(os.Getenv("XDG_DATA_HOME"), "muse", "queue.db")})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer q.Close()
+				var elapsed time.Duration
+				posts := 0
+				for i := range b.N {
+					var suffixes []string
+					for p := range perWorker * workers {
+						suffixes = append(suffixes, fmt.Sprintf(" #%d-%d", i, p))
+					}
+					id := enqueuePosts(b, env, suffixes...)
+					b.ResetTimer()
+					t0 := time.Now()
+					var procs []*exec.Cmd
+					for range workers {
+						procs = append(procs, startWorker(b, env, "-j", "1"))
+					}
+					for {
+						st, err := q.BatchStatus(context.Background(), id)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if st.Queued+st.Running == 0 {
+							if st.Done != len(suffixes) {
+								b.Fatalf("status %+v", st)
+							}
+							break
+						}
+						time.Sleep(50 * time.Millisecond)
+					}
+					elapsed += time.Since(t0)
+					b.StopTimer()
+					posts += len(suffixes)
+					stopWorkers(b, procs...)
+				}
+				perMin := float64(posts) / elapsed.Minutes()
+				ideal := float64(workers) * 60 / callsPerCheck
+				b.ReportMetric(perMin, "posts/min")
+				b.ReportMetric(ideal, "ideal-posts/min")
+				b.ReportMetric(perMin/ideal, "of-ideal")
+			})
+		}
 	}
 }

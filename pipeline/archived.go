@@ -56,6 +56,7 @@ func (r *run) readArchived(ctx context.Context, s *Source, fetchErr error) bool 
 		s.Published = p.Published
 	}
 	s.Paragraphs, s.Words = paras, words
+	s.Language = cmp.Or(s.Language, p.Language)
 	s.Reason = "read from the local archive (" + fetchErr.Error() + ")"
 	return true
 }
@@ -67,7 +68,8 @@ type archiveAdapter struct{ s *archive.Store }
 
 // Save keeps a page the engine read.
 func (a archiveAdapter) Save(ctx context.Context, p ArchivedPage) error {
-	return a.s.Add(ctx, archive.Doc{URL: p.URL, Title: p.Title, Text: p.Text, Publisher: p.Publisher, Published: p.Published})
+	return a.s.Add(ctx, archive.Doc{URL: p.URL, Title: p.Title, Text: p.Text, Publisher: p.Publisher, Published: p.Published,
+		Language: p.Language})
 }
 
 // Lookup returns the archived page for url, if the archive holds its text.
@@ -76,5 +78,6 @@ func (a archiveAdapter) Lookup(ctx context.Context, url string) (ArchivedPage, b
 	if err != nil || strings.TrimSpace(d.Text) == "" {
 		return ArchivedPage{}, false
 	}
-	return ArchivedPage{URL: d.URL, Title: d.Title, Text: d.Text, Publisher: d.Publisher, Published: d.Published}, true
+	return ArchivedPage{URL: d.URL, Title: d.Title, Text: d.Text, Publisher: d.Publisher, Published: d.Published,
+		Language: d.Language}, true
 }

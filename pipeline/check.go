@@ -84,6 +84,10 @@ type Query struct {
 	Text    string `json:"text"`
 	Origin  string `json:"origin"` // model|user|fallback
 	Enabled bool   `json:"enabled"`
+	// Language is the language the query is known to be written in (ISO
+	// 639-1): English for the English query of a post in another language,
+	// the post's for queries made from its text; "" when not known.
+	Language string `json:"language,omitempty"`
 }
 
 // Hit is one search result before its page is read.
@@ -153,11 +157,14 @@ type Source struct {
 	Boosted      bool      `json:"boosted,omitempty"`
 	Dropped      bool      `json:"dropped,omitempty"` // dropped by the person; survives reruns
 	Words        int       `json:"words,omitempty"`
-	Paragraphs   []string  `json:"paragraphs,omitempty"` // extracted main text, for quoting and verification
-	Snapshot     string    `json:"snapshot,omitempty"`   // archive key of the stored page
-	SentChars    int       `json:"sent_chars,omitempty"` // page text sent to the model for evidence
-	FetchedAt    time.Time `json:"fetched_at,omitzero"`
-	FoundBy      []string  `json:"found_by,omitempty"` // "provider: query"
+	// Language is the page's language (ISO 639-1): what the extractor
+	// found, else detected from its text when its relevance is judged.
+	Language   string    `json:"language,omitempty"`
+	Paragraphs []string  `json:"paragraphs,omitempty"` // extracted main text, for quoting and verification
+	Snapshot   string    `json:"snapshot,omitempty"`   // archive key of the stored page
+	SentChars  int       `json:"sent_chars,omitempty"` // page text sent to the model for evidence
+	FetchedAt  time.Time `json:"fetched_at,omitzero"`
+	FoundBy    []string  `json:"found_by,omitempty"` // "provider: query"
 	// Image is the page's lead image (og:image); ImageSimilarity is the
 	// best perceptual-hash similarity between it and a post image.
 	Image           string  `json:"image,omitempty"`

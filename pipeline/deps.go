@@ -67,6 +67,9 @@ type CorrectionInput struct {
 	Post     Post
 	Images   []Image
 	Evidence []EvidenceForPrompt
+	// Language is the language to write in (ISO 639-1): the checker's
+	// Options.CorrectionLanguage, else the post's; "" is English.
+	Language string
 }
 
 // EvidenceForPrompt is one included quote with what a reader needs to
@@ -122,6 +125,7 @@ type ArchivedPage struct {
 	Text      string
 	Publisher string
 	Published time.Time
+	Language  string // ISO 639-1; "" reads as English
 }
 
 // Archiver keeps every page the engine reads. Optional. A failed Save

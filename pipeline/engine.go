@@ -19,6 +19,9 @@ import (
 // follow the paper where it says something and are documented where it
 // does not.
 type Options struct {
+	// CorrectionLanguage is the language corrections are written in (ISO
+	// 639-1), when the checker wants another than the post's.
+	CorrectionLanguage string
 	// NoLLM runs the extractive mode: queries from the post's key phrases,
 	// evidence = the page paragraphs most related to the post, and a digest
 	// of sources instead of a verdict. No model is called.

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/lang"
 	"github.com/musecheck/muse/sources/links"
 	"golang.org/x/text/unicode/norm"
 )
@@ -242,7 +243,7 @@ func matchParts(page folded, parts []quotePart) ([][2]int, string) {
 			if len(gap) > maxElided {
 				return nil, "the ellipsis stands for more than a passage of the page"
 			}
-			if negation.MatchString(gap) {
+			if negation.MatchString(norm.NFC.String(gap)) {
 				return nil, "the ellipsis leaves out a negation"
 			}
 		}
@@ -252,8 +253,20 @@ func matchParts(page folded, parts []quotePart) ([][2]int, string) {
 	return spans, ""
 }
 
-// negation finds the words whose omission would flip what a passage says.
-var negation = regexp.MustCompile(`\b(?:not|no|never|none|nor|neither|nobody|nothing|without|n't|cannot|false|untrue|denied|denies|deny)\b|n't\b`)
+// negation finds the words whose omission would flip what a passage says,
+// in the languages muse is tested in (English, Spanish, Portuguese,
+// German, French, Hindi, Arabic), in lower case and NFC. Words are cut at
+// anything that is not a letter, mark or digit (RE2's \b knows only
+// ASCII).
+var negation = regexp.MustCompile(norm.NFC.String(`(?:^|[^\p{L}\p{M}\p{N}])(?:` +
+	`not|no|never|none|nor|neither|nobody|nothing|without|cannot|false|untrue|denied|denies|deny|` +
+	`nunca|jamás|ningún|ninguna|ninguno|nadie|nada|ni|sin|falso|falsa|negó|niega|desmintió|desmiente|` +
+	`não|jamais|nenhum|nenhuma|ninguém|nem|sem|negou|nega|desmentiu|` +
+	`nicht|kein|keine|keinen|keinem|keiner|keines|nie|niemals|niemand|nichts|weder|ohne|falsch|bestritt|bestreitet|dementierte|` +
+	`ne|pas|aucun|aucune|rien|sans|faux|fausse|` +
+	`नहीं|न|मत|बिना|ग़लत|गलत|झूठ|झूठा|खंडन|` +
+	`لا|لم|لن|ليس|ليست|غير|بدون|أبدا|نفى|ينفي|كاذب|خاطئ|ولا|ولم|ولن|وليس` +
+	`)(?:[^\p{L}\p{M}\p{N}]|$)|n't(?:[^\p{L}\p{M}\p{N}]|$)`))
 
 // indexAtWords finds needle in hay at or after from, starting and ending
 // at word boundaries (so "000 people" is not found in "100000 people").
@@ -290,7 +303,10 @@ func boundary(s string, i int, start bool) bool {
 	return !isWordRune(r) || !isWordRune(last)
 }
 
-func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+// isWordRune says what words are made of: letters, digits and the marks
+// that belong to letters (Devanagari vowel signs, Arabic vowels, the
+// accents of decomposed Latin letters).
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) }
 
 // folded is text in the form quotes are compared in, with the span of the
 // original text each byte came from.
@@ -325,15 +341,18 @@ func foldForm(text string) folded {
 		if r == utf8.RuneError {
 			e = o + 1
 		}
-		for _, x := range norm.NFKC.String(string(r)) {
+		// Decomposed (NFKD), a rune folds alone into the same runes whether
+		// the page wrote "é" as one character or as "e" and an accent; the
+		// accent stays, so "café" is not "cafe".
+		for _, x := range norm.NFKD.String(string(r)) {
 			x = unicode.ToLower(x)
 			switch x {
 			case '\u2018', '\u2019', '\u201a', '\u201b', '\u2032', '`', '\u00b4', '\'', '\u201c', '\u201d', '\u201e', '\u201f', '\u2033', '\u00ab', '\u00bb':
 				x = '"'
 			case '\u2010', '\u2011', '\u2012', '\u2013', '\u2014', '\u2015', '\u2212', '\u2e3a', '\u2e3b':
 				x = '-'
-			case '\u00ad', '\u200b', '\u200c', '\u200d', '\u2060', '\ufeff':
-				continue
+			case '\u00ad', '\u200b', '\u200c', '\u200d', '\u2060', '\ufeff', '\u0640':
+				continue // invisible, or the Arabic tatweel that only stretches a line
 			}
 			if x == ',' || x == '\u202f' || x == '\u2009' {
 				if next, _ := utf8.DecodeRuneInString(text[e:]); unicode.IsDigit(last()) && unicode.IsDigit(next) {
@@ -362,12 +381,13 @@ func foldForm(text string) folded {
 // closestPassage is the sentence of text that shares most content words
 // with q, clipped, so the checker sees what the page says instead.
 func closestPassage(q, text string) string {
-	want := termSet(words(q))
+	code := lang.Detect(text).Code
+	want := termSet(words(q, code))
 	best, bestScore := "", 0
 	for _, para := range strings.Split(text, "\n") {
 		for _, sent := range sentenceSplit.Split(para, -1) {
 			score := 0
-			for w := range termSet(words(sent)) {
+			for w := range termSet(words(sent, code)) {
 				if want[w] {
 					score++
 				}

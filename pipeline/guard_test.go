@@ -95,32 +95,32 @@ func TestSelectParagraphsBudget(t *testing.T) {
 		strings.Repeat("Sports results from the league. ", 20),
 		"Bicycles remain allowed on Main Street according to the city council of Springfield.",
 	}
-	got := selectParagraphs(post, paras, 50)
+	got := selectParagraphs(newParaQuery(Text{Text: post}, nil, ""), paras, 50)
 	if len(got) != 2 || got[0] != paras[1] || got[1] != paras[3] {
 		t.Fatalf("selected %q", got)
 	}
-	one := selectParagraphs("weather", []string{strings.Repeat("Weather is fine today. ", 100)}, 20)
+	one := selectParagraphs(newParaQuery(Text{Text: "weather"}, nil, ""), []string{strings.Repeat("Weather is fine today. ", 100)}, 20)
 	if len(one) != 1 || len(one[0]) > 80 || !strings.HasSuffix(one[0], ".") {
 		t.Fatalf("over-budget paragraph not cut at a sentence: %q", one)
 	}
 }
 
 func TestLexicalRelevance(t *testing.T) {
-	post := "BREAKING: Pfizer vaccine contains microchips, says CDC whistleblower https://t.co/x @someone"
+	post := Text{Text: "BREAKING: Pfizer vaccine contains microchips, says CDC whistleblower https://t.co/x @someone"}
 	related := LexicalRelevance(post, "No, the Pfizer vaccine does not contain microchips",
-		"The CDC said claims from a so-called whistleblower are false.")
-	unrelated := LexicalRelevance(post, "Stocks rally", "Markets rose on Tuesday as investors cheered earnings.")
+		Text{Text: "The CDC said claims from a so-called whistleblower are false."})
+	unrelated := LexicalRelevance(post, "Stocks rally", Text{Text: "Markets rose on Tuesday as investors cheered earnings."})
 	if related < 0.6 || unrelated > 0.1 {
 		t.Fatalf("related %.2f unrelated %.2f", related, unrelated)
 	}
-	if LexicalRelevance("🔥🔥 https://t.co/x", "t", "anything") != 0 {
+	if LexicalRelevance(Text{Text: "🔥🔥 https://t.co/x"}, "t", Text{Text: "anything"}) != 0 {
 		t.Fatal("a post of only emoji and URLs has no words to match")
 	}
 }
 
 func TestKeyPhrasesAndFallback(t *testing.T) {
 	post := "Joe Biden signed an order banning gas stoves in New York, starting 2025! https://t.co/abc #gasstoves"
-	qs := keyPhrases(post, 3)
+	qs := keyPhrases(Text{Text: post}, 3)
 	if len(qs) == 0 || !strings.Contains(qs[0], "Joe Biden") || !strings.Contains(qs[0], "New York") {
 		t.Fatalf("key phrases %q", qs)
 	}
@@ -130,7 +130,7 @@ func TestKeyPhrasesAndFallback(t *testing.T) {
 	if fallbackQuery("🔥🔥🔥 https://t.co/x") != "" {
 		t.Fatal("emoji-only post made a query")
 	}
-	if len(keyPhrases("🙂 🙂", 3)) != 0 {
+	if len(keyPhrases(Text{Text: "🙂 🙂"}, 3)) != 0 {
 		t.Fatal("emoji-only post made key phrases")
 	}
 }

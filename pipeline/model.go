@@ -69,12 +69,13 @@ func promptPost(p Post, images []Image) prompts.Post {
 
 // Queries implements Model.
 func (m *LLMModel) Queries(ctx context.Context, in QueriesInput) ([]string, bool, CallUsage, error) {
-	msgs, err := prompts.Queries(promptPost(in.Post, in.Images), in.N)
+	pp := promptPost(in.Post, in.Images)
+	msgs, err := prompts.Queries(pp, in.N)
 	if err != nil {
 		return nil, false, CallUsage{}, err
 	}
 	resp, err := m.Client.Complete(ctx, llm.Request{Task: llm.TaskQueries, Messages: msgs,
-		Schema: prompts.QueriesSchema(in.N), MaxTokens: maxQueryTokens})
+		Schema: prompts.QueriesSchema(pp, in.N), MaxTokens: maxQueryTokens})
 	if err != nil {
 		return nil, false, usageOf(resp), badAnswer(err)
 	}
@@ -121,7 +122,7 @@ func (m *LLMModel) Correction(ctx context.Context, in CorrectionInput, onDelta f
 		items = append(items, prompts.EvidenceItem{URL: e.URL, Publisher: e.Publisher, Tier: e.Tier,
 			Published: e.Published, Kind: e.Kind, Quotes: []string{e.Quote}})
 	}
-	msgs, err := prompts.Correction(promptPost(in.Post, in.Images), items)
+	msgs, err := prompts.Correction(promptPost(in.Post, in.Images), items, lang.Label(in.Language))
 	if err != nil {
 		return "", CallUsage{}, err
 	}

@@ -40,8 +40,9 @@ const maxCues = 3
 
 // refutationCues are words with which reporters and fact-checkers deny or
 // qualify a claim. The list was written before measuring and is not tuned;
-// only its weight is. It is English: in another language paragraphs are
-// ranked by BM25 alone.
+// only its weight is. It is English ("no" is a cue in Spanish and
+// Portuguese too): in other languages paragraphs are mostly ranked by BM25
+// alone.
 var refutationCues = termSet(strings.Fields(`false falsely untrue wrong incorrect inaccurate misleading
 mislead misleads fake fabricated baseless unfounded unsupported debunked hoax myth rumor rumour no not never
 nothing none didn't doesn't isn't wasn't aren't don't can't won't evidence claim claims claimed actually
@@ -62,18 +63,18 @@ func cueCount(p string) int {
 	return min(len(seen), maxCues)
 }
 
-// bm25 scores each paragraph against the post, the paragraphs of the page
-// being the collection.
-func bm25(post string, paras []string) []float64 {
-	q := termSet(words(post))
+// bm25 scores each paragraph against q (the post's words, and its
+// queries' for a page in another language: see paraQuery), the paragraphs
+// of the page being the collection.
+func bm25(q paraQuery, paras []string) []float64 {
 	docs := make([][]string, len(paras))
 	df := map[string]int{}
 	var totalLen float64
 	for i, p := range paras {
-		docs[i] = words(p)
+		docs[i] = words(p, q.lang)
 		totalLen += float64(len(docs[i]))
 		for t := range termSet(docs[i]) {
-			if q[t] {
+			if q.terms[t] {
 				df[t]++
 			}
 		}
@@ -85,7 +86,7 @@ func bm25(post string, paras []string) []float64 {
 	for i, d := range docs {
 		tf := map[string]float64{}
 		for _, t := range d {
-			if q[t] {
+			if q.terms[t] {
 				tf[t]++
 			}
 		}
@@ -107,17 +108,17 @@ func byScore(scores []float64) []int {
 	return idx
 }
 
-// rankParagraphs orders paragraphs by BM25 against the post, best first.
-// Paragraphs sharing no word with the post come last, in page order.
-func rankParagraphs(post string, paras []string) []int {
-	return byScore(bm25(post, paras))
+// rankParagraphs orders paragraphs by BM25 against q, best first.
+// Paragraphs sharing no word with q come last, in page order.
+func rankParagraphs(q paraQuery, paras []string) []int {
+	return byScore(bm25(q, paras))
 }
 
 // rank orders paragraphs by how likely they are to refute the post. A
 // paragraph sharing no word with the post but worded as a refutation
 // comes before one with neither.
-func (r passageRule) rank(post string, paras []string) []int {
-	scores := bm25(post, paras)
+func (r passageRule) rank(q paraQuery, paras []string) []int {
+	scores := bm25(q, paras)
 	if r.cue > 0 {
 		for i, p := range paras {
 			c := r.cue * float64(cueCount(p))
@@ -134,15 +135,15 @@ func estimateTokens(s string) int { return (len(s) + 3) / 4 }
 // selectParagraphs picks the passages of a page to send with the post in
 // an evidence call, within budget tokens, in page order so that a quote
 // keeps its surrounding order.
-func selectParagraphs(post string, paras []string, budget int) []string {
-	return chosenPassages.choose(post, paras, budget)
+func selectParagraphs(q paraQuery, paras []string, budget int) []string {
+	return chosenPassages.choose(q, paras, budget)
 }
 
 // choose splits the page into passages no longer than the rule allows,
 // ranks them and takes the best while the budget lasts.
-func (r passageRule) choose(post string, paras []string, budget int) []string {
+func (r passageRule) choose(q paraQuery, paras []string, budget int) []string {
 	ps := splitPassages(paras, r.limit(budget))
-	return fill(ps, r.rank(post, ps), budget)
+	return fill(ps, r.rank(q, ps), budget)
 }
 
 // limit is the longest passage in bytes: 1/parts of the budget, and at

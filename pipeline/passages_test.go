@@ -45,6 +45,10 @@ func loadRulingPairs(t *testing.T) []rulingPair {
 	return pairs
 }
 
+// query is what the page's paragraphs are ranked by: the tweet, in
+// English like the page.
+func (p rulingPair) query() paraQuery { return newParaQuery(Text{Text: p.post}, nil, "") }
+
 // half is the pair's side of the split: by a hash of the article's name,
 // so that the tweets of one fact-check never straddle the two halves.
 func (p rulingPair) half() int {
@@ -69,12 +73,12 @@ var formerPassages = passageChoice{passageRule{cue: 0, parts: 2}, 300}
 
 // formerSelect is that former selection, kept here to measure against:
 // each paragraph cut to its first half of the budget, ranked by BM25.
-func formerSelect(post string, paras []string, budget int) []string {
+func formerSelect(q paraQuery, paras []string, budget int) []string {
 	cut := make([]string, len(paras))
 	for i, p := range paras {
 		cut[i] = cutAtSentence(p, budget*4/2)
 	}
-	return fill(cut, rankParagraphs(post, paras), budget)
+	return fill(cut, rankParagraphs(q, paras), budget)
 }
 
 // passageCandidates are the choices compared, cheapest budget first.
@@ -116,13 +120,13 @@ func scorePassages(pairs []rulingPair, ranked []map[passageKey]rankedPassages, c
 	for i, p := range pairs {
 		var sel []string
 		if c == formerPassages {
-			sel = formerSelect(p.post, p.paras, c.budget)
+			sel = formerSelect(p.query(), p.paras, c.budget)
 		} else {
 			k := passageKey{c.rule.cue, c.rule.limit(c.budget)}
 			rp, ok := ranked[i][k]
 			if !ok {
 				rp.ps = splitPassages(p.paras, k.limit)
-				rp.order = c.rule.rank(p.post, rp.ps)
+				rp.order = c.rule.rank(p.query(), rp.ps)
 				ranked[i][k] = rp
 			}
 			sel = fill(rp.ps, rp.order, c.budget)
@@ -238,10 +242,11 @@ func TestRankPrefersRefutationWording(t *testing.T) {
 		"The mayor rode bicycles down Main Street.",
 		"The mayor did not ban bicycles on Main Street, her office said; the claim is false.",
 	}
-	if got := (passageRule{cue: 0}).rank(post, paras); got[0] != 0 {
+	q := newParaQuery(Text{Text: post}, nil, "")
+	if got := (passageRule{cue: 0}).rank(q, paras); got[0] != 0 {
 		t.Fatalf("BM25 alone should rank the shorter paragraph with the same words first, got %v", got)
 	}
-	if got := chosenPassages.rank(post, paras); got[0] != 1 {
+	if got := chosenPassages.rank(q, paras); got[0] != 1 {
 		t.Fatalf("the refutation should rank first with cue weight %.2f, got %v", chosenPassages.cue, got)
 	}
 	if n := cueCount("No, it’s not true: the claim is false and there is no evidence."); n != maxCues {

@@ -64,7 +64,7 @@ func realRelevancePairs(t *testing.T) []relevancePair {
 		if o.Claim == a.Claim {
 			continue
 		}
-		base := relevancePair{post: p.Post, queries: keyPhrases(p.Post, 3), page: a.Title + "\n" + a.Text(), test: held(p.Post)}
+		base := relevancePair{post: p.Post, queries: keyPhrases(Text{Text: p.Post}, 3), page: a.Title + "\n" + a.Text(), test: held(p.Post)}
 		fc, nw := base, base
 		fc.set, fc.otherPage = "tweet/fact-check", o.Title+"\n"+o.Text()
 		nw.set, nw.otherPage = "tweet/news", news[i%len(news)]
@@ -91,7 +91,7 @@ func realRelevancePairs(t *testing.T) []relevancePair {
 		return b.String()
 	}
 	for i, c := range claims {
-		out = append(out, relevancePair{set: "claim/web evidence", post: c.Claim, queries: keyPhrases(c.Claim, 3),
+		out = append(out, relevancePair{set: "claim/web evidence", post: c.Claim, queries: keyPhrases(Text{Text: c.Claim}, 3),
 			page: pageOf(i), otherPage: pageOf((i + 250) % len(claims)), test: held(c.Claim)})
 	}
 	return out
@@ -149,8 +149,10 @@ func chooseThreshold(pairs []relevancePair, minRecall float64) float64 {
 // default threshold must be no stricter than the one chosen.
 func TestRelevanceOnRealPairs(t *testing.T) {
 	pairs := realRelevancePairs(t)
-	gate := scored(pairs, func(post string, queries []string, page string) float64 { return Relevance(post, queries, "", page) })
-	former := scored(pairs, func(post string, _ []string, page string) float64 { return LexicalRelevance(post, "", page) })
+	gate := scored(pairs, englishRelevance)
+	former := scored(pairs, func(post string, _ []string, page string) float64 {
+		return LexicalRelevance(Text{Text: post}, "", Text{Text: page})
+	})
 	chosen := chooseThreshold(gate, 0.98)
 	def := Options{}.withDefaults().LexicalThreshold
 	t.Logf("threshold chosen on the training half: %.2f (default %.2f)", chosen, def)
@@ -165,6 +167,15 @@ func TestRelevanceOnRealPairs(t *testing.T) {
 	if all := measureGate(gate, true, "", def); all.recall < 0.95 {
 		t.Errorf("held-out recall %.3f, want ≥ 0.95", all.recall)
 	}
+}
+
+// englishRelevance is Relevance over the English real pairs.
+func englishRelevance(post string, queries []string, page string) float64 {
+	qs := make([]Text, len(queries))
+	for i, q := range queries {
+		qs[i] = Text{Text: q}
+	}
+	return Relevance(Text{Text: post}, qs, "", Text{Text: page})
 }
 
 func cmpOr(s, d string) string {
@@ -185,7 +196,7 @@ func TestEmbeddingThresholdOnRealPairs(t *testing.T) {
 	emb := scored(pairs, func(post string, _ []string, page string) float64 {
 		return archive.Cosine(llmtest.HashEmbed(post, 256), llmtest.HashEmbed(cutAtSentence(page, 2000), 256))
 	})
-	lex := scored(pairs, func(post string, queries []string, page string) float64 { return Relevance(post, queries, "", page) })
+	lex := scored(pairs, englishRelevance)
 	chosen := chooseThreshold(emb, 0.98)
 	both := make([]relevancePair, len(emb))
 	for i := range emb {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/musecheck/muse/prompts"
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/lang"
 	"github.com/musecheck/muse/sources/llm"
 )
 
@@ -39,7 +40,7 @@ func (r *run) correction(ctx context.Context) (int, error) {
 		r.item(StageCorrection, c.Correction, "digest written")
 		return len(c.Correction.URLs), nil
 	}
-	in := CorrectionInput{Post: c.Post, Images: c.Images, Evidence: ev}
+	in := CorrectionInput{Post: c.Post, Images: c.Images, Evidence: ev, Language: r.correctionLanguage()}
 	var allowed []string
 	for _, e := range ev {
 		allowed = append(allowed, e.URL)
@@ -80,7 +81,7 @@ func (r *run) correction(ctx context.Context) (int, error) {
 	if len(cited) == 0 {
 		more = append(more, "the correction cites none of the evidence pages")
 	}
-	if !strings.HasPrefix(strings.TrimLeft(guarded, "\"'“*_ "), prompts.CorrectionStart) {
+	if in.Language == "en" && !strings.HasPrefix(strings.TrimLeft(guarded, "\"'“*_ "), prompts.CorrectionStart) {
 		more = append(more, fmt.Sprintf("the correction does not start with %q", prompts.CorrectionStart))
 	}
 	for _, w := range more {
@@ -151,4 +152,11 @@ func isRefusal(text string) bool {
 		}
 	}
 	return false
+}
+
+// correctionLanguage is the language the correction is written in (ISO
+// 639-1): the checker's choice (Options.CorrectionLanguage), else the
+// post's, else English.
+func (r *run) correctionLanguage() string {
+	return lang.Base(cmp.Or(r.e.opts.CorrectionLanguage, r.c.Post.Language))
 }

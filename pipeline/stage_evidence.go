@@ -160,11 +160,12 @@ func (r *run) evidenceRound(ctx context.Context, urls []string) (int, error) {
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
 	pages := map[string]EvidencePage{}
-	post := postForSearch(r.c)
+	post, queries := postText(r.c), queryTexts(r.c)
 	for _, u := range urls {
 		s := r.c.SourceByURL(u)
+		q := newParaQuery(post, queries, pageLanguage(s))
 		pages[u] = EvidencePage{URL: u, Title: s.Title, Publisher: s.Publisher, Published: s.Published,
-			Paragraphs: selectParagraphs(post, s.Paragraphs, r.e.opts.EvidenceTokens)}
+			Paragraphs: selectParagraphs(q, s.Paragraphs, r.e.opts.EvidenceTokens)}
 	}
 	size, calls := r.batchShape()
 	var (
@@ -411,7 +412,7 @@ func evidenceKey(url, quote string) string {
 // digestEvidence is the extractive mode's evidence: the paragraphs most
 // related to the post from the best pages, as context, never as refutation.
 func (r *run) digestEvidence() {
-	post := postForSearch(r.c)
+	post, queries := postText(r.c), queryTexts(r.c)
 	n := 0
 	for i := range r.c.Sources {
 		s := &r.c.Sources[i]
@@ -420,14 +421,15 @@ func (r *run) digestEvidence() {
 		}
 		n++
 		r.read[sources.Key(s.URL)] = true
-		order := rankParagraphs(post, s.Paragraphs)
+		q := newParaQuery(post, queries, pageLanguage(s))
+		order := rankParagraphs(q, s.Paragraphs)
 		took := 0
 		for _, pi := range order {
 			if took == 2 {
 				break
 			}
 			p := s.Paragraphs[pi]
-			if len(words(p)) < 8 || LexicalRelevance(post, "", p) == 0 {
+			if ws := words(p, q.lang); len(ws) < 8 || !slices.ContainsFunc(ws, func(w string) bool { return q.terms[w] }) {
 				continue
 			}
 			took++

@@ -9,13 +9,15 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/musecheck/muse/prompts"
 	"github.com/musecheck/muse/sources/lang"
 )
 
 // keyPhrases picks up to n search queries from a post without a model:
 // its names and numbers as one query, and its most frequent content words
-// in post order as another.
-func keyPhrases(post string, n int) []string {
+// in post order as another, each in the post's language.
+func keyPhrases(p Text, n int) []string {
+	post, code := p.Text, lang.Base(p.Lang)
 	var out []string
 	add := func(q string) {
 		q = strings.TrimSpace(q)
@@ -40,8 +42,8 @@ func keyPhrases(post string, n int) []string {
 			continue
 		}
 		r := []rune(w)
-		if (unicode.IsUpper(r[0]) && !(i == 0 && stopWords[lw])) || isDigits(strings.ReplaceAll(w, ",", "")) {
-			if !stopWords[lw] {
+		if (unicode.IsUpper(r[0]) && !(i == 0 && isStop(lw, code))) || isDigits(strings.ReplaceAll(w, ",", "")) {
+			if !isStop(lw, code) {
 				run = append(run, w)
 			}
 		} else {
@@ -52,10 +54,18 @@ func keyPhrases(post string, n int) []string {
 		}
 	}
 	flush()
-	ws := words(post)
+	// Words are counted by stem and written as the post first wrote them:
+	// a search engine is asked for words, not stems.
+	surface := contentWords(post, code)
+	ws := make([]string, len(surface))
 	freq := map[string]int{}
-	for _, w := range ws {
-		freq[w]++
+	written := map[string]string{}
+	for i, w := range surface {
+		ws[i] = stem(w, code)
+		freq[ws[i]]++
+		if written[ws[i]] == "" {
+			written[ws[i]] = w
+		}
 	}
 	distinct := slices.Compact(slices.Clone(ws))
 	seen := map[string]bool{}
@@ -75,7 +85,7 @@ func keyPhrases(post string, n int) []string {
 	var content []string
 	for _, w := range uniq {
 		if keep[w] {
-			content = append(content, w)
+			content = append(content, written[w])
 		}
 	}
 	if len(names) > 0 {
@@ -83,7 +93,11 @@ func keyPhrases(post string, n int) []string {
 	}
 	add(strings.Join(content, " "))
 	if len(uniq) > 8 {
-		add(strings.Join(firstN(uniq, 8), " "))
+		var first []string
+		for _, w := range firstN(uniq, 8) {
+			first = append(first, written[w])
+		}
+		add(strings.Join(first, " "))
 	}
 	return out
 }
@@ -104,7 +118,7 @@ func fallbackQuery(post string) string {
 		if strings.Contains(lf, "://") || strings.HasPrefix(lf, "www.") || strings.HasPrefix(f, "@") {
 			continue
 		}
-		if len(words(f)) == 0 && !hasLetterOrDigit(f) {
+		if !hasLetterOrDigit(f) {
 			continue
 		}
 		keep = append(keep, f)
@@ -135,7 +149,7 @@ func (r *run) queries(ctx context.Context) (int, error) {
 	if len(c.Images) > 0 || len(c.Post.Images) > 0 {
 		n = 5 // the paper asks for five when the post has images
 	}
-	add := func(text, origin string) {
+	add := func(text, origin, code string) {
 		text = strings.TrimSpace(text)
 		if text == "" {
 			return
@@ -145,13 +159,13 @@ func (r *run) queries(ctx context.Context) (int, error) {
 				return
 			}
 		}
-		q := Query{Text: text, Origin: origin, Enabled: true}
+		q := Query{Text: text, Origin: origin, Enabled: true, Language: code}
 		c.Queries = append(c.Queries, q)
 		r.item(StageQueries, q, "query added")
 	}
 	if r.e.opts.NoLLM {
-		for _, q := range keyPhrases(postForSearch(c), n) {
-			add(q, OriginFallback)
+		for _, q := range keyPhrases(postText(c), n) {
+			add(q, OriginFallback, c.Post.Language)
 		}
 		return len(c.Queries), nil
 	}
@@ -165,9 +179,14 @@ func (r *run) queries(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("write search queries: %w", err)
 	}
 	if informative {
+		// A post in another language may have one query in English besides.
+		limit := prompts.MaxQueries(promptPost(c.Post, nil), n)
 		for i, q := range qs {
-			if i < n {
-				add(q, OriginModel)
+			switch {
+			case i >= n && i < limit:
+				add(q, OriginModel, "en") // the one the prompt asks for in English
+			case i < n:
+				add(q, OriginModel, "")
 			}
 		}
 	}
@@ -175,7 +194,7 @@ func (r *run) queries(ctx context.Context) (int, error) {
 		if err == nil {
 			r.warn(StageQueries, "the model found the post not informative; searching the post's own text")
 		}
-		add(fallbackQuery(postForSearch(c)), OriginFallback)
+		add(fallbackQuery(postForSearch(c)), OriginFallback, c.Post.Language)
 	}
 	if len(c.Queries) == 0 {
 		r.warn(StageQueries, "the post has no words to search for")

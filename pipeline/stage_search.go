@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/musecheck/muse/sources"
@@ -61,11 +62,11 @@ func (r *run) searchPass(ctx context.Context, st Stage, pass, count int) ([]Hit,
 	// hit the provider dates after it becomes an excluded_cutoff source.
 	qs := make([]search.Query, len(texts))
 	for i, t := range texts {
-		qs[i] = search.Query{Text: t, Count: count, Language: queryLanguage(t, c.Post.Language)}
+		qs[i] = search.Query{Text: t, Count: count, Language: queryLanguage(c, t)}
 	}
 	if sites := r.credibleSites(); len(sites) > 0 {
 		for _, t := range texts {
-			qs = append(qs, search.Query{Text: t, Count: count, Sites: sites, Language: queryLanguage(t, c.Post.Language)})
+			qs = append(qs, search.Query{Text: t, Count: count, Sites: sites, Language: queryLanguage(c, t)})
 		}
 	}
 	searchers := make([]search.Searcher, len(r.e.deps.Searchers))
@@ -87,7 +88,7 @@ func (r *run) searchPass(ctx context.Context, st Stage, pass, count int) ([]Hit,
 		// second (providers that cannot page answer nothing).
 		next := make([]search.Query, len(texts))
 		for i, t := range texts {
-			next[i] = search.Query{Text: t, Count: count, Page: 2, Language: queryLanguage(t, c.Post.Language)}
+			next[i] = search.Query{Text: t, Count: count, Page: 2, Language: queryLanguage(c, t)}
 		}
 		more, moreFailures := search.Run(ctx, searchers, next)
 		found = append(found, more...)
@@ -215,10 +216,18 @@ func allFailed(failures []search.ProviderError, n int, searchers []search.Search
 }
 
 // queryLanguage is the language a query asks its engines for: the post's,
-// when the query is written in it; none for a query in another language
-// (the English query of an international claim) or one too short to tell,
-// so a wrong guess never narrows a search.
-func queryLanguage(query, post string) string {
+// when the query is known (Query.Language) or detected to be written in
+// it; none for a query in another language (the English query of an
+// international claim) or one too short to tell, so a wrong guess never
+// narrows a search.
+func queryLanguage(c *Check, query string) string {
+	post := c.Post.Language
+	if i := slices.IndexFunc(c.Queries, func(q Query) bool { return strings.TrimSpace(q.Text) == query }); i >= 0 && c.Queries[i].Language != "" {
+		if c.Queries[i].Language == post {
+			return post
+		}
+		return ""
+	}
 	if post == "" || lang.Detect(query).Code != post {
 		return ""
 	}

@@ -139,7 +139,7 @@ func TestPostLanguage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cm, err := prompts.Correction(pp, nil)
+	cm, err := prompts.Correction(pp, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/lang"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -150,10 +151,11 @@ func (r *run) fetchAndExtract(ctx context.Context, s *Source) bool {
 	}
 	s.Paragraphs = a.Paragraphs
 	s.Words = a.Words
+	s.Language = lang.Normalise(a.Language)
 	s.Image = a.Image
 	if r.e.deps.Archive != nil && (a.Title != "" || a.Text != "") {
 		err := r.e.deps.Archive.Save(ctx, ArchivedPage{URL: cmp.Or(final, s.URL), Title: a.Title, Text: a.Text,
-			Publisher: s.Publisher, Published: a.Published})
+			Publisher: s.Publisher, Published: a.Published, Language: s.Language})
 		if err != nil && ctx.Err() == nil {
 			r.warn(StageSources, "%v", err) // Archiver's errors name the page (see Archiver)
 		}

@@ -1,6 +1,7 @@
 package prompts
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -28,9 +29,17 @@ type EvidenceItem struct {
 // Correction builds the correction prompt. Evidence is shown ordered by
 // tier (high, medium, low, unrated), then relevance, refuting before context;
 // items without quotes are left out. With no evidence the prompt asks for a
-// cautious answer without URLs. Stream it with no schema.
-func Correction(p Post, ev []EvidenceItem) ([]llm.Message, error) {
-	return messages("correction", map[string]any{"Post": cleanPost(p), "Evidence": orderEvidence(ev)})
+// cautious answer without URLs. language labels the language to write in
+// ("Spanish (es)"): empty means the post's (p.Language), and an empty
+// label, or "English (en)", asks for the paper's English "This post is".
+// Stream it with no schema.
+func Correction(p Post, ev []EvidenceItem, language string) ([]llm.Message, error) {
+	p = cleanPost(p)
+	language = cmp.Or(oneLine(clean(language)), p.Language)
+	if strings.HasSuffix(language, "(en)") {
+		language = ""
+	}
+	return messages("correction", map[string]any{"Post": p, "Evidence": orderEvidence(ev), "Language": language})
 }
 
 func orderEvidence(ev []EvidenceItem) []EvidenceItem {

@@ -168,7 +168,7 @@ func TestCorrectionPrompt(t *testing.T) {
 		{URL: "https://apnews.com/5g", Publisher: "AP", Tier: "high", Relevance: 0.90, Kind: KindRefutes, Published: day(1), Quotes: []string{"Q-high-ap"}},
 		{URL: "https://blog.example/5g", Tier: "low", Relevance: 1, Kind: KindRefutes, Quotes: []string{" "}},
 	}
-	msgs, err := Correction(samplePost, ev)
+	msgs, err := Correction(samplePost, ev, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestCorrectionPrompt(t *testing.T) {
 	}
 	golden.RequireEqual(t, []byte(u+"\n"))
 
-	none, _ := Correction(samplePost, nil)
+	none, _ := Correction(samplePost, nil, "")
 	if nu := userText(t, none); !strings.Contains(nu, "include no URLs") || strings.Contains(nu, "<<<BEGIN FACTS>>>") {
 		t.Errorf("no-evidence prompt:\n%s", nu)
 	}
@@ -229,7 +229,7 @@ func TestImageDescriptionPrompt(t *testing.T) {
 }
 
 func TestSchemasAreStrict(t *testing.T) {
-	for _, s := range []*llm.Schema{QueriesSchema(5), EvidenceSchema(), ImageDescriptionSchema()} {
+	for _, s := range []*llm.Schema{QueriesSchema(Post{}, 5), EvidenceSchema(), ImageDescriptionSchema()} {
 		var sch struct {
 			Type                 string                     `json:"type"`
 			Properties           map[string]json.RawMessage `json:"properties"`
@@ -252,10 +252,10 @@ func TestSchemasAreStrict(t *testing.T) {
 			t.Errorf("%s has no fallback format", s.Name)
 		}
 	}
-	if f := QueriesSchema(5).Fallback; !strings.Contains(f, "1. QUERY_1\n2. QUERY_2\n3. QUERY_3\n4. QUERY_4\n5. QUERY_5\n") || !strings.Contains(f, `"NONE"`) {
+	if f := QueriesSchema(Post{}, 5).Fallback; !strings.Contains(f, "1. QUERY_1\n2. QUERY_2\n3. QUERY_3\n4. QUERY_4\n5. QUERY_5\n") || !strings.Contains(f, `"NONE"`) {
 		t.Errorf("queries fallback:\n%s", f)
 	}
-	if QueriesSchema(3).Name != "queries" || EvidenceSchema().Name != "evidence" || ImageDescriptionSchema().Name != "image_description" {
+	if QueriesSchema(Post{}, 3).Name != "queries" || EvidenceSchema().Name != "evidence" || ImageDescriptionSchema().Name != "image_description" {
 		t.Error("schema names must be the task names")
 	}
 	if f := EvidenceSchema().Fallback; !strings.Contains(f, "1. Explicit refutation:") || !strings.Contains(f, "2. Implicit refutation:") {

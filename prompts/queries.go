@@ -17,7 +17,10 @@ func NumQueries(p Post) int {
 }
 
 // Queries builds the query-generation prompt asking for n queries (n < 1
-// means NumQueries(p)). Send it with QueriesSchema(n).
+// means NumQueries(p)). A post in another language than English (a
+// Language label) gets its n queries in that language, plus one in English
+// when the claim is international: MaxQueries(p, n) in all. Send it with
+// QueriesSchema(p, n).
 func Queries(p Post, n int) ([]llm.Message, error) {
 	if n < 1 {
 		n = NumQueries(p)
@@ -25,17 +28,30 @@ func Queries(p Post, n int) ([]llm.Message, error) {
 	return messages("queries", map[string]any{"Post": cleanPost(p), "N": n})
 }
 
-// QueriesSchema is {"queries": [string]}; an empty list means the post is
-// not informative. Its fallback asks for the paper's numbered list of n.
-func QueriesSchema(n int) *llm.Schema {
+// MaxQueries is how many queries the prompt for n allows: n, and the
+// English one besides for a post in another language.
+func MaxQueries(p Post, n int) int {
 	if n < 1 {
-		n = QueriesText
+		n = NumQueries(p)
+	}
+	if oneLine(p.Language) != "" {
+		return n + 1
+	}
+	return n
+}
+
+// QueriesSchema is {"queries": [string]}; an empty list means the post is
+// not informative. Its fallback asks for the paper's numbered list of n
+// (and the English one of a post in another language).
+func QueriesSchema(p Post, n int) *llm.Schema {
+	if n < 1 {
+		n = NumQueries(p)
 	}
 	return &llm.Schema{
 		Name:        SchemaQueries,
-		Description: fmt.Sprintf("Up to %d web search queries to fact-check the post; empty when the post is not informative.", n),
+		Description: fmt.Sprintf("Up to %d web search queries to fact-check the post; empty when the post is not informative.", MaxQueries(p, n)),
 		JSON:        stringArrays("queries"),
-		Fallback:    fallback("queries_format.tmpl", map[string]any{"N": n}),
+		Fallback:    fallback("queries_format.tmpl", map[string]any{"N": n, "English": oneLine(p.Language) != ""}),
 	}
 }
 

@@ -41,7 +41,7 @@ func TestRoundTripThroughClient(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp, err := c.Complete(ctx, llm.Request{Task: llm.TaskQueries, Messages: msgs, Schema: QueriesSchema(NumQueries(samplePost))})
+			resp, err := c.Complete(ctx, llm.Request{Task: llm.TaskQueries, Messages: msgs, Schema: QueriesSchema(samplePost, 0)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,7 +61,7 @@ func TestRoundTripThroughClient(t *testing.T) {
 			}
 
 			ev := []EvidenceItem{{URL: samplePage.URL, Publisher: "Reuters", Tier: "high", Kind: KindRefutes, Quotes: refutes}}
-			msgs, _ = Correction(samplePost, ev)
+			msgs, _ = Correction(samplePost, ev, "")
 			var streamed strings.Builder
 			resp, err = c.Stream(ctx, llm.Request{Task: llm.TaskCorrection, Messages: msgs}, func(s string) { streamed.WriteString(s) })
 			if err != nil {

@@ -295,6 +295,7 @@ func (m *Model) Init() tea.Cmd {
 	if m.opts.Start {
 		cmds = append(cmds, m.submitCompose())
 	}
+	cmds = append(cmds, m.watchCases())
 	return tea.Batch(cmds...)
 }
 
@@ -321,6 +322,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Batch(m.onEvent(msg.ev), next)
 	case caseSavedMsg:
 		return m, m.onCaseSaved(msg)
+	case caseChangedMsg:
+		return m, m.onCaseChanged(msg)
 	case runDoneMsg:
 		if msg.gen != m.gen {
 			return m, nil
@@ -473,8 +476,11 @@ func (m *Model) onResult(r resultMsg) tea.Cmd {
 	return m.setStatus(r.text)
 }
 
-// View draws the room the journalist is in, with an overlay on top.
-func (m *Model) View() string {
+// View draws the room the journalist is in, with an overlay on top, every
+// line fitted to the terminal (fitFrame).
+func (m *Model) View() string { return fitFrame(m.view(), m.width) }
+
+func (m *Model) view() string {
 	switch m.overlay {
 	case overlayHelp:
 		return m.helpView()

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 
@@ -35,12 +36,14 @@ func (s *caseSaver) save(ctx context.Context, st CaseStore, seq int, c *pipeline
 	if seq <= s.written {
 		return nil
 	}
-	if err := st.Save(ctx, c); err != nil {
+	err := st.Save(ctx, c)
+	var conflict *cases.ConflictError
+	if err != nil && !errors.As(err, &conflict) {
 		return err
 	}
 	s.written = seq
 	s.saved = true
-	return nil
+	return err // nil, or the conflict: saved, with both versions kept
 }
 
 func (s *caseSaver) anySaved() bool {
@@ -92,6 +95,11 @@ func (m *Model) saveCaseNow() tea.Cmd {
 func (m *Model) onCaseSaved(msg caseSavedMsg) tea.Cmd {
 	m.caseSaving = false
 	var cmds []tea.Cmd
+	var conflict *cases.ConflictError
+	if errors.As(msg.err, &conflict) {
+		cmds = append(cmds, m.setStatus(conflict.Error()))
+		msg.err = nil
+	}
 	if msg.err != nil {
 		// Say it once per distinct failure, not on every event of a run.
 		if e := msg.err.Error(); e != m.caseErr {
@@ -167,4 +175,65 @@ func (m *Model) openCase(c *pipeline.Check) {
 		m.sel = stageIndex(pipeline.StageCorrection)
 	}
 	m.stopped = m.stage(m.selected()).Error == stoppedErr
+}
+
+// caseChangedMsg is a save or deletion of a case made elsewhere (another
+// checker, another muse), from the store's Watch.
+type caseChangedMsg struct {
+	change cases.Change
+	ch     <-chan cases.Change
+}
+
+// watchCases starts listening for cases changed elsewhere when the store
+// can say (*cases.Store: LISTEN/NOTIFY on PostgreSQL, polling on SQLite).
+func (m *Model) watchCases() tea.Cmd {
+	w, ok := m.opts.Cases.(interface {
+		Watch(ctx context.Context) (<-chan cases.Change, error)
+	})
+	if !ok {
+		return nil
+	}
+	ch, err := w.Watch(m.appCtx)
+	if err != nil {
+		return m.setStatus("changes made elsewhere will not be shown: " + err.Error())
+	}
+	return waitCaseChange(ch)
+}
+
+func waitCaseChange(ch <-chan cases.Change) tea.Cmd {
+	return func() tea.Msg {
+		c, ok := <-ch
+		if !ok {
+			return nil
+		}
+		return caseChangedMsg{change: c, ch: ch}
+	}
+}
+
+// onCaseChanged tells the checker when the case open here changed
+// elsewhere; the next save keeps both versions and says so.
+func (m *Model) onCaseChanged(msg caseChangedMsg) tea.Cmd {
+	next := waitCaseChange(msg.ch)
+	if m.check == nil || msg.change.ID != m.check.ID {
+		return next
+	}
+	return tea.Batch(m.setStatus(msg.change.String()), next)
+}
+
+// auditCase adds an entry to the case's trail (a rerun, an export) when
+// the store keeps one (*cases.Store does).
+func (m *Model) auditCase(action, detail string) tea.Cmd {
+	a, ok := m.opts.Cases.(interface {
+		Audit(ctx context.Context, id, action, detail string) error
+	})
+	if !ok || !m.saving() {
+		return nil
+	}
+	ctx, id := m.appCtx, m.check.ID
+	return func() tea.Msg {
+		if err := a.Audit(ctx, id, action, detail); err != nil {
+			return resultMsg{what: "note the " + action + " in the case's trail", err: err}
+		}
+		return nil
+	}
 }

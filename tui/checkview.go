@@ -10,9 +10,9 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/sources/lang"
 )
 
 // Layout: the stage list is stageListWidth columns wide on wide terminals
@@ -71,7 +71,7 @@ func (m *Model) layout() {
 	m.editor.SetWidth(w)
 	m.editor.SetHeight(max(h-2, 3))
 	if m.overlay == overlayPrompt {
-		m.prompt.input.Width = max(min(m.width, readWidth)-lipgloss.Width(m.prompt.title)-4, 10)
+		m.prompt.input.Width = max(min(m.width, readWidth)-cells(m.prompt.title)-4, 10)
 	}
 }
 
@@ -133,14 +133,22 @@ func (m *Model) headerLine() string {
 	} else if p.Author != "" {
 		who = " " + safe(p.Author)
 	}
-	right := ""
-	if !m.check.Cutoff.IsZero() {
-		right = "cutoff " + formatWhen(m.check.Cutoff)
+	var rights []string
+	switch {
+	case p.Language == "":
+	case m.width < wideWidth: // the code alone leaves the post room
+		rights = append(rights, p.Language)
+	default:
+		rights = append(rights, lang.Label(p.Language))
 	}
+	if !m.check.Cutoff.IsZero() {
+		rights = append(rights, "cutoff "+formatWhen(m.check.Cutoff))
+	}
+	right := strings.Join(rights, " · ")
 	left := m.st.Title.Render("muse") + m.st.Dim.Render(who+" ·") + " "
-	room := m.width - lipgloss.Width(left) - lipgloss.Width(right) - 1
-	subject = ansi.Truncate(subject, max(room, 5), "…")
-	gap := max(m.width-lipgloss.Width(left)-lipgloss.Width(subject)-lipgloss.Width(right), 1)
+	room := m.width - cells(left) - cells(right) - 1
+	subject = truncate(subject, max(room, 5), "…")
+	gap := max(m.width-cells(left)-cells(subject)-cells(right), 1)
 	return left + subject + strings.Repeat(" ", gap) + m.st.Dim.Render(right)
 }
 
@@ -151,11 +159,11 @@ func (m *Model) stageList() string {
 		name := fmt.Sprintf("%-10s", s)
 		line := icon + " " + name + " " + detail
 		if i == m.sel {
-			line = m.st.Cursor.Render(ansi.Truncate("▸"+line, stageListWidth, "…"))
+			line = m.st.Cursor.Render(truncate("▸"+line, stageListWidth, "…"))
 		} else {
 			line = " " + style.Render(line)
 		}
-		b.WriteString(ansi.Truncate(line, stageListWidth, "…") + "\n")
+		b.WriteString(truncate(line, stageListWidth, "…") + "\n")
 	}
 	if u := m.usageBlock(); u != "" {
 		b.WriteString("\n" + u + "\n")
@@ -273,9 +281,9 @@ func (m *Model) paneView(w, h int) string {
 	title = wrapTitle(title, w)
 	var tail []string
 	if d := m.detailLine(s); d != "" {
-		// ansi.Wrap breaks a URL wider than the pane instead of moving it
-		// whole to a line of its own.
-		tail = append(tail, m.st.Dim.Render(ansi.Wrap("↳ "+d, w, "/-")))
+		// A URL wider than the pane breaks after a / or - instead of
+		// moving whole to a line of its own.
+		tail = append(tail, m.st.Dim.Render(wrapAt("↳ "+d, w, "/-")))
 	}
 	if warn := m.warningBlock(s, w); warn != "" {
 		tail = append(tail, warn)
@@ -315,7 +323,7 @@ func wrapTitle(title string, w int) string {
 	lines := strings.Split(wrap(title, w), "\n")
 	if len(lines) > 2 {
 		lines = lines[:2]
-		lines[1] = ansi.Truncate(lines[1], w-1, "") + "…"
+		lines[1] = truncate(lines[1], w-1, "") + "…"
 	}
 	return strings.Join(lines, "\n")
 }
@@ -356,7 +364,7 @@ func (m *Model) warningBlock(s pipeline.Stage, w int) string {
 		ws = ws[len(ws)-2:]
 	}
 	for _, x := range ws {
-		lines = append(lines, ansi.Truncate("⚠ "+safe(x), w, "…"))
+		lines = append(lines, truncate("⚠ "+safe(x), w, "…"))
 	}
 	return m.st.Warn.Render(strings.Join(lines, "\n"))
 }
@@ -402,7 +410,7 @@ func (m *Model) statusLeft() string {
 // them, wrapped on up to two lines (the message log, L, keeps it whole).
 // Why something failed keeps its room; the figures give way.
 func (m *Model) statusLines(left string) string {
-	leftR := m.st.StatusBar.Render(ansi.Truncate(left, m.width, "…"))
+	leftR := m.st.StatusBar.Render(truncate(left, m.width, "…"))
 	if m.status == "" {
 		return leftR
 	}
@@ -411,13 +419,13 @@ func (m *Model) statusLines(left string) string {
 		style = m.st.Fail
 	}
 	msg := safe(m.status)
-	if lipgloss.Width(left)+3+lipgloss.Width(msg) <= m.width {
+	if cells(left)+3+cells(msg) <= m.width {
 		return leftR + m.st.Dim.Render(" │ ") + style.Render(msg)
 	}
 	lines := strings.Split(wrap(msg, m.width), "\n")
 	if len(lines) > 2 {
 		lines = lines[:2]
-		lines[1] = ansi.Truncate(lines[1], max(m.width-12, 10), "") + "… (L: all)"
+		lines[1] = truncate(lines[1], max(m.width-12, 10), "") + "… (L: all)"
 	}
 	if m.statusFailure && len(lines) == 2 {
 		return style.Render(strings.Join(lines, "\n"))
@@ -491,7 +499,7 @@ func (m *Model) flowLine(items []string, maxLines int) (string, bool) {
 		switch {
 		case line == "":
 			line = it
-		case lipgloss.Width(line+sep+it) <= m.width:
+		case cells(line+sep+it) <= m.width:
 			line += sep + it
 		default:
 			lines = append(lines, line)
@@ -500,7 +508,7 @@ func (m *Model) flowLine(items []string, maxLines int) (string, bool) {
 	}
 	lines = append(lines, line)
 	for i := range lines {
-		if lipgloss.Width(lines[i]) > m.width {
+		if cells(lines[i]) > m.width {
 			return "", false
 		}
 	}
@@ -555,6 +563,8 @@ func (m *Model) onCheckKey(msg tea.KeyMsg) tea.Cmd {
 		m.zoom = !m.zoom
 		m.layout()
 		return nil
+	case key.Matches(msg, k.Language):
+		return m.askLanguage()
 	}
 	switch m.selected() {
 	case pipeline.StageQueries:
@@ -626,7 +636,7 @@ func (m *Model) checkHelp() helpKeys {
 			pane = []key.Binding{k.EditDescription, k.QueriesAgain, k.Open}
 		}
 	case pipeline.StageQueries:
-		pane = []key.Binding{k.Toggle, k.Edit, k.Add, k.Delete, k.SearchAgain}
+		pane = []key.Binding{k.Toggle, k.Edit, k.Add, k.Delete, k.SearchAgain, k.Language}
 	case pipeline.StageSearch:
 		pane = []key.Binding{k.Open, k.SearchAgain}
 	case pipeline.StageSources:
@@ -698,7 +708,7 @@ func (m *Model) columns(blocks [][]string) []string {
 	var rendered []string
 	for _, c := range cols {
 		for i := range c {
-			c[i] = ansi.Truncate(c[i], colW-1, "…")
+			c[i] = truncate(c[i], colW-1, "…")
 		}
 		rendered = append(rendered, lipgloss.NewStyle().Width(colW).Render(strings.Join(c, "\n")))
 	}
@@ -782,9 +792,13 @@ func fill(s string, h int) string {
 	return strings.Join(lines, "\n")
 }
 
-// wrap word-wraps text to w columns at spaces only, so dates and links
+// wrap word-wraps text to w cells at spaces only, so dates and links
 // stay whole; a word wider than w is cut into w-wide pieces.
-func wrap(s string, w int) string {
+func wrap(s string, w int) string { return wrapAt(s, w, "") }
+
+// wrapAt is wrap where a word wider than w starts on the line it falls on
+// and breaks after one of the characters in breaks when it can.
+func wrapAt(s string, w int, breaks string) string {
 	if w <= 0 {
 		return s
 	}
@@ -792,15 +806,24 @@ func wrap(s string, w int) string {
 	for _, para := range strings.Split(s, "\n") {
 		line, lineW := "", 0
 		for _, word := range strings.Fields(para) {
-			ww := ansi.StringWidth(word)
+			ww := cells(word)
 			if lineW > 0 && lineW+1+ww > w {
+				if p := breakPiece(word, w-lineW-1, breaks); ww > w && p != "" {
+					line += " " + p
+					word = cut(word, cells(p), ww)
+					ww = cells(word)
+				}
 				out = append(out, line)
 				line, lineW = "", 0
 			}
 			for ww > w && lineW == 0 {
-				out = append(out, ansi.Cut(word, 0, w))
-				word = ansi.Cut(word, w, ww)
-				ww = ansi.StringWidth(word)
+				p := breakPiece(word, w, breaks)
+				if p == "" {
+					p = cut(word, 0, w)
+				}
+				out = append(out, p)
+				word = cut(word, cells(p), ww)
+				ww = cells(word)
 			}
 			if lineW > 0 {
 				line += " "
@@ -812,6 +835,19 @@ func wrap(s string, w int) string {
 		out = append(out, line)
 	}
 	return strings.Join(out, "\n")
+}
+
+// breakPiece is the longest start of word that fits in room cells and
+// ends with one of breaks ("" when none does).
+func breakPiece(word string, room int, breaks string) string {
+	if breaks == "" || room <= 0 {
+		return ""
+	}
+	p := cut(word, 0, room)
+	if i := strings.LastIndexAny(p, breaks); i > 0 {
+		return p[:i+1]
+	}
+	return ""
 }
 
 // window cuts lines to h rows around the cursor line so it stays in view.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/cases"
+	"github.com/musecheck/muse/sources/lang"
 )
 
 // Compose fields, in tab order; fieldSubmit is the "Check" button.
@@ -24,12 +25,13 @@ const (
 	fieldPosted
 	fieldImages
 	fieldURL
+	fieldLanguage
 	fieldCutoff
 	fieldSubmit
 	fieldCount
 )
 
-var fieldLabels = [...]string{"Post", "Author", "Handle", "Posted", "Images", "Post URL", "Cutoff"}
+var fieldLabels = [...]string{"Post", "Author", "Handle", "Posted", "Images", "Post URL", "Language", "Cutoff"}
 
 // composeModel is the form for the post under check.
 type composeModel struct {
@@ -49,7 +51,8 @@ func newCompose(st Styles, p pipeline.Post, cutoff time.Time) composeModel {
 	c.text.Prompt = "│ "
 	c.text.FocusedStyle.CursorLine = lipgloss.NewStyle()
 	placeholders := [...]string{"", "display name", "@handle", "YYYY-MM-DD or YYYY-MM-DD HH:MM or RFC 3339",
-		"image paths or URLs, separated by spaces", "https://…", "same as posted time"}
+		"image paths or URLs, separated by spaces", "https://…",
+		"detected from the text; or a code or name: es, ar, hi, Spanish…", "same as posted time"}
 	for i := fieldAuthor; i <= fieldCutoff; i++ {
 		in := textinput.New()
 		in.Prompt = ""
@@ -64,6 +67,7 @@ func newCompose(st Styles, p pipeline.Post, cutoff time.Time) composeModel {
 	}
 	c.inputs[fieldImages].SetValue(strings.Join(p.Images, " "))
 	c.inputs[fieldURL].SetValue(p.URL)
+	c.inputs[fieldLanguage].SetValue(p.Language)
 	if !cutoff.IsZero() && !cutoff.Equal(p.PostedAt) {
 		c.inputs[fieldCutoff].SetValue(formatWhen(cutoff))
 	}
@@ -105,6 +109,11 @@ func (c *composeModel) check(now time.Time) (*pipeline.Check, error) {
 		Handle: strings.TrimSpace(c.inputs[fieldHandle].Value()),
 		URL:    strings.TrimSpace(c.inputs[fieldURL].Value()),
 		Images: strings.Fields(c.inputs[fieldImages].Value()),
+	}
+	if l := strings.TrimSpace(c.inputs[fieldLanguage].Value()); l != "" {
+		if p.Language = lang.Normalise(l); p.Language == "" {
+			return nil, fmt.Errorf("language: %q is not a language: use a code such as es, ar or hi, or a name such as Spanish; leave it empty to detect it", l)
+		}
 	}
 	if p.Text == "" && p.URL == "" {
 		return nil, fmt.Errorf("type the post's text (or give its URL) before checking")
@@ -254,7 +263,7 @@ func (m *Model) composeView() string {
 	if c.err != "" {
 		errLines = lineCount(wrap("✗ "+c.err, min(w, readWidth)))
 	}
-	c.text.SetHeight(max(min(m.height-14-errLines, 10), 2))
+	c.text.SetHeight(max(min(m.height-15-errLines, 10), 2))
 	for i := fieldAuthor; i <= fieldCutoff; i++ {
 		c.inputs[i].Width = fieldW - 1
 	}
@@ -317,6 +326,7 @@ func (m *Model) onPostFetched(msg postFetchedMsg) tea.Cmd {
 		}
 	}
 	fillIfEmpty(fieldAuthor, msg.post.Author)
+	fillIfEmpty(fieldLanguage, msg.post.Language)
 	if !msg.post.PostedAt.IsZero() {
 		fillIfEmpty(fieldPosted, formatWhen(msg.post.PostedAt))
 	}

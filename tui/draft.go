@@ -14,6 +14,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/export"
 )
 
 // draftDelay is how long typing pauses before the draft is written;
@@ -242,9 +243,7 @@ func (m *Model) restoreView() string {
 	d := m.restore
 	p := d.Check.Post
 	text := strings.Join(strings.Fields(safe(p.Text)), " ")
-	if r := []rune(text); len(r) > 160 {
-		text = string(r[:160]) + "…"
-	}
+	text = export.Clip(text, 160)
 	what := "the post you were composing"
 	switch {
 	case d.Editing != "":

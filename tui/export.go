@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/cases"
 	"github.com/musecheck/muse/pipeline/export"
 )
 
@@ -119,8 +120,27 @@ func (m *Model) askExportPath(c exportChoice, o export.Options) tea.Cmd {
 		if v == "" {
 			return nil
 		}
-		return exportCheck(cloneCheck(m.check), o, v)
+		return noted(exportCheck(cloneCheck(m.check), o, v), m.auditCase(cases.ActionExported, o.Format))
 	})
+}
+
+// noted runs audit (nil: none) once the export cmd has succeeded, so that
+// the case's trail records the export.
+func noted(cmd, audit tea.Cmd) tea.Cmd {
+	if audit == nil {
+		return cmd
+	}
+	return func() tea.Msg {
+		msg := cmd()
+		r, ok := msg.(resultMsg)
+		if !ok || r.err != nil {
+			return msg
+		}
+		if a, _ := audit().(resultMsg); a.err != nil {
+			r.text += " (not noted in the case's trail: " + a.err.Error() + ")"
+		}
+		return r
+	}
 }
 
 // exportCheck renders and writes one export in the background.

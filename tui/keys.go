@@ -18,7 +18,7 @@ type keyMap struct {
 	NextField, PrevField, Submit key.Binding
 	// check view
 	NextStage, PrevStage, Jump, Up, Down, Top, Bottom, PageUp, PageDown key.Binding
-	Enter, Back, Filter, Sidebar, Zoom                                  key.Binding
+	Enter, Back, Filter, Sidebar, Zoom, Language                        key.Binding
 	// queries
 	Toggle, Edit, Add, Delete, SearchAgain key.Binding
 	// sources
@@ -65,6 +65,7 @@ func newKeyMap() keyMap {
 		Filter:    b("/", "filter the list", "/"),
 		Sidebar:   b("\\", "hide/show the stage list", "\\"),
 		Zoom:      b("z", "zoom the pane", "z"),
+		Language:  b("t", "post language", "t"),
 
 		Toggle:      b("space", "tick/untick", " ", "space"),
 		Edit:        b("e", "edit", "e", "enter"),
@@ -116,7 +117,7 @@ func (k keyMap) keyGroups() []keyGroup {
 	return []keyGroup{
 		{"everywhere", []key.Binding{k.Help, k.Stop, k.Quit, k.Copy, k.CopyURL, k.Export, k.New, k.Log}},
 		{"compose", []key.Binding{k.NextField, k.PrevField, k.Submit}},
-		{"stages", []key.Binding{k.NextStage, k.PrevStage, k.Jump, k.Up, k.Down, k.Top, k.Bottom, k.Filter, k.Sidebar, k.Zoom}},
+		{"stages", []key.Binding{k.NextStage, k.PrevStage, k.Jump, k.Up, k.Down, k.Top, k.Bottom, k.Filter, k.Sidebar, k.Zoom, k.Language}},
 		{"images", []key.Binding{k.EditDescription, k.QueriesAgain, k.Open}},
 		{"queries", []key.Binding{k.Toggle, k.Edit, k.Add, k.Delete, k.SearchAgain}},
 		{"sources", []key.Binding{k.Enter, k.Drop, k.Boost, k.Restore, k.RememberDrop, k.RememberBoost, k.Open, k.SearchAgain, k.EvidenceAgain}},

@@ -26,7 +26,7 @@ func (m *Model) evidencePane(w, h int) string {
 				continue
 			}
 			if !titled {
-				lines = append(lines, m.st.Bold.Render(ansi.Truncate(safe(g.title), w, "…")))
+				lines = append(lines, m.st.Bold.Render(truncate(safe(g.title), w, "…")))
 				titled = true
 			}
 			e := ev[i]

@@ -6,7 +6,6 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/ansi"
 	"github.com/musecheck/muse/pipeline"
 )
 
@@ -18,7 +17,7 @@ func (m *Model) imagesPane(w, h int) string {
 	var lines []string
 	if len(imgs) == 0 {
 		for _, src := range m.check.Post.Images {
-			lines = append(lines, "• "+ansi.Truncate(safe(src), w-2, "…"), m.emptyHint(pipeline.StageImages, "  waiting for a description…", "  not described"))
+			lines = append(lines, "• "+truncate(safe(src), w-2, "…"), m.emptyHint(pipeline.StageImages, "  waiting for a description…", "  not described"))
 		}
 		return window(lines, 0, h)
 	}
@@ -43,7 +42,7 @@ func (m *Model) imagesPane(w, h int) string {
 		if i == cur {
 			at = len(lines)
 		}
-		head := m.marker(i == cur) + ansi.Truncate(safe(img.Source), w-2, "…")
+		head := m.marker(i == cur) + truncate(safe(img.Source), w-2, "…")
 		if i == cur {
 			head = m.st.Cursor.Render(head)
 		}

@@ -1,12 +1,13 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/ansi"
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/sources/lang"
 )
 
 func (m *Model) queriesPane(w, h int) string {
@@ -28,12 +29,12 @@ func (m *Model) queriesPane(w, h int) string {
 			origin = " (" + q.Origin + ")"
 		}
 		text := m.marker(i == cur) + box + " " + safe(q.Text)
-		line := ansi.Truncate(text, w-len(origin), "…") + m.st.Dim.Render(origin)
+		line := truncate(text, w-cells(origin), "…") + m.st.Dim.Render(origin)
 		if i == cur {
 			at = len(lines)
-			line = m.st.Cursor.Render(ansi.Truncate(text+origin, w, "…"))
+			line = m.st.Cursor.Render(truncate(text+origin, w, "…"))
 		} else if !q.Enabled {
-			line = m.st.Dim.Render(ansi.Truncate(text+origin, w, "…"))
+			line = m.st.Dim.Render(truncate(text+origin, w, "…"))
 		}
 		lines = append(lines, line)
 	}
@@ -121,4 +122,33 @@ func anyEnabled(qs []pipeline.Query) bool {
 		}
 	}
 	return false
+}
+
+// askLanguage asks for the post's language (a code or a name, checked with
+// sources/lang; empty has the engine detect it) and writes the queries
+// again in it: the engine reads Post.Language when it writes the queries,
+// and everything after them follows from the queries. While a run is
+// still describing the images it starts again from them.
+func (m *Model) askLanguage() tea.Cmd {
+	title := "Post language (es, ar, Spanish…; empty detects it):"
+	return m.ask(title, m.check.Post.Language, func(m *Model, v string) tea.Cmd {
+		v = strings.TrimSpace(v)
+		code := lang.Normalise(v)
+		if v != "" && code == "" {
+			return m.setFailure(fmt.Sprintf("%q is not a language: use a code such as es, ar or hi, or a name such as Spanish", safe(v)))
+		}
+		if code != "" && code == m.check.Post.Language {
+			return m.setStatus("the post is already in " + lang.Label(code) + "; nothing rerun")
+		}
+		from := pipeline.StageQueries
+		if st := m.stage(pipeline.StageImages).State; m.running && st != pipeline.StateDone && st != pipeline.StateSkipped {
+			from = pipeline.StageImages
+		}
+		m.check.Post.Language = code
+		status := "the post is in " + lang.Label(code) + ": writing the queries again…"
+		if code == "" {
+			status = "the post's language will be detected again: writing the queries again…"
+		}
+		return tea.Batch(m.edited(pipeline.StageImages), m.startRun(from), m.setStatus(status))
+	})
 }

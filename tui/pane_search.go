@@ -5,7 +5,6 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/ansi"
 	"github.com/musecheck/muse/pipeline"
 )
 
@@ -20,7 +19,7 @@ func (m *Model) searchPane(w, h int) string {
 	for _, i := range m.order(pipeline.StageSearch) {
 		hit := hits[i]
 		line := fmt.Sprintf("%s%2d %s — %s", m.marker(i == cur), i+1, safe(hostOf(hit.URL)), safe(firstNonEmpty(hit.Title, hit.URL)))
-		line = ansi.Truncate(line, w, "…")
+		line = truncate(line, w, "…")
 		if i != cur {
 			lines = append(lines, line)
 			continue
@@ -37,7 +36,7 @@ func (m *Model) searchPane(w, h int) string {
 		if hit.ClaimReview != nil {
 			meta += " · fact-check: " + hit.ClaimReview.Rating
 		}
-		lines = append(lines, m.st.Dim.Render("     "+ansi.Truncate(safe(meta), w-5, "…")))
+		lines = append(lines, m.st.Dim.Render("     "+truncate(safe(meta), w-5, "…")))
 	}
 	return window(lines, at, h)
 }

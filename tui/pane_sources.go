@@ -7,8 +7,8 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/ansi"
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/export"
 )
 
 // column is one column of the sources table.
@@ -107,7 +107,7 @@ func (m *Model) sourcesPane(w, h int) string {
 	row := func(vals []string) string {
 		parts := make([]string, len(cols))
 		for i, c := range cols {
-			parts[i] = ansi.Truncate(fmt.Sprintf("%-*s", c.width, safe(vals[i])), c.width, "…")
+			parts[i] = pad(safe(vals[i]), c.width)
 		}
 		return strings.Join(parts, " ")
 	}
@@ -300,9 +300,7 @@ func (m *Model) whyPane(w, h int) string {
 	if len(s.Paragraphs) > 0 {
 		lines = append(lines, "", m.st.Bold.Render("Text"))
 		preview := strings.Join(s.Paragraphs, "\n\n")
-		if r := []rune(preview); len(r) > 1200 {
-			preview = string(r[:1200]) + "…"
-		}
+		preview = export.Clip(preview, 1200)
 		lines = append(lines, m.st.Dim.Render(wrap(safe(preview), w)))
 	}
 	lines = splitLines(lines)
@@ -314,7 +312,7 @@ func (m *Model) whyPane(w, h int) string {
 	if end < len(lines) || m.whyScroll > 0 {
 		hint = fmt.Sprintf("lines %d–%d of %d · ", m.whyScroll+1, end, len(lines)) + hint
 	}
-	lines = append(lines[m.whyScroll:end], m.st.Dim.Render(ansi.Truncate(hint, w, "…")))
+	lines = append(lines[m.whyScroll:end], m.st.Dim.Render(truncate(hint, w, "…")))
 	return strings.Join(lines, "\n")
 }
 

@@ -145,7 +145,11 @@ func (m *Model) startRun(from pipeline.Stage) tea.Cmd {
 		m.before = &prev // kept if the person stops the rewrite
 	}
 	out := make(chan tea.Msg, 64)
-	return tea.Batch(startRun(ctx, m.appCtx, m.opts.Runner, cloneCheck(m.check), from, m.gen, out), m.spin.Tick)
+	var audit tea.Cmd
+	if m.saver.anySaved() { // a new case's first run is its "created"
+		audit = m.auditCase(cases.ActionRan, "from the "+string(from)+" stage")
+	}
+	return tea.Batch(startRun(ctx, m.appCtx, m.opts.Runner, cloneCheck(m.check), from, m.gen, out), m.spin.Tick, audit)
 }
 
 // stopRun cancels the run; the engine returns what it found and runDoneMsg

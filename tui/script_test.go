@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/sources/lang"
 )
 
 // scriptRunner stands in for the engine in key-flow tests: it follows the
@@ -23,6 +24,25 @@ type scriptRunner struct {
 	// hold, when set, pauses the correction stage until it is closed or
 	// the run is cancelled, so tests can stop a run mid-stream.
 	hold chan struct{}
+	// world, when set, is the web of another language (lang_test.go);
+	// nil is the English one below.
+	world *scriptWorld
+}
+
+// scriptWorld is what the fake web says in one language: the model's
+// queries, the pages in rank order and how a correction starts.
+type scriptWorld struct {
+	queries []string
+	pages   []pipeline.Source
+	lead    string
+}
+
+func (r *scriptRunner) web() scriptWorld {
+	if r.world != nil {
+		return *r.world
+	}
+	return scriptWorld{queries: []string{"Baltimore bridge collapse video", "Genoa Morandi bridge video 2019", "bridge collapse video fact check"},
+		pages: scriptPages, lead: "This post is misleading. "}
 }
 
 func (r *scriptRunner) runs() ([]pipeline.Stage, []*pipeline.Check) {
@@ -189,7 +209,10 @@ func (r *scriptRunner) stage(ctx context.Context, c *pipeline.Check, st pipeline
 			}
 		}
 		c.Queries = kept
-		texts := []string{"Baltimore bridge collapse video", "Genoa Morandi bridge video 2019", "bridge collapse video fact check"}
+		if c.Post.Language == "" { // as the engine does, before the queries
+			c.Post.Language = lang.Detect(c.Post.Text).Code
+		}
+		texts := append([]string(nil), r.web().queries...)
 		for _, im := range c.Images {
 			// a query from each image's description, as the paper asks
 			words := strings.Fields(strings.TrimPrefix(im.Description, "A photo of "))
@@ -212,7 +235,7 @@ func (r *scriptRunner) stage(ctx context.Context, c *pipeline.Check, st pipeline
 				break
 			}
 		}
-		for i, p := range scriptPages {
+		for i, p := range r.web().pages {
 			h := pipeline.Hit{URL: p.URL, Title: p.Title, Provider: "searxng", Query: q, Rank: i + 1, Pass: 1}
 			c.Hits = append(c.Hits, h)
 			item(h)
@@ -224,7 +247,7 @@ func (r *scriptRunner) stage(ctx context.Context, c *pipeline.Check, st pipeline
 			prev[s.URL] = s
 		}
 		c.Sources, c.Evidence = nil, nil
-		for _, p := range scriptPages {
+		for _, p := range r.web().pages {
 			s := p
 			s.Paragraphs = append([]string(nil), p.Paragraphs...)
 			if old, ok := prev[s.URL]; ok {
@@ -282,7 +305,7 @@ func (r *scriptRunner) stage(ctx context.Context, c *pipeline.Check, st pipeline
 				urls = append(urls, e.SourceURL)
 			}
 		}
-		text := "This post is misleading. " + strings.Join(facts, "; ") + ". " + strings.Join(urls, " ")
+		text := r.web().lead + strings.Join(facts, "; ") + ". " + strings.Join(urls, " ")
 		c.Correction = pipeline.Correction{}
 		for _, w := range strings.SplitAfter(text, " ") {
 			if r.hold != nil {

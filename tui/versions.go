@@ -6,7 +6,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/ansi"
+	"github.com/musecheck/muse/pipeline/export"
 	"github.com/sergi/go-diff/diffmatchpatch"
 
 	"github.com/musecheck/muse/pipeline/cases"
@@ -106,8 +106,8 @@ func (m *Model) versionsView() string {
 		}
 		first := strings.Join(strings.Fields(safe(d.Text)), " ")
 		line := fmt.Sprintf("%s%s%2d  %s  %-5s  %3d ch  %s", m.marker(i == v.cursor), mark, i+1,
-			d.Time.Local().Format("01-02 15:04"), who, len([]rune(d.Text)), first)
-		line = ansi.Truncate(line, w, "…")
+			d.Time.Local().Format("01-02 15:04"), who, export.NoteLength(d.Text), first)
+		line = truncate(line, w, "…")
 		if i == v.cursor {
 			line = m.st.Cursor.Render(line)
 		}

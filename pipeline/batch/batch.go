@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/cases"
 	"github.com/musecheck/muse/sources"
 )
 
@@ -90,11 +91,15 @@ type Options struct {
 	// updated in place.
 	Progress io.Writer
 	TTY      bool
-	// Run, when set, runs each check in place of e.Run(ctx, c, StageImages,
-	// nil): `muse batch` uses it to keep every check as a case as it runs
-	// (package record).
-	Run func(ctx context.Context, c *pipeline.Check) error
+	// Run, when set, runs each check in place of e.Run(ctx, c, from, nil):
+	// `muse batch` uses it to keep every check as a case under its ID as it
+	// runs (cases.Record).
+	Run RunFunc
 }
+
+// RunFunc runs a check from the stage from, as cases.Record does: each
+// post's check has its case ID (c.ID) set before.
+type RunFunc func(ctx context.Context, c *pipeline.Check, from pipeline.Stage) error
 
 // Stats says what a batch run did and what its model calls cost.
 type Stats struct {
@@ -296,7 +301,9 @@ func Run(ctx context.Context, e *pipeline.Engine, in io.Reader, out io.Writer, o
 			break
 		}
 		g.Go(func() error {
-			r, _ := checkOne(ctx, e, opts.Run, t.line, t.key, t.post)
+			c := newCheck(e, t.post)
+			c.ID = cases.NewID()
+			r, _ := checkOne(ctx, e, opts.Run, t.line, t.key, c, pipeline.StageImages)
 			write(r)
 			return nil
 		})
@@ -387,16 +394,22 @@ func readBatchLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err er
 	}
 }
 
-// checkOne checks one post, returning its result line and the check's
-// error (which the result only names), so a queue can tell a transient
-// failure from a permanent one.
-func checkOne(ctx context.Context, e *pipeline.Engine, run func(context.Context, *pipeline.Check) error, line int, key string, p Post) (Result, error) {
-	c := e.NewCheck(pipeline.Post{Text: p.Text, Author: p.Author, Handle: p.Handle, PostedAt: p.PostedAt, URL: p.URL,
+// newCheck is the check of a post, not yet run.
+func newCheck(e *pipeline.Engine, p Post) *pipeline.Check {
+	return e.NewCheck(pipeline.Post{Text: p.Text, Author: p.Author, Handle: p.Handle, PostedAt: p.PostedAt, URL: p.URL,
 		Images: p.Images}, time.Time{})
+}
+
+// checkOne runs a post's check c from the stage from, returning its result
+// line and the check's error (which the result only names), so a queue can
+// tell a transient failure from a permanent one.
+func checkOne(ctx context.Context, e *pipeline.Engine, run RunFunc, line int, key string, c *pipeline.Check, from pipeline.Stage) (Result, error) {
 	if run == nil {
-		run = func(ctx context.Context, c *pipeline.Check) error { return e.Run(ctx, c, pipeline.StageImages, nil) }
+		run = func(ctx context.Context, c *pipeline.Check, from pipeline.Stage) error {
+			return e.Run(ctx, c, from, nil)
+		}
 	}
-	err := run(ctx, c)
+	err := run(ctx, c, from)
 	r := Result{Line: line, Key: key, Status: "done", Check: c.ForOutput()}
 	if err != nil {
 		r.Status, r.Error = "failed", err.Error()

@@ -142,7 +142,7 @@ func TestBatchLineTooLong(t *testing.T) {
 	}, "\r\n")
 	var mu sync.Mutex
 	var checked []string
-	run := func(_ context.Context, c *pipeline.Check) error {
+	run := func(_ context.Context, c *pipeline.Check, _ pipeline.Stage) error {
 		mu.Lock()
 		defer mu.Unlock()
 		checked = append(checked, strings.TrimSpace(c.Post.Text))

@@ -4,15 +4,18 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
+	"encoding/base32"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/cases"
 	"github.com/musecheck/muse/sources/jobs"
 	"github.com/musecheck/muse/sources/llm"
 )
@@ -79,17 +82,46 @@ func item(line int, raw []byte, tooLong bool, options string) (jobs.Item, string
 	return jobs.Item{Line: line, Key: hex.EncodeToString(sum[:16]), Payload: b}, ""
 }
 
-// Work checks queued posts with e, n at a time, until ctx is done; then it
-// finishes the checks in hand within grace, or releases them to another
-// worker. run, when set, runs each check (muse keeps each as a case).
-func Work(ctx context.Context, q *jobs.Queue, e *pipeline.Engine, n int, grace time.Duration,
-	run func(context.Context, *pipeline.Check) error) error {
-	return q.Work(ctx, n, grace, func(ctx context.Context, j jobs.Job) (json.RawMessage, error) {
+// WorkOptions tunes Work.
+type WorkOptions struct {
+	// Parallel is how many posts are checked at once (default 1).
+	Parallel int
+	// Grace is how long, once ctx is done, the checks in hand may take to
+	// finish before they are released to another worker.
+	Grace time.Duration
+	// Run, when set, runs each check (muse keeps it as a case under c.ID,
+	// see CaseID); nil runs it unkept.
+	Run RunFunc
+	// Cases, when set, is where Run keeps the cases: a job tried again (it
+	// failed on a busy model, its worker was stopped or killed) resumes its
+	// saved check from the first stage not finished, so the model calls
+	// already made are not made again.
+	Cases CaseReader
+}
+
+// CaseReader reads a saved case: *cases.Store.
+type CaseReader interface {
+	Get(ctx context.Context, id string) (*pipeline.Check, error)
+}
+
+// Work checks queued posts with e until ctx is done; then it finishes the
+// checks in hand within o.Grace, or releases them to another worker.
+func Work(ctx context.Context, q *jobs.Queue, e *pipeline.Engine, o WorkOptions) error {
+	return q.Work(ctx, max(o.Parallel, 1), o.Grace, func(ctx context.Context, j jobs.Job) (json.RawMessage, error) {
 		var p Post
 		if err := json.Unmarshal(j.Payload, &p); err != nil {
 			return nil, jobs.Permanent(fmt.Errorf("queued post: %w", err))
 		}
-		res, err := checkOne(ctx, e, run, 0, j.Key, p)
+		c, from, err := resume(ctx, o.Cases, e, j, p)
+		if err != nil {
+			return nil, err // the case store cannot be read now: tried again later
+		}
+		var res Result
+		if from == "" { // every stage finished before the job could be marked done
+			res = Result{Key: j.Key, Status: "done", Check: c.ForOutput()}
+		} else {
+			res, err = checkOne(ctx, e, o.Run, 0, j.Key, c, from)
+		}
 		out, merr := json.Marshal(res)
 		if merr != nil {
 			return nil, jobs.Permanent(merr)
@@ -102,6 +134,54 @@ func Work(ctx context.Context, q *jobs.Queue, e *pipeline.Engine, n int, grace t
 		}
 		return out, jobs.Permanent(err)
 	})
+}
+
+// CaseID is the case a queued job's check is kept under: the same for
+// every attempt of the job, by any worker, and never the same for two jobs
+// (the queue's job IDs start again in a new queue, so the time the job was
+// queued and its key count too). It has the shape of cases.NewID's IDs.
+func CaseID(j jobs.Job) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%d\x00%d\x00%s", j.ID, j.CreatedAt.UnixNano(), j.Key))
+	return caseIDEncoding.EncodeToString(sum[:10])
+}
+
+// caseIDEncoding is base32 in case IDs' alphabet (Crockford's, lower case).
+var caseIDEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
+
+// resume returns the job's check and the stage to run it from: its saved
+// case and the first stage the case has not finished ("" when every stage
+// has), or a new check from the first stage when nothing was saved.
+func resume(ctx context.Context, store CaseReader, e *pipeline.Engine, j jobs.Job, p Post) (*pipeline.Check, pipeline.Stage, error) {
+	c := newCheck(e, p)
+	c.ID = CaseID(j)
+	if store == nil {
+		return c, pipeline.StageImages, nil
+	}
+	saved, err := store.Get(ctx, c.ID)
+	switch {
+	case errors.Is(err, cases.ErrNotFound):
+		return c, pipeline.StageImages, nil
+	case err != nil:
+		return nil, "", fmt.Errorf("resume the check of job %d: %w", j.ID, err)
+	case saved.Post.Text != c.Post.Text || saved.Post.URL != c.Post.URL:
+		// Not this post's check (its text was redacted when saved, say):
+		// checked afresh, under a case of its own.
+		c.ID = cases.NewID()
+		return c, pipeline.StageImages, nil
+	}
+	return saved, firstUnfinished(saved), nil
+}
+
+// firstUnfinished is the first stage of c not done or skipped: where a
+// check interrupted by a kill, a stop or a failure goes on.
+func firstUnfinished(c *pipeline.Check) pipeline.Stage {
+	for _, st := range pipeline.Stages {
+		i := slices.IndexFunc(c.Stages, func(si pipeline.StageInfo) bool { return si.Stage == st })
+		if i < 0 || (c.Stages[i].State != pipeline.StateDone && c.Stages[i].State != pipeline.StateSkipped) {
+			return st
+		}
+	}
+	return ""
 }
 
 // transient reports whether a failed check may succeed when tried again:

@@ -1,18 +1,25 @@
 package batch
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/cases"
 	"github.com/musecheck/muse/pipeline/setup"
 	"github.com/musecheck/muse/pipeline/testworld"
 	"github.com/musecheck/muse/sources/jobs"
+	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/sources/llm/llmtest"
 )
 
@@ -57,7 +64,7 @@ func TestQueuedBatchCheckedOnce(t *testing.T) {
 		t.Cleanup(func() { closeFn() })
 		q := open()
 		wg.Go(func() {
-			if err := Work(wctx, q, e, 2, 5*time.Second, nil); err != nil {
+			if err := Work(wctx, q, e, WorkOptions{Parallel: 2, Grace: 5 * time.Second}); err != nil {
 				t.Error(err)
 			}
 		})
@@ -98,5 +105,282 @@ func TestQueuedBatchCheckedOnce(t *testing.T) {
 			!strings.HasPrefix(res.Check.Correction.Text, "This post is") {
 			t.Errorf("line %d: %s (%v)", r.Line, r.Output, err)
 		}
+	}
+}
+
+// queueWorld is a loopback world whose model answers through hook first
+// (nil: as the world's faithful model does), with a queue file and a case
+// store for the workers.
+type queueWorld struct {
+	env   *testworld.Env
+	llm   *llmtest.Server
+	path  string
+	store *cases.Store
+}
+
+func newQueueWorld(t *testing.T, hook func(req openai.ChatCompletionRequest) (*llmtest.Reply, error)) *queueWorld {
+	t.Helper()
+	env := testworld.New(t, nil)
+	srv := llmtest.NewReplyServer(t, func(req openai.ChatCompletionRequest) (llmtest.Reply, error) {
+		if rep, err := hook(req); rep != nil || err != nil {
+			if rep == nil {
+				return llmtest.Reply{}, err
+			}
+			return *rep, err
+		}
+		return env.Model.Handle(req)
+	})
+	env.Cfg.OpenAIBaseURL = srv.BaseURL
+	env.Cfg.NoCache = true // a model call made again must reach the model, to be counted
+	dir := t.TempDir()
+	st, err := cases.Open(context.Background(), filepath.Join(dir, "cases.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return &queueWorld{env: env, llm: srv, path: filepath.Join(dir, "queue.db"), store: st}
+}
+
+func (w *queueWorld) open(t *testing.T) *jobs.Queue {
+	t.Helper()
+	q, err := jobs.Open(context.Background(), jobs.Options{Path: w.path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(q.Close)
+	return q
+}
+
+// enqueue queues one post per suffix of the world's post.
+func (w *queueWorld) enqueue(t *testing.T, suffixes ...string) string {
+	t.Helper()
+	var in strings.Builder
+	for _, s := range suffixes {
+		b, _ := json.Marshal(Post{Text: testworld.Post + s, PostedAt: testworld.Cutoff})
+		fmt.Fprintf(&in, "%s\n", b)
+	}
+	enq, err := Enqueue(context.Background(), w.open(t), strings.NewReader(in.String()), "model=test-model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return enq.BatchID
+}
+
+// work runs one worker keeping every check as a case, as `muse worker`
+// does, until the batch has nothing queued or running.
+func (w *queueWorld) work(t *testing.T, batchID string, opts pipeline.Options) []jobs.Result {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	o := w.env.Options()
+	o.Snapshots = true
+	o.LLMTimeout = opts.LLMTimeout
+	e, closeFn, err := setup.NewFromConfig(ctx, w.env.Cfg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	run := func(ctx context.Context, c *pipeline.Check, from pipeline.Stage) error {
+		return cases.Record(ctx, e, c, from, cases.RecordOptions{Store: w.store})
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- Work(ctx, w.open(t), e, WorkOptions{Parallel: 2, Grace: 5 * time.Second, Run: run, Cases: w.store})
+	}()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	watch := w.open(t)
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		st, err := watch.BatchStatus(context.Background(), batchID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Queued+st.Running == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("batch not finished in time: %+v", st)
+		}
+	}
+	rs, err := watch.Results(context.Background(), batchID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+// callsFor counts the model's chat requests per task for the posts whose
+// text holds tag ("": every post).
+func (w *queueWorld) callsFor(tag string) map[string]int {
+	n := map[string]int{}
+	for _, c := range w.llm.ChatCalls() {
+		if strings.Contains(llmtest.AllText(*c.Chat), tag) {
+			n[task(*c.Chat)]++
+		}
+	}
+	return n
+}
+
+// task names a chat request's task by its schema; the correction has none.
+func task(req openai.ChatCompletionRequest) string {
+	return cmp.Or(llmtest.SchemaName(req), "correction")
+}
+
+// A job whose check fails on a model that keeps answering 503 is retried
+// by the queue, and the retry resumes the saved case from the stage that
+// failed: the queries and evidence calls already answered are not made
+// again.
+func TestRetriedJobResumesItsCase(t *testing.T) {
+	var mu sync.Mutex
+	failures, atFailure := 0, map[string]int{}
+	var w *queueWorld
+	w = newQueueWorld(t, func(req openai.ChatCompletionRequest) (*llmtest.Reply, error) {
+		if task(req) != "correction" {
+			return nil, nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if failures++; failures <= 1+llm.DefaultMaxRetries { // every try of the first attempt's call
+			if failures == 1 {
+				atFailure = w.callsFor("")
+			}
+			return nil, &llmtest.Error{Status: 503, Type: "server_error", Message: "The server is overloaded, please try again later."}
+		}
+		return nil, nil
+	})
+	id := w.enqueue(t, "")
+	rs := w.work(t, id, pipeline.Options{})
+	if len(rs) != 1 || rs[0].State != jobs.Done || rs[0].Tries != 2 {
+		t.Fatalf("results %+v, want done on the second attempt", rs)
+	}
+	got := w.callsFor("")
+	if got["queries"] != 1 || got["evidence"] != atFailure["evidence"] || got["evidence"] == 0 {
+		t.Errorf("model calls %v (before the failure %v): the retry did not resume the saved case", got, atFailure)
+	}
+	if want := 1 + llm.DefaultMaxRetries + 1; got["correction"] != want {
+		t.Errorf("%d correction calls, want %d (the failed attempt's tries and one more)", got["correction"], want)
+	}
+	var res Result
+	if err := json.Unmarshal(rs[0].Output, &res); err != nil || res.Check == nil {
+		t.Fatalf("output %s (%v)", rs[0].Output, err)
+	}
+	saved, err := w.store.Get(context.Background(), res.Check.ID)
+	if err != nil {
+		t.Fatalf("the check is not kept under its case ID: %v", err)
+	}
+	if !strings.HasPrefix(saved.Correction.Text, "This post is") || saved.Usage.LLMCalls < 3 {
+		t.Errorf("the kept case: correction %q, %d model calls", saved.Correction.Text, saved.Usage.LLMCalls)
+	}
+}
+
+// Through the queue, a model that is rate limited or too slow makes the
+// job retry (after sources/llm's own retries) and finish; a request the
+// model refuses for good fails the job at once, with the model's reason.
+func TestTransientAndPermanentFailuresThroughTheQueue(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	w := newQueueWorld(t, func(req openai.ChatCompletionRequest) (*llmtest.Reply, error) {
+		if task(req) != "queries" {
+			return nil, nil
+		}
+		text := llmtest.AllText(req)
+		mu.Lock()
+		defer mu.Unlock()
+		for _, tag := range []string{"#limited", "#slow", "#refused"} {
+			if !strings.Contains(text, tag) {
+				continue
+			}
+			seen[tag]++
+			switch {
+			case tag == "#refused":
+				return nil, &llmtest.Error{Status: 400, Type: "invalid_request_error", Code: "content_policy_violation",
+					Message: "Your request was rejected as a result of our safety system."}
+			case seen[tag] > 1+llm.DefaultMaxRetries: // the job's second attempt
+				return nil, nil
+			case tag == "#limited":
+				return nil, llmtest.ErrRateLimit
+			default:
+				return &llmtest.Reply{Delay: 5 * time.Second}, nil
+			}
+		}
+		return nil, nil
+	})
+	id := w.enqueue(t, " #limited", " #slow", " #refused")
+	rs := w.work(t, id, pipeline.Options{LLMTimeout: 1500 * time.Millisecond})
+	if len(rs) != 3 {
+		t.Fatalf("%d results", len(rs))
+	}
+	for i, tag := range []string{"limited", "slow"} {
+		if r := rs[i]; r.State != jobs.Done || r.Tries != 2 {
+			t.Errorf("#%s: %s after %d attempts (%s), want done on the second", tag, r.State, r.Tries, r.Error)
+		}
+	}
+	if r := rs[2]; r.State != jobs.Failed || r.Tries != 1 || !strings.Contains(r.Error, "safety system") {
+		t.Errorf("#refused: %s after %d attempts, error %q; want failed at once with the model's reason", r.State, r.Tries, r.Error)
+	}
+	if seen["#refused"] != 1 {
+		t.Errorf("the refused request was sent %d times", seen["#refused"])
+	}
+}
+
+// A job's case ID is the same on every attempt and differs between jobs;
+// resume picks up a saved case where it stopped, passes over a finished
+// one, and checks afresh when the case holds another post.
+func TestResumeFromTheJobsCase(t *testing.T) {
+	ctx := context.Background()
+	w := newQueueWorld(t, func(openai.ChatCompletionRequest) (*llmtest.Reply, error) { return nil, nil })
+	e, closeFn, err := setup.NewFromConfig(ctx, w.env.Cfg, w.env.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	queued := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	job := func(id int64) jobs.Job {
+		return jobs.Job{ID: id, Key: "k", CreatedAt: queued, Attempt: 1}
+	}
+	j := job(7)
+	again := j
+	again.Attempt = 3
+	if CaseID(j) != CaseID(again) || CaseID(j) == CaseID(job(8)) || !regexp.MustCompile(`^[0-9a-hjkmnp-tv-z]{16}$`).MatchString(CaseID(j)) {
+		t.Errorf("case IDs %q (again %q, another job %q)", CaseID(j), CaseID(again), CaseID(job(8)))
+	}
+	p := Post{Text: testworld.Post}
+	c, from, err := resume(ctx, w.store, e, j, p)
+	if err != nil || from != pipeline.StageImages || c.ID != CaseID(j) {
+		t.Fatalf("nothing saved: from %q, ID %q (%v)", from, c.ID, err)
+	}
+	c.Queries = []pipeline.Query{{Text: "Springfield bicycle ban", Origin: pipeline.OriginModel, Enabled: true}}
+	for _, st := range pipeline.Stages {
+		state := pipeline.StateWaiting
+		switch st {
+		case pipeline.StageImages:
+			state = pipeline.StateSkipped
+		case pipeline.StageQueries:
+			state = pipeline.StateDone
+		case pipeline.StageSearch:
+			state = pipeline.StateRunning
+		}
+		c.Stages = append(c.Stages, pipeline.StageInfo{Stage: st, State: state})
+	}
+	if err := w.store.Save(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	got, from, err := resume(ctx, w.store, e, again, p)
+	if err != nil || from != pipeline.StageSearch || len(got.Queries) != 1 {
+		t.Fatalf("killed in the search: from %q, queries %v (%v)", from, got.Queries, err)
+	}
+	for i := range c.Stages {
+		c.Stages[i].State = pipeline.StateDone
+	}
+	w.store.Save(ctx, c)
+	if _, from, err := resume(ctx, w.store, e, again, p); err != nil || from != "" {
+		t.Errorf("every stage done: from %q (%v), want nothing to run", from, err)
+	}
+	fresh, from, err := resume(ctx, w.store, e, again, Post{Text: "another post"})
+	if err != nil || from != pipeline.StageImages || fresh.ID == CaseID(j) || len(fresh.Queries) != 0 {
+		t.Errorf("a case of another post: from %q, ID %q, queries %v (%v)", from, fresh.ID, fresh.Queries, err)
 	}
 }

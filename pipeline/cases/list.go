@@ -1,6 +1,7 @@
 package cases
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -23,6 +24,9 @@ type Summary struct {
 	SourcesUsed    int       `json:"sources_used"`
 	CostUSD        float64   `json:"cost_usd"`
 	Events         int       `json:"events"`
+	CreatedBy      string    `json:"created_by"` // the checker who made the case ("" before checkers were recorded)
+	UpdatedBy      string    `json:"updated_by"` // the checker who saved it last
+	Version        int64     `json:"version"`    // moves on with every save
 }
 
 // ListOptions filters and pages the case list. The zero value lists every
@@ -37,11 +41,15 @@ type ListOptions struct {
 	// Contains keeps cases whose post excerpt or correction line contains
 	// it (case-insensitive for ASCII).
 	Contains string
+	// By keeps the cases this checker made or saved last (`--mine`,
+	// `--by NAME`).
+	By string
 }
 
 // List returns case summaries, newest first.
 func (s *Store) List(ctx context.Context, o ListOptions) ([]Summary, error) {
-	q := `SELECT id, created_at, updated_at, post_excerpt, post_url, correction_line, sources_used, cost_usd, events
+	q := `SELECT id, created_at, updated_at, post_excerpt, post_url, correction_line, sources_used, cost_usd, events,
+	created_by, updated_by, version
 FROM cases WHERE 1=1`
 	var args []any
 	if !o.Since.IsZero() {
@@ -54,19 +62,30 @@ FROM cases WHERE 1=1`
 	}
 	if o.Contains != "" {
 		esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(o.Contains)
-		q += ` AND (post_excerpt LIKE ? ESCAPE '\' OR correction_line LIKE ? ESCAPE '\')`
+		like := "LIKE" // ASCII case-insensitive on SQLite
+		if s.postgres {
+			like = "ILIKE"
+		}
+		q += ` AND (post_excerpt ` + like + ` ? ESCAPE '\' OR correction_line ` + like + ` ? ESCAPE '\')`
 		args = append(args, "%"+esc+"%", "%"+esc+"%")
 	}
-	q += " ORDER BY created_at DESC, id DESC"
-	if o.Limit > 0 || o.Offset > 0 {
-		lim := o.Limit
-		if lim <= 0 {
-			lim = -1
-		}
-		q += " LIMIT ? OFFSET ?"
-		args = append(args, lim, max(o.Offset, 0))
+	if o.By != "" {
+		q += " AND (created_by = ? OR updated_by = ?)"
+		args = append(args, o.By, o.By)
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	q += " ORDER BY created_at DESC, id DESC"
+	switch {
+	case o.Limit > 0:
+		q += " LIMIT ?"
+		args = append(args, o.Limit)
+	case o.Offset > 0 && !s.postgres:
+		q += " LIMIT -1" // SQLite takes an OFFSET only after a LIMIT
+	}
+	if o.Offset > 0 {
+		q += " OFFSET ?"
+		args = append(args, o.Offset)
+	}
+	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list cases: %w", err)
 	}
@@ -76,7 +95,7 @@ FROM cases WHERE 1=1`
 		var sm Summary
 		var created, updated int64
 		if err := rows.Scan(&sm.ID, &created, &updated, &sm.PostExcerpt, &sm.PostURL, &sm.CorrectionLine,
-			&sm.SourcesUsed, &sm.CostUSD, &sm.Events); err != nil {
+			&sm.SourcesUsed, &sm.CostUSD, &sm.Events, &sm.CreatedBy, &sm.UpdatedBy, &sm.Version); err != nil {
 			return nil, fmt.Errorf("list cases: %w", err)
 		}
 		sm.CreatedAt, sm.UpdatedAt = time.UnixMilli(created), time.UnixMilli(updated)
@@ -137,17 +156,21 @@ func excerpt(s string, n int) string {
 	return strings.TrimRight(cut, " ,;:") + "…"
 }
 
-// WriteTable prints summaries for a terminal: ID, date, sources used,
-// cost, post excerpt and the correction's first line.
+// WriteTable prints summaries for a terminal: ID, date, who made it,
+// sources used, cost, post excerpt and the correction's first line.
 func WriteTable(w io.Writer, list []Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tDATE\tSOURCES\tCOST\tPOST\tCORRECTION")
+	fmt.Fprintln(tw, "ID\tDATE\tBY\tSOURCES\tCOST\tPOST\tCORRECTION")
 	for _, sm := range list {
 		corr := sm.CorrectionLine
 		if corr == "" {
 			corr = "(no correction yet)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t$%.4f\t%s\t%s\n", sm.ID, sm.CreatedAt.Local().Format("2006-01-02 15:04"),
+		by := sm.CreatedBy
+		if sm.UpdatedBy != "" && sm.UpdatedBy != by {
+			by += "→" + sm.UpdatedBy
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t$%.4f\t%s\t%s\n", sm.ID, sm.CreatedAt.Local().Format("2006-01-02 15:04"), cmp.Or(by, "-"),
 			sm.SourcesUsed, sm.CostUSD, excerpt(sm.PostExcerpt, 50), excerpt(corr, 70))
 	}
 	if err := tw.Flush(); err != nil {

@@ -23,6 +23,7 @@ type RecordStore interface {
 	Save(ctx context.Context, c *pipeline.Check) error
 	SaveDraft(ctx context.Context, id, text string, edited bool) error
 	SaveSnapshot(ctx context.Context, id, pageURL, finalURL string, fetchedAt time.Time, text string, rawHTML []byte) error
+	Audit(ctx context.Context, id, action, detail string) error
 }
 
 // RecordOptions says where a recorded run goes.
@@ -40,6 +41,9 @@ type RecordOptions struct {
 	// OnSaveError is told about the first failed write of each check; the
 	// check goes on, and later writes are still tried.
 	OnSaveError func(error)
+	// OnConflict is told when the case was saved elsewhere meanwhile (the
+	// save is kept all the same: see ConflictError), once per change.
+	OnConflict func(*ConflictError)
 }
 
 // Record runs c through e from the stage `from`, keeping it as a case under
@@ -58,6 +62,11 @@ func Record(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pip
 	// Writes outlive a cancel: an interrupted check is kept as far as it got.
 	wctx := context.WithoutCancel(ctx)
 	rec.save(wctx, c.Clone())
+	if o.Store != nil {
+		if err := o.Store.Audit(wctx, c.ID, ActionRan, "from the "+string(from)+" stage"); err != nil {
+			rec.fail(err)
+		}
+	}
 	events := make(chan pipeline.Event)
 	done := make(chan struct{})
 	go func() {
@@ -117,7 +126,14 @@ func (r *recording) save(ctx context.Context, c *pipeline.Check) {
 	if r.o.Store == nil {
 		return
 	}
-	if err := r.o.Store.Save(ctx, c); err != nil {
+	err := r.o.Store.Save(ctx, c)
+	var conflict *ConflictError
+	switch {
+	case errors.As(err, &conflict):
+		if r.o.OnConflict != nil {
+			r.o.OnConflict(conflict)
+		}
+	case err != nil:
 		r.fail(err)
 	}
 }

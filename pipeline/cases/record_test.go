@@ -97,6 +97,8 @@ func (m *memCases) Save(_ context.Context, c *pipeline.Check) error {
 
 func (m *memCases) SaveDraft(context.Context, string, string, bool) error { return nil }
 
+func (m *memCases) Audit(context.Context, string, string, string) error { return nil }
+
 func (m *memCases) texts() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -1,36 +1,58 @@
-// Package cases keeps every check as a case in a SQLite database
-// ($XDG_DATA_HOME/muse/cases.db): the whole Check as JSON beside a few
-// indexed columns for listing, every draft of the correction, and a
-// snapshot of each evidence page, so that a case reads fully offline weeks
-// later.
+// Package cases keeps every check as a case: the whole Check as JSON beside
+// a few indexed columns for listing, every draft of the correction, a
+// snapshot of each evidence page (so that a case reads fully offline weeks
+// later), who made and changed it, and an audit trail. The cases live in a
+// SQLite database ($XDG_DATA_HOME/muse/cases.db) or, for a newsroom, in its
+// PostgreSQL database (MUSE_DATABASE_URL), through the same statements; the
+// schema is versioned goose migrations (migrations/) applied on first use.
 //
-// Several muse processes may open the same file at once (the TUI and a
-// `muse batch`, say): the database runs in WAL mode with a busy timeout and
-// every write transaction begins IMMEDIATE, so writers queue on the lock
-// instead of failing with SQLITE_BUSY. Each Save is one committed
-// transaction, so a process killed mid-run loses nothing saved before.
+// Several muse processes may open the same store at once (the TUI and a
+// `muse batch`, two checkers' laptops on one PostgreSQL): on SQLite the
+// database runs in WAL mode with a busy timeout and every write transaction
+// begins IMMEDIATE, so writers queue on the lock instead of failing with
+// SQLITE_BUSY; on PostgreSQL a save locks the case's row. Each Save is one
+// committed transaction, so a process killed mid-run loses nothing saved
+// before.
+//
+// Every case has a version that each save moves on. A Store remembers the
+// version it last read or wrote of each case, and a save based on an older
+// one (another checker saved the case meanwhile) keeps both: the other
+// checker's state is kept in the case's versions, the save goes in as the
+// newest version, and Save returns a *ConflictError saying who changed the
+// case and when.
 package cases
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
+	"embed"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/pgdb"
 	"github.com/musecheck/muse/sources/sqlitedb"
 )
+
+//go:embed migrations
+var migrations embed.FS
 
 // ErrNotFound is returned (wrapped) when a case, draft or snapshot does not
 // exist.
@@ -39,8 +61,13 @@ var ErrNotFound = errors.New("not found")
 // Options configures a Store.
 type Options struct {
 	// Path is the database file; the caller passes cfg.DataDir/cases.db
-	// (see DefaultPath). Missing directories are created.
+	// (see DefaultPath), or a newsroom's postgres:// URL. Missing
+	// directories are created.
 	Path string
+	// User names the checker (MUSE_USER): recorded as the case's
+	// created_by and updated_by, as the author of drafts, and in the audit
+	// trail. Empty records no name.
+	User string
 	// Secrets are strings that must never be written to the database: the
 	// API keys from the configuration. Any occurrence in a Check, a draft or
 	// a snapshot (an error message quoting a request URL, say) is replaced
@@ -48,9 +75,9 @@ type Options struct {
 	// ignored: they are too common to be keys and replacing them would
 	// mangle text.
 	Secrets []string
-	// ReadOnly opens an existing database for reading only (a read-only
-	// data directory): List, Get, Resolve, Drafts and Snapshots work; every
-	// write fails.
+	// ReadOnly opens an existing SQLite database for reading only (a
+	// read-only data directory): List, Get, Resolve, Drafts, Snapshots and
+	// Trail work; every write fails.
 	ReadOnly bool
 }
 
@@ -59,15 +86,28 @@ type Options struct {
 func DefaultPath(dataDir string) string { return filepath.Join(dataDir, "cases.db") }
 
 // Store is an open case database. It is safe for concurrent use by several
-// goroutines, and several processes may open the same file.
+// goroutines, and several processes may open the same database.
 type Store struct {
-	db     *sql.DB
-	path   string
-	now    func() time.Time
-	redact *sources.Redactor
+	db       *sql.DB
+	pool     *pgxpool.Pool // PostgreSQL only
+	postgres bool
+	path     string // the file, or the URL with its password masked
+	user     string
+	writer   string // this Store's token in cases.writer and notifications
+	now      func() time.Time
+	redact   *sources.Redactor
+	poll     time.Duration // how often Watch reads a SQLite store
 
-	mu   sync.Mutex
-	last map[string][32]byte // hash of the JSON this Store last wrote per case, to skip identical saves
+	mu      sync.Mutex
+	last    map[string]known // per case: what this Store last read or wrote
+	touched map[string]bool  // cases whose first save by this Store is in the trail
+}
+
+// known is what a Store last read or wrote of a case: the version, to tell
+// a stale save, and the hash of the JSON, to skip identical saves.
+type known struct {
+	version int64
+	sum     [32]byte
 }
 
 // busyTimeout is how long a write waits for another writer before failing.
@@ -80,126 +120,144 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	return OpenOptions(ctx, Options{Path: path})
 }
 
-// OpenOptions is Open with Options, for callers that pass secrets to keep
-// out of the store.
+// OpenOptions is Open with Options, for callers that name the checker or
+// pass secrets to keep out of the store.
 func OpenOptions(ctx context.Context, o Options) (*Store, error) {
 	if o.Path == "" {
 		return nil, errors.New("open cases: no database path given")
+	}
+	var tok [8]byte
+	rand.Read(tok[:]) // crypto/rand.Read never fails (Go 1.24+)
+	s := &Store{path: o.Path, user: o.User, writer: hex.EncodeToString(tok[:]), now: time.Now,
+		last: map[string]known{}, touched: map[string]bool{}, redact: sources.NewRedactor(o.Secrets...), poll: 2 * time.Second}
+	if pgdb.IsURL(o.Path) {
+		return s, s.openPostgres(ctx, o)
 	}
 	db, err := sqlitedb.Open(o.Path, sqlitedb.Options{Busy: busyTimeout, ReadOnly: o.ReadOnly})
 	if err != nil {
 		return nil, fmt.Errorf("open cases %s: %w", o.Path, err)
 	}
-	s := &Store{db: db, path: o.Path, now: time.Now, last: map[string][32]byte{}, redact: sources.NewRedactor(o.Secrets...)}
-	check := s.migrate
+	s.db = db
+	sub, _ := fs.Sub(migrations, "migrations/sqlite")
 	if o.ReadOnly {
-		check = s.checkVersion
+		err = checkVersion(ctx, db, sub)
+	} else {
+		err = sqlitedb.Migrate(ctx, db, "cases", sub)
 	}
-	if err := check(ctx); err != nil {
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open cases %s: %w", o.Path, err)
 	}
 	return s, nil
 }
 
+func (s *Store) openPostgres(ctx context.Context, o Options) error {
+	s.path, s.postgres = pgdb.Redact(o.Path), true
+	if o.ReadOnly {
+		return fmt.Errorf("open cases %s: read-only is for SQLite files", s.path)
+	}
+	pool, err := pgdb.Open(ctx, o.Path)
+	if err != nil {
+		return fmt.Errorf("open cases: %w", err)
+	}
+	sub, _ := fs.Sub(migrations, "migrations/postgres")
+	if err := pgdb.Migrate(ctx, pool, "cases", sub); err != nil {
+		pool.Close()
+		return fmt.Errorf("open cases %s: %w", s.path, err)
+	}
+	s.pool, s.db = pool, stdlib.OpenDBFromPool(pool)
+	return nil
+}
+
+// checkVersion is the migration for a read-only store: every migration
+// this muse knows must have been applied.
+func checkVersion(ctx context.Context, db *sql.DB, fsys fs.FS) error {
+	files, err := fs.Glob(fsys, "*.sql")
+	if err != nil {
+		return err
+	}
+	var v int
+	err = db.QueryRowContext(ctx, "SELECT COALESCE(MAX(version_id), 0) FROM muse_cases_migrations WHERE is_applied").Scan(&v)
+	if err != nil || v < len(files) {
+		return fmt.Errorf("the schema is older than this muse reads (version %d of %d); open it once with write access to upgrade", v, len(files))
+	}
+	return nil
+}
+
+// q writes a statement's ? placeholders as $1, $2… on PostgreSQL.
+func (s *Store) q(query string) string {
+	if s.postgres {
+		return pgdb.Rebind(query)
+	}
+	return query
+}
+
 func (s *Store) clean(text string) string { return s.redact.String(text) }
 
 // Close closes the database.
 func (s *Store) Close() error {
-	if err := s.db.Close(); err != nil {
+	err := s.db.Close()
+	if s.pool != nil {
+		s.pool.Close()
+	}
+	if err != nil {
 		return fmt.Errorf("close cases %s: %w", s.path, err)
 	}
 	return nil
 }
 
-// Path returns the database file's path.
+// Path returns the database file's path (a PostgreSQL URL with its
+// password masked).
 func (s *Store) Path() string { return s.path }
 
-// migrations bring the schema from version i to i+1 (PRAGMA user_version).
-// Never edit a released step; append a new one. Drafts and snapshots carry
-// no foreign key so that the engine may store a page before the case's
-// first Save; Delete removes all three in one transaction.
-var migrations = []string{
-	`
-CREATE TABLE cases (
-	id              TEXT PRIMARY KEY,
-	created_at      INTEGER NOT NULL, -- Unix milliseconds
-	updated_at      INTEGER NOT NULL,
-	post_excerpt    TEXT NOT NULL DEFAULT '',
-	post_url        TEXT NOT NULL DEFAULT '',
-	correction_line TEXT NOT NULL DEFAULT '',
-	sources_used    INTEGER NOT NULL DEFAULT 0,
-	cost_usd        REAL NOT NULL DEFAULT 0,
-	events          INTEGER NOT NULL DEFAULT 0,
-	check_json      BLOB NOT NULL
-);
-CREATE INDEX cases_created ON cases(created_at);
-CREATE TABLE drafts (
-	seq     INTEGER PRIMARY KEY AUTOINCREMENT,
-	case_id TEXT NOT NULL,
-	at      INTEGER NOT NULL,          -- Unix milliseconds
-	text    TEXT NOT NULL,
-	edited  INTEGER NOT NULL DEFAULT 0 -- 1: a person wrote or changed it
-);
-CREATE INDEX drafts_case ON drafts(case_id, seq);
-CREATE TABLE snapshots (
-	case_id    TEXT NOT NULL,
-	url        TEXT NOT NULL,
-	final_url  TEXT NOT NULL DEFAULT '',
-	fetched_at INTEGER NOT NULL,       -- Unix milliseconds
-	text_gz    BLOB NOT NULL,
-	html_gz    BLOB NOT NULL,
-	PRIMARY KEY (case_id, url)
-);
-`,
+// ConflictError is what Save returns when the case was saved by someone
+// else since the version the save was based on. Nothing is lost: the save
+// is stored as the newest version (Version) and the state it replaced is
+// kept as version Theirs (GetVersion). It is a notice to show the checker,
+// not a failed save.
+type ConflictError struct {
+	ID      string
+	By      string    // who saved the case meanwhile
+	At      time.Time // when
+	Theirs  int64     // the version they saved, kept in the case's versions
+	Version int64     // the version this save became
+	Deleted bool      // they deleted the case; this save put it back
 }
 
-// checkVersion is migrate for a read-only store: the schema must be the
-// one this muse knows.
-func (s *Store) checkVersion(ctx context.Context) error {
-	var v int
-	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return fmt.Errorf("read schema version: %w", err)
+func (e *ConflictError) Error() string {
+	who := cmp.Or(e.By, "someone")
+	what := "changed"
+	if e.Deleted {
+		what = "deleted"
 	}
-	if v != len(migrations) {
-		return fmt.Errorf("schema version %d, this muse reads %d; open it once with write access to upgrade", v, len(migrations))
+	msg := fmt.Sprintf("case %s was %s by %s at %s", e.ID, what, who, clock(e.At))
+	if e.Deleted {
+		return msg + "; your save put it back as version " + fmt.Sprint(e.Version)
 	}
-	return nil
+	return fmt.Sprintf("%s: both are kept, theirs as version %d, yours as version %d", msg, e.Theirs, e.Version)
 }
 
-func (s *Store) migrate(ctx context.Context) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin migration: %w", err)
+// clock writes a time as a checker reads it: 14:02 today, else with the date.
+func clock(t time.Time) string {
+	t = t.Local()
+	if y, m, d := t.Date(); y == time.Now().Year() && m == time.Now().Month() && d == time.Now().Day() {
+		return t.Format("15:04")
 	}
-	defer tx.Rollback()
-	var v int
-	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return fmt.Errorf("read schema version: %w", err)
-	}
-	if v > len(migrations) {
-		return fmt.Errorf("schema version %d is newer than this muse knows (%d); upgrade muse", v, len(migrations))
-	}
-	for i := v; i < len(migrations); i++ {
-		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
-			return fmt.Errorf("migrate schema to version %d: %w", i+1, err)
-		}
-	}
-	if v < len(migrations) {
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(migrations))); err != nil {
-			return fmt.Errorf("set schema version: %w", err)
-		}
-	}
-	return tx.Commit()
+	return t.Format("2006-01-02 15:04")
 }
 
-// Save stores the whole Check, replacing the case's previous state. It is
-// meant to be called after every engine event that ShouldSave accepts: a
-// save whose JSON is the same as what this Store last wrote for the case is
-// skipped, and a real one is a single-row upsert. Encoding dominates the
-// cost (about 15 ms for a full run's 250 KB Check on a busy core), which is
-// why token deltas, dozens a second and never a change to the Check, are
-// left out.
+// Save stores the whole Check, replacing the case's previous state, as an
+// edit of the version this Store last read (Get) or wrote of the case; a
+// case it has neither read nor written counts as new. It is meant to be
+// called after every engine event that ShouldSave accepts: a save whose
+// JSON is the same as what this Store last read or wrote for the case is
+// skipped, and a real one is a single-row transaction. Encoding dominates
+// the cost (about 15 ms for a full run's 250 KB Check on a busy core),
+// which is why token deltas, dozens a second and never a change to the
+// Check, are left out.
+//
+// When the case was saved elsewhere since that version, the save is kept
+// all the same and Save returns a *ConflictError (see there).
 //
 // When c.ID is empty Save gives the Check a new ID (and CreatedAt when
 // zero), writing them into c; so the caller must own c — while the engine
@@ -222,28 +280,101 @@ func (s *Store) Save(ctx context.Context, c *pipeline.Check) error {
 	raw = []byte(s.clean(string(raw)))
 	sum := sha256.Sum256(raw)
 	s.mu.Lock()
-	same := s.last[c.ID] == sum
+	k, seen := s.last[c.ID]
+	first := !s.touched[c.ID]
 	s.mu.Unlock()
-	if same {
+	if seen && k.sum == sum {
 		return nil
 	}
-	sm := summarize(c)
-	_, err = s.db.ExecContext(ctx, `
-INSERT INTO cases (id, created_at, updated_at, post_excerpt, post_url, correction_line, sources_used, cost_usd, events, check_json)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT(id) DO UPDATE SET
-	created_at = excluded.created_at, updated_at = excluded.updated_at, post_excerpt = excluded.post_excerpt,
-	post_url = excluded.post_url, correction_line = excluded.correction_line, sources_used = excluded.sources_used,
-	cost_usd = excluded.cost_usd, events = excluded.events, check_json = excluded.check_json`,
-		c.ID, c.CreatedAt.UnixMilli(), s.now().UnixMilli(), s.clean(sm.PostExcerpt), s.clean(sm.PostURL),
-		s.clean(sm.CorrectionLine), sm.SourcesUsed, sm.CostUSD, sm.Events, raw)
+	v, conflict, err := s.write(ctx, c, raw, k.version, first)
 	if err != nil {
 		return fmt.Errorf("save case %s: %w", c.ID, err)
 	}
 	s.mu.Lock()
-	s.last[c.ID] = sum
+	if v >= s.last[c.ID].version {
+		s.last[c.ID] = known{version: v, sum: sum}
+	}
+	s.touched[c.ID] = true
 	s.mu.Unlock()
+	if conflict != nil {
+		return conflict
+	}
 	return nil
+}
+
+// write stores the case as an edit of version base in one transaction,
+// returning the version it became and, when the case had moved on, the
+// conflict.
+func (s *Store) write(ctx context.Context, c *pipeline.Check, raw []byte, base int64, first bool) (int64, *ConflictError, error) {
+	tx, err := s.db.BeginTx(ctx, nil) // IMMEDIATE on SQLite (sqlitedb)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer tx.Rollback()
+	lock := ""
+	if s.postgres {
+		lock = " FOR UPDATE"
+	}
+	var cur, at int64
+	var by string
+	err = tx.QueryRowContext(ctx, s.q("SELECT version, updated_by, updated_at FROM cases WHERE id = ?"+lock), c.ID).Scan(&cur, &by, &at)
+	now := s.now().UnixMilli()
+	sm := summarize(c)
+	args := []any{c.CreatedAt.UnixMilli(), now, s.clean(sm.PostExcerpt), s.clean(sm.PostURL), s.clean(sm.CorrectionLine),
+		sm.SourcesUsed, sm.CostUSD, sm.Events, raw, s.user}
+	var conflict *ConflictError
+	var v int64
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		v = base + 1
+		if base > 0 { // deleted elsewhere while this Store had it open
+			conflict = &ConflictError{ID: c.ID, Version: v, Deleted: true}
+			conflict.By, conflict.At = s.lastDeletion(ctx, tx, c.ID)
+		}
+		_, err = tx.ExecContext(ctx, s.q(`
+INSERT INTO cases (created_at, updated_at, post_excerpt, post_url, correction_line, sources_used, cost_usd, events, check_json,
+	updated_by, version, writer, created_by, id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), append(args, v, s.writer, s.user, c.ID)...)
+	case err != nil:
+		return 0, nil, err
+	default:
+		v = cur + 1
+		if cur != base {
+			conflict = &ConflictError{ID: c.ID, By: by, At: time.UnixMilli(at), Theirs: cur, Version: v}
+			// Theirs is kept before it is replaced.
+			if _, err := tx.ExecContext(ctx, s.q(`
+INSERT INTO case_versions (case_id, version, updated_by, updated_at, check_json)
+SELECT id, version, updated_by, updated_at, check_json FROM cases WHERE id = ?
+ON CONFLICT (case_id, version) DO NOTHING`), c.ID); err != nil {
+				return 0, nil, err
+			}
+		}
+		_, err = tx.ExecContext(ctx, s.q(`
+UPDATE cases SET created_at = ?, updated_at = ?, post_excerpt = ?, post_url = ?, correction_line = ?, sources_used = ?,
+	cost_usd = ?, events = ?, check_json = ?, updated_by = ?, version = ?, writer = ?
+WHERE id = ?`), append(args, v, s.writer, c.ID)...)
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	switch {
+	case conflict != nil && conflict.Deleted:
+		err = s.audit(ctx, tx, c.ID, ActionConflict, fmt.Sprintf("saved after %s deleted it: put back as version %d", cmp.Or(conflict.By, "someone"), v))
+	case conflict != nil:
+		err = s.audit(ctx, tx, c.ID, ActionConflict, fmt.Sprintf("saved over version %d by %s, based on version %d: theirs kept as version %d, this is version %d",
+			cur, cmp.Or(by, "someone"), base, cur, v))
+	case first && cur == 0:
+		err = s.audit(ctx, tx, c.ID, ActionCreated, "")
+	case first:
+		err = s.audit(ctx, tx, c.ID, ActionChanged, fmt.Sprintf("version %d", v))
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := s.notify(ctx, tx, Change{ID: c.ID, Version: v, By: s.user, At: time.UnixMilli(now)}); err != nil {
+		return 0, nil, err
+	}
+	return v, conflict, tx.Commit()
 }
 
 // ShouldSave reports whether an engine event is worth a Save: every event
@@ -251,11 +382,14 @@ ON CONFLICT(id) DO UPDATE SET
 // and do not change the Check (the finished correction comes as an item).
 func ShouldSave(ev pipeline.Event) bool { return ev.Kind != pipeline.EventTokenDelta }
 
-// Get returns the case's Check as last saved. Event items (the engine's
-// `Item any`) are not kept: the Check's own lists hold the same things.
+// Get returns the case's Check as last saved, and remembers its version as
+// the one this Store's next Save of the case is based on. Event items (the
+// engine's `Item any`) are not kept: the Check's own lists hold the same
+// things.
 func (s *Store) Get(ctx context.Context, id string) (*pipeline.Check, error) {
 	var raw []byte
-	err := s.db.QueryRowContext(ctx, "SELECT check_json FROM cases WHERE id = ?", id).Scan(&raw)
+	var v int64
+	err := s.db.QueryRowContext(ctx, s.q("SELECT check_json, version FROM cases WHERE id = ?"), id).Scan(&raw, &v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("read case %s: %w", id, ErrNotFound)
 	}
@@ -266,6 +400,11 @@ func (s *Store) Get(ctx context.Context, id string) (*pipeline.Check, error) {
 	if err := json.Unmarshal(raw, c); err != nil {
 		return nil, fmt.Errorf("read case %s: decode check: %w", id, err)
 	}
+	s.mu.Lock()
+	if v >= s.last[id].version { // a save of this Store's may have landed meanwhile
+		s.last[id] = known{version: v, sum: sha256.Sum256(raw)}
+	}
+	s.mu.Unlock()
 	return c, nil
 }
 
@@ -277,7 +416,7 @@ func (s *Store) Resolve(ctx context.Context, prefix string) (string, error) {
 		return "", errors.New("find case: no ID given")
 	}
 	esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(prefix)
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM cases WHERE id = ? OR id LIKE ? ESCAPE '\' ORDER BY id LIMIT 3`, prefix, esc+"%")
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id FROM cases WHERE id = ? OR id LIKE ? ESCAPE '\' ORDER BY id LIMIT 3`), prefix, esc+"%")
 	if err != nil {
 		return "", fmt.Errorf("find case %s: %w", prefix, err)
 	}
@@ -306,20 +445,18 @@ func (s *Store) Resolve(ctx context.Context, prefix string) (string, error) {
 	}
 }
 
-// Delete removes the case with its drafts and snapshots.
+// Delete removes the case with its drafts, snapshots and kept versions.
+// Its audit trail stays, with who deleted it and when.
 func (s *Store) Delete(ctx context.Context, id string) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("delete case %s: %w", id, err)
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, "DELETE FROM cases WHERE id = ?", id)
-	if err != nil {
-		return fmt.Errorf("delete case %s: %w", id, err)
-	}
-	n, _ := res.RowsAffected()
-	for _, q := range []string{"DELETE FROM drafts WHERE case_id = ?", "DELETE FROM snapshots WHERE case_id = ?"} {
-		r, err := tx.ExecContext(ctx, q, id)
+	var n int64
+	for _, q := range []string{"DELETE FROM cases WHERE id = ?", "DELETE FROM drafts WHERE case_id = ?",
+		"DELETE FROM snapshots WHERE case_id = ?", "DELETE FROM case_versions WHERE case_id = ?"} {
+		r, err := tx.ExecContext(ctx, s.q(q), id)
 		if err != nil {
 			return fmt.Errorf("delete case %s: %w", id, err)
 		}
@@ -328,6 +465,12 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	}
 	if n == 0 {
 		return fmt.Errorf("delete case %s: %w", id, ErrNotFound)
+	}
+	if err := s.audit(ctx, tx, id, ActionDeleted, ""); err != nil {
+		return fmt.Errorf("delete case %s: %w", id, err)
+	}
+	if err := s.notify(ctx, tx, Change{ID: id, By: s.user, At: s.now(), Deleted: true}); err != nil {
+		return fmt.Errorf("delete case %s: %w", id, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("delete case %s: %w", id, err)
@@ -344,25 +487,40 @@ type Draft struct {
 	Time   time.Time `json:"time"`
 	Text   string    `json:"text"`
 	Edited bool      `json:"edited"` // a person wrote or changed it (false: the model's)
+	By     string    `json:"by"`     // the checker whose muse saved it
 }
 
 // SaveDraft keeps one more draft of the case's correction: call it when the
 // model finishes a correction (edited=false) and each time the person saves
 // an edit (edited=true). A draft identical to the case's latest one (same
-// text and origin) is not stored twice.
+// text and origin) is not stored twice. An edited draft is an "edited"
+// entry in the audit trail.
 func (s *Store) SaveDraft(ctx context.Context, id, text string, edited bool) error {
 	if id == "" {
 		return errors.New("save draft: no case ID given")
 	}
 	text = s.clean(text)
-	_, err := s.db.ExecContext(ctx, `
-INSERT INTO drafts (case_id, at, text, edited)
-SELECT ?, ?, ?, ?
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("save draft of case %s: %w", id, err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, s.q(`
+INSERT INTO drafts (case_id, at, text, edited, author)
+SELECT ?, ?, ?, ?, ?
 WHERE NOT EXISTS (
 	SELECT 1 FROM (SELECT text, edited FROM drafts WHERE case_id = ? ORDER BY seq DESC LIMIT 1) l
-	WHERE l.text = ? AND l.edited = ?)`,
-		id, s.now().UnixMilli(), text, edited, id, text, edited)
+	WHERE l.text = ? AND l.edited = ?)`),
+		id, s.now().UnixMilli(), text, edited, s.user, id, text, edited)
 	if err != nil {
+		return fmt.Errorf("save draft of case %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n > 0 && edited {
+		if err := s.audit(ctx, tx, id, ActionEdited, "the correction: "+excerpt(firstLine(text), 80)); err != nil {
+			return fmt.Errorf("save draft of case %s: %w", id, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("save draft of case %s: %w", id, err)
 	}
 	return nil
@@ -370,7 +528,7 @@ WHERE NOT EXISTS (
 
 // Drafts returns every draft of the case's correction, oldest first.
 func (s *Store) Drafts(ctx context.Context, id string) ([]Draft, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT seq, at, text, edited FROM drafts WHERE case_id = ? ORDER BY seq", id)
+	rows, err := s.db.QueryContext(ctx, s.q("SELECT seq, at, text, edited, author FROM drafts WHERE case_id = ? ORDER BY seq"), id)
 	if err != nil {
 		return nil, fmt.Errorf("read drafts of case %s: %w", id, err)
 	}
@@ -379,7 +537,7 @@ func (s *Store) Drafts(ctx context.Context, id string) ([]Draft, error) {
 	for rows.Next() {
 		var d Draft
 		var at int64
-		if err := rows.Scan(&d.Seq, &at, &d.Text, &d.Edited); err != nil {
+		if err := rows.Scan(&d.Seq, &at, &d.Text, &d.Edited, &d.By); err != nil {
 			return nil, fmt.Errorf("read drafts of case %s: %w", id, err)
 		}
 		d.Time = time.UnixMilli(at)
@@ -416,10 +574,10 @@ func (s *Store) SaveSnapshot(ctx context.Context, id, pageURL, finalURL string, 
 	if err != nil {
 		return fmt.Errorf("save snapshot %s of case %s: %w", pageURL, id, err)
 	}
-	_, err = s.db.ExecContext(ctx, `
+	_, err = s.db.ExecContext(ctx, s.q(`
 INSERT INTO snapshots (case_id, url, final_url, fetched_at, text_gz, html_gz) VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT(case_id, url) DO UPDATE SET final_url = excluded.final_url, fetched_at = excluded.fetched_at,
-	text_gz = excluded.text_gz, html_gz = excluded.html_gz`,
+	text_gz = excluded.text_gz, html_gz = excluded.html_gz`),
 		id, s.clean(pageURL), s.clean(finalURL), fetchedAt.UnixMilli(), tz, hz)
 	if err != nil {
 		return fmt.Errorf("save snapshot %s of case %s: %w", pageURL, id, err)
@@ -430,8 +588,8 @@ ON CONFLICT(case_id, url) DO UPDATE SET final_url = excluded.final_url, fetched_
 // Snapshot returns the stored page for url, matched against the URL as
 // found or the final URL after redirects.
 func (s *Store) Snapshot(ctx context.Context, id, pageURL string) (*Snapshot, error) {
-	row := s.db.QueryRowContext(ctx, `SELECT url, final_url, fetched_at, text_gz, html_gz FROM snapshots
-WHERE case_id = ? AND (url = ? OR final_url = ?) ORDER BY url = ? DESC LIMIT 1`, id, pageURL, pageURL, pageURL)
+	row := s.db.QueryRowContext(ctx, s.q(`SELECT url, final_url, fetched_at, text_gz, html_gz FROM snapshots
+WHERE case_id = ? AND (url = ? OR final_url = ?) ORDER BY url = ? DESC LIMIT 1`), id, pageURL, pageURL, pageURL)
 	sn, err := scanSnapshot(row.Scan)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("read snapshot %s of case %s: %w", pageURL, id, ErrNotFound)
@@ -444,7 +602,7 @@ WHERE case_id = ? AND (url = ? OR final_url = ?) ORDER BY url = ? DESC LIMIT 1`,
 
 // Snapshots returns every stored page of the case, by URL.
 func (s *Store) Snapshots(ctx context.Context, id string) ([]Snapshot, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT url, final_url, fetched_at, text_gz, html_gz FROM snapshots WHERE case_id = ? ORDER BY url`, id)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT url, final_url, fetched_at, text_gz, html_gz FROM snapshots WHERE case_id = ? ORDER BY url`), id)
 	if err != nil {
 		return nil, fmt.Errorf("read snapshots of case %s: %w", id, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/sources/pgdb/pgdbtest"
 )
 
 func sampleCheck() *pipeline.Check {
@@ -43,19 +44,23 @@ func sampleCheck() *pipeline.Check {
 	}
 }
 
-func openT(t *testing.T, path string) *Store {
-	t.Helper()
-	s, err := Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+// engines runs test on a fresh SQLite file and on a fresh PostgreSQL
+// database (skipped, saying so, when MUSE_TEST_DATABASE_URL is unset); loc
+// is where the store lives, for Open or for another process.
+func engines(t *testing.T, test func(t *testing.T, loc string)) {
+	t.Run("sqlite", func(t *testing.T) { test(t, filepath.Join(t.TempDir(), "sub", "cases.db")) })
+	t.Run("postgres", func(t *testing.T) { test(t, pgdbtest.Fresh(t)) })
 }
 
-func TestSaveReopenRoundTrip(t *testing.T) {
+func openT(t *testing.T, path string) *Store {
+	t.Helper()
+	return openAs(t, path, "")
+}
+
+func TestSaveReopenRoundTrip(t *testing.T) { engines(t, testSaveReopenRoundTrip) }
+
+func testSaveReopenRoundTrip(t *testing.T, path string) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "sub", "cases.db")
 	s := openT(t, path)
 	c := sampleCheck()
 	if err := s.Save(ctx, c); err != nil {
@@ -151,9 +156,11 @@ func TestSaveReopenRoundTrip(t *testing.T) {
 	}
 }
 
-func TestListFiltersAndResolve(t *testing.T) {
+func TestListFiltersAndResolve(t *testing.T) { engines(t, testListFiltersAndResolve) }
+
+func testListFiltersAndResolve(t *testing.T, loc string) {
 	ctx := context.Background()
-	s := openT(t, filepath.Join(t.TempDir(), "cases.db"))
+	s := openT(t, loc)
 	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	var ids []string
 	for i := range 5 {
@@ -183,7 +190,7 @@ func TestListFiltersAndResolve(t *testing.T) {
 	if len(win) != 2 {
 		t.Errorf("since/before: %+v", win)
 	}
-	one, _ := s.List(ctx, ListOptions{Contains: "number 3"})
+	one, _ := s.List(ctx, ListOptions{Contains: "NUMBER 3"})
 	if len(one) != 1 || one[0].ID != ids[3] {
 		t.Errorf("contains: %+v", one)
 	}
@@ -249,9 +256,14 @@ func TestBadInputs(t *testing.T) {
 // TestTwoStoresWriteConcurrently writes from two Stores on one file, and
 // from a second process, at the same time: every write lands, none fails
 // with "database is locked", and the file stays intact.
-func TestTwoStoresWriteConcurrently(t *testing.T) {
+//
+// Both Stores rewrite one shared case, each from a version the other has
+// moved on: every such save is a conflict that keeps both versions, and
+// is reported as one (a *ConflictError), not as a failure.
+func TestTwoStoresWriteConcurrently(t *testing.T) { engines(t, testTwoStoresWriteConcurrently) }
+
+func testTwoStoresWriteConcurrently(t *testing.T, path string) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "cases.db")
 	a, b := openT(t, path), openT(t, path)
 	shared := sampleCheck()
 	shared.ID = NewID()
@@ -268,6 +280,7 @@ func TestTwoStoresWriteConcurrently(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 4*n)
+	var conflicts sync.Map // the versions each conflicting save kept as theirs
 	for w, s := range []*Store{a, b} {
 		wg.Go(func() {
 			for i := range n {
@@ -279,7 +292,10 @@ func TestTwoStoresWriteConcurrently(t *testing.T) {
 				// Both also rewrite one shared case and add drafts to it.
 				sh := shared.Clone()
 				sh.Correction.Text = fmt.Sprintf("draft %d from store %d", i, w)
-				if err := s.Save(ctx, sh); err != nil {
+				var conflict *ConflictError
+				if err := s.Save(ctx, sh); errors.As(err, &conflict) {
+					conflicts.Store(conflict.Theirs, conflict.By)
+				} else if err != nil {
 					errs <- err
 				}
 				if err := s.SaveDraft(ctx, shared.ID, sh.Correction.Text, w == 1); err != nil {
@@ -310,6 +326,25 @@ func TestTwoStoresWriteConcurrently(t *testing.T) {
 	got, err := b.Get(ctx, shared.ID)
 	if err != nil || !strings.HasPrefix(got.Correction.Text, "draft ") {
 		t.Errorf("shared case: %v %+v", err, got)
+	}
+	// Every version a conflicting save replaced is kept and readable.
+	kept, err := a.Versions(ctx, shared.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nConflicts := 0
+	conflicts.Range(func(v, _ any) bool {
+		nConflicts++
+		if _, err := a.GetVersion(ctx, shared.ID, v.(int64)); err != nil {
+			t.Errorf("version %d, replaced in a conflict: %v", v, err)
+		}
+		return true
+	})
+	if nConflicts == 0 || len(kept) != nConflicts {
+		t.Errorf("%d conflicts reported, %d versions kept; want as many, and some", nConflicts, len(kept))
+	}
+	if a.postgres {
+		return
 	}
 	var ok string
 	if err := a.db.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&ok); err != nil || ok != "ok" {
@@ -442,11 +477,12 @@ func TestKilledMidRun(t *testing.T) {
 	}
 }
 
-func TestSecretsRedacted(t *testing.T) {
+func TestSecretsRedacted(t *testing.T) { engines(t, testSecretsRedacted) }
+
+func testSecretsRedacted(t *testing.T, loc string) {
 	ctx := context.Background()
-	dir := t.TempDir()
 	const key = "sk-test-SECRETKEY-1234567890"
-	s, err := OpenOptions(ctx, Options{Path: filepath.Join(dir, "cases.db"), Secrets: []string{key, "abc"}})
+	s, err := OpenOptions(ctx, Options{Path: loc, Secrets: []string{key, "abc"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,8 +506,20 @@ func TestSecretsRedacted(t *testing.T) {
 	if !strings.Contains(got.Post.Text, "Breaking") {
 		t.Error("a short 'secret' must not mangle text")
 	}
+	if s.postgres {
+		defer s.Close()
+		var n int
+		err := s.db.QueryRowContext(ctx, `SELECT
+	(SELECT count(*) FROM cases WHERE position($1::bytea IN check_json) > 0) +
+	(SELECT count(*) FROM drafts WHERE position($2 IN text) > 0) +
+	(SELECT count(*) FROM snapshots WHERE position($2 IN url) > 0)`, []byte(key), key).Scan(&n)
+		if err != nil || n != 0 {
+			t.Errorf("%d rows hold the secret (%v)", n, err)
+		}
+		return
+	}
 	s.Close()
-	scanDirFor(t, dir, key)
+	scanDirFor(t, filepath.Dir(loc), key)
 }
 
 // scanDirFor fails when any file under dir (database, WAL, shared memory)

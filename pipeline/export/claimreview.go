@@ -9,7 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rivo/uniseg"
+
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/sources/lang"
 )
 
 // Reviewer is the fact-checking organisation publishing the ClaimReview.
@@ -98,6 +101,9 @@ func ClaimReview(c *pipeline.Check, r Reviewer, rating Rating) ([]byte, error) {
 		rev["ratingValue"], rev["bestRating"], rev["worstRating"] = rating.Value, rating.Best, rating.Worst
 	}
 	item := map[string]any{"@type": "Claim"}
+	if c.Post.Language != "" {
+		item["inLanguage"] = c.Post.Language
+	}
 	var person map[string]any
 	if name := cmp.Or(c.Post.Author, c.Post.Handle); name != "" {
 		person = map[string]any{"@type": "Person", "name": name}
@@ -132,14 +138,34 @@ func ClaimReview(c *pipeline.Check, r Reviewer, rating Rating) ([]byte, error) {
 		"author":        org,
 		"datePublished": day(published),
 	}
-	if body := strings.TrimSpace(c.Correction.Text); body != "" && body != pipeline.NoSourceText {
+	body := strings.TrimSpace(c.Correction.Text)
+	if body == pipeline.NoSourceText {
+		body = ""
+	}
+	if body != "" {
 		doc["reviewBody"] = body
+	}
+	if l := reviewLanguage(c.Post.Language, body); l != "" {
+		doc["inLanguage"] = l
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("export ClaimReview of case %s: %w", c.ID, err)
 	}
 	return append(b, '\n'), nil
+}
+
+// reviewLanguage is the language the review is written in (schema.org
+// inLanguage, an IETF BCP 47 code): the correction's, as detected, since
+// the checker may have asked for another than the post's; the post's when
+// the correction says too little to tell (or is in a script written
+// without spaces, which detection does not read).
+func reviewLanguage(post, body string) string {
+	d := lang.Detect(body)
+	if d.Code != "" && (d.Reliable || post == "") {
+		return d.Code
+	}
+	return post
 }
 
 func isHTTPURL(s string) bool {
@@ -149,8 +175,8 @@ func isHTTPURL(s string) bool {
 
 func excerptText(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
+	if uniseg.GraphemeClusterCount(s) <= n {
+		return s
 	}
-	return s
+	return Clip(s, n-1)
 }

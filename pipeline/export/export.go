@@ -15,6 +15,7 @@ import (
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/lang"
 	"github.com/musecheck/muse/sources/sanitize"
 )
 
@@ -51,6 +52,9 @@ func markdown(c *pipeline.Check, leftOut bool) string {
 	}
 	var b strings.Builder
 	b.WriteString("# Correction\n\n")
+	if c.Post.Language != "" {
+		b.WriteString("_The post is in " + lang.Label(c.Post.Language) + "._\n\n")
+	}
 	if t := strings.TrimSpace(c.Correction.Text); t != "" {
 		b.WriteString(t + "\n\n")
 		var notes []string

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/rivo/uniseg"
 	"golang.org/x/text/unicode/norm"
@@ -110,9 +111,9 @@ func Note(c *pipeline.Check) (string, error) {
 	}
 	sents := sentences(text)
 	for k := len(sents) - 1; k >= 1; k-- {
-		kept := strings.Join(sents[:k], " ")
+		kept := joinSentences(sents[:k])
 		if len(urlSpans(kept)) == 0 {
-			rest := strings.Join(sents[k:], " ")
+			rest := joinSentences(sents[k:])
 			sp := urlSpans(rest)[0] // text has a URL, and kept has none
 			kept += " " + rest[sp[0]:sp[1]]
 		}
@@ -171,10 +172,14 @@ var abbreviations = map[string]bool{"mr": true, "mrs": true, "ms": true, "dr": t
 	"jun": true, "jul": true, "aug": true, "sep": true, "sept": true, "oct": true, "nov": true, "dec": true,
 	"inc": true, "ltd": true, "co": true, "jr": true, "sr": true, "prof": true, "gov": true, "sen": true, "rep": true}
 
-// sentences splits flattened text after ., ! , ? or … followed by a space,
-// never inside a URL and not after an initial ("U.S.") or a common
-// abbreviation. A trailing bare URL or "Source: URL" stays with the
-// sentence before it, so dropping a sentence never orphans its citation.
+// sentences splits flattened text after a sentence's end followed by a
+// space — ".", "!", "?", "…", the Devanagari danda "।" and "॥", the
+// Arabic question mark "؟" and the Urdu full stop "۔", with any closing
+// quotes or brackets — and right after the CJK full stops "。！？", which
+// take no space. Never inside a URL and not after an initial ("U.S.") or
+// a common abbreviation. A trailing bare URL or "Source: URL" stays with
+// the sentence before it, so dropping a sentence never orphans its
+// citation.
 func sentences(s string) []string {
 	spans := urlSpans(s)
 	inURL := func(i int) bool {
@@ -187,32 +192,26 @@ func sentences(s string) []string {
 	}
 	var out []string
 	start := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] != ' ' || i == 0 || inURL(i-1) {
-			continue
-		}
-		j := i - 1
-		for j > start && strings.IndexByte(`"')]”’»`, s[j]) >= 0 {
-			j--
-		}
-		end := strings.HasSuffix(s[:j+1], "…")
-		if !end && strings.IndexByte(".!?", s[j]) >= 0 {
-			end = true
-			if s[j] == '.' && !inURL(j-1) {
-				w := s[start:j]
-				if k := strings.LastIndexByte(w, ' '); k >= 0 {
-					w = w[k+1:]
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case strings.ContainsRune("。！？", r) && !inURL(i):
+			end := i + n
+			for end < len(s) {
+				c, cn := utf8.DecodeRuneInString(s[end:])
+				if !strings.ContainsRune(closers, c) {
+					break
 				}
-				if (len(w) == 1 && w[0] >= 'A' && w[0] <= 'Z') || abbreviations[strings.ToLower(w)] || (len(w) >= 2 && w[len(w)-2] == '.') {
-					end = false
-				}
+				end += cn
 			}
-		}
-		if !end {
+			out = append(out, strings.TrimSpace(s[start:end]))
+			start, i = end, end
 			continue
+		case r == ' ' && i > 0 && !inURL(i-1) && endsSentence(s[start:i], func(j int) bool { return inURL(start + j) }):
+			out = append(out, strings.TrimSpace(s[start:i]))
+			start = i + 1
 		}
-		out = append(out, strings.TrimSpace(s[start:i]))
-		start = i + 1
+		i += n
 	}
 	out = append(out, strings.TrimSpace(s[start:]))
 	// Glue citation-only pieces ("https://…", "Source: https://…") to the
@@ -223,12 +222,55 @@ func sentences(s string) []string {
 			continue
 		}
 		if len(merged) > 0 && isCitationOnly(p, urlSpans(p)) {
-			merged[len(merged)-1] += " " + p
+			merged[len(merged)-1] = joinSentences([]string{merged[len(merged)-1], p})
 			continue
 		}
 		merged = append(merged, p)
 	}
 	return merged
+}
+
+// joinSentences puts sentences back together: with a space, but after a
+// CJK full stop, which takes none.
+func joinSentences(ps []string) string {
+	var b strings.Builder
+	for i, p := range ps {
+		if i > 0 && !strings.ContainsRune("。！？", lastMark(ps[i-1])) {
+			b.WriteByte(' ')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+// lastMark is the last rune of s before any closing quotes.
+func lastMark(s string) rune {
+	r, _ := utf8.DecodeLastRuneInString(strings.TrimRight(s, closers))
+	return r
+}
+
+// closers may follow a sentence's last mark.
+const closers = `"')]”’»」』）`
+
+// endsSentence reports whether the text before a space, w, ends a
+// sentence; inURL says whether byte j of w is in a URL.
+func endsSentence(w string, inURL func(j int) bool) bool {
+	w = strings.TrimRight(w, closers)
+	last, _ := utf8.DecodeLastRuneInString(w)
+	switch {
+	case last == '…' || strings.ContainsRune("।॥؟۔!?", last):
+		return true
+	case last != '.':
+		return false
+	case len(w) >= 2 && inURL(len(w)-2):
+		return true // "… https://x.y/a.b. Next": the URL's sentence ends
+	}
+	word := w[:len(w)-1]
+	if k := strings.LastIndexByte(word, ' '); k >= 0 {
+		word = word[k+1:]
+	}
+	initial := len(word) == 1 && word[0] >= 'A' && word[0] <= 'Z'
+	return !initial && !abbreviations[strings.ToLower(word)] && !(len(word) >= 2 && word[len(word)-2] == '.')
 }
 
 func isCitationOnly(p string, spans [][2]int) bool {
@@ -243,4 +285,20 @@ func isCitationOnly(p string, spans [][2]int) bool {
 	}
 	rest += p[prev:]
 	return len(strings.Fields(rest)) <= 2
+}
+
+// Clip is s cut to its first n user-perceived characters (grapheme
+// clusters: a letter with its combining marks, a Devanagari conjunct, a
+// ZWJ emoji sequence each count 1 and are never split), with "…" added
+// when it was cut.
+func Clip(s string, n int) string {
+	if uniseg.GraphemeClusterCount(s) <= n {
+		return s
+	}
+	var b strings.Builder
+	g := uniseg.NewGraphemes(s)
+	for i := 0; i < n && g.Next(); i++ {
+		b.WriteString(g.Str())
+	}
+	return b.String() + "…"
 }

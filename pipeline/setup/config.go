@@ -12,6 +12,7 @@ import (
 	"maps"
 	"net/url"
 	"os"
+	"os/user"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -77,12 +78,22 @@ type Config struct {
 	// Where things live; filled from XDG_* when not set.
 	DataDir string `toml:"data_dir" env:"MUSE_DATA_DIR"`
 	// DatabaseURL is a newsroom's PostgreSQL (postgres://…): the job
-	// queue, the spend ledger and the response cache are kept there, shared
+	// queue, the cases, the spend ledger and the response cache are kept there, shared
 	// by every muse that names it. Its password is a secret.
 	DatabaseURL string `toml:"database_url" env:"MUSE_DATABASE_URL" secret:"true"`
-	CacheDir    string `toml:"-"` // $XDG_CACHE_HOME/muse: the response cache
-	ConfigDir   string `toml:"-"`
-	File        string `toml:"-"` // the config file read, if any
+	// User names the checker in the case store: who made and changed each
+	// case, in its audit trail and in `muse cases --mine`. Default: the
+	// operating system's user name.
+	User      string `toml:"user" env:"MUSE_USER"`
+	CacheDir  string `toml:"-"` // $XDG_CACHE_HOME/muse: the response cache
+	ConfigDir string `toml:"-"`
+	File      string `toml:"-"` // the config file read, if any
+
+	// QueueRescueAfter is how long a queued check may run before its
+	// worker is taken to be dead and the job is given to another worker
+	// (zero: the job queue's default of 31 minutes); a check that takes
+	// longer is stopped and retried from its saved case.
+	QueueRescueAfter time.Duration `toml:"queue_rescue_after" env:"MUSE_QUEUE_RESCUE_AFTER"`
 
 	// Problems are what is wrong in the config file (unknown keys, values
 	// of the wrong type), one sentence each; every command warns of them
@@ -135,6 +146,9 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 		c.DataDir = xdgDir(getenv, "XDG_DATA_HOME", filepath.Join(".local", "share"))
 	}
 	c.CacheDir = xdgDir(getenv, "XDG_CACHE_HOME", ".cache")
+	if c.User == "" {
+		c.User = osUser(getenv)
+	}
 	if c.OverridesFile == "" {
 		c.OverridesFile = filepath.Join(c.ConfigDir, "overrides.toml")
 	}
@@ -342,6 +356,22 @@ func (c *Config) CachePath() string {
 	return filepath.Join(cmp.Or(c.CacheDir, c.DataDir), "cache.db")
 }
 
+// osUser is the operating system's name for the user running muse ($USER
+// when the user database cannot say).
+func osUser(getenv func(string) string) string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return getenv("USER")
+}
+
+// CasesPath is where the cases live: the newsroom's database when
+// DatabaseURL is set, so that every checker sees every case, else cases.db
+// under the data directory.
+func (c *Config) CasesPath() string {
+	return cmp.Or(c.DatabaseURL, filepath.Join(c.DataDir, "cases.db"))
+}
+
 // LedgerPath is where the spend ledger lives: the newsroom's database when
 // DatabaseURL is set (so the day cap counts every process), else spend.db
 // under the data directory.
@@ -353,7 +383,7 @@ func (c *Config) LedgerPath() string {
 // `muse worker` lives: the newsroom's database, else queue.db under the
 // data directory.
 func (c *Config) QueueOptions() jobs.Options {
-	return jobs.Options{DatabaseURL: c.DatabaseURL, Path: filepath.Join(c.DataDir, "queue.db")}
+	return jobs.Options{DatabaseURL: c.DatabaseURL, Path: filepath.Join(c.DataDir, "queue.db"), RescueAfter: c.QueueRescueAfter}
 }
 
 // InstalledRatingsPath is where `muse sources update` keeps the ratings file.

@@ -144,6 +144,11 @@ func NewsProxy(t testing.TB, pages map[string]Page) *url.URL {
 // SearXNG answers /search?format=json with the URLs resultsFor gives
 // for the query, as SearXNG's JSON API does.
 func SearXNG(t testing.TB, resultsFor func(q string) []string) *httptest.Server {
+	return SearXNGLanguage(t, func(q, _ string) []string { return resultsFor(q) })
+}
+
+// SearXNGLanguage is SearXNG with the request's language parameter too.
+func SearXNGLanguage(t testing.TB, resultsFor func(q, language string) []string) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/search" || r.URL.Query().Get("format") != "json" {
 			http.Error(w, "not found", http.StatusNotFound)
@@ -156,7 +161,7 @@ func SearXNG(t testing.TB, resultsFor func(q string) []string) *httptest.Server 
 			Engine  string `json:"engine"`
 		}
 		var res []result
-		for _, u := range resultsFor(r.URL.Query().Get("q")) {
+		for _, u := range resultsFor(r.URL.Query().Get("q"), r.URL.Query().Get("language")) {
 			res = append(res, result{URL: u, Title: "Result for " + u, Content: "Springfield bicycles Main Street", Engine: "duckduckgo"})
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -320,8 +325,11 @@ func New(t testing.TB, order []string, llmOpts ...llmtest.Option) *Env {
 	return &Env{Cfg: cfg, Model: model, LLM: srv, Proxy: NewsProxy(t, pages), Pages: pages}
 }
 
-func (env *Env) Options() pipeline.Options {
-	return pipeline.Options{PageProxy: env.Proxy, LLMRetryDelay: 10 * time.Millisecond}
+func (env *Env) Options() pipeline.Options { return worldOptions(env.Proxy) }
+
+// worldOptions are the engine options that reach a world through its proxy.
+func worldOptions(proxy *url.URL) pipeline.Options {
+	return pipeline.Options{PageProxy: proxy, LLMRetryDelay: 10 * time.Millisecond}
 }
 
 // RatingsCSV is the world's publisher ratings: the news hosts rated as the
@@ -345,12 +353,19 @@ func writeRatings(t testing.TB, dir string) string {
 // configuration with opts, from the first stage.
 func (env *Env) Check(t testing.TB, opts pipeline.Options) (*pipeline.Check, error) {
 	t.Helper()
-	e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, opts)
+	return checkPost(t, env.Cfg, opts, pipeline.Post{Text: Post, Author: "City Rumours", Handle: "@cityrumours", PostedAt: Cutoff}, Cutoff)
+}
+
+// checkPost runs post through an engine built from cfg with opts, from the
+// first stage.
+func checkPost(t testing.TB, cfg *setup.Config, opts pipeline.Options, post pipeline.Post, cutoff time.Time) (*pipeline.Check, error) {
+	t.Helper()
+	e, closeFn, err := setup.NewFromConfig(context.Background(), cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer closeFn()
-	c := e.NewCheck(pipeline.Post{Text: Post, Author: "City Rumours", Handle: "@cityrumours", PostedAt: Cutoff}, Cutoff)
+	c := e.NewCheck(post, cutoff)
 	err = e.Run(context.Background(), c, pipeline.StageImages, nil)
 	return c, err
 }

@@ -49,8 +49,12 @@ type Options struct {
 	// JobTimeout bounds one attempt; 0 means 30 minutes.
 	JobTimeout time.Duration
 	// RescueAfter is how long a job may stay running before it is taken
-	// to belong to a dead worker and given to another; 0 means JobTimeout
-	// plus a minute. River looks for such jobs every 30 seconds.
+	// to belong to a dead worker (one killed outright) and given to
+	// another; 0 means JobTimeout plus a minute. River's rescuer, run by
+	// the elected leader among the workers, looks for such jobs when a
+	// worker becomes leader and every 30 seconds after. A live worker
+	// never holds a job that long: JobTimeout is cut to RescueAfter when
+	// longer (River requires it), so its attempt is stopped and retried.
 	RescueAfter time.Duration
 	// Logger receives River's own log; nil discards it.
 	Logger *slog.Logger
@@ -66,6 +70,7 @@ func (o Options) withDefaults() Options {
 	if o.RescueAfter <= 0 {
 		o.RescueAfter = o.JobTimeout + time.Minute
 	}
+	o.JobTimeout = min(o.JobTimeout, o.RescueAfter)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -81,10 +86,11 @@ type Item struct {
 
 // Job is an item as a worker receives it.
 type Job struct {
-	ID      int64
-	Key     string
-	Payload json.RawMessage
-	Attempt int // from 1
+	ID        int64
+	Key       string
+	Payload   json.RawMessage
+	Attempt   int       // from 1
+	CreatedAt time.Time // when it was queued: with ID, what tells it from a job of another queue
 }
 
 // Handler does one job. The output is kept (also when the attempt fails,
@@ -280,7 +286,7 @@ func (q *Queue) Enqueue(ctx context.Context, items []Item) (batchID string, dupl
 func (q *Queue) Work(ctx context.Context, n int, grace time.Duration, h Handler) error {
 	w := river.NewWorkers()
 	river.AddWorker(w, river.WorkFunc(func(ctx context.Context, j *river.Job[args]) error {
-		out, err := h(ctx, Job{ID: j.ID, Key: j.Args.Key, Payload: j.Args.Payload, Attempt: j.Attempt})
+		out, err := h(ctx, Job{ID: j.ID, Key: j.Args.Key, Payload: j.Args.Payload, Attempt: j.Attempt, CreatedAt: j.CreatedAt})
 		if len(out) > 0 {
 			if rerr := river.RecordOutput(ctx, out); rerr != nil && err == nil {
 				err = rerr

@@ -1,0 +1,99 @@
+package pipeline
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Relevance in the five tested languages: inflected forms meet through
+// each language's stemmer, function words count for nothing, Devanagari
+// words keep their vowel signs, and a page about something else in the
+// same language stays under the gate.
+func TestRelevancePerLanguage(t *testing.T) {
+	th := Options{}.withDefaults().LexicalThreshold
+	cases := []struct {
+		code, post, about, other string
+	}{
+		{"es", "El ayuntamiento prohibió las bicicletas en la avenida",
+			"Los concejales no prohíben la bicicleta: el Ayuntamiento desmiente la prohibición en la Avenida.",
+			"La selección ganó el partido de fútbol por dos goles a cero en el último minuto."},
+		{"de", "Die Stadt hat alle Fahrräder auf der Hauptstraße verboten",
+			"Ein Verbot für das Fahrrad auf der Hauptstraße gibt es nicht, sagt die Stadt.",
+			"Der Fußballverein gewann das Spiel mit zwei Toren in der letzten Minute."},
+		{"pt", "A prefeitura proibiu as bicicletas na avenida central",
+			"A prefeitura não proíbe a bicicleta na Avenida Central, disse um porta-voz.",
+			"O time venceu a partida de futebol por dois gols no último minuto."},
+		{"hi", "नगर निगम ने सड़क पर साइकिलों पर प्रतिबंध लगाया",
+			"नगर निगम ने कहा कि सड़क पर साइकिलों पर कोई प्रतिबंध नहीं है।",
+			"क्रिकेट टीम ने आखिरी ओवर में मैच जीत लिया।"},
+		{"ar", "أمانة عمان حظرت الدراجات في الشارع",
+			"قالت أمانة عمان إنه لا يوجد حظر على الدراجات في الشارع.",
+			"فاز الفريق بالمباراة بهدفين في الدقيقة الأخيرة."},
+	}
+	for _, c := range cases {
+		post := Text{c.post, c.code}
+		if got := Relevance(post, nil, "", Text{c.about, c.code}); got < th {
+			t.Errorf("%s: page about the post scores %.2f, under %.2f", c.code, got, th)
+		}
+		if got := Relevance(post, nil, "", Text{c.other, c.code}); got >= th {
+			t.Errorf("%s: page about something else scores %.2f", c.code, got)
+		}
+	}
+	// Stop words are the post's language's: "de la" says nothing in Spanish.
+	if ws := words("la casa de la moneda", "es"); slices.Contains(ws, "la") || slices.Contains(ws, "de") {
+		t.Errorf("Spanish stop words kept: %q", ws)
+	}
+	// A Devanagari word is one word, vowel signs and all.
+	if ws := words("प्रतिबंध नहीं", "hi"); len(ws) != 1 || ws[0] != "प्रतिबंध" {
+		t.Errorf("Hindi words %q", ws)
+	}
+}
+
+// A page in another language than the post is judged by the queries in its
+// language: the Spanish post's English query lets the English page through,
+// names and numbers meet across languages, and a page in a language that
+// no text is in, or whose words are not cut apart, is never kept out for it.
+func TestRelevanceAcrossLanguages(t *testing.T) {
+	th := Options{}.withDefaults().LexicalThreshold
+	post := Text{"El Ayuntamiento de Sevilla prohibió todas las bicicletas en la Avenida de la Constitución", "es"}
+	english := Text{"The city council of Seville has not banned bicycles from the Avenida de la Constitucion, a spokesperson said.", "en"}
+	alone := Relevance(post, nil, "", english)
+	if alone == 0 {
+		t.Error("the names of the post are not found on the English page")
+	}
+	queries := []Text{{"Sevilla prohíbe bicicletas", "es"}, {"Seville bicycles ban", "en"}}
+	if got := Relevance(post, queries, "", english); got < th || got <= alone {
+		t.Errorf("the English query does not bridge the English page: %.2f (post alone %.2f)", got, alone)
+	}
+	if !sharesLanguage("en", post, queries) || sharesLanguage("de", post, queries) {
+		t.Error("sharesLanguage")
+	}
+	// The engine keeps a page in a language of no text, whatever it scores.
+	c := &Check{Post: Post{Text: post.Text, Language: "es"},
+		Queries: []Query{{Text: "Sevilla prohíbe bicicletas", Enabled: true}, {Text: "Seville bicycle ban", Enabled: true, Language: "en"}},
+		Sources: []Source{
+			{URL: "http://www.dw.com/de/a", Title: "Radfahren in Europa", Language: "de", Status: StatusPending,
+				Paragraphs: []string{strings.Repeat("Die Städte Europas bauen mehr Radwege für den Verkehr. ", 20)}},
+			{URL: "http://www.nikkei.com/c", Title: "市場", Language: "ja", Status: StatusPending,
+				Paragraphs: []string{strings.Repeat("火曜日の株式市場は企業の決算を好感して上昇した。", 20)}},
+			{URL: "http://www.reuters.com/b", Title: "Markets", Language: "en", Status: StatusPending,
+				Paragraphs: []string{strings.Repeat("Stocks rose on Tuesday as investors cheered earnings. ", 20)}},
+		}}
+	w := newWorld()
+	e, err := New(Deps{Model: &fakeModel{}, Fetcher: w, Extract: w.extract, Rater: w}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &run{e: e, c: c}
+	r.relevance(t.Context(), StageSources, 0)
+	if s := c.Sources[0]; s.Status == StatusIrrelevant || !strings.Contains(s.Reason, "German (de)") {
+		t.Errorf("German page: %s (%s)", s.Status, s.Reason)
+	}
+	if s := c.Sources[1]; s.Status == StatusIrrelevant || !strings.Contains(s.Reason, "Japanese (ja), whose words are not cut apart") {
+		t.Errorf("Japanese page: %s (%s)", s.Status, s.Reason)
+	}
+	if s := c.Sources[2]; s.Status != StatusIrrelevant {
+		t.Errorf("unrelated English page: %s (%.2f)", s.Status, s.Relevance)
+	}
+}
