@@ -33,7 +33,7 @@ type passageRule struct {
 }
 
 // chosenPassages is the rule the split chose (see passages_test.go).
-var chosenPassages = passageRule{cue: 2, parts: 4}
+var chosenPassages = passageRule{cue: 1, parts: 4}
 
 // maxCues caps the cue words counted in one paragraph.
 const maxCues = 3
@@ -142,7 +142,7 @@ func selectParagraphs(q paraQuery, paras []string, budget int) []string {
 // choose splits the page into passages no longer than the rule allows,
 // ranks them and takes the best while the budget lasts.
 func (r passageRule) choose(q paraQuery, paras []string, budget int) []string {
-	ps := splitPassages(paras, r.limit(budget))
+	ps := splitPassages(paras, r.limit(budget), budget*4)
 	return fill(ps, r.rank(q, ps), budget)
 }
 
@@ -157,10 +157,12 @@ func (r passageRule) limit(budget int) int {
 }
 
 // splitPassages keeps each paragraph of at most limit bytes whole and cuts
-// a longer one into runs of whole sentences of at most limit bytes (a
-// sentence longer than that is cut at a word), so that what is sent is
-// always verbatim page text and ends where a sentence does.
-func splitPassages(paras []string, limit int) []string {
+// a longer one into runs of whole sentences of at most limit bytes; a
+// sentence longer than that stays whole up to most bytes (the budget: in
+// Devanagari or Arabic script one sentence is often over 200 bytes), and
+// only past that is cut at a word. What is sent is always verbatim page
+// text.
+func splitPassages(paras []string, limit, most int) []string {
 	var out []string
 	for _, p := range paras {
 		if len(p) <= limit {
@@ -176,7 +178,7 @@ func splitPassages(paras []string, limit int) []string {
 			case run != "":
 				out = append(out, run)
 			}
-			run = cutAtWord(s, limit)
+			run = cutAtWord(s, max(limit, most))
 		}
 		if run != "" {
 			out = append(out, run)

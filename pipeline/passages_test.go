@@ -101,11 +101,11 @@ func passageCandidates() []passageChoice {
 // (the page's first 20,000 characters) it is.
 type passageScore struct{ recall, share float64 }
 
-// passageKey names a page's passages ranked one way: the cue weight and
-// the longest passage.
+// passageKey names a page's passages ranked one way: the cue weight, the
+// longest run of sentences and the longest sentence.
 type passageKey struct {
-	cue   float64
-	limit int
+	cue          float64
+	limit, bytes int
 }
 
 type rankedPassages struct {
@@ -122,10 +122,10 @@ func scorePassages(pairs []rulingPair, ranked []map[passageKey]rankedPassages, c
 		if c == formerPassages {
 			sel = formerSelect(p.query(), p.paras, c.budget)
 		} else {
-			k := passageKey{c.rule.cue, c.rule.limit(c.budget)}
+			k := passageKey{c.rule.cue, c.rule.limit(c.budget), c.budget * 4}
 			rp, ok := ranked[i][k]
 			if !ok {
-				rp.ps = splitPassages(p.paras, k.limit)
+				rp.ps = splitPassages(p.paras, k.limit, c.budget*4)
 				rp.order = c.rule.rank(p.query(), rp.ps)
 				ranked[i][k] = rp
 			}
@@ -219,7 +219,7 @@ func TestPassagesOnRealPairs(t *testing.T) {
 func TestSplitPassagesKeepsSentencesVerbatim(t *testing.T) {
 	long := "The council met on Monday. It did not ban bicycles from Main Street! Officials said the rumour was false? " +
 		"A spokesperson added that no such order exists."
-	got := splitPassages([]string{"Short paragraph.", long}, 80)
+	got := splitPassages([]string{"Short paragraph.", long}, 80, 80)
 	want := []string{"Short paragraph.", "The council met on Monday. It did not ban bicycles from Main Street!",
 		"Officials said the rumour was false?", "A spokesperson added that no such order exists."}
 	if !slices.Equal(got, want) {
@@ -230,9 +230,13 @@ func TestSplitPassagesKeepsSentencesVerbatim(t *testing.T) {
 			t.Errorf("passage %q is not verbatim or over 80 bytes", p)
 		}
 	}
-	word := splitPassages([]string{strings.Repeat("word ", 40)}, 50)
+	word := splitPassages([]string{strings.Repeat("word ", 40)}, 50, 50)
 	if len(word) != 1 || len(word[0]) > 50 || strings.HasSuffix(word[0], " ") || strings.HasSuffix(word[0], "wor") {
 		t.Fatalf("an over-long sentence is not cut at a word: %q", word)
+	}
+	whole := "यह वाक्य दो सौ बाइट से लंबा है, फिर भी इसे पूरा भेजा जाना चाहिए क्योंकि यह बजट में आता है।"
+	if got := splitPassages([]string{whole}, 80, 1000); len(got) != 1 || got[0] != whole {
+		t.Fatalf("a sentence within the budget was cut: %q", got)
 	}
 }
 
