@@ -4,10 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"maps"
-	"math"
-	"slices"
-	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -207,83 +203,6 @@ func newParaQuery(post Text, queries []Text, pageLang string) paraQuery {
 		}
 	}
 	return q
-}
-
-// rankParagraphs scores each paragraph against q with BM25 (the
-// paragraphs of the page being the collection) and returns their indexes,
-// best first. Paragraphs sharing no word with q come last, in page order.
-func rankParagraphs(q paraQuery, paras []string) []int {
-	docs := make([][]string, len(paras))
-	df := map[string]int{}
-	var totalLen float64
-	for i, p := range paras {
-		docs[i] = words(p, q.lang)
-		totalLen += float64(len(docs[i]))
-		for t := range termSet(docs[i]) {
-			if q.terms[t] {
-				df[t]++
-			}
-		}
-	}
-	n := float64(len(paras))
-	avg := math.Max(totalLen/math.Max(n, 1), 1)
-	const k1, b = 1.2, 0.75
-	scores := make([]float64, len(paras))
-	for i, d := range docs {
-		tf := map[string]float64{}
-		for _, t := range d {
-			if q.terms[t] {
-				tf[t]++
-			}
-		}
-		for t, f := range tf {
-			idf := math.Log(1 + (n-float64(df[t])+0.5)/(float64(df[t])+0.5))
-			scores[i] += idf * f * (k1 + 1) / (f + k1*(1-b+b*float64(len(d))/avg))
-		}
-	}
-	idx := make([]int, len(paras))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return scores[idx[a]] > scores[idx[b]] })
-	return idx
-}
-
-// estimateTokens is the usual four-characters-a-token estimate, used only
-// to budget page text before a call; usage figures come from the server.
-func estimateTokens(s string) int { return (len(s) + 3) / 4 }
-
-// selectParagraphs picks the paragraphs most related to q until the
-// token budget is spent, and returns them in page order, so a quote keeps
-// its surrounding order. No paragraph may take more than half the budget:
-// a longer one is cut at a sentence end (still verbatim page text), so one
-// long paragraph full of the post's words cannot crowd out the rest.
-func selectParagraphs(q paraQuery, paras []string, budget int) []string {
-	if len(paras) == 0 {
-		return nil
-	}
-	order := rankParagraphs(q, paras)
-	limit := budget * 4 / 2
-	if limit < 200 {
-		limit = min(200, budget*4) // tiny budgets: one short paragraph
-	}
-	chosen := map[int]string{}
-	used := 0
-	for _, i := range order {
-		p := cutAtSentence(paras[i], limit)
-		t := estimateTokens(p)
-		if used+t > budget {
-			continue
-		}
-		chosen[i] = p
-		used += t
-	}
-	idx := slices.Sorted(maps.Keys(chosen))
-	out := make([]string, len(idx))
-	for k, i := range idx {
-		out[k] = chosen[i]
-	}
-	return out
 }
 
 // cutAtSentence shortens s to at most n bytes, ending at the last sentence
