@@ -43,7 +43,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/sources"
@@ -156,16 +155,11 @@ func (s *Store) openPostgres(ctx context.Context, o Options) error {
 	if o.ReadOnly {
 		return fmt.Errorf("open cases %s: read-only is for SQLite files", s.path)
 	}
-	pool, err := pgdb.Open(ctx, o.Path)
+	pool, db, err := pgdb.OpenMigrated(ctx, o.Path, "cases", migrations, "migrations/postgres")
 	if err != nil {
-		return fmt.Errorf("open cases: %w", err)
-	}
-	sub, _ := fs.Sub(migrations, "migrations/postgres")
-	if err := pgdb.Migrate(ctx, pool, "cases", sub); err != nil {
-		pool.Close()
 		return fmt.Errorf("open cases %s: %w", s.path, err)
 	}
-	s.pool, s.db = pool, stdlib.OpenDBFromPool(pool)
+	s.pool, s.db = pool, db
 	return nil
 }
 

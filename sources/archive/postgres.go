@@ -4,11 +4,9 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
 	"regexp"
 	"strings"
 
-	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/musecheck/muse/sources/pgdb"
 )
 
@@ -27,16 +25,11 @@ var pgMigrations embed.FS
 // openPostgres opens the archive in the database at rawURL and brings its
 // schema up to date.
 func openPostgres(ctx context.Context, rawURL string) (*Store, error) {
-	pool, err := pgdb.Open(ctx, rawURL)
+	pool, db, err := pgdb.OpenMigrated(ctx, rawURL, "archive", pgMigrations, "migrations/postgres")
 	if err != nil {
 		return nil, fmt.Errorf("open archive: %w", err)
 	}
-	sub, _ := fs.Sub(pgMigrations, "migrations/postgres")
-	if err := pgdb.Migrate(ctx, pool, "archive", sub); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("open archive: %w", err)
-	}
-	return &Store{db: stdlib.OpenDBFromPool(pool), pool: pool, postgres: true, path: pgdb.Redact(rawURL)}, nil
+	return &Store{db: db, pool: pool, postgres: true, path: pgdb.Redact(rawURL)}, nil
 }
 
 // pgTables finds the tables' SQLite names in a statement.

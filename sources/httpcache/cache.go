@@ -40,7 +40,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/pgdb"
 	"github.com/musecheck/muse/sources/sqlitedb"
@@ -142,16 +141,11 @@ func Open(ctx context.Context, o Options) (*Cache, error) {
 // brings its schema up to date.
 func openDB(ctx context.Context, o Options) (*Cache, error) {
 	if pgdb.IsURL(o.Path) {
-		pool, err := pgdb.Open(ctx, o.Path)
+		pool, db, err := pgdb.OpenMigrated(ctx, o.Path, "http_cache", migrations, "migrations/postgres")
 		if err != nil {
 			return nil, fmt.Errorf("open cache: %w", err)
 		}
-		sub, _ := fs.Sub(migrations, "migrations/postgres")
-		if err := pgdb.Migrate(ctx, pool, "http_cache", sub); err != nil {
-			pool.Close()
-			return nil, fmt.Errorf("open cache: %w", err)
-		}
-		return &Cache{db: stdlib.OpenDBFromPool(pool), postgres: true, pool: pool, table: "http_cache"}, nil
+		return &Cache{db: db, postgres: true, pool: pool, table: "http_cache"}, nil
 	}
 	db, err := sqlitedb.Open(o.Path, sqlitedb.Options{Busy: 30 * time.Second})
 	if err != nil {

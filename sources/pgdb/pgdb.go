@@ -90,6 +90,26 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, component string, fsys fs.
 	return nil
 }
 
+// OpenMigrated is Open followed by Migrate of the goose files in dir of
+// migrations, the way every muse store opens its PostgreSQL side: it
+// returns the pool and a database/sql handle on it (close both), or an
+// error with nothing left open.
+func OpenMigrated(ctx context.Context, rawURL, component string, migrations fs.FS, dir string) (*pgxpool.Pool, *sql.DB, error) {
+	pool, err := Open(ctx, rawURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	sub, err := fs.Sub(migrations, dir)
+	if err == nil {
+		err = Migrate(ctx, pool, component, sub)
+	}
+	if err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	return pool, stdlib.OpenDBFromPool(pool), nil
+}
+
 // Version returns the newest migration version component has applied (0
 // for none).
 func Version(ctx context.Context, pool *pgxpool.Pool, component string, fsys fs.FS) (int64, error) {

@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/sources/pgdb"
@@ -72,16 +71,11 @@ func Open(ctx context.Context, location string) (*Ledger, error) {
 }
 
 func openPostgres(ctx context.Context, url string) (*Ledger, error) {
-	pool, err := pgdb.Open(ctx, url)
+	pool, db, err := pgdb.OpenMigrated(ctx, url, "spend", migrations, "migrations/postgres")
 	if err != nil {
 		return nil, fmt.Errorf("open spend ledger: %w", err)
 	}
-	sub, _ := fs.Sub(migrations, "migrations/postgres")
-	if err := pgdb.Migrate(ctx, pool, "spend", sub); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("open spend ledger: %w", err)
-	}
-	return &Ledger{db: stdlib.OpenDBFromPool(pool), postgres: true, pool: pool, now: time.Now}, nil
+	return &Ledger{db: db, postgres: true, pool: pool, now: time.Now}, nil
 }
 
 // Close closes the database.
