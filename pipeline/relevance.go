@@ -82,8 +82,9 @@ func contentWords(text, code string) []string {
 // through ("this" folds to "thi", "does" to "doe"), and they help: looking
 // up the words themselves lowers the held-out recall of
 // TestRelevanceOnRealPairs from 0.986 to 0.984 and the ruling recall of
-// TestSelectParagraphsKeepsRulings from 0.614 to 0.595 (PolitiFact's
-// rulings say "this claim").
+// the paragraph selection of its day from 0.614 to 0.595 (PolitiFact's
+// rulings say "this claim"; passage selection is now measured by
+// TestPassagesOnRealPairs).
 func stopKey(w, code string) string {
 	if code == "en" {
 		return lang.FoldDiacritics(pluralFold(w))
