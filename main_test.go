@@ -1568,3 +1568,29 @@ func TestArchiveAddClaimReview(t *testing.T) {
 		t.Errorf("check --json: exit %d, fact_checks %+v (%v)\n%s", code, c.FactChecks, err, errOut)
 	}
 }
+
+// TestFactChecksAloneAreSomethingToSearch: with no search provider and an
+// archive holding only imported fact-checks, a check still runs, shows the
+// matching fact-check first and does not say the search found nothing.
+func TestFactChecksAloneAreSomethingToSearch(t *testing.T) {
+	isolate(t)
+	feed := filepath.Join(t.TempDir(), "claims.json")
+	os.WriteFile(feed, []byte(`{"claims": [{"text": "Spain bans cycling in central Madrid from Monday under a new government decree",
+  "claimant": "Facebook posts", "claimReview": [{"publisher": {"name": "Maldita"}, "url": "https://maldita.es/bulo-bicicleta-madrid",
+  "reviewDate": "2024-02-12T00:00:00Z", "textualRating": "False"}]}]}`), 0o644)
+	post := "BREAKING: Spain bans cycling in central Madrid from Monday under a new government decree. Share!"
+	if _, errOut, code := muse(t, "", nil, "check", "--no-llm", "--no-save", post); code != 2 || !strings.Contains(errOut, "nothing to search") {
+		t.Fatalf("an empty archive and no provider: exit %d\n%s", code, errOut)
+	}
+	if _, errOut, code := muse(t, "", nil, "archive", "add", "--claimreview", feed); code != 0 {
+		t.Fatalf("archive add --claimreview: exit %d\n%s", code, errOut)
+	}
+	out, errOut, code := muse(t, "", nil, "check", "--no-llm", "--no-save", "--before", "2024-03-01", post)
+	want := "Already checked by Maldita, rated False, 2024-02-12 (https://maldita.es/bulo-bicicleta-madrid)\n"
+	if code != 0 || !strings.HasPrefix(out, want) {
+		t.Errorf("check: exit %d; stdout starts %q, want %q\n%s", code, out[:min(len(out), 200)], want, errOut)
+	}
+	if strings.Contains(errOut, "the search found nothing") {
+		t.Errorf("the matched fact-check was a hit, yet:\n%s", errOut)
+	}
+}

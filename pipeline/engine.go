@@ -203,8 +203,9 @@ func (e *Engine) NewCheck(p Post, cutoff time.Time) *Check {
 // ErrNoEvidence is returned (wrapped, saying which) by a Run that ended
 // without evidence because every page failed to be read, every search
 // provider failed, or the model's answers could not be read or quoted
-// nothing on their pages. The Check is complete and worth keeping; a
-// genuine "no credible source was found" is no error.
+// nothing on their pages — and no matched fact-check could stand in. The
+// Check is complete and worth keeping; a genuine "no credible source was
+// found" is no error.
 var ErrNoEvidence = errors.New("no evidence could be obtained")
 
 // ErrEmptyPost is returned for a post with neither text nor images.
@@ -298,6 +299,9 @@ func (r *run) noEvidence() error {
 	c := r.c
 	if len(c.IncludedEvidence()) > 0 || slices.ContainsFunc(c.Evidence, func(e Evidence) bool { return e.Verified }) {
 		return nil
+	}
+	if len(r.factCheckEvidence()) > 0 {
+		return nil // a published fact-check of the claim is evidence the correction cites
 	}
 	read, failed := 0, 0
 	for _, s := range c.Sources {

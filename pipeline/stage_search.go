@@ -137,7 +137,7 @@ func (r *run) searchPass(ctx context.Context, st Stage, pass, count int) ([]Hit,
 		added = append(added, hit)
 		r.item(st, hit, "hit found")
 	}
-	if len(found) == 0 {
+	if len(found) == 0 && (pass > 1 || len(c.FactChecks) == 0) { // a matched fact-check is a hit already
 		r.warn(st, "the search found nothing")
 	}
 	return added, nil

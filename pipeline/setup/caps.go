@@ -97,7 +97,8 @@ const NothingToSearchHint = "configure a search provider (for a self-hosted Sear
 	"`muse archive add PATH|URL...`"
 
 // CheckSearchable returns an error wrapping ErrNothingToSearch when no web
-// search provider is configured and the local archive holds nothing.
+// search provider is configured and the local archive holds nothing: no
+// page and no fact-check.
 func CheckSearchable(ctx context.Context, cfg *Config) error {
 	if len(search.Providers(SearchOptions(cfg))) > 0 {
 		return nil
@@ -105,6 +106,9 @@ func CheckSearchable(ctx context.Context, cfg *Config) error {
 	n := 0
 	if st, err := archive.Open(ctx, cfg.ArchivePath()); err == nil {
 		n, _ = st.Count(ctx)
+		if n == 0 { // fact-checks alone are something to match a post against
+			n, _ = st.ClaimCount(ctx)
+		}
 		st.Close()
 	}
 	if n > 0 {

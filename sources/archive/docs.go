@@ -378,3 +378,12 @@ func (s *Store) Count(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+// ClaimCount is the number of archived fact-checks (ClaimReview records).
+func (s *Store) ClaimCount(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, s.sql(`SELECT count(*) FROM claims`)).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count archived fact-checks: %w", err)
+	}
+	return n, nil
+}
