@@ -1611,18 +1611,36 @@ func workerCmd(app *App) *cobra.Command {
 			if parallel < 1 {
 				return usagef("-j %d: want 1 or more", parallel)
 			}
+			// A worker stopped while it is still opening its stores has
+			// no job in hand: it stops as cleanly as a working one.
+			stopped := func() bool {
+				if cmd.Context().Err() == nil {
+					return false
+				}
+				fmt.Fprintln(app.Stderr, "muse: worker stopped before it took any job")
+				return true
+			}
 			q, err := openQueue(cmd.Context(), app)
 			if err != nil {
+				if stopped() {
+					return nil
+				}
 				return err
 			}
 			defer q.Close()
 			eng, closeEngine, err := setup.NewFromConfig(cmd.Context(), app.Cfg, pipeline.Options{Snapshots: !noSave})
 			if err != nil {
+				if stopped() {
+					return nil
+				}
 				return usage(err)
 			}
 			defer closeEngine()
 			ro, closeCases, _ := recordOptions(cmd.Context(), app, eng, noSave)
 			defer closeCases()
+			if stopped() {
+				return nil
+			}
 			wo := batch.WorkOptions{Parallel: parallel, Grace: grace, Run: app.keptRun(eng, ro)}
 			if st, ok := ro.Store.(batch.CaseReader); ok {
 				wo.Cases = st // a job tried again resumes its case
