@@ -112,8 +112,7 @@ func (o Options) Extract(htmlBytes []byte, pageURL string) (*Article, error) {
 	}
 	a.Published = o.publishedDate(doc, gq, ld, dateURL)
 
-	pruneInvisible(doc)
-	pruneInert(doc)
+	prune(doc)
 	res, paras := o.mainText(doc, pageURL, a.Published)
 	a.Paragraphs = paras
 	if !o.Raw {

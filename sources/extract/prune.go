@@ -7,19 +7,20 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
-// pruneInert removes what no extractor reads as text and trafilatura throws
+// prune removes, in one walk of doc, the elements a browser does not show
+// (invisible) and what no extractor reads as text and trafilatura throws
 // away anyway, but only after copying the page three times and searching
-// all of it for metadata: scripts (other than JSON-LD, which its metadata
-// reads), style sheets, SVG drawings, noscript fallbacks and comments. On a
-// news page they are often most of the nodes. It runs after go-htmldate,
-// which reads dates in scripts.
-func pruneInert(n *html.Node) {
+// all of it for metadata (inert): scripts (other than JSON-LD, which its
+// metadata reads), style sheets, SVG drawings, noscript fallbacks and
+// comments. On a news page they are often most of the nodes. It runs after
+// go-htmldate, which reads dates in scripts.
+func prune(n *html.Node) {
 	for c := n.FirstChild; c != nil; {
 		next := c.NextSibling
-		if inert(c) {
+		if inert(c) || c.Type == html.ElementNode && invisible(c) {
 			n.RemoveChild(c)
 		} else {
-			pruneInert(c)
+			prune(c)
 		}
 		c = next
 	}

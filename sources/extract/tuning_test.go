@@ -115,8 +115,7 @@ func loadBodyPages(t *testing.T) []bodyPage {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pruneInvisible(doc) // as Extract does
-		pruneInert(doc)
+		prune(doc) // as Extract does
 		first, firstParas := Options{Now: benchNow, ruleSet: &rules{}}.mainText(doc, urls[id], benchNow)
 		backup, backupParas := Options{Now: benchNow, ruleSet: &libraryRules}.mainText(doc, urls[id], benchNow)
 		pages = append(pages, bodyPage{

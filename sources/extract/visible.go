@@ -103,24 +103,12 @@ func (o Options) withinTime(extract func() (*Article, error)) (*Article, error) 
 	}
 }
 
-// pruneInvisible removes from doc the elements a browser does not show:
-// the hidden attribute, inline styles display:none, visibility:hidden or
-// font-size:0, aria-hidden="true" on a block (on an inline element it
-// usually marks a visible icon), <template>, and <noscript>, whose content
-// a browser that runs scripts does not render. Styles from style sheets
-// and classes are not evaluated.
-func pruneInvisible(n *html.Node) {
-	for c := n.FirstChild; c != nil; {
-		next := c.NextSibling
-		if c.Type == html.ElementNode && invisible(c) {
-			n.RemoveChild(c)
-		} else {
-			pruneInvisible(c)
-		}
-		c = next
-	}
-}
-
+// invisible reports whether a browser hides the element n: the hidden
+// attribute, inline styles display:none, visibility:hidden or font-size:0,
+// aria-hidden="true" on a block (on an inline element it usually marks a
+// visible icon), <template>, and <noscript>, whose content a browser that
+// runs scripts does not render. Styles from style sheets and classes are
+// not evaluated. prune removes what it reports.
 func invisible(n *html.Node) bool {
 	switch n.DataAtom {
 	case atom.Template, atom.Noscript:
