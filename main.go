@@ -136,7 +136,7 @@ func newRoot(app *App) *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&app.configFile, "config", "", "config file (default $XDG_CONFIG_HOME/muse/config.toml)")
 	pf.StringVar(&app.ratings, "ratings", "", "publisher ratings file: MBFC combined.json or CSV domain,factuality,bias (env MUSE_RATINGS)")
-	pf.StringVar(&app.dbURL, "database-url", "", "a newsroom's PostgreSQL (postgres://…) for the job queue, spend ledger and cache (env MUSE_DATABASE_URL)")
+	pf.StringVar(&app.dbURL, "database-url", "", "a newsroom's shared PostgreSQL (postgres://…): cases, page archive, job queue, spend ledger and cache (env MUSE_DATABASE_URL)")
 	pf.BoolVar(&app.allowPriv, "allow-private-addresses", false, "allow fetching loopback and private addresses (env MUSE_ALLOW_PRIVATE_ADDRESSES)")
 	pf.BoolVar(&app.noCache, "no-cache", false, "send every search and model request again instead of answering from the cache (env MUSE_NO_CACHE)")
 	root.SetOut(app.Stdout)
