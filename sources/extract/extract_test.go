@@ -2,6 +2,7 @@ package extract
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"os"
@@ -188,6 +189,52 @@ func TestExtractFileConvertsCharset(t *testing.T) {
 	}
 	if !strings.Contains(a.Text, "the café’s owner") {
 		t.Errorf("late UTF-8 misread: %q", a.Text[max(0, len(a.Text)-120):])
+	}
+}
+
+func TestExtractFileGzipped(t *testing.T) {
+	// Saved pages often come compressed (page.html.gz, crawls); the file is
+	// read as what it unpacks to, whatever its name.
+	page := []byte("<html><head><title>Market news</title></head><body><article>" +
+		strings.Repeat("<p>The owner said the street market would return in spring, after a winter of roadworks that kept customers away.</p>", 6) +
+		"</article></body></html>")
+	dir := t.TempDir()
+	gz := func(name string, b []byte) string {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		zw.Write(b)
+		zw.Close()
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	for _, name := range []string{"page.html.gz", "page.html"} {
+		a, err := Options{Now: testNow}.ExtractFile(gz(name, page), "")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if a.Title != "Market news" || !strings.Contains(a.Text, "street market would return") {
+			t.Errorf("%s: title %q text %.80q", name, a.Title, a.Text)
+		}
+	}
+
+	// A small file that unpacks past the bound is refused like a large page.
+	bomb := gz("bomb.html.gz", bytes.Repeat([]byte("<p>a</p>"), (maxFileBytes/8)+1024))
+	if fi, _ := os.Stat(bomb); fi.Size() > 1<<20 {
+		t.Fatalf("the test's bomb is %d bytes compressed", fi.Size())
+	}
+	if _, err := (Options{}).ExtractFile(bomb, ""); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("bomb: err = %v, want 'larger than'", err)
+	}
+
+	// A truncated gzip file is a clear one-line error, not binary soup.
+	whole, _ := os.ReadFile(gz("whole.html.gz", page))
+	cut := filepath.Join(dir, "cut.html.gz")
+	os.WriteFile(cut, whole[:12], 0o644)
+	if _, err := (Options{}).ExtractFile(cut, ""); err == nil || !strings.Contains(err.Error(), "gzip") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("truncated gzip: err = %v, want one line naming gzip", err)
 	}
 }
 

@@ -1,6 +1,8 @@
 package extract
 
 import (
+	"bufio"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"os"
@@ -12,7 +14,7 @@ import (
 const maxFileBytes = 32 << 20
 
 // ExtractFile extracts an article from a saved HTML page or PDF document
-// ("-" reads standard input). The page may be in any charset its markup
+// ("-" reads standard input), gzip-compressed or not (page.html.gz). The page may be in any charset its markup
 // declares or that can be guessed; it is converted to UTF-8 first, as the
 // fetcher does for pages it downloads. pageURL is where the page came from
 // and may be "".
@@ -57,7 +59,16 @@ func readFile(path string) ([]byte, error) {
 		}
 		r = f
 	}
+	r, err := gunzipped(r)
+	if err != nil {
+		return nil, fmt.Errorf("extract %s: %w", path, err)
+	}
+	// The bound applies to what the page is once decompressed, so a small
+	// compressed file that unpacks to gigabytes is refused like a large one.
 	b, err := io.ReadAll(io.LimitReader(r, maxFileBytes+1))
+	if _, gz := r.(*gzip.Reader); gz && err != nil {
+		return nil, fmt.Errorf("extract %s: a damaged or cut-off gzip file: %w", path, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("extract: read %s: %w", path, err)
 	}
@@ -65,4 +76,18 @@ func readFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("extract %s: larger than %d MiB, not a web page", path, maxFileBytes>>20)
 	}
 	return b, nil
+}
+
+// gunzipped reads r through gzip when it starts with gzip's magic bytes,
+// whatever the file is called, and as it is otherwise.
+func gunzipped(r io.Reader) (io.Reader, error) {
+	br := bufio.NewReader(r)
+	if magic, err := br.Peek(2); err != nil || magic[0] != 0x1f || magic[1] != 0x8b {
+		return br, nil
+	}
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, fmt.Errorf("not a readable gzip file: %w", err)
+	}
+	return zr, nil
 }
