@@ -228,6 +228,12 @@ func archiveAddCmd(app *App) *cobra.Command {
 				return nil
 			}
 			fmt.Fprintf(app.Stderr, "muse: archive: %d added, %d failed\n", res.Added, res.Failed)
+			if res.Skipped > 0 {
+				fmt.Fprintf(app.Stderr, "muse: archive: %d files skipped in the folders: not .html, .htm, .html.gz, .jsonl or .ndjson\n", res.Skipped)
+			}
+			if res.Added+res.Failed == 0 && res.Skipped > 0 {
+				return errors.New("nothing to archive: no page or JSONL file among the files given")
+			}
 			if res.Failed > 0 {
 				return fmt.Errorf("%d of %d items could not be archived", res.Failed, res.Added+res.Failed)
 			}

@@ -41,6 +41,9 @@ const batchSize = 1000
 // ImportResult counts what Import did.
 type ImportResult struct {
 	Added, Failed int
+	// Skipped counts the files in the folders walked that are not pages or
+	// records by their name (notes.txt, photo.jpg); they are not errors.
+	Skipped int
 }
 
 // Import adds each argument to the archive: an http(s) URL is fetched and
@@ -90,8 +93,12 @@ func (s *Store) Import(ctx context.Context, args []string, o ImportOptions) Impo
 				fail(p, err)
 				return nil
 			}
-			if !d.IsDir() && importable(p) {
+			switch {
+			case d.IsDir():
+			case importable(p):
 				s.importFile(ctx, p, &res, fail, progress)
+			default:
+				res.Skipped++
 			}
 			return ctx.Err()
 		})
@@ -103,19 +110,29 @@ func (s *Store) Import(ctx context.Context, args []string, o ImportOptions) Impo
 }
 
 func importable(p string) bool {
-	switch strings.ToLower(filepath.Ext(p)) {
-	case ".html", ".htm", ".jsonl", ".ndjson":
+	switch kind(p) {
+	case ".html", ".htm", ".html.gz", ".htm.gz", ".jsonl", ".ndjson":
 		return true
 	}
 	return false
 }
 
+// kind is a file's extension in lower case, with a compressed page's two
+// (".html.gz").
+func kind(p string) string {
+	ext := strings.ToLower(filepath.Ext(p))
+	if ext == ".gz" {
+		ext = strings.ToLower(filepath.Ext(strings.TrimSuffix(p, filepath.Ext(p)))) + ext
+	}
+	return ext
+}
+
 func (s *Store) importFile(ctx context.Context, path string, res *ImportResult, fail func(string, error), progress func()) {
 	defer progress()
-	switch strings.ToLower(filepath.Ext(path)) {
+	switch kind(path) {
 	case ".jsonl", ".ndjson":
 		s.importJSONL(ctx, path, res, fail, progress)
-	case ".html", ".htm":
+	case ".html", ".htm", ".html.gz", ".htm.gz":
 		a, err := extract.Options{}.ExtractFile(path, "")
 		if err == nil {
 			err = s.addArticle(ctx, a, "")
@@ -126,7 +143,7 @@ func (s *Store) importFile(ctx context.Context, path string, res *ImportResult, 
 		}
 		res.Added++
 	default:
-		fail(path, errors.New("not an HTML (.html, .htm) or JSONL (.jsonl, .ndjson) file"))
+		fail(path, errors.New("not an HTML (.html, .htm, .html.gz) or JSONL (.jsonl, .ndjson) file"))
 	}
 }
 
@@ -156,7 +173,7 @@ func (s *Store) addArticle(ctx context.Context, a *extract.Article, pageURL stri
 		u = pageURL
 	}
 	if u == "" {
-		return errors.New("the page names no URL of its own (no canonical link or og:url); give its URL instead")
+		return errors.New("the page names no address of its own (no absolute canonical link or og:url); give its URL instead")
 	}
 	pub := a.Publisher
 	if pub == "" {

@@ -2,6 +2,7 @@ package archive
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -335,4 +336,30 @@ func TestConcurrentProcesses(t *testing.T) {
 		}
 	}
 	checkCount(t, path, 200)
+}
+
+// Saved pages often come gzip-compressed (crawls, the benchmark sets): a
+// folder of page.html.gz is archived as a folder of pages is.
+func TestImportCompressedPages(t *testing.T) {
+	s, _ := openTemp(t)
+	page, err := os.ReadFile("testdata/site/measles.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(page)
+	zw.Close()
+	os.WriteFile(filepath.Join(dir, "measles.html.gz"), buf.Bytes(), 0o644)
+	os.WriteFile(filepath.Join(dir, "notes.txt.gz"), buf.Bytes(), 0o644) // not a page by name: left alone
+	var errs bytes.Buffer
+	res := s.Import(context.Background(), []string{dir}, ImportOptions{Errors: &errs})
+	if res.Added != 1 || res.Failed != 0 || res.Skipped != 1 {
+		t.Fatalf("Import = %+v; want 1 added, 1 skipped\n%s", res, errs.String())
+	}
+	d, err := s.Get(context.Background(), "https://healthdesk.example.org/2019/04/measles-vaccine-autism")
+	if err != nil || !strings.Contains(d.Text, "Danish study") {
+		t.Errorf("compressed page not archived: %v %+v", err, d)
+	}
 }

@@ -108,7 +108,11 @@ func (o Options) Extract(htmlBytes []byte, pageURL string) (*Article, error) {
 	a := &Article{URL: pageURL}
 	dateURL := pageURL
 	if dateURL == "" {
-		dateURL = canonicalLink(gq)
+		dateURL = canonicalLink(gq, "")
+	}
+	if dateURL == "" {
+		// A relative canonical link still has a date in its path to give.
+		dateURL, _ = gq.Find(`link[rel="canonical"]`).First().Attr("href")
 	}
 	a.Published = o.publishedDate(doc, gq, ld, dateURL)
 

@@ -327,3 +327,27 @@ func TestCleanParagraphs(t *testing.T) {
 		t.Errorf("early copyright lines were cut: %q", got)
 	}
 }
+
+// Saved pages (no URL of their own to resolve against) declare their address
+// in the ways real pages do; the canonical URL is always absolute http(s) or
+// empty, never a path muse could not cite.
+func TestCanonicalURLOfSavedPages(t *testing.T) {
+	body := "<article>" + strings.Repeat("<p>The council said the bridge would reopen in spring after repairs to its deck and railings.</p>", 4) + "</article>"
+	for _, c := range []struct{ name, head, pageURL, want string }{
+		{"relative canonical, absolute og:url", `<link rel="canonical" href="/news/bridge"><meta property="og:url" content="https://www.city.example/news/bridge">`, "", "https://www.city.example/news/bridge"},
+		{"relative canonical, page URL known", `<link rel="canonical" href="/news/bridge"><meta property="og:url" content="https://m.city.example/bridge">`, "https://www.city.example/a?x=1", "https://www.city.example/news/bridge"},
+		{"relative canonical, base href", `<base href="https://www.city.example/"><link rel="canonical" href="news/bridge">`, "", "https://www.city.example/news/bridge"},
+		{"relative canonical alone", `<link rel="canonical" href="/news/bridge">`, "", ""},
+		{"percent-encoded canonical", `<link rel="canonical" href="https%3A%2F%2Fwww.city.example%2Fnews%2Fbr%C3%BCcke%2F">`, "", "https://www.city.example/news/br%C3%BCcke/"},
+		{"javascript canonical", `<link rel="canonical" href="javascript:alert(1)">`, "", ""},
+	} {
+		page := "<html><head><title>Bridge</title>" + c.head + "</head><body>" + body + "</body></html>"
+		a, err := Options{Now: testNow}.Extract([]byte(page), c.pageURL)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if a.CanonicalURL != c.want {
+			t.Errorf("%s: canonical = %q, want %q", c.name, a.CanonicalURL, c.want)
+		}
+	}
+}

@@ -204,7 +204,7 @@ func fillMetadata(a *Article, md trafilatura.Metadata, nodes []node, doc *goquer
 		}
 	}
 	a.Image = absURL(firstNonEmpty(md.Image, metaContent(doc, `meta[property="og:image"]`)), a.URL)
-	a.CanonicalURL = absURL(firstNonEmpty(canonicalLink(doc), md.URL), a.URL)
+	a.CanonicalURL = firstNonEmpty(canonicalLink(doc, a.URL), absURL(md.URL, a.URL))
 	a.Language = language(md.Language, doc, a.Text)
 }
 
@@ -258,27 +258,51 @@ func metaContent(doc *goquery.Document, sel string) string {
 	return strings.TrimSpace(c)
 }
 
-func canonicalLink(doc *goquery.Document) string {
-	if h, ok := doc.Find(`link[rel="canonical"]`).First().Attr("href"); ok && strings.TrimSpace(h) != "" {
-		return strings.TrimSpace(h)
+// canonicalLink is the page's own absolute URL as it declares it: its
+// canonical link, else its og:url. A relative link is resolved against the
+// page's URL, else its <base href>; a saved page often has neither, and then
+// og:url (absolute by that protocol's rules) is the one to take.
+func canonicalLink(doc *goquery.Document, pageURL string) string {
+	base := pageURL
+	if u, err := url.Parse(base); err != nil || !u.IsAbs() {
+		base, _ = doc.Find("base[href]").First().Attr("href")
 	}
-	return metaContent(doc, `meta[property="og:url"]`)
+	canonical, _ := doc.Find(`link[rel="canonical"]`).First().Attr("href")
+	for _, ref := range []string{canonical, metaContent(doc, `meta[property="og:url"]`)} {
+		if u := absURL(unescapedURL(ref), base); u != "" {
+			return u
+		}
+	}
+	return ""
+}
+
+// unescapedURL undoes a whole URL percent-encoded by mistake
+// (https%3A%2F%2Fexample.org%2Fpage), which pages do put in their links.
+func unescapedURL(ref string) string {
+	ref = strings.TrimSpace(ref)
+	if lower := strings.ToLower(ref); strings.HasPrefix(lower, "http%3a%2f%2f") || strings.HasPrefix(lower, "https%3a%2f%2f") {
+		if u, err := url.QueryUnescape(ref); err == nil {
+			return u
+		}
+	}
+	return ref
 }
 
 // absURL resolves a possibly relative URL against the page URL; a URL that
-// cannot be resolved to http(s) is dropped rather than passed on broken.
+// cannot be resolved to an absolute http(s) URL is dropped rather than
+// passed on broken.
 func absURL(ref, base string) string {
-	if ref == "" {
+	if strings.TrimSpace(ref) == "" {
 		return ""
 	}
 	r, err := url.Parse(strings.TrimSpace(ref))
 	if err != nil {
 		return ""
 	}
-	if b, err := url.Parse(base); err == nil && b.IsAbs() {
+	if b, err := url.Parse(strings.TrimSpace(base)); err == nil && b.IsAbs() {
 		r = b.ResolveReference(r)
 	}
-	if r.IsAbs() && r.Scheme != "http" && r.Scheme != "https" {
+	if !r.IsAbs() || (r.Scheme != "http" && r.Scheme != "https") || r.Host == "" {
 		return ""
 	}
 	return r.String()
