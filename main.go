@@ -177,7 +177,7 @@ func archiveAddCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "add PATH|URL...|-",
 		Short: "Archive URLs, HTML files, folders of them, or JSONL records {url,title,text,published,publisher}",
-		Long: "Each argument is an http(s) URL (fetched and read), an .html file, a folder of them, or a\n" +
+		Long: "Each argument is an http(s) URL (fetched and read), an .html file (.htm, .html.gz), a folder of them, or a\n" +
 			".jsonl file of records {url,title,text,published,publisher}. - reads more arguments from\n" +
 			"standard input, one a line.\n\n" +
 			"With --claimreview each argument is a file or URL of fact-checks as they are published: a page\n" +
