@@ -585,6 +585,31 @@ func TestNoLLMDigest(t *testing.T) {
 	if c.Usage.LLMCalls != 0 {
 		t.Error("model called in --no-llm mode")
 	}
+	// No model judged the pages the digest left out: none is said to have
+	// been passed over because others refuted the post.
+	for _, s := range c.Sources {
+		if strings.Contains(s.Reason, "refuted") {
+			t.Errorf("source %s: %q in --no-llm mode", s.URL, s.Reason)
+		}
+	}
+	// A digest of one page leaves the other eligible pages unread, and says why.
+	e1, err := New(Deps{Searchers: []search.Searcher{w}, Fetcher: w, Extract: w.extract, Rater: w}, Options{NoLLM: true, DigestPages: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1 := e1.NewCheck(Post{Text: post}, time.Time{})
+	if _, err := runCheck(t, e1, c1); err != nil {
+		t.Fatal(err)
+	}
+	var unread int
+	for _, s := range c1.Sources {
+		if s.Status == StatusNotNeeded && strings.Contains(s.Reason, "1 best-ranked") {
+			unread++
+		}
+	}
+	if unread == 0 {
+		t.Errorf("a one-page digest left no page marked as left out of the digest: %+v", c1.Sources)
+	}
 	if _, err := New(Deps{Fetcher: w, Extract: w.extract, Rater: w}, Options{}); !errors.Is(err, ErrNoModel) {
 		t.Errorf("no model: %v", err)
 	}

@@ -53,9 +53,14 @@ func (r *run) evidence(ctx context.Context) (int, error) {
 		s := &c.Sources[i]
 		if (s.Status == StatusPending || s.Status == StatusBoosted) && !r.read[sources.Key(s.URL)] {
 			s.Status = StatusNotNeeded
-			s.Reason = "not read for evidence: enough pages had already refuted the post"
-			if err != nil {
+			switch {
+			case err != nil:
 				s.Reason = "not read for evidence: the stage stopped early"
+			case r.e.opts.NoLLM:
+				// No model judged anything: the digest quotes the best-ranked pages.
+				s.Reason = fmt.Sprintf("not read for the digest: it quotes the %d best-ranked pages", r.e.opts.DigestPages)
+			default:
+				s.Reason = "not read for evidence: enough pages had already refuted the post"
 			}
 		}
 	}

@@ -351,3 +351,30 @@ func TestCanonicalURLOfSavedPages(t *testing.T) {
 		}
 	}
 }
+
+// Most CMSs (Yoast and its kin) name the publisher and author once in an
+// @graph and point at them by @id; the names are read, not the identifiers.
+func TestJSONLDReferencesByID(t *testing.T) {
+	ld := `{"@context":"https://schema.org","@graph":[
+	{"@type":"NewsArticle","@id":"https://www.city.example/news/bridge#article","headline":"Bridge to reopen",
+	 "author":{"@id":"https://www.city.example/#/schema/person/ab12"},
+	 "publisher":{"@id":"https://www.city.example/#organization"},"datePublished":"2021-03-04T08:00:00+01:00"},
+	{"@type":"Organization","@id":"https://www.city.example/#organization","name":"City Courier","url":"https://www.city.example/"},
+	{"@type":"Person","@id":"https://www.city.example/#/schema/person/ab12","name":"Ana Ruiz"}]}`
+	dangling := strings.ReplaceAll(ld, `"name":"City Courier",`, ``)
+	dangling = strings.ReplaceAll(dangling, `"name":"Ana Ruiz"`, `"url":"https://www.city.example/author/ana"`)
+	body := "<article>" + strings.Repeat("<p>The council said the bridge would reopen in spring after repairs to its deck and railings.</p>", 4) + "</article>"
+	for _, c := range []struct{ name, ld, publisher, author string }{
+		{"resolved", ld, "City Courier", "Ana Ruiz"},
+		{"pointing at objects without names", dangling, "", ""},
+	} {
+		page := `<html><head><title>Bridge to reopen</title><script type="application/ld+json">` + c.ld + `</script></head><body>` + body + `</body></html>`
+		a, err := Options{Now: testNow}.Extract([]byte(page), "https://www.city.example/news/bridge")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Publisher != c.publisher || a.Author != c.author {
+			t.Errorf("%s: publisher %q author %q, want %q and %q", c.name, a.Publisher, a.Author, c.publisher, c.author)
+		}
+	}
+}

@@ -31,7 +31,50 @@ func readJSONLD(doc *goquery.Document) []node {
 		}
 		collectNodes(v, &out, 0)
 	})
+	resolveRefs(out)
 	return out
+}
+
+// resolveRefs replaces each property that only points at another object of
+// the page ({"@id": "https://site.example/#organization"}, Yoast's and most
+// CMSs' way to name a publisher or author once in an @graph) with the object
+// it points at, so that its name is read rather than its identifier.
+func resolveRefs(nodes []node) {
+	byID := map[string]node{}
+	for _, n := range nodes {
+		if id, ok := n["@id"].(string); ok && id != "" {
+			if _, seen := byID[id]; !seen {
+				byID[id] = n
+			}
+		}
+	}
+	if len(byID) == 0 {
+		return
+	}
+	target := func(v any) (node, bool) {
+		m, ok := v.(map[string]any)
+		if !ok || len(m) != 1 {
+			return nil, false
+		}
+		id, _ := m["@id"].(string)
+		t, ok := byID[id]
+		return t, ok
+	}
+	for _, n := range nodes {
+		for k, v := range n {
+			if t, ok := target(v); ok {
+				n[k] = map[string]any(t)
+				continue
+			}
+			if list, ok := v.([]any); ok {
+				for i, e := range list {
+					if t, ok := target(e); ok {
+						list[i] = map[string]any(t)
+					}
+				}
+			}
+		}
+	}
 }
 
 // collectNodes walks a decoded JSON value depth-first; the depth limit guards

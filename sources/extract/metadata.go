@@ -176,13 +176,23 @@ func fillMetadata(a *Article, md trafilatura.Metadata, nodes []node, doc *goquer
 	}
 	a.Author = strings.TrimSpace(md.Author)
 	if a.Author == "" && main != nil {
-		a.Author = strings.Join(main.names("author"), "; ")
+		var names []string
+		for _, name := range main.names("author") {
+			if !strings.Contains(name, "://") { // a profile link left unresolved is not a name
+				names = append(names, name)
+			}
+		}
+		a.Author = strings.Join(names, "; ")
 	}
 	// og:site_name is what the site calls itself; trafilatura's site name
 	// may be the JSON-LD publisher, a company rather than a masthead.
 	a.SiteName = firstNonEmpty(metaContent(doc, `meta[property="og:site_name"]`), md.Sitename)
 	if main != nil {
 		a.Publisher = main.str("publisher")
+	}
+	if strings.Contains(a.Publisher, "://") {
+		// An identifier the page never resolves to a name names nobody.
+		a.Publisher = ""
 	}
 	if a.Publisher == "" {
 		a.Publisher = firstNonEmpty(orgName(nodes), a.SiteName)
