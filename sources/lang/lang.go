@@ -42,7 +42,38 @@ func Detect(text string) Detection {
 	if code == "" {
 		return Detection{}
 	}
-	return Detection{Code: code, Confidence: info.Confidence, Reliable: info.IsReliable()}
+	d := Detection{Code: code, Confidence: info.Confidence, Reliable: info.IsReliable()}
+	if !d.Reliable {
+		d.Code = byFunctionWords(t, d.Code)
+	}
+	return d
+}
+
+// byFunctionWords settles a detection the trigram profiles are unsure of:
+// in a few words they take German for Danish ("Der Impfgipfel wurde
+// abgesagt, sagt Lindner"), where the function words are plain. The
+// language whose stop-word list holds more of the text's words than the
+// guess's own, and at least two, replaces the guess.
+func byFunctionWords(text, guess string) string {
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.Is(unicode.Mn, r) && r != '\''
+	})
+	count := func(code string) int {
+		n := 0
+		for _, w := range words {
+			if IsStopWord(w, code) {
+				n++
+			}
+		}
+		return n
+	}
+	best, most := guess, count(guess)
+	for _, code := range stopListCodes {
+		if n := count(code); n > most && n >= 2 {
+			best, most = code, n
+		}
+	}
+	return best
 }
 
 // prose keeps the words of text that are written in a language.

@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -50,6 +51,19 @@ var stopLists = map[string][]byte{
 	"pt": pt.PortugueseStopWords, "ro": ro.RomanianStopWords, "ru": ru.RussianStopWords,
 	"sv": sv.SwedishStopWords, "tr": tr.TurkishStopWords,
 }
+
+// stopListCodes are the languages with a stop list, in a fixed order so
+// that a tie goes the same way every time ("nb" is "no"'s list again).
+var stopListCodes = func() []string {
+	var codes []string
+	for code := range stopLists {
+		if code != "nb" {
+			codes = append(codes, code)
+		}
+	}
+	slices.Sort(codes)
+	return codes
+}()
 
 // stopSets holds each list parsed, on first use: code → *stopSet.
 var stopSets sync.Map
