@@ -39,7 +39,13 @@ func (r *run) readArchived(ctx context.Context, s *Source, fetchErr error) bool 
 	}
 	var paras []string
 	words := 0
-	for _, para := range strings.Split(p.Text, "\n\n") {
+	// Pages muse read keep a blank line between paragraphs; an imported
+	// record may use single line breaks instead.
+	sep := "\n\n"
+	if !strings.Contains(p.Text, sep) {
+		sep = "\n"
+	}
+	for _, para := range strings.Split(p.Text, sep) {
 		if para = strings.TrimSpace(para); para != "" {
 			paras = append(paras, para)
 			words += len(strings.Fields(para))

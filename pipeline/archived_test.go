@@ -16,7 +16,15 @@ import (
 // A page that cannot be fetched (offline, or gone) but that the local
 // archive holds is read from the archive and can be quoted; a page the
 // archive does not hold still fails.
+// Imported records (JSONL exports) separate paragraphs with a blank line or
+// with a single line break; both are read as paragraphs, not one block.
 func TestUnfetchablePageReadFromArchive(t *testing.T) {
+	for name, sep := range map[string]string{"blank lines": "\n\n", "line breaks": "\n"} {
+		t.Run(name, func(t *testing.T) { testUnfetchablePageReadFromArchive(t, sep) })
+	}
+}
+
+func testUnfetchablePageReadFromArchive(t *testing.T, sep string) {
 	ctx := context.Background()
 	store, err := archive.Open(ctx, filepath.Join(t.TempDir(), "archive.db"))
 	if err != nil {
@@ -24,7 +32,7 @@ func TestUnfetchablePageReadFromArchive(t *testing.T) {
 	}
 	defer store.Close()
 	doc := archive.Doc{URL: "https://www.reuters.com/a", Title: "Springfield did not ban bicycles", Publisher: "Reuters",
-		Text:      refuteA + "\n\n" + filler("bicycles on Main Street", 12),
+		Text:      refuteA + sep + filler("bicycles on Main Street", 12),
 		Published: time.Date(2024, 1, 5, 0, 0, 0, 0, time.UTC)}
 	if err := store.Add(ctx, doc); err != nil {
 		t.Fatal(err)
@@ -44,6 +52,9 @@ func TestUnfetchablePageReadFromArchive(t *testing.T) {
 	s := c.SourceByURL("https://www.reuters.com/a")
 	if s == nil || s.Status != StatusUsed {
 		t.Fatalf("archived page: %+v, want it used", s)
+	}
+	if len(s.Paragraphs) < 2 {
+		t.Errorf("archived page read as %d paragraph(s)", len(s.Paragraphs))
 	}
 	quoted := false
 	for _, ev := range c.Evidence {
