@@ -1,8 +1,10 @@
 package pipeline_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -66,7 +68,7 @@ func BenchmarkCheck(b *testing.B) {
 	var wall, calls, waves, tokens, evTokens, sentChars float64
 	var paper paperFigures
 	b.ResetTimer()
-	for range b.N {
+	for i := range b.N {
 		mu.Lock()
 		starts = nil
 		mu.Unlock()
@@ -89,7 +91,9 @@ func BenchmarkCheck(b *testing.B) {
 		waves += float64(countWaves(starts, latency/2))
 		mu.Unlock()
 		nonEvidence, nonEvidenceCalls := 0, 0
+		var parts []promptParts
 		for _, call := range chat {
+			parts = append(parts, splitPrompt(*call.Chat))
 			n := len(strings.Fields(llmtest.AllText(*call.Chat)))
 			tokens += float64(n)
 			if llmtest.SchemaName(*call.Chat) == "evidence" {
@@ -101,6 +105,9 @@ func BenchmarkCheck(b *testing.B) {
 		}
 		for _, s := range c.Sources {
 			sentChars += float64(s.SentChars)
+		}
+		if i == b.N-1 {
+			logParts(b, parts)
 		}
 		pf := paperEvidence(c)
 		paper.calls += pf.calls + nonEvidenceCalls
@@ -123,6 +130,64 @@ func BenchmarkCheck(b *testing.B) {
 	b.ReportMetric(tokens/float64(paper.tokens), "prompt_ratio")
 	b.ReportMetric(evTokens/float64(paper.evTokens), "evidence_ratio")
 	b.ReportMetric(sentChars/float64(paper.chars), "page_text_ratio")
+}
+
+// promptParts is where the words of one call go.
+type promptParts struct {
+	task                                     string
+	system, post, pages, facts, instructions int
+}
+
+var (
+	postBlock  = regexp.MustCompile(`(?s)<<<BEGIN POST>>>.*?<<<END POST>>>`)
+	factsBlock = regexp.MustCompile(`(?s)<<<BEGIN FACTS>>>.*?<<<END FACTS>>>`)
+	pageBlock  = regexp.MustCompile(`(?s)<<<BEGIN ARTICLE(?: \d+)?>>>.*?<<<END ARTICLE(?: \d+)?>>>`)
+)
+
+// splitPrompt counts the words of a call as the server does, by part: the
+// system message, the post block, the article blocks (passages with their
+// headers and markers), the correction's facts block, and the rest of the
+// user messages (instructions, answer format).
+func splitPrompt(req openai.ChatCompletionRequest) promptParts {
+	p := promptParts{task: cmp.Or(llmtest.SchemaName(req), "correction")}
+	count := func(re *regexp.Regexp, s string) (int, string) {
+		n := 0
+		for _, m := range re.FindAllString(s, -1) {
+			n += len(strings.Fields(m))
+		}
+		return n, re.ReplaceAllString(s, " ")
+	}
+	for _, m := range req.Messages {
+		text := llmtest.MessageText(m)
+		if m.Role == openai.ChatMessageRoleSystem {
+			p.system += len(strings.Fields(text))
+			continue
+		}
+		var n int
+		n, text = count(postBlock, text)
+		p.post += n
+		n, text = count(pageBlock, text)
+		p.pages += n
+		n, text = count(factsBlock, text)
+		p.facts += n
+		p.instructions += len(strings.Fields(text))
+	}
+	return p
+}
+
+// logParts prints where the prompt words of one check went.
+func logParts(b *testing.B, parts []promptParts) {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "prompt words by call:\n%-11s %6s %6s %6s %6s %6s %6s\n", "call", "system", "post", "pages", "facts", "instr", "total")
+	var sum promptParts
+	for _, p := range parts {
+		total := p.system + p.post + p.pages + p.facts + p.instructions
+		fmt.Fprintf(&sb, "%-11s %6d %6d %6d %6d %6d %6d\n", p.task, p.system, p.post, p.pages, p.facts, p.instructions, total)
+		sum.system, sum.post, sum.pages, sum.facts, sum.instructions = sum.system+p.system, sum.post+p.post, sum.pages+p.pages, sum.facts+p.facts, sum.instructions+p.instructions
+	}
+	fmt.Fprintf(&sb, "%-11s %6d %6d %6d %6d %6d %6d", "all", sum.system, sum.post, sum.pages, sum.facts, sum.instructions,
+		sum.system+sum.post+sum.pages+sum.facts+sum.instructions)
+	b.Log(sb.String())
 }
 
 // countWaves groups call start times into rounds of concurrent calls.

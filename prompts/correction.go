@@ -39,7 +39,37 @@ func Correction(p Post, ev []EvidenceItem, language string) ([]llm.Message, erro
 	if strings.HasSuffix(language, "(en)") {
 		language = ""
 	}
-	return messages("correction", map[string]any{"Post": p, "Evidence": orderEvidence(ev), "Language": language})
+	return messages("correction", map[string]any{"Post": p, "Evidence": factsBySource(orderEvidence(ev)), "Language": language})
+}
+
+// sourceFacts is one source of the correction prompt with all its quotes,
+// so that a source giving both kinds is named once.
+type sourceFacts struct {
+	URL, Publisher   string
+	Tier             ratings.Tier
+	Published        time.Time
+	Refutes, Context []string
+}
+
+// factsBySource groups ordered items by URL, in the order of each URL's
+// first item.
+func factsBySource(ev []EvidenceItem) []sourceFacts {
+	var out []sourceFacts
+	at := map[string]int{}
+	for _, e := range ev {
+		i, ok := at[e.URL]
+		if !ok {
+			i = len(out)
+			at[e.URL] = i
+			out = append(out, sourceFacts{URL: e.URL, Publisher: e.Publisher, Tier: e.Tier, Published: e.Published})
+		}
+		if e.Kind == KindContext {
+			out[i].Context = append(out[i].Context, e.Quotes...)
+		} else {
+			out[i].Refutes = append(out[i].Refutes, e.Quotes...)
+		}
+	}
+	return out
 }
 
 func orderEvidence(ev []EvidenceItem) []EvidenceItem {

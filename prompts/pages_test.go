@@ -27,7 +27,7 @@ func TestEvidencePagesPrompt(t *testing.T) {
 	u := userText(t, msgs)
 	for _, want := range []string{
 		"Below are 2 articles, numbered",
-		"<<<BEGIN ARTICLE 1>>>\nReuters, published 2020-03-30: False claim: 5G networks are making people sick, not Coronavirus\n\n" + samplePage.Paragraphs[0] + "\n\n",
+		"<<<BEGIN ARTICLE 1>>>\nReuters, 2020-03-30: False claim: 5G networks are making people sick, not Coronavirus\n\n" + samplePage.Paragraphs[0] + "\n\n",
 		samplePage.Paragraphs[2] + "\n<<<END ARTICLE 1>>>",
 		"<<<BEGIN ARTICLE 2>>>\nAP News, undated: 5G networks do not spread the coronavirus\n\n" + secondPage.Paragraphs[0] + "\n<<<END ARTICLE 2>>>",
 		"at most two, that explicitly and completely refute the post",

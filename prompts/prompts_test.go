@@ -183,7 +183,7 @@ func TestCorrectionPrompt(t *testing.T) {
 		last = i
 	}
 	for _, want := range []string{
-		"- Source: https://www.reuters.com/5g\n  Publisher: Reuters (priority: high)\n  Published: 2020-04-03\n  Refutes the post:\n  \"Q-high-1\"",
+		"- Source: https://www.reuters.com/5g\n  Reuters, high priority, 2020-04-03\n  Refutes the post:\n  \"Q-high-1\"\n  \"Q-high-2\"\n- Source:",
 		"Gives context:\n  \"Q-high-context\"",
 		`start with "This post is"`,
 		"use no other URL",
@@ -267,4 +267,26 @@ func ExampleParseQueries() {
 	qs, informative, err := ParseQueries("Here are the queries:\n1. WHO 5G coronavirus claim\n2. \"5G spread virus\" fact check\n3. 5G towers COVID-19 April 2020")
 	fmt.Println(qs, informative, err)
 	// Output: [WHO 5G coronavirus claim 5G spread virus fact check 5G towers COVID-19 April 2020] true <nil>
+}
+
+// A source that both refutes and gives context is named once, its
+// refutations first, and every quote is still there.
+func TestCorrectionPromptNamesASourceOnce(t *testing.T) {
+	ev := []EvidenceItem{
+		{URL: "https://www.reuters.com/5g", Publisher: "Reuters", Tier: "high", Relevance: 0.9, Kind: KindContext, Quotes: []string{"Q-context"}},
+		{URL: "https://apnews.com/5g", Publisher: "AP", Tier: "medium", Relevance: 0.8, Kind: KindRefutes, Quotes: []string{"Q-ap"}},
+		{URL: "https://www.reuters.com/5g", Publisher: "Reuters", Tier: "high", Relevance: 0.9, Kind: KindRefutes, Quotes: []string{"Q-refutes"}},
+	}
+	msgs, err := Correction(samplePost, ev, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := userText(t, msgs)
+	if n := strings.Count(u, "https://www.reuters.com/5g"); n != 1 {
+		t.Errorf("the Reuters URL is shown %d times, want once:\n%s", n, u)
+	}
+	want := "- Source: https://www.reuters.com/5g\n  Reuters, high priority, unknown date\n  Refutes the post:\n  \"Q-refutes\"\n  Gives context:\n  \"Q-context\"\n- Source: https://apnews.com/5g\n  AP, medium priority, unknown date\n  Refutes the post:\n  \"Q-ap\"\n<<<END FACTS>>>"
+	if !strings.Contains(u, want) {
+		t.Errorf("correction prompt lacks\n%s\nin:\n%s", want, u)
+	}
 }
