@@ -1058,6 +1058,69 @@ func TestQueuedBatchThroughWorkers(t *testing.T) {
 	})
 }
 
+// TestQueuedBatchCarriesItsOptions: the flags `muse batch --queue` is
+// given reach the worker that checks its posts, as they would `muse batch`
+// without a queue: --hits 1 asks the search for one hit per query,
+// --correction-language es has the correction written in Spanish, --no-llm
+// calls no model; a batch queued without them is checked with the
+// defaults. One worker serves all three batches.
+func TestQueuedBatchCarriesItsOptions(t *testing.T) {
+	queueDatabases(t, func(t *testing.T, db string) {
+		w := testworld.New(t, nil)
+		env := queueEnv(w, w.Cfg.OpenAIBaseURL, db)
+		ids := []string{
+			enqueuePostsWith(t, env, []string{"--hits", "1", "--correction-language", "Spanish"}, ""),
+			enqueuePostsWith(t, env, []string{"--no-llm"}, " Share!"),
+			enqueuePosts(t, env, " RT"),
+		}
+		worker := startWorker(t, env, "-j", "2")
+		var checks []*pipeline.Check
+		for _, id := range ids {
+			if st := waitBatch(t, env, id, 60*time.Second); st.Done != 1 {
+				t.Fatalf("batch %s: %+v, want 1 done", id, st)
+			}
+			rs := batchResults(t, env, id)
+			if len(rs) != 1 || rs[0].Check == nil {
+				t.Fatalf("batch %s results %+v", id, rs)
+			}
+			checks = append(checks, rs[0].Check)
+		}
+		stopWorkers(t, worker)
+		hits := func(c *pipeline.Check) int { // the most hits one query got from one provider
+			n, most := map[string]int{}, 0
+			for _, h := range c.Hits {
+				k := fmt.Sprint(h.Pass, h.Query, h.Provider, h.Restricted)
+				n[k]++
+				most = max(most, n[k])
+			}
+			return most
+		}
+		if n := hits(checks[0]); n != 1 {
+			t.Errorf("--hits 1: a query got %d hits", n)
+		}
+		if n := hits(checks[2]); n < 2 {
+			t.Errorf("defaults: a query got at most %d hits, want the world's 4", n)
+		}
+		if !checks[1].NoLLM || checks[1].Usage.LLMCalls != 0 || checks[0].NoLLM || checks[2].NoLLM {
+			t.Errorf("no_llm %t/%t/%t; the --no-llm check made %d model calls", checks[0].NoLLM, checks[1].NoLLM, checks[2].NoLLM, checks[1].Usage.LLMCalls)
+		}
+		var spanish, other int
+		for _, c := range w.LLM.ChatCalls() {
+			if llmtest.SchemaName(*c.Chat) != "" {
+				continue // not the correction
+			}
+			if strings.Contains(c.Chat.Messages[len(c.Chat.Messages)-1].Content, "be written in Spanish (es)") {
+				spanish++
+			} else {
+				other++
+			}
+		}
+		if spanish != 1 || other != 1 {
+			t.Errorf("correction calls: %d asking for Spanish, %d not; want 1 and 1", spanish, other)
+		}
+	})
+}
+
 // TestProxySSRFThroughTheBinary: with HTTP_PROXY set to a proxy that reads
 // hosts the getaddrinfo way, loopback spelled as inet_aton does (127.1,
 // 2130706433, 0x7f.1, 0177.0.0.1) is refused by muse before anything is
@@ -1212,12 +1275,18 @@ func queueEnv(w *testworld.Env, modelURL, db string) []string {
 // `muse batch - --queue` and returns the batch ID.
 func enqueuePosts(t testing.TB, env []string, suffixes ...string) string {
 	t.Helper()
+	return enqueuePostsWith(t, env, nil, suffixes...)
+}
+
+// enqueuePostsWith is enqueuePosts with more flags of muse batch.
+func enqueuePostsWith(t testing.TB, env []string, flags []string, suffixes ...string) string {
+	t.Helper()
 	var posts strings.Builder
 	for _, s := range suffixes {
 		b, _ := json.Marshal(map[string]string{"text": testworld.Post + s, "posted_at": testworld.Cutoff.Format(time.RFC3339)})
 		posts.Write(append(b, '\n'))
 	}
-	out, errOut, code := muse(t, posts.String(), env, "batch", "-", "--queue")
+	out, errOut, code := muse(t, posts.String(), env, append([]string{"batch", "-", "--queue"}, flags...)...)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if id := lines[len(lines)-1]; code == 0 && batch.IsBatchID(id) {
 		return id
