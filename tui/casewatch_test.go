@@ -87,3 +87,59 @@ func TestCaseChangedElsewhere(t *testing.T) {
 		t.Errorf("trail: %v", got)
 	}
 }
+
+// TestCaseDeletedElsewhere: with a case open, a colleague's deletion of it
+// (seen by the SQLite store's poll) is a notice saying it was deleted and
+// by whom; the app's next save puts the case back, saying so.
+func TestCaseDeletedElsewhere(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "cases.db")
+	open := func(user string) *cases.Store {
+		st, err := cases.OpenOptions(ctx, cases.Options{Path: path, User: user})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	alice, bob := open("alice"), open("bob")
+	c := &pipeline.Check{ID: cases.NewID(), Post: pipeline.Post{Text: "The mayor banned bicycles"},
+		Correction: pipeline.Correction{Text: "This post is false."}}
+	if err := alice.Save(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	opened, err := alice.Get(ctx, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := testOptions(&scriptRunner{})
+	opts.Cases, opts.Case = alice, opened
+	m := New(context.Background(), opts)
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	wait := m.watchCases()
+
+	if err := bob.Delete(ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	msg := make(chan tea.Msg, 1)
+	go func() { msg <- wait() }()
+	select {
+	case got := <-msg:
+		m.Update(got)
+	case <-time.After(10 * time.Second):
+		t.Fatal("bob's deletion never reached the app")
+	}
+	if !strings.Contains(m.status, "deleted by bob at ") || !strings.Contains(m.status, "puts it back") ||
+		!strings.Contains(strings.Join(m.log, "\n"), "deleted by bob") {
+		t.Errorf("status %q, log %q", m.status, m.log)
+	}
+
+	m.check.Correction.Text = "This post is false: alice's wording."
+	drive(t, m, m.saveCaseNow())
+	if !strings.Contains(m.status, "deleted by bob") || !strings.Contains(m.status, "put it back") || m.statusFailure {
+		t.Errorf("after the app's save of the deleted case: status %q (failure %v)", m.status, m.statusFailure)
+	}
+	if now, err := bob.Get(ctx, c.ID); err != nil || now.Correction.Text != "This post is false: alice's wording." {
+		t.Errorf("the app's save is the case again: %v", err)
+	}
+}
