@@ -1663,3 +1663,31 @@ func TestFactChecksAloneAreSomethingToSearch(t *testing.T) {
 		t.Errorf("the matched fact-check was a hit, yet:\n%s", errOut)
 	}
 }
+
+// TestFactCheckLanguageThroughTheBinary: a fact-check imported from a feed
+// that declares its language (inLanguage) carries it: `muse check --json`
+// has it in fact_checks[].language and the Markdown's first line names it.
+func TestFactCheckLanguageThroughTheBinary(t *testing.T) {
+	isolate(t)
+	feed := filepath.Join(t.TempDir(), "feed.json")
+	os.WriteFile(feed, []byte(`{"@context": "https://schema.org", "@type": "DataFeed", "inLanguage": "es", "dataFeedElement": [
+  {"@type": "DataFeedItem", "item": [{"@type": "ClaimReview", "url": "https://maldita.es/bulo-bicicleta-madrid",
+    "claimReviewed": "El Gobierno prohíbe las bicicletas en el centro de Madrid desde el lunes", "datePublished": "2024-02-12",
+    "author": {"@type": "Organization", "name": "Maldita"}, "reviewRating": {"@type": "Rating", "alternateName": "Falso"}}]}]}`), 0o644)
+	if _, errOut, code := muse(t, "", nil, "archive", "add", "--claimreview", feed); code != 0 {
+		t.Fatalf("archive add --claimreview: exit %d\n%s", code, errOut)
+	}
+	post := "¡URGENTE! El Gobierno prohíbe las bicicletas en el centro de Madrid desde el lunes. ¡Compartid!"
+	out, errOut, code := muse(t, "", nil, "check", "--no-llm", "--no-save", "--language", "Spanish", "--before", "2024-03-01", post)
+	want := "Already checked by Maldita, rated Falso, 2024-02-12, in Spanish (https://maldita.es/bulo-bicicleta-madrid)\n"
+	if code != 0 || !strings.HasPrefix(out, want) {
+		t.Errorf("check: exit %d; stdout starts %q, want %q\n%s", code, out[:min(len(out), 200)], want, errOut)
+	}
+	out, errOut, code = muse(t, "", nil, "check", "--json", "--no-llm", "--no-save", "--before", "2024-03-01", post)
+	var c struct {
+		FactChecks []struct{ Reviewer, Language string } `json:"fact_checks"`
+	}
+	if err := json.Unmarshal([]byte(out), &c); code != 0 || err != nil || len(c.FactChecks) != 1 || c.FactChecks[0].Language != "es" {
+		t.Errorf("check --json: exit %d, fact_checks %+v (%v)\n%s", code, c.FactChecks, err, errOut)
+	}
+}
