@@ -1086,36 +1086,16 @@ func TestQueuedBatchCarriesItsOptions(t *testing.T) {
 			checks = append(checks, rs[0].Check)
 		}
 		stopWorkers(t, worker)
-		hits := func(c *pipeline.Check) int { // the most hits one query got from one provider
-			n, most := map[string]int{}, 0
-			for _, h := range c.Hits {
-				k := fmt.Sprint(h.Pass, h.Query, h.Provider, h.Restricted)
-				n[k]++
-				most = max(most, n[k])
-			}
-			return most
-		}
-		if n := hits(checks[0]); n != 1 {
+		if n := testworld.MostHitsPerQuery(checks[0]); n != 1 {
 			t.Errorf("--hits 1: a query got %d hits", n)
 		}
-		if n := hits(checks[2]); n < 2 {
+		if n := testworld.MostHitsPerQuery(checks[2]); n < 2 {
 			t.Errorf("defaults: a query got at most %d hits, want the world's 4", n)
 		}
 		if !checks[1].NoLLM || checks[1].Usage.LLMCalls != 0 || checks[0].NoLLM || checks[2].NoLLM {
 			t.Errorf("no_llm %t/%t/%t; the --no-llm check made %d model calls", checks[0].NoLLM, checks[1].NoLLM, checks[2].NoLLM, checks[1].Usage.LLMCalls)
 		}
-		var spanish, other int
-		for _, c := range w.LLM.ChatCalls() {
-			if llmtest.SchemaName(*c.Chat) != "" {
-				continue // not the correction
-			}
-			if strings.Contains(c.Chat.Messages[len(c.Chat.Messages)-1].Content, "be written in Spanish (es)") {
-				spanish++
-			} else {
-				other++
-			}
-		}
-		if spanish != 1 || other != 1 {
+		if spanish, other := testworld.CorrectionsIn(w.LLM, "Spanish (es)"); spanish != 1 || other != 1 {
 			t.Errorf("correction calls: %d asking for Spanish, %d not; want 1 and 1", spanish, other)
 		}
 	})

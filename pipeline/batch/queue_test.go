@@ -415,42 +415,16 @@ func TestQueuedJobCheckedWithItsOptions(t *testing.T) {
 		}
 		checks = append(checks, res.Check)
 	}
-	if n := maxHitsPerQuery(checks[0]); n != 1 {
+	if n := testworld.MostHitsPerQuery(checks[0]); n != 1 {
 		t.Errorf("--hits 1: up to %d hits of one query from one provider", n)
 	}
-	if n := maxHitsPerQuery(checks[2]); n < 2 {
+	if n := testworld.MostHitsPerQuery(checks[2]); n < 2 {
 		t.Errorf("defaults: up to %d hits of one query from one provider, want the world's 4", n)
 	}
 	if !checks[1].NoLLM || checks[1].Usage.LLMCalls != 0 || checks[0].NoLLM || checks[2].NoLLM {
 		t.Errorf("no_llm %t/%t/%t, model calls of the --no-llm job %d", checks[0].NoLLM, checks[1].NoLLM, checks[2].NoLLM, checks[1].Usage.LLMCalls)
 	}
-	var spanish, other int
-	for _, c := range w.llm.ChatCalls() {
-		if task(*c.Chat) != "correction" {
-			continue
-		}
-		if strings.Contains(c.Chat.Messages[len(c.Chat.Messages)-1].Content, "be written in Spanish (es)") {
-			spanish++
-		} else {
-			other++
-		}
-	}
-	if spanish != 1 || other != 1 {
+	if spanish, other := testworld.CorrectionsIn(w.llm, "Spanish (es)"); spanish != 1 || other != 1 {
 		t.Errorf("correction calls: %d asking for Spanish, %d not; want 1 and 1", spanish, other)
 	}
-}
-
-// maxHitsPerQuery is the most first-search hits one query got from one
-// provider (open or site-restricted) in c.
-func maxHitsPerQuery(c *pipeline.Check) int {
-	n := map[string]int{}
-	most := 0
-	for _, h := range c.Hits {
-		if h.Pass == 1 {
-			k := fmt.Sprint(h.Query, "\x00", h.Provider, "\x00", h.Restricted)
-			n[k]++
-			most = max(most, n[k])
-		}
-	}
-	return most
 }
