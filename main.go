@@ -773,7 +773,7 @@ func batchCmd(app *App) *cobra.Command {
 				in = file
 			}
 			if queue {
-				return enqueueBatch(cmd, app, in, ef)
+				return enqueueBatch(cmd, app, in, ef, noSave)
 			}
 			out, done := app.Stdout, map[string]bool{}
 			if outPath != "" {
@@ -1504,7 +1504,7 @@ func openQueue(ctx context.Context, app *App) (*jobs.Queue, error) {
 
 // enqueueBatch is `muse batch FILE --queue`: the batch's ID alone on the
 // last line of stdout.
-func enqueueBatch(cmd *cobra.Command, app *App, in io.Reader, ef *postFlags) error {
+func enqueueBatch(cmd *cobra.Command, app *App, in io.Reader, ef *postFlags, noSave bool) error {
 	eo, err := ef.engineOptions(cmd)
 	if err != nil {
 		return err
@@ -1514,7 +1514,7 @@ func enqueueBatch(cmd *cobra.Command, app *App, in io.Reader, ef *postFlags) err
 		return err
 	}
 	defer q.Close()
-	enq, err := batch.Enqueue(cmd.Context(), q, in, app.Cfg.Model, batch.OptionsOf(eo))
+	enq, err := batch.Enqueue(cmd.Context(), q, in, app.Cfg.Model, batch.OptionsOf(eo, noSave))
 	for _, b := range enq.Bad {
 		fmt.Fprintln(app.Stderr, "muse: skipped", b)
 	}
@@ -1597,7 +1597,7 @@ func workerCmd(app *App) *cobra.Command {
 		Long: "Takes posts from the job queue (the newsroom's database with MUSE_DATABASE_URL, else queue.db\n" +
 			"in the data directory) and checks each, keeping it as a case. Any number of workers may run,\n" +
 			"on any machine that reaches the database: each post is checked once, with the options it was\n" +
-			"queued with (--hits, --no-llm, --correction-language of muse batch). A model server that is\n" +
+			"queued with (--hits, --no-llm, --correction-language, --no-save of muse batch). A model server that is\n" +
 			"busy or failing is retried with backoff; a post that cannot be checked fails with the reason.\n" +
 			"On SIGTERM or Ctrl-C the worker finishes the checks in hand within --grace, or releases them\n" +
 			"to another worker. A worker killed outright leaves its job to another once it has run for\n" +
@@ -1651,6 +1651,9 @@ func workerCmd(app *App) *cobra.Command {
 				}
 				o := ro
 				o.Pages = e.RawPage
+				if co.NoSave {
+					o.Store = nil // queued with --no-save: no case kept
+				}
 				return e, app.keptRun(e, o), closeE, nil
 			})
 			defer closeEngines()

@@ -1062,8 +1062,8 @@ func TestQueuedBatchThroughWorkers(t *testing.T) {
 // given reach the worker that checks its posts, as they would `muse batch`
 // without a queue: --hits 1 asks the search for one hit per query,
 // --correction-language es has the correction written in Spanish, --no-llm
-// calls no model; a batch queued without them is checked with the
-// defaults. One worker serves all three batches.
+// calls no model, --no-save keeps no case; a batch queued without them is
+// checked with the defaults. One worker serves all four batches.
 func TestQueuedBatchCarriesItsOptions(t *testing.T) {
 	queueDatabases(t, func(t *testing.T, db string) {
 		w := testworld.New(t, nil)
@@ -1072,6 +1072,7 @@ func TestQueuedBatchCarriesItsOptions(t *testing.T) {
 			enqueuePostsWith(t, env, []string{"--hits", "1", "--correction-language", "Spanish"}, ""),
 			enqueuePostsWith(t, env, []string{"--no-llm"}, " Share!"),
 			enqueuePosts(t, env, " RT"),
+			enqueuePostsWith(t, env, []string{"--no-save"}, " Wow"),
 		}
 		worker := startWorker(t, env, "-j", "2")
 		var checks []*pipeline.Check
@@ -1095,8 +1096,20 @@ func TestQueuedBatchCarriesItsOptions(t *testing.T) {
 		if !checks[1].NoLLM || checks[1].Usage.LLMCalls != 0 || checks[0].NoLLM || checks[2].NoLLM {
 			t.Errorf("no_llm %t/%t/%t; the --no-llm check made %d model calls", checks[0].NoLLM, checks[1].NoLLM, checks[2].NoLLM, checks[1].Usage.LLMCalls)
 		}
-		if spanish, other := testworld.CorrectionsIn(w.LLM, "Spanish (es)"); spanish != 1 || other != 1 {
-			t.Errorf("correction calls: %d asking for Spanish, %d not; want 1 and 1", spanish, other)
+		if spanish, other := testworld.CorrectionsIn(w.LLM, "Spanish (es)"); spanish != 1 || other != 2 {
+			t.Errorf("correction calls: %d asking for Spanish, %d not; want 1 and 2", spanish, other)
+		}
+		out, errOut, code := muse(t, "", env, "cases", "--json")
+		var kept []cases.Summary
+		if code != 0 || json.Unmarshal([]byte(out), &kept) != nil {
+			t.Fatalf("cases: exit %d %q\n%s", code, out, errOut)
+		}
+		keptIDs := map[string]bool{}
+		for _, sm := range kept {
+			keptIDs[sm.ID] = true
+		}
+		if !keptIDs[checks[0].ID] || !keptIDs[checks[2].ID] || keptIDs[checks[3].ID] {
+			t.Errorf("cases kept %v; want the checks %s and %s kept and %s (--no-save) not", keptIDs, checks[0].ID, checks[2].ID, checks[3].ID)
 		}
 	})
 }

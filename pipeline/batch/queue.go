@@ -36,7 +36,8 @@ type Enqueued struct {
 }
 
 // CheckOptions are the options of `muse batch` that change how each post
-// is checked (its flags --hits, --no-llm and --correction-language). A
+// is checked (its flags --hits, --no-llm, --correction-language and
+// --no-save). A
 // queued job carries the ones it was queued with, in its River args, and
 // the worker checks it with them; a job queued before jobs carried options
 // has none and is checked with the worker's defaults, as it was then.
@@ -48,16 +49,21 @@ type CheckOptions struct {
 	// CorrectionLanguage is the language to write corrections in (ISO
 	// 639-1; "": the post's).
 	CorrectionLanguage string `json:"correction_language,omitempty"`
+	// NoSave keeps no case of the check, nor its pages' snapshots. It is
+	// not part of the job's key: the check is the same.
+	NoSave bool `json:"no_save,omitempty"`
 }
 
-// OptionsOf are the check options o sets.
-func OptionsOf(o pipeline.Options) CheckOptions {
-	return CheckOptions{Hits: o.FirstPassHits, NoLLM: o.NoLLM, CorrectionLanguage: o.CorrectionLanguage}
+// OptionsOf are the check options o and noSave set.
+func OptionsOf(o pipeline.Options, noSave bool) CheckOptions {
+	return CheckOptions{Hits: o.FirstPassHits, NoLLM: o.NoLLM, CorrectionLanguage: o.CorrectionLanguage, NoSave: noSave}
 }
 
-// Apply sets co on the engine options o.
+// Apply sets co on the engine options o (NoSave turns Snapshots off; the
+// caller keeps no case).
 func (co CheckOptions) Apply(o pipeline.Options) pipeline.Options {
 	o.FirstPassHits, o.NoLLM, o.CorrectionLanguage = co.Hits, co.NoLLM, co.CorrectionLanguage
+	o.Snapshots = o.Snapshots && !co.NoSave
 	return o
 }
 
