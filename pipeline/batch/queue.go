@@ -175,7 +175,8 @@ func EnginesFor(build func(ctx context.Context, co CheckOptions) (*pipeline.Engi
 		if b, ok := have[co]; ok {
 			return b.e, b.run, nil
 		}
-		eng, run, closeFn, err := build(ctx, co)
+		// The engine outlives the job that asked for it first.
+		eng, run, closeFn, err := build(context.WithoutCancel(ctx), co)
 		if err != nil {
 			return nil, nil, err
 		}
