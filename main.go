@@ -779,7 +779,7 @@ func batchCmd(app *App) *cobra.Command {
 				in = file
 			}
 			if queue {
-				return enqueueBatch(cmd, app, in, ef)
+				return enqueueBatch(cmd, app, in, ef, noSave)
 			}
 			out, done := app.Stdout, map[string]bool{}
 			if outPath != "" {
@@ -1510,7 +1510,7 @@ func openQueue(ctx context.Context, app *App) (*jobs.Queue, error) {
 
 // enqueueBatch is `muse batch FILE --queue`: the batch's ID alone on the
 // last line of stdout.
-func enqueueBatch(cmd *cobra.Command, app *App, in io.Reader, ef *postFlags) error {
+func enqueueBatch(cmd *cobra.Command, app *App, in io.Reader, ef *postFlags, noSave bool) error {
 	eo, err := ef.engineOptions(cmd)
 	if err != nil {
 		return err
@@ -1520,11 +1520,7 @@ func enqueueBatch(cmd *cobra.Command, app *App, in io.Reader, ef *postFlags) err
 		return err
 	}
 	defer q.Close()
-	options := fmt.Sprintf("model=%s hits=%d no-llm=%t", app.Cfg.Model, eo.FirstPassHits, eo.NoLLM)
-	if eo.CorrectionLanguage != "" {
-		options += " correction-language=" + eo.CorrectionLanguage // a check in another language is another job
-	}
-	enq, err := batch.Enqueue(cmd.Context(), q, in, options)
+	enq, err := batch.Enqueue(cmd.Context(), q, in, app.Cfg.Model, batch.OptionsOf(eo, noSave))
 	for _, b := range enq.Bad {
 		fmt.Fprintln(app.Stderr, "muse: skipped", b)
 	}
@@ -1606,7 +1602,8 @@ func workerCmd(app *App) *cobra.Command {
 		Short: "Check queued posts (muse batch --queue), N at a time, until SIGTERM or Ctrl-C",
 		Long: "Takes posts from the job queue (the newsroom's database with MUSE_DATABASE_URL, else queue.db\n" +
 			"in the data directory) and checks each, keeping it as a case. Any number of workers may run,\n" +
-			"on any machine that reaches the database: each post is checked once. A model server that is\n" +
+			"on any machine that reaches the database: each post is checked once, with the options it was\n" +
+			"queued with (--hits, --no-llm, --correction-language, --no-save of muse batch). A model server that is\n" +
 			"busy or failing is retried with backoff; a post that cannot be checked fails with the reason.\n" +
 			"On SIGTERM or Ctrl-C the worker finishes the checks in hand within --grace, or releases them\n" +
 			"to another worker. A worker killed outright leaves its job to another once it has run for\n" +
@@ -1647,12 +1644,31 @@ func workerCmd(app *App) *cobra.Command {
 			if stopped() {
 				return nil
 			}
-			wo := batch.WorkOptions{Parallel: parallel, Grace: grace, Run: app.keptRun(eng, ro)}
+			// Each job is checked with the options it was queued with, on
+			// an engine built for them on first use (the one above for
+			// the defaults).
+			engines, closeEngines := batch.EnginesFor(func(ctx context.Context, co batch.CheckOptions) (*pipeline.Engine, batch.RunFunc, func() error, error) {
+				if co == (batch.CheckOptions{}) {
+					return eng, app.keptRun(eng, ro), nil, nil
+				}
+				e, closeE, err := setup.NewFromConfig(ctx, app.Cfg, co.Apply(pipeline.Options{Snapshots: !noSave}))
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				o := ro
+				o.Pages = e.RawPage
+				if co.NoSave {
+					o.Store = nil // queued with --no-save: no case kept
+				}
+				return e, app.keptRun(e, o), closeE, nil
+			})
+			defer closeEngines()
+			wo := batch.WorkOptions{Parallel: parallel, Grace: grace}
 			if st, ok := ro.Store.(batch.CaseReader); ok {
 				wo.Cases = st // a job tried again resumes its case
 			}
 			fmt.Fprintf(app.Stderr, "muse: worker checking queued posts, %d at a time; Ctrl-C or SIGTERM stops it\n", parallel)
-			if err := batch.Work(cmd.Context(), q, eng, wo); err != nil {
+			if err := batch.Work(cmd.Context(), q, engines, wo); err != nil {
 				return err
 			}
 			fmt.Fprintln(app.Stderr, "muse: worker stopped")

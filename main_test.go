@@ -1058,6 +1058,62 @@ func TestQueuedBatchThroughWorkers(t *testing.T) {
 	})
 }
 
+// TestQueuedBatchCarriesItsOptions: the flags `muse batch --queue` is
+// given reach the worker that checks its posts, as they would `muse batch`
+// without a queue: --hits 1 asks the search for one hit per query,
+// --correction-language es has the correction written in Spanish, --no-llm
+// calls no model, --no-save keeps no case; a batch queued without them is
+// checked with the defaults. One worker serves all four batches.
+func TestQueuedBatchCarriesItsOptions(t *testing.T) {
+	queueDatabases(t, func(t *testing.T, db string) {
+		w := testworld.New(t, nil)
+		env := queueEnv(w, w.Cfg.OpenAIBaseURL, db)
+		ids := []string{
+			enqueuePostsWith(t, env, []string{"--hits", "1", "--correction-language", "Spanish"}, ""),
+			enqueuePostsWith(t, env, []string{"--no-llm"}, " Share!"),
+			enqueuePosts(t, env, " RT"),
+			enqueuePostsWith(t, env, []string{"--no-save"}, " Wow"),
+		}
+		worker := startWorker(t, env, "-j", "2")
+		var checks []*pipeline.Check
+		for _, id := range ids {
+			if st := waitBatch(t, env, id, 60*time.Second); st.Done != 1 {
+				t.Fatalf("batch %s: %+v, want 1 done", id, st)
+			}
+			rs := batchResults(t, env, id)
+			if len(rs) != 1 || rs[0].Check == nil {
+				t.Fatalf("batch %s results %+v", id, rs)
+			}
+			checks = append(checks, rs[0].Check)
+		}
+		stopWorkers(t, worker)
+		if n := testworld.MostHitsPerQuery(checks[0]); n != 1 {
+			t.Errorf("--hits 1: a query got %d hits", n)
+		}
+		if n := testworld.MostHitsPerQuery(checks[2]); n < 2 {
+			t.Errorf("defaults: a query got at most %d hits, want the world's 4", n)
+		}
+		if !checks[1].NoLLM || checks[1].Usage.LLMCalls != 0 || checks[0].NoLLM || checks[2].NoLLM {
+			t.Errorf("no_llm %t/%t/%t; the --no-llm check made %d model calls", checks[0].NoLLM, checks[1].NoLLM, checks[2].NoLLM, checks[1].Usage.LLMCalls)
+		}
+		if spanish, other := testworld.CorrectionsIn(w.LLM, "Spanish (es)"); spanish != 1 || other != 2 {
+			t.Errorf("correction calls: %d asking for Spanish, %d not; want 1 and 2", spanish, other)
+		}
+		out, errOut, code := muse(t, "", env, "cases", "--json")
+		var kept []cases.Summary
+		if code != 0 || json.Unmarshal([]byte(out), &kept) != nil {
+			t.Fatalf("cases: exit %d %q\n%s", code, out, errOut)
+		}
+		keptIDs := map[string]bool{}
+		for _, sm := range kept {
+			keptIDs[sm.ID] = true
+		}
+		if !keptIDs[checks[0].ID] || !keptIDs[checks[2].ID] || keptIDs[checks[3].ID] {
+			t.Errorf("cases kept %v; want the checks %s and %s kept and %s (--no-save) not", keptIDs, checks[0].ID, checks[2].ID, checks[3].ID)
+		}
+	})
+}
+
 // TestProxySSRFThroughTheBinary: with HTTP_PROXY set to a proxy that reads
 // hosts the getaddrinfo way, loopback spelled as inet_aton does (127.1,
 // 2130706433, 0x7f.1, 0177.0.0.1) is refused by muse before anything is
@@ -1212,12 +1268,18 @@ func queueEnv(w *testworld.Env, modelURL, db string) []string {
 // `muse batch - --queue` and returns the batch ID.
 func enqueuePosts(t testing.TB, env []string, suffixes ...string) string {
 	t.Helper()
+	return enqueuePostsWith(t, env, nil, suffixes...)
+}
+
+// enqueuePostsWith is enqueuePosts with more flags of muse batch.
+func enqueuePostsWith(t testing.TB, env []string, flags []string, suffixes ...string) string {
+	t.Helper()
 	var posts strings.Builder
 	for _, s := range suffixes {
 		b, _ := json.Marshal(map[string]string{"text": testworld.Post + s, "posted_at": testworld.Cutoff.Format(time.RFC3339)})
 		posts.Write(append(b, '\n'))
 	}
-	out, errOut, code := muse(t, posts.String(), env, "batch", "-", "--queue")
+	out, errOut, code := muse(t, posts.String(), env, append([]string{"batch", "-", "--queue"}, flags...)...)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if id := lines[len(lines)-1]; code == 0 && batch.IsBatchID(id) {
 		return id
@@ -1592,5 +1654,33 @@ func TestFactChecksAloneAreSomethingToSearch(t *testing.T) {
 	}
 	if strings.Contains(errOut, "the search found nothing") {
 		t.Errorf("the matched fact-check was a hit, yet:\n%s", errOut)
+	}
+}
+
+// TestFactCheckLanguageThroughTheBinary: a fact-check imported from a feed
+// that declares its language (inLanguage) carries it: `muse check --json`
+// has it in fact_checks[].language and the Markdown's first line names it.
+func TestFactCheckLanguageThroughTheBinary(t *testing.T) {
+	isolate(t)
+	feed := filepath.Join(t.TempDir(), "feed.json")
+	os.WriteFile(feed, []byte(`{"@context": "https://schema.org", "@type": "DataFeed", "inLanguage": "es", "dataFeedElement": [
+  {"@type": "DataFeedItem", "item": [{"@type": "ClaimReview", "url": "https://maldita.es/bulo-bicicleta-madrid",
+    "claimReviewed": "El Gobierno prohíbe las bicicletas en el centro de Madrid desde el lunes", "datePublished": "2024-02-12",
+    "author": {"@type": "Organization", "name": "Maldita"}, "reviewRating": {"@type": "Rating", "alternateName": "Falso"}}]}]}`), 0o644)
+	if _, errOut, code := muse(t, "", nil, "archive", "add", "--claimreview", feed); code != 0 {
+		t.Fatalf("archive add --claimreview: exit %d\n%s", code, errOut)
+	}
+	post := "¡URGENTE! El Gobierno prohíbe las bicicletas en el centro de Madrid desde el lunes. ¡Compartid!"
+	out, errOut, code := muse(t, "", nil, "check", "--no-llm", "--no-save", "--language", "Spanish", "--before", "2024-03-01", post)
+	want := "Already checked by Maldita, rated Falso, 2024-02-12, in Spanish (https://maldita.es/bulo-bicicleta-madrid)\n"
+	if code != 0 || !strings.HasPrefix(out, want) {
+		t.Errorf("check: exit %d; stdout starts %q, want %q\n%s", code, out[:min(len(out), 200)], want, errOut)
+	}
+	out, errOut, code = muse(t, "", nil, "check", "--json", "--no-llm", "--no-save", "--before", "2024-03-01", post)
+	var c struct {
+		FactChecks []struct{ Reviewer, Language string } `json:"fact_checks"`
+	}
+	if err := json.Unmarshal([]byte(out), &c); code != 0 || err != nil || len(c.FactChecks) != 1 || c.FactChecks[0].Language != "es" {
+		t.Errorf("check --json: exit %d, fact_checks %+v (%v)\n%s", code, c.FactChecks, err, errOut)
 	}
 }

@@ -101,7 +101,7 @@ func (a archiveAdapter) MatchFactChecks(ctx context.Context, text, lang string) 
 	out := make([]FactCheck, len(ms))
 	for i, m := range ms {
 		out[i] = FactCheck{Claim: m.Claim, Claimant: m.Claimant, Rating: m.Rating, Reviewer: m.Reviewer,
-			URL: m.ReviewURL, ReviewDate: m.ReviewDate, Score: m.Score}
+			URL: m.ReviewURL, ReviewDate: m.ReviewDate, Language: m.Language, Score: m.Score}
 	}
 	return out, nil
 }

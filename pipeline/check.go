@@ -9,6 +9,7 @@ import (
 
 	"github.com/musecheck/muse/prompts"
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/lang"
 	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/sources/ratings"
 )
@@ -45,12 +46,15 @@ type FactCheck struct {
 	Reviewer   string    `json:"reviewer"`
 	URL        string    `json:"url,omitempty"`
 	ReviewDate time.Time `json:"review_date,omitzero"`
+	// Language is the fact-check's language (ISO 639-1) as its ClaimReview
+	// declares it; "" when it does not say.
+	Language string `json:"language,omitempty"`
 	// Score is how much of the fact-check's claim the post holds, 0 to 1.
 	Score float64 `json:"score"`
 }
 
 // String is the one line that announces the fact-check: "Already checked
-// by PolitiFact, rated False, 2020-05-01 (https://…)".
+// by PolitiFact, rated False, 2020-05-01, in English (https://…)".
 func (f FactCheck) String() string {
 	s := "Already checked by " + cmp.Or(f.Reviewer, "a fact-checker")
 	if f.Rating != "" {
@@ -58,6 +62,9 @@ func (f FactCheck) String() string {
 	}
 	if !f.ReviewDate.IsZero() {
 		s += ", " + f.ReviewDate.Format(time.DateOnly)
+	}
+	if f.Language != "" {
+		s += ", in " + lang.Name(f.Language)
 	}
 	if f.URL != "" {
 		s += " (" + f.URL + ")"

@@ -61,7 +61,7 @@ func (r *run) factCheckHits() {
 		}
 		key := sources.Key(f.URL)
 		cr := &sources.ClaimReview{Claim: f.Claim, Claimant: f.Claimant, Rating: f.Rating, Reviewer: f.Reviewer,
-			ReviewURL: f.URL, ReviewDate: f.ReviewDate}
+			ReviewURL: f.URL, ReviewDate: f.ReviewDate, Language: f.Language}
 		h := Hit{URL: f.URL, Title: f.Reviewer + ": " + f.Claim, Snippet: f.Claim, Published: f.ReviewDate,
 			Provider: ProviderClaimReview, Query: "the post", Rank: i + 1, Pass: 1}
 		if j := slices.IndexFunc(c.Hits, func(h Hit) bool { return sources.Key(h.URL) == key }); j >= 0 {

@@ -25,6 +25,10 @@ type ClaimReview struct {
 	Reviewer   string    `json:"reviewer,omitempty"`
 	ReviewURL  string    `json:"review_url,omitempty"`
 	ReviewDate time.Time `json:"review_date,omitzero"`
+	// Language is the review's language (ISO 639-1) as its publisher
+	// declares it (schema.org inLanguage, Fact Check Tools' languageCode);
+	// "" when not declared.
+	Language string `json:"language,omitempty"`
 }
 
 // trackingParams are query parameters that identify a click, not a page.

@@ -211,13 +211,18 @@ func waitCaseChange(ch <-chan cases.Change) tea.Cmd {
 }
 
 // onCaseChanged tells the checker when the case open here changed
-// elsewhere; the next save keeps both versions and says so.
+// elsewhere (the next save keeps both versions and says so) or was deleted
+// elsewhere (the next save puts it back).
 func (m *Model) onCaseChanged(msg caseChangedMsg) tea.Cmd {
 	next := waitCaseChange(msg.ch)
 	if m.check == nil || msg.change.ID != m.check.ID {
 		return next
 	}
-	return tea.Batch(m.setStatus(msg.change.String()), next)
+	notice := msg.change.String()
+	if msg.change.Deleted {
+		notice += "; saving it here puts it back"
+	}
+	return tea.Batch(m.setStatus(notice), next)
 }
 
 // auditCase adds an entry to the case's trail (a rerun, an export) when

@@ -18,44 +18,14 @@ import (
 // keeps both versions and says who changed the case.
 func TestCaseChangedElsewhere(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "cases.db")
-	open := func(user string) *cases.Store {
-		st, err := cases.OpenOptions(ctx, cases.Options{Path: path, User: user})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
-	alice, bob := open("alice"), open("bob")
-	c := &pipeline.Check{ID: cases.NewID(), Post: pipeline.Post{Text: "The mayor banned bicycles"},
-		Correction: pipeline.Correction{Text: "This post is false."}}
-	if err := alice.Save(ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	opened, err := alice.Get(ctx, c.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := testOptions(&scriptRunner{})
-	opts.Cases, opts.Case = alice, opened
-	m := New(context.Background(), opts)
-	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
-	wait := m.watchCases()
+	m, wait, bob, c := openWatched(t)
 
 	theirs, _ := bob.Get(ctx, c.ID)
 	theirs.Correction.Text = "This post is false: bob's wording."
 	if err := bob.Save(ctx, theirs); err != nil {
 		t.Fatal(err)
 	}
-	msg := make(chan tea.Msg, 1)
-	go func() { msg <- wait() }()
-	select {
-	case got := <-msg:
-		m.Update(got)
-	case <-time.After(10 * time.Second):
-		t.Fatal("bob's save never reached the app")
-	}
+	m.Update(within(t, wait, "bob's save"))
 	if !strings.Contains(m.status, "changed by bob at ") || !strings.Contains(strings.Join(m.log, "\n"), "changed by bob") {
 		t.Errorf("status %q, log %q", m.status, m.log)
 	}
@@ -85,5 +55,79 @@ func TestCaseChangedElsewhere(t *testing.T) {
 	}
 	if strings.Join(got, ", ") != "alice created, bob changed, alice conflict, alice exported" {
 		t.Errorf("trail: %v", got)
+	}
+}
+
+// TestCaseDeletedElsewhere: with a case open, a colleague's deletion of it
+// (seen by the SQLite store's poll) is a notice saying it was deleted and
+// by whom; the app's next save puts the case back, saying so.
+func TestCaseDeletedElsewhere(t *testing.T) {
+	ctx := t.Context()
+	m, wait, bob, c := openWatched(t)
+
+	if err := bob.Delete(ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	m.Update(within(t, wait, "bob's deletion"))
+	if !strings.Contains(m.status, "deleted by bob at ") || !strings.Contains(m.status, "puts it back") ||
+		!strings.Contains(strings.Join(m.log, "\n"), "deleted by bob") {
+		t.Errorf("status %q, log %q", m.status, m.log)
+	}
+
+	m.check.Correction.Text = "This post is false: alice's wording."
+	drive(t, m, m.saveCaseNow())
+	if !strings.Contains(m.status, "deleted by bob") || !strings.Contains(m.status, "put it back") || m.statusFailure {
+		t.Errorf("after the app's save of the deleted case: status %q (failure %v)", m.status, m.statusFailure)
+	}
+	if now, err := bob.Get(ctx, c.ID); err != nil || now.Correction.Text != "This post is false: alice's wording." {
+		t.Errorf("the app's save is the case again: %v", err)
+	}
+}
+
+// openWatched opens, in the app as alice, a case she saved in a SQLite
+// store that bob opens too, and starts the app's watch: wait returns its
+// first message.
+func openWatched(t *testing.T) (m *Model, wait tea.Cmd, bob *cases.Store, c *pipeline.Check) {
+	t.Helper()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "cases.db")
+	open := func(user string) *cases.Store {
+		st, err := cases.OpenOptions(ctx, cases.Options{Path: path, User: user})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	alice := open("alice")
+	bob = open("bob")
+	c = &pipeline.Check{ID: cases.NewID(), Post: pipeline.Post{Text: "The mayor banned bicycles"},
+		Correction: pipeline.Correction{Text: "This post is false."}}
+	if err := alice.Save(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	opened, err := alice.Get(ctx, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := testOptions(&scriptRunner{})
+	opts.Cases, opts.Case = alice, opened
+	m = New(context.Background(), opts)
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	return m, m.watchCases(), bob, c
+}
+
+// within runs cmd and returns its message, failing the test when none has
+// come after 10 s.
+func within(t *testing.T, cmd tea.Cmd, what string) tea.Msg {
+	t.Helper()
+	msg := make(chan tea.Msg, 1)
+	go func() { msg <- cmd() }()
+	select {
+	case got := <-msg:
+		return got
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s never reached the app", what)
+		return nil
 	}
 }

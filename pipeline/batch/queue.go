@@ -12,6 +12,7 @@ import (
 	"io"
 	"regexp"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/musecheck/muse/pipeline"
@@ -34,17 +35,63 @@ type Enqueued struct {
 	Bad        []string // lines that are not a post, as "line N: why"
 }
 
-// Enqueue queues one job per post of in (JSON lines of Post). options names
-// what else makes two checks of one post different (the model, the number
-// of hits…): the same post under other options is checked again.
-func Enqueue(ctx context.Context, q *jobs.Queue, in io.Reader, options string) (Enqueued, error) {
+// CheckOptions are the options of `muse batch` that change how each post
+// is checked (its flags --hits, --no-llm, --correction-language and
+// --no-save). A
+// queued job carries the ones it was queued with, in its River args, and
+// the worker checks it with them; a job queued before jobs carried options
+// has none and is checked with the worker's defaults, as it was then.
+type CheckOptions struct {
+	// Hits is the first search's hits per query (0: the worker's
+	// hits_per_query).
+	Hits  int  `json:"hits,omitempty"`
+	NoLLM bool `json:"no_llm,omitempty"`
+	// CorrectionLanguage is the language to write corrections in (ISO
+	// 639-1; "": the post's).
+	CorrectionLanguage string `json:"correction_language,omitempty"`
+	// NoSave keeps no case of the check, nor its pages' snapshots. It is
+	// not part of the job's key: the check is the same.
+	NoSave bool `json:"no_save,omitempty"`
+}
+
+// OptionsOf are the check options o and noSave set.
+func OptionsOf(o pipeline.Options, noSave bool) CheckOptions {
+	return CheckOptions{Hits: o.FirstPassHits, NoLLM: o.NoLLM, CorrectionLanguage: o.CorrectionLanguage, NoSave: noSave}
+}
+
+// Apply sets co on the engine options o (NoSave turns Snapshots off; the
+// caller keeps no case).
+func (co CheckOptions) Apply(o pipeline.Options) pipeline.Options {
+	o.FirstPassHits, o.NoLLM, o.CorrectionLanguage = co.Hits, co.NoLLM, co.CorrectionLanguage
+	o.Snapshots = o.Snapshots && !co.NoSave
+	return o
+}
+
+// key is what co adds to a post's job key, with the model the posts are
+// queued for: the same post under other options (or for another model)
+// is checked again. Its form is the one jobs were keyed by before they
+// carried their options, so a post queued then is not checked twice.
+func (co CheckOptions) key(model string) string {
+	k := fmt.Sprintf("model=%s hits=%d no-llm=%t", model, co.Hits, co.NoLLM)
+	if co.CorrectionLanguage != "" {
+		k += " correction-language=" + co.CorrectionLanguage
+	}
+	return k
+}
+
+// Enqueue queues one job per post of in (JSON lines of Post), each to be
+// checked with co. model names the model the posts are queued for: with co,
+// what makes two checks of one post different.
+func Enqueue(ctx context.Context, q *jobs.Queue, in io.Reader, model string, co CheckOptions) (Enqueued, error) {
 	var out Enqueued
 	var items []jobs.Item
+	options, opts := co.key(model), co.encode()
 	br := bufio.NewReaderSize(in, 64<<10)
 	for line := 1; ; line++ {
 		raw, tooLong, err := readBatchLine(br, maxBatchLine)
 		if len(raw) > 0 || tooLong {
 			it, why := item(line, raw, tooLong, options)
+			it.Options = opts
 			if why != "" {
 				out.Bad = append(out.Bad, fmt.Sprintf("line %d: %s", line, why))
 			} else {
@@ -82,6 +129,76 @@ func item(line int, raw []byte, tooLong bool, options string) (jobs.Item, string
 	return jobs.Item{Line: line, Key: hex.EncodeToString(sum[:16]), Payload: b}, ""
 }
 
+// encode is co as a job carries it: nil for the defaults, so that a job
+// without options and one queued before jobs had them read alike.
+func (co CheckOptions) encode() json.RawMessage {
+	if co == (CheckOptions{}) {
+		return nil
+	}
+	b, _ := json.Marshal(co)
+	return b
+}
+
+// jobOptions reads the options a job was queued with.
+func jobOptions(j jobs.Job) (CheckOptions, error) {
+	var co CheckOptions
+	if len(j.Options) == 0 {
+		return co, nil
+	}
+	if err := json.Unmarshal(j.Options, &co); err != nil {
+		return co, fmt.Errorf("queued options: %w", err)
+	}
+	return co, nil
+}
+
+// Engines gives the engine a queued job is checked on for the options it
+// was queued with, and the RunFunc that runs its checks (nil: e.Run,
+// unkept). EnginesFor makes one.
+type Engines func(ctx context.Context, co CheckOptions) (*pipeline.Engine, RunFunc, error)
+
+// EnginesFor builds an engine with build the first time a set of options
+// is asked for and keeps it for the jobs queued with the same; closeAll
+// closes every engine built (with the close func build returned).
+func EnginesFor(build func(ctx context.Context, co CheckOptions) (*pipeline.Engine, RunFunc, func() error, error)) (e Engines, closeAll func() error) {
+	type built struct {
+		e   *pipeline.Engine
+		run RunFunc
+	}
+	var (
+		mu      sync.Mutex
+		have    = map[CheckOptions]built{}
+		closers []func() error
+	)
+	e = func(ctx context.Context, co CheckOptions) (*pipeline.Engine, RunFunc, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if b, ok := have[co]; ok {
+			return b.e, b.run, nil
+		}
+		// The engine outlives the job that asked for it first.
+		eng, run, closeFn, err := build(context.WithoutCancel(ctx), co)
+		if err != nil {
+			return nil, nil, err
+		}
+		if closeFn != nil {
+			closers = append(closers, closeFn)
+		}
+		have[co] = built{eng, run}
+		return eng, run, nil
+	}
+	closeAll = func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		var errs []error
+		for _, c := range closers {
+			errs = append(errs, c())
+		}
+		closers, have = nil, map[CheckOptions]built{}
+		return errors.Join(errs...)
+	}
+	return e, closeAll
+}
+
 // WorkOptions tunes Work.
 type WorkOptions struct {
 	// Parallel is how many posts are checked at once (default 1).
@@ -89,9 +206,6 @@ type WorkOptions struct {
 	// Grace is how long, once ctx is done, the checks in hand may take to
 	// finish before they are released to another worker.
 	Grace time.Duration
-	// Run, when set, runs each check (muse keeps it as a case under c.ID,
-	// see CaseID); nil runs it unkept.
-	Run RunFunc
 	// Cases, when set, is where Run keeps the cases: a job tried again (it
 	// failed on a busy model, its worker was stopped or killed) resumes its
 	// saved check from the first stage not finished, so the model calls
@@ -104,13 +218,25 @@ type CaseReader interface {
 	Get(ctx context.Context, id string) (*pipeline.Check, error)
 }
 
-// Work checks queued posts with e until ctx is done; then it finishes the
-// checks in hand within o.Grace, or releases them to another worker.
-func Work(ctx context.Context, q *jobs.Queue, e *pipeline.Engine, o WorkOptions) error {
+// Work checks queued posts until ctx is done, each on the engine engines
+// gives for the options it was queued with (muse keeps each check as a
+// case under CaseID); then it finishes the checks in hand within o.Grace,
+// or releases them to another worker.
+func Work(ctx context.Context, q *jobs.Queue, engines Engines, o WorkOptions) error {
 	return q.Work(ctx, max(o.Parallel, 1), o.Grace, func(ctx context.Context, j jobs.Job) (json.RawMessage, error) {
 		var p Post
 		if err := json.Unmarshal(j.Payload, &p); err != nil {
 			return nil, jobs.Permanent(fmt.Errorf("queued post: %w", err))
+		}
+		co, err := jobOptions(j)
+		if err != nil {
+			return nil, jobs.Permanent(err)
+		}
+		e, run, err := engines(ctx, co)
+		if err != nil {
+			// This worker cannot check with these options now (its model
+			// or stores are not there): tried again later, maybe elsewhere.
+			return nil, fmt.Errorf("the engine for options %+v: %w", co, err)
 		}
 		c, from, err := resume(ctx, o.Cases, e, j, p)
 		if err != nil {
@@ -120,7 +246,7 @@ func Work(ctx context.Context, q *jobs.Queue, e *pipeline.Engine, o WorkOptions)
 		if from == "" { // every stage finished before the job could be marked done
 			res = Result{Key: j.Key, Status: "done", Check: c.ForOutput()}
 		} else {
-			res, err = checkOne(ctx, e, o.Run, 0, j.Key, c, from)
+			res, err = checkOne(ctx, e, run, 0, j.Key, c, from)
 		}
 		out, merr := json.Marshal(res)
 		if merr != nil {

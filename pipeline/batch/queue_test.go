@@ -46,7 +46,7 @@ func TestQueuedBatchCheckedOnce(t *testing.T) {
 			in.WriteString("{not json\n")
 		}
 	}
-	enq, err := Enqueue(ctx, open(), strings.NewReader(in.String()), "model=test-model")
+	enq, err := Enqueue(ctx, open(), strings.NewReader(in.String()), "test-model", CheckOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,8 @@ func TestQueuedBatchCheckedOnce(t *testing.T) {
 		t.Cleanup(func() { closeFn() })
 		q := open()
 		wg.Go(func() {
-			if err := Work(wctx, q, e, WorkOptions{Parallel: 2, Grace: 5 * time.Second}); err != nil {
+			same := func(context.Context, CheckOptions) (*pipeline.Engine, RunFunc, error) { return e, nil, nil }
+			if err := Work(wctx, q, same, WorkOptions{Parallel: 2, Grace: 5 * time.Second}); err != nil {
 				t.Error(err)
 			}
 		})
@@ -153,13 +154,18 @@ func (w *queueWorld) open(t *testing.T) *jobs.Queue {
 
 // enqueue queues one post per suffix of the world's post.
 func (w *queueWorld) enqueue(t *testing.T, suffixes ...string) string {
+	return w.enqueueWith(t, CheckOptions{}, suffixes...)
+}
+
+// enqueueWith queues one post per suffix, to be checked with co.
+func (w *queueWorld) enqueueWith(t *testing.T, co CheckOptions, suffixes ...string) string {
 	t.Helper()
 	var in strings.Builder
 	for _, s := range suffixes {
 		b, _ := json.Marshal(Post{Text: testworld.Post + s, PostedAt: testworld.Cutoff})
 		fmt.Fprintf(&in, "%s\n", b)
 	}
-	enq, err := Enqueue(context.Background(), w.open(t), strings.NewReader(in.String()), "model=test-model")
+	enq, err := Enqueue(context.Background(), w.open(t), strings.NewReader(in.String()), "test-model", co)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,20 +177,23 @@ func (w *queueWorld) enqueue(t *testing.T, suffixes ...string) string {
 func (w *queueWorld) work(t *testing.T, batchID string, opts pipeline.Options) []jobs.Result {
 	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
-	o := w.env.Options()
-	o.Snapshots = true
-	o.LLMTimeout = opts.LLMTimeout
-	e, closeFn, err := setup.NewFromConfig(ctx, w.env.Cfg, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeFn()
-	run := func(ctx context.Context, c *pipeline.Check, from pipeline.Stage) error {
-		return cases.Record(ctx, e, c, from, cases.RecordOptions{Store: w.store})
-	}
+	engines, closeAll := EnginesFor(func(ctx context.Context, co CheckOptions) (*pipeline.Engine, RunFunc, func() error, error) {
+		o := w.env.Options()
+		o.Snapshots = true
+		o.LLMTimeout = opts.LLMTimeout
+		e, closeFn, err := setup.NewFromConfig(ctx, w.env.Cfg, co.Apply(o))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		run := func(ctx context.Context, c *pipeline.Check, from pipeline.Stage) error {
+			return cases.Record(ctx, e, c, from, cases.RecordOptions{Store: w.store})
+		}
+		return e, run, closeFn, nil
+	})
+	defer closeAll()
 	done := make(chan error, 1)
 	go func() {
-		done <- Work(ctx, w.open(t), e, WorkOptions{Parallel: 2, Grace: 5 * time.Second, Run: run, Cases: w.store})
+		done <- Work(ctx, w.open(t), engines, WorkOptions{Parallel: 2, Grace: 5 * time.Second, Cases: w.store})
 	}()
 	defer func() {
 		stop()
@@ -382,5 +391,40 @@ func TestResumeFromTheJobsCase(t *testing.T) {
 	fresh, from, err := resume(ctx, w.store, e, again, Post{Text: "another post"})
 	if err != nil || from != pipeline.StageImages || fresh.ID == CaseID(j) || len(fresh.Queries) != 0 {
 		t.Errorf("a case of another post: from %q, ID %q, queries %v (%v)", from, fresh.ID, fresh.Queries, err)
+	}
+}
+
+// A queued job is checked with the options it was queued with, each set
+// of options on an engine of its own: --hits 1 asks one hit per query of
+// the search, --correction-language es has the correction written in
+// Spanish, --no-llm calls no model; a job queued without options is
+// checked with the worker's defaults.
+func TestQueuedJobCheckedWithItsOptions(t *testing.T) {
+	w := newQueueWorld(t, func(openai.ChatCompletionRequest) (*llmtest.Reply, error) { return nil, nil })
+	ids := []string{
+		w.enqueueWith(t, CheckOptions{Hits: 1, CorrectionLanguage: "es"}, ""),
+		w.enqueueWith(t, CheckOptions{NoLLM: true}, " Share!"),
+		w.enqueue(t, " RT"),
+	}
+	var checks []*pipeline.Check
+	for _, id := range ids {
+		rs := w.work(t, id, pipeline.Options{})
+		var res Result
+		if len(rs) != 1 || rs[0].State != jobs.Done || json.Unmarshal(rs[0].Output, &res) != nil || res.Check == nil {
+			t.Fatalf("batch %s: %+v", id, rs)
+		}
+		checks = append(checks, res.Check)
+	}
+	if n := testworld.MostHitsPerQuery(checks[0]); n != 1 {
+		t.Errorf("--hits 1: up to %d hits of one query from one provider", n)
+	}
+	if n := testworld.MostHitsPerQuery(checks[2]); n < 2 {
+		t.Errorf("defaults: up to %d hits of one query from one provider, want the world's 4", n)
+	}
+	if !checks[1].NoLLM || checks[1].Usage.LLMCalls != 0 || checks[0].NoLLM || checks[2].NoLLM {
+		t.Errorf("no_llm %t/%t/%t, model calls of the --no-llm job %d", checks[0].NoLLM, checks[1].NoLLM, checks[2].NoLLM, checks[1].Usage.LLMCalls)
+	}
+	if spanish, other := testworld.CorrectionsIn(w.llm, "Spanish (es)"); spanish != 1 || other != 1 {
+		t.Errorf("correction calls: %d asking for Spanish, %d not; want 1 and 1", spanish, other)
 	}
 }

@@ -42,12 +42,19 @@ type execer interface {
 }
 
 func (s *Store) audit(ctx context.Context, db execer, id, action, detail string) error {
-	_, err := db.ExecContext(ctx, s.q("INSERT INTO audit (case_id, at, actor, action, detail) VALUES (?, ?, ?, ?, ?)"),
+	_, err := s.auditEntry(ctx, db, id, action, detail)
+	return err
+}
+
+// auditEntry adds the entry and returns the insert's result (on SQLite,
+// its LastInsertId is the entry's seq).
+func (s *Store) auditEntry(ctx context.Context, db execer, id, action, detail string) (sql.Result, error) {
+	res, err := db.ExecContext(ctx, s.q("INSERT INTO audit (case_id, at, actor, action, detail) VALUES (?, ?, ?, ?, ?)"),
 		id, s.now().UnixMilli(), s.user, action, s.clean(detail))
 	if err != nil {
-		return fmt.Errorf("audit: %w", err)
+		return nil, fmt.Errorf("audit: %w", err)
 	}
-	return nil
+	return res, nil
 }
 
 // Audit adds an entry to the case's trail in this Store's user's name:

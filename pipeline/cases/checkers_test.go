@@ -152,8 +152,9 @@ func testCheckersAndConflicts(t *testing.T, loc string) {
 	}
 }
 
-// TestWatchSeesOtherCheckers: a Store's watch reports the saves of other
-// Stores, not its own (LISTEN/NOTIFY on PostgreSQL, polling on SQLite).
+// TestWatchSeesOtherCheckers: a Store's watch reports the saves and
+// deletions of other Stores, not its own (LISTEN/NOTIFY on PostgreSQL,
+// polling the cases and the audit trail on SQLite).
 func TestWatchSeesOtherCheckers(t *testing.T) { engines(t, testWatch) }
 
 func testWatch(t *testing.T, loc string) {
@@ -189,6 +190,32 @@ func testWatch(t *testing.T, loc string) {
 	select {
 	case ch := <-changes:
 		t.Errorf("one save reported twice, or alice's own: %+v", ch)
+	case <-time.After(300 * time.Millisecond):
+	}
+	// A deletion by another Store is reported, the same on both engines;
+	// her own is not.
+	if err := bob.Delete(ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ch := <-changes:
+		if ch.ID != c.ID || ch.By != "bob" || !ch.Deleted || ch.At.IsZero() || !strings.Contains(ch.String(), "deleted by bob at ") {
+			t.Errorf("deletion = %+v", ch)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("bob's deletion was not reported to alice's watch")
+	}
+	mine := sampleCheck()
+	mine.ID = "case-alice-deletes"
+	if err := alice.Save(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	if err := alice.Delete(ctx, mine.ID); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ch := <-changes:
+		t.Errorf("alice's own save or deletion reported, or one reported twice: %+v", ch)
 	case <-time.After(300 * time.Millisecond):
 	}
 	cancel()

@@ -100,6 +100,9 @@ type Store struct {
 	mu      sync.Mutex
 	last    map[string]known // per case: what this Store last read or wrote
 	touched map[string]bool  // cases whose first save by this Store is in the trail
+	// deleted holds the audit entries (seq) of this Store's own deletions
+	// on SQLite, which its Watch skips as PostgreSQL's skips its notices.
+	deleted map[int64]bool
 }
 
 // known is what a Store last read or wrote of a case: the version, to tell
@@ -128,7 +131,7 @@ func OpenOptions(ctx context.Context, o Options) (*Store, error) {
 	var tok [8]byte
 	rand.Read(tok[:]) // crypto/rand.Read never fails (Go 1.24+)
 	s := &Store{path: o.Path, user: o.User, writer: hex.EncodeToString(tok[:]), now: time.Now,
-		last: map[string]known{}, touched: map[string]bool{}, redact: sources.NewRedactor(o.Secrets...), poll: 2 * time.Second}
+		last: map[string]known{}, touched: map[string]bool{}, deleted: map[int64]bool{}, redact: sources.NewRedactor(o.Secrets...), poll: 2 * time.Second}
 	if pgdb.IsURL(o.Path) {
 		return s, s.openPostgres(ctx, o)
 	}
@@ -460,8 +463,16 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if n == 0 {
 		return fmt.Errorf("delete case %s: %w", id, ErrNotFound)
 	}
-	if err := s.audit(ctx, tx, id, ActionDeleted, ""); err != nil {
+	entry, err := s.auditEntry(ctx, tx, id, ActionDeleted, "")
+	if err != nil {
 		return fmt.Errorf("delete case %s: %w", id, err)
+	}
+	if !s.postgres { // known before the commit, so this Store's watch never reports it
+		if seq, err := entry.LastInsertId(); err == nil {
+			s.mu.Lock()
+			s.deleted[seq] = true
+			s.mu.Unlock()
+		}
 	}
 	if err := s.notify(ctx, tx, Change{ID: id, By: s.user, At: s.now(), Deleted: true}); err != nil {
 		return fmt.Errorf("delete case %s: %w", id, err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -60,8 +61,9 @@ func (s *Store) notify(ctx context.Context, tx execer, c Change) error {
 // Watch reports the cases that other Stores save or delete from now on
 // until ctx ends, when the channel closes. On PostgreSQL it LISTENs on a
 // connection of its own (pgx's WaitForNotification), reconnecting after a
-// lost connection; on SQLite it reads the cases saved since its last look
-// every two seconds (deletions are not seen there).
+// lost connection; on SQLite it reads every two seconds the cases saved
+// since its last look and the deletions the audit trail has gained, in the
+// order they happened.
 func (s *Store) Watch(ctx context.Context) (<-chan Change, error) {
 	out := make(chan Change, 16)
 	if s.postgres {
@@ -72,7 +74,11 @@ func (s *Store) Watch(ctx context.Context) (<-chan Change, error) {
 		go s.watchPostgres(ctx, conn, out)
 		return out, nil
 	}
-	go s.watchSQLite(ctx, s.now().UnixMilli(), out)
+	var seq int64 // the trail's last entry: deletions after it are reported
+	if err := s.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM audit").Scan(&seq); err != nil {
+		return nil, fmt.Errorf("watch cases %s: %w", s.path, err)
+	}
+	go s.watchSQLite(ctx, s.now().UnixMilli(), seq, out)
 	return out, nil
 }
 
@@ -126,7 +132,7 @@ func (s *Store) watchPostgres(ctx context.Context, conn *pgx.Conn, out chan<- Ch
 	}
 }
 
-func (s *Store) watchSQLite(ctx context.Context, since int64, out chan<- Change) {
+func (s *Store) watchSQLite(ctx context.Context, since, afterSeq int64, out chan<- Change) {
 	defer close(out)
 	seen := map[string]int64{} // versions reported, for saves in the millisecond read twice
 	t := time.NewTicker(s.poll)
@@ -141,12 +147,21 @@ func (s *Store) watchSQLite(ctx context.Context, since int64, out chan<- Change)
 		if err != nil {
 			continue // a busy or vanished file: look again next time
 		}
-		since = max(since, last)
+		deletions, lastSeq, err := s.deletedAfter(ctx, afterSeq)
+		if err != nil {
+			continue
+		}
+		since, afterSeq = max(since, last), lastSeq
+		changes = append(changes, deletions...)
+		slices.SortStableFunc(changes, func(a, b Change) int { return a.At.Compare(b.At) })
 		for _, c := range changes {
-			if seen[c.ID] >= c.Version {
+			if c.Deleted {
+				delete(seen, c.ID) // a case made again under its ID is news
+			} else if seen[c.ID] >= c.Version {
 				continue
+			} else {
+				seen[c.ID] = c.Version
 			}
-			seen[c.ID] = c.Version
 			select {
 			case out <- c:
 			case <-ctx.Done():
@@ -175,6 +190,34 @@ WHERE updated_at >= ? AND writer <> ? ORDER BY updated_at`), since, s.writer)
 		}
 		c.At, last = time.UnixMilli(at), max(last, at)
 		out = append(out, c)
+	}
+	return out, last, rows.Err()
+}
+
+// deletedAfter is every deletion the audit trail has gained after the
+// entry afterSeq, but this Store's own, with the last entry read.
+func (s *Store) deletedAfter(ctx context.Context, afterSeq int64) ([]Change, int64, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT seq, case_id, actor, at FROM audit WHERE seq > ? AND action = ? ORDER BY seq",
+		afterSeq, ActionDeleted)
+	if err != nil {
+		return nil, afterSeq, err
+	}
+	defer rows.Close()
+	var out []Change
+	last := afterSeq
+	for rows.Next() {
+		var seq, at int64
+		c := Change{Deleted: true}
+		if err := rows.Scan(&seq, &c.ID, &c.By, &at); err != nil {
+			return nil, afterSeq, err
+		}
+		last, c.At = seq, time.UnixMilli(at)
+		s.mu.Lock()
+		own := s.deleted[seq]
+		s.mu.Unlock()
+		if !own {
+			out = append(out, c)
+		}
 	}
 	return out, last, rows.Err()
 }

@@ -369,3 +369,35 @@ func checkPost(t testing.TB, cfg *setup.Config, opts pipeline.Options, post pipe
 	err = e.Run(context.Background(), c, pipeline.StageImages, nil)
 	return c, err
 }
+
+// MostHitsPerQuery is the most first-search hits one query got from one
+// provider (open or site-restricted) in c: what a check asked of the
+// world's SearXNG per query, which returns four pages for every query.
+func MostHitsPerQuery(c *pipeline.Check) int {
+	n, most := map[string]int{}, 0
+	for _, h := range c.Hits {
+		if h.Pass == 1 {
+			k := fmt.Sprint(h.Query, "\x00", h.Provider, "\x00", h.Restricted)
+			n[k]++
+			most = max(most, n[k])
+		}
+	}
+	return most
+}
+
+// CorrectionsIn counts the correction calls srv received that ask for the
+// correction in the language labelled label ("Spanish (es)"), and the
+// others.
+func CorrectionsIn(srv *llmtest.Server, label string) (in, other int) {
+	for _, c := range srv.ChatCalls() {
+		if llmtest.SchemaName(*c.Chat) != "" {
+			continue // not the correction, which has no schema
+		}
+		if strings.Contains(c.Chat.Messages[len(c.Chat.Messages)-1].Content, "be written in "+label) {
+			in++
+		} else {
+			other++
+		}
+	}
+	return in, other
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/extract"
 	"github.com/musecheck/muse/sources/fetch"
+	langs "github.com/musecheck/muse/sources/lang"
 	"github.com/musecheck/muse/sources/search"
 )
 
@@ -33,11 +34,11 @@ type ClaimMatch struct {
 	Score float64 `json:"score"`
 }
 
-// AddClaimReviews stores fact-checks' ClaimReview records in lang (empty:
+// AddClaimReviews stores fact-checks' ClaimReview records, each in the
+// language it declares (cr.Language, kept with it), else in lang (empty:
 // English), replacing a record with the same review URL and claim. Records
 // without a claim are refused.
 func (s *Store) AddClaimReviews(ctx context.Context, crs []sources.ClaimReview, lang string) error {
-	lang = normLang(lang)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("archive claim reviews: %w", err)
@@ -60,6 +61,8 @@ func (s *Store) AddClaimReviews(ctx context.Context, crs []sources.ClaimReview, 
 }
 
 func (s *Store) addClaim(ctx context.Context, tx *sql.Tx, get *sql.Stmt, cr sources.ClaimReview, lang string) error {
+	declared := langs.Normalise(cr.Language)
+	lang = normLang(cmp.Or(declared, lang))
 	claim := strings.Join(strings.Fields(cr.Claim), " ")
 	if claim == "" {
 		return fmt.Errorf("archive claim review %s: no claim", cr.ReviewURL)
@@ -85,13 +88,13 @@ func (s *Store) addClaim(ctx context.Context, tx *sql.Tx, get *sql.Stmt, cr sour
 	switch err := get.QueryRowContext(ctx, key, claim).Scan(&id, &old); {
 	case errors.Is(err, sql.ErrNoRows):
 		ins, err := tx.PrepareContext(ctx, s.sql(`INSERT INTO claims (review_key, review_url, claim, claimant, claim_date, rating,
-	reviewer, review_date, lang, claim_terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`+returning(s.postgres)))
+	reviewer, review_date, lang, in_language, claim_terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`+returning(s.postgres)))
 		if err != nil {
 			return fail(err)
 		}
 		defer ins.Close()
 		if id, err = insertID(ctx, ins, s.postgres,
-			key, cr.ReviewURL, claim, cr.Claimant, unix(cr.ClaimDate), cr.Rating, cr.Reviewer, unix(cr.ReviewDate), lang, terms); err != nil {
+			key, cr.ReviewURL, claim, cr.Claimant, unix(cr.ClaimDate), cr.Rating, cr.Reviewer, unix(cr.ReviewDate), lang, declared, terms); err != nil {
 			return fail(err)
 		}
 	case err != nil:
@@ -103,8 +106,8 @@ func (s *Store) addClaim(ctx context.Context, tx *sql.Tx, get *sql.Stmt, cr sour
 			}
 		}
 		if _, err := tx.ExecContext(ctx, s.sql(`UPDATE claims SET review_url = ?, claimant = ?, claim_date = ?, rating = ?, reviewer = ?,
-	review_date = ?, lang = ?, claim_terms = ? WHERE id = ?`),
-			cr.ReviewURL, cr.Claimant, unix(cr.ClaimDate), cr.Rating, cr.Reviewer, unix(cr.ReviewDate), lang, terms, id); err != nil {
+	review_date = ?, lang = ?, in_language = ?, claim_terms = ? WHERE id = ?`),
+			cr.ReviewURL, cr.Claimant, unix(cr.ClaimDate), cr.Rating, cr.Reviewer, unix(cr.ReviewDate), lang, declared, terms, id); err != nil {
 			return fail(err)
 		}
 	}
@@ -124,7 +127,8 @@ func (s *Store) addClaim(ctx context.Context, tx *sql.Tx, get *sql.Stmt, cr sour
 // idf-weighted share of the claim's distinct stems found in the text,
 // scaled down when fewer than claimSaturation of them are found (a short
 // claim matched on one or two words is no match, however rare they are). Limit zero or
-// less means 5; lang is the text's language (empty: English).
+// less means 5; lang is the text's language (empty: English). Of two
+// matches with the same score, one declared in lang comes first.
 func (s *Store) MatchClaims(ctx context.Context, text, lang string, limit int) ([]ClaimMatch, error) {
 	return s.matchClaims(ctx, text, lang, limit, claimSaturation)
 }
@@ -139,11 +143,11 @@ func (s *Store) matchClaims(ctx context.Context, text, lang string, limit int, s
 	}
 	query, match := `
 WITH best AS (SELECT rowid AS id, bm25(claims_fts) AS score FROM claims_fts WHERE claims_fts MATCH ? ORDER BY score LIMIT ?)
-SELECT c.claim, c.claimant, c.claim_date, c.rating, c.reviewer, c.review_url, c.review_date, c.claim_terms
+SELECT c.claim, c.claimant, c.claim_date, c.rating, c.reviewer, c.review_url, c.review_date, c.in_language, c.claim_terms
 FROM best JOIN claims c ON c.id = best.id ORDER BY best.score`, orQuery(q.distinct)
 	if s.postgres {
 		query, match = `
-SELECT claim, claimant, claim_date, rating, reviewer, review_url, review_date, claim_terms
+SELECT claim, claimant, claim_date, rating, reviewer, review_url, review_date, in_language, claim_terms
 FROM claims, to_tsquery('simple', ?) q WHERE tsv @@ q ORDER BY ts_rank_cd(tsv, q) DESC, id LIMIT ?`, tsOr(q.distinct)
 	}
 	rows, err := s.db.QueryContext(ctx, s.sql(query), match, max(limit, claimCandidates))
@@ -156,7 +160,7 @@ FROM claims, to_tsquery('simple', ?) q WHERE tsv @@ q ORDER BY ts_rank_cd(tsv, q
 		var m ClaimMatch
 		var claimDate, reviewDate sql.NullInt64
 		var ts string
-		if err := rows.Scan(&m.Claim, &m.Claimant, &claimDate, &m.Rating, &m.Reviewer, &m.ReviewURL, &reviewDate, &ts); err != nil {
+		if err := rows.Scan(&m.Claim, &m.Claimant, &claimDate, &m.Rating, &m.Reviewer, &m.ReviewURL, &reviewDate, &m.Language, &ts); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("match claims: %w", err)
 		}
@@ -183,8 +187,15 @@ FROM claims, to_tsquery('simple', ?) q WHERE tsv @@ q ORDER BY ts_rank_cd(tsv, q
 			out[i].Score = have / all * min(1, float64(n)/saturation)
 		}
 	}
-	// bm25 order breaks ties (the sort is stable).
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	// A fact-check in the text's own language breaks a tie, then bm25
+	// order (the sort is stable). lang is known only when given.
+	own := func(m ClaimMatch) bool { return lang != "" && m.Language == normLang(lang) }
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return own(out[i]) && !own(out[j])
+	})
 	return out[:min(len(out), limit)], nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -138,5 +139,66 @@ func TestImportClaimReviews(t *testing.T) {
 	// An unrelated post matches nothing.
 	if ms, _ := s.MatchingFactChecks(ctx, "Lovely sunset over the harbour tonight, the ferries are running late again", "en", 5); len(ms) != 0 {
 		t.Errorf("an unrelated post matched %+v", ms)
+	}
+}
+
+// A fact-check's declared language (inLanguage: a code, a name or a
+// Language object, on the review, on its claim or once for the whole feed;
+// Fact Check Tools' languageCode) is kept with it and comes back with its
+// matches; a record that declares none has none.
+func TestClaimReviewLanguage(t *testing.T) { eachEngine(t, testClaimReviewLanguage) }
+
+func testClaimReviewLanguage(t *testing.T, s *Store) {
+	ctx := context.Background()
+	var errs strings.Builder
+	res := s.ImportClaimReviews(ctx, []string{"testdata/claims/feed_languages.json", "testdata/claims/factchecktools.json",
+		"testdata/claims/datacommons_feed.json"}, ImportOptions{Errors: &errs})
+	if res.Added != 7 || res.Failed != 0 {
+		t.Fatalf("ImportClaimReviews = %+v\n%s", res, errs.String())
+	}
+	for _, c := range []struct{ post, lang, reviewer, want string }{
+		{"¡El Gobierno prohíbe las bicicletas en el centro de Madrid desde el lunes! Compartid", "es", "Maldita", "es"},
+		{"URGENTE: Lisboa proibiu as bicicletas no centro da cidade", "pt", "Lupa", "pt"},
+		{"Barcelona prohibeix les bicicletes al centre de la ciutat!!", "ca", "Verificat", "ca"},
+		{"Wake up: 5G mobile towers and networks spread the coronavirus", "en", "Reuters", "en"},
+		{"OMG drink hot water, it kills the coronavirus!!", "en", "PolitiFact", ""},
+	} {
+		ms, err := s.MatchingFactChecks(ctx, c.post, c.lang, 3)
+		if err != nil || len(ms) == 0 {
+			t.Errorf("MatchingFactChecks(%q) = %+v, %v", c.post, ms, err)
+			continue
+		}
+		i := slices.IndexFunc(ms, func(m ClaimMatch) bool { return m.Reviewer == c.reviewer })
+		if i < 0 || ms[i].Language != c.want {
+			t.Errorf("match for %q = %+v; want %s's with language %q", c.post, ms, c.reviewer, c.want)
+		}
+	}
+}
+
+// Of two fact-checks of one claim that match a post equally well, the one
+// in the post's language comes first when the post's language is known.
+func TestClaimMatchPrefersThePostsLanguage(t *testing.T) {
+	eachEngine(t, testClaimMatchPrefersThePostsLanguage)
+}
+
+func testClaimMatchPrefersThePostsLanguage(t *testing.T, s *Store) {
+	ctx := context.Background()
+	// Polish and Catalan have no stemmer here, so both claims index the
+	// same words and score the same.
+	claim := "Warszawa Barcelona 2024 rower zakaz"
+	if err := s.AddClaimReviews(ctx, []sources.ClaimReview{
+		{Claim: claim, Rating: "Fałsz", Reviewer: "Demagog", ReviewURL: "https://demagog.org.pl/rower", Language: "pl"},
+		{Claim: claim, Rating: "Fals", Reviewer: "Verificat", ReviewURL: "https://www.verificat.cat/rower", Language: "ca"},
+	}, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"pl", "ca"} {
+		ms, err := s.MatchClaims(ctx, claim, want, 2)
+		if err != nil || len(ms) != 2 {
+			t.Fatalf("MatchClaims(%s) = %+v, %v", want, ms, err)
+		}
+		if ms[0].Score != ms[1].Score || ms[0].Language != want {
+			t.Errorf("MatchClaims in %s: %s (%v) before %s (%v)", want, ms[0].Language, ms[0].Score, ms[1].Language, ms[1].Score)
+		}
 	}
 }

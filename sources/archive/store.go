@@ -228,6 +228,12 @@ CREATE TABLE claims (
 );
 CREATE VIRTUAL TABLE claims_fts USING fts5(claim_terms, content='claims', content_rowid='id', tokenize='ascii');
 `},
+	// 4: the language a ClaimReview record declares (inLanguage,
+	// languageCode), as ISO 639-1; '' when it declares none (lang is the
+	// one its claim is stemmed in). Written by AddClaimReviews only.
+	{sql: `
+ALTER TABLE claims ADD COLUMN in_language TEXT NOT NULL DEFAULT '';
+`},
 }
 
 // stemAllDocs fills the stem columns (and the lengths, counted the same

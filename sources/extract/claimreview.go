@@ -1,11 +1,13 @@
 package extract
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/lang"
 )
 
 // claimReviews turns the page's schema.org ClaimReview objects into
@@ -38,6 +40,7 @@ func claimReview(n node) sources.ClaimReview {
 		Rating:     rating(n.obj("reviewRating")),
 		ReviewURL:  n.str("url"),
 		ReviewDate: n.date("datePublished"),
+		Language:   inLanguage(n),
 	}
 	if r := n.names("author"); len(r) > 0 {
 		cr.Reviewer = r[0]
@@ -50,6 +53,9 @@ func claimReview(n node) sources.ClaimReview {
 	}
 	if cr.Claim == "" {
 		cr.Claim = firstNonEmpty(item.str("name"), item.str("text"))
+	}
+	if cr.Language == "" {
+		cr.Language = inLanguage(item)
 	}
 	cr.ClaimDate = item.date("datePublished")
 	cr.Claimant = strings.Join(item.names("author"), ", ")
@@ -114,5 +120,24 @@ func ClaimReviewsJSON(b []byte) ([]sources.ClaimReview, error) {
 	}
 	var nodes []node
 	collectNodes(v, &nodes, 0)
-	return claimReviews(nodes), nil
+	crs := claimReviews(nodes)
+	// A feed may say its language once, for every review in it.
+	if root, ok := v.(map[string]any); ok {
+		if code := inLanguage(node(root)); code != "" {
+			for i := range crs {
+				crs[i].Language = cmp.Or(crs[i].Language, code)
+			}
+		}
+	}
+	return crs, nil
+}
+
+// inLanguage is the language n declares (schema.org inLanguage: a
+// code such as "es" or "pt-BR", a name, or a Language object), as ISO
+// 639-1; "" when it declares none that names a language.
+func inLanguage(n node) string {
+	if l := n.obj("inLanguage"); l != nil { // {"@type": "Language", "name": "Spanish", "alternateName": "es"}
+		return cmp.Or(lang.Normalise(l.str("alternateName")), lang.Normalise(l.str("name")))
+	}
+	return lang.Normalise(n.str("inLanguage"))
 }

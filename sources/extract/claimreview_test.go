@@ -11,7 +11,8 @@ func TestClaimReviewMicrodata(t *testing.T) {
 	cr := a.ClaimReviews[0]
 	if cr.Claim != "The noise from wind turbines causes cancer" || cr.Rating != "Pants on Fire" || cr.Reviewer != "Check Desk" ||
 		cr.Claimant != "A state senator" || cr.ReviewURL != "https://checkdesk.example.net/2021/02/wind-turbines-cancer" ||
-		cr.ReviewDate.Format("2006-01-02") != "2021-02-03" || cr.ClaimDate.Format("2006-01-02") != "2021-01-28" {
+		cr.ReviewDate.Format("2006-01-02") != "2021-02-03" || cr.ClaimDate.Format("2006-01-02") != "2021-01-28" ||
+		cr.Language != "en" { // the page's, as the review declares none
 		t.Errorf("claim review = %+v", cr)
 	}
 }
@@ -36,5 +37,56 @@ func TestClaimReviewsJSON(t *testing.T) {
 	}
 	if _, err := ClaimReviewsJSON([]byte("<html>")); err == nil {
 		t.Error("HTML was read as JSON-LD")
+	}
+}
+
+// A review's inLanguage (a code, a tag, a name or a Language object) is
+// read as ISO 639-1, from the review, else its claim, else the feed; one
+// that declares none, in a feed that declares none, has none.
+func TestClaimReviewLanguage(t *testing.T) {
+	review := func(claim, extra string) string {
+		return `{"@type": "ClaimReview", "claimReviewed": "` + claim + `", "url": "https://a.example/` + claim + `",
+		  "reviewRating": {"@type": "Rating", "alternateName": "False"}` + extra + `}`
+	}
+	feed := func(lang string, items ...string) []byte {
+		s := `{"@type": "DataFeed", ` + lang + `"dataFeedElement": [{"@type": "DataFeedItem", "item": [`
+		for i, it := range items {
+			if i > 0 {
+				s += ", "
+			}
+			s += it
+		}
+		return []byte(s + `]}]}`)
+	}
+	for _, c := range []struct {
+		doc  []byte
+		want map[string]string
+	}{
+		{feed(`"inLanguage": "es-ES", `,
+			review("code", `, "inLanguage": "pt-BR"`),
+			review("object", `, "inLanguage": {"@type": "Language", "name": "Catalan", "alternateName": "ca"}`),
+			review("name", `, "inLanguage": "German"`),
+			review("claim", `, "itemReviewed": {"@type": "Claim", "inLanguage": "fr"}`),
+			review("feed", ``)),
+			map[string]string{"code": "pt", "object": "ca", "name": "de", "claim": "fr", "feed": "es"}},
+		{feed(``, review("none", ``), review("nonsense", `, "inLanguage": "klingon-x"`)),
+			map[string]string{"none": "", "nonsense": ""}},
+	} {
+		crs, err := ClaimReviewsJSON(c.doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, cr := range crs {
+			got[cr.Claim] = cr.Language
+		}
+		if len(got) != len(c.want) {
+			t.Errorf("ClaimReviewsJSON = %+v", crs)
+		}
+		for claim, want := range c.want {
+			if g, ok := got[claim]; !ok || g != want {
+				t.Errorf("%s: language %q, want %q", claim, g, want)
+			}
+		}
 	}
 }

@@ -13,6 +13,7 @@ package extract
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -27,6 +28,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/lang"
 )
 
 // Article is what muse keeps of a web page.
@@ -128,6 +130,9 @@ func (o Options) Extract(htmlBytes []byte, pageURL string) (*Article, error) {
 	fillMetadata(a, res.Metadata, ld, gq)
 	a.Modified = modifiedDate(ld, gq, a.Published, o.now())
 	a.ClaimReviews = claimReviews(append(ld, md...))
+	for i := range a.ClaimReviews { // a review is in its page's language unless it says otherwise
+		a.ClaimReviews[i].Language = cmp.Or(a.ClaimReviews[i].Language, lang.Normalise(a.Language))
+	}
 	sanitizeArticle(a)
 	return a, nil
 }

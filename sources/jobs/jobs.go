@@ -82,6 +82,10 @@ type Item struct {
 	Line    int             // its place in the batch, from 1
 	Key     string          // what makes it the same work as another item
 	Payload json.RawMessage // what the worker needs
+	// Options says how the worker is to do it (a batch's per-run
+	// options); nil for none. It is not part of the key: the caller puts
+	// what makes two items different work into Key.
+	Options json.RawMessage
 }
 
 // Job is an item as a worker receives it.
@@ -89,8 +93,9 @@ type Job struct {
 	ID        int64
 	Key       string
 	Payload   json.RawMessage
-	Attempt   int       // from 1
-	CreatedAt time.Time // when it was queued: with ID, what tells it from a job of another queue
+	Options   json.RawMessage // as queued; nil for a job queued without (or before muse kept them)
+	Attempt   int             // from 1
+	CreatedAt time.Time       // when it was queued: with ID, what tells it from a job of another queue
 }
 
 // Handler does one job. The output is kept (also when the attempt fails,
@@ -102,10 +107,12 @@ type Handler func(ctx context.Context, j Job) (output json.RawMessage, err error
 // read, a refused input): the job fails at once with it.
 func Permanent(err error) error { return river.JobCancel(err) }
 
-// args is the River job: unique by Key alone.
+// args is the River job: unique by Key alone. Options came later: a job
+// queued before has none, and reads as such.
 type args struct {
 	Key     string          `json:"key" river:"unique"`
 	Payload json.RawMessage `json:"payload"`
+	Options json.RawMessage `json:"options,omitempty"`
 }
 
 func (args) Kind() string { return "muse_check" }
@@ -122,7 +129,7 @@ type Queue struct {
 // backend is River over one driver; the two drivers differ only in their
 // transaction type.
 type backend interface {
-	insert(ctx context.Context, a args, o *river.InsertOpts) (*rivertype.JobInsertResult, error)
+	insert(ctx context.Context, a river.JobArgs, o *river.InsertOpts) (*rivertype.JobInsertResult, error)
 	list(ctx context.Context, p *river.JobListParams) (*river.JobListResult, error)
 	work(ctx context.Context, cfg *river.Config, grace time.Duration) error
 }
@@ -132,7 +139,7 @@ type riverBackend[TTx any] struct {
 	client *river.Client[TTx]
 }
 
-func (b *riverBackend[TTx]) insert(ctx context.Context, a args, o *river.InsertOpts) (*rivertype.JobInsertResult, error) {
+func (b *riverBackend[TTx]) insert(ctx context.Context, a river.JobArgs, o *river.InsertOpts) (*rivertype.JobInsertResult, error) {
 	return b.client.Insert(ctx, a, o)
 }
 
@@ -265,7 +272,7 @@ func (q *Queue) Enqueue(ctx context.Context, items []Item) (batchID string, dupl
 	}
 	opts := &river.InsertOpts{MaxAttempts: q.o.MaxAttempts, UniqueOpts: river.UniqueOpts{ByArgs: true}}
 	for _, it := range items {
-		res, err := q.r.insert(ctx, args{Key: it.Key, Payload: it.Payload}, opts)
+		res, err := q.r.insert(ctx, args{Key: it.Key, Payload: it.Payload, Options: it.Options}, opts)
 		if err != nil {
 			return batchID, duplicates, fmt.Errorf("enqueue line %d: %w", it.Line, err)
 		}
@@ -286,7 +293,7 @@ func (q *Queue) Enqueue(ctx context.Context, items []Item) (batchID string, dupl
 func (q *Queue) Work(ctx context.Context, n int, grace time.Duration, h Handler) error {
 	w := river.NewWorkers()
 	river.AddWorker(w, river.WorkFunc(func(ctx context.Context, j *river.Job[args]) error {
-		out, err := h(ctx, Job{ID: j.ID, Key: j.Args.Key, Payload: j.Args.Payload, Attempt: j.Attempt, CreatedAt: j.CreatedAt})
+		out, err := h(ctx, Job{ID: j.ID, Key: j.Args.Key, Payload: j.Args.Payload, Options: j.Args.Options, Attempt: j.Attempt, CreatedAt: j.CreatedAt})
 		if len(out) > 0 {
 			if rerr := river.RecordOutput(ctx, out); rerr != nil && err == nil {
 				err = rerr

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/riverqueue/river"
 
 	"github.com/musecheck/muse/sources/pgdb/pgdbtest"
 )
@@ -212,3 +215,61 @@ func TestStoppedWorkerReleasesItsJob(t *testing.T) {
 		}
 	})
 }
+
+// A job carries the options it was queued with to its worker; a job
+// queued before jobs had options (River args {key, payload}) is still
+// worked, with none.
+func TestJobCarriesItsOptions(t *testing.T) {
+	engines(t, func(t *testing.T, open func() *Queue) {
+		q := open()
+		its := items("with", "without")
+		its[0].Options = json.RawMessage(`{"hits":1,"correction_language":"es"}`)
+		batch, _, err := q.Enqueue(context.Background(), its)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := q.r.insert(context.Background(), oldArgs{Key: "old", Payload: json.RawMessage(`{"post":"old"}`)},
+			&river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := q.db.ExecContext(context.Background(), q.sql("INSERT INTO muse_batch_item (batch_id, line, job_id) VALUES (?, ?, ?)"),
+			batch, 3, res.Job.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := q.db.ExecContext(context.Background(), q.sql("UPDATE muse_batch SET total = 3 WHERE batch_id = ?"), batch); err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		got := map[string]string{}
+		st := workUntil(t, open, batch, 1, func(ctx context.Context, j Job) (json.RawMessage, error) {
+			var compact bytes.Buffer // PostgreSQL's jsonb spaces it out
+			if len(j.Options) > 0 {
+				if err := json.Compact(&compact, j.Options); err != nil {
+					return nil, err
+				}
+			}
+			mu.Lock()
+			got[j.Key] = compact.String()
+			mu.Unlock()
+			return json.RawMessage(`{}`), nil
+		})
+		if st.Done != 3 {
+			t.Errorf("status %+v, want 3 done", st)
+		}
+		want := map[string]string{"with": `{"hits":1,"correction_language":"es"}`, "without": "", "old": ""}
+		for k, w := range want {
+			if g, ok := got[k]; !ok || g != w {
+				t.Errorf("job %s: options %q (worked: %t), want %q", k, g, ok, w)
+			}
+		}
+	})
+}
+
+// oldArgs is the River job as muse queued it before jobs had options.
+type oldArgs struct {
+	Key     string          `json:"key" river:"unique"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+func (oldArgs) Kind() string { return "muse_check" }

@@ -11,7 +11,9 @@
 package lang
 
 import (
+	"cmp"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/RadhiFadlillah/whatlanggo"
@@ -120,31 +122,106 @@ func words(s string) int {
 }
 
 // Normalise returns the ISO 639-1 code for what a person typed ("ES",
-// "es-MX", "spa", "Spanish"), or "" when it names no language.
+// "es-MX", "spa", "Spanish", "Catalan", "català"), or "" when it names no
+// language. A language without a 639-1 code that the detector knows
+// (Cebuano, say) gives its ISO 639-3 code.
 func Normalise(s string) string {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return ""
 	}
-	if tag, err := language.Parse(s); err == nil {
-		if base, conf := tag.Base(); conf != language.No {
-			if iso := base.String(); len(iso) == 2 {
-				return iso
+	tag, err := language.Parse(s)
+	if err == nil {
+		if base, conf := tag.Base(); conf != language.No && len(base.String()) == 2 {
+			return base.String() // "iw" is "he" now, "spa" "es"
+		}
+		// CLDR writes Tagalog "fil", which has no 639-1 code; "tl" is the
+		// one the detector gives.
+		if raw, err := language.Raw.Parse(s); err == nil {
+			if base, conf := raw.Base(); conf != language.No && len(base.String()) == 2 {
+				return base.String()
 			}
 		}
 	}
-	// An English name ("spanish").
-	for _, code := range codes {
-		if strings.EqualFold(Name(code), s) {
-			return code
+	if code, ok := languageNames()[foldName(s)]; ok { // a name, or a detector's 639-3 code ("pes", "ceb")
+		return code
+	}
+	if err == nil { // a 639-3 language of no 639-1 code, known by name
+		if base, conf := tag.Base(); conf != language.No && display.English.Languages().Name(base) != "" {
+			return base.String()
 		}
 	}
 	return ""
 }
 
+// languageNames maps names of languages, folded (foldName), to their codes:
+// the stemmers' names ("norwegian"), the English name and the name in
+// itself that golang.org/x/text gives each ISO 639-1 language ("catalan",
+// "catala"), then whatlanggo's English names and ISO 639-3 codes of the
+// languages it detects ("bokmal", "mandarin", "pes"). A name taken keeps
+// its first code.
+var languageNames = sync.OnceValue(func() map[string]string {
+	m := map[string]string{}
+	add := func(name, code string) {
+		if k := foldName(name); k != "" {
+			if _, ok := m[k]; !ok {
+				m[k] = code
+			}
+		}
+	}
+	for code, st := range stemmers {
+		add(st.name, code) // no two share a name
+	}
+	for a := 'a'; a <= 'z'; a++ {
+		for b := 'a'; b <= 'z'; b++ {
+			code := string([]rune{a, b})
+			base, err := language.ParseBase(code)
+			if err != nil || base.String() != code {
+				continue
+			}
+			if canon, _ := language.Make(code).Base(); canon.String() != code && len(canon.String()) == 2 {
+				continue // a withdrawn code ("iw", "ji"): its language is named under the current one
+			}
+			if n := display.English.Languages().Name(base); n != "" {
+				add(n, code)
+				add(display.Self.Name(language.Make(code)), code)
+			}
+		}
+	}
+	for l := range whatlanggo.Langs {
+		code := cmp.Or(l.Iso6391(), m[foldName(l.String())], l.Iso6393()) // whatlanggo's "ydd" is Yiddish, "yi"
+		add(l.String(), code)
+		add(l.Iso6393(), code)
+		if base, err := language.ParseBase(l.Iso6393()); err == nil {
+			add(display.English.Languages().Name(base), code) // "Iloko" for whatlanggo's "Ilocano"
+		}
+	}
+	return m
+})
+
+// detectorNames are whatlanggo's English names of the languages it
+// detects, by the code Normalise gives them, for the few x/text does not
+// name (Saraiki).
+var detectorNames = sync.OnceValue(func() map[string]string {
+	m := map[string]string{}
+	for l := range whatlanggo.Langs {
+		m[Normalise(l.Iso6393())] = l.String()
+	}
+	return m
+})
+
+// foldName is a language name as languageNames keys it: lower case,
+// without diacritics, single spaces.
+func foldName(s string) string {
+	return strings.Join(strings.Fields(strings.ToLower(FoldDiacritics(s))), " ")
+}
+
 // Name is the language's English name ("Spanish"), or the code itself when
 // it is not a language.
 func Name(code string) string {
+	if st, ok := stemmers[code]; ok {
+		return st.name // "no" is Norwegian, which x/text calls Bokmål
+	}
 	tag, err := language.Parse(code)
 	if err != nil {
 		return code
@@ -152,7 +229,7 @@ func Name(code string) string {
 	if n := display.English.Languages().Name(tag); n != "" {
 		return n
 	}
-	return code
+	return cmp.Or(detectorNames()[code], code)
 }
 
 // Label is how prompts and the app name a language: "Spanish (es)".
@@ -164,15 +241,3 @@ func Label(code string) string {
 	}
 	return Name(code) + " (" + code + ")"
 }
-
-// codes are the ISO 639-1 languages whatlanggo knows, for Normalise's
-// lookup by name.
-var codes = func() []string {
-	var out []string
-	for l := range whatlanggo.Langs {
-		if c := l.Iso6391(); c != "" {
-			out = append(out, c)
-		}
-	}
-	return out
-}()

@@ -2,9 +2,13 @@ package lang
 
 import (
 	"bufio"
+	"cmp"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/RadhiFadlillah/whatlanggo"
+	"golang.org/x/text/language"
 )
 
 // TestDetectShortPosts measures detection on short social-media posts in
@@ -75,6 +79,14 @@ func TestNormaliseAndLabel(t *testing.T) {
 			t.Errorf("Normalise(%q) = %q, want %q", in, got, want)
 		}
 	}
+	for in, want := range map[string]string{"Catalan": "ca", "català": "ca", "cat": "ca", "Norwegian": "no",
+		"Norwegian Bokmål": "nb", "norwegian bokmal": "nb", "Bokmal": "nb", "Español": "es", "Deutsch": "de",
+		"Mandarin": "zh", "Chinese": "zh", "Tagalog": "tl", "Filipino": "tl", "tl": "tl", "iw": "he", "Yiddish": "yi", "ydd": "yi", "Saraiki": "skr", "Hebrew": "he", "Slovene": "sl", "Slovenian": "sl",
+		"Basque": "eu", "Galician": "gl", "Welsh": "cy", "Irish": "ga", "ga": "ga", "Cebuano": "ceb", "pes": "fa"} {
+		if got := Normalise(in); got != want {
+			t.Errorf("Normalise(%q) = %q, want %q", in, got, want)
+		}
+	}
 	if got := Label("es"); got != "Spanish (es)" {
 		t.Errorf("Label(es) = %q", got)
 	}
@@ -103,4 +115,44 @@ func TestDetectScriptsWithoutSpaces(t *testing.T) {
 	if got := Detect("好").Code; got != "" {
 		t.Errorf("one character detected as %q", got)
 	}
+}
+
+// TestNormaliseEveryKnownLanguage: every language the detector or the
+// stemmer knows normalises from its ISO 639-1 code, its ISO 639-3 code,
+// its English name (x/text's, and whatlanggo's where it differs) and back
+// from the name Name gives it.
+func TestNormaliseEveryKnownLanguage(t *testing.T) {
+	want := map[string]string{} // a code as typed → the code
+	for l := range whatlanggo.Langs {
+		code := cmp.Or(l.Iso6391(), Normalise(l.Iso6393()))
+		if code == "" {
+			t.Errorf("whatlanggo's %s (%s) normalises to nothing", l, l.Iso6393())
+			continue
+		}
+		want[l.Iso6393()], want[l.String()] = code, code
+		if l.Iso6391() != "" {
+			want[l.Iso6391()] = code
+		}
+	}
+	for code := range stemmers {
+		want[code] = code
+		if base, err := language.ParseBase(code); err == nil {
+			want[base.ISO3()] = code
+		}
+	}
+	codes := map[string]bool{}
+	for in, code := range want {
+		codes[code] = true
+		if got := Normalise(in); got != code {
+			t.Errorf("Normalise(%q) = %q, want %q", in, got, code)
+		}
+	}
+	for code := range codes {
+		if n := Name(code); n == code {
+			t.Errorf("%s has no English name", code)
+		} else if got := Normalise(n); got != code {
+			t.Errorf("Normalise(Name(%s) = %q) = %q", code, n, got)
+		}
+	}
+	t.Logf("%d spellings of %d languages", len(want), len(codes))
 }

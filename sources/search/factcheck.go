@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/lang"
 )
 
 // factCheck queries the Google Fact Check Tools API (claims:search) for
@@ -101,6 +102,7 @@ func (a factCheckAnswer) reviews(now time.Time) []titledReview {
 			out = append(out, titledReview{sources.ClaimReview{
 				Claim: clean(c.Text), Claimant: clean(c.Claimant), ClaimDate: parseDate(c.ClaimDate, now),
 				Rating: clean(r.TextualRating), Reviewer: reviewer, ReviewURL: r.URL, ReviewDate: parseDate(r.ReviewDate, now),
+				Language: lang.Normalise(r.LanguageCode),
 			}, clean(r.Title)})
 		}
 	}

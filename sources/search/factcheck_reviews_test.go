@@ -24,6 +24,11 @@ func TestFactCheckReviews(t *testing.T) {
 		c.Reviewer != "politifact.com" || c.ReviewDate.Format("2006-01-02") != "2020-05-05" || c.ClaimDate.Format("2006-01-02") != "2020-03-28" {
 		t.Errorf("second review = %+v", c)
 	}
+	for _, cr := range crs {
+		if cr.Language != "en" { // each review's languageCode
+			t.Errorf("review %q: language %q, want en", cr.Claim, cr.Language)
+		}
+	}
 	if _, err := FactCheckReviews([]byte(`{"claims": 3}`)); err == nil {
 		t.Error("a malformed answer was read")
 	}
