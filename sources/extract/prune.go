@@ -14,10 +14,14 @@ import (
 // metadata reads), style sheets, SVG drawings, noscript fallbacks and
 // comments. On a news page they are often most of the nodes. It runs after
 // go-htmldate, which reads dates in scripts.
+//
+// It also removes the whitespace between blocks (the source's indentation,
+// often a third of a page's nodes), which no browser renders: every node
+// trafilatura copies three times and every selector it runs visits.
 func prune(n *html.Node) {
 	for c := n.FirstChild; c != nil; {
 		next := c.NextSibling
-		if inert(c) || c.Type == html.ElementNode && invisible(c) {
+		if inert(c) || c.Type == html.ElementNode && invisible(c) || layoutSpace(c) {
 			n.RemoveChild(c)
 		} else {
 			prune(c)
@@ -42,6 +46,39 @@ func inert(n *html.Node) bool {
 			}
 			return true
 		}
+	}
+	return false
+}
+
+// layoutSpace reports a whitespace-only text node that does not separate
+// two pieces of inline content: one next to a block, at the edge of its
+// parent, or inside <head>. Inside <pre> and <textarea> whitespace is text.
+func layoutSpace(n *html.Node) bool {
+	if n.Type != html.TextNode || strings.TrimLeft(n.Data, " \t\n\r\f") != "" {
+		return false
+	}
+	if p := n.Parent; p != nil && (p.DataAtom == atom.Pre || p.DataAtom == atom.Textarea) {
+		return false
+	}
+	return !inline(n.PrevSibling) || !inline(n.NextSibling)
+}
+
+// inline reports text, or an element that is not a paragraph boundary
+// (blockTags) nor part of <head>: whitespace next to it may be a space
+// between words.
+func inline(n *html.Node) bool {
+	if n == nil {
+		return false
+	}
+	switch n.Type {
+	case html.TextNode:
+		return true
+	case html.ElementNode:
+		switch n.DataAtom {
+		case atom.Head, atom.Meta, atom.Link, atom.Title, atom.Base, atom.Script, atom.Style:
+			return false
+		}
+		return !blockTags[n.DataAtom]
 	}
 	return false
 }
