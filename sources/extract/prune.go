@@ -18,13 +18,17 @@ import (
 // It also removes the whitespace between blocks (the source's indentation,
 // often a third of a page's nodes), which no browser renders: every node
 // trafilatura copies three times and every selector it runs visits.
-func prune(n *html.Node) {
+func prune(n *html.Node) { pruneIn(n, false) }
+
+// pruneIn is prune below n; inPre says n is inside <pre> or <textarea>,
+// where whitespace is text.
+func pruneIn(n *html.Node, inPre bool) {
 	for c := n.FirstChild; c != nil; {
 		next := c.NextSibling
-		if inert(c) || c.Type == html.ElementNode && invisible(c) || layoutSpace(c) {
+		if inert(c) || c.Type == html.ElementNode && invisible(c) || !inPre && layoutSpace(c) {
 			n.RemoveChild(c)
 		} else {
-			prune(c)
+			pruneIn(c, inPre || c.DataAtom == atom.Pre || c.DataAtom == atom.Textarea)
 		}
 		c = next
 	}
@@ -52,12 +56,9 @@ func inert(n *html.Node) bool {
 
 // layoutSpace reports a whitespace-only text node that does not separate
 // two pieces of inline content: one next to a block, at the edge of its
-// parent, or inside <head>. Inside <pre> and <textarea> whitespace is text.
+// parent, or inside <head> (prune keeps all of it inside <pre>).
 func layoutSpace(n *html.Node) bool {
 	if n.Type != html.TextNode || strings.TrimLeft(n.Data, " \t\n\r\f") != "" {
-		return false
-	}
-	if p := n.Parent; p != nil && (p.DataAtom == atom.Pre || p.DataAtom == atom.Textarea) {
 		return false
 	}
 	return !inline(n.PrevSibling) || !inline(n.NextSibling)
