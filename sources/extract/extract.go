@@ -198,16 +198,48 @@ func checkHTML(b []byte, utf8Input bool) error {
 	if looksBinary(head) || (utf8Input && invalidShare(head[:validPrefix(head)]) > 0.1) {
 		return fmt.Errorf("%w: the input is binary", ErrNotHTML)
 	}
-	lower := bytes.ToLower(trimmed[:min(len(trimmed), 1<<16)])
-	for _, tag := range htmlMarkers {
-		if bytes.Contains(lower, []byte(tag)) {
-			return nil
-		}
+	if hasMarker(trimmed[:min(len(trimmed), 1<<16)]) {
+		return nil
 	}
 	return fmt.Errorf("%w: no HTML markup found", ErrNotHTML)
 }
 
-// htmlMarkers are tags of which any HTML page, even a fragment, has one.
+// hasMarker reports whether one of htmlMarkers, in any ASCII case, starts
+// at one of b's '<' (without lowering a copy of b).
+func hasMarker(b []byte) bool {
+	for i := bytes.IndexByte(b, '<'); i >= 0; {
+		rest := b[i:]
+		for _, tag := range htmlMarkers {
+			if len(rest) >= len(tag) && asciiFoldPrefix(rest, tag) {
+				return true
+			}
+		}
+		j := bytes.IndexByte(rest[1:], '<')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
+}
+
+// asciiFoldPrefix reports whether b starts with the lower-case ASCII tag,
+// ignoring the case of b's letters.
+func asciiFoldPrefix(b []byte, tag string) bool {
+	for k := 0; k < len(tag); k++ {
+		c := b[k]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != tag[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// htmlMarkers are tags of which any HTML page, even a fragment, has one
+// (lower case).
 var htmlMarkers = []string{
 	"<html", "<body", "<head", "<p>", "<p ", "<div", "<article", "<!doctype", "<title", "<meta",
 	"<span", "<a ", "<h1", "<h2", "<section", "<main", "<br", "<table", "<ul", "<script",

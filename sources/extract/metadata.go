@@ -48,16 +48,21 @@ func (o Options) publishedDate(doc *html.Node, gq *goquery.Document, nodes []nod
 	if r.dateLanguage {
 		lang = declaredLanguage(gq)
 	}
-	return r.date.pick(o.htmldate(doc, pageURL, r.dateParserConfig(lang, o.Now)), o.declaredPublished(nodes, gq))
+	return r.date.pick(o.htmldate(doc, pageURL, r.dateParserConfig(lang, o.Now)), func() time.Time { return o.declaredPublished(nodes, gq) })
 }
 
-// pick chooses between go-htmldate's date and the declared one.
-func (d dateRule) pick(library, declared time.Time) time.Time {
-	switch {
-	case d == dateDeclaredFirst && !declared.IsZero():
-		return declared
-	case d != dateLibrary && library.IsZero():
-		return declared
+// pick chooses between go-htmldate's date and the declared one, which it
+// reads only when the rule looks at it (about ten searches of the page).
+func (d dateRule) pick(library time.Time, declared func() time.Time) time.Time {
+	switch d {
+	case dateDeclaredFirst:
+		if t := declared(); !t.IsZero() {
+			return t
+		}
+	case dateLibraryThenDeclared:
+		if library.IsZero() {
+			return declared()
+		}
 	}
 	return library
 }

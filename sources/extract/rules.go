@@ -69,10 +69,12 @@ var chosenRules = rules{
 	fallbackParagraph: 600,
 	dropRepeats:       true,
 	dropSelfLinks:     true,
-	trimFurniture:     true,
-	date:              dateLibrary,
-	dateLanguage:      true,
-	dateSurrounding:   true,
+	// trimFurniture no longer gains (F1 equal to four digits) since prune
+	// drops the whitespace between blocks, so the choice leaves it off.
+	trimFurniture:   false,
+	date:            dateLibrary,
+	dateLanguage:    true,
+	dateSurrounding: true,
 }
 
 // unsure reports whether trafilatura's first pass, which found runes of
