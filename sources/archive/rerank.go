@@ -319,7 +319,7 @@ FROM docs WHERE id IN (`+strings.Join(missing, ",")+`)`))
 		if err := rows.Scan(&id, &v.updated, &v.titleLen, &v.textLen, &title, &text); err != nil {
 			return fmt.Errorf("load candidate texts: %w", err)
 		}
-		d := &docTerms{id: id, version: v, title: strings.Fields(title), text: strings.Fields(text)}
+		d := &docTerms{id: id, version: v, title: splitStems(title), text: splitStems(text)}
 		byID[id].doc = d
 		fresh = append(fresh, d)
 	}

@@ -251,11 +251,17 @@ func (s *Store) postings(ctx context.Context, ts []string, st collStats) (termPo
 	if err := ctx.Err(); err != nil {
 		return ps, err
 	}
+	if !s.postgres {
+		if err := s.termCounts(ctx, todo, ps.df); err != nil {
+			return ps, fmt.Errorf("document frequencies: %w", err)
+		}
+		s.rememberDFs(todo, ps.df, st)
+		return ps, nil
+	}
 	lists, err := s.termDocs(ctx, todo, dfExact, false)
 	if err != nil {
 		return ps, fmt.Errorf("document frequencies: %w", err)
 	}
-	read := todo
 	for _, t := range todo {
 		ids := lists[t]
 		n := float64(len(ids))
@@ -266,18 +272,57 @@ func (s *Store) postings(ctx context.Context, ts []string, st collStats) (termPo
 		}
 		ps.df[t] = n
 	}
+	s.rememberDFs(todo, ps.df, st)
+	return ps, nil
+}
+
+// rememberDFs caches the document frequencies of the terms read.
+func (s *Store) rememberDFs(read []string, df map[string]float64, st collStats) {
 	if len(read) == 0 {
-		return ps, nil
+		return
 	}
 	s.dfs.mu.Lock()
 	if s.dfs.m == nil || len(s.dfs.m)+len(read) > dfCacheSize {
 		s.dfs.m = make(map[string]dfEntry, 1024)
 	}
 	for _, t := range read {
-		s.dfs.m[t] = dfEntry{df: ps.df[t], n: st.n}
+		s.dfs.m[t] = dfEntry{df: df[t], n: st.n}
 	}
 	s.dfs.mu.Unlock()
-	return ps, nil
+}
+
+// termCounts reads the exact document frequencies of ts from docs_terms
+// (SQLite), one b-tree seek each, all in one statement; a term no document
+// holds gets 0.
+func (s *Store) termCounts(ctx context.Context, ts []string, df map[string]float64) error {
+	if len(ts) == 0 {
+		return nil
+	}
+	arg, err := json.Marshal(ts)
+	if err != nil {
+		return err
+	}
+	stmt, err := s.stmt(ctx, `SELECT j.key, coalesce(t.df, 0) FROM json_each(?) j LEFT JOIN docs_terms t ON t.term = j.value`)
+	if err != nil {
+		return err
+	}
+	rows, err := stmt.QueryContext(ctx, string(arg))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k int
+		var n float64
+		if err := rows.Scan(&k, &n); err != nil {
+			return err
+		}
+		if k < 0 || k >= len(ts) {
+			return fmt.Errorf("term %d of %d", k, len(ts))
+		}
+		df[ts[k]] = n
+	}
+	return rows.Err()
 }
 
 type dfCache struct {
@@ -391,14 +436,15 @@ func (s *Store) termDocs(ctx context.Context, ts []string, limit int, title bool
 	if len(ts) == 0 {
 		return out, nil
 	}
+	// Titles have an index of their own (migration 4).
 	q := `SELECT j.key, (SELECT coalesce(group_concat(rowid), '') FROM
 	(SELECT rowid FROM docs_fts WHERE docs_fts MATCH j.value LIMIT ?)) FROM json_each(?) j`
+	if title {
+		q = strings.ReplaceAll(q, "docs_fts", "docs_title_fts")
+	}
 	quoted := make([]string, len(ts))
 	for i, t := range ts {
 		quoted[i] = quote(t)
-		if title {
-			quoted[i] = "{title_terms} : " + quoted[i]
-		}
 	}
 	if s.postgres {
 		// A bitmap scan of the GIN index visits the heap in block order,
