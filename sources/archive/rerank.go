@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -287,23 +286,22 @@ type docVersion struct {
 // the first stage has read each candidate's version.
 func (s *Store) loadDocs(ctx context.Context, cands []*candidate) error {
 	byID := make(map[int64]*candidate, len(cands))
-	var missing []string
+	var missing []*candidate
 	s.terms.mu.Lock()
 	for _, c := range cands {
 		byID[c.id] = c
 		if d := s.terms.m[c.id]; d != nil && d.version == c.version {
 			c.doc = d
 		} else {
-			missing = append(missing, fmt.Sprint(c.id))
+			missing = append(missing, c)
 		}
 	}
 	s.terms.mu.Unlock()
 	if len(missing) == 0 {
 		return nil
 	}
-	// The ids are our own integers, so listing them in the SQL is safe.
-	rows, err := s.db.QueryContext(ctx, s.sql(`SELECT id, updated_at, title_len, text_len, title_terms, text_terms
-FROM docs WHERE id IN (`+strings.Join(missing, ",")+`)`))
+	rows, err := s.queryIDs(ctx, `SELECT id, updated_at, title_len, text_len, title_terms, text_terms
+FROM docs WHERE id IN (@ids)`, missing)
 	if err != nil {
 		return fmt.Errorf("load candidate texts: %w", err)
 	}

@@ -251,6 +251,10 @@ CREATE VIRTUAL TABLE docs_title_fts USING fts5(
 	tokenize='ascii', detail=none
 );
 INSERT INTO docs_title_fts(docs_title_fts) VALUES ('rebuild');
+-- What the first stage reads of its candidates (dates, and the version
+-- the rerank's cache is checked against) without the wide rows.
+DROP INDEX docs_id_published;
+CREATE INDEX docs_version ON docs(id, published, updated_at, title_len, text_len);
 CREATE TABLE docs_terms (
 	term TEXT PRIMARY KEY,
 	df   INTEGER NOT NULL -- documents holding term in any field
