@@ -47,7 +47,25 @@ func (s *Store) AddAll(ctx context.Context, docs []Doc) error {
 		}
 		rows[i] = r
 	}
-	return s.write(ctx, func(w *docWriter) error { return w.putAll(ctx, rows) })
+	return s.write(ctx, s.newDFs(rows), func(w *docWriter) error { return w.putAll(ctx, rows) })
+}
+
+// newDFs counts, for each stem, the rows holding it: how a transaction
+// putting rows moves docs_terms if every row is new (put corrects it for
+// the rows that are not). Counted before the transaction, and by an import
+// beside the writing of the previous batch, so the writer does not; nil
+// on PostgreSQL, which keeps no docs_terms.
+func (s *Store) newDFs(rows []docRow) map[string]int {
+	if s.postgres {
+		return nil
+	}
+	dfs := make(map[string]int, 4096)
+	for _, r := range rows {
+		for _, t := range r.stems {
+			dfs[t]++
+		}
+	}
+	return dfs
 }
 
 // docRow is a checked document as stored: fields trimmed, stemmed and
@@ -117,18 +135,23 @@ type docWriter struct {
 	delta                                [4]int // docs, title, lead and rest lengths
 	wrote                                bool   // anything changed: the version moves
 	// dfs is how the transaction moves each term's document count
-	// (docs_terms, SQLite only), written once before the commit.
+	// (docs_terms, SQLite only), written once before the commit; it
+	// starts from newDFs.
 	dfs map[string]int
 }
 
-// write runs fn with a docWriter in one IMMEDIATE transaction.
-func (s *Store) write(ctx context.Context, fn func(*docWriter) error) error {
+// write runs fn with a docWriter in one IMMEDIATE transaction; dfs is
+// newDFs of the rows fn puts.
+func (s *Store) write(ctx context.Context, dfs map[string]int, fn func(*docWriter) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("archive: begin: %w", err)
 	}
 	defer tx.Rollback()
-	w := &docWriter{s: s, tx: tx, dfs: make(map[string]int, 1024)}
+	if dfs == nil {
+		dfs = map[string]int{}
+	}
+	w := &docWriter{s: s, tx: tx, dfs: dfs}
 	stmts := []struct {
 		st **sql.Stmt
 		q  string
@@ -273,6 +296,7 @@ func (w *docWriter) put(ctx context.Context, r docRow) error {
 	if err != nil {
 		return fail(err)
 	}
+	w.moveDFs(r.stems, -1) // newDFs counted r as new
 	n := old
 	if r.title != "" {
 		n.title, n.titleTerms, n.titleLen = r.title, r.titleTerms, r.titleLen
@@ -295,7 +319,7 @@ func (w *docWriter) put(ctx context.Context, r docRow) error {
 			return fail(err)
 		}
 		w.moveDFs(distinctStems(old.titleTerms, old.textTerms, old.pubTerms), -1)
-		n.stems = distinctStems(n.titleTerms, n.textTerms, n.pubTerms)
+		w.moveDFs(distinctStems(n.titleTerms, n.textTerms, n.pubTerms), 1)
 	}
 	if _, err := w.upd.ExecContext(ctx, n.title, n.text, n.publisher, n.published, r.at, n.titleLen, n.textLen,
 		n.lang, n.titleTerms, n.textTerms, n.pubTerms, id); err != nil {
@@ -335,9 +359,8 @@ func insertID(ctx context.Context, st *sql.Stmt, postgres bool, args ...any) (in
 	return res.LastInsertId()
 }
 
-// index adds r's stems to SQLite's FTS5 indexes (all fields, and titles)
-// and its terms to the document counts; PostgreSQL's index is a generated
-// column.
+// index adds r's stems to SQLite's FTS5 indexes (all fields, and titles);
+// PostgreSQL's index is a generated column.
 func (w *docWriter) index(ctx context.Context, id int64, r docRow) error {
 	if w.ftsIns == nil {
 		return nil
@@ -348,12 +371,14 @@ func (w *docWriter) index(ctx context.Context, id int64, r docRow) error {
 	if _, err := w.titleIns.ExecContext(ctx, id, r.titleTerms); err != nil {
 		return err
 	}
-	w.moveDFs(r.stems, 1)
 	return nil
 }
 
 // moveDFs counts the documents holding each of stems up (by 1) or down.
 func (w *docWriter) moveDFs(stems []string, by int) {
+	if w.s.postgres {
+		return
+	}
 	for _, t := range stems {
 		w.dfs[t] += by
 	}
@@ -423,7 +448,7 @@ func (s *Store) Delete(ctx context.Context, rawURL string) (bool, error) {
 		return n > 0, err
 	}
 	var n int64
-	err = s.write(ctx, func(w *docWriter) error {
+	err = s.write(ctx, nil, func(w *docWriter) error {
 		rows, err := w.tx.QueryContext(ctx, `DELETE FROM docs WHERE url = ? RETURNING title_terms, text_terms, publisher_terms`, key)
 		if err != nil {
 			return err

@@ -235,7 +235,7 @@ func (s *Store) importJSONL(ctx context.Context, path string, res *ImportResult,
 	defer f.Close()
 	// Reading, decoding and stemming the next batch runs beside the writing
 	// of this one: on two cores it nearly halves an import.
-	batches := make(chan []lineDoc, 1)
+	batches := make(chan lineBatch, 1)
 	var readErr error
 	go func() {
 		defer close(batches)
@@ -243,7 +243,7 @@ func (s *Store) importJSONL(ctx context.Context, path string, res *ImportResult,
 	}()
 	for batch := range batches {
 		var rows []lineDoc
-		for _, d := range batch {
+		for _, d := range batch.docs {
 			if d.err != nil {
 				fail(d.where, d.err)
 			} else {
@@ -251,7 +251,7 @@ func (s *Store) importJSONL(ctx context.Context, path string, res *ImportResult,
 			}
 		}
 		if len(rows) > 0 {
-			s.addBatch(ctx, rows, res, fail)
+			s.addBatch(ctx, rows, batch.dfs, res, fail)
 		}
 		progress()
 	}
@@ -262,11 +262,17 @@ func (s *Store) importJSONL(ctx context.Context, path string, res *ImportResult,
 
 // readJSONL sends the records of r in batches of batchSize, each checked
 // and stemmed or carrying its error.
-func (s *Store) readJSONL(ctx context.Context, r io.Reader, path string, out chan<- []lineDoc) error {
+func (s *Store) readJSONL(ctx context.Context, r io.Reader, path string, out chan<- lineBatch) error {
 	var batch []lineDoc
 	send := func() bool {
+		rows := make([]docRow, 0, len(batch))
+		for _, d := range batch {
+			if d.err == nil {
+				rows = append(rows, d.row)
+			}
+		}
 		select {
-		case out <- batch:
+		case out <- lineBatch{docs: batch, dfs: s.newDFs(rows)}:
 			batch = nil
 			return true
 		case <-ctx.Done():
@@ -305,6 +311,12 @@ func (s *Store) decodeRecord(b []byte) (docRow, error) {
 	return s.newRow(Doc{URL: r.URL, Title: r.Title, Text: r.Text, Publisher: r.Publisher, Published: pub, Language: r.Language})
 }
 
+// lineBatch is a batch of records, with newDFs of those that passed.
+type lineBatch struct {
+	docs []lineDoc
+	dfs  map[string]int
+}
+
 // lineDoc is a JSONL record, checked, waiting for its batch.
 type lineDoc struct {
 	where string
@@ -316,12 +328,12 @@ type lineDoc struct {
 // Records were checked when read, so the database refusing one means the
 // database itself is in trouble (disk full, locked too long): the batch is
 // rolled back and each of its records reported.
-func (s *Store) addBatch(ctx context.Context, batch []lineDoc, res *ImportResult, fail func(string, error)) {
+func (s *Store) addBatch(ctx context.Context, batch []lineDoc, dfs map[string]int, res *ImportResult, fail func(string, error)) {
 	rows := make([]docRow, len(batch))
 	for i, d := range batch {
 		rows[i] = d.row
 	}
-	err := s.write(ctx, func(w *docWriter) error { return w.putAll(ctx, rows) })
+	err := s.write(ctx, dfs, func(w *docWriter) error { return w.putAll(ctx, rows) })
 	if err != nil {
 		for _, d := range batch {
 			fail(d.where, fmt.Errorf("batch of %d records not stored: %w", len(batch), err))

@@ -89,6 +89,16 @@ func testStatisticsFollowWrites(t *testing.T, s *Store) {
 		t.Fatalf("second Delete = %v, %v; want false", ok, err)
 	}
 	checkStats(t, s)
+	// One transaction putting a page twice, the second time rewritten.
+	twice := []Doc{{URL: "https://twice.example/a", Title: "first draft", Text: "budget deficit grows"},
+		{URL: "https://twice.example/a", Text: "budget surplus shrinks"}}
+	if err := s.AddAll(ctx, twice); err != nil {
+		t.Fatal(err)
+	}
+	checkStats(t, s)
+	if ok, err := s.Delete(ctx, twice[0].URL); err != nil || !ok {
+		t.Fatalf("Delete = %v, %v", ok, err)
+	}
 	if n, _ := s.Count(ctx); n != len(sample)-1 {
 		t.Errorf("Count = %d after a delete", n)
 	}
