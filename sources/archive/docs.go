@@ -111,12 +111,12 @@ func distinctStems(streams ...string) []string {
 	seen := make(map[string]struct{}, 256)
 	var out []string
 	for _, s := range streams {
-		for _, t := range splitStems(s) {
+		eachStem(s, func(_ int, t string) {
 			if _, ok := seen[t]; !ok {
 				seen[t] = struct{}{}
 				out = append(out, t)
 			}
-		}
+		})
 	}
 	return out
 }
