@@ -244,17 +244,18 @@ func (s *Store) collection(ctx context.Context) (collStats, error) {
 	return st, nil
 }
 
-// dfExact is how many postings of a term are read to count its documents.
-// A term in more documents than that is common: its count is estimated
-// from how far into the id range those postings reached (FTS5 lists them
-// by ascending id; PostgreSQL in heap order, which in an archive that
-// mostly grows is nearly the same), which is exact enough for an idf and
-// costs the same at a million documents as at a thousand.
+// dfExact is how many postings of a term PostgreSQL reads to count its
+// documents (SQLite keeps exact counts in docs_terms). A term in more
+// documents than that is common: its count is estimated from how far into
+// the id range those postings reached (PostgreSQL lists them in heap
+// order, which in an archive that mostly grows is nearly id order), which
+// is exact enough for an idf and costs the same at a million documents as
+// at a thousand.
 const dfExact = 1000
 
-// termPostings are the document frequencies of a query's terms and, for
-// the terms read to the end (the rare ones), the ids of the documents
-// holding them, so the first stage need not read them again.
+// termPostings are the document frequencies of a query's terms and, on
+// PostgreSQL, for the terms read to the end (the rare ones), the ids of
+// the documents holding them, so the first stage need not read them again.
 type termPostings struct {
 	df  map[string]float64
 	ids map[string][]int64
@@ -266,8 +267,8 @@ func (s *Store) docFreqs(ctx context.Context, ts []string, st collStats) (map[st
 	return ps.df, err
 }
 
-// postings counts the documents of each term, reading at most dfExact
-// postings a term. Counts are remembered for as long as the archive has
+// postings counts the documents of each term: on SQLite from docs_terms,
+// on PostgreSQL by reading at most dfExact postings a term. Counts are remembered for as long as the archive has
 // not grown or shrunk by more than a hundredth since they were read: an
 // idf moves too little to matter meanwhile, and a query's words mostly
 // recur in the next queries (a check asks three to five about one post).
@@ -392,8 +393,8 @@ func (s *Store) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 // from the terms' postings alone: no document row, length or position is
 // read, so its cost is the number of postings, which the caller bounds
 // (ranker.firstTerms), whatever the archive's size. The n best that pass
-// the date filter come back best first, with their rows; the second stage
-// then scores them on their full text.
+// the date filter come back best first, with their dates and versions
+// (dated); the second stage then scores them on their full text.
 func (s *Store) firstStage(ctx context.Context, terms []string, ps termPostings, st collStats, before time.Time, n int, r ranker) ([]*candidate, error) {
 	var more []string
 	for _, t := range terms {
