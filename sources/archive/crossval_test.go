@@ -55,6 +55,7 @@ func cvPrepare(tb testing.TB, s *Store, fc factChecks, r ranker) *cvSet {
 			tb.Fatal(err)
 		}
 		set.st = fs.st
+		s.fillHits(ctx, fs.cands)
 		cq := cvQuery{q: q, df: fs.df, rel: fc.relevant[i], group: groups[i]}
 		for j, c := range fs.cands {
 			key, _ := sources.Canonical(c.hit.URL)

@@ -3,6 +3,7 @@ package archive
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -46,7 +47,25 @@ func (s *Store) AddAll(ctx context.Context, docs []Doc) error {
 		}
 		rows[i] = r
 	}
-	return s.write(ctx, func(w *docWriter) error { return w.putAll(ctx, rows) })
+	return s.write(ctx, s.newDFs(rows), func(w *docWriter) error { return w.putAll(ctx, rows) })
+}
+
+// newDFs counts, for each stem, the rows holding it: how a transaction
+// putting rows moves docs_terms if every row is new (put corrects it for
+// the rows that are not). Counted before the transaction, and by an import
+// beside the writing of the previous batch, so the writer does not; nil
+// on PostgreSQL, which keeps no docs_terms.
+func (s *Store) newDFs(rows []docRow) map[string]int {
+	if s.postgres {
+		return nil
+	}
+	dfs := make(map[string]int, 4096)
+	for _, r := range rows {
+		for _, t := range r.stems {
+			dfs[t]++
+		}
+	}
+	return dfs
 }
 
 // docRow is a checked document as stored: fields trimmed, stemmed and
@@ -58,6 +77,7 @@ type docRow struct {
 	titleLen, textLen               int
 	published                       sql.NullInt64
 	at                              int64
+	stems                           []string // distinct stems of all three fields, for docs_terms
 }
 
 // newRow checks d and prepares its row.
@@ -82,7 +102,23 @@ func (s *Store) newRow(d Doc) (docRow, error) {
 	r.titleTerms, r.titleLen = tokenStream(r.title, r.lang)
 	r.textTerms, r.textLen = tokenStream(r.text, r.lang)
 	r.pubTerms, _ = tokenStream(r.publisher, r.lang)
+	r.stems = distinctStems(r.titleTerms, r.textTerms, r.pubTerms)
 	return r, nil
+}
+
+// distinctStems returns the distinct stems of token streams (tokenStream).
+func distinctStems(streams ...string) []string {
+	seen := make(map[string]struct{}, 256)
+	var out []string
+	for _, s := range streams {
+		eachStem(s, func(_ int, t string) {
+			if _, ok := seen[t]; !ok {
+				seen[t] = struct{}{}
+				out = append(out, t)
+			}
+		})
+	}
+	return out
 }
 
 // A docWriter writes documents, their index entries and the collection
@@ -95,18 +131,27 @@ type docWriter struct {
 	s                                    *Store
 	tx                                   *sql.Tx
 	get, ins, upd, ftsIns, ftsDel, stats *sql.Stmt
+	titleIns, titleDel                   *sql.Stmt
 	delta                                [4]int // docs, title, lead and rest lengths
 	wrote                                bool   // anything changed: the version moves
+	// dfs is how the transaction moves each term's document count
+	// (docs_terms, SQLite only), written once before the commit; it
+	// starts from newDFs.
+	dfs map[string]int
 }
 
-// write runs fn with a docWriter in one IMMEDIATE transaction.
-func (s *Store) write(ctx context.Context, fn func(*docWriter) error) error {
+// write runs fn with a docWriter in one IMMEDIATE transaction; dfs is
+// newDFs of the rows fn puts.
+func (s *Store) write(ctx context.Context, dfs map[string]int, fn func(*docWriter) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("archive: begin: %w", err)
 	}
 	defer tx.Rollback()
-	w := &docWriter{s: s, tx: tx}
+	if dfs == nil {
+		dfs = map[string]int{}
+	}
+	w := &docWriter{s: s, tx: tx, dfs: dfs}
 	stmts := []struct {
 		st **sql.Stmt
 		q  string
@@ -127,6 +172,8 @@ FROM docs WHERE url = ?`},
 		}{
 			{&w.ftsIns, `INSERT INTO docs_fts (rowid, title_terms, text_terms, publisher_terms) VALUES (?, ?, ?, ?)`},
 			{&w.ftsDel, `INSERT INTO docs_fts (docs_fts, rowid, title_terms, text_terms, publisher_terms) VALUES ('delete', ?, ?, ?, ?)`},
+			{&w.titleIns, `INSERT INTO docs_title_fts (rowid, title_terms) VALUES (?, ?)`},
+			{&w.titleDel, `INSERT INTO docs_title_fts (docs_title_fts, rowid, title_terms) VALUES ('delete', ?, ?)`},
 		}...)
 	}
 	for _, p := range stmts {
@@ -136,6 +183,9 @@ FROM docs WHERE url = ?`},
 		defer (*p.st).Close()
 	}
 	if err := fn(w); err != nil {
+		return err
+	}
+	if err := w.flushDFs(ctx); err != nil {
 		return err
 	}
 	if w.wrote {
@@ -246,6 +296,7 @@ func (w *docWriter) put(ctx context.Context, r docRow) error {
 	if err != nil {
 		return fail(err)
 	}
+	w.moveDFs(r.stems, -1) // newDFs counted r as new
 	n := old
 	if r.title != "" {
 		n.title, n.titleTerms, n.titleLen = r.title, r.titleTerms, r.titleLen
@@ -264,6 +315,11 @@ func (w *docWriter) put(ctx context.Context, r docRow) error {
 		if _, err := w.ftsDel.ExecContext(ctx, id, old.titleTerms, old.textTerms, old.pubTerms); err != nil {
 			return fail(err)
 		}
+		if _, err := w.titleDel.ExecContext(ctx, id, old.titleTerms); err != nil {
+			return fail(err)
+		}
+		w.moveDFs(distinctStems(old.titleTerms, old.textTerms, old.pubTerms), -1)
+		w.moveDFs(distinctStems(n.titleTerms, n.textTerms, n.pubTerms), 1)
 	}
 	if _, err := w.upd.ExecContext(ctx, n.title, n.text, n.publisher, n.published, r.at, n.titleLen, n.textLen,
 		n.lang, n.titleTerms, n.textTerms, n.pubTerms, id); err != nil {
@@ -303,14 +359,59 @@ func insertID(ctx context.Context, st *sql.Stmt, postgres bool, args ...any) (in
 	return res.LastInsertId()
 }
 
-// index adds r's stems to SQLite's FTS5 index; PostgreSQL's is a
-// generated column.
+// index adds r's stems to SQLite's FTS5 indexes (all fields, and titles);
+// PostgreSQL's index is a generated column.
 func (w *docWriter) index(ctx context.Context, id int64, r docRow) error {
 	if w.ftsIns == nil {
 		return nil
 	}
-	_, err := w.ftsIns.ExecContext(ctx, id, r.titleTerms, r.textTerms, r.pubTerms)
-	return err
+	if _, err := w.ftsIns.ExecContext(ctx, id, r.titleTerms, r.textTerms, r.pubTerms); err != nil {
+		return err
+	}
+	if _, err := w.titleIns.ExecContext(ctx, id, r.titleTerms); err != nil {
+		return err
+	}
+	return nil
+}
+
+// moveDFs counts the documents holding each of stems up (by 1) or down.
+func (w *docWriter) moveDFs(stems []string, by int) {
+	if w.s.postgres {
+		return
+	}
+	for _, t := range stems {
+		w.dfs[t] += by
+	}
+}
+
+// flushDFs writes the transaction's document-count changes to docs_terms
+// in one statement, the terms in key order (json.Marshal sorts a map's
+// keys), so the b-tree is walked once from one end to the other.
+func (w *docWriter) flushDFs(ctx context.Context) error {
+	if w.s.postgres || len(w.dfs) == 0 {
+		return nil
+	}
+	down := false
+	for t, d := range w.dfs {
+		if d == 0 {
+			delete(w.dfs, t)
+		}
+		down = down || d < 0
+	}
+	arg, err := json.Marshal(w.dfs)
+	if err != nil {
+		return fmt.Errorf("archive: document counts: %w", err)
+	}
+	if _, err := w.tx.ExecContext(ctx, `INSERT INTO docs_terms (term, df) SELECT key, value FROM json_each(?) WHERE true
+ON CONFLICT (term) DO UPDATE SET df = df + excluded.df`, string(arg)); err != nil {
+		return fmt.Errorf("archive: document counts: %w", err)
+	}
+	if down {
+		if _, err := w.tx.ExecContext(ctx, `DELETE FROM docs_terms WHERE term IN (SELECT key FROM json_each(?) WHERE value < 0) AND df <= 0`, string(arg)); err != nil {
+			return fmt.Errorf("archive: document counts: %w", err)
+		}
+	}
+	return nil
 }
 
 // count moves the collection statistics from old's lengths to n's, and
@@ -330,19 +431,43 @@ func (w *docWriter) count(_ context.Context, dn int, old, n docRow, _ func(error
 }
 
 // Delete removes the document archived under url's canonical form (a
-// trigger takes it out of the index and the statistics); it reports
-// whether there was one.
+// trigger takes it out of the indexes and the statistics, and on SQLite
+// its terms' document counts move here); it reports whether there was
+// one.
 func (s *Store) Delete(ctx context.Context, rawURL string) (bool, error) {
 	key, err := sources.Canonical(rawURL)
 	if err != nil {
 		return false, fmt.Errorf("archive delete %q: %w", rawURL, err)
 	}
-	res, err := s.db.ExecContext(ctx, s.sql(`DELETE FROM docs WHERE url = ?`), key)
+	if s.postgres {
+		res, err := s.db.ExecContext(ctx, s.sql(`DELETE FROM docs WHERE url = ?`), key)
+		if err != nil {
+			return false, fmt.Errorf("archive delete %s: %w", rawURL, err)
+		}
+		n, err := res.RowsAffected()
+		return n > 0, err
+	}
+	var n int64
+	err = s.write(ctx, nil, func(w *docWriter) error {
+		rows, err := w.tx.QueryContext(ctx, `DELETE FROM docs WHERE url = ? RETURNING title_terms, text_terms, publisher_terms`, key)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var title, text, pub string
+			if err := rows.Scan(&title, &text, &pub); err != nil {
+				return err
+			}
+			w.moveDFs(distinctStems(title, text, pub), -1)
+			n++
+		}
+		return rows.Err()
+	})
 	if err != nil {
 		return false, fmt.Errorf("archive delete %s: %w", rawURL, err)
 	}
-	n, err := res.RowsAffected()
-	return n > 0, err
+	return n > 0, nil
 }
 
 // Get returns the document archived under url's canonical form, or an

@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -158,17 +157,59 @@ func (p params) rank(q *queryModel, docs []*docTerms, vs []*docView, df map[stri
 
 // views looks at each document through the terms ts.
 func views(docs []*docTerms, ts []string) []*docView {
-	idx := make(map[string]int, len(ts))
-	for k, t := range ts {
-		if _, dup := idx[t]; !dup {
-			idx[t] = k
-		}
-	}
+	ti := newTermIndex(ts)
 	out := make([]*docView, len(docs))
 	for i, d := range docs {
-		out[i] = d.view(ts, idx)
+		out[i] = d.view(ts, ti)
 	}
 	return out
+}
+
+// termIndex finds a list's terms: idx is each term's first index, and
+// filter a cheap test that rules out most other words before the map is
+// asked.
+type termIndex struct {
+	idx    map[string]int
+	filter stemFilter
+}
+
+func newTermIndex(ts []string) termIndex {
+	ti := termIndex{idx: make(map[string]int, len(ts))}
+	for k, t := range ts {
+		if _, dup := ti.idx[t]; !dup {
+			ti.idx[t] = k
+			ti.filter.add(t)
+		}
+	}
+	return ti
+}
+
+// stemFilter is a set of (length mod 16, first byte) pairs: a word whose
+// pair is not in it is none of the terms. A query's few dozen terms set
+// about 1% of its 4,096 bits.
+type stemFilter [64]uint64
+
+func filterKey(t string) uint { return uint(len(t)&15)<<8 | uint(t[0]) }
+
+func (f *stemFilter) add(t string) {
+	if t != "" {
+		k := filterKey(t)
+		f[k>>6] |= 1 << (k & 63)
+	}
+}
+
+func (f *stemFilter) may(t string) bool {
+	k := filterKey(t)
+	return f[k>>6]&(1<<(k&63)) != 0
+}
+
+// lookup returns t's index, if t is one of the terms.
+func (ti *termIndex) lookup(t string) (int, bool) {
+	if !ti.filter.may(t) {
+		return 0, false
+	}
+	k, ok := ti.idx[t]
+	return k, ok
 }
 
 func bm25IDF(n, df float64) float64 { return math.Log(1 + (n-df+0.5)/(df+0.5)) }
@@ -211,15 +252,13 @@ func (p params) feedback(docs []*docTerms, scores []float64) map[string]float64 
 	rel := map[string]float64{}
 	for _, i := range order {
 		d := docs[i]
-		n := float64(len(d.title) + len(d.text))
+		n := float64(d.nTitle + d.nText)
 		if n == 0 {
 			continue
 		}
 		pd := max(scores[i], 0) / total
-		for _, f := range [][]string{d.title, d.text} {
-			for _, t := range f {
-				rel[t] += pd / n
-			}
+		for _, f := range []string{d.title, d.text} {
+			eachStem(f, func(_ int, t string) { rel[t] += pd / n })
 		}
 	}
 	type tw struct {
@@ -287,23 +326,22 @@ type docVersion struct {
 // the first stage has read each candidate's version.
 func (s *Store) loadDocs(ctx context.Context, cands []*candidate) error {
 	byID := make(map[int64]*candidate, len(cands))
-	var missing []string
+	var missing []*candidate
 	s.terms.mu.Lock()
 	for _, c := range cands {
 		byID[c.id] = c
 		if d := s.terms.m[c.id]; d != nil && d.version == c.version {
 			c.doc = d
 		} else {
-			missing = append(missing, fmt.Sprint(c.id))
+			missing = append(missing, c)
 		}
 	}
 	s.terms.mu.Unlock()
 	if len(missing) == 0 {
 		return nil
 	}
-	// The ids are our own integers, so listing them in the SQL is safe.
-	rows, err := s.db.QueryContext(ctx, s.sql(`SELECT id, updated_at, title_len, text_len, title_terms, text_terms
-FROM docs WHERE id IN (`+strings.Join(missing, ",")+`)`))
+	rows, err := s.queryIDs(ctx, `SELECT id, updated_at, title_len, text_len, title_terms, text_terms
+FROM docs WHERE id IN (@ids)`, missing)
 	if err != nil {
 		return fmt.Errorf("load candidate texts: %w", err)
 	}
@@ -319,7 +357,7 @@ FROM docs WHERE id IN (`+strings.Join(missing, ",")+`)`))
 		if err := rows.Scan(&id, &v.updated, &v.titleLen, &v.textLen, &title, &text); err != nil {
 			return fmt.Errorf("load candidate texts: %w", err)
 		}
-		d := &docTerms{id: id, version: v, title: strings.Fields(title), text: strings.Fields(text)}
+		d := &docTerms{id: id, version: v, title: title, text: text, nTitle: stemCount(title), nText: stemCount(text)}
 		byID[id].doc = d
 		fresh = append(fresh, d)
 	}
@@ -337,15 +375,17 @@ FROM docs WHERE id IN (`+strings.Join(missing, ",")+`)`))
 	return nil
 }
 
-// docTerms is a document as the index holds it: its fields' stems, and,
+// docTerms is a document as the index holds it: its fields' stems (as
+// stored: token streams, read in place rather than cut into a slice), and,
 // once it is seen a second time, where each stem stands.
 type docTerms struct {
-	id          int64
-	version     docVersion
-	title, text []string
-	seen        atomic.Int32
-	once        sync.Once
-	where       map[string][]int32
+	id            int64
+	version       docVersion
+	title, text   string // tokenStream of each field
+	nTitle, nText int    // stems in each
+	seen          atomic.Int32
+	once          sync.Once
+	where         map[string][]int32
 }
 
 // docView is a document seen through a list of terms: per term (by its
@@ -361,16 +401,16 @@ type docView struct {
 // index of each term): cheaper than a map of every word's positions, which
 // a document seen once would not repay. A document seen again (the next
 // query of a check, the tuning's passes) gets that map and is read from it.
-func (d *docTerms) view(ts []string, idx map[string]int) *docView {
+func (d *docTerms) view(ts []string, ti termIndex) *docView {
 	n := len(ts)
 	v := &docView{pos: make([][]int32, n)}
 	for f := range v.tf {
 		v.tf[f] = make([]int32, n)
 	}
-	v.len = [3]int{len(d.title), min(len(d.text), leadWords), max(len(d.text)-leadWords, 0)}
+	v.len = [3]int{d.nTitle, min(d.nText, leadWords), max(d.nText-leadWords, 0)}
 	if d.seen.Add(1) > 1 {
 		d.once.Do(d.index)
-		off := int32(len(d.title) + titleGap)
+		off := int32(d.nTitle + titleGap)
 		for k, t := range ts {
 			ps := d.where[t]
 			v.pos[k] = ps
@@ -387,15 +427,15 @@ func (d *docTerms) view(ts []string, idx map[string]int) *docView {
 		}
 		return v
 	}
-	for i, st := range d.title {
-		if k, ok := idx[st]; ok {
+	eachStem(d.title, func(i int, st string) {
+		if k, ok := ti.lookup(st); ok {
 			v.pos[k] = append(v.pos[k], int32(i))
 			v.tf[0][k]++
 		}
-	}
-	off := int32(len(d.title) + titleGap)
-	for i, st := range d.text {
-		if k, ok := idx[st]; ok {
+	})
+	off := int32(d.nTitle + titleGap)
+	eachStem(d.text, func(i int, st string) {
+		if k, ok := ti.lookup(st); ok {
 			v.pos[k] = append(v.pos[k], off+int32(i))
 			if i < leadWords {
 				v.tf[1][k]++
@@ -403,10 +443,10 @@ func (d *docTerms) view(ts []string, idx map[string]int) *docView {
 				v.tf[2][k]++
 			}
 		}
-	}
+	})
 	// A term listed twice sees what its first listing saw.
 	for k, t := range ts {
-		if first := idx[t]; first != k {
+		if first := ti.idx[t]; first != k {
 			v.pos[k] = v.pos[first]
 			for f := range v.tf {
 				v.tf[f][k] = v.tf[f][first]
@@ -423,14 +463,10 @@ const titleGap = 1000
 // index builds where: each stem's positions, the title's first, then the
 // text's from len(title)+titleGap on.
 func (d *docTerms) index() {
-	d.where = make(map[string][]int32, len(d.text)/2)
-	for i, st := range d.title {
-		d.where[st] = append(d.where[st], int32(i))
-	}
-	off := len(d.title) + titleGap
-	for i, st := range d.text {
-		d.where[st] = append(d.where[st], int32(off+i))
-	}
+	d.where = make(map[string][]int32, d.nText/2)
+	eachStem(d.title, func(i int, st string) { d.where[st] = append(d.where[st], int32(i)) })
+	off := d.nTitle + titleGap
+	eachStem(d.text, func(i int, st string) { d.where[st] = append(d.where[st], int32(off+i)) })
 }
 
 // bm25f is BM25F (Robertson et al. 2004): field term frequencies are

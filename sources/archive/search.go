@@ -1,7 +1,7 @@
 package archive
 
 import (
-	"cmp"
+	"container/heap"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -139,46 +139,83 @@ func (s *Store) firstPass(ctx context.Context, q *queryModel, before time.Time, 
 	return fs, nil
 }
 
-// hits turns the best candidates into hits with snippets, cut from the
-// top of each page's text (read for these few only).
+// hits turns the best candidates into hits: their URLs, titles and
+// publishers, and snippets cut from the top of each page's text, are read
+// for these few only. A search cut by its deadline still reads them (a
+// hit needs its URL), but skips the snippets.
 func (s *Store) hits(ctx context.Context, cands []*candidate, q *queryModel, limit int) []Hit {
 	if len(cands) > limit {
 		cands = cands[:limit]
 	}
-	heads := s.heads(ctx, cands)
+	heads := s.fillHits(context.WithoutCancel(ctx), cands)
 	hits := make([]Hit, len(cands))
 	for i, c := range cands {
 		hits[i] = c.hit
 		hits[i].Score = c.score
-		hits[i].Snippet = snippet(heads[c.id], q.words, 200)
+		if ctx.Err() == nil {
+			hits[i].Snippet = snippet(heads[c.id], q.words, 200)
+		}
 	}
 	return hits
 }
 
-// heads reads the first 4 KiB of each candidate's text, for its snippet. A
-// search cut by its deadline still returns its hits, without snippets.
-func (s *Store) heads(ctx context.Context, cands []*candidate) map[int64]string {
+// fillHits reads each candidate's URL, title and publisher into its hit
+// and returns the first 4 KiB of each one's text, for its snippet. A
+// candidate whose row cannot be read keeps an empty hit.
+func (s *Store) fillHits(ctx context.Context, cands []*candidate) map[int64]string {
 	out := make(map[int64]string, len(cands))
-	if len(cands) == 0 || ctx.Err() != nil {
+	if len(cands) == 0 {
 		return out
 	}
-	ids := make([]string, len(cands))
-	for i, c := range cands {
-		ids[i] = strconv.FormatInt(c.id, 10)
+	byID := make(map[int64]*candidate, len(cands))
+	for _, c := range cands {
+		byID[c.id] = c
 	}
-	rows, err := s.db.QueryContext(ctx, s.sql(`SELECT id, substr(text, 1, 4096) FROM docs WHERE id IN (`+strings.Join(ids, ",")+`)`))
+	rows, err := s.queryIDs(ctx, `SELECT id, orig_url, title, publisher, substr(text, 1, 4096) FROM docs WHERE id IN (@ids)`, cands)
 	if err != nil {
 		return out
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var id int64
-		var head string
-		if rows.Scan(&id, &head) == nil {
-			out[id] = strings.ToValidUTF8(head, "")
+		var url, title, pub, head string
+		if rows.Scan(&id, &url, &title, &pub, &head) != nil {
+			continue
 		}
+		if c := byID[id]; c != nil {
+			c.hit.URL, c.hit.Title, c.hit.Publisher = url, title, pub
+		}
+		out[id] = strings.ToValidUTF8(head, "")
 	}
 	return out
+}
+
+// queryIDs runs q, whose first parameter is the list @ids of the
+// candidates' ids (in "IN (@ids)"), then args. On SQLite the list is one
+// bound JSON array read by json_each, so the statement is prepared once;
+// on PostgreSQL the ids, our own integers, are written into the statement.
+func (s *Store) queryIDs(ctx context.Context, q string, cands []*candidate, args ...any) (*sql.Rows, error) {
+	if s.postgres {
+		ids := make([]string, len(cands))
+		for i, c := range cands {
+			ids[i] = strconv.FormatInt(c.id, 10)
+		}
+		return s.db.QueryContext(ctx, s.sql(strings.Replace(q, "@ids", strings.Join(ids, ","), 1)), args...)
+	}
+	b := make([]byte, 0, 8*len(cands)+2)
+	b = append(b, '[')
+	for i, c := range cands {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, c.id, 10)
+	}
+	b = append(b, ']')
+	stmt, err := s.stmt(ctx, strings.Replace(q, "@ids", "SELECT value FROM json_each(?)", 1))
+	if err != nil {
+		return nil, err
+	}
+	return stmt.QueryContext(ctx, append([]any{string(b)}, args...)...)
 }
 
 // collStats are the collection statistics the triggers keep.
@@ -207,17 +244,18 @@ func (s *Store) collection(ctx context.Context) (collStats, error) {
 	return st, nil
 }
 
-// dfExact is how many postings of a term are read to count its documents.
-// A term in more documents than that is common: its count is estimated
-// from how far into the id range those postings reached (FTS5 lists them
-// by ascending id; PostgreSQL in heap order, which in an archive that
-// mostly grows is nearly the same), which is exact enough for an idf and
-// costs the same at a million documents as at a thousand.
+// dfExact is how many postings of a term PostgreSQL reads to count its
+// documents (SQLite keeps exact counts in docs_terms). A term in more
+// documents than that is common: its count is estimated from how far into
+// the id range those postings reached (PostgreSQL lists them in heap
+// order, which in an archive that mostly grows is nearly id order), which
+// is exact enough for an idf and costs the same at a million documents as
+// at a thousand.
 const dfExact = 1000
 
-// termPostings are the document frequencies of a query's terms and, for
-// the terms read to the end (the rare ones), the ids of the documents
-// holding them, so the first stage need not read them again.
+// termPostings are the document frequencies of a query's terms and, on
+// PostgreSQL, for the terms read to the end (the rare ones), the ids of
+// the documents holding them, so the first stage need not read them again.
 type termPostings struct {
 	df  map[string]float64
 	ids map[string][]int64
@@ -229,8 +267,8 @@ func (s *Store) docFreqs(ctx context.Context, ts []string, st collStats) (map[st
 	return ps.df, err
 }
 
-// postings counts the documents of each term, reading at most dfExact
-// postings a term. Counts are remembered for as long as the archive has
+// postings counts the documents of each term: on SQLite from docs_terms,
+// on PostgreSQL by reading at most dfExact postings a term. Counts are remembered for as long as the archive has
 // not grown or shrunk by more than a hundredth since they were read: an
 // idf moves too little to matter meanwhile, and a query's words mostly
 // recur in the next queries (a check asks three to five about one post).
@@ -251,11 +289,17 @@ func (s *Store) postings(ctx context.Context, ts []string, st collStats) (termPo
 	if err := ctx.Err(); err != nil {
 		return ps, err
 	}
+	if !s.postgres {
+		if err := s.termCounts(ctx, todo, ps.df); err != nil {
+			return ps, fmt.Errorf("document frequencies: %w", err)
+		}
+		s.rememberDFs(todo, ps.df, st)
+		return ps, nil
+	}
 	lists, err := s.termDocs(ctx, todo, dfExact, false)
 	if err != nil {
 		return ps, fmt.Errorf("document frequencies: %w", err)
 	}
-	read := todo
 	for _, t := range todo {
 		ids := lists[t]
 		n := float64(len(ids))
@@ -266,18 +310,57 @@ func (s *Store) postings(ctx context.Context, ts []string, st collStats) (termPo
 		}
 		ps.df[t] = n
 	}
+	s.rememberDFs(todo, ps.df, st)
+	return ps, nil
+}
+
+// rememberDFs caches the document frequencies of the terms read.
+func (s *Store) rememberDFs(read []string, df map[string]float64, st collStats) {
 	if len(read) == 0 {
-		return ps, nil
+		return
 	}
 	s.dfs.mu.Lock()
 	if s.dfs.m == nil || len(s.dfs.m)+len(read) > dfCacheSize {
 		s.dfs.m = make(map[string]dfEntry, 1024)
 	}
 	for _, t := range read {
-		s.dfs.m[t] = dfEntry{df: ps.df[t], n: st.n}
+		s.dfs.m[t] = dfEntry{df: df[t], n: st.n}
 	}
 	s.dfs.mu.Unlock()
-	return ps, nil
+}
+
+// termCounts reads the exact document frequencies of ts from docs_terms
+// (SQLite), one b-tree seek each, all in one statement; a term no document
+// holds gets 0.
+func (s *Store) termCounts(ctx context.Context, ts []string, df map[string]float64) error {
+	if len(ts) == 0 {
+		return nil
+	}
+	arg, err := json.Marshal(ts)
+	if err != nil {
+		return err
+	}
+	stmt, err := s.stmt(ctx, `SELECT j.key, coalesce(t.df, 0) FROM json_each(?) j LEFT JOIN docs_terms t ON t.term = j.value`)
+	if err != nil {
+		return err
+	}
+	rows, err := stmt.QueryContext(ctx, string(arg))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k int
+		var n float64
+		if err := rows.Scan(&k, &n); err != nil {
+			return err
+		}
+		if k < 0 || k >= len(ts) {
+			return fmt.Errorf("term %d of %d", k, len(ts))
+		}
+		df[ts[k]] = n
+	}
+	return rows.Err()
 }
 
 type dfCache struct {
@@ -310,8 +393,8 @@ func (s *Store) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 // from the terms' postings alone: no document row, length or position is
 // read, so its cost is the number of postings, which the caller bounds
 // (ranker.firstTerms), whatever the archive's size. The n best that pass
-// the date filter come back best first, with their rows; the second stage
-// then scores them on their full text.
+// the date filter come back best first, with their dates and versions
+// (dated); the second stage then scores them on their full text.
 func (s *Store) firstStage(ctx context.Context, terms []string, ps termPostings, st collStats, before time.Time, n int, r ranker) ([]*candidate, error) {
 	var more []string
 	for _, t := range terms {
@@ -344,23 +427,18 @@ func (s *Store) firstStage(ctx context.Context, terms []string, ps termPostings,
 			score[id] += w * (r.wTitle - r.wText)
 		}
 	}
-	ranked := make([]*candidate, 0, len(score))
+	ranked := make(rankedIDs, 0, len(score))
 	for id, sc := range score {
-		ranked = append(ranked, &candidate{id: id, score: sc})
+		ranked = append(ranked, scoredID{id: id, score: sc})
 	}
-	// Ties go to the newer document (the larger id), so the order is the
-	// same on every run.
-	slices.SortFunc(ranked, func(a, b *candidate) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.id, a.id)
-	})
+	// Only the best few hundred of often tens of thousands are wanted: a
+	// heap gives them in order without sorting the rest.
+	heap.Init(&ranked)
 	var cutoff int64
 	if !before.IsZero() {
 		cutoff = before.Unix()
 	}
-	// Rows are read a chunk at a time, as many as the date filter lets
+	// Dates are read a chunk at a time, as many as the date filter lets
 	// through, until n are kept.
 	var out []*candidate
 	for len(ranked) > 0 && len(out) < n {
@@ -371,15 +449,41 @@ func (s *Store) firstStage(ctx context.Context, terms []string, ps termPostings,
 		if cutoff != 0 {
 			want = max(2*want, 64) // some will be too new
 		}
-		chunk := ranked[:min(len(ranked), want)]
-		ranked = ranked[len(chunk):]
-		kept, err := s.docHeads(ctx, chunk, cutoff)
+		chunk := make([]*candidate, 0, min(want, len(ranked)))
+		for len(chunk) < want && len(ranked) > 0 {
+			x := heap.Pop(&ranked).(scoredID)
+			chunk = append(chunk, &candidate{id: x.id, score: x.score})
+		}
+		kept, err := s.dated(ctx, chunk, cutoff)
 		if err != nil {
 			return out, err
 		}
 		out = append(out, kept[:min(len(kept), n-len(out))]...)
 	}
 	return out, nil
+}
+
+// scoredID is a document's first-stage score.
+type scoredID struct {
+	id    int64
+	score float64
+}
+
+// rankedIDs is a heap of first-stage scores, best first; ties go to the
+// newer document (the larger id), so the order is the same on every run.
+type rankedIDs []scoredID
+
+func (h rankedIDs) Len() int { return len(h) }
+func (h rankedIDs) Less(i, j int) bool {
+	return h[i].score > h[j].score || h[i].score == h[j].score && h[i].id > h[j].id
+}
+func (h rankedIDs) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *rankedIDs) Push(x any)   { *h = append(*h, x.(scoredID)) }
+func (h *rankedIDs) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // termDocs returns, for each of the terms ts, the ids of the first
@@ -391,14 +495,15 @@ func (s *Store) termDocs(ctx context.Context, ts []string, limit int, title bool
 	if len(ts) == 0 {
 		return out, nil
 	}
+	// Titles have an index of their own (migration 4).
 	q := `SELECT j.key, (SELECT coalesce(group_concat(rowid), '') FROM
 	(SELECT rowid FROM docs_fts WHERE docs_fts MATCH j.value LIMIT ?)) FROM json_each(?) j`
+	if title {
+		q = strings.ReplaceAll(q, "docs_fts", "docs_title_fts")
+	}
 	quoted := make([]string, len(ts))
 	for i, t := range ts {
 		quoted[i] = quote(t)
-		if title {
-			quoted[i] = "{title_terms} : " + quoted[i]
-		}
 	}
 	if s.postgres {
 		// A bitmap scan of the GIN index visits the heap in block order,
@@ -464,19 +569,22 @@ func parseIDs(list string) ([]int64, error) {
 	return ids, nil
 }
 
-// docHeads reads the rows of cands (their URL, title, publisher and date)
-// and returns those published before cutoff (Unix seconds; zero: all) or
-// undated, in the order given.
-func (s *Store) docHeads(ctx context.Context, cands []*candidate, cutoff int64) ([]*candidate, error) {
+// dated reads the dates and versions of cands and returns those published
+// before cutoff (Unix seconds; zero: all) or undated, in the order given.
+// On SQLite they come from a covering index (docs_version), never from the
+// wide rows, whose date lies past the text; a hit's URL and title are read
+// for the final few only (fillHits).
+func (s *Store) dated(ctx context.Context, cands []*candidate, cutoff int64) ([]*candidate, error) {
 	byID := make(map[int64]*candidate, len(cands))
-	ids := make([]string, len(cands))
-	for i, c := range cands {
+	for _, c := range cands {
 		byID[c.id] = c
-		ids[i] = strconv.FormatInt(c.id, 10)
 	}
-	// The ids are our own integers, so listing them in the SQL is safe.
-	rows, err := s.db.QueryContext(ctx, s.sql(`SELECT id, orig_url, title, publisher, published, updated_at, title_len, text_len FROM docs
-WHERE id IN (`+strings.Join(ids, ",")+`) AND (? = 0 OR published IS NULL OR published < ?)`), cutoff, cutoff)
+	from := "docs INDEXED BY docs_version"
+	if s.postgres {
+		from = "docs"
+	}
+	rows, err := s.queryIDs(ctx, `SELECT id, published, updated_at, title_len, text_len FROM `+from+`
+WHERE id IN (@ids) AND (? = 0 OR published IS NULL OR published < ?)`, cands, cutoff, cutoff)
 	if err != nil {
 		return nil, fmt.Errorf("first-stage rows: %w", err)
 	}
@@ -485,16 +593,15 @@ WHERE id IN (`+strings.Join(ids, ",")+`) AND (? = 0 OR published IS NULL OR publ
 	for rows.Next() {
 		var id int64
 		var pub sql.NullInt64
-		var h Hit
 		var v docVersion
-		if err := rows.Scan(&id, &h.URL, &h.Title, &h.Publisher, &pub, &v.updated, &v.titleLen, &v.textLen); err != nil {
+		if err := rows.Scan(&id, &pub, &v.updated, &v.titleLen, &v.textLen); err != nil {
 			return nil, fmt.Errorf("first-stage rows: %w", err)
 		}
-		if pub.Valid {
-			h.Published = time.Unix(pub.Int64, 0).UTC()
-		}
 		if c := byID[id]; c != nil {
-			c.hit, c.version = h, v
+			if pub.Valid {
+				c.hit.Published = time.Unix(pub.Int64, 0).UTC()
+			}
+			c.version = v
 			kept[id] = true
 		}
 	}

@@ -38,9 +38,35 @@ func checkStats(t *testing.T, s *Store) {
 	if s.postgres {
 		return // the tsvector is a generated column
 	}
-	if _, err := s.db.Exec("INSERT INTO docs_fts(docs_fts) VALUES('integrity-check')"); err != nil {
-		t.Errorf("FTS5 integrity-check: %v", err)
+	for _, fts := range []string{"docs_fts", "docs_title_fts"} {
+		if _, err := s.db.Exec("INSERT INTO " + fts + "(" + fts + ") VALUES('integrity-check')"); err != nil {
+			t.Errorf("FTS5 integrity-check of %s: %v", fts, err)
+		}
 	}
+	// The kept document frequencies are what the index itself counts.
+	if _, err := s.db.Exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, docs_fts, 'row')`); err != nil {
+		t.Fatal(err)
+	}
+	var diff int
+	if err := s.db.QueryRow(`SELECT count(*) FROM (
+	SELECT term, doc FROM temp.vocab WHERE doc > 0 EXCEPT SELECT term, df FROM docs_terms
+	UNION ALL
+	SELECT term, df FROM docs_terms EXCEPT SELECT term, doc FROM temp.vocab WHERE doc > 0)`).Scan(&diff); err != nil {
+		t.Fatal(err)
+	}
+	if diff != 0 {
+		t.Errorf("docs_terms differs from the index's counts in %d terms", diff)
+	}
+}
+
+// segments is how many segments SQLite's FTS5 index of all fields has.
+func segments(t *testing.T, s *Store) int {
+	t.Helper()
+	var n int
+	if err := s.db.QueryRow(`SELECT count(DISTINCT segid) FROM docs_fts_idx`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func TestStatisticsFollowWrites(t *testing.T) { eachEngine(t, testStatisticsFollowWrites) }
@@ -63,6 +89,16 @@ func testStatisticsFollowWrites(t *testing.T, s *Store) {
 		t.Fatalf("second Delete = %v, %v; want false", ok, err)
 	}
 	checkStats(t, s)
+	// One transaction putting a page twice, the second time rewritten.
+	twice := []Doc{{URL: "https://twice.example/a", Title: "first draft", Text: "budget deficit grows"},
+		{URL: "https://twice.example/a", Text: "budget surplus shrinks"}}
+	if err := s.AddAll(ctx, twice); err != nil {
+		t.Fatal(err)
+	}
+	checkStats(t, s)
+	if ok, err := s.Delete(ctx, twice[0].URL); err != nil || !ok {
+		t.Fatalf("Delete = %v, %v", ok, err)
+	}
 	if n, _ := s.Count(ctx); n != len(sample)-1 {
 		t.Errorf("Count = %d after a delete", n)
 	}
@@ -206,6 +242,23 @@ func TestImportProgress(t *testing.T) {
 	}
 	if len(seen) < 3 || seen[0] != batchSize || seen[len(seen)-1] != n+1 {
 		t.Errorf("progress calls %v; want one per batch of %d, ending at %d", seen, batchSize, n+1)
+	}
+	checkStats(t, s)
+	// Three batches made three segments; having added the whole archive,
+	// the import merged them.
+	if got := segments(t, s); got != 1 {
+		t.Errorf("index has %d segments after a large import; want 1", got)
+	}
+	// A few pages added to a larger archive leave the index as it is.
+	small := filepath.Join(t.TempDir(), "few.jsonl")
+	if err := os.WriteFile(small, []byte(`{"url":"https://p.example/x","title":"another page","text":"one more report"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res := s.Import(context.Background(), []string{small}, ImportOptions{}); res.Added != 1 {
+		t.Fatalf("Import = %+v", res)
+	}
+	if got := segments(t, s); got != 2 {
+		t.Errorf("index has %d segments after adding one page; want 2", got)
 	}
 	checkStats(t, s)
 }

@@ -39,6 +39,38 @@ func tokenStream(text, lang string) (stream string, n int) {
 	return strings.Join(ss, " "), len(ss)
 }
 
+// eachStem calls fn with each stem of a token stream (tokenStream) and
+// its index, in order, reading the stream in place; empty tokens (an
+// empty stem would make a double space) are skipped, as FTS5's ascii
+// tokenizer skips them. It returns the number of stems.
+func eachStem(stream string, fn func(i int, st string)) int {
+	i := 0
+	for stream != "" {
+		st := stream
+		if j := strings.IndexByte(stream, ' '); j >= 0 {
+			st, stream = stream[:j], stream[j+1:]
+		} else {
+			stream = ""
+		}
+		if st != "" {
+			fn(i, st)
+			i++
+		}
+	}
+	return i
+}
+
+// stemCount is the number of stems in a token stream.
+func stemCount(stream string) int {
+	if stream == "" {
+		return 0
+	}
+	if stream[0] != ' ' && stream[len(stream)-1] != ' ' && !strings.Contains(stream, "  ") {
+		return strings.Count(stream, " ") + 1
+	}
+	return eachStem(stream, func(int, string) {})
+}
+
 // isWordRune says what words are made of: letters, digits and the marks
 // that belong to letters in many scripts.
 func isWordRune(r rune) bool {
