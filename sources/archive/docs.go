@@ -97,16 +97,31 @@ type docWriter struct {
 	get, ins, upd, ftsIns, ftsDel, stats *sql.Stmt
 	delta                                [4]int // docs, title, lead and rest lengths
 	wrote                                bool   // anything changed: the version moves
+
+	// On PostgreSQL: tx's connection, for COPY (copyNew), and the
+	// statement that writes a document's archive_terms row.
+	conn  *sql.Conn
+	terms *sql.Stmt
 }
 
 // write runs fn with a docWriter in one IMMEDIATE transaction.
 func (s *Store) write(ctx context.Context, fn func(*docWriter) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	w := &docWriter{s: s}
+	begin := s.db.BeginTx
+	if s.postgres {
+		conn, err := s.db.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("archive: begin: %w", err)
+		}
+		defer conn.Close()
+		w.conn, begin = conn, conn.BeginTx
+	}
+	tx, err := begin(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("archive: begin: %w", err)
 	}
 	defer tx.Rollback()
-	w := &docWriter{s: s, tx: tx}
+	w.tx = tx
 	stmts := []struct {
 		st **sql.Stmt
 		q  string
@@ -119,8 +134,12 @@ FROM docs WHERE url = ?`},
 	lang = ?, title_terms = ?, text_terms = ?, publisher_terms = ? WHERE id = ?`},
 		{&w.stats, `UPDATE docs_stats SET version = version + 1, n = n + ?, title_len = title_len + ?, lead_len = lead_len + ?, rest_len = rest_len + ?`},
 	}
-	// PostgreSQL computes the tsvector from the stem columns itself.
-	if !s.postgres {
+	if s.postgres {
+		stmts = append(stmts, struct {
+			st **sql.Stmt
+			q  string
+		}{&w.terms, `INSERT INTO archive_terms (id, tsv) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET tsv = excluded.tsv`})
+	} else {
 		stmts = append(stmts, []struct {
 			st **sql.Stmt
 			q  string
@@ -150,7 +169,7 @@ FROM docs WHERE url = ?`},
 }
 
 // putAll puts rows in order. On PostgreSQL, where every statement is a
-// round trip, new documents go in by hundreds per statement; the rows that
+// round trip, new documents go in by hundreds through COPY; the rows that
 // meet a stored document (or an earlier row of rows) under their key are
 // then merged one by one, in order, which is what putting each in turn
 // would have done.
@@ -163,10 +182,10 @@ func (w *docWriter) putAll(ctx context.Context, rows []docRow) error {
 		}
 		return nil
 	}
-	const chunk = 500 // 14 parameters a row, well under PostgreSQL's 65,535
+	const chunk = batchSize // one COPY a batch
 	for start := 0; start < len(rows); start += chunk {
 		part := rows[start:min(start+chunk, len(rows))]
-		inserted, err := w.insertNew(ctx, part)
+		inserted, err := w.copyNew(ctx, part)
 		if err != nil {
 			return err
 		}
@@ -179,50 +198,6 @@ func (w *docWriter) putAll(ctx context.Context, rows []docRow) error {
 		}
 	}
 	return nil
-}
-
-// insertNew inserts in one statement the rows whose key no stored
-// document (nor an earlier row) holds, and says which it inserted.
-func (w *docWriter) insertNew(ctx context.Context, rows []docRow) ([]bool, error) {
-	var q strings.Builder
-	q.WriteString(`INSERT INTO archive_docs (url, orig_url, title, text, publisher, published, added_at, updated_at,
-	title_len, text_len, lang, title_terms, text_terms, publisher_terms) VALUES `)
-	args := make([]any, 0, 14*len(rows))
-	first := map[string]int{}
-	for i, r := range rows {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		n := len(args)
-		fmt.Fprintf(&q, "($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)",
-			n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9, n+10, n+11, n+12, n+13, n+14)
-		args = append(args, r.key, r.url, r.title, r.text, r.publisher, r.published, r.at, r.at,
-			r.titleLen, r.textLen, r.lang, r.titleTerms, r.textTerms, r.pubTerms)
-		if _, ok := first[r.key]; !ok {
-			first[r.key] = i
-		}
-	}
-	q.WriteString(" ON CONFLICT (url) DO NOTHING RETURNING url")
-	res, err := w.tx.QueryContext(ctx, q.String(), args...)
-	if err != nil {
-		return nil, fmt.Errorf("archive %d documents: %w", len(rows), err)
-	}
-	defer res.Close()
-	inserted := make([]bool, len(rows))
-	for res.Next() {
-		var key string
-		if err := res.Scan(&key); err != nil {
-			return nil, fmt.Errorf("archive %d documents: %w", len(rows), err)
-		}
-		// Of rows sharing a key, the first went in; the rest merge into it.
-		i := first[key]
-		inserted[i] = true
-		w.count(ctx, 1, docRow{}, rows[i], nil)
-	}
-	if err := res.Err(); err != nil {
-		return nil, fmt.Errorf("archive %d documents: %w", len(rows), err)
-	}
-	return inserted, nil
 }
 
 // put inserts r, or merges it into the document stored under its key:
@@ -303,11 +278,12 @@ func insertID(ctx context.Context, st *sql.Stmt, postgres bool, args ...any) (in
 	return res.LastInsertId()
 }
 
-// index adds r's stems to SQLite's FTS5 index; PostgreSQL's is a
-// generated column.
+// index adds r's stems to SQLite's FTS5 index, or writes its
+// archive_terms row on PostgreSQL.
 func (w *docWriter) index(ctx context.Context, id int64, r docRow) error {
-	if w.ftsIns == nil {
-		return nil
+	if w.terms != nil {
+		_, err := w.terms.ExecContext(ctx, id, termVector(r))
+		return err
 	}
 	_, err := w.ftsIns.ExecContext(ctx, id, r.titleTerms, r.textTerms, r.pubTerms)
 	return err
