@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/musecheck/muse/sources"
 )
 
@@ -58,6 +59,8 @@ type docRow struct {
 	titleLen, textLen               int
 	published                       sql.NullInt64
 	at                              int64
+
+	terms pgtype.TSVector // on PostgreSQL: its archive_terms row (termVector)
 }
 
 // newRow checks d and prepares its row.
@@ -82,6 +85,9 @@ func (s *Store) newRow(d Doc) (docRow, error) {
 	r.titleTerms, r.titleLen = tokenStream(r.title, r.lang)
 	r.textTerms, r.textLen = tokenStream(r.text, r.lang)
 	r.pubTerms, _ = tokenStream(r.publisher, r.lang)
+	if s.postgres {
+		r.terms = termVector(r) // here, where an import reads and stems beside the writing
+	}
 	return r, nil
 }
 

@@ -220,7 +220,11 @@ func (w *docWriter) copyNew(ctx context.Context, rows []docRow) ([]bool, error) 
 		}))
 		if err == nil {
 			_, err = c.CopyFrom(ctx, pgx.Identifier{"archive_terms"}, []string{"id", "tsv"}, pgx.CopyFromSlice(len(fresh), func(i int) ([]any, error) {
-				return []any{ids[i], termVector(rows[fresh[i]])}, nil
+				r := rows[fresh[i]]
+				if !r.terms.Valid {
+					r.terms = termVector(r)
+				}
+				return []any{ids[i], r.terms}, nil
 			}))
 		}
 		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == uniqueViolation {
