@@ -166,21 +166,16 @@ func (w *docWriter) copyNew(ctx context.Context, rows []docRow) ([]bool, error) 
 	}
 	err := w.conn.Raw(func(dc any) error {
 		c := dc.(*stdlib.Conn).Conn()
-		stored := make(map[string]bool, len(rows))
-		res, err := c.Query(ctx, `SELECT url FROM archive_docs WHERE url = ANY($1)`, keys)
+		// pgx returns a failed Query's error in its Rows too, where
+		// CollectRows reports it.
+		res, _ := c.Query(ctx, `SELECT url FROM archive_docs WHERE url = ANY($1)`, keys)
+		have, err := pgx.CollectRows(res, pgx.RowTo[string])
 		if err != nil {
 			return err
 		}
-		for res.Next() {
-			var k string
-			if err := res.Scan(&k); err != nil {
-				res.Close()
-				return err
-			}
+		stored := make(map[string]bool, len(rows))
+		for _, k := range have {
 			stored[k] = true
-		}
-		if res.Close(); res.Err() != nil {
-			return res.Err()
 		}
 		var fresh []int // first rows of keys not stored
 		for i, r := range rows {
@@ -192,21 +187,10 @@ func (w *docWriter) copyNew(ctx context.Context, rows []docRow) ([]bool, error) 
 		if len(fresh) == 0 {
 			return nil
 		}
-		ids := make([]int64, 0, len(fresh))
-		res, err = c.Query(ctx, `SELECT nextval(pg_get_serial_sequence('archive_docs', 'id')) FROM generate_series(1, $1)`, len(fresh))
+		res, _ = c.Query(ctx, `SELECT nextval(pg_get_serial_sequence('archive_docs', 'id')) FROM generate_series(1, $1)`, len(fresh))
+		ids, err := pgx.CollectRows(res, pgx.RowTo[int64])
 		if err != nil {
 			return err
-		}
-		for res.Next() {
-			var id int64
-			if err := res.Scan(&id); err != nil {
-				res.Close()
-				return err
-			}
-			ids = append(ids, id)
-		}
-		if res.Close(); res.Err() != nil {
-			return res.Err()
 		}
 		if len(ids) != len(fresh) {
 			return fmt.Errorf("%d ids for %d documents", len(ids), len(fresh))
