@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/musecheck/muse/sources"
 )
 
@@ -78,6 +79,8 @@ type docRow struct {
 	published                       sql.NullInt64
 	at                              int64
 	stems                           []string // distinct stems of all three fields, for docs_terms
+
+	terms pgtype.TSVector // on PostgreSQL: its archive_terms row (termVector)
 }
 
 // newRow checks d and prepares its row.
@@ -102,7 +105,14 @@ func (s *Store) newRow(d Doc) (docRow, error) {
 	r.titleTerms, r.titleLen = tokenStream(r.title, r.lang)
 	r.textTerms, r.textLen = tokenStream(r.text, r.lang)
 	r.pubTerms, _ = tokenStream(r.publisher, r.lang)
-	r.stems = distinctStems(r.titleTerms, r.textTerms, r.pubTerms)
+	// Here, where an import reads and stems beside the writing: the
+	// terms whose counts docs_terms keeps on SQLite, the archive_terms
+	// row on PostgreSQL.
+	if s.postgres {
+		r.terms = termVector(r)
+	} else {
+		r.stems = distinctStems(r.titleTerms, r.textTerms, r.pubTerms)
+	}
 	return r, nil
 }
 
@@ -138,12 +148,27 @@ type docWriter struct {
 	// (docs_terms, SQLite only), written once before the commit; it
 	// starts from newDFs.
 	dfs map[string]int
+
+	// On PostgreSQL: tx's connection, for COPY (copyNew), and the
+	// statement that writes a document's archive_terms row.
+	conn  *sql.Conn
+	terms *sql.Stmt
 }
 
 // write runs fn with a docWriter in one IMMEDIATE transaction; dfs is
 // newDFs of the rows fn puts.
 func (s *Store) write(ctx context.Context, dfs map[string]int, fn func(*docWriter) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	w := &docWriter{s: s}
+	begin := s.db.BeginTx
+	if s.postgres {
+		conn, err := s.db.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("archive: begin: %w", err)
+		}
+		defer conn.Close()
+		w.conn, begin = conn, conn.BeginTx
+	}
+	tx, err := begin(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("archive: begin: %w", err)
 	}
@@ -151,7 +176,7 @@ func (s *Store) write(ctx context.Context, dfs map[string]int, fn func(*docWrite
 	if dfs == nil {
 		dfs = map[string]int{}
 	}
-	w := &docWriter{s: s, tx: tx, dfs: dfs}
+	w.tx, w.dfs = tx, dfs
 	stmts := []struct {
 		st **sql.Stmt
 		q  string
@@ -164,8 +189,12 @@ FROM docs WHERE url = ?`},
 	lang = ?, title_terms = ?, text_terms = ?, publisher_terms = ? WHERE id = ?`},
 		{&w.stats, `UPDATE docs_stats SET version = version + 1, n = n + ?, title_len = title_len + ?, lead_len = lead_len + ?, rest_len = rest_len + ?`},
 	}
-	// PostgreSQL computes the tsvector from the stem columns itself.
-	if !s.postgres {
+	if s.postgres {
+		stmts = append(stmts, struct {
+			st **sql.Stmt
+			q  string
+		}{&w.terms, `INSERT INTO archive_terms (id, tsv) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET tsv = excluded.tsv`})
+	} else {
 		stmts = append(stmts, []struct {
 			st **sql.Stmt
 			q  string
@@ -200,7 +229,7 @@ FROM docs WHERE url = ?`},
 }
 
 // putAll puts rows in order. On PostgreSQL, where every statement is a
-// round trip, new documents go in by hundreds per statement; the rows that
+// round trip, new documents go in by hundreds through COPY; the rows that
 // meet a stored document (or an earlier row of rows) under their key are
 // then merged one by one, in order, which is what putting each in turn
 // would have done.
@@ -213,10 +242,10 @@ func (w *docWriter) putAll(ctx context.Context, rows []docRow) error {
 		}
 		return nil
 	}
-	const chunk = 500 // 14 parameters a row, well under PostgreSQL's 65,535
+	const chunk = batchSize // one COPY a batch
 	for start := 0; start < len(rows); start += chunk {
 		part := rows[start:min(start+chunk, len(rows))]
-		inserted, err := w.insertNew(ctx, part)
+		inserted, err := w.copyNew(ctx, part)
 		if err != nil {
 			return err
 		}
@@ -229,50 +258,6 @@ func (w *docWriter) putAll(ctx context.Context, rows []docRow) error {
 		}
 	}
 	return nil
-}
-
-// insertNew inserts in one statement the rows whose key no stored
-// document (nor an earlier row) holds, and says which it inserted.
-func (w *docWriter) insertNew(ctx context.Context, rows []docRow) ([]bool, error) {
-	var q strings.Builder
-	q.WriteString(`INSERT INTO archive_docs (url, orig_url, title, text, publisher, published, added_at, updated_at,
-	title_len, text_len, lang, title_terms, text_terms, publisher_terms) VALUES `)
-	args := make([]any, 0, 14*len(rows))
-	first := map[string]int{}
-	for i, r := range rows {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		n := len(args)
-		fmt.Fprintf(&q, "($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)",
-			n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9, n+10, n+11, n+12, n+13, n+14)
-		args = append(args, r.key, r.url, r.title, r.text, r.publisher, r.published, r.at, r.at,
-			r.titleLen, r.textLen, r.lang, r.titleTerms, r.textTerms, r.pubTerms)
-		if _, ok := first[r.key]; !ok {
-			first[r.key] = i
-		}
-	}
-	q.WriteString(" ON CONFLICT (url) DO NOTHING RETURNING url")
-	res, err := w.tx.QueryContext(ctx, q.String(), args...)
-	if err != nil {
-		return nil, fmt.Errorf("archive %d documents: %w", len(rows), err)
-	}
-	defer res.Close()
-	inserted := make([]bool, len(rows))
-	for res.Next() {
-		var key string
-		if err := res.Scan(&key); err != nil {
-			return nil, fmt.Errorf("archive %d documents: %w", len(rows), err)
-		}
-		// Of rows sharing a key, the first went in; the rest merge into it.
-		i := first[key]
-		inserted[i] = true
-		w.count(ctx, 1, docRow{}, rows[i], nil)
-	}
-	if err := res.Err(); err != nil {
-		return nil, fmt.Errorf("archive %d documents: %w", len(rows), err)
-	}
-	return inserted, nil
 }
 
 // put inserts r, or merges it into the document stored under its key:
@@ -359,11 +344,12 @@ func insertID(ctx context.Context, st *sql.Stmt, postgres bool, args ...any) (in
 	return res.LastInsertId()
 }
 
-// index adds r's stems to SQLite's FTS5 indexes (all fields, and titles);
-// PostgreSQL's index is a generated column.
+// index adds r's stems to SQLite's FTS5 indexes (all fields, and titles),
+// or writes its archive_terms row on PostgreSQL.
 func (w *docWriter) index(ctx context.Context, id int64, r docRow) error {
-	if w.ftsIns == nil {
-		return nil
+	if w.terms != nil {
+		_, err := w.terms.ExecContext(ctx, id, termVector(r))
+		return err
 	}
 	if _, err := w.ftsIns.ExecContext(ctx, id, r.titleTerms, r.textTerms, r.pubTerms); err != nil {
 		return err

@@ -506,17 +506,9 @@ func (s *Store) termDocs(ctx context.Context, ts []string, limit int, title bool
 		quoted[i] = quote(t)
 	}
 	if s.postgres {
-		// A bitmap scan of the GIN index visits the heap in block order,
-		// which for an archive that mostly grows is id order; sorted
-		// below all the same, as the estimate in postings wants.
-		field := "tsv"
-		if title {
-			field = "to_tsvector('simple', title_terms)" // its own GIN index
-		}
-		q = `SELECT j.k - 1, (SELECT coalesce(string_agg(id::text, ','), '') FROM
-	(SELECT id FROM docs WHERE ` + field + ` @@ to_tsquery('simple', j.q) LIMIT ?) m) FROM json_array_elements_text(?::json) WITH ORDINALITY AS j(q, k)`
+		q = pgTermDocs
 		for i, t := range ts {
-			quoted[i] = tsQuote(t)
+			quoted[i] = pgTermOperand(t, title)
 		}
 	}
 	arg, err := json.Marshal(quoted)
