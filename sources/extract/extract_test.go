@@ -378,3 +378,28 @@ func TestJSONLDReferencesByID(t *testing.T) {
 		}
 	}
 }
+
+// A hostile page's objects that point at themselves, or at each other, by
+// @id (in a property or a list) are read without looping.
+func TestJSONLDReferenceCycles(t *testing.T) {
+	ld := `{"@context":"https://schema.org","@graph":[
+	{"@type":"NewsArticle","@id":"#a","headline":"Bridge","name":[{"@id":"#a"}],"url":{"@id":"#a"},
+	 "author":[{"@id":"#p"}],"publisher":{"@id":"#o"}},
+	{"@type":"Person","@id":"#p","name":[{"@id":"#p"}],"worksFor":{"@id":"#o"}},
+	{"@type":"Organization","@id":"#o","name":{"@id":"#a"},"url":{"@id":"#o"}}]}`
+	body := "<article>" + strings.Repeat("<p>The council said the bridge would reopen in spring after repairs to its deck and railings.</p>", 4) + "</article>"
+	page := `<html><head><title>Bridge</title><script type="application/ld+json">` + ld + `</script></head><body>` + body + `</body></html>`
+	done := make(chan error, 1)
+	go func() {
+		_, err := Options{Now: testNow}.Extract([]byte(page), "https://www.city.example/news/bridge")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("reading self-referring JSON-LD did not finish")
+	}
+}

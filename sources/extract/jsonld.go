@@ -2,6 +2,8 @@ package extract
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,18 +42,21 @@ func readJSONLD(doc *goquery.Document) []node {
 // CMSs' way to name a publisher or author once in an @graph) with the object
 // it points at, so that its name is read rather than its identifier.
 func resolveRefs(nodes []node) {
-	byID := map[string]node{}
+	// Each reference becomes a copy of its object as the page wrote it, so
+	// an object that points back at the one pointing at it (or at itself)
+	// cannot make a cycle that reading a name would walk forever.
+	byID := map[string]map[string]any{}
 	for _, n := range nodes {
 		if id, ok := n["@id"].(string); ok && id != "" {
 			if _, seen := byID[id]; !seen {
-				byID[id] = n
+				byID[id] = maps.Clone(map[string]any(n))
 			}
 		}
 	}
 	if len(byID) == 0 {
 		return
 	}
-	target := func(v any) (node, bool) {
+	target := func(v any) (map[string]any, bool) {
 		m, ok := v.(map[string]any)
 		if !ok || len(m) != 1 {
 			return nil, false
@@ -63,14 +68,23 @@ func resolveRefs(nodes []node) {
 	for _, n := range nodes {
 		for k, v := range n {
 			if t, ok := target(v); ok {
-				n[k] = map[string]any(t)
+				n[k] = t
 				continue
 			}
 			if list, ok := v.([]any); ok {
+				// A new list: the copies in byID share the page's lists,
+				// which must stay as written.
+				var resolved []any
 				for i, e := range list {
 					if t, ok := target(e); ok {
-						list[i] = map[string]any(t)
+						if resolved == nil {
+							resolved = slices.Clone(list)
+						}
+						resolved[i] = t
 					}
+				}
+				if resolved != nil {
+					n[k] = resolved
 				}
 			}
 		}
