@@ -37,10 +37,10 @@ type Enqueued struct {
 
 // CheckOptions are the options of `muse batch` that change how each post
 // is checked (its flags --hits, --no-llm, --correction-language and
-// --no-save). A
-// queued job carries the ones it was queued with, in its River args, and
-// the worker checks it with them; a job queued before jobs carried options
-// has none and is checked with the worker's defaults, as it was then.
+// --no-save). A queued job carries the ones it was queued with, in its
+// River args, and the worker checks it with them; a job queued before jobs
+// carried options has none and is checked with the worker's defaults, as
+// it was then.
 type CheckOptions struct {
 	// Hits is the first search's hits per query (0: the worker's
 	// hits_per_query).
