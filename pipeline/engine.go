@@ -78,6 +78,12 @@ type Options struct {
 	RefutingPages int
 	// DigestPages is how many pages the --no-llm digest quotes (default 5).
 	DigestPages int
+	// DigestThreshold is the lowest share of the post's key words (or of a
+	// query the checker wrote) a page must have to be quoted in the --no-llm
+	// digest, where no model judges what the gate lets through (default
+	// 0.23: the lowest keeping false passes at or under 10% on half of the
+	// real pairs; see TestDigestGateOnRealPairs).
+	DigestThreshold float64
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// SpendCapCheckUSD caps what the model calls of one check may cost
@@ -140,6 +146,9 @@ func (o Options) withDefaults() Options {
 	def(&o.ImageParallel, 4)
 	if o.LexicalThreshold <= 0 {
 		o.LexicalThreshold = 0.10
+	}
+	if o.DigestThreshold <= 0 {
+		o.DigestThreshold = 0.23
 	}
 	if o.EmbeddingThreshold <= 0 {
 		o.EmbeddingThreshold = 0.30

@@ -614,3 +614,40 @@ func TestNoLLMDigest(t *testing.T) {
 		t.Errorf("no model: %v", err)
 	}
 }
+
+// TestNoLLMDigestLeavesOutLooseMatches: a page that shares a word or two
+// with the post passes the gate (a model would judge it), but no model
+// judges the digest, so it is not listed there, and says why; a query the
+// checker writes can bring it in.
+func TestNoLLMDigestLeavesOutLooseMatches(t *testing.T) {
+	w := newWorld()
+	const loose = "https://loose.example/j"
+	w.pages[loose] = fakePage{title: "Shelbyville library", date: "2024-01-04", paras: []string{
+		strings.Repeat("The mayor of Shelbyville opened the new library today after years of delays. ", 12)}}
+	w.results[5] = append(w.results[5], loose)
+	e, err := New(Deps{Searchers: []search.Searcher{w}, Fetcher: w, Extract: w.extract, Rater: w}, Options{NoLLM: true, DigestPages: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := e.NewCheck(Post{Text: post}, time.Time{})
+	if _, err := runCheck(t, e, c); err != nil {
+		t.Fatal(err)
+	}
+	s := c.SourceByURL(loose)
+	if s == nil || s.Relevance < e.opts.LexicalThreshold {
+		t.Fatalf("the loose page should pass the gate for a model to judge: %+v", s)
+	}
+	if s.Status != StatusIrrelevant || !strings.Contains(s.Reason, "without a model") {
+		t.Errorf("loose page in the digest: %s %q", s.Status, s.Reason)
+	}
+	if !strings.HasPrefix(c.Correction.Text, DigestHeading) || strings.Contains(c.Correction.Text, loose) {
+		t.Errorf("digest %q", c.Correction.Text)
+	}
+	c.Queries = append(c.Queries, Query{Text: "Shelbyville library mayor", Origin: OriginUser, Enabled: true})
+	if err := e.Run(context.Background(), c, StageSearch, nil); err != nil {
+		t.Fatal(err)
+	}
+	if s := c.SourceByURL(loose); s.Status != StatusUsed || !strings.Contains(c.Correction.Text, loose) {
+		t.Errorf("the checker's query did not bring the page in: %s %q", s.Status, s.Reason)
+	}
+}

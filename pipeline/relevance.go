@@ -243,6 +243,10 @@ func (r *run) relevance(ctx context.Context, st Stage, from int) {
 	if len(idx) == 0 {
 		return
 	}
+	if r.e.opts.NoLLM {
+		r.digestRelevance(post, idx)
+		return
+	}
 	lex := make(map[int]float64, len(idx))
 	for _, i := range idx {
 		s := &c.Sources[i]
@@ -279,6 +283,31 @@ func (r *run) relevance(ctx context.Context, st Stage, from int) {
 	}
 }
 
+// digestRelevance is the relevance gate of the --no-llm mode, where no
+// model judges what it lets through: the pages it keeps are listed in the
+// digest as they are. So a page must share a good part of the post's own
+// key words, or of a query the checker wrote (Options.DigestThreshold);
+// muse's own queries are then the post's words cut down to its names and
+// numbers, which pages on other news about the same people share
+// (TestDigestGateOnRealPairs). A page the checker boosted is always kept,
+// and one in a language whose words are not cut apart is kept uncounted.
+func (r *run) digestRelevance(post Text, idx []int) {
+	written := queryTexts(r.c, func(q Query) bool { return q.Origin == OriginUser })
+	for _, i := range idx {
+		s := &r.c.Sources[i]
+		s.Relevance = Relevance(post, written, s.Title, Text{strings.Join(s.Paragraphs, "\n"), pageLanguage(s)})
+		switch {
+		case s.Boosted || s.Relevance >= r.e.opts.DigestThreshold:
+		case unsegmented[lang.Base(s.Language)]:
+			s.Reason = "written in " + lang.Label(lang.Base(s.Language)) + ", whose words are not cut apart here: listed without a model to judge it"
+		default:
+			s.Status, s.Reason = StatusIrrelevant, fmt.Sprintf(
+				"shares %.0f%% of the post's key words, below the %.0f%% a page needs to be listed without a model to judge it",
+				s.Relevance*100, r.e.opts.DigestThreshold*100)
+		}
+	}
+}
+
 // unsegmented are the languages written without spaces between words:
 // their shared words cannot be counted, so their pages are never kept out
 // by the count.
@@ -291,12 +320,13 @@ func postText(c *Check) Text { return Text{postForSearch(c), c.Post.Language} }
 // queryTexts are the enabled queries, each in its language: the one
 // recorded when it was written (Query.Language), else the one detected
 // when whatlanggo is sure of it, else the post's (a query of a few names
-// and words rarely says its language).
-func queryTexts(c *Check) []Text {
+// and words rarely says its language). Given keep, only the queries it
+// accepts.
+func queryTexts(c *Check, keep ...func(Query) bool) []Text {
 	var out []Text
 	for _, q := range c.Queries {
 		t := strings.TrimSpace(q.Text)
-		if !q.Enabled || t == "" {
+		if !q.Enabled || t == "" || len(keep) > 0 && !keep[0](q) {
 			continue
 		}
 		code := q.Language

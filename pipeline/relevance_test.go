@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"hash/fnv"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -217,4 +218,46 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// TestDigestGateOnRealPairs chooses the --no-llm digest's threshold on one
+// half of the real pairs and measures it on the other. No model judges the
+// digest, so the rule is chosen for the few pages about something else it
+// lists: the lowest threshold on a grid whose false passes on the training
+// half are at most 10%. The post's own words are scored, not the queries
+// muse makes without a model: those are the post's names and numbers,
+// which pages about other news on the same people share (on the same
+// half, the best share of a query lets through more pages about something
+// else at every recall).
+func TestDigestGateOnRealPairs(t *testing.T) {
+	pairs := realRelevancePairs(t)
+	post := scored(pairs, func(post string, _ []string, page string) float64 {
+		return Relevance(Text{Text: post}, nil, "", Text{Text: page})
+	})
+	withQueries := scored(pairs, englishRelevance)
+	chosen := 1.0
+	for k := 99; k >= 1; k-- {
+		if th := float64(k) / 100; measureGate(post, false, "", th).falsePass <= 0.10 {
+			chosen = th
+		}
+	}
+	def := Options{}.withDefaults().DigestThreshold
+	t.Logf("digest threshold chosen on the training half: %.2f (default %.2f)", chosen, def)
+	for _, set := range []string{"tweet/fact-check", "tweet/news", "claim/web evidence", ""} {
+		g := measureGate(post, true, set, def)
+		q := measureGate(withQueries, true, set, def)
+		t.Logf("held-out %-18s recall %.3f, false passes %.3f (post and muse's queries at the same threshold: %.3f, %.3f)",
+			cmpOr(set, "all"), g.recall, g.falsePass, q.recall, q.falsePass)
+	}
+	if math.Abs(def-chosen) > 0.02+1e-9 {
+		t.Errorf("default digest threshold %.2f is not the %.2f chosen on the training half", def, chosen)
+	}
+	g, q := measureGate(post, true, "", def), measureGate(withQueries, true, "", def)
+	if g.falsePass > 0.12 {
+		t.Errorf("held-out false passes %.3f at the default, want ≤ 0.12", g.falsePass)
+	}
+	if g.recall-g.falsePass <= q.recall-q.falsePass {
+		t.Errorf("scoring the post alone (recall %.3f, false passes %.3f) is no better than with muse's queries (%.3f, %.3f)",
+			g.recall, g.falsePass, q.recall, q.falsePass)
+	}
 }
