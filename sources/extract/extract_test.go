@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -401,5 +402,38 @@ func TestJSONLDReferenceCycles(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("reading self-referring JSON-LD did not finish")
+	}
+}
+
+// TestSiteNameIsNotTheTitle: sites that write the page's title into
+// og:site_name or application-name get their name from what is beside it,
+// there or in the <title> element; a page naming itself nothing else keeps
+// what it says.
+func TestSiteNameIsNotTheTitle(t *testing.T) {
+	body := "<body><article><h1>%s</h1>" + strings.Repeat("<p>The council met on Tuesday and agreed the budget for the coming year after a long debate about roads.</p>", 6) + "</article></body>"
+	page := func(head, title string) []byte {
+		return []byte("<html><head>" + head + "</head>" + fmt.Sprintf(body, title) + "</html>")
+	}
+	for _, tc := range []struct {
+		name, head, title, url, want string
+	}{
+		{"og:site_name holds title and name", `<title>Council agrees the budget | Die Zeitung</title><meta property="og:title" content="Council agrees the budget"><meta property="og:site_name" content="Council agrees the budget | Die Zeitung">`,
+			"Council agrees the budget", "https://zeitung.example/a", "Die Zeitung"},
+		{"application-name is the title", `<title>Council agrees the budget for next year | Exxpress</title><meta property="og:title" content="Council agrees the budget for next year"><meta name="application-name" content="Council agrees the budget for next year">`,
+			"Council agrees the budget for next year", "https://exxpress.example/a", "Exxpress"},
+		{"the title is the host's name", `<title>Disfunctions.de</title><meta property="og:site_name" content="Disfunctions.de » Blog Archiv">`,
+			"Disfunctions.de", "https://www.disfunctions.de/podcasts", "Disfunctions.de » Blog Archiv"},
+		{"nothing else to go by", `<title>Council agrees the budget</title><meta property="og:site_name" content="Council agrees the budget">`,
+			"Council agrees the budget", "https://council.example/a", "Council agrees the budget"},
+		{"a name that is not the title", `<title>Council agrees the budget - The Courier</title><meta property="og:site_name" content="The Courier">`,
+			"Council agrees the budget", "https://courier.example/a", "The Courier"},
+	} {
+		a, err := Extract(page(tc.head, tc.title), tc.url)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if a.SiteName != tc.want || a.Publisher != tc.want {
+			t.Errorf("%s: site %q, publisher %q (title %q), want %q", tc.name, a.SiteName, a.Publisher, a.Title, tc.want)
+		}
 	}
 }

@@ -1,9 +1,11 @@
 package extract
 
 import (
+	"cmp"
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/PuerkitoBio/goquery"
 	dps "github.com/markusmobius/go-dateparser"
@@ -220,7 +222,59 @@ func fillMetadata(a *Article, md trafilatura.Metadata, nodes []node, doc *goquer
 	}
 	a.Image = absURL(firstNonEmpty(md.Image, metaContent(doc, `meta[property="og:image"]`)), a.URL)
 	a.CanonicalURL = firstNonEmpty(canonicalLink(doc, a.URL), absURL(md.URL, a.URL))
+	docTitle := strings.TrimSpace(doc.Find("head > title").First().Text())
+	host := hostOf(a.URL, a.CanonicalURL, md.URL)
+	a.SiteName = siteNotTitle(a.SiteName, a.Title, docTitle, host)
+	a.Publisher = siteNotTitle(a.Publisher, a.Title, docTitle, host)
 	a.Language = language(md.Language, doc, a.Text)
+}
+
+// siteNotTitle keeps a site's name from being its page's title. Some sites
+// write the title into og:site_name or application-name (where trafilatura
+// finds a site name), alone or beside the real name ("Achtsam durch die
+// Krise | Die FURCHE"): what is left beside the title is the name, and a
+// name that is just the title gives way to what the <title> element has
+// beside it when that is shorter than the title ("Zähne zusammenbeißen: …
+// | Exxpress"). A title that is itself
+// the site's host name ("Disfunctions.de") is the site's name, and a name
+// the page gives nothing else for is kept as it is.
+func siteNotTitle(site, title, docTitle, host string) string {
+	if site == "" || title == "" || sameName(title, host) {
+		return site
+	}
+	rest, ok := besideTitle(site, title)
+	if !ok || rest != "" {
+		return cmp.Or(rest, site)
+	}
+	// A headline is longer than a name: what is beside the title in the
+	// <title> element and longer than it is another headline.
+	if rest, ok := besideTitle(docTitle, title); ok && rest != "" && utf8.RuneCountInString(rest) < utf8.RuneCountInString(title) {
+		return rest
+	}
+	return site
+}
+
+// besideTitle is what s has beside title, without the separators between
+// them; ok says whether s has title at all (in any case).
+func besideTitle(s, title string) (rest string, ok bool) {
+	ls, lt := strings.ToLower(s), strings.ToLower(title)
+	if len(ls) != len(s) || len(lt) != len(title) { // lowering changed the offsets
+		ls, lt = s, title
+	}
+	i := strings.Index(ls, lt)
+	if i < 0 {
+		return "", false
+	}
+	const seps = " \t\u00a0|-–—»«:·•/"
+	before, after := strings.Trim(s[:i], seps), strings.Trim(s[i+len(title):], seps)
+	return strings.Join(strings.Fields(before+" "+after), " "), true
+}
+
+// sameName says whether a title is the host's name ("Disfunctions.de" for
+// www.disfunctions.de).
+func sameName(title, host string) bool {
+	host = strings.TrimPrefix(strings.ToLower(host), "www.")
+	return host != "" && strings.EqualFold(strings.TrimPrefix(strings.TrimSpace(title), "www."), host)
 }
 
 // orgName is the name of the page's NewsMediaOrganization or Organization
