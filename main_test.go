@@ -1114,6 +1114,43 @@ func TestQueuedBatchCarriesItsOptions(t *testing.T) {
 	})
 }
 
+// TestWorkerWithoutAModel: a `muse worker` with no model configured (no
+// OPENAI_*, no Ollama) starts; it checks the post queued with --no-llm in
+// the extractive mode and fails the one queued to be checked with a model
+// at once, saying why, in `muse batch status` and `muse batch results`; it
+// keeps working after that failure and stops cleanly on SIGTERM.
+func TestWorkerWithoutAModel(t *testing.T) {
+	queueDatabases(t, func(t *testing.T, db string) {
+		w := testworld.New(t, nil)
+		env := queueEnv(w, w.Cfg.OpenAIBaseURL, db) // the newsroom queues with a model
+		needs := enqueuePosts(t, env, "")
+		extractive := enqueuePostsWith(t, env, []string{"--no-llm"}, " Share!")
+		worker := startWorker(t, append(env, "OPENAI_BASE_URL=", "OPENAI_API_KEY=", "MUSE_MODEL=", "OLLAMA_HOST=http://127.0.0.1:1"), "-j", "1")
+		if st := waitBatch(t, env, needs, 60*time.Second); st.Total != 1 || st.Failed != 1 {
+			t.Errorf("the batch needing a model: %+v, want 1 failed", st)
+		}
+		rs := batchResults(t, env, needs)
+		if len(rs) != 1 || rs[0].Status != "failed" || !strings.Contains(rs[0].Error, "this worker has none") ||
+			!strings.Contains(rs[0].Error, "--no-llm") {
+			t.Errorf("the batch needing a model: results %+v; want failed, saying the worker has no model", rs)
+		}
+		if st := waitBatch(t, env, extractive, 60*time.Second); st.Total != 1 || st.Done != 1 {
+			t.Fatalf("the --no-llm batch: %+v, want 1 done", st)
+		}
+		rs = batchResults(t, env, extractive)
+		if len(rs) != 1 || rs[0].Status != "done" || rs[0].Check == nil || !rs[0].Check.NoLLM {
+			t.Fatalf("the --no-llm batch: results %+v", rs)
+		}
+		if n := len(w.LLM.ChatCalls()); n != 0 {
+			t.Errorf("%d model calls", n)
+		}
+		if worker.ProcessState != nil {
+			t.Fatalf("the worker exited: %v", worker.ProcessState)
+		}
+		stopWorkers(t, worker)
+	})
+}
+
 // TestProxySSRFThroughTheBinary: with HTTP_PROXY set to a proxy that reads
 // hosts the getaddrinfo way, loopback spelled as inet_aton does (127.1,
 // 2130706433, 0x7f.1, 0177.0.0.1) is refused by muse before anything is
