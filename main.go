@@ -1608,7 +1608,8 @@ func workerCmd(app *App) *cobra.Command {
 			"On SIGTERM or Ctrl-C the worker finishes the checks in hand within --grace, or releases them\n" +
 			"to another worker. A worker killed outright leaves its job to another once it has run for\n" +
 			"queue_rescue_after (MUSE_QUEUE_RESCUE_AFTER, default 31m). A job tried again resumes its case\n" +
-			"from the first stage not finished (not with --no-save, which keeps no case).",
+			"from the first stage not finished (not with --no-save, which keeps no case). A worker with no\n" +
+			"model configured checks the posts queued with --no-llm and fails the others at once, saying so.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if parallel < 1 {
@@ -1631,7 +1632,18 @@ func workerCmd(app *App) *cobra.Command {
 				return err
 			}
 			defer q.Close()
+			// The engine for jobs queued without options, built now so that
+			// a worker configured wrongly says so at once. A worker with no
+			// model still starts: it checks the posts queued with --no-llm
+			// (on this engine, built extractive) and fails the others at
+			// once, saying why.
+			defaults := batch.CheckOptions{}
 			eng, closeEngine, err := setup.NewFromConfig(cmd.Context(), app.Cfg, pipeline.Options{Snapshots: !noSave})
+			noModel := err
+			if errors.Is(err, pipeline.ErrNoModel) {
+				defaults.NoLLM = true
+				eng, closeEngine, err = setup.NewFromConfig(cmd.Context(), app.Cfg, defaults.Apply(pipeline.Options{Snapshots: !noSave}))
+			}
 			if err != nil {
 				if stopped() {
 					return nil
@@ -1639,6 +1651,9 @@ func workerCmd(app *App) *cobra.Command {
 				return usage(err)
 			}
 			defer closeEngine()
+			if !defaults.NoLLM {
+				noModel = nil
+			}
 			ro, closeCases, _ := recordOptions(cmd.Context(), app, eng, noSave)
 			defer closeCases()
 			if stopped() {
@@ -1648,7 +1663,10 @@ func workerCmd(app *App) *cobra.Command {
 			// an engine built for them on first use (the one above for
 			// the defaults).
 			engines, closeEngines := batch.EnginesFor(func(ctx context.Context, co batch.CheckOptions) (*pipeline.Engine, batch.RunFunc, func() error, error) {
-				if co == (batch.CheckOptions{}) {
+				if noModel != nil && !co.NoLLM {
+					return nil, nil, nil, noModel
+				}
+				if co == defaults {
 					return eng, app.keptRun(eng, ro), nil, nil
 				}
 				e, closeE, err := setup.NewFromConfig(ctx, app.Cfg, co.Apply(pipeline.Options{Snapshots: !noSave}))
@@ -1666,6 +1684,9 @@ func workerCmd(app *App) *cobra.Command {
 			wo := batch.WorkOptions{Parallel: parallel, Grace: grace}
 			if st, ok := ro.Store.(batch.CaseReader); ok {
 				wo.Cases = st // a job tried again resumes its case
+			}
+			if noModel != nil {
+				fmt.Fprintf(app.Stderr, "muse: warning: %v\nmuse: this worker checks only the posts queued with --no-llm; the others fail, saying it has no model\n", noModel)
 			}
 			fmt.Fprintf(app.Stderr, "muse: worker checking queued posts, %d at a time; Ctrl-C or SIGTERM stops it\n", parallel)
 			if err := batch.Work(cmd.Context(), q, engines, wo); err != nil {

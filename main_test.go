@@ -656,6 +656,54 @@ func TestExitNoEvidence(t *testing.T) {
 	}
 }
 
+// TestCachedPromptTokensThroughTheBinary: a model server that reports
+// part of each prompt as read from its prompt cache, as OpenAI does, has
+// those tokens in `muse check --json` apart (usage.cached_prompt_tokens,
+// prompt_tokens the rest), priced at the cached rate of the config's price,
+// and said in the usage line on stderr.
+func TestCachedPromptTokensThroughTheBinary(t *testing.T) {
+	isolate(t)
+	w := testworld.New(t, nil)
+	srv := llmtest.NewReplyServer(t, func(req openai.ChatCompletionRequest) (llmtest.Reply, error) {
+		rep, err := w.Model.Handle(req)
+		rep.PromptTokens, rep.CachedPromptTokens, rep.CompletionTokens = 1000, 600, 50
+		return rep, err
+	})
+	conf := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "muse", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(conf), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(conf, []byte("[prices.\"test-model\"]\nprompt = 10.0\ncached_prompt = 1.0\ncompletion = 20.0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"OPENAI_BASE_URL=" + srv.BaseURL, "OPENAI_API_KEY=sk-test-key", "MUSE_MODEL=test-model",
+		"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
+		"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + w.Proxy.String(), "MUSE_NO_CACHE=1"}
+	out, errOut, code := muse(t, "", env, "check", "--json", "--no-save", "--before", testworld.Cutoff.Format(time.RFC3339), testworld.Post)
+	var c struct {
+		Usage struct {
+			LLMCalls           int     `json:"llm_calls"`
+			PromptTokens       int     `json:"prompt_tokens"`
+			CachedPromptTokens int     `json:"cached_prompt_tokens"`
+			CompletionTokens   int     `json:"completion_tokens"`
+			CostUSD            float64 `json:"cost_usd"`
+		} `json:"usage"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &c) != nil {
+		t.Fatalf("check: exit %d\n%s", code, errOut)
+	}
+	u, n := c.Usage, c.Usage.LLMCalls
+	if n == 0 || u.CachedPromptTokens != 600*n || u.PromptTokens != 400*n || u.CompletionTokens != 50*n {
+		t.Errorf("usage %+v: want per call 400 prompt, 600 cached prompt and 50 completion tokens", u)
+	}
+	if want := float64(n) * (400*10.0 + 600*1.0 + 50*20.0) / 1e6; math.Abs(u.CostUSD-want) > 1e-9 {
+		t.Errorf("cost $%.6f, want $%.6f (all prompt tokens at the prompt rate: $%.6f)", u.CostUSD, want, float64(n)*(1000*10.0+50*20.0)/1e6)
+	}
+	if want := fmt.Sprintf("(%d prompt tokens from the server's prompt cache)", 600*n); !strings.Contains(errOut, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, errOut)
+	}
+}
+
 // mountTmpfs mounts a tmpfs of size at dir for the test (root only).
 func mountTmpfs(t *testing.T, dir, size string) {
 	t.Helper()
@@ -1111,6 +1159,43 @@ func TestQueuedBatchCarriesItsOptions(t *testing.T) {
 		if !keptIDs[checks[0].ID] || !keptIDs[checks[2].ID] || keptIDs[checks[3].ID] {
 			t.Errorf("cases kept %v; want the checks %s and %s kept and %s (--no-save) not", keptIDs, checks[0].ID, checks[2].ID, checks[3].ID)
 		}
+	})
+}
+
+// TestWorkerWithoutAModel: a `muse worker` with no model configured (no
+// OPENAI_*, no Ollama) starts; it checks the post queued with --no-llm in
+// the extractive mode and fails the one queued to be checked with a model
+// at once, saying why, in `muse batch status` and `muse batch results`; it
+// keeps working after that failure and stops cleanly on SIGTERM.
+func TestWorkerWithoutAModel(t *testing.T) {
+	queueDatabases(t, func(t *testing.T, db string) {
+		w := testworld.New(t, nil)
+		env := queueEnv(w, w.Cfg.OpenAIBaseURL, db) // the newsroom queues with a model
+		needs := enqueuePosts(t, env, "")
+		extractive := enqueuePostsWith(t, env, []string{"--no-llm"}, " Share!")
+		worker := startWorker(t, append(env, "OPENAI_BASE_URL=", "OPENAI_API_KEY=", "MUSE_MODEL=", "OLLAMA_HOST=http://127.0.0.1:1"), "-j", "1")
+		if st := waitBatch(t, env, needs, 60*time.Second); st.Total != 1 || st.Failed != 1 {
+			t.Errorf("the batch needing a model: %+v, want 1 failed", st)
+		}
+		rs := batchResults(t, env, needs)
+		if len(rs) != 1 || rs[0].Status != "failed" || !strings.Contains(rs[0].Error, "this worker has none") ||
+			!strings.Contains(rs[0].Error, "--no-llm") {
+			t.Errorf("the batch needing a model: results %+v; want failed, saying the worker has no model", rs)
+		}
+		if st := waitBatch(t, env, extractive, 60*time.Second); st.Total != 1 || st.Done != 1 {
+			t.Fatalf("the --no-llm batch: %+v, want 1 done", st)
+		}
+		rs = batchResults(t, env, extractive)
+		if len(rs) != 1 || rs[0].Status != "done" || rs[0].Check == nil || !rs[0].Check.NoLLM {
+			t.Fatalf("the --no-llm batch: results %+v", rs)
+		}
+		if n := len(w.LLM.ChatCalls()); n != 0 {
+			t.Errorf("%d model calls", n)
+		}
+		if worker.ProcessState != nil {
+			t.Fatalf("the worker exited: %v", worker.ProcessState)
+		}
+		stopWorkers(t, worker)
 	})
 }
 

@@ -458,7 +458,7 @@ func (r *run) addUsage(st Stage, u CallUsage) {
 	r.mu.Unlock()
 	r.emit(Event{Kind: EventUsage, Stage: st, Item: snapshot,
 		Message: fmt.Sprintf("%d model calls, %d tokens, $%.4f", snapshot.LLMCalls,
-			snapshot.PromptTokens+snapshot.CompletionTokens, snapshot.CostUSD)})
+			snapshot.Tokens(), snapshot.CostUSD)})
 }
 
 // checkSpendGuard enforces Options.SpendCapCheckUSD over this run's model

@@ -189,7 +189,7 @@ func (m *Model) usageBlock() string {
 	var rows []string
 	for _, s := range pipeline.Stages {
 		u, ok := by[string(s)]
-		tok := u.PromptTokens + u.CompletionTokens
+		tok := u.Tokens()
 		if !ok || (tok == 0 && u.CostUSD == 0) {
 			continue
 		}
@@ -393,8 +393,12 @@ func (m *Model) statusLeft() string {
 	case m.lastRun > 0:
 		parts = append(parts, clock(m.lastRun.Seconds()))
 	}
-	if t := u.PromptTokens + u.CompletionTokens; t > 0 && u.CachedCalls == 0 {
+	if t := u.Tokens(); t > 0 && u.CachedCalls == 0 {
 		parts = append(parts, fmt.Sprintf("%s tokens", thousands(t)))
+		if u.CachedPromptTokens > 0 {
+			// Read from the server's prompt cache: billed at its lower rate.
+			parts[len(parts)-1] += fmt.Sprintf(" (%s prompt cached)", thousands(u.CachedPromptTokens))
+		}
 	} else if t > 0 {
 		// The engine counts a replayed reply's tokens; none were used.
 		parts = append(parts, fmt.Sprintf("%s tokens, %d of %d replies from the cache (free)", thousands(t), u.CachedCalls, u.LLMCalls))

@@ -376,6 +376,17 @@ func TestCachedRepliesSaySo(t *testing.T) {
 	}
 }
 
+// Prompt tokens the server read from its prompt cache count in the
+// footer's tokens and are said apart (they are billed at a lower rate).
+func TestCachedPromptTokensInTheFooter(t *testing.T) {
+	m, _ := finished(t, 160, 40)
+	m.check.Usage.CachedCalls = 0
+	m.check.Usage.PromptTokens, m.check.Usage.CachedPromptTokens, m.check.Usage.CompletionTokens = 952, 2048, 100
+	if v := m.View(); !strings.Contains(v, "3,100 tokens (2,048 prompt cached)") {
+		t.Errorf("cached prompt tokens not in the footer:\n%s", v)
+	}
+}
+
 // Dates against the cutoff: "1 day", and hours under a day.
 func TestDateAgainstCutoff(t *testing.T) {
 	m, _ := finished(t, 80, 24)

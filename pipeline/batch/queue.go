@@ -234,9 +234,7 @@ func Work(ctx context.Context, q *jobs.Queue, engines Engines, o WorkOptions) er
 		}
 		e, run, err := engines(ctx, co)
 		if err != nil {
-			// This worker cannot check with these options now (its model
-			// or stores are not there): tried again later, maybe elsewhere.
-			return nil, fmt.Errorf("the engine for options %+v: %w", co, err)
+			return engineFailed(j, co, err)
 		}
 		c, from, err := resume(ctx, o.Cases, e, j, p)
 		if err != nil {
@@ -260,6 +258,28 @@ func Work(ctx context.Context, q *jobs.Queue, engines Engines, o WorkOptions) er
 		}
 		return out, jobs.Permanent(err)
 	})
+}
+
+// engineFailed is what a job gets when the worker has no engine for the
+// options it was queued with: a result saying why, kept as the job's
+// output so that `muse batch results` shows it. A post that needs a model,
+// taken by a worker started without one, fails at once (the worker's
+// configuration will not change while it runs); anything else (stores
+// that cannot be opened now) is tried again later, maybe elsewhere.
+func engineFailed(j jobs.Job, co CheckOptions, err error) (json.RawMessage, error) {
+	if errors.Is(err, pipeline.ErrNoModel) {
+		err = fmt.Errorf("the post was queued to be checked with a model (without --no-llm) and this worker has none: %w", err)
+	} else {
+		err = fmt.Errorf("the engine for options %+v: %w", co, err)
+	}
+	out, merr := json.Marshal(Result{Key: j.Key, Status: "failed", Error: err.Error()})
+	if merr != nil {
+		return nil, jobs.Permanent(merr)
+	}
+	if errors.Is(err, pipeline.ErrNoModel) {
+		return out, jobs.Permanent(err)
+	}
+	return out, err
 }
 
 // CaseID is the case a queued job's check is kept under: the same for

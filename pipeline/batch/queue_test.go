@@ -428,3 +428,36 @@ func TestQueuedJobCheckedWithItsOptions(t *testing.T) {
 		t.Errorf("correction calls: %d asking for Spanish, %d not; want 1 and 1", spanish, other)
 	}
 }
+
+// A worker with no model configured checks the posts queued with --no-llm
+// in the extractive mode; a post queued to be checked with a model fails
+// at once (one attempt, not retried), and its result says why.
+func TestQueuedJobNeedingAModelOnAWorkerWithout(t *testing.T) {
+	w := newQueueWorld(t, func(openai.ChatCompletionRequest) (*llmtest.Reply, error) { return nil, nil })
+	w.env.Cfg.OpenAIBaseURL, w.env.Cfg.OpenAIAPIKey, w.env.Cfg.Model = "", "", ""
+	w.env.Cfg.OllamaURL = "http://127.0.0.1:1" // no Ollama either
+	needs := w.enqueue(t, "")
+	extractive := w.enqueueWith(t, CheckOptions{NoLLM: true}, " Share!")
+
+	rs := w.work(t, needs, pipeline.Options{})
+	var res Result
+	if len(rs) != 1 || json.Unmarshal(rs[0].Output, &res) != nil {
+		t.Fatalf("the job needing a model: %+v", rs)
+	}
+	if r := rs[0]; r.State != jobs.Failed || r.Tries != 1 || !strings.Contains(r.Error, "this worker has none") ||
+		!strings.Contains(r.Error, pipeline.ErrNoModel.Error()) {
+		t.Errorf("the job needing a model: %s after %d attempts, error %q; want failed at once, saying the worker has no model", r.State, r.Tries, r.Error)
+	}
+	if res.Status != "failed" || !strings.HasSuffix(rs[0].Error, res.Error) || res.Key == "" || res.Check != nil {
+		t.Errorf("its result %+v: want failed, with the job's error %q", res, rs[0].Error)
+	}
+
+	rs = w.work(t, extractive, pipeline.Options{})
+	res = Result{}
+	if len(rs) != 1 || rs[0].State != jobs.Done || json.Unmarshal(rs[0].Output, &res) != nil || res.Check == nil || !res.Check.NoLLM {
+		t.Fatalf("the --no-llm job: %+v", rs)
+	}
+	if n := len(w.llm.ChatCalls()); n != 0 {
+		t.Errorf("%d model calls", n)
+	}
+}

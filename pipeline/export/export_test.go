@@ -330,3 +330,19 @@ func TestExportsAreTerminalSafe(t *testing.T) {
 		t.Errorf("note %q, %v", note, err)
 	}
 }
+
+// Prompt tokens the server read from its prompt cache are said apart in
+// the Markdown's cost line and in the usage line `muse check` prints.
+func TestCachedPromptTokensSaid(t *testing.T) {
+	c := sample()
+	c.Usage.PromptTokens, c.Usage.CachedPromptTokens = 300, 600
+	if md := Markdown(c); !strings.Contains(md, "3 model calls, 900 prompt tokens (600 of them from the server's prompt cache) and 120 completion tokens, $0.0042") {
+		t.Errorf("Markdown cost line:\n%s", md)
+	}
+	if l := UsageLine(c.Usage); !strings.HasPrefix(l, "3 model calls, 1020 tokens (600 prompt tokens from the server's prompt cache), $0.0042") {
+		t.Errorf("usage line %q", l)
+	}
+	if l := UsageLine(sample().Usage); !strings.HasPrefix(l, "3 model calls, 1020 tokens, $0.0042") {
+		t.Errorf("usage line without a prompt cache %q", l)
+	}
+}

@@ -25,7 +25,7 @@ func TestCheckJSONKeys(t *testing.T) {
 	need := map[string][]string{
 		"post":       {"text"},
 		"correction": {"text", "urls", "warnings"},
-		"usage":      {"llm_calls", "prompt_tokens", "completion_tokens", "cost_usd", "seconds"},
+		"usage":      {"llm_calls", "prompt_tokens", "cached_prompt_tokens", "completion_tokens", "cost_usd", "seconds"},
 	}
 	for obj, keys := range need {
 		o, _ := m[obj].(map[string]any)

@@ -27,15 +27,20 @@ func ProgressLine(ev pipeline.Event) string {
 }
 
 // UsageLine says what a check's model calls cost, in total and per stage,
-// on one line: "7 model calls (2 from the cache), 12840 tokens, $0.0231
-// (queries $0.0012, evidence $0.0150, correction $0.0069)".
+// on one line: "7 model calls (2 from the cache), 12840 tokens (4096 prompt
+// tokens from the server's prompt cache), $0.0231 (queries $0.0012,
+// evidence $0.0150, correction $0.0069)".
 func UsageLine(u pipeline.Usage) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d model calls", u.LLMCalls)
 	if u.CachedCalls > 0 {
 		fmt.Fprintf(&b, " (%d from the cache)", u.CachedCalls)
 	}
-	fmt.Fprintf(&b, ", %d tokens, $%.4f", u.PromptTokens+u.CompletionTokens, u.CostUSD)
+	fmt.Fprintf(&b, ", %d tokens", u.Tokens())
+	if u.CachedPromptTokens > 0 {
+		fmt.Fprintf(&b, " (%d prompt tokens from the server's prompt cache)", u.CachedPromptTokens)
+	}
+	fmt.Fprintf(&b, ", $%.4f", u.CostUSD)
 	var parts []string
 	for _, st := range pipeline.Stages {
 		if s, ok := u.ByStage[string(st)]; ok && s.LLMCalls > 0 {

@@ -303,7 +303,7 @@ func newLLMClient(ctx context.Context, cfg *Config, opts pipeline.Options, hc, d
 		Deadline: opts.LLMDeadline, MaxAnswerBytes: opts.LLMMaxAnswerBytes, ContextWindow: opts.ContextWindow,
 		Prices: map[string]llm.Price{}, HTTPClient: hc, SpendGuard: guard}
 	for name, p := range cfg.Prices {
-		lc.Prices[name] = llm.Price{PromptPerMTok: p.Prompt, CompletionPerMTok: p.Completion}
+		lc.Prices[name] = llm.Price{PromptPerMTok: p.Prompt, CompletionPerMTok: p.Completion, CachedPromptPerMTok: p.CachedPrompt}
 	}
 	if lc.BaseURL == "" && lc.APIKey == "" {
 		base := OllamaURL(cfg)

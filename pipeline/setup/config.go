@@ -109,6 +109,9 @@ type Config struct {
 type Price struct {
 	Prompt     float64 `toml:"prompt"`
 	Completion float64 `toml:"completion"`
+	// CachedPrompt is the rate of prompt tokens the server reads from its
+	// prompt cache; 0: they are priced as other prompt tokens.
+	CachedPrompt float64 `toml:"cached_prompt"`
 }
 
 // ErrConfig is wrapped by Load's error when the configuration cannot be

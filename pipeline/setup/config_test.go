@@ -16,7 +16,7 @@ func TestPrecedenceEnvOverFile(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "muse"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	file := "model = \"from-file\"\nsearxng_url = \"http://searx.local\"\n[prices.gpt-x]\nprompt = 1.5\ncompletion = 3\n"
+	file := "model = \"from-file\"\nsearxng_url = \"http://searx.local\"\n[prices.gpt-x]\nprompt = 1.5\ncompletion = 3\ncached_prompt = 0.75\n"
 	if err := os.WriteFile(filepath.Join(dir, "muse", "config.toml"), []byte(file), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestPrecedenceEnvOverFile(t *testing.T) {
 	if c.SearXNGURL != "http://searx.local" {
 		t.Errorf("SearXNGURL = %q, want the file's", c.SearXNGURL)
 	}
-	if c.Prices["gpt-x"].Completion != 3 {
+	if c.Prices["gpt-x"].Completion != 3 || c.Prices["gpt-x"].CachedPrompt != 0.75 {
 		t.Errorf("prices not read: %+v", c.Prices)
 	}
 	if c.DataDir != "/data/muse" || c.ArchivePath() != "/data/muse/archive.db" {

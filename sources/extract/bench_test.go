@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/musecheck/muse/sources/cputime"
 	"github.com/musecheck/muse/sources/fetch"
 	"github.com/musecheck/muse/sources/shareddata"
 )
@@ -26,7 +27,7 @@ func BenchmarkExtract(b *testing.B) {
 			pages := loadPages(b, filepath.Join(dir, set.glob))
 			opts := Options{Now: benchNow}
 			var bytes int64
-			cpu0, cpuOK := processCPU()
+			cpu0, cpuOK := cputime.Process()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				p := pages[i%len(pages)]
@@ -38,7 +39,7 @@ func BenchmarkExtract(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
-			if cpu1, ok := processCPU(); ok && cpuOK && cpu1 > cpu0 {
+			if cpu1, ok := cputime.Process(); ok && cpuOK && cpu1 > cpu0 {
 				b.ReportMetric(float64(b.N)/(cpu1-cpu0).Seconds(), "pages/cpu-s")
 			}
 			b.ReportMetric(float64(bytes)/float64(b.N)/1024, "KiB/page")
@@ -78,11 +79,11 @@ func BenchmarkPublishedDate(b *testing.B) {
 		r.dateLanguage = lang
 		b.Run(map[bool]string{false: "every-locale", true: "page-language"}[lang], func(b *testing.B) {
 			opts := Options{Now: benchNow, ruleSet: &r}
-			cpu0, cpuOK := processCPU()
+			cpu0, cpuOK := cputime.Process()
 			for i := 0; i < b.N; i++ {
 				opts.dateOnly(pages[i%len(pages)], "")
 			}
-			if cpu1, ok := processCPU(); ok && cpuOK && cpu1 > cpu0 {
+			if cpu1, ok := cputime.Process(); ok && cpuOK && cpu1 > cpu0 {
 				b.ReportMetric(float64(b.N)/(cpu1-cpu0).Seconds(), "pages/cpu-s")
 			}
 		})

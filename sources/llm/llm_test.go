@@ -642,3 +642,65 @@ func TestStreamHeaderTimeout(t *testing.T) {
 		t.Fatalf("resp %+v err %v, want ErrTimeout", resp, err)
 	}
 }
+
+// TestCachedPromptTokens: a server that reports part of the prompt as read
+// from its prompt cache (usage.prompt_tokens_details.cached_tokens, inside
+// prompt_tokens, as OpenAI does) has those tokens kept apart and priced at
+// the cached rate, when answering whole or streamed, and the spend guard
+// settles that price; a model whose price has no cached rate pays them at
+// the prompt rate; a server that omits the details (llama.cpp, Ollama)
+// has every prompt token a prompt token.
+func TestCachedPromptTokens(t *testing.T) {
+	cachedReply := llmtest.Reply{Text: "This post is false.", PromptTokens: 3000, CachedPromptTokens: 2048, CompletionTokens: 100}
+	for _, tc := range []struct {
+		name            string
+		reply           llmtest.Reply
+		model           string
+		prompt, cached  int
+		wantUSD         float64
+		withoutCacheUSD float64
+	}{
+		{"openai", cachedReply, "gpt-4o", 952, 2048, (952*2.50 + 2048*1.25 + 100*10.00) / 1e6, (3000*2.50 + 100*10.00) / 1e6},
+		{"no cached rate", cachedReply, "house-model", 952, 2048, (3000*1.0 + 100*2.0) / 1e6, (3000*1.0 + 100*2.0) / 1e6},
+		{"llama.cpp", llmtest.Reply{Text: "This post is false.", PromptTokens: 3000, CompletionTokens: 100}, "gpt-4o", 3000, 0,
+			(3000*2.50 + 100*10.00) / 1e6, (3000*2.50 + 100*10.00) / 1e6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.NewReplyServer(t, func(openai.ChatCompletionRequest) (llmtest.Reply, error) { return tc.reply, nil })
+			var settled []float64
+			var mu sync.Mutex
+			c, _ := newClient(t, srv.BaseURL, func(cfg *Config) {
+				cfg.Model = tc.model
+				cfg.Prices = map[string]Price{"house-model": {PromptPerMTok: 1, CompletionPerMTok: 2}}
+				cfg.SpendGuard = func(context.Context, Call) (func(float64), error) {
+					return func(usd float64) { mu.Lock(); settled = append(settled, usd); mu.Unlock() }, nil
+				}
+			})
+			whole, err := c.Complete(context.Background(), Request{Messages: userMsg("x")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			streamed, err := c.Stream(context.Background(), Request{Messages: userMsg("x")}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for how, u := range map[string]Usage{"whole": whole.Usage, "streamed": streamed.Usage} {
+				if u.PromptTokens != tc.prompt || u.CachedPromptTokens != tc.cached || u.CompletionTokens != 100 || u.Tokens() != 3100 {
+					t.Errorf("%s: usage %+v; want %d prompt and %d cached prompt tokens", how, u, tc.prompt, tc.cached)
+				}
+				if math.Abs(u.CostUSD-tc.wantUSD) > 1e-12 {
+					t.Errorf("%s: cost $%.6f, want $%.6f (all at the prompt rate: $%.6f)", how, u.CostUSD, tc.wantUSD, tc.withoutCacheUSD)
+				}
+			}
+			if len(settled) != 2 || math.Abs(settled[0]-tc.wantUSD) > 1e-12 || math.Abs(settled[1]-tc.wantUSD) > 1e-12 {
+				t.Errorf("settled %v, want $%.6f twice", settled, tc.wantUSD)
+			}
+			var total Usage
+			total.Add(whole.Usage)
+			total.Add(streamed.Usage)
+			if total.CachedPromptTokens != 2*tc.cached || total.PromptTokens != 2*tc.prompt {
+				t.Errorf("sum %+v", total)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -13,10 +14,17 @@ type Usage struct {
 	LLMCalls int `json:"llm_calls"`
 	// CachedCalls counts the calls among Calls answered by the response
 	// cache (sources/httpcache): their tokens are counted, their cost is 0.
-	CachedCalls      int     `json:"cached_calls"`
-	PromptTokens     int     `json:"prompt_tokens"`
-	CompletionTokens int     `json:"completion_tokens"`
-	CostUSD          float64 `json:"cost_usd"`
+	CachedCalls int `json:"cached_calls"`
+	// PromptTokens are the prompt tokens the server read afresh, and
+	// CachedPromptTokens those it read from its own prompt cache (OpenAI's
+	// usage.prompt_tokens_details.cached_tokens, which OpenAI counts inside
+	// prompt_tokens): apart, because they are billed at a lower rate. The
+	// whole prompt is their sum. A server that does not say (llama.cpp,
+	// Ollama) has every prompt token in PromptTokens.
+	PromptTokens       int     `json:"prompt_tokens"`
+	CachedPromptTokens int     `json:"cached_prompt_tokens"`
+	CompletionTokens   int     `json:"completion_tokens"`
+	CostUSD            float64 `json:"cost_usd"`
 }
 
 // Add adds o to u.
@@ -24,41 +32,51 @@ func (u *Usage) Add(o Usage) {
 	u.LLMCalls += o.LLMCalls
 	u.CachedCalls += o.CachedCalls
 	u.PromptTokens += o.PromptTokens
+	u.CachedPromptTokens += o.CachedPromptTokens
 	u.CompletionTokens += o.CompletionTokens
 	u.CostUSD += o.CostUSD
 }
+
+// Tokens is every token of the calls: the prompt (read afresh or from the
+// server's prompt cache) and the completion.
+func (u Usage) Tokens() int { return u.PromptTokens + u.CachedPromptTokens + u.CompletionTokens }
 
 // Price is what a model costs, in USD per million tokens.
 type Price struct {
 	PromptPerMTok     float64 `toml:"prompt_per_mtok" json:"prompt_per_mtok"`
 	CompletionPerMTok float64 `toml:"completion_per_mtok" json:"completion_per_mtok"`
+	// CachedPromptPerMTok is the rate of prompt tokens read from the
+	// server's prompt cache; 0 when not known, and then they are priced as
+	// other prompt tokens (an upper bound).
+	CachedPromptPerMTok float64 `toml:"cached_prompt_per_mtok" json:"cached_prompt_per_mtok,omitempty"`
 }
 
 // DefaultPrices is a fresh copy of the built-in table of OpenAI list prices
-// (standard tier, USD per million tokens). Keys match a model name exactly or
+// (standard tier, USD per million tokens: prompt, completion, cached
+// prompt where OpenAI bills one). Keys match a model name exactly or
 // as a prefix before a dated suffix ("gpt-4o" prices "gpt-4o-2024-08-06").
 // Prices change; Config.Prices overrides any entry.
 func DefaultPrices() map[string]Price {
 	return map[string]Price{
-		"gpt-4o":                 {2.50, 10.00},
-		"gpt-4o-mini":            {0.15, 0.60},
-		"gpt-4.1":                {2.00, 8.00},
-		"gpt-4.1-mini":           {0.40, 1.60},
-		"gpt-4.1-nano":           {0.10, 0.40},
-		"gpt-4-turbo":            {10.00, 30.00},
-		"gpt-4":                  {30.00, 60.00},
-		"gpt-3.5-turbo":          {0.50, 1.50},
-		"gpt-5":                  {1.25, 10.00},
-		"gpt-5-mini":             {0.25, 2.00},
-		"gpt-5-nano":             {0.05, 0.40},
-		"o1":                     {15.00, 60.00},
-		"o1-mini":                {1.10, 4.40},
-		"o3":                     {2.00, 8.00},
-		"o3-mini":                {1.10, 4.40},
-		"o4-mini":                {1.10, 4.40},
-		"text-embedding-3-small": {0.02, 0},
-		"text-embedding-3-large": {0.13, 0},
-		"text-embedding-ada-002": {0.10, 0},
+		"gpt-4o":                 {2.50, 10.00, 1.25},
+		"gpt-4o-mini":            {0.15, 0.60, 0.075},
+		"gpt-4.1":                {2.00, 8.00, 0.50},
+		"gpt-4.1-mini":           {0.40, 1.60, 0.10},
+		"gpt-4.1-nano":           {0.10, 0.40, 0.025},
+		"gpt-4-turbo":            {10.00, 30.00, 0}, // no cached rate
+		"gpt-4":                  {30.00, 60.00, 0},
+		"gpt-3.5-turbo":          {0.50, 1.50, 0},
+		"gpt-5":                  {1.25, 10.00, 0.125},
+		"gpt-5-mini":             {0.25, 2.00, 0.025},
+		"gpt-5-nano":             {0.05, 0.40, 0.005},
+		"o1":                     {15.00, 60.00, 7.50},
+		"o1-mini":                {1.10, 4.40, 0.55},
+		"o3":                     {2.00, 8.00, 0.50},
+		"o3-mini":                {1.10, 4.40, 0.55},
+		"o4-mini":                {1.10, 4.40, 0.275},
+		"text-embedding-3-small": {0.02, 0, 0},
+		"text-embedding-3-large": {0.13, 0, 0},
+		"text-embedding-ada-002": {0.10, 0, 0},
 	}
 }
 
@@ -94,17 +112,31 @@ func lookupPrice(prices map[string]Price, model string) (Price, bool) {
 
 // Cost of tokens on a model; 0 when the model has no price.
 func (c *Client) Cost(model string, promptTokens, completionTokens int) float64 {
-	p, _ := c.PriceFor(model)
-	return (float64(promptTokens)*p.PromptPerMTok + float64(completionTokens)*p.CompletionPerMTok) / 1e6
+	return c.costOf(model, Usage{PromptTokens: promptTokens, CompletionTokens: completionTokens})
 }
 
-// usageOf is one call's usage; a replay from the cache cost nothing.
+// costOf is what u's tokens cost on a model: cached prompt tokens at the
+// cached rate, or at the prompt rate when the price has none.
+func (c *Client) costOf(model string, u Usage) float64 {
+	p, _ := c.PriceFor(model)
+	cachedRate := cmp.Or(p.CachedPromptPerMTok, p.PromptPerMTok)
+	return (float64(u.PromptTokens)*p.PromptPerMTok + float64(u.CachedPromptTokens)*cachedRate +
+		float64(u.CompletionTokens)*p.CompletionPerMTok) / 1e6
+}
+
+// usageOf is one call's usage, the prompt tokens the server read from its
+// prompt cache apart; a replay from the response cache cost nothing.
 func (c *Client) usageOf(model string, u openai.Usage, cached bool) Usage {
-	out := Usage{LLMCalls: 1, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
+	cachedPrompt := 0
+	if d := u.PromptTokensDetails; d != nil {
+		cachedPrompt = min(max(d.CachedTokens, 0), u.PromptTokens)
+	}
+	out := Usage{LLMCalls: 1, PromptTokens: u.PromptTokens - cachedPrompt, CachedPromptTokens: cachedPrompt,
+		CompletionTokens: u.CompletionTokens}
 	if cached {
 		out.CachedCalls = 1
 	} else {
-		out.CostUSD = c.Cost(model, u.PromptTokens, u.CompletionTokens)
+		out.CostUSD = c.costOf(model, out)
 	}
 	return out
 }

@@ -2,12 +2,15 @@
 // directory (the archive, cases, the response cache, the spend ledger) the
 // one way they are all opened: WAL so readers run beside the writer, a busy
 // timeout so several muse processes queue instead of failing, immediate
-// write transactions so a reader never has to upgrade its lock mid-way.
+// write transactions so a reader never has to upgrade its lock mid-way,
+// and connections that wait for a busy lock while they are set up too.
 package sqlitedb
 
 import (
 	"cmp"
+	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -15,7 +18,8 @@ import (
 	"path/filepath"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Options says how to open one database file.
@@ -59,13 +63,53 @@ func Open(path string, o Options) (*sql.DB, error) {
 		q.Add("_pragma", p)
 	}
 	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
+	base, err := sqlite.NewConnector("file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode())
 	if err != nil {
 		return nil, err
 	}
+	db := sql.OpenDB(patientConnector{base, o.Busy})
 	// A handful of connections lets readers run beside the one writer that
 	// SQLite allows; more would only queue on the same lock.
 	db.SetMaxOpenConns(cmp.Or(o.MaxConns, 4))
 	db.SetConnMaxIdleTime(time.Minute)
 	return db, nil
+}
+
+// patientConnector opens connections as the driver does, but waits out a
+// lock held by another connection while the new one is set up, as
+// busy_timeout makes every later statement wait. busy_timeout (set first)
+// cannot cover the set-up itself: on a file not yet in WAL mode (a new
+// one), PRAGMA journal_mode=WAL reads the header and then upgrades to a
+// write lock to rewrite it, and SQLite answers an upgrade from a read
+// transaction that finds the lock taken with SQLITE_BUSY at once, without
+// calling the busy handler (waiting could deadlock two such upgraders).
+// Two muse processes opening a new database together hit exactly that, so
+// the loser tries again, for up to busy; by then the winner has switched
+// the file to WAL, and the switch is nothing more than a read.
+type patientConnector struct {
+	driver.Connector
+	busy time.Duration
+}
+
+func (c patientConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	deadline := time.Now().Add(c.busy)
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		conn, err := c.Connector.Connect(ctx)
+		if !isBusy(err) || time.Now().Add(wait).After(deadline) {
+			return conn, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+	}
+}
+
+// isBusy reports whether err is SQLITE_BUSY (in any of its extended forms).
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }

@@ -1,6 +1,7 @@
 package sqlitedb
 
 import (
+	"database/sql"
 	"os"
 	"path/filepath"
 	"testing"
@@ -46,5 +47,50 @@ func TestCorruptFileFailsOnFirstStatement(t *testing.T) {
 	defer db.Close()
 	if _, err := db.Exec("CREATE TABLE t(x)"); err == nil {
 		t.Error("a corrupt file must fail on its first statement")
+	}
+}
+
+// TestOpenWaitsForTheFirstWriter: a new file's first connection switches
+// it to WAL, which SQLite does as a read upgraded to a write: with another
+// connection in the middle of its first write (another muse process
+// switching the same new file to WAL, or creating its schema), the
+// upgrade is refused with SQLITE_BUSY at once, whatever busy_timeout says.
+// Open's connections wait for the lock as every statement does.
+func TestOpenWaitsForTheFirstWriter(t *testing.T) {
+	for round := range 5 {
+		path := filepath.Join(t.TempDir(), "new.db")
+		first, err := sql.Open("sqlite", "file:"+path) // rollback journal, as every new file starts
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := first.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec("CREATE TABLE a(x)"); err != nil { // the write lock, held
+			t.Fatal(err)
+		}
+		const held = 200 * time.Millisecond
+		committed := make(chan error, 1)
+		go func() { time.Sleep(held); committed <- tx.Commit() }()
+		db, err := Open(path, Options{Busy: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		var mode string
+		err = db.QueryRow("PRAGMA journal_mode").Scan(&mode)
+		waited := time.Since(t0)
+		if err := <-committed; err != nil {
+			t.Fatal(err)
+		}
+		if err != nil || mode != "wal" {
+			t.Fatalf("round %d: the first statement after %v: %v (journal_mode %q); want it to wait for the writer, then WAL", round, waited, err, mode)
+		}
+		if waited < held/2 {
+			t.Errorf("round %d: answered after %v with the lock held for %v", round, waited, held)
+		}
+		db.Close()
+		first.Close()
 	}
 }

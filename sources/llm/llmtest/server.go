@@ -52,6 +52,11 @@ type Reply struct {
 	// PromptTokens and CompletionTokens reported in usage; 0 means counted as
 	// whitespace-separated words of the request's messages and of Text.
 	PromptTokens, CompletionTokens int
+	// CachedPromptTokens > 0 reports that many of PromptTokens as read from
+	// the server's prompt cache, in usage.prompt_tokens_details.cached_tokens
+	// as OpenAI does; 0 leaves prompt_tokens_details out, as llama.cpp and
+	// Ollama do.
+	CachedPromptTokens int
 	// Delay before answering (added to the server's WithDelay); the wait ends
 	// early if the client goes away.
 	Delay time.Duration
@@ -398,7 +403,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, req openai.ChatCom
 		"choices": []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": rep.FinishReason}},
 	}
 	if !rep.NoUsage {
-		out["usage"] = usage(rep.PromptTokens, rep.CompletionTokens)
+		out["usage"] = usage(rep)
 	}
 	writeJSON(w, 200, out)
 	return 200
@@ -464,7 +469,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req openai.ChatC
 		send(delta(map[string]any{}, rep.FinishReason), nil)
 	}
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage && !rep.NoUsage {
-		send([]any{}, usage(rep.PromptTokens, rep.CompletionTokens))
+		send([]any{}, usage(rep))
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	if fl != nil {
@@ -655,8 +660,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(buf.Bytes())
 }
 
-func usage(prompt, completion int) map[string]any {
-	return map[string]any{"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+func usage(rep Reply) map[string]any {
+	u := map[string]any{"prompt_tokens": rep.PromptTokens, "completion_tokens": rep.CompletionTokens,
+		"total_tokens": rep.PromptTokens + rep.CompletionTokens}
+	if rep.CachedPromptTokens > 0 {
+		u["prompt_tokens_details"] = map[string]any{"cached_tokens": rep.CachedPromptTokens, "audio_tokens": 0}
+		u["completion_tokens_details"] = map[string]any{"reasoning_tokens": 0, "audio_tokens": 0,
+			"accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}
+	}
+	return u
 }
 
 func wait(ctx context.Context, d time.Duration) bool {

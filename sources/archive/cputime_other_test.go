@@ -1,7 +1,0 @@
-//go:build !unix
-
-package archive
-
-import "time"
-
-func cpuNow() time.Duration { return 0 }

@@ -1,0 +1,13 @@
+package archive
+
+import (
+	"time"
+
+	"github.com/musecheck/muse/sources/cputime"
+)
+
+// cpuNow is this process's CPU time so far (0 where it cannot be read).
+func cpuNow() time.Duration {
+	d, _ := cputime.Process()
+	return d
+}
