@@ -90,31 +90,20 @@ func BenchmarkCheck(b *testing.B) {
 		mu.Lock()
 		waves += float64(countWaves(starts, latency/2))
 		mu.Unlock()
-		nonEvidence, nonEvidenceCalls := 0, 0
-		var parts []promptParts
-		for _, call := range chat {
-			parts = append(parts, splitPrompt(*call.Chat))
-			n := len(strings.Fields(llmtest.AllText(*call.Chat)))
-			tokens += float64(n)
-			if llmtest.SchemaName(*call.Chat) == "evidence" {
-				evTokens += float64(n)
-			} else {
-				nonEvidence += n
-				nonEvidenceCalls++
-			}
-		}
+		w := countWords(c, chat)
+		tokens += float64(w.tokens)
+		evTokens += float64(w.evTokens)
 		for _, s := range c.Sources {
 			sentChars += float64(s.SentChars)
 		}
 		if i == b.N-1 {
-			logParts(b, parts)
+			logParts(b, w.parts)
 		}
-		pf := paperEvidence(c)
-		paper.calls += pf.calls + nonEvidenceCalls
-		paper.rounds += pf.rounds + 2 // queries, correction
-		paper.tokens += pf.tokens + nonEvidence
-		paper.evTokens += pf.evTokens
-		paper.chars += pf.chars
+		paper.calls += w.paper.calls
+		paper.rounds += w.paper.rounds
+		paper.tokens += w.paper.tokens
+		paper.evTokens += w.paper.evTokens
+		paper.chars += w.paper.chars
 		if len(c.Correction.URLs) == 0 {
 			b.Fatalf("no sourced correction: %+v", c.Correction)
 		}
@@ -130,6 +119,85 @@ func BenchmarkCheck(b *testing.B) {
 	b.ReportMetric(tokens/float64(paper.tokens), "prompt_ratio")
 	b.ReportMetric(evTokens/float64(paper.evTokens), "evidence_ratio")
 	b.ReportMetric(sentChars/float64(paper.chars), "page_text_ratio")
+}
+
+// checkWords are the prompt words of one check's model calls, counted as
+// the server counts them, beside the paper's method on the same pages.
+type checkWords struct {
+	tokens, evTokens int // every call; the evidence calls
+	paper            paperFigures
+	parts            []promptParts // per call
+}
+
+// countWords counts the chat calls of check c. The query and correction
+// calls are muse's on both sides: what differs is the evidence stage.
+func countWords(c *pipeline.Check, chat []llmtest.Call) checkWords {
+	var w checkWords
+	nonEvidence, nonEvidenceCalls := 0, 0
+	for _, call := range chat {
+		w.parts = append(w.parts, splitPrompt(*call.Chat))
+		n := len(strings.Fields(llmtest.AllText(*call.Chat)))
+		w.tokens += n
+		if llmtest.SchemaName(*call.Chat) == "evidence" {
+			w.evTokens += n
+		} else {
+			nonEvidence += n
+			nonEvidenceCalls++
+		}
+	}
+	w.paper = paperEvidence(c)
+	w.paper.calls += nonEvidenceCalls
+	w.paper.rounds += 2 // queries, correction
+	w.paper.tokens += nonEvidence
+	return w
+}
+
+// The goal for prompt size: at most this share of the paper's prompt words
+// on BenchmarkCheck's post and pages.
+const promptRatioGoal = 0.25
+
+// TestPromptWordsWithinGoal runs BenchmarkCheck's check (without the
+// model's delay) and fails when its prompts grow past promptRatioGoal of
+// the paper's method, so that a longer prompt is a decision, not a drift.
+// It runs the check twice: the same check sends the same prompts.
+func TestPromptWordsWithinGoal(t *testing.T) {
+	env := testworld.New(t, nil)
+	env.Cfg.NoCache = true
+	var prompts []string
+	for range 2 {
+		before := len(env.LLM.ChatCalls())
+		e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, env.Options())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := e.NewCheck(pipeline.Post{Text: testworld.Post, Author: "City Rumours", Handle: "@cityrumours", PostedAt: testworld.Cutoff}, testworld.Cutoff)
+		err = e.Run(context.Background(), c, pipeline.StageImages, nil)
+		closeFn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Correction.URLs) == 0 {
+			t.Fatalf("no sourced correction: %+v", c.Correction)
+		}
+		chat := env.LLM.ChatCalls()[before:]
+		w := countWords(c, chat)
+		if len(w.parts) != 3 || w.paper.tokens == 0 {
+			t.Fatalf("%d calls, paper %d words: not the benchmark's check", len(w.parts), w.paper.tokens)
+		}
+		ratio := float64(w.tokens) / float64(w.paper.tokens)
+		t.Logf("%d prompt words vs %d for the paper's method: %.4f (goal ≤ %.2f)", w.tokens, w.paper.tokens, ratio, promptRatioGoal)
+		if ratio > promptRatioGoal {
+			t.Errorf("prompt words %d are %.4f of the paper's %d, over the goal %.2f", w.tokens, ratio, w.paper.tokens, promptRatioGoal)
+		}
+		var all []string
+		for _, call := range chat {
+			all = append(all, llmtest.AllText(*call.Chat))
+		}
+		prompts = append(prompts, strings.Join(all, "\n=====\n"))
+	}
+	if prompts[0] != prompts[1] {
+		t.Errorf("the same check sent different prompts:\n%s\n\n--- then ---\n%s", prompts[0], prompts[1])
+	}
 }
 
 // promptParts is where the words of one call go.

@@ -90,7 +90,11 @@ func bm25(q paraQuery, paras []string) []float64 {
 				tf[t]++
 			}
 		}
-		for t, f := range tf {
+		// Summed in one order: in map order, paragraphs with the same
+		// words scored a few ulps apart, at random, and so swapped places
+		// from one run to the next.
+		for _, t := range slices.Sorted(maps.Keys(tf)) {
+			f := tf[t]
 			idf := math.Log(1 + (n-float64(df[t])+0.5)/(float64(df[t])+0.5))
 			scores[i] += idf * f * (k1 + 1) / (f + k1*(1-b+b*float64(len(d))/avg))
 		}

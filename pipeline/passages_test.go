@@ -257,3 +257,33 @@ func TestRankPrefersRefutationWording(t *testing.T) {
 		t.Fatalf("cueCount %d, want the cap %d", n, maxCues)
 	}
 }
+
+// Paragraphs sharing the same words of the post score exactly the same,
+// every time, and so keep their page order: summed in map order, such
+// scores came out a few ulps apart at random and the passages sent for a
+// page changed from one run of a check to the next.
+func TestRankTiesKeepPageOrder(t *testing.T) {
+	post := "BREAKING: Springfield city council banned all bicycles from Main Street starting Monday! The mayor signed the order in secret."
+	paras := []string{
+		"Reporters spoke to the chamber of commerce about traffic on Main Street in Springfield, where 1274 people ride to work each day according to the latest count.",
+		"Reporters spoke to delivery companies about traffic on Main Street in Springfield, where 1422 people ride to work each day according to the latest count.",
+		"Reporters spoke to the parks department about traffic on Main Street in Springfield, where 1533 people ride to work each day according to the latest count.",
+		"Reporters spoke to the fire brigade about traffic on Main Street in Springfield, where 1611 people ride to work each day according to the latest count.",
+		"A street festival will close one block of Main Street to traffic for a weekend, organisers said.",
+		"The council's agenda for Monday shows no vote on bicycles.",
+	}
+	q := newParaQuery(Text{Text: post}, nil, "")
+	for range 200 {
+		scores := bm25(q, paras)
+		for i := range 4 {
+			if scores[i] != scores[0] {
+				t.Fatalf("paragraphs with the same words of the post score %v", scores)
+			}
+		}
+		got := chosenPassages.rank(q, paras)
+		tied := slices.DeleteFunc(slices.Clone(got), func(i int) bool { return i >= 4 })
+		if !slices.Equal(tied, []int{0, 1, 2, 3}) {
+			t.Fatalf("tied paragraphs out of page order: %v", got)
+		}
+	}
+}

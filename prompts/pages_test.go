@@ -26,13 +26,13 @@ func TestEvidencePagesPrompt(t *testing.T) {
 	}
 	u := userText(t, msgs)
 	for _, want := range []string{
-		"Below are 2 articles, numbered",
+		"Below are 2 numbered articles; blank lines separate paragraphs.",
 		"<<<BEGIN ARTICLE 1>>>\nReuters, 2020-03-30: False claim: 5G networks are making people sick, not Coronavirus\n\n" + samplePage.Paragraphs[0] + "\n\n",
 		samplePage.Paragraphs[2] + "\n<<<END ARTICLE 1>>>",
 		"<<<BEGIN ARTICLE 2>>>\nAP News, undated: 5G networks do not spread the coronavirus\n\n" + secondPage.Paragraphs[0] + "\n<<<END ARTICLE 2>>>",
 		"at most two, that explicitly and completely refute the post",
 		"word for word from its article",
-		"under that article's number",
+		"under its number",
 	} {
 		if !strings.Contains(u, want) {
 			t.Errorf("evidence pages prompt lacks %q", want)

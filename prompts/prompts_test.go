@@ -183,10 +183,10 @@ func TestCorrectionPrompt(t *testing.T) {
 		last = i
 	}
 	for _, want := range []string{
-		"- Source: https://www.reuters.com/5g\n  Reuters, high priority, 2020-04-03\n  Refutes the post:\n  \"Q-high-1\"\n  \"Q-high-2\"\n- Source:",
-		"Gives context:\n  \"Q-high-context\"",
+		"- Source: https://www.reuters.com/5g\n  Reuters, high priority, 2020-04-03\n  Refutes:\n  \"Q-high-1\"\n  \"Q-high-2\"\n- Source:",
+		"Context:\n  \"Q-high-context\"",
 		`start with "This post is"`,
-		"use no other URL",
+		"and no other URL",
 	} {
 		if !strings.Contains(u, want) {
 			t.Errorf("correction prompt lacks %q", want)
@@ -285,7 +285,7 @@ func TestCorrectionPromptNamesASourceOnce(t *testing.T) {
 	if n := strings.Count(u, "https://www.reuters.com/5g"); n != 1 {
 		t.Errorf("the Reuters URL is shown %d times, want once:\n%s", n, u)
 	}
-	want := "- Source: https://www.reuters.com/5g\n  Reuters, high priority, unknown date\n  Refutes the post:\n  \"Q-refutes\"\n  Gives context:\n  \"Q-context\"\n- Source: https://apnews.com/5g\n  AP, medium priority, unknown date\n  Refutes the post:\n  \"Q-ap\"\n<<<END FACTS>>>"
+	want := "- Source: https://www.reuters.com/5g\n  Reuters, high priority, unknown date\n  Refutes:\n  \"Q-refutes\"\n  Context:\n  \"Q-context\"\n- Source: https://apnews.com/5g\n  AP, medium priority, unknown date\n  Refutes:\n  \"Q-ap\"\n<<<END FACTS>>>"
 	if !strings.Contains(u, want) {
 		t.Errorf("correction prompt lacks\n%s\nin:\n%s", want, u)
 	}
