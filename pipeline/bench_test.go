@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/musecheck/muse/pipeline"
 
 	openai "github.com/sashabaranov/go-openai"
+	"github.com/tiktoken-go/tokenizer"
 
 	"github.com/musecheck/muse/pipeline/setup"
 	"github.com/musecheck/muse/pipeline/testworld"
@@ -43,6 +45,9 @@ import (
 //	paper_prompt_tokens        page it reads, correction; one round per tier
 //	                           it visits
 //	prompt_ratio               prompt_tokens / paper_prompt_tokens
+//	prompt_o200k               the same prompts in o200k_base tokens, with
+//	paper_prompt_o200k         the schemas muse sends (the paper sends none)
+//	prompt_ratio_o200k         prompt_o200k / paper_prompt_o200k
 //	evidence_ratio             the same ratio for the evidence calls alone
 //	page_text_ratio            page characters sent / the paper's first
 //	                           20,000 characters of the pages it reads
@@ -65,7 +70,7 @@ func BenchmarkCheck(b *testing.B) {
 	}, llmtest.WithDelay(latency))
 	env.Cfg.OpenAIBaseURL = env.LLM.BaseURL
 
-	var wall, calls, waves, tokens, evTokens, sentChars float64
+	var wall, calls, waves, tokens, evTokens, sentChars, o200k, paperO200k float64
 	var paper paperFigures
 	b.ResetTimer()
 	for i := range b.N {
@@ -93,6 +98,9 @@ func BenchmarkCheck(b *testing.B) {
 		w := countWords(c, chat)
 		tokens += float64(w.tokens)
 		evTokens += float64(w.evTokens)
+		o := countPrompts(c, chat, countAsTokens)
+		o200k += float64(o.tokens)
+		paperO200k += float64(o.paper.tokens)
 		for _, s := range c.Sources {
 			sentChars += float64(s.SentChars)
 		}
@@ -117,26 +125,67 @@ func BenchmarkCheck(b *testing.B) {
 	b.ReportMetric(float64(paper.rounds)/n, "paper_critical_path_calls")
 	b.ReportMetric(float64(paper.tokens)/n, "paper_prompt_tokens")
 	b.ReportMetric(tokens/float64(paper.tokens), "prompt_ratio")
+	b.ReportMetric(o200k/n, "prompt_o200k")
+	b.ReportMetric(paperO200k/n, "paper_prompt_o200k")
+	b.ReportMetric(o200k/paperO200k, "prompt_ratio_o200k")
 	b.ReportMetric(evTokens/float64(paper.evTokens), "evidence_ratio")
 	b.ReportMetric(sentChars/float64(paper.chars), "page_text_ratio")
 }
 
-// checkWords are the prompt words of one check's model calls, counted as
-// the server counts them, beside the paper's method on the same pages.
+// checkWords are the prompt words (or tokens) of one check's model calls,
+// counted as the server counts them, beside the paper's method on the same
+// pages.
 type checkWords struct {
 	tokens, evTokens int // every call; the evidence calls
 	paper            paperFigures
 	parts            []promptParts // per call
 }
 
+// A promptCount says how to count a prompt: words as the loopback server
+// counts them (schemas left out on both sides), or a model's tokens.
+type promptCount struct {
+	n func(string) int
+	// schemas counts the response_format schema of muse's calls (the paper
+	// sends none): a server reads it as part of the prompt.
+	schemas bool
+	// paperInstructions is the length of the paper's evidence prompt
+	// without its placeholders.
+	paperInstructions int
+}
+
+var countAsWords = promptCount{n: func(s string) int { return len(strings.Fields(s)) }, paperInstructions: paperInstructionWords}
+
+// countAsTokens counts o200k_base tokens (GPT-4o's, GPT-4.1's and the o
+// series' encoding) of every message's text and of each schema's name,
+// description and JSON, without the few tokens a chat format adds per
+// message (on both sides).
+var countAsTokens = func() promptCount {
+	enc, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		panic(err)
+	}
+	return promptCount{n: func(s string) int {
+		ids, _, _ := enc.Encode(s)
+		return len(ids)
+	}, schemas: true, paperInstructions: paperInstructionTokens}
+}()
+
 // countWords counts the chat calls of check c. The query and correction
 // calls are muse's on both sides: what differs is the evidence stage.
 func countWords(c *pipeline.Check, chat []llmtest.Call) checkWords {
+	return countPrompts(c, chat, countAsWords)
+}
+
+func countPrompts(c *pipeline.Check, chat []llmtest.Call, pc promptCount) checkWords {
 	var w checkWords
 	nonEvidence, nonEvidenceCalls := 0, 0
 	for _, call := range chat {
 		w.parts = append(w.parts, splitPrompt(*call.Chat))
-		n := len(strings.Fields(llmtest.AllText(*call.Chat)))
+		n := pc.n(llmtest.AllText(*call.Chat))
+		if rf := call.Chat.ResponseFormat; pc.schemas && rf != nil && rf.JSONSchema != nil {
+			js, _ := json.Marshal(rf.JSONSchema.Schema)
+			n += pc.n(rf.JSONSchema.Name + " " + rf.JSONSchema.Description + " " + string(js))
+		}
 		w.tokens += n
 		if llmtest.SchemaName(*call.Chat) == "evidence" {
 			w.evTokens += n
@@ -145,7 +194,7 @@ func countWords(c *pipeline.Check, chat []llmtest.Call) checkWords {
 			nonEvidenceCalls++
 		}
 	}
-	w.paper = paperEvidence(c)
+	w.paper = paperEvidence(c, pc)
 	w.paper.calls += nonEvidenceCalls
 	w.paper.rounds += 2 // queries, correction
 	w.paper.tokens += nonEvidence
@@ -280,8 +329,12 @@ type paperFigures struct {
 // paperInstructionWords is the length in words of the paper's evidence
 // prompt without its placeholders (Social-Futures-Lab/MUSE,
 // model/data/prompt_evidence_extraction.txt): the two quoting rules, the
-// answer format and the NONE rule.
-const paperInstructionWords = 111
+// answer format and the NONE rule; paperInstructionTokens its length in
+// o200k_base tokens.
+const (
+	paperInstructionWords  = 111
+	paperInstructionTokens = 173
+)
 
 // paperEvidence is what the paper's evidence stage would have sent for the
 // candidate pages of c, following its reference implementation
@@ -293,13 +346,13 @@ const paperInstructionWords = 111
 // in hand. The refuting quotes a page would give are the verified ones
 // muse got from it (a page muse did not read gives none). The pages of
 // both search passes are one pool here.
-func paperEvidence(c *pipeline.Check) paperFigures {
+func paperEvidence(c *pipeline.Check, pc promptCount) paperFigures {
 	var f paperFigures
-	post := len(strings.Fields(c.Post.Text)) +
-		len(strings.Fields(fmt.Sprintf("(Tweeted by %s. User ID: %s)", c.Post.Author, c.Post.Handle))) +
-		len(strings.Fields(fmt.Sprintf("(Tweeted on %s)", c.Post.PostedAt.Format(time.DateTime))))
+	post := pc.n(c.Post.Text) +
+		pc.n(fmt.Sprintf("(Tweeted by %s. User ID: %s)", c.Post.Author, c.Post.Handle)) +
+		pc.n(fmt.Sprintf("(Tweeted on %s)", c.Post.PostedAt.Format(time.DateTime)))
 	if c.Post.AuthorDescription != "" {
-		post += len(strings.Fields(c.Post.AuthorDescription)) + 2
+		post += pc.n("(User description: " + c.Post.AuthorDescription + ")")
 	}
 	refuting := map[string]int{}
 	for _, e := range c.Evidence {
@@ -319,9 +372,9 @@ func paperEvidence(c *pipeline.Check) paperFigures {
 			if len(text) > prompts.MaxArticleChars {
 				text = text[:prompts.MaxArticleChars]
 			}
-			words := paperInstructionWords + post + len(strings.Fields(text))
+			words := pc.paperInstructions + post + pc.n(text)
 			if !s.Published.IsZero() {
-				words += len(strings.Fields(" (published on " + s.Published.Format(time.DateTime) + ")"))
+				words += pc.n(" (published on " + s.Published.Format(time.DateTime) + ")")
 			}
 			f.calls++
 			f.tokens += words
