@@ -246,3 +246,58 @@ func (w *docWriter) copyNew(ctx context.Context, rows []docRow) ([]bool, error) 
 func (s *Store) flushPostings(ctx context.Context) {
 	s.db.ExecContext(ctx, `SELECT gin_clean_pending_list('archive_terms_tsv'::regclass)`)
 }
+
+// vectorStems are the lexemes of an archive_terms row whose documents
+// archive_term_df counts: all but the title's marked copies, which sort
+// first (titleMark is below every letter and digit).
+func vectorStems(v pgtype.TSVector) []string {
+	lex := v.Lexemes
+	for len(lex) > 0 && strings.HasPrefix(lex[0].Word, titleMark) {
+		lex = lex[1:]
+	}
+	out := make([]string, len(lex))
+	for i, l := range lex {
+		out[i] = l.Word
+	}
+	return out
+}
+
+// flushTermCounts is flushDFs on PostgreSQL: the transaction's changes to
+// archive_term_df in one statement, in term order, so that writers
+// sharing terms take their rows' locks in one order (see migration 4).
+// A term no document holds any more is deleted.
+func (w *docWriter) flushTermCounts(ctx context.Context) error {
+	terms := make([]string, 0, len(w.dfs))
+	for t, d := range w.dfs {
+		if d != 0 {
+			terms = append(terms, t)
+		}
+	}
+	slices.Sort(terms)
+	dfs := make([]int64, len(terms))
+	var gone []string
+	for i, t := range terms {
+		if dfs[i] = int64(w.dfs[t]); dfs[i] < 0 {
+			gone = append(gone, t)
+		}
+	}
+	if len(terms) == 0 {
+		return nil
+	}
+	if _, err := w.tx.ExecContext(ctx, `INSERT INTO archive_term_df AS d (term, df)
+SELECT t, n FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS u(t, n, k) ORDER BY k
+ON CONFLICT (term) DO UPDATE SET df = d.df + excluded.df`, terms, dfs); err != nil {
+		return fmt.Errorf("archive: document counts: %w", err)
+	}
+	if len(gone) > 0 {
+		if _, err := w.tx.ExecContext(ctx, `DELETE FROM archive_term_df WHERE term = ANY($1) AND df <= 0`, gone); err != nil {
+			return fmt.Errorf("archive: document counts: %w", err)
+		}
+	}
+	return nil
+}
+
+// pgTermCounts is termCounts' statement on PostgreSQL: the document count
+// of each term of the JSON array, 0 for a term no document holds.
+const pgTermCounts = `SELECT j.k - 1, coalesce(t.df, 0) FROM json_array_elements_text($1::json) WITH ORDINALITY AS j(q, k)
+	LEFT JOIN archive_term_df t ON t.term = j.q`
