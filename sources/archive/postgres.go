@@ -301,3 +301,22 @@ ON CONFLICT (term) DO UPDATE SET df = d.df + excluded.df`, terms, dfs); err != n
 // of each term of the JSON array, 0 for a term no document holds.
 const pgTermCounts = `SELECT j.k - 1, coalesce(t.df, 0) FROM json_array_elements_text($1::json) WITH ORDINALITY AS j(q, k)
 	LEFT JOIN archive_term_df t ON t.term = j.q`
+
+// importing tells PostgreSQL that the transaction is a batch of an
+// import: its commit does not wait for the server to flush its WAL to
+// disk (synchronous_commit off, for this transaction only). Nothing is
+// given up to a crash of muse; a crash of the server (or its machine)
+// right after a commit may lose the last batches committed, up to three
+// times wal_writer_delay (600 ms by default), while the archive stays
+// consistent: those batches' documents, counts and postings are lost
+// together, and adding the file again stores them. On SQLite it does
+// nothing.
+func (w *docWriter) importing(ctx context.Context) error {
+	if !w.s.postgres {
+		return nil
+	}
+	if _, err := w.tx.ExecContext(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
+		return fmt.Errorf("archive: import settings: %w", err)
+	}
+	return nil
+}
