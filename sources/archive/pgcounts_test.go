@@ -2,9 +2,7 @@ package archive
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,8 +10,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/pressly/goose/v3"
 
 	"github.com/musecheck/muse/sources/pgdb/pgdbtest"
 )
@@ -91,23 +87,7 @@ func TestPostgresTermCountsKeptInStep(t *testing.T) {
 func TestPostgresMigrationBuildsTermCounts(t *testing.T) {
 	url := pgdbtest.Fresh(t)
 	ctx := context.Background()
-	db, err := sql.Open("pgx", url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	sub, err := fs.Sub(pgMigrations, "migrations/postgres")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, sub,
-		goose.WithTableName("muse_archive_migrations"), goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 3); err != nil {
-		t.Fatal(err)
-	}
+	db := migratedTo(t, url, 3)
 	// Version 3's writer: documents and their archive_terms rows.
 	old := &Store{now: time.Now, postgres: true}
 	for i, d := range []Doc{
