@@ -21,10 +21,12 @@ import (
 // same stems. A document's distinct stems, its title's marked apart, are
 // one tsvector in a narrow side table, archive_terms, with a GIN index
 // (see migration 2 and termVector); that index is what a term's postings
-// are read from, and the collection statistics are a row kept by every
-// write, as on SQLite. Imports go in through the COPY protocol (copyNew). The
-// first stage and the rerank are the same Go code on both engines, so they
-// rank the same documents the same way.
+// are read from. The collection statistics are a row kept by every
+// write, and each term's document count a row of archive_term_df
+// (migration 4), as on SQLite. Imports go in through the COPY protocol
+// (copyNew). The first stage and the rerank are the same Go code on both
+// engines, reading the same counts, so they rank the same documents the
+// same way.
 
 //go:embed migrations
 var pgMigrations embed.FS

@@ -254,11 +254,11 @@ func (s *Store) docFreqs(ctx context.Context, ts []string, st collStats) (map[st
 }
 
 // postings counts the documents of each term, from docs_terms
-// (archive_term_df on PostgreSQL). Counts are remembered for as long as the archive has
-// not grown or shrunk by more than a hundredth since they were read: an
-// idf moves too little to matter meanwhile, and a query's words mostly
-// recur in the next queries (a check asks three to five about one post).
-// The first stage reads its rare terms' postings afresh.
+// (archive_term_df on PostgreSQL). Counts are remembered for as long as
+// the archive has not grown or shrunk by more than a hundredth since they
+// were read: an idf moves too little to matter meanwhile, and a query's
+// words mostly recur in the next queries (a check asks three to five about
+// one post). The first stage reads its rare terms' postings afresh.
 func (s *Store) postings(ctx context.Context, ts []string, st collStats) (termPostings, error) {
 	ps := termPostings{df: make(map[string]float64, len(ts))}
 	var todo []string
