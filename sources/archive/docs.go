@@ -52,14 +52,11 @@ func (s *Store) AddAll(ctx context.Context, docs []Doc) error {
 }
 
 // newDFs counts, for each stem, the rows holding it: how a transaction
-// putting rows moves docs_terms if every row is new (put corrects it for
-// the rows that are not). Counted before the transaction, and by an import
-// beside the writing of the previous batch, so the writer does not; nil
-// on PostgreSQL, which keeps no docs_terms.
+// putting rows moves docs_terms (archive_term_df on PostgreSQL) if every
+// row is new (put corrects it for the rows that are not). Counted before
+// the transaction, and by an import beside the writing of the previous
+// batch, so the writer does not.
 func (s *Store) newDFs(rows []docRow) map[string]int {
-	if s.postgres {
-		return nil
-	}
 	dfs := make(map[string]int, 4096)
 	for _, r := range rows {
 		for _, t := range r.stems {
@@ -78,7 +75,7 @@ type docRow struct {
 	titleLen, textLen               int
 	published                       sql.NullInt64
 	at                              int64
-	stems                           []string // distinct stems of all three fields, for docs_terms
+	stems                           []string // distinct stems of all three fields, for docs_terms (rowStems)
 
 	terms pgtype.TSVector // on PostgreSQL: its archive_terms row (termVector)
 }
@@ -106,14 +103,24 @@ func (s *Store) newRow(d Doc) (docRow, error) {
 	r.textTerms, r.textLen = tokenStream(r.text, r.lang)
 	r.pubTerms, _ = tokenStream(r.publisher, r.lang)
 	// Here, where an import reads and stems beside the writing: the
-	// terms whose counts docs_terms keeps on SQLite, the archive_terms
-	// row on PostgreSQL.
+	// terms whose counts docs_terms keeps, and on PostgreSQL the
+	// archive_terms row they come from.
 	if s.postgres {
 		r.terms = termVector(r)
+		r.stems = vectorStems(r.terms)
 	} else {
 		r.stems = distinctStems(r.titleTerms, r.textTerms, r.pubTerms)
 	}
 	return r, nil
+}
+
+// rowStems are the distinct stems of r whose documents docs_terms counts:
+// on PostgreSQL those of its archive_terms row (termVector).
+func (s *Store) rowStems(r docRow) []string {
+	if s.postgres {
+		return vectorStems(termVector(r))
+	}
+	return distinctStems(r.titleTerms, r.textTerms, r.pubTerms)
 }
 
 // distinctStems returns the distinct stems of token streams (tokenStream).
@@ -145,8 +152,8 @@ type docWriter struct {
 	delta                                [4]int // docs, title, lead and rest lengths
 	wrote                                bool   // anything changed: the version moves
 	// dfs is how the transaction moves each term's document count
-	// (docs_terms, SQLite only), written once before the commit; it
-	// starts from newDFs.
+	// (docs_terms; archive_term_df on PostgreSQL), written once before
+	// the commit; it starts from newDFs.
 	dfs map[string]int
 
 	// On PostgreSQL: tx's connection, for COPY (copyNew), and the
@@ -303,8 +310,10 @@ func (w *docWriter) put(ctx context.Context, r docRow) error {
 		if _, err := w.titleDel.ExecContext(ctx, id, old.titleTerms); err != nil {
 			return fail(err)
 		}
-		w.moveDFs(distinctStems(old.titleTerms, old.textTerms, old.pubTerms), -1)
-		w.moveDFs(distinctStems(n.titleTerms, n.textTerms, n.pubTerms), 1)
+	}
+	if reindex {
+		w.moveDFs(w.s.rowStems(old), -1)
+		w.moveDFs(w.s.rowStems(n), 1)
 	}
 	if _, err := w.upd.ExecContext(ctx, n.title, n.text, n.publisher, n.published, r.at, n.titleLen, n.textLen,
 		n.lang, n.titleTerms, n.textTerms, n.pubTerms, id); err != nil {
@@ -362,9 +371,6 @@ func (w *docWriter) index(ctx context.Context, id int64, r docRow) error {
 
 // moveDFs counts the documents holding each of stems up (by 1) or down.
 func (w *docWriter) moveDFs(stems []string, by int) {
-	if w.s.postgres {
-		return
-	}
 	for _, t := range stems {
 		w.dfs[t] += by
 	}
@@ -374,8 +380,11 @@ func (w *docWriter) moveDFs(stems []string, by int) {
 // in one statement, the terms in key order (json.Marshal sorts a map's
 // keys), so the b-tree is walked once from one end to the other.
 func (w *docWriter) flushDFs(ctx context.Context) error {
-	if w.s.postgres || len(w.dfs) == 0 {
+	if len(w.dfs) == 0 {
 		return nil
+	}
+	if w.s.postgres {
+		return w.flushTermCounts(ctx)
 	}
 	down := false
 	for t, d := range w.dfs {

@@ -353,7 +353,12 @@ func (s *Store) addBatch(ctx context.Context, batch []lineDoc, dfs map[string]in
 	for i, d := range batch {
 		rows[i] = d.row
 	}
-	err := s.write(ctx, dfs, func(w *docWriter) error { return w.putAll(ctx, rows) })
+	err := s.write(ctx, dfs, func(w *docWriter) error {
+		if err := w.importing(ctx); err != nil {
+			return err
+		}
+		return w.putAll(ctx, rows)
+	})
 	if err != nil {
 		for _, d := range batch {
 			fail(d.where, fmt.Errorf("batch of %d records not stored: %w", len(batch), err))

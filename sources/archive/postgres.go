@@ -21,10 +21,12 @@ import (
 // same stems. A document's distinct stems, its title's marked apart, are
 // one tsvector in a narrow side table, archive_terms, with a GIN index
 // (see migration 2 and termVector); that index is what a term's postings
-// are read from, and the collection statistics are a row kept by every
-// write, as on SQLite. Imports go in through the COPY protocol (copyNew). The
-// first stage and the rerank are the same Go code on both engines, so they
-// rank the same documents the same way.
+// are read from. The collection statistics are a row kept by every
+// write, and each term's document count a row of archive_term_df
+// (migration 4), as on SQLite. Imports go in through the COPY protocol
+// (copyNew). The first stage and the rerank are the same Go code on both
+// engines, reading the same counts, so they rank the same documents the
+// same way.
 
 //go:embed migrations
 var pgMigrations embed.FS
@@ -245,4 +247,78 @@ func (w *docWriter) copyNew(ctx context.Context, rows []docRow) ([]bool, error) 
 // slower to read until autovacuum makes it.
 func (s *Store) flushPostings(ctx context.Context) {
 	s.db.ExecContext(ctx, `SELECT gin_clean_pending_list('archive_terms_tsv'::regclass)`)
+}
+
+// vectorStems are the lexemes of an archive_terms row whose documents
+// archive_term_df counts: all but the title's marked copies, which sort
+// first (titleMark is below every letter and digit).
+func vectorStems(v pgtype.TSVector) []string {
+	lex := v.Lexemes
+	for len(lex) > 0 && strings.HasPrefix(lex[0].Word, titleMark) {
+		lex = lex[1:]
+	}
+	out := make([]string, len(lex))
+	for i, l := range lex {
+		out[i] = l.Word
+	}
+	return out
+}
+
+// flushTermCounts is flushDFs on PostgreSQL: the transaction's changes to
+// archive_term_df in one statement, in term order, so that writers
+// sharing terms take their rows' locks in one order (see migration 4).
+// A term no document holds any more is deleted.
+func (w *docWriter) flushTermCounts(ctx context.Context) error {
+	terms := make([]string, 0, len(w.dfs))
+	for t, d := range w.dfs {
+		if d != 0 {
+			terms = append(terms, t)
+		}
+	}
+	slices.Sort(terms)
+	dfs := make([]int64, len(terms))
+	var gone []string
+	for i, t := range terms {
+		if dfs[i] = int64(w.dfs[t]); dfs[i] < 0 {
+			gone = append(gone, t)
+		}
+	}
+	if len(terms) == 0 {
+		return nil
+	}
+	if _, err := w.tx.ExecContext(ctx, `INSERT INTO archive_term_df AS d (term, df)
+SELECT t, n FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS u(t, n, k) ORDER BY k
+ON CONFLICT (term) DO UPDATE SET df = d.df + excluded.df`, terms, dfs); err != nil {
+		return fmt.Errorf("archive: document counts: %w", err)
+	}
+	if len(gone) > 0 {
+		if _, err := w.tx.ExecContext(ctx, `DELETE FROM archive_term_df WHERE term = ANY($1) AND df <= 0`, gone); err != nil {
+			return fmt.Errorf("archive: document counts: %w", err)
+		}
+	}
+	return nil
+}
+
+// pgTermCounts is termCounts' statement on PostgreSQL: the document count
+// of each term of the JSON array, 0 for a term no document holds.
+const pgTermCounts = `SELECT j.k - 1, coalesce(t.df, 0) FROM json_array_elements_text($1::json) WITH ORDINALITY AS j(q, k)
+	LEFT JOIN archive_term_df t ON t.term = j.q`
+
+// importing tells PostgreSQL that the transaction is a batch of an
+// import: its commit does not wait for the server to flush its WAL to
+// disk (synchronous_commit off, for this transaction only). Nothing is
+// given up to a crash of muse; a crash of the server (or its machine)
+// right after a commit may lose the last batches committed, up to three
+// times wal_writer_delay (600 ms by default), while the archive stays
+// consistent: those batches' documents, counts and postings are lost
+// together, and adding the file again stores them. On SQLite it does
+// nothing.
+func (w *docWriter) importing(ctx context.Context) error {
+	if !w.s.postgres {
+		return nil
+	}
+	if _, err := w.tx.ExecContext(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
+		return fmt.Errorf("archive: import settings: %w", err)
+	}
+	return nil
 }

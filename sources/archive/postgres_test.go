@@ -136,23 +136,7 @@ func TestPostgresTermsKeptInStep(t *testing.T) {
 func TestPostgresMigrationBuildsTerms(t *testing.T) {
 	url := pgdbtest.Fresh(t)
 	ctx := context.Background()
-	db, err := sql.Open("pgx", url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	sub, err := fs.Sub(pgMigrations, "migrations/postgres")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, sub,
-		goose.WithTableName("muse_archive_migrations"), goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
+	db := migratedTo(t, url, 1)
 	// Version 1's writer: the server computed the tsvector.
 	old := &Store{now: time.Now}
 	for i, d := range []Doc{
@@ -303,4 +287,28 @@ func TestPostgresImportFlushesPending(t *testing.T) {
 	if pending == 0 {
 		t.Error("no page pending after an Add; the check above cannot tell")
 	}
+}
+
+// migratedTo opens the database at url with the archive's migrations
+// applied up to version only: an archive as an older muse left it.
+func migratedTo(t *testing.T, url string, version int64) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	sub, err := fs.Sub(pgMigrations, "migrations/postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, sub,
+		goose.WithTableName("muse_archive_migrations"), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(context.Background(), version); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }

@@ -222,17 +222,15 @@ func (s *Store) queryIDs(ctx context.Context, q string, cands []*candidate, args
 type collStats struct {
 	version int64 // moved by every write transaction
 	n       float64
-	maxID   float64
 	avgLen  [3]float64 // title, lead, rest of text
 }
 
-// collection reads the collection statistics: one row, and the largest
-// document id from the primary key's b-tree.
+// collection reads the collection statistics: one row.
 func (s *Store) collection(ctx context.Context) (collStats, error) {
 	var st collStats
 	var sums [3]float64
-	err := s.db.QueryRowContext(ctx, s.sql(`SELECT version, n, title_len, lead_len, rest_len, (SELECT coalesce(max(id), 0) FROM docs) FROM docs_stats`)).
-		Scan(&st.version, &st.n, &sums[0], &sums[1], &sums[2], &st.maxID)
+	err := s.db.QueryRowContext(ctx, s.sql(`SELECT version, n, title_len, lead_len, rest_len FROM docs_stats`)).
+		Scan(&st.version, &st.n, &sums[0], &sums[1], &sums[2])
 	if err != nil {
 		return st, fmt.Errorf("archive statistics: %w", err)
 	}
@@ -244,21 +242,9 @@ func (s *Store) collection(ctx context.Context) (collStats, error) {
 	return st, nil
 }
 
-// dfExact is how many postings of a term PostgreSQL reads to count its
-// documents (SQLite keeps exact counts in docs_terms). A term in more
-// documents than that is common: its count is estimated from how far into
-// the id range those postings reached (PostgreSQL lists them in heap
-// order, which in an archive that mostly grows is nearly id order), which
-// is exact enough for an idf and costs the same at a million documents as
-// at a thousand.
-const dfExact = 1000
-
-// termPostings are the document frequencies of a query's terms and, on
-// PostgreSQL, for the terms read to the end (the rare ones), the ids of
-// the documents holding them, so the first stage need not read them again.
+// termPostings are the document frequencies of a query's terms.
 type termPostings struct {
-	df  map[string]float64
-	ids map[string][]int64
+	df map[string]float64
 }
 
 // docFreqs returns the number of documents holding each term.
@@ -267,14 +253,14 @@ func (s *Store) docFreqs(ctx context.Context, ts []string, st collStats) (map[st
 	return ps.df, err
 }
 
-// postings counts the documents of each term: on SQLite from docs_terms,
-// on PostgreSQL by reading at most dfExact postings a term. Counts are remembered for as long as the archive has
-// not grown or shrunk by more than a hundredth since they were read: an
-// idf moves too little to matter meanwhile, and a query's words mostly
-// recur in the next queries (a check asks three to five about one post).
-// The first stage reads its rare terms' postings afresh.
+// postings counts the documents of each term, from docs_terms
+// (archive_term_df on PostgreSQL). Counts are remembered for as long as
+// the archive has not grown or shrunk by more than a hundredth since they
+// were read: an idf moves too little to matter meanwhile, and a query's
+// words mostly recur in the next queries (a check asks three to five about
+// one post). The first stage reads its rare terms' postings afresh.
 func (s *Store) postings(ctx context.Context, ts []string, st collStats) (termPostings, error) {
-	ps := termPostings{df: make(map[string]float64, len(ts)), ids: make(map[string][]int64, len(ts))}
+	ps := termPostings{df: make(map[string]float64, len(ts))}
 	var todo []string
 	s.dfs.mu.Lock()
 	for _, t := range ts {
@@ -289,26 +275,8 @@ func (s *Store) postings(ctx context.Context, ts []string, st collStats) (termPo
 	if err := ctx.Err(); err != nil {
 		return ps, err
 	}
-	if !s.postgres {
-		if err := s.termCounts(ctx, todo, ps.df); err != nil {
-			return ps, fmt.Errorf("document frequencies: %w", err)
-		}
-		s.rememberDFs(todo, ps.df, st)
-		return ps, nil
-	}
-	lists, err := s.termDocs(ctx, todo, dfExact, false)
-	if err != nil {
+	if err := s.termCounts(ctx, todo, ps.df); err != nil {
 		return ps, fmt.Errorf("document frequencies: %w", err)
-	}
-	for _, t := range todo {
-		ids := lists[t]
-		n := float64(len(ids))
-		if len(ids) < dfExact {
-			ps.ids[t] = ids
-		} else if last := float64(ids[len(ids)-1]); last > 0 {
-			n = min(st.n, n*st.maxID/last)
-		}
-		ps.df[t] = n
 	}
 	s.rememberDFs(todo, ps.df, st)
 	return ps, nil
@@ -330,8 +298,8 @@ func (s *Store) rememberDFs(read []string, df map[string]float64, st collStats) 
 }
 
 // termCounts reads the exact document frequencies of ts from docs_terms
-// (SQLite), one b-tree seek each, all in one statement; a term no document
-// holds gets 0.
+// (archive_term_df on PostgreSQL), one b-tree seek each, all in one
+// statement; a term no document holds gets 0.
 func (s *Store) termCounts(ctx context.Context, ts []string, df map[string]float64) error {
 	if len(ts) == 0 {
 		return nil
@@ -340,7 +308,11 @@ func (s *Store) termCounts(ctx context.Context, ts []string, df map[string]float
 	if err != nil {
 		return err
 	}
-	stmt, err := s.stmt(ctx, `SELECT j.key, coalesce(t.df, 0) FROM json_each(?) j LEFT JOIN docs_terms t ON t.term = j.value`)
+	q := `SELECT j.key, coalesce(t.df, 0) FROM json_each(?) j LEFT JOIN docs_terms t ON t.term = j.value`
+	if s.postgres {
+		q = pgTermCounts
+	}
+	stmt, err := s.stmt(ctx, q)
 	if err != nil {
 		return err
 	}
@@ -396,13 +368,7 @@ func (s *Store) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 // the date filter come back best first, with their dates and versions
 // (dated); the second stage then scores them on their full text.
 func (s *Store) firstStage(ctx context.Context, terms []string, ps termPostings, st collStats, before time.Time, n int, r ranker) ([]*candidate, error) {
-	var more []string
-	for _, t := range terms {
-		if _, ok := ps.ids[t]; !ok {
-			more = append(more, t)
-		}
-	}
-	lists, err := s.termDocs(ctx, more, maxTermPostings, false)
+	lists, err := s.termDocs(ctx, terms, maxTermPostings, false)
 	if err != nil {
 		return nil, fmt.Errorf("first-stage postings: %w", err)
 	}
@@ -415,12 +381,8 @@ func (s *Store) firstStage(ctx context.Context, terms []string, ps termPostings,
 	}
 	score := make(map[int64]float64, 1024)
 	for _, t := range terms {
-		ids, ok := ps.ids[t]
-		if !ok {
-			ids = lists[t]
-		}
 		w := bm25IDF(st.n, ps.df[t])
-		for _, id := range ids {
+		for _, id := range lists[t] {
 			score[id] += w * r.wText
 		}
 		for _, id := range titles[t] {
