@@ -323,46 +323,31 @@ type docVersion struct {
 }
 
 // loadDocs fills each candidate's doc from the cache or the database;
-// the first stage has read each candidate's version.
+// the first stage has read each candidate's version, and on SQLite its
+// stems too (dated), which a cached copy of the same version replaces:
+// that one may have been indexed already (docTerms.index).
 func (s *Store) loadDocs(ctx context.Context, cands []*candidate) error {
 	byID := make(map[int64]*candidate, len(cands))
 	var missing []*candidate
+	var fresh []*docTerms
 	s.terms.mu.Lock()
 	for _, c := range cands {
 		byID[c.id] = c
 		if d := s.terms.m[c.id]; d != nil && d.version == c.version {
 			c.doc = d
+		} else if c.doc != nil {
+			fresh = append(fresh, c.doc)
 		} else {
 			missing = append(missing, c)
 		}
 	}
 	s.terms.mu.Unlock()
-	if len(missing) == 0 {
-		return nil
-	}
-	rows, err := s.queryIDs(ctx, `SELECT id, updated_at, title_len, text_len, title_terms, text_terms
-FROM docs WHERE id IN (@ids)`, missing)
-	if err != nil {
-		return fmt.Errorf("load candidate texts: %w", err)
-	}
-	defer rows.Close()
-	var fresh []*docTerms
-	for rows.Next() {
-		if err := ctx.Err(); err != nil {
+	if len(missing) > 0 {
+		got, err := s.readDocs(ctx, missing, byID)
+		if err != nil {
 			return err
 		}
-		var id int64
-		var v docVersion
-		var title, text string
-		if err := rows.Scan(&id, &v.updated, &v.titleLen, &v.textLen, &title, &text); err != nil {
-			return fmt.Errorf("load candidate texts: %w", err)
-		}
-		d := &docTerms{id: id, version: v, title: title, text: text, nTitle: stemCount(title), nText: stemCount(text)}
-		byID[id].doc = d
-		fresh = append(fresh, d)
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("load candidate texts: %w", err)
+		fresh = append(fresh, got...)
 	}
 	s.terms.mu.Lock()
 	if s.terms.m == nil || len(s.terms.m)+len(fresh) > termCacheSize {
@@ -373,6 +358,41 @@ FROM docs WHERE id IN (@ids)`, missing)
 	}
 	s.terms.mu.Unlock()
 	return nil
+}
+
+// readDocs reads the stems of the candidates missing them.
+func (s *Store) readDocs(ctx context.Context, missing []*candidate, byID map[int64]*candidate) ([]*docTerms, error) {
+	rows, err := s.queryIDs(ctx, `SELECT id, updated_at, title_len, text_len, title_terms, text_terms
+FROM `+s.rankTable()+` WHERE id IN (@ids)`, missing)
+	if err != nil {
+		return nil, fmt.Errorf("load candidate texts: %w", err)
+	}
+	defer rows.Close()
+	var fresh []*docTerms
+	for rows.Next() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var id int64
+		var v docVersion
+		var title, text string
+		if err := rows.Scan(&id, &v.updated, &v.titleLen, &v.textLen, &title, &text); err != nil {
+			return nil, fmt.Errorf("load candidate texts: %w", err)
+		}
+		if c := byID[id]; c != nil {
+			c.doc = newDocTerms(id, v, title, text)
+			fresh = append(fresh, c.doc)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load candidate texts: %w", err)
+	}
+	return fresh, nil
+}
+
+// newDocTerms is a document's stems as read, version v.
+func newDocTerms(id int64, v docVersion, title, text string) *docTerms {
+	return &docTerms{id: id, version: v, title: title, text: text, nTitle: stemCount(title), nText: stemCount(text)}
 }
 
 // docTerms is a document as the index holds it: its fields' stems (as

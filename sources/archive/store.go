@@ -278,6 +278,35 @@ END;
 	{sql: `
 ALTER TABLE claims ADD COLUMN in_language TEXT NOT NULL DEFAULT '';
 `},
+	// 6: what a search reads of its candidates (dates, the version the
+	// rerank's cache is checked against, and the title's and text's
+	// stems) in a narrow row of its own, keyed by the document's id: in
+	// the wide row of docs the stems lie past the text, so reading them
+	// walked its overflow pages. Kept by docWriter in the same transaction
+	// as the document, and by the delete trigger; docs_version, which held
+	// the dates, goes.
+	{sql: `
+CREATE TABLE docs_rank (
+	id          INTEGER PRIMARY KEY, -- docs.id
+	published   INTEGER,
+	updated_at  INTEGER NOT NULL,
+	title_len   INTEGER NOT NULL,
+	text_len    INTEGER NOT NULL,
+	title_terms TEXT NOT NULL,
+	text_terms  TEXT NOT NULL
+);
+INSERT INTO docs_rank SELECT id, published, updated_at, title_len, text_len, title_terms, text_terms FROM docs ORDER BY id;
+DROP INDEX docs_version;
+DROP TRIGGER docs_ad;
+CREATE TRIGGER docs_ad AFTER DELETE ON docs BEGIN
+	INSERT INTO docs_fts(docs_fts, rowid, title_terms, text_terms, publisher_terms)
+	VALUES ('delete', old.id, old.title_terms, old.text_terms, old.publisher_terms);
+	INSERT INTO docs_title_fts(docs_title_fts, rowid, title_terms) VALUES ('delete', old.id, old.title_terms);
+	DELETE FROM docs_rank WHERE id = old.id;
+	UPDATE docs_stats SET version = version + 1, n = n - 1, title_len = title_len - old.title_len,
+		lead_len = lead_len - min(old.text_len, 50), rest_len = rest_len - max(old.text_len - 50, 0);
+END;
+`},
 }
 
 // stemAllDocs fills the stem columns (and the lengths, counted the same
