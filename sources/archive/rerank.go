@@ -197,7 +197,7 @@ func (sc *viewScratch) positions(n int) []int32 {
 	}
 	at := len(sc.block)
 	sc.block = sc.block[:at+n]
-	return sc.block[at:at:at+n]
+	return sc.block[at : at : at+n]
 }
 
 // termIndex finds a list's terms: idx is each term's first index, and
