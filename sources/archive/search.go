@@ -415,8 +415,8 @@ func (s *Store) firstStage(ctx context.Context, terms []string, ps termPostings,
 	}
 	// Sized for every posting at once: growing it was a fifth of this.
 	total := 0
-	for _, t := range terms {
-		total += len(ps.ids[t]) + len(lists[t])
+	for _, ids := range lists {
+		total += len(ids)
 	}
 	score := make(map[int64]float64, total)
 	for _, t := range terms {
