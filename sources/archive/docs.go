@@ -148,7 +148,7 @@ type docWriter struct {
 	s                                    *Store
 	tx                                   *sql.Tx
 	get, ins, upd, ftsIns, ftsDel, stats *sql.Stmt
-	titleIns, titleDel                   *sql.Stmt
+	titleIns, titleDel, rank             *sql.Stmt
 	delta                                [4]int // docs, title, lead and rest lengths
 	wrote                                bool   // anything changed: the version moves
 	// dfs is how the transaction moves each term's document count
@@ -210,6 +210,8 @@ FROM docs WHERE url = ?`},
 			{&w.ftsDel, `INSERT INTO docs_fts (docs_fts, rowid, title_terms, text_terms, publisher_terms) VALUES ('delete', ?, ?, ?, ?)`},
 			{&w.titleIns, `INSERT INTO docs_title_fts (rowid, title_terms) VALUES (?, ?)`},
 			{&w.titleDel, `INSERT INTO docs_title_fts (docs_title_fts, rowid, title_terms) VALUES ('delete', ?, ?)`},
+			{&w.rank, `INSERT OR REPLACE INTO docs_rank (id, published, updated_at, title_len, text_len, title_terms, text_terms)
+	VALUES (?, ?, ?, ?, ?, ?, ?)`},
 		}...)
 	}
 	for _, p := range stmts {
@@ -283,6 +285,9 @@ func (w *docWriter) put(ctx context.Context, r docRow) error {
 		if err := w.index(ctx, id, r); err != nil {
 			return fail(err)
 		}
+		if err := w.ranked(ctx, id, r); err != nil {
+			return fail(err)
+		}
 		return w.count(ctx, 1, docRow{}, r, fail)
 	}
 	if err != nil {
@@ -323,6 +328,10 @@ func (w *docWriter) put(ctx context.Context, r docRow) error {
 		if err := w.index(ctx, id, n); err != nil {
 			return fail(err)
 		}
+	}
+	n.at = r.at
+	if err := w.ranked(ctx, id, n); err != nil {
+		return fail(err)
 	}
 	return w.count(ctx, 0, old, n, fail)
 }
@@ -367,6 +376,16 @@ func (w *docWriter) index(ctx context.Context, id int64, r docRow) error {
 		return err
 	}
 	return nil
+}
+
+// ranked writes r's docs_rank row (SQLite), what a search reads of a
+// candidate: its date, version and stems (see migration 6).
+func (w *docWriter) ranked(ctx context.Context, id int64, r docRow) error {
+	if w.rank == nil {
+		return nil
+	}
+	_, err := w.rank.ExecContext(ctx, id, r.published, r.at, r.titleLen, r.textLen, r.titleTerms, r.textTerms)
+	return err
 }
 
 // moveDFs counts the documents holding each of stems up (by 1) or down.

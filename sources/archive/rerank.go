@@ -155,14 +155,49 @@ func (p params) rank(q *queryModel, docs []*docTerms, vs []*docView, df map[stri
 	return p.score(q, w, views(docs, ts), idf, st), nil
 }
 
-// views looks at each document through the terms ts.
+// views looks at each document through the terms ts. The views' counts
+// and positions are cut from a few shared arrays: one allocation each per
+// document and term made a long post's rerank mostly allocation and GC.
 func views(docs []*docTerms, ts []string) []*docView {
 	ti := newTermIndex(ts)
+	n := len(ts)
+	vs := make([]docView, len(docs))
+	tf := make([]int32, 3*n*len(docs))
+	pos := make([][]int32, n*len(docs))
+	sc := &viewScratch{}
 	out := make([]*docView, len(docs))
 	for i, d := range docs {
-		out[i] = d.view(ts, ti)
+		v := &vs[i]
+		f := tf[3*n*i : 3*n*(i+1)]
+		v.tf = [3][]int32{f[:n:n], f[n : 2*n : 2*n], f[2*n:]}
+		v.pos = pos[n*i : n*(i+1) : n*(i+1)]
+		d.view(ts, ti, v, sc)
+		out[i] = v
 	}
 	return out
+}
+
+// viewScratch is what views reuse from one document to the next: the
+// matches of the document being read, and the block positions are cut
+// from.
+type viewScratch struct {
+	matches []termAt
+	block   []int32
+}
+
+// termAt is a match: the term's index and the word's position.
+type termAt struct{ k, pos int32 }
+
+// positions returns an empty slice with room for n positions, cut from
+// the current block (a new one when it is full; slices of the old stay
+// valid).
+func (sc *viewScratch) positions(n int) []int32 {
+	if n > cap(sc.block)-len(sc.block) {
+		sc.block = make([]int32, 0, max(n, 8192))
+	}
+	at := len(sc.block)
+	sc.block = sc.block[:at+n]
+	return sc.block[at : at : at+n]
 }
 
 // termIndex finds a list's terms: idx is each term's first index, and
@@ -323,46 +358,31 @@ type docVersion struct {
 }
 
 // loadDocs fills each candidate's doc from the cache or the database;
-// the first stage has read each candidate's version.
+// the first stage has read each candidate's version, and on SQLite its
+// stems too (dated), which a cached copy of the same version replaces:
+// that one may have been indexed already (docTerms.index).
 func (s *Store) loadDocs(ctx context.Context, cands []*candidate) error {
 	byID := make(map[int64]*candidate, len(cands))
 	var missing []*candidate
+	var fresh []*docTerms
 	s.terms.mu.Lock()
 	for _, c := range cands {
 		byID[c.id] = c
 		if d := s.terms.m[c.id]; d != nil && d.version == c.version {
 			c.doc = d
+		} else if c.doc != nil {
+			fresh = append(fresh, c.doc)
 		} else {
 			missing = append(missing, c)
 		}
 	}
 	s.terms.mu.Unlock()
-	if len(missing) == 0 {
-		return nil
-	}
-	rows, err := s.queryIDs(ctx, `SELECT id, updated_at, title_len, text_len, title_terms, text_terms
-FROM docs WHERE id IN (@ids)`, missing)
-	if err != nil {
-		return fmt.Errorf("load candidate texts: %w", err)
-	}
-	defer rows.Close()
-	var fresh []*docTerms
-	for rows.Next() {
-		if err := ctx.Err(); err != nil {
+	if len(missing) > 0 {
+		got, err := s.readDocs(ctx, missing, byID)
+		if err != nil {
 			return err
 		}
-		var id int64
-		var v docVersion
-		var title, text string
-		if err := rows.Scan(&id, &v.updated, &v.titleLen, &v.textLen, &title, &text); err != nil {
-			return fmt.Errorf("load candidate texts: %w", err)
-		}
-		d := &docTerms{id: id, version: v, title: title, text: text, nTitle: stemCount(title), nText: stemCount(text)}
-		byID[id].doc = d
-		fresh = append(fresh, d)
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("load candidate texts: %w", err)
+		fresh = append(fresh, got...)
 	}
 	s.terms.mu.Lock()
 	if s.terms.m == nil || len(s.terms.m)+len(fresh) > termCacheSize {
@@ -373,6 +393,41 @@ FROM docs WHERE id IN (@ids)`, missing)
 	}
 	s.terms.mu.Unlock()
 	return nil
+}
+
+// readDocs reads the stems of the candidates missing them.
+func (s *Store) readDocs(ctx context.Context, missing []*candidate, byID map[int64]*candidate) ([]*docTerms, error) {
+	rows, err := s.queryIDs(ctx, `SELECT id, updated_at, title_len, text_len, title_terms, text_terms
+FROM `+s.rankTable()+` WHERE id IN (@ids)`, missing)
+	if err != nil {
+		return nil, fmt.Errorf("load candidate texts: %w", err)
+	}
+	defer rows.Close()
+	var fresh []*docTerms
+	for rows.Next() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var id int64
+		var v docVersion
+		var title, text string
+		if err := rows.Scan(&id, &v.updated, &v.titleLen, &v.textLen, &title, &text); err != nil {
+			return nil, fmt.Errorf("load candidate texts: %w", err)
+		}
+		if c := byID[id]; c != nil {
+			c.doc = newDocTerms(id, v, title, text)
+			fresh = append(fresh, c.doc)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load candidate texts: %w", err)
+	}
+	return fresh, nil
+}
+
+// newDocTerms is a document's stems as read, version v.
+func newDocTerms(id int64, v docVersion, title, text string) *docTerms {
+	return &docTerms{id: id, version: v, title: title, text: text, nTitle: stemCount(title), nText: stemCount(text)}
 }
 
 // docTerms is a document as the index holds it: its fields' stems (as
@@ -397,16 +452,12 @@ type docView struct {
 	pos [][]int32
 }
 
-// view reads the document once, looking each word up in idx (ts's first
-// index of each term): cheaper than a map of every word's positions, which
-// a document seen once would not repay. A document seen again (the next
-// query of a check, the tuning's passes) gets that map and is read from it.
-func (d *docTerms) view(ts []string, ti termIndex) *docView {
-	n := len(ts)
-	v := &docView{pos: make([][]int32, n)}
-	for f := range v.tf {
-		v.tf[f] = make([]int32, n)
-	}
+// view fills v (its counts zero, sized for ts) by reading the document
+// once, looking each word up in ti (ts's first index of each term):
+// cheaper than a map of every word's positions, which a document seen
+// once would not repay. A document seen again (the next query of a check,
+// the tuning's passes) gets that map and is read from it.
+func (d *docTerms) view(ts []string, ti termIndex, v *docView, sc *viewScratch) {
 	v.len = [3]int{d.nTitle, min(d.nText, leadWords), max(d.nText-leadWords, 0)}
 	if d.seen.Add(1) > 1 {
 		d.once.Do(d.index)
@@ -425,18 +476,19 @@ func (d *docTerms) view(ts []string, ti termIndex) *docView {
 				}
 			}
 		}
-		return v
+		return
 	}
+	ms := sc.matches[:0]
 	eachStem(d.title, func(i int, st string) {
 		if k, ok := ti.lookup(st); ok {
-			v.pos[k] = append(v.pos[k], int32(i))
+			ms = append(ms, termAt{int32(k), int32(i)})
 			v.tf[0][k]++
 		}
 	})
 	off := int32(d.nTitle + titleGap)
 	eachStem(d.text, func(i int, st string) {
 		if k, ok := ti.lookup(st); ok {
-			v.pos[k] = append(v.pos[k], off+int32(i))
+			ms = append(ms, termAt{int32(k), off + int32(i)})
 			if i < leadWords {
 				v.tf[1][k]++
 			} else {
@@ -444,6 +496,16 @@ func (d *docTerms) view(ts []string, ti termIndex) *docView {
 			}
 		}
 	})
+	sc.matches = ms
+	// Each term's positions in one piece of the block, in order.
+	for k := range ts {
+		if c := v.tf[0][k] + v.tf[1][k] + v.tf[2][k]; c > 0 {
+			v.pos[k] = sc.positions(int(c))
+		}
+	}
+	for _, m := range ms {
+		v.pos[m.k] = append(v.pos[m.k], m.pos)
+	}
 	// A term listed twice sees what its first listing saw.
 	for k, t := range ts {
 		if first := ti.idx[t]; first != k {
@@ -453,7 +515,6 @@ func (d *docTerms) view(ts []string, ti termIndex) *docView {
 			}
 		}
 	}
-	return v
 }
 
 // titleGap keeps the title's last word from seeming next to the text's

@@ -379,7 +379,12 @@ func (s *Store) firstStage(ctx context.Context, terms []string, ps termPostings,
 	if err != nil {
 		return nil, fmt.Errorf("first-stage title postings: %w", err)
 	}
-	score := make(map[int64]float64, 1024)
+	// Sized for every posting at once: growing it was a fifth of this.
+	total := 0
+	for _, ids := range lists {
+		total += len(ids)
+	}
+	score := make(map[int64]float64, total)
 	for _, t := range terms {
 		w := bm25IDF(st.n, ps.df[t])
 		for _, id := range lists[t] {
@@ -525,7 +530,7 @@ func parseIDs(list string) ([]int64, error) {
 
 // dated reads the dates and versions of cands and returns those published
 // before cutoff (Unix seconds; zero: all) or undated, in the order given.
-// On SQLite they come from a covering index (docs_version), never from the
+// On SQLite they come from the narrow rows of docs_rank, never from the
 // wide rows, whose date lies past the text; a hit's URL and title are read
 // for the final few only (fillHits).
 func (s *Store) dated(ctx context.Context, cands []*candidate, cutoff int64) ([]*candidate, error) {
@@ -533,22 +538,31 @@ func (s *Store) dated(ctx context.Context, cands []*candidate, cutoff int64) ([]
 	for _, c := range cands {
 		byID[c.id] = c
 	}
-	from := "docs INDEXED BY docs_version"
-	if s.postgres {
-		from = "docs"
+	// On SQLite the stems are in the same narrow row, so they come along
+	// (the second stage's loadDocs then has nothing to read): the row's
+	// page is read for its date anyway.
+	cols := "id, published, updated_at, title_len, text_len"
+	if !s.postgres {
+		cols += ", title_terms, text_terms"
 	}
-	rows, err := s.queryIDs(ctx, `SELECT id, published, updated_at, title_len, text_len FROM `+from+`
+	rows, err := s.queryIDs(ctx, `SELECT `+cols+` FROM `+s.rankTable()+`
 WHERE id IN (@ids) AND (? = 0 OR published IS NULL OR published < ?)`, cands, cutoff, cutoff)
 	if err != nil {
 		return nil, fmt.Errorf("first-stage rows: %w", err)
 	}
 	defer rows.Close()
 	kept := make(map[int64]bool, len(cands))
+	var id int64
+	var pub sql.NullInt64
+	var v docVersion
+	var title, text string
+	dest := []any{&id, &pub, &v.updated, &v.titleLen, &v.textLen, &title, &text}
+	if s.postgres {
+		dest = dest[:5]
+	}
 	for rows.Next() {
-		var id int64
-		var pub sql.NullInt64
-		var v docVersion
-		if err := rows.Scan(&id, &pub, &v.updated, &v.titleLen, &v.textLen); err != nil {
+		pub = sql.NullInt64{}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("first-stage rows: %w", err)
 		}
 		if c := byID[id]; c != nil {
@@ -556,6 +570,9 @@ WHERE id IN (@ids) AND (? = 0 OR published IS NULL OR published < ?)`, cands, cu
 				c.hit.Published = time.Unix(pub.Int64, 0).UTC()
 			}
 			c.version = v
+			if !s.postgres {
+				c.doc = newDocTerms(id, v, title, text)
+			}
 			kept[id] = true
 		}
 	}
@@ -569,6 +586,16 @@ WHERE id IN (@ids) AND (? = 0 OR published IS NULL OR published < ?)`, cands, cu
 		}
 	}
 	return out, nil
+}
+
+// rankTable is the table a candidate's date, version and stems are read
+// from: on SQLite the narrow docs_rank (migration 6), on PostgreSQL the
+// documents themselves.
+func (s *Store) rankTable() string {
+	if s.postgres {
+		return "docs"
+	}
+	return "docs_rank"
 }
 
 // maxTermPostings bounds what the first stage reads of one term when the
@@ -590,9 +617,15 @@ func snippet(text string, terms []string, n int) string {
 		head = head[:4096]
 	}
 	lower := strings.ToLower(head)
+	// Once a term is found, the next are looked for only before it: a
+	// long post's hundred words would otherwise each scan the whole head.
 	at := -1
 	for _, t := range terms {
-		if i := strings.Index(lower, t); i >= 0 && (at < 0 || i < at) {
+		in := lower
+		if at >= 0 {
+			in = lower[:min(len(lower), at-1+len(t))]
+		}
+		if i := strings.Index(in, t); i >= 0 && (at < 0 || i < at) {
 			at = i
 		}
 	}

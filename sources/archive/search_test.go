@@ -38,6 +38,19 @@ func checkStats(t *testing.T, s *Store) {
 	if s.postgres {
 		return // the tsvector is a generated column
 	}
+	// What a search reads of its candidates is each document's own.
+	var stale int
+	if err := s.db.QueryRow(`SELECT count(*) FROM (
+	SELECT id, published, updated_at, title_len, text_len, title_terms, text_terms FROM docs
+	EXCEPT SELECT * FROM docs_rank
+	UNION ALL
+	SELECT * FROM docs_rank
+	EXCEPT SELECT id, published, updated_at, title_len, text_len, title_terms, text_terms FROM docs)`).Scan(&stale); err != nil {
+		t.Fatal(err)
+	}
+	if stale != 0 {
+		t.Errorf("docs_rank differs from docs in %d rows", stale)
+	}
 	for _, fts := range []string{"docs_fts", "docs_title_fts"} {
 		if _, err := s.db.Exec("INSERT INTO " + fts + "(" + fts + ") VALUES('integrity-check')"); err != nil {
 			t.Errorf("FTS5 integrity-check of %s: %v", fts, err)
@@ -276,5 +289,23 @@ func testSearcherWith(t *testing.T, s *Store) {
 	}
 	if _, err := s.SearcherWith(SearcherOptions{Budget: time.Nanosecond}).Search(ctx, search.Query{Text: "violent crime rate"}); !errors.Is(err, ErrCut) {
 		t.Errorf("Searcher with a 1 ns budget: %v; want ErrCut", err)
+	}
+}
+
+// A snippet starts near the earliest of the query's words in the text,
+// whichever of them the query names first.
+func TestSnippetFindsEarliestWord(t *testing.T) {
+	filler := strings.Repeat("lorem ipsum dolor sit amet ", 40)
+	text := filler + "the measles outbreak spread " + filler + "vaccine rates fell " + filler
+	for _, words := range [][]string{
+		{"vaccine", "measles"}, {"measles", "vaccine"}, {"absent", "vaccine", "outbreak", "measles"},
+	} {
+		got := snippet(text, words, 60)
+		if !strings.Contains(got, "measles") {
+			t.Errorf("snippet(%v) = %q; want it around the first mention, measles", words, got)
+		}
+	}
+	if got := snippet(text, []string{"absent", "rates"}, 60); !strings.Contains(got, "rates") {
+		t.Errorf("snippet = %q; want it around rates", got)
 	}
 }
