@@ -98,7 +98,7 @@ func BenchmarkCheck(b *testing.B) {
 		w := countWords(c, chat)
 		tokens += float64(w.tokens)
 		evTokens += float64(w.evTokens)
-		o := countPrompts(c, chat, countAsTokens)
+		o := countPrompts(c, chat, countAsTokens())
 		o200k += float64(o.tokens)
 		paperO200k += float64(o.paper.tokens)
 		for _, s := range c.Sources {
@@ -158,8 +158,9 @@ var countAsWords = promptCount{n: func(s string) int { return len(strings.Fields
 // countAsTokens counts o200k_base tokens (GPT-4o's, GPT-4.1's and the o
 // series' encoding) of every message's text and of each schema's name,
 // description and JSON, without the few tokens a chat format adds per
-// message (on both sides).
-var countAsTokens = func() promptCount {
+// message (on both sides). The encoding is built on first use, by the
+// benchmark only.
+var countAsTokens = sync.OnceValue(func() promptCount {
 	enc, err := tokenizer.Get(tokenizer.O200kBase)
 	if err != nil {
 		panic(err)
@@ -168,7 +169,7 @@ var countAsTokens = func() promptCount {
 		ids, _, _ := enc.Encode(s)
 		return len(ids)
 	}, schemas: true, paperInstructions: paperInstructionTokens}
-}()
+})
 
 // countWords counts the chat calls of check c. The query and correction
 // calls are muse's on both sides: what differs is the evidence stage.
