@@ -133,4 +133,21 @@ func TestKeyPhrasesAndFallback(t *testing.T) {
 	if len(keyPhrases(Text{Text: "🙂 🙂"}, 3)) != 0 {
 		t.Fatal("emoji-only post made key phrases")
 	}
+	// A sentence's capitalised first word is not a name on its own; one
+	// the post capitalises again, or spells with capitals inside, is.
+	for post, want := range map[string]string{
+		"False positives and rapid tests are why cases are up. Stop testing!": "",
+		"Trump signed it. Then Trump left for Florida.":                      "Trump Florida",
+		"NASA says the moon is flat.":                                        "NASA",
+		"“Wow.” Obama said in 2012 that Greta Thunberg lied.":                "2012 Greta Thunberg",
+	} {
+		qs := keyPhrases(Text{Text: post, Lang: "en"}, 3)
+		names := ""
+		if len(qs) > 1 {
+			names = qs[0]
+		}
+		if names != want {
+			t.Errorf("%q: names query %q, want %q (all: %q)", post, names, want, qs)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/musecheck/muse/prompts"
 	"github.com/musecheck/muse/sources/lang"
@@ -25,24 +26,53 @@ func keyPhrases(p Text, n int) []string {
 			out = append(out, q)
 		}
 	}
-	// Capitalised runs and numbers: names, places, figures.
+	// Capitalised runs and numbers: names, places, figures. A sentence's
+	// capitalised first word is a name only when something else says so
+	// ("False positives…" is not about "False"): the next word is
+	// capitalised too, it has a capital inside (NASA, McDonald), or the
+	// post capitalises it again in mid-sentence.
+	fields := strings.Fields(post)
+	clean := make([]string, len(fields))
+	initial := make([]bool, len(fields))
+	midCaps := map[string]bool{}
+	for i, f := range fields {
+		clean[i] = strings.Trim(f, ".,;:!?\"'“”‘’()[]#")
+		if i > 0 {
+			prev := strings.TrimRight(fields[i-1], "\"'”’)]")
+			last, _ := utf8.DecodeLastRuneInString(prev)
+			initial[i] = strings.ContainsRune(".!?:…", last)
+		} else {
+			initial[i] = true
+		}
+		if w := clean[i]; w != "" && !initial[i] && unicode.IsUpper([]rune(w)[0]) {
+			midCaps[strings.ToLower(w)] = true
+		}
+	}
+	capitalised := func(i int) bool {
+		return i < len(clean) && clean[i] != "" && unicode.IsUpper([]rune(clean[i])[0])
+	}
 	var names []string
 	var run []string
 	flush := func() {
-		if len(run) > 0 {
-			names = append(names, strings.Join(run, " "))
-			run = nil
+		if n := strings.Join(run, " "); n != "" && !slices.Contains(names, n) {
+			names = append(names, n)
 		}
+		run = nil
 	}
-	for i, f := range strings.Fields(post) {
-		w := strings.Trim(f, ".,;:!?\"'“”‘’()[]#")
+	for i, f := range fields {
+		w := clean[i]
 		lw := strings.ToLower(w)
 		if w == "" || strings.Contains(lw, "://") || strings.HasPrefix(w, "@") {
 			flush()
 			continue
 		}
 		r := []rune(w)
-		if (unicode.IsUpper(r[0]) && !(i == 0 && isStop(lw, code))) || isDigits(strings.ReplaceAll(w, ",", "")) {
+		name := unicode.IsUpper(r[0])
+		if name && initial[i] {
+			name = !isStop(lw, code) && (midCaps[lw] || strings.IndexFunc(string(r[1:]), unicode.IsUpper) >= 0 ||
+				!strings.ContainsAny(f, ".,;:!?") && capitalised(i+1) && !isStop(strings.ToLower(clean[i+1]), code))
+		}
+		if name || isDigits(strings.ReplaceAll(w, ",", "")) {
 			if !isStop(lw, code) {
 				run = append(run, w)
 			}
