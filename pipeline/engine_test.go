@@ -651,3 +651,47 @@ func TestNoLLMDigestLeavesOutLooseMatches(t *testing.T) {
 		t.Errorf("the checker's query did not bring the page in: %s %q", s.Status, s.Reason)
 	}
 }
+
+// TestBoostBringsBackAPageOffTheSubject: the relevance gate is a count of
+// shared words, and the checker may know better. A page it kept out comes
+// back when the checker boosts it and the pages are read again, with a
+// model judging it and in the --no-llm digest alike.
+func TestBoostBringsBackAPageOffTheSubject(t *testing.T) {
+	const loose = "https://loose.example/j"
+	for _, noLLM := range []bool{false, true} {
+		w := newWorld()
+		w.pages[loose] = fakePage{title: "Shelbyville library", date: "2024-01-04", paras: []string{
+			strings.Repeat("The mayor of Shelbyville opened the new library today after years of delays. ", 12)}}
+		w.results[5] = append(w.results[5], loose)
+		var e *Engine
+		if noLLM {
+			var err error
+			if e, err = New(Deps{Searchers: []search.Searcher{w}, Fetcher: w, Extract: w.extract, Rater: w}, Options{NoLLM: true, DigestPages: 10}); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			e = newTestEngine(t, w, &fakeModel{evidence: quoting}, Options{LexicalThreshold: 0.9})
+		}
+		c := e.NewCheck(Post{Text: post}, time.Time{})
+		if _, err := runCheck(t, e, c); err != nil {
+			t.Fatal(err)
+		}
+		if s := c.SourceByURL(loose); s == nil || s.Status != StatusIrrelevant {
+			t.Fatalf("no-llm %v: the page should be kept out first: %+v", noLLM, s)
+		}
+		c.SourceByURL(loose).Boosted = true
+		if err := e.Run(context.Background(), c, StageSearch, nil); err != nil {
+			t.Fatal(err)
+		}
+		s := c.SourceByURL(loose)
+		if s.Status == StatusIrrelevant || !s.Boosted {
+			t.Errorf("no-llm %v: boosted page still kept out: %s %q", noLLM, s.Status, s.Reason)
+		}
+		if noLLM && !strings.Contains(c.Correction.Text, loose) {
+			t.Errorf("the boosted page is not in the digest: %q", c.Correction.Text)
+		}
+		if !noLLM && s.Status != StatusUsed && s.Status != StatusNotNeeded {
+			t.Errorf("the boosted page was not read for evidence: %s %q", s.Status, s.Reason)
+		}
+	}
+}

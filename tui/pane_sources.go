@@ -227,15 +227,17 @@ func (m *Model) onSourcesKey(msg tea.KeyMsg) tea.Cmd {
 }
 
 // boostRerun says which rerun makes a boost count: the evidence stage reads
-// the pages it may quote again (r), a publisher's rating is lifted only
-// when the pages are read again (s). A page kept out for what it is —
-// undated, after the cutoff, too short, off the subject, unreadable, a
-// duplicate — stays out whatever the boost: the engine's rules hold.
+// the pages it may quote again (r); a publisher's rating is lifted, and a
+// page the relevance gate kept out comes back, only when the pages are read
+// again (s) — the gate counts shared words, and the checker may know better
+// (with no model, only the checker judges). A page kept out for what it is —
+// undated, after the cutoff, too short, unreadable, a duplicate — stays out
+// whatever the boost: the engine's rules hold.
 func boostRerun(s pipeline.Source) (string, bool) {
 	switch s.Status {
 	case pipeline.StatusPending, pipeline.StatusBoosted, pipeline.StatusUsed, pipeline.StatusNotNeeded:
 		return "r finds evidence again", true
-	case pipeline.StatusExcludedRating, "":
+	case pipeline.StatusExcludedRating, pipeline.StatusIrrelevant, "":
 		return "s reads the pages again with it", true
 	}
 	return "", false
