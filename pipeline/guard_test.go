@@ -137,9 +137,9 @@ func TestKeyPhrasesAndFallback(t *testing.T) {
 	// the post capitalises again, or spells with capitals inside, is.
 	for post, want := range map[string]string{
 		"False positives and rapid tests are why cases are up. Stop testing!": "",
-		"Trump signed it. Then Trump left for Florida.":                      "Trump Florida",
-		"NASA says the moon is flat.":                                        "NASA",
-		"“Wow.” Obama said in 2012 that Greta Thunberg lied.":                "2012 Greta Thunberg",
+		"Trump signed it. Then Trump left for Florida.":                       "Trump Florida",
+		"NASA says the moon is flat.":                                         "NASA",
+		"“Wow.” Obama said in 2012 that Greta Thunberg lied.":                 "2012 Greta Thunberg",
 	} {
 		qs := keyPhrases(Text{Text: post, Lang: "en"}, 3)
 		names := ""
