@@ -1609,7 +1609,8 @@ func workerCmd(app *App) *cobra.Command {
 			"to another worker. A worker killed outright leaves its job to another once it has run for\n" +
 			"queue_rescue_after (MUSE_QUEUE_RESCUE_AFTER, default 31m). A job tried again resumes its case\n" +
 			"from the first stage not finished (not with --no-save, which keeps no case). A worker with no\n" +
-			"model configured checks the posts queued with --no-llm and fails the others at once, saying so.",
+			"model configured checks only the posts queued with --no-llm and leaves the others queued for a\n" +
+			"worker that has one.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if parallel < 1 {
@@ -1634,9 +1635,9 @@ func workerCmd(app *App) *cobra.Command {
 			defer q.Close()
 			// The engine for jobs queued without options, built now so that
 			// a worker configured wrongly says so at once. A worker with no
-			// model still starts: it checks the posts queued with --no-llm
-			// (on this engine, built extractive) and fails the others at
-			// once, saying why.
+			// model still starts: it takes only the posts queued with
+			// --no-llm (checked on this engine, built extractive) and
+			// leaves the others queued for a worker with a model.
 			defaults := batch.CheckOptions{}
 			eng, closeEngine, err := setup.NewFromConfig(cmd.Context(), app.Cfg, pipeline.Options{Snapshots: !noSave})
 			noModel := err
@@ -1681,12 +1682,12 @@ func workerCmd(app *App) *cobra.Command {
 				return e, app.keptRun(e, o), closeE, nil
 			})
 			defer closeEngines()
-			wo := batch.WorkOptions{Parallel: parallel, Grace: grace}
+			wo := batch.WorkOptions{Parallel: parallel, Grace: grace, NoModel: noModel != nil}
 			if st, ok := ro.Store.(batch.CaseReader); ok {
 				wo.Cases = st // a job tried again resumes its case
 			}
 			if noModel != nil {
-				fmt.Fprintf(app.Stderr, "muse: warning: %v\nmuse: this worker checks only the posts queued with --no-llm; the others fail, saying it has no model\n", noModel)
+				fmt.Fprintf(app.Stderr, "muse: warning: %v\nmuse: this worker checks only the posts queued with --no-llm; the others stay queued for a worker with a model\n", noModel)
 			}
 			fmt.Fprintf(app.Stderr, "muse: worker checking queued posts, %d at a time; Ctrl-C or SIGTERM stops it\n", parallel)
 			if err := batch.Work(cmd.Context(), q, engines, wo); err != nil {

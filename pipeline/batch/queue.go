@@ -92,6 +92,9 @@ func Enqueue(ctx context.Context, q *jobs.Queue, in io.Reader, model string, co 
 		if len(raw) > 0 || tooLong {
 			it, why := item(line, raw, tooLong, options)
 			it.Options = opts
+			if co.NoLLM {
+				it.Queue = jobs.QueueNoLLM // a worker without a model can take it
+			}
 			if why != "" {
 				out.Bad = append(out.Bad, fmt.Sprintf("line %d: %s", line, why))
 			} else {
@@ -211,6 +214,10 @@ type WorkOptions struct {
 	// saved check from the first stage not finished, so the model calls
 	// already made are not made again.
 	Cases CaseReader
+	// NoModel says the worker has no model: it takes only the posts
+	// queued with --no-llm and leaves the others queued for a worker that
+	// has one.
+	NoModel bool
 }
 
 // CaseReader reads a saved case: *cases.Store.
@@ -223,7 +230,11 @@ type CaseReader interface {
 // case under CaseID); then it finishes the checks in hand within o.Grace,
 // or releases them to another worker.
 func Work(ctx context.Context, q *jobs.Queue, engines Engines, o WorkOptions) error {
-	return q.Work(ctx, max(o.Parallel, 1), o.Grace, func(ctx context.Context, j jobs.Job) (json.RawMessage, error) {
+	queues := []string{jobs.QueueDefault, jobs.QueueNoLLM}
+	if o.NoModel {
+		queues = []string{jobs.QueueNoLLM}
+	}
+	return q.Work(ctx, max(o.Parallel, 1), o.Grace, queues, func(ctx context.Context, j jobs.Job) (json.RawMessage, error) {
 		var p Post
 		if err := json.Unmarshal(j.Payload, &p); err != nil {
 			return nil, jobs.Permanent(fmt.Errorf("queued post: %w", err))
@@ -262,10 +273,11 @@ func Work(ctx context.Context, q *jobs.Queue, engines Engines, o WorkOptions) er
 
 // engineFailed is what a job gets when the worker has no engine for the
 // options it was queued with: a result saying why, kept as the job's
-// output so that `muse batch results` shows it. A post that needs a model,
-// taken by a worker started without one, fails at once (the worker's
-// configuration will not change while it runs); anything else (stores
-// that cannot be opened now) is tried again later, maybe elsewhere.
+// output so that `muse batch results` shows it. A post that needs a model
+// reaches a worker without one only if it was queued in the no-model
+// queue by hand; it fails at once (the worker's configuration will not
+// change while it runs). Anything else (stores that cannot be opened now)
+// is tried again later, maybe elsewhere.
 func engineFailed(j jobs.Job, co CheckOptions, err error) (json.RawMessage, error) {
 	if errors.Is(err, pipeline.ErrNoModel) {
 		err = fmt.Errorf("the post was queued to be checked with a model (without --no-llm) and this worker has none: %w", err)

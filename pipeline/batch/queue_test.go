@@ -176,6 +176,12 @@ func (w *queueWorld) enqueueWith(t *testing.T, co CheckOptions, suffixes ...stri
 // does, until the batch has nothing queued or running.
 func (w *queueWorld) work(t *testing.T, batchID string, opts pipeline.Options) []jobs.Result {
 	t.Helper()
+	return w.workAs(t, batchID, opts, WorkOptions{Parallel: 2, Grace: 5 * time.Second, Cases: w.store})
+}
+
+// workAs is work by a worker with the options wo.
+func (w *queueWorld) workAs(t *testing.T, batchID string, opts pipeline.Options, wo WorkOptions) []jobs.Result {
+	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
 	engines, closeAll := EnginesFor(func(ctx context.Context, co CheckOptions) (*pipeline.Engine, RunFunc, func() error, error) {
 		o := w.env.Options()
@@ -193,7 +199,7 @@ func (w *queueWorld) work(t *testing.T, batchID string, opts pipeline.Options) [
 	defer closeAll()
 	done := make(chan error, 1)
 	go func() {
-		done <- Work(ctx, w.open(t), engines, WorkOptions{Parallel: 2, Grace: 5 * time.Second, Cases: w.store})
+		done <- Work(ctx, w.open(t), engines, wo)
 	}()
 	defer func() {
 		stop()
@@ -430,34 +436,39 @@ func TestQueuedJobCheckedWithItsOptions(t *testing.T) {
 }
 
 // A worker with no model configured checks the posts queued with --no-llm
-// in the extractive mode; a post queued to be checked with a model fails
-// at once (one attempt, not retried), and its result says why.
+// in the extractive mode and leaves a post queued to be checked with a
+// model where it is, untried, for a worker that has one.
 func TestQueuedJobNeedingAModelOnAWorkerWithout(t *testing.T) {
 	w := newQueueWorld(t, func(openai.ChatCompletionRequest) (*llmtest.Reply, error) { return nil, nil })
-	w.env.Cfg.OpenAIBaseURL, w.env.Cfg.OpenAIAPIKey, w.env.Cfg.Model = "", "", ""
-	w.env.Cfg.OllamaURL = "http://127.0.0.1:1" // no Ollama either
 	needs := w.enqueue(t, "")
 	extractive := w.enqueueWith(t, CheckOptions{NoLLM: true}, " Share!")
+	withModel := *w.env.Cfg
+	w.env.Cfg.OpenAIBaseURL, w.env.Cfg.OpenAIAPIKey, w.env.Cfg.Model = "", "", ""
+	w.env.Cfg.OllamaURL = "http://127.0.0.1:1" // no Ollama either
 
-	rs := w.work(t, needs, pipeline.Options{})
+	rs := w.workAs(t, extractive, pipeline.Options{}, WorkOptions{Parallel: 2, Grace: 5 * time.Second, Cases: w.store, NoModel: true})
 	var res Result
-	if len(rs) != 1 || json.Unmarshal(rs[0].Output, &res) != nil {
-		t.Fatalf("the job needing a model: %+v", rs)
-	}
-	if r := rs[0]; r.State != jobs.Failed || r.Tries != 1 || !strings.Contains(r.Error, "this worker has none") ||
-		!strings.Contains(r.Error, pipeline.ErrNoModel.Error()) {
-		t.Errorf("the job needing a model: %s after %d attempts, error %q; want failed at once, saying the worker has no model", r.State, r.Tries, r.Error)
-	}
-	if res.Status != "failed" || !strings.HasSuffix(rs[0].Error, res.Error) || res.Key == "" || res.Check != nil {
-		t.Errorf("its result %+v: want failed, with the job's error %q", res, rs[0].Error)
-	}
-
-	rs = w.work(t, extractive, pipeline.Options{})
-	res = Result{}
 	if len(rs) != 1 || rs[0].State != jobs.Done || json.Unmarshal(rs[0].Output, &res) != nil || res.Check == nil || !res.Check.NoLLM {
 		t.Fatalf("the --no-llm job: %+v", rs)
 	}
 	if n := len(w.llm.ChatCalls()); n != 0 {
 		t.Errorf("%d model calls", n)
+	}
+	rs, err := w.open(t).Results(context.Background(), needs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 || rs[0].State != jobs.Queued || rs[0].Tries != 0 {
+		t.Fatalf("the job needing a model, after the model-less worker: %+v; want queued, untried", rs)
+	}
+
+	*w.env.Cfg = withModel
+	rs = w.work(t, needs, pipeline.Options{})
+	res = Result{}
+	if len(rs) != 1 || rs[0].State != jobs.Done || json.Unmarshal(rs[0].Output, &res) != nil || res.Check == nil || res.Check.NoLLM {
+		t.Fatalf("the job needing a model, on a worker with one: %+v", rs)
+	}
+	if len(w.llm.ChatCalls()) == 0 {
+		t.Error("checked with a model, yet no model call")
 	}
 }

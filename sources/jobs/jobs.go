@@ -12,6 +12,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -77,6 +78,15 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// The queues a job may wait in. A job that needs no model (a post queued
+// with --no-llm) waits in QueueNoLLM, so that a worker started without a
+// model takes those alone and leaves the others queued for a worker that
+// has one; a worker with a model works both.
+const (
+	QueueDefault = river.QueueDefault
+	QueueNoLLM   = "no_llm"
+)
+
 // Item is one piece of work of a batch.
 type Item struct {
 	Line    int             // its place in the batch, from 1
@@ -86,6 +96,8 @@ type Item struct {
 	// options); nil for none. It is not part of the key: the caller puts
 	// what makes two items different work into Key.
 	Options json.RawMessage
+	// Queue is the queue it waits in; "" is QueueDefault.
+	Queue string
 }
 
 // Job is an item as a worker receives it.
@@ -244,7 +256,9 @@ func migrateRiver[TTx any](ctx context.Context, drv riverdriver.Driver[TTx]) err
 	return nil
 }
 
-func clientConfig(o Options, w *river.Workers, n int) *river.Config {
+// clientConfig is River's configuration; a worker (w set) takes up to n
+// jobs at a time from each of queues (QueueDefault when none is given).
+func clientConfig(o Options, w *river.Workers, n int, queues ...string) *river.Config {
 	cfg := &river.Config{
 		Logger:               o.Logger,
 		MaxAttempts:          o.MaxAttempts,
@@ -253,8 +267,14 @@ func clientConfig(o Options, w *river.Workers, n int) *river.Config {
 		FetchPollInterval:    200 * time.Millisecond,
 	}
 	if w != nil {
+		if len(queues) == 0 {
+			queues = []string{QueueDefault}
+		}
 		cfg.Workers = w
-		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: n}}
+		cfg.Queues = map[string]river.QueueConfig{}
+		for _, name := range queues {
+			cfg.Queues[name] = river.QueueConfig{MaxWorkers: n}
+		}
 	}
 	return cfg
 }
@@ -270,8 +290,8 @@ func (q *Queue) Enqueue(ctx context.Context, items []Item) (batchID string, dupl
 		batchID, q.now(), len(items)); err != nil {
 		return "", 0, fmt.Errorf("enqueue: %w", err)
 	}
-	opts := &river.InsertOpts{MaxAttempts: q.o.MaxAttempts, UniqueOpts: river.UniqueOpts{ByArgs: true}}
 	for _, it := range items {
+		opts := &river.InsertOpts{MaxAttempts: q.o.MaxAttempts, Queue: cmp.Or(it.Queue, QueueDefault), UniqueOpts: river.UniqueOpts{ByArgs: true}}
 		res, err := q.r.insert(ctx, args{Key: it.Key, Payload: it.Payload, Options: it.Options}, opts)
 		if err != nil {
 			return batchID, duplicates, fmt.Errorf("enqueue line %d: %w", it.Line, err)
@@ -287,12 +307,24 @@ func (q *Queue) Enqueue(ctx context.Context, items []Item) (batchID string, dupl
 	return batchID, duplicates, nil
 }
 
-// Work runs up to n jobs at a time with h until ctx is done; then it stops
+// Work runs up to n jobs at a time with h, taken from queues
+// (QueueDefault when none is given), until ctx is done; then it stops
 // taking jobs and gives the ones in hand grace to finish (past it they are
 // released, to be retried by another worker).
-func (q *Queue) Work(ctx context.Context, n int, grace time.Duration, h Handler) error {
+func (q *Queue) Work(ctx context.Context, n int, grace time.Duration, queues []string, h Handler) error {
+	n = max(n, 1)
+	// River counts the jobs in hand per queue; the n are for all of them.
+	// A job taken while n are in hand goes back to wait a second (a
+	// snooze, not an attempt).
+	inHand := make(chan struct{}, n)
 	w := river.NewWorkers()
 	river.AddWorker(w, river.WorkFunc(func(ctx context.Context, j *river.Job[args]) error {
+		select {
+		case inHand <- struct{}{}:
+			defer func() { <-inHand }()
+		default:
+			return river.JobSnooze(time.Second)
+		}
 		out, err := h(ctx, Job{ID: j.ID, Key: j.Args.Key, Payload: j.Args.Payload, Options: j.Args.Options, Attempt: j.Attempt, CreatedAt: j.CreatedAt})
 		if len(out) > 0 {
 			if rerr := river.RecordOutput(ctx, out); rerr != nil && err == nil {
@@ -301,7 +333,7 @@ func (q *Queue) Work(ctx context.Context, n int, grace time.Duration, h Handler)
 		}
 		return err
 	}))
-	return q.r.work(ctx, clientConfig(q.o, w, max(n, 1)), grace)
+	return q.r.work(ctx, clientConfig(q.o, w, n, queues...), grace)
 }
 
 // States of an item, as muse reports them.

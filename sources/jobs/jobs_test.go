@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -57,7 +59,7 @@ func workUntil(t *testing.T, open func() *Queue, batch string, workers int, h Ha
 	for range workers {
 		q := open()
 		wg.Go(func() {
-			if err := q.Work(ctx, 2, 5*time.Second, h); err != nil {
+			if err := q.Work(ctx, 2, 5*time.Second, nil, h); err != nil {
 				t.Error(err)
 			}
 		})
@@ -192,7 +194,7 @@ func TestStoppedWorkerReleasesItsJob(t *testing.T) {
 		done := make(chan error, 1)
 		first := open()
 		go func() {
-			done <- first.Work(ctx, 1, 200*time.Millisecond, func(ctx context.Context, j Job) (json.RawMessage, error) {
+			done <- first.Work(ctx, 1, 200*time.Millisecond, nil, func(ctx context.Context, j Job) (json.RawMessage, error) {
 				close(started)
 				<-ctx.Done() // a check that takes longer than the grace
 				return nil, ctx.Err()
@@ -273,3 +275,120 @@ type oldArgs struct {
 }
 
 func (oldArgs) Kind() string { return "muse_check" }
+
+// A worker on the no-model queue takes only its jobs and leaves the
+// default queue's where they are; a worker on both queues has at most n
+// jobs in hand over the two, and a job it bounces for that is not an
+// attempt.
+func TestQueuesKeepJobsApart(t *testing.T) {
+	engines(t, func(t *testing.T, open func() *Queue) {
+		q := open()
+		var mixed []Item
+		for i, k := range []string{"m1", "x1", "m2", "x2", "m3", "x3"} {
+			it := Item{Line: i + 1, Key: k, Payload: json.RawMessage(`{}`)}
+			if k[0] == 'x' {
+				it.Queue = QueueNoLLM
+			}
+			mixed = append(mixed, it)
+		}
+		batch, _, err := q.Enqueue(context.Background(), mixed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var worked []string
+		inHand, most := 0, 0
+		h := func(ctx context.Context, j Job) (json.RawMessage, error) {
+			mu.Lock()
+			worked = append(worked, j.Key)
+			inHand++
+			most = max(most, inHand)
+			mu.Unlock()
+			time.Sleep(100 * time.Millisecond)
+			mu.Lock()
+			inHand--
+			mu.Unlock()
+			return json.RawMessage(`{}`), nil
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- open().Work(ctx, 2, time.Second, []string{QueueNoLLM}, h) }()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			st, err := q.BatchStatus(context.Background(), batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Done == 3 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the no-model queue's jobs not done in time: %+v", st)
+			}
+		}
+		time.Sleep(500 * time.Millisecond) // time to take a job it should not
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		if got := strings.Join(slices.Sorted(slices.Values(worked)), " "); got != "x1 x2 x3" {
+			t.Errorf("the no-model worker took %q, want x1 x2 x3", got)
+		}
+		worked, most = nil, 0
+		mu.Unlock()
+		rs, err := q.Results(context.Background(), batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			if want := map[bool]string{true: Done, false: Queued}[r.Line%2 == 0]; r.State != want {
+				t.Errorf("line %d: %s, want %s", r.Line, r.State, want)
+			}
+		}
+
+		// Both queues, one job in hand at a time.
+		more, _, err := q.Enqueue(context.Background(), []Item{
+			{Line: 1, Key: "x4", Payload: json.RawMessage(`{}`), Queue: QueueNoLLM},
+			{Line: 2, Key: "x5", Payload: json.RawMessage(`{}`), Queue: QueueNoLLM},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel = context.WithCancel(context.Background())
+		go func() { done <- open().Work(ctx, 1, time.Second, []string{QueueDefault, QueueNoLLM}, h) }()
+		for _, b := range []string{batch, more} {
+			for deadline := time.Now().Add(40 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				st, err := q.BatchStatus(context.Background(), b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Queued+st.Running == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("batch %s not done in time: %+v", b, st)
+				}
+			}
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if got := strings.Join(slices.Sorted(slices.Values(worked)), " "); got != "m1 m2 m3 x4 x5" || most != 1 {
+			t.Errorf("the worker on both queues took %q with up to %d in hand; want m1 m2 m3 x4 x5, one at a time", got, most)
+		}
+		for _, b := range []string{batch, more} {
+			rs, err := q.Results(context.Background(), b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rs {
+				if r.State != Done || r.Tries != 1 {
+					t.Errorf("batch %s line %d: %s after %d attempts; want done after 1", b, r.Line, r.State, r.Tries)
+				}
+			}
+		}
+	})
+}
