@@ -444,7 +444,10 @@ func (r *run) digestEvidence() {
 			r.item(StageEvidence, e, "paragraph found")
 		}
 		if took > 0 {
-			s.Status, s.Reason = StatusUsed, fmt.Sprintf("%d related paragraphs", took)
+			s.Status, s.Reason = StatusUsed, "1 related paragraph"
+			if took > 1 {
+				s.Reason = fmt.Sprintf("%d related paragraphs", took)
+			}
 		} else {
 			s.Status, s.Reason = StatusNotNeeded, "no paragraph shares words with the post"
 		}
