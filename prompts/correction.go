@@ -3,6 +3,7 @@ package prompts
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,6 +41,22 @@ func Correction(p Post, ev []EvidenceItem, language string) ([]llm.Message, erro
 		language = ""
 	}
 	return messages("correction", map[string]any{"Post": p, "Evidence": factsBySource(orderEvidence(ev)), "Language": language})
+}
+
+// SourceID is how the correction prompt names its i-th source (from 0):
+// "S1", "S2"… A model cites "[S1]" in a few tokens where a URL takes twenty
+// or more; the engine puts the URL in its place (CorrectionSources gives
+// the URL of each id) and drops an id that names no source.
+func SourceID(i int) string { return "S" + strconv.Itoa(i+1) }
+
+// CorrectionSources are the URLs of the sources of Correction(p, ev, …) in
+// the order of their ids: the URL of SourceID(i) is at i.
+func CorrectionSources(ev []EvidenceItem) []string {
+	var out []string
+	for _, s := range factsBySource(orderEvidence(ev)) {
+		out = append(out, s.URL)
+	}
+	return out
 }
 
 // sourceFacts is one source of the correction prompt with all its quotes,
