@@ -253,7 +253,7 @@ func (m *LangModel) Prompts(task string) []string {
 var (
 	queriesLanguage    = regexp.MustCompile(`The post is written in [^()\n]+ \(([a-z]{2})\)\. Write queries 1 to`)
 	englishAlso        = regexp.MustCompile(`also write query \d+ in English \(en\)`)
-	correctionLanguage = regexp.MustCompile(`be written in [^()\n]+ \(([a-z]{2})\)`)
+	correctionLanguage = regexp.MustCompile(`is written in [^()\n]+ \(([a-z]{2})\)`)
 )
 
 // Handle answers one chat request.

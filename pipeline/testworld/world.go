@@ -410,7 +410,7 @@ func CorrectionsIn(srv *llmtest.Server, label string) (in, other int) {
 		if llmtest.SchemaName(*c.Chat) != "" {
 			continue // not the correction, which has no schema
 		}
-		if strings.Contains(c.Chat.Messages[len(c.Chat.Messages)-1].Content, "be written in "+label) {
+		if strings.Contains(c.Chat.Messages[len(c.Chat.Messages)-1].Content, "is written in "+label) {
 			in++
 		} else {
 			other++
