@@ -409,8 +409,8 @@ var sentenceSplit = regexp.MustCompile(`(?:[.!?]["”’]?)\s+`)
 // "[S1]", "[S1, S2]", "[S1][S2]", "[1]", "[Source 1]", "(S1)", "source 1",
 // a bare "S1", a Markdown link "[Reuters](S1)" or "[S1](https://…)".
 const (
-	idAny   = `(?:(?:[Ss]ources?\s*#?\s*|[Ss]\s?)?\d{1,3})` // in square brackets a number alone is an id
-	idNamed = `(?:(?:[Ss]ources?\s*#?\s*|[Ss]\s?)\d{1,3})`  // in parentheses an id needs its S or "source"
+	idAny   = `(?:(?:[Ss]ources?\s*[:#]?\s*|[Ss]\s?)?\d{1,3})` // in square brackets a number alone is an id
+	idNamed = `(?:(?:[Ss]ources?\s*[:#]?\s*|[Ss]\s?)\d{1,3})`  // in parentheses an id needs its S or "source"
 	idSep   = `\s*(?:[,;&]|\band\b)?\s*`
 	idGroup = `(?:\[\s*` + idAny + `(?:` + idSep + idAny + `)*\s*\]|\(\s*` + idNamed + `(?:` + idSep + idNamed + `)*\s*\))`
 	// idTarget is a Markdown link's target after an id in brackets: the
@@ -419,22 +419,22 @@ const (
 )
 
 var (
-	idRunRe    = regexp.MustCompile(idGroup + `(?:` + idTarget + `)?(?:` + idSep + idGroup + `(?:` + idTarget + `)?)*`)
+	idRunRe    = regexp.MustCompile(`([ \t]*)` + idGroup + `(?:` + idTarget + `)?(?:` + idSep + idGroup + `(?:` + idTarget + `)?)*`)
 	idLinkRe   = regexp.MustCompile(`\[([^\[\]\n]{1,200})\]\(\s*(` + idNamed + `)\s*\)`)
 	idBareRe   = regexp.MustCompile(`[Ss]ources?\s*#?\s*\d{1,3}(?:` + idSep + `\d{1,3})*|S\d{1,3}`)
 	idTargetRe = regexp.MustCompile(idTarget)
 	idNumRe    = regexp.MustCompile(`\d{1,3}`)
-	idSpaceRe  = regexp.MustCompile(`[ \t]+([.,;:!?)])|([ \t])[ \t]+`)
 )
 
 // ResolveSourceIDs replaces each id a correction cites with the URL of
 // that source, urls[i] being the URL of id i+1: a group of ids in brackets
 // becomes the URLs in parentheses, "source 2" or a bare "S2" the URL alone,
 // "[Reuters](S1)" "Reuters (URL)". A bracketed id, or "source N", that
-// names no source is removed (a bare "S9" stays: it may be a name, as in
-// "Galaxy S9") and named in a warning, as GuardCorrection does with a URL
-// that is not an evidence page. Links in the text are left alone.
-func ResolveSourceIDs(text string, urls []string) (string, []string) {
+// names no source is removed and named in a warning, as GuardCorrection
+// does with a URL that is not an evidence page. A bare "S9" beyond the
+// sources, or one that material (the post, the quotes) has as a word,
+// stays: it is a name, as in "Galaxy S9". Links in the text are left alone.
+func ResolveSourceIDs(text string, urls []string, material string) (string, []string) {
 	var warnings []string
 	lookup := func(ids string) []string {
 		var out []string
@@ -450,9 +450,7 @@ func ResolveSourceIDs(text string, urls []string) (string, []string) {
 		}
 		return out
 	}
-	changed := false
 	text = replaceOutsideLinks(text, idLinkRe, func(src string, m []int) string {
-		changed = true
 		label := src[m[2]:m[3]]
 		if u := lookup(src[m[4]:m[5]]); len(u) > 0 {
 			return label + " (" + u[0] + ")"
@@ -460,34 +458,30 @@ func ResolveSourceIDs(text string, urls []string) (string, []string) {
 		return label
 	})
 	text = replaceOutsideLinks(text, idRunRe, func(src string, m []int) string {
-		changed = true
-		u := lookup(idTargetRe.ReplaceAllString(src[m[0]:m[1]], ""))
+		lead, start := src[m[2]:m[3]], m[3] // the spaces before the ids go with them when none is kept
+		u := lookup(idTargetRe.ReplaceAllString(src[start:m[1]], ""))
 		switch {
 		case len(u) == 0:
 			return ""
-		case m[0] > 0 && src[m[0]-1] == '(' && m[1] < len(src) && src[m[1]] == ')':
-			return strings.Join(u, "; ") // already in parentheses
+		case start > 0 && src[start-1] == '(' && m[1] < len(src) && src[m[1]] == ')':
+			return lead + strings.Join(u, "; ") // already in parentheses
 		}
-		return "(" + strings.Join(u, "; ") + ")"
+		return lead + "(" + strings.Join(u, "; ") + ")"
 	})
 	text = replaceOutsideLinks(text, idBareRe, func(src string, m []int) string {
 		id := src[m[0]:m[1]]
 		if !idBoundary(src, m[0], m[1]) {
 			return id
 		}
-		if n, err := strconv.Atoi(strings.TrimPrefix(id, "S")); err == nil && (n < 1 || n > len(urls)) {
-			return id // "S9" beyond the sources is a name, not an id
+		if n, err := strconv.Atoi(strings.TrimPrefix(id, "S")); err == nil && (n < 1 || n > len(urls) || hasWord(material, id)) {
+			return id // a name, not an id
 		}
-		changed = true
 		if u := lookup(id); len(u) > 0 {
 			return strings.Join(u, " ")
 		}
 		return id // "source 9": named in a warning, the words left
 	})
-	if !changed {
-		return text, nil
-	}
-	return strings.TrimSpace(idSpaceRe.ReplaceAllString(text, "$1$2")), warnings
+	return text, warnings
 }
 
 // replaceOutsideLinks replaces each match of re in text that is not part
@@ -518,6 +512,20 @@ func replaceOutsideLinks(text string, re *regexp.Regexp, f func(src string, m []
 	}
 	b.WriteString(text[last:])
 	return b.String()
+}
+
+// hasWord says whether w is a word of s.
+func hasWord(s, w string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			return false
+		}
+		if idBoundary(s, i+j, i+j+len(w)) {
+			return true
+		}
+		i += j + 1
+	}
 }
 
 // idBoundary says whether text[start:end] stands alone as a word: "S1"

@@ -38,12 +38,18 @@ func TestResolveSourceIDs(t *testing.T) {
 		{"As source 8 says, no ban.", "As source 8 says, no ban.", 1},
 		// Not ids: names, numbers in prose, links.
 		{"The Galaxy S9 was not banned.", "The Galaxy S9 was not banned.", 0},
+		{"The Galaxy S2 was not banned [S2].", "The Galaxy S2 was not banned (" + a + ").", 0}, // S2 is a name in the post
+		{"According to S1, no ban was ordered for S3 owners.", "According to " + r + ", no ban was ordered for S3 owners.", 0},
 		{"Route MS1 and S1-2 are open (1) today.", "Route MS1 and S1-2 are open (1) today.", 0},
 		{"See https://example.org/S1 and [the page](https://example.org/source%201).", "See https://example.org/S1 and [the page](https://example.org/source%201).", 0},
 		{"No ban [S1].\n\nThe lane [S3] widens.", "No ban (" + r + ").\n\nThe lane (" + b + ") widens.", 0},
+		{"No ban was ordered [Source: 2].", "No ban was ordered (" + a + ").", 0},
+		// The model's own spacing stays (French puts a space before ":").
+		{"Ce post est faux : aucune interdiction [S1] !", "Ce post est faux : aucune interdiction (" + r + ") !", 0},
+		{"Ce post est faux : aucune interdiction [S8] !", "Ce post est faux : aucune interdiction !", 1},
 	}
 	for _, c := range cases {
-		got, warns := ResolveSourceIDs(c.in, urls)
+		got, warns := ResolveSourceIDs(c.in, urls, "The post: my S3 and the Galaxy S2 phones are banned.")
 		if got != c.want || len(warns) != c.warns {
 			t.Errorf("ResolveSourceIDs(%q)\n got %q, %q\nwant %q with %d warnings", c.in, got, warns, c.want, c.warns)
 		}
@@ -54,7 +60,7 @@ func TestResolveSourceIDs(t *testing.T) {
 		}
 	}
 	// Resolved, the correction goes through the one URL guard as before.
-	text, _ := ResolveSourceIDs("This post is false [S2] (https://fake.example/x) [S3].", urls)
+	text, _ := ResolveSourceIDs("This post is false [S2] (https://fake.example/x) [S3].", urls, "")
 	guarded, cited, warnings := GuardCorrection(text, urls)
 	if !slices.Equal(cited, []string{a, b}) || len(warnings) != 1 || strings.Contains(guarded, "fake.example") {
 		t.Errorf("guarded %q, cited %q, warnings %q", guarded, cited, warnings)

@@ -52,7 +52,7 @@ func (r *run) correction(ctx context.Context) (int, error) {
 		r.emit(Event{Kind: EventTokenDelta, Stage: StageCorrection, Delta: delta})
 	})
 	r.addUsage(StageCorrection, u)
-	text, warnings := ResolveSourceIDs(text, prompts.CorrectionSources(promptEvidence(ev)))
+	text, warnings := ResolveSourceIDs(text, prompts.CorrectionSources(promptEvidence(ev)), correctionMaterial(c.Post, ev))
 	guarded, cited, linkWarnings := GuardCorrection(text, allowed)
 	warnings = append(warnings, linkWarnings...)
 	c.Correction = Correction{Text: guarded, URLs: cited, Warnings: warnings, Model: r.e.deps.Model.ModelName("correction")}
@@ -119,6 +119,16 @@ func (r *run) orderedEvidence() []EvidenceForPrompt {
 		out = append(out, p)
 	}
 	return out
+}
+
+// correctionMaterial is the text the correction prompt shows besides its
+// rules: a word of it that looks like a source id ("S1") is a name.
+func correctionMaterial(p Post, ev []EvidenceForPrompt) string {
+	parts := []string{p.Text, p.Author, p.Handle}
+	for _, e := range ev {
+		parts = append(parts, e.Publisher, e.Quote)
+	}
+	return strings.Join(parts, "\n")
 }
 
 // promptEvidence is the evidence as the correction prompt shows it; the
