@@ -52,3 +52,33 @@ func TestCorrectionCitesByID(t *testing.T) {
 		t.Errorf("no warning names the invented id: %q", got.Warnings)
 	}
 }
+
+// TestCorrectionIDHabits: the ways models were seen to cite numbered
+// sources, each through a whole check: the correction cites the Reuters and
+// AP pages by URL and carries no id.
+func TestCorrectionIDHabits(t *testing.T) {
+	for name, cite := range map[string]string{
+		"brackets":       "[S1][S2]",
+		"one bracket":    "[S1, S2]",
+		"numbers":        "[1], [2]",
+		"parentheses":    "(S1; S2)",
+		"bare":           "as S1 and S2 report",
+		"words":          "as source 1 and source 2 report",
+		"markdown":       "([Reuters](S1), [AP](S2))",
+		"markdown url":   "[S1](https://www.reuters.com/made-up) [S2](https://apnews.com/made-up)",
+		"source heading": "[Source 1] [Source 2]",
+	} {
+		t.Run(name, func(t *testing.T) {
+			env := testworld.New(t, nil)
+			env.Model.CorrectionReply = &llmtest.Reply{Text: "This post is false: the council has not banned bicycles " + cite + "."}
+			c, err := env.Check(t, pipeline.Options{PageProxy: env.Proxy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{testworld.PageURL("www.reuters.com", env.Pages["www.reuters.com"]), testworld.PageURL("apnews.com", env.Pages["apnews.com"])}
+			if got := c.Correction; !slices.Equal(got.URLs, want) || strings.Contains(got.Text, "S1") || strings.Contains(got.Text, "made-up") {
+				t.Errorf("cited %q in %q, want %q", got.URLs, got.Text, want)
+			}
+		})
+	}
+}

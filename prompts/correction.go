@@ -33,6 +33,8 @@ type EvidenceItem struct {
 // cautious answer without URLs. language labels the language to write in
 // ("Spanish (es)"): empty means the post's (p.Language), and an empty
 // label, or "English (en)", asks for the paper's English "This post is".
+// Sources are named by id ("[S1]", SourceID), not by URL, and the model is
+// asked to cite them so: CorrectionSources gives the URL of each id.
 // Stream it with no schema.
 func Correction(p Post, ev []EvidenceItem, language string) ([]llm.Message, error) {
 	p = cleanPost(p)
