@@ -53,7 +53,7 @@ func TestCorrectionCitesByID(t *testing.T) {
 	}
 }
 
-// TestCorrectionIDHabits: the ways models were seen to cite numbered
+// TestCorrectionIDHabits: the usual ways chat models cite numbered
 // sources, each through a whole check: the correction cites the Reuters and
 // AP pages by URL and carries no id.
 func TestCorrectionIDHabits(t *testing.T) {
