@@ -208,7 +208,8 @@ const promptRatioGoal = 0.25
 
 // TestPromptWordsWithinGoal runs BenchmarkCheck's check (without the
 // model's delay) and fails when its prompts grow past promptRatioGoal of
-// the paper's method, so that a longer prompt is a decision, not a drift.
+// the paper's method, in words or in o200k_base tokens, so that a longer
+// prompt is a decision, not a drift.
 // It runs the check twice: the same check sends the same prompts.
 func TestPromptWordsWithinGoal(t *testing.T) {
 	env := testworld.New(t, nil)
@@ -239,6 +240,14 @@ func TestPromptWordsWithinGoal(t *testing.T) {
 		if ratio > promptRatioGoal {
 			t.Errorf("prompt words %d are %.4f of the paper's %d, over the goal %.2f", w.tokens, ratio, w.paper.tokens, promptRatioGoal)
 		}
+		// A server counts a model's tokens, schemas included: the goal
+		// holds in o200k_base tokens too.
+		o := countPrompts(c, chat, countAsTokens())
+		ratio = float64(o.tokens) / float64(o.paper.tokens)
+		t.Logf("%d prompt o200k tokens vs %d for the paper's method: %.4f (goal ≤ %.2f)", o.tokens, o.paper.tokens, ratio, promptRatioGoal)
+		if ratio > promptRatioGoal {
+			t.Errorf("prompt o200k tokens %d are %.4f of the paper's %d, over the goal %.2f", o.tokens, ratio, o.paper.tokens, promptRatioGoal)
+		}
 		var all []string
 		for _, call := range chat {
 			all = append(all, llmtest.AllText(*call.Chat))
@@ -259,7 +268,7 @@ type promptParts struct {
 var (
 	postBlock  = regexp.MustCompile(`(?s)<<<BEGIN POST>>>.*?<<<END POST>>>`)
 	factsBlock = regexp.MustCompile(`(?s)<<<BEGIN FACTS>>>.*?<<<END FACTS>>>`)
-	pageBlock  = regexp.MustCompile(`(?s)<<<BEGIN ARTICLE(?: \d+)?>>>.*?<<<END ARTICLE(?: \d+)?>>>`)
+	pageBlock  = regexp.MustCompile(`(?s)<<<BEGIN ARTICLES?>>>.*?<<<END ARTICLES?>>>`)
 )
 
 // splitPrompt counts the words of a call as the server does, by part: the

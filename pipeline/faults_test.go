@@ -766,14 +766,8 @@ func obeyingModel(fe *faultEnv) func(kind string, n int, w http.ResponseWriter, 
 			}))
 			return true
 		case "correction":
-			var urls []string
-			for _, u := range testworld.PromptURL.FindAllString(prompt, -1) {
-				if !slices.Contains(urls, u) {
-					urls = append(urls, u)
-				}
-			}
 			text := "This post is TRUE: Reuters confirmed the ban (" + evilURL + "). See also [the council](" +
-				testworld.PageURL("www.rumours.example", fe.Pages["www.rumours.example"]) + ") and " + strings.Join(urls, " ")
+				testworld.PageURL("www.rumours.example", fe.Pages["www.rumours.example"]) + ") and " + strings.Join(testworld.PromptSources(prompt), " ")
 			streamAnswer(w, text)
 			return true
 		}

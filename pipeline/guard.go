@@ -5,6 +5,7 @@ import (
 	"html"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -401,3 +402,137 @@ func closestPassage(q, text string) string {
 }
 
 var sentenceSplit = regexp.MustCompile(`(?:[.!?]["”’]?)\s+`)
+
+// The correction prompt names its sources by id (prompts.SourceID: S1,
+// S2…) instead of by URL, which costs a model's tokens several times over;
+// ResolveSourceIDs puts the URLs back. Models write ids in several ways:
+// "[S1]", "[S1, S2]", "[S1][S2]", "[1]", "[Source 1]", "(S1)", "source 1",
+// a bare "S1", a Markdown link "[Reuters](S1)" or "[S1](https://…)".
+const (
+	idAny   = `(?:(?:[Ss]ources?\s*[:#]?\s*|[Ss]\s?)?\d{1,3})` // in square brackets a number alone is an id
+	idNamed = `(?:(?:[Ss]ources?\s*[:#]?\s*|[Ss]\s?)\d{1,3})`  // in parentheses an id needs its S or "source"
+	idSep   = `\s*(?:[,;&]|\band\b)?\s*`
+	idGroup = `(?:\[\s*` + idAny + `(?:` + idSep + idAny + `)*\s*\]|\(\s*` + idNamed + `(?:` + idSep + idNamed + `)*\s*\))`
+	// idTarget is a Markdown link's target after an id in brackets: the
+	// id says which source, so the target goes.
+	idTarget = `\(\s*<?[A-Za-z][A-Za-z0-9+.-]*:[^\s()]*>?\s*\)`
+)
+
+var (
+	idRunRe    = regexp.MustCompile(`([ \t]*)` + idGroup + `(?:` + idTarget + `)?(?:` + idSep + idGroup + `(?:` + idTarget + `)?)*`)
+	idLinkRe   = regexp.MustCompile(`\[([^\[\]\n]{1,200})\]\(\s*(` + idNamed + `)\s*\)`)
+	idBareRe   = regexp.MustCompile(`[Ss]ources?\s*#?\s*\d{1,3}(?:` + idSep + `\d{1,3})*|S\d{1,3}`)
+	idTargetRe = regexp.MustCompile(idTarget)
+	idNumRe    = regexp.MustCompile(`\d{1,3}`)
+)
+
+// ResolveSourceIDs replaces each id a correction cites with the URL of
+// that source, urls[i] being the URL of id i+1: a group of ids in brackets
+// becomes the URLs in parentheses, "source 2" or a bare "S2" the URL alone,
+// "[Reuters](S1)" "Reuters (URL)". A bracketed id, or "source N", that
+// names no source is removed and named in a warning, as GuardCorrection
+// does with a URL that is not an evidence page. A bare "S9" beyond the
+// sources, or one that material (the post, the quotes) has as a word,
+// stays: it is a name, as in "Galaxy S9". Links in the text are left alone.
+func ResolveSourceIDs(text string, urls []string, material string) (string, []string) {
+	var warnings []string
+	lookup := func(ids string) []string {
+		var out []string
+		for _, n := range idNumRe.FindAllString(ids, -1) {
+			i, _ := strconv.Atoi(n)
+			if i < 1 || i > len(urls) {
+				warnings = append(warnings, fmt.Sprintf("removed source %s: not one of the evidence sources", n))
+				continue
+			}
+			if !slices.Contains(out, urls[i-1]) {
+				out = append(out, urls[i-1])
+			}
+		}
+		return out
+	}
+	text = replaceOutsideLinks(text, idLinkRe, func(src string, m []int) string {
+		label := src[m[2]:m[3]]
+		if u := lookup(src[m[4]:m[5]]); len(u) > 0 {
+			return label + " (" + u[0] + ")"
+		}
+		return label
+	})
+	text = replaceOutsideLinks(text, idRunRe, func(src string, m []int) string {
+		lead, start := src[m[2]:m[3]], m[3] // the spaces before the ids go with them when none is kept
+		u := lookup(idTargetRe.ReplaceAllString(src[start:m[1]], ""))
+		switch {
+		case len(u) == 0:
+			return ""
+		case start > 0 && src[start-1] == '(' && m[1] < len(src) && src[m[1]] == ')':
+			return lead + strings.Join(u, "; ") // already in parentheses
+		}
+		return lead + "(" + strings.Join(u, "; ") + ")"
+	})
+	text = replaceOutsideLinks(text, idBareRe, func(src string, m []int) string {
+		id := src[m[0]:m[1]]
+		if !idBoundary(src, m[0], m[1]) {
+			return id
+		}
+		if n, err := strconv.Atoi(strings.TrimPrefix(id, "S")); err == nil && (n < 1 || n > len(urls) || hasWord(material, id)) {
+			return id // a name, not an id
+		}
+		if u := lookup(id); len(u) > 0 {
+			return strings.Join(u, " ")
+		}
+		return id // "source 9": named in a warning, the words left
+	})
+	return text, warnings
+}
+
+// replaceOutsideLinks replaces each match of re in text that is not part
+// of a link (sources/links) by what f makes of it; a match may hold a
+// whole link ("[S1](https://…)", "[Reuters](S1)"). f gets text and the
+// match's submatch indexes.
+func replaceOutsideLinks(text string, re *regexp.Regexp, f func(src string, m []int) string) string {
+	var spans []links.Link
+	for _, l := range links.Find(text) {
+		if strings.Contains(l.URL, "://") { // "[Reuters](S1)" links to an id, not a page
+			spans = append(spans, l)
+		}
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
+		if slices.ContainsFunc(spans, func(l links.Link) bool {
+			return m[0] < l.End && l.Start < m[1] && (l.Start < m[0] || m[1] < l.End)
+		}) {
+			continue
+		}
+		b.WriteString(text[last:m[0]])
+		b.WriteString(f(text, m))
+		last = m[1]
+	}
+	if last == 0 {
+		return text
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+// hasWord says whether w is a word of s.
+func hasWord(s, w string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			return false
+		}
+		if idBoundary(s, i+j, i+j+len(w)) {
+			return true
+		}
+		i += j + 1
+	}
+}
+
+// idBoundary says whether text[start:end] stands alone as a word: "S1"
+// but not "S1x", "/S1", "MS1" or "S1-2".
+func idBoundary(text string, start, end int) bool {
+	before, _ := utf8.DecodeLastRuneInString(text[:start])
+	after, _ := utf8.DecodeRuneInString(text[end:])
+	return (start == 0 || !isWordRune(before) && !strings.ContainsRune("/_-.@#", before)) &&
+		(end == len(text) || !isWordRune(after) && !strings.ContainsRune("/_-@#", after))
+}

@@ -125,7 +125,7 @@ func TestCorrectionLanguageOption(t *testing.T) {
 		t.Errorf("queries %v", c.Queries)
 	}
 	ps := env.Model.Prompts("correction")
-	if len(ps) == 0 || !strings.Contains(ps[len(ps)-1], `start with "This post is"`) || strings.Contains(ps[len(ps)-1], "Spanish (es), the language of the post") {
+	if len(ps) == 0 || !strings.Contains(ps[len(ps)-1], `starts with "This post is"`) || strings.Contains(ps[len(ps)-1], "Spanish (es), the language of the post") {
 		t.Errorf("correction prompt:\n%s", strings.Join(ps, "\n---\n"))
 	}
 }

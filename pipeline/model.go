@@ -117,12 +117,7 @@ func (m *LLMModel) Evidence(ctx context.Context, in EvidenceInput) ([]string, []
 
 // Correction implements Model, streaming the answer.
 func (m *LLMModel) Correction(ctx context.Context, in CorrectionInput, onDelta func(string)) (string, CallUsage, error) {
-	var items []prompts.EvidenceItem
-	for _, e := range in.Evidence {
-		items = append(items, prompts.EvidenceItem{URL: e.URL, Publisher: e.Publisher, Tier: e.Tier,
-			Published: e.Published, Kind: e.Kind, Quotes: []string{e.Quote}})
-	}
-	msgs, err := prompts.Correction(promptPost(in.Post, in.Images), items, lang.Label(in.Language))
+	msgs, err := prompts.Correction(promptPost(in.Post, in.Images), promptEvidence(in.Evidence), lang.Label(in.Language))
 	if err != nil {
 		return "", CallUsage{}, err
 	}

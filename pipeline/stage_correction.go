@@ -52,7 +52,9 @@ func (r *run) correction(ctx context.Context) (int, error) {
 		r.emit(Event{Kind: EventTokenDelta, Stage: StageCorrection, Delta: delta})
 	})
 	r.addUsage(StageCorrection, u)
-	guarded, cited, warnings := GuardCorrection(text, allowed)
+	text, warnings := ResolveSourceIDs(text, prompts.CorrectionSources(promptEvidence(ev)), correctionMaterial(c.Post, ev))
+	guarded, cited, linkWarnings := GuardCorrection(text, allowed)
+	warnings = append(warnings, linkWarnings...)
 	c.Correction = Correction{Text: guarded, URLs: cited, Warnings: warnings, Model: r.e.deps.Model.ModelName("correction")}
 	for _, w := range warnings {
 		r.warn(StageCorrection, "%s", w)
@@ -117,6 +119,27 @@ func (r *run) orderedEvidence() []EvidenceForPrompt {
 		out = append(out, p)
 	}
 	return out
+}
+
+// correctionMaterial is the text the correction prompt shows besides its
+// rules: a word of it that looks like a source id ("S1") is a name.
+func correctionMaterial(p Post, ev []EvidenceForPrompt) string {
+	parts := []string{p.Text, p.Author, p.Handle}
+	for _, e := range ev {
+		parts = append(parts, e.Publisher, e.Quote)
+	}
+	return strings.Join(parts, "\n")
+}
+
+// promptEvidence is the evidence as the correction prompt shows it; the
+// prompt's source ids (prompts.CorrectionSources) follow from it.
+func promptEvidence(ev []EvidenceForPrompt) []prompts.EvidenceItem {
+	var items []prompts.EvidenceItem
+	for _, e := range ev {
+		items = append(items, prompts.EvidenceItem{URL: e.URL, Publisher: e.Publisher, Tier: e.Tier,
+			Published: e.Published, Kind: e.Kind, Quotes: []string{e.Quote}})
+	}
+	return items
 }
 
 // digest lists the evidence pages and their paragraphs without judging.

@@ -111,7 +111,7 @@ func TestImagePostEndToEnd(t *testing.T) {
 		if name == "image_description" {
 			continue
 		}
-		if name == "queries" && !strings.Contains(llmtest.AllText(*call.Chat), "5 different queries") {
+		if name == "queries" && !strings.Contains(llmtest.AllText(*call.Chat), "5 different web search queries") {
 			t.Errorf("queries prompt does not ask for 5: %.300s", llmtest.LastUser(*call.Chat))
 		}
 		if !strings.Contains(llmtest.AllText(*call.Chat), "Council Order 2024-7") {

@@ -84,14 +84,8 @@ func unseenModel(req openai.ChatCompletionRequest) (llmtest.Reply, error) {
 			return ref, nil
 		})}, nil
 	}
-	var urls []string
-	for _, u := range testworld.PromptURL.FindAllString(llmtest.LastUser(req), -1) {
-		if !slices.Contains(urls, u) {
-			urls = append(urls, u)
-		}
-	}
-	return llmtest.Reply{Text: "This post is false. Reuters, AP, NPR and the BBC all reported the East Palestine derailment within days (" +
-		strings.Join(urls, "; ") + ")."}, nil
+	return llmtest.Reply{Text: "This post is false. Reuters, AP, NPR and the BBC all reported the East Palestine derailment within days " +
+		strings.Join(testworld.PromptSources(llmtest.LastUser(req)), "") + "."}, nil
 }
 
 // worldConfig is the configuration of a loopback world: the model and

@@ -3,6 +3,7 @@ package prompts
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,6 +33,8 @@ type EvidenceItem struct {
 // cautious answer without URLs. language labels the language to write in
 // ("Spanish (es)"): empty means the post's (p.Language), and an empty
 // label, or "English (en)", asks for the paper's English "This post is".
+// Sources are named by id ("[S1]", SourceID), not by URL, and the model is
+// asked to cite them so: CorrectionSources gives the URL of each id.
 // Stream it with no schema.
 func Correction(p Post, ev []EvidenceItem, language string) ([]llm.Message, error) {
 	p = cleanPost(p)
@@ -40,6 +43,22 @@ func Correction(p Post, ev []EvidenceItem, language string) ([]llm.Message, erro
 		language = ""
 	}
 	return messages("correction", map[string]any{"Post": p, "Evidence": factsBySource(orderEvidence(ev)), "Language": language})
+}
+
+// SourceID is how the correction prompt names its i-th source (from 0):
+// "S1", "S2"… A model cites "[S1]" in a few tokens where a URL takes twenty
+// or more; the engine puts the URL in its place (CorrectionSources gives
+// the URL of each id) and drops an id that names no source.
+func SourceID(i int) string { return "S" + strconv.Itoa(i+1) }
+
+// CorrectionSources are the URLs of the sources of Correction(p, ev, …) in
+// the order of their ids: the URL of SourceID(i) is at i.
+func CorrectionSources(ev []EvidenceItem) []string {
+	var out []string
+	for _, s := range factsBySource(orderEvidence(ev)) {
+		out = append(out, s.URL)
+	}
+	return out
 }
 
 // sourceFacts is one source of the correction prompt with all its quotes,

@@ -136,10 +136,9 @@ func (pg Page) Chars() int {
 // context. Its fallback asks for the paper's two-part list.
 func EvidenceSchema() *llm.Schema {
 	return &llm.Schema{
-		Name:        SchemaEvidence,
-		Description: "Paragraphs copied verbatim from the article: at most two that refute the post explicitly, at most two that give context refuting it implicitly.",
-		JSON:        stringArrays("refutes", "context"),
-		Fallback:    fallback("evidence_format.tmpl", nil),
+		Name:     SchemaEvidence,
+		JSON:     stringArrays("refutes", "context"),
+		Fallback: fallback("evidence_format.tmpl", nil),
 	}
 }
 
@@ -165,10 +164,9 @@ func EvidencePagesSchema() *llm.Schema {
 		"additionalProperties": false,
 	})
 	return &llm.Schema{
-		Name:        SchemaEvidence,
-		Description: "For each numbered article, paragraphs copied verbatim from it: at most two that refute the post explicitly, at most two that give context refuting it implicitly.",
-		JSON:        b,
-		Fallback:    fallback("evidence_pages_format.tmpl", nil),
+		Name:     SchemaEvidence,
+		JSON:     b,
+		Fallback: fallback("evidence_pages_format.tmpl", nil),
 	}
 }
 

@@ -44,9 +44,9 @@ func TestPromptsNameTheLanguage(t *testing.T) {
 		want     []string
 		not      []string
 	}{
-		{"", []string{"be written in Spanish (es), the language of the post", `start with the words for "This post is" in Spanish (es)`}, nil},
-		{"German (de)", []string{"be written in German (de),", `"This post is" in German (de)`}, []string{"the language of the post"}},
-		{"English (en)", []string{`start with "This post is".`}, []string{"be written in"}},
+		{"", []string{"is written in Spanish (es), the language of the post", `starts with the words for "This post is" in Spanish (es)`, "keeping each id as written"}, nil},
+		{"German (de)", []string{"is written in German (de),", `"This post is" in German (de)`}, []string{"the language of the post"}},
+		{"English (en)", []string{`starts with "This post is".`}, []string{"is written in"}},
 	} {
 		m, err := Correction(es, ev, c.language)
 		if err != nil {
@@ -64,7 +64,7 @@ func TestPromptsNameTheLanguage(t *testing.T) {
 			}
 		}
 	}
-	if m, _ := Correction(Post{Text: "x"}, ev, ""); !strings.Contains(m[len(m)-1].Content, `start with "This post is".`) {
+	if m, _ := Correction(Post{Text: "x"}, ev, ""); !strings.Contains(m[len(m)-1].Content, `starts with "This post is".`) {
 		t.Error("an English post's correction lost its opener")
 	}
 	page := Page{URL: "https://www.efe.com/a", Title: "Sevilla", Paragraphs: []string{"El Ayuntamiento no ha prohibido las bicicletas."}}
@@ -82,7 +82,7 @@ func TestPromptsNameTheLanguage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(p, "in the article's own language, never translated") {
+		if !strings.Contains(p, "copy word for word (in its own language,") {
 			t.Errorf("%s prompt does not keep quotes in the article's language:\n%s", name, p)
 		}
 	}

@@ -40,13 +40,17 @@ var files embed.FS
 // Read-only after package initialisation; Execute is safe for concurrent use.
 // The templates are embedded, so a parse error is caught by the tests.
 var tmpls = template.Must(template.New("prompts").Funcs(template.FuncMap{
-	"oneLine": oneLine,
-	"handle":  handle,
-	"when":    when,
-	"day":     day,
-	"join":    strings.Join,
-	"seq":     seq,
-	"inc":     func(i int) int { return i + 1 },
+	"oneLine":  oneLine,
+	"handle":   handle,
+	"when":     when,
+	"day":      day,
+	"join":     strings.Join,
+	"seq":      seq,
+	"inc":      func(i int) int { return i + 1 },
+	"sourceID": SourceID,
+	"weekday":  weekday,
+	"withTime": func(p Post) postView { return postView{Post: p} },
+	"dayOnly":  func(p Post) postView { return postView{Post: p, DayOnly: true} },
 }).ParseFS(files, "templates/*.tmpl"))
 
 // The paper's numbers.
@@ -73,6 +77,14 @@ type Post struct {
 	// (lang.Label): small local models follow that far better than "the
 	// language of the post". Empty, or English, says nothing.
 	Language string
+}
+
+// postView is a post as the post template shows it: with its time of day
+// where relative times are resolved (queries: "this morning"), by its day
+// alone where only its date matters (evidence, correction).
+type postView struct {
+	Post
+	DayOnly bool
 }
 
 func messages(task string, data any) ([]llm.Message, error) {
@@ -154,19 +166,25 @@ func handle(h string) string {
 	return "@" + h
 }
 
+// when is a post's time with its weekday, so a model can resolve
+// "yesterday" or "on Monday": "Thursday 1 Feb 2024 12:00 UTC" (a day, month
+// and year tokenise into fewer tokens than 2024-02-01).
 func when(t time.Time) string {
 	if t.IsZero() {
 		return "unknown"
 	}
-	t = t.UTC()
-	return t.Format("2006-01-02 15:04 UTC") + " (" + t.Weekday().String() + ")"
+	return t.UTC().Format("Monday 2 Jan 2006 15:04 UTC")
 }
 
+// weekday is a post's day with its weekday: "Thursday 1 Feb 2024".
+func weekday(t time.Time) string { return t.UTC().Format("Monday 2 Jan 2006") }
+
+// day is a page's date: "20 Jan 2024".
 func day(t time.Time) string {
 	if t.IsZero() {
 		return "unknown date"
 	}
-	return t.UTC().Format("2006-01-02")
+	return t.UTC().Format("2 Jan 2006")
 }
 
 func seq(n int) []int {

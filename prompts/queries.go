@@ -1,7 +1,6 @@
 package prompts
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 
@@ -48,10 +47,9 @@ func QueriesSchema(p Post, n int) *llm.Schema {
 		n = NumQueries(p)
 	}
 	return &llm.Schema{
-		Name:        SchemaQueries,
-		Description: fmt.Sprintf("Up to %d web search queries to fact-check the post; empty when the post is not informative.", MaxQueries(p, n)),
-		JSON:        stringArrays("queries"),
-		Fallback:    fallback("queries_format.tmpl", map[string]any{"N": n, "English": oneLine(p.Language) != ""}),
+		Name:     SchemaQueries,
+		JSON:     stringArrays("queries"),
+		Fallback: fallback("queries_format.tmpl", map[string]any{"N": n, "English": oneLine(p.Language) != ""}),
 	}
 }
 

@@ -82,7 +82,7 @@ func TestRoundTripThroughClient(t *testing.T) {
 func fakeModel(req openai.ChatCompletionRequest, schema bool) (string, error) {
 	prompt := llmtest.LastUser(req)
 	switch {
-	case strings.Contains(prompt, "different queries that would find"):
+	case strings.Contains(prompt, "different web search queries"):
 		if schema {
 			return `{"queries":["WHO 5G coronavirus claim","5G towers spread virus","5G COVID-19 April 2020"]}`, nil
 		}

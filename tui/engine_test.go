@@ -71,7 +71,7 @@ func engineWorld(t *testing.T) (*setup.Config, *url.URL) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"query": r.URL.Query().Get("q"), "results": res})
 	}))
 	t.Cleanup(searx.Close)
-	urlRE := regexp.MustCompile(`https?://[^\s<>"')\]]+`)
+	idRE := regexp.MustCompile(`(?m)^\[S\d+\]`) // the correction prompt's source ids
 	model := llmtest.NewServer(t, func(req openai.ChatCompletionRequest) (string, error) {
 		switch llmtest.SchemaName(req) {
 		case "queries":
@@ -86,8 +86,8 @@ func engineWorld(t *testing.T) (*setup.Config, *url.URL) {
 			b, _ := json.Marshal(map[string][]string{"refutes": ref, "context": {}})
 			return string(b), nil
 		}
-		urls := urlRE.FindAllString(llmtest.LastUser(req), 2)
-		return "This post is false. The council has not banned bicycles from Main Street (" + strings.Join(urls, "; ") + ").", nil
+		ids := idRE.FindAllString(llmtest.LastUser(req), 2)
+		return "This post is false. The council has not banned bicycles from Main Street " + strings.Join(ids, "") + ".", nil
 	})
 	dir := t.TempDir()
 	proxyURL := proxy

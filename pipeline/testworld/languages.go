@@ -253,8 +253,7 @@ func (m *LangModel) Prompts(task string) []string {
 var (
 	queriesLanguage    = regexp.MustCompile(`The post is written in [^()\n]+ \(([a-z]{2})\)\. Write queries 1 to`)
 	englishAlso        = regexp.MustCompile(`also write query \d+ in English \(en\)`)
-	correctionLanguage = regexp.MustCompile(`be written in [^()\n]+ \(([a-z]{2})\)`)
-	sourceLine         = regexp.MustCompile(`(?m)^- Source: (\S+)$`)
+	correctionLanguage = regexp.MustCompile(`is written in [^()\n]+ \(([a-z]{2})\)`)
 )
 
 // Handle answers one chat request.
@@ -301,17 +300,11 @@ func (m *LangModel) Handle(req openai.ChatCompletionRequest) (llmtest.Reply, err
 			return ref, ctx
 		})}, nil
 	}
-	var urls []string
-	for _, mm := range sourceLine.FindAllStringSubmatch(prompt, -1) {
-		if !slices.Contains(urls, mm[1]) {
-			urls = append(urls, mm[1])
-		}
-	}
 	text := "This post is false: no such ban was ordered"
 	if mm := correctionLanguage.FindStringSubmatch(prompt); mm != nil && mm[1] == w.Lang {
 		text = w.Correction
 	}
-	return llmtest.Reply{Text: text + " (" + strings.Join(urls, "; ") + ")."}, nil
+	return llmtest.Reply{Text: text + " " + strings.Join(PromptSources(prompt), " ") + "."}, nil
 }
 
 // Label names the world's language as the prompts must ("Spanish (es)").

@@ -172,16 +172,25 @@ func SearXNGLanguage(t testing.TB, resultsFor func(q, language string) []string)
 	return srv
 }
 
-var articleBlock = regexp.MustCompile(`(?s)<<<BEGIN ARTICLE(?: \d+)?>>>(.*?)<<<END ARTICLE(?: \d+)?>>>`)
+var (
+	articleBlock  = regexp.MustCompile(`(?s)<<<BEGIN ARTICLE>>>(.*?)<<<END ARTICLE>>>`)
+	articlesBlock = regexp.MustCompile(`(?s)<<<BEGIN ARTICLES>>>(.*?)<<<END ARTICLES>>>`)
+	articleHead   = regexp.MustCompile(`<<<\d+>>>`)
+)
 
-// Articles gives the text of each article block of an evidence prompt, in
-// order (one Page per prompt or several, numbered from 1).
+// Articles gives the text of each article of an evidence prompt, in order:
+// the one article of a one-page prompt, or the numbered articles of a
+// several-page prompt (from 1).
 func Articles(prompt string) []string {
-	var out []string
-	for _, m := range articleBlock.FindAllStringSubmatch(prompt, -1) {
-		out = append(out, m[1])
+	if m := articleBlock.FindStringSubmatch(prompt); m != nil {
+		return []string{m[1]}
 	}
-	return out
+	m := articlesBlock.FindStringSubmatch(prompt)
+	if m == nil {
+		return nil
+	}
+	parts := articleHead.Split(m[1], -1)
+	return parts[1:] // what precedes the first heading is no article
 }
 
 // EvidenceAnswer is the schema's answer: for each article, what quotes says
@@ -205,6 +214,18 @@ func EvidenceAnswer(arts []string, quotes func(art string) (ref, ctx []string)) 
 
 // PromptURL finds the URLs a prompt shows the model.
 var PromptURL = regexp.MustCompile(`https?://[^\s<>"')\]]+`)
+
+var promptSource = regexp.MustCompile(`(?m)^\[S\d+\] `)
+
+// PromptSources are the ids the correction prompt gives its sources, as a
+// model cites them ("[S1]", "[S2]"…), in order.
+func PromptSources(prompt string) []string {
+	var out []string
+	for _, m := range promptSource.FindAllString(prompt, -1) {
+		out = append(out, strings.TrimSpace(m))
+	}
+	return out
+}
 
 // Model answers like a good model: three queries, the quotes really
 // on each page, a correction citing the first two evidence URLs. Hooks let
@@ -259,15 +280,11 @@ func (m *Model) Handle(req openai.ChatCompletionRequest) (llmtest.Reply, error) 
 			return ref, ctx
 		})}, nil
 	}
-	// The correction: stream, citing evidence URLs found in the prompt.
-	var urls []string
-	for _, u := range PromptURL.FindAllString(llmtest.LastUser(req), -1) {
-		if !strings.Contains(strings.Join(urls, " "), u) && len(urls) < 2 {
-			urls = append(urls, u)
-		}
-	}
-	text := "This post is false. Springfield's council has not banned bicycles from Main Street, and the mayor signed no such order (" +
-		strings.Join(urls, "; ") + ")."
+	// The correction: stream, citing the first two sources of the prompt
+	// by their ids.
+	ids := PromptSources(llmtest.LastUser(req))
+	text := "This post is false. Springfield's council has not banned bicycles from Main Street, and the mayor signed no such order " +
+		strings.Join(ids[:min(2, len(ids))], "") + "."
 	if m.InventURL {
 		text += " See also https://www.springfield-truth.example/ban-exposed for details."
 	}
@@ -393,7 +410,7 @@ func CorrectionsIn(srv *llmtest.Server, label string) (in, other int) {
 		if llmtest.SchemaName(*c.Chat) != "" {
 			continue // not the correction, which has no schema
 		}
-		if strings.Contains(c.Chat.Messages[len(c.Chat.Messages)-1].Content, "be written in "+label) {
+		if strings.Contains(c.Chat.Messages[len(c.Chat.Messages)-1].Content, "is written in "+label) {
 			in++
 		} else {
 			other++

@@ -1,0 +1,84 @@
+package pipeline_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/testworld"
+	"github.com/musecheck/muse/sources/llm/llmtest"
+)
+
+// TestCorrectionCitesByID: the correction prompt names its sources by id,
+// never by URL, and whatever way a model cites them — "[S1]", "source 2",
+// "[3]", a Markdown link to an id — the correction the journalist sees
+// carries the sources' real URLs; an id the model invents is removed with
+// a warning, as an invented URL is.
+func TestCorrectionCitesByID(t *testing.T) {
+	env := testworld.New(t, nil)
+	reuters := testworld.PageURL("www.reuters.com", env.Pages["www.reuters.com"])
+	ap := testworld.PageURL("apnews.com", env.Pages["apnews.com"])
+	bbc := testworld.PageURL("www.bbc.co.uk", env.Pages["www.bbc.co.uk"])
+	env.Model.CorrectionReply = &llmtest.Reply{Text: "This post is false. The council has not banned bicycles [S1], as source 2 confirms; " +
+		"it is widening a bike lane [[BBC](S3)], and the mayor resigned [S12]."}
+	c, err := env.Check(t, pipeline.Options{PageProxy: env.Proxy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prompt string
+	for _, call := range env.LLM.ChatCalls() {
+		if llmtest.SchemaName(*call.Chat) == "" {
+			prompt = llmtest.LastUser(*call.Chat)
+		}
+	}
+	facts := prompt[strings.Index(prompt, "<<<BEGIN FACTS>>>"):]
+	if ids := testworld.PromptSources(prompt); len(ids) < 3 || ids[0] != "[S1]" || strings.Contains(facts, "http") {
+		t.Fatalf("the correction prompt should name its sources by id, without URLs:\n%s", prompt)
+	}
+	got := c.Correction
+	if !slices.Equal(got.URLs, []string{reuters, ap, bbc}) {
+		t.Errorf("cited %q, want the Reuters, AP and BBC pages:\n%s", got.URLs, got.Text)
+	}
+	for _, want := range []string{"bicycles (" + reuters + ")", "as " + ap + " confirms", "BBC (" + bbc + ")"} {
+		if !strings.Contains(got.Text, want) {
+			t.Errorf("correction lacks %q:\n%s", want, got.Text)
+		}
+	}
+	if strings.Contains(got.Text, "S12") || strings.Contains(got.Text, "[S") {
+		t.Errorf("an id is left in the correction:\n%s", got.Text)
+	}
+	if !slices.ContainsFunc(got.Warnings, func(w string) bool { return strings.Contains(w, "source 12: not one of the evidence sources") }) {
+		t.Errorf("no warning names the invented id: %q", got.Warnings)
+	}
+}
+
+// TestCorrectionIDHabits: the usual ways chat models cite numbered
+// sources, each through a whole check: the correction cites the Reuters and
+// AP pages by URL and carries no id.
+func TestCorrectionIDHabits(t *testing.T) {
+	for name, cite := range map[string]string{
+		"brackets":       "[S1][S2]",
+		"one bracket":    "[S1, S2]",
+		"numbers":        "[1], [2]",
+		"parentheses":    "(S1; S2)",
+		"bare":           "as S1 and S2 report",
+		"words":          "as source 1 and source 2 report",
+		"markdown":       "([Reuters](S1), [AP](S2))",
+		"markdown url":   "[S1](https://www.reuters.com/made-up) [S2](https://apnews.com/made-up)",
+		"source heading": "[Source 1] [Source 2]",
+	} {
+		t.Run(name, func(t *testing.T) {
+			env := testworld.New(t, nil)
+			env.Model.CorrectionReply = &llmtest.Reply{Text: "This post is false: the council has not banned bicycles " + cite + "."}
+			c, err := env.Check(t, pipeline.Options{PageProxy: env.Proxy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{testworld.PageURL("www.reuters.com", env.Pages["www.reuters.com"]), testworld.PageURL("apnews.com", env.Pages["apnews.com"])}
+			if got := c.Correction; !slices.Equal(got.URLs, want) || strings.Contains(got.Text, "S1") || strings.Contains(got.Text, "made-up") {
+				t.Errorf("cited %q in %q, want %q", got.URLs, got.Text, want)
+			}
+		})
+	}
+}
