@@ -407,12 +407,14 @@ var sentenceSplit = regexp.MustCompile(`(?:[.!?]["”’]?)\s+`)
 // S2…) instead of by URL, which costs a model's tokens several times over;
 // ResolveSourceIDs puts the URLs back. Models write ids in several ways:
 // "[S1]", "[S1, S2]", "[S1][S2]", "[1]", "[Source 1]", "(S1)", "source 1",
-// a bare "S1", a Markdown link "[Reuters](S1)" or "[S1](https://…)".
+// a bare "S1", a Markdown link "[Reuters](S1)" or "[S1](https://…)";
+// models trained on Chinese text bracket them 【S1】 or ［S1］, and a run
+// of sources may be a range, "[S1–S3]".
 const (
 	idAny   = `(?:(?:[Ss]ources?\s*[:#]?\s*|[Ss]\s?)?\d{1,3})` // in square brackets a number alone is an id
 	idNamed = `(?:(?:[Ss]ources?\s*[:#]?\s*|[Ss]\s?)\d{1,3})`  // in parentheses an id needs its S or "source"
-	idSep   = `\s*(?:[,;&]|\band\b)?\s*`
-	idGroup = `(?:\[\s*` + idAny + `(?:` + idSep + idAny + `)*\s*\]|\(\s*` + idNamed + `(?:` + idSep + idNamed + `)*\s*\))`
+	idSep   = `\s*(?:[,;&、，；\-–—]|\band\b)?\s*`
+	idGroup = `(?:[\[【［]\s*` + idAny + `(?:` + idSep + idAny + `)*\s*[\]】］]|[(（]\s*` + idNamed + `(?:` + idSep + idNamed + `)*\s*[)）])`
 	// idTarget is a Markdown link's target after an id in brackets: the
 	// id says which source, so the target goes.
 	idTarget = `\(\s*<?[A-Za-z][A-Za-z0-9+.-]*:[^\s()]*>?\s*\)`
@@ -424,7 +426,27 @@ var (
 	idBareRe   = regexp.MustCompile(`[Ss]ources?\s*#?\s*\d{1,3}(?:` + idSep + `\d{1,3})*|S\d{1,3}`)
 	idTargetRe = regexp.MustCompile(idTarget)
 	idNumRe    = regexp.MustCompile(`\d{1,3}`)
+	idRangeRe  = regexp.MustCompile(`(\d{1,3})\s*[\-–—]\s*(?:[Ss](?:ources?)?\s*)?(\d{1,3})`)
 )
+
+// idNumbers are the source numbers ids names, a range "1–3" read as 1, 2, 3.
+func idNumbers(ids string) []int {
+	var out []int
+	for _, m := range idRangeRe.FindAllStringSubmatchIndex(ids, -1) {
+		a, _ := strconv.Atoi(ids[m[2]:m[3]])
+		b, _ := strconv.Atoi(ids[m[4]:m[5]])
+		for i := a; a < b && b-a < 50 && i < b; i++ {
+			out = append(out, i) // b itself is counted below
+		}
+	}
+	for _, n := range idNumRe.FindAllString(ids, -1) {
+		i, _ := strconv.Atoi(n)
+		if !slices.Contains(out, i) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
 
 // ResolveSourceIDs replaces each id a correction cites with the URL of
 // that source, urls[i] being the URL of id i+1: a group of ids in brackets
@@ -438,10 +460,9 @@ func ResolveSourceIDs(text string, urls []string, material string) (string, []st
 	var warnings []string
 	lookup := func(ids string) []string {
 		var out []string
-		for _, n := range idNumRe.FindAllString(ids, -1) {
-			i, _ := strconv.Atoi(n)
+		for _, i := range idNumbers(ids) {
 			if i < 1 || i > len(urls) {
-				warnings = append(warnings, fmt.Sprintf("removed source %s: not one of the evidence sources", n))
+				warnings = append(warnings, fmt.Sprintf("removed source %d: not one of the evidence sources", i))
 				continue
 			}
 			if !slices.Contains(out, urls[i-1]) {

@@ -44,6 +44,13 @@ func TestResolveSourceIDs(t *testing.T) {
 		{"See https://example.org/S1 and [the page](https://example.org/source%201).", "See https://example.org/S1 and [the page](https://example.org/source%201).", 0},
 		{"No ban [S1].\n\nThe lane [S3] widens.", "No ban (" + r + ").\n\nThe lane (" + b + ") widens.", 0},
 		{"No ban was ordered [Source: 2].", "No ban was ordered (" + a + ").", 0},
+		// Fullwidth brackets (models trained on Chinese text) and ranges.
+		{"该帖子是假的【S1】。", "该帖子是假的(" + r + ")。", 0},
+		{"该帖子是假的［S1，S2］。", "该帖子是假的(" + r + "; " + a + ")。", 0},
+		{"该帖子是假的（S2）。", "该帖子是假的(" + a + ")。", 0},
+		{"No ban was ordered [S1–S3].", "No ban was ordered (" + r + "; " + a + "; " + b + ").", 0},
+		{"No ban was ordered [1-2].", "No ban was ordered (" + r + "; " + a + ").", 0},
+		{"No ban was ordered [S2-S5].", "No ban was ordered (" + a + "; " + b + ").", 2},
 		// The model's own spacing stays (French puts a space before ":").
 		{"Ce post est faux : aucune interdiction [S1] !", "Ce post est faux : aucune interdiction (" + r + ") !", 0},
 		{"Ce post est faux : aucune interdiction [S8] !", "Ce post est faux : aucune interdiction !", 1},
