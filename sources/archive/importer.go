@@ -275,9 +275,6 @@ func (s *Store) importJSONL(ctx context.Context, path string, res *ImportResult,
 	if readErr != nil {
 		fail(path, fmt.Errorf("read: %w", readErr))
 	}
-	if s.postgres {
-		s.flushPostings(ctx)
-	}
 }
 
 // readJSONL sends the records of r in batches of batchSize, each checked
