@@ -51,11 +51,14 @@ func (s *Store) AddAll(ctx context.Context, docs []Doc) error {
 }
 
 // newDFs counts, for each stem, the rows holding it: how a transaction
-// putting rows moves docs_terms (archive_term_df on PostgreSQL) if every
-// row is new (put corrects it for the rows that are not). Counted before
-// the transaction, and by an import beside the writing of the previous
-// batch, so the writer does not.
+// putting rows moves docs_terms if every row is new (put corrects it for
+// the rows that are not). Counted before the transaction, and by an import
+// beside the writing of the previous batch, so the writer does not. On
+// PostgreSQL the postings rows hold the counts (see postgres.go): none.
 func (s *Store) newDFs(rows []docRow) map[string]int {
+	if s.postgres {
+		return nil
+	}
 	dfs := make(map[string]int, 4096)
 	for _, r := range rows {
 		for _, t := range r.stems {
@@ -151,8 +154,8 @@ type docWriter struct {
 	delta                                [4]int // docs, title, lead and rest lengths
 	wrote                                bool   // anything changed: the version moves
 	// dfs is how the transaction moves each term's document count
-	// (docs_terms; archive_term_df on PostgreSQL), written once before
-	// the commit; it starts from newDFs.
+	// (docs_terms; on PostgreSQL unused, the postings count), written
+	// once before the commit; it starts from newDFs.
 	dfs map[string]int
 
 	// On PostgreSQL: tx's connection, for COPY (copyNew), and the
@@ -395,7 +398,7 @@ func (w *docWriter) moveDFs(stems []string, by int) {
 // keys), so the b-tree is walked once from one end to the other.
 func (w *docWriter) flushDFs(ctx context.Context) error {
 	if w.s.postgres {
-		return w.flushTermCounts(ctx)
+		return w.flushPostings(ctx)
 	}
 	if len(w.dfs) == 0 {
 		return nil

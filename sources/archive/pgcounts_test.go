@@ -3,6 +3,7 @@ package archive
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,35 +15,72 @@ import (
 	"github.com/musecheck/muse/sources/pgdb/pgdbtest"
 )
 
-// checkCounts says whether archive_term_df holds, for every term, the
-// number of documents its postings list (counted afresh), and no term
-// that no document holds.
+// checkCounts says whether termCounts gives, for every stem of the
+// archived documents, the number of documents holding it (counted here
+// afresh from their stems), whether each postings row counts its ids, and
+// whether no stem that no document holds has postings.
 func checkCounts(t *testing.T, s *Store) {
 	t.Helper()
-	rows, err := s.db.QueryContext(context.Background(), `SELECT coalesce(c.term, w.word), coalesce(c.df, 0), coalesce(w.ndoc, 0)
-FROM archive_term_df c FULL JOIN (SELECT term AS word, count(DISTINCT d) AS ndoc FROM archive_postings, unnest(ids) d
-	WHERE term NOT LIKE '!%' GROUP BY term) w
-ON w.word = c.term WHERE c.df IS DISTINCT FROM w.ndoc`)
+	ctx := context.Background()
+	rows, err := s.db.QueryContext(ctx, `SELECT title_terms, text_terms, publisher_terms FROM archive_docs`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	bad := 0
+	want := map[string]float64{}
 	for rows.Next() {
-		var term string
-		var kept, want int64
-		if err := rows.Scan(&term, &kept, &want); err != nil {
+		var r docRow
+		if err := rows.Scan(&r.titleTerms, &r.textTerms, &r.pubTerms); err != nil {
 			t.Fatal(err)
 		}
-		if bad++; bad <= 10 {
-			t.Errorf("term %q: archive_term_df counts %d documents; %d hold it", term, kept, want)
+		for _, st := range vectorStems(postingTerms(r)) {
+			want[st]++
 		}
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
+	var posted []string
+	res, err := s.db.QueryContext(ctx, `SELECT DISTINCT term FROM archive_postings WHERE term NOT LIKE '!%'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	for res.Next() {
+		var term string
+		if err := res.Scan(&term); err != nil {
+			t.Fatal(err)
+		}
+		posted = append(posted, term)
+		if want[term] == 0 {
+			t.Errorf("term %q has postings; no document holds it", term)
+		}
+	}
+	if err := res.Err(); err != nil {
+		t.Fatal(err)
+	}
+	terms := slices.Sorted(maps.Keys(want))
+	got := map[string]float64{}
+	if err := s.termCounts(ctx, terms, got); err != nil {
+		t.Fatal(err)
+	}
+	bad := 0
+	for _, term := range terms {
+		if got[term] != want[term] {
+			if bad++; bad <= 10 {
+				t.Errorf("term %q: counted in %v documents; %v hold it", term, got[term], want[term])
+			}
+		}
+	}
 	if bad > 10 {
 		t.Errorf("and %d terms more", bad-10)
+	}
+	var miscounted int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM archive_postings WHERE n <> cardinality(ids)`).Scan(&miscounted); err != nil {
+		t.Fatal(err)
+	}
+	if miscounted != 0 {
+		t.Errorf("%d postings rows miscount their ids", miscounted)
 	}
 }
 
@@ -75,7 +113,7 @@ func TestPostgresTermCountsKeptInStep(t *testing.T) {
 	}
 	checkCounts(t, s)
 	var left int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM archive_term_df WHERE term IN ('bridg', 'flood')`).Scan(&left); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM archive_postings WHERE term IN ('bridg', 'flood')`).Scan(&left); err != nil {
 		t.Fatal(err)
 	}
 	if left != 0 {
@@ -211,7 +249,8 @@ func TestPostgresMatchesSQLiteAtScale(t *testing.T) {
 		}
 	}
 	var common int
-	if err := pg.db.QueryRowContext(ctx, `SELECT count(*) FROM archive_term_df WHERE df > 1000`).Scan(&common); err != nil {
+	if err := pg.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT term FROM archive_postings
+	WHERE term NOT LIKE '!%' GROUP BY term HAVING sum(n) > 1000) c`).Scan(&common); err != nil {
 		t.Fatal(err)
 	}
 	if common < 20 {

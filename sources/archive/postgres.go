@@ -19,15 +19,15 @@ import (
 
 // The archive on a newsroom's PostgreSQL: the same tables (named archive_*
 // there, beside the other stores' tables), the same statements, and the
-// same stems. A document's distinct stems, its title's marked apart, are
-// one tsvector in a narrow side table, archive_terms, with a GIN index
-// (see migration 2 and termVector); that index is what a term's postings
-// are read from. The collection statistics are a row kept by every
-// write, and each term's document count a row of archive_term_df
-// (migration 4), as on SQLite. Imports go in through the COPY protocol
-// (copyNew). The first stage and the rerank are the same Go code on both
-// engines, reading the same counts, so they rank the same documents the
-// same way.
+// same stems. A term's postings are rows of archive_postings (migration
+// 5): a batch of documents appends, through COPY, one row per term it
+// holds with the batch's ids holding it (copyNew), so an import neither
+// updates an index per posting nor a row another importer writes. A
+// term's document count is the sum of its rows' counts, exact and kept by
+// the same rows. The collection statistics are a row kept by every write,
+// as on SQLite. The first stage and the rerank are the same Go code on
+// both engines, reading the same counts, so they rank the same documents
+// the same way.
 
 //go:embed migrations
 var pgMigrations embed.FS
@@ -83,26 +83,19 @@ const titleMark = "!"
 const maxTerm = 2047
 
 // postingTerms are the terms whose postings list a document: its distinct
-// stems of every field, and its title's again under titleMark, sorted
-// bytewise as the server sorts them (COLLATE "C"). A stem longer than
-// maxTerm is left out. archive_doc_terms (migration 5) computes the same
-// on the server, for the delete trigger.
+// stems of every field, then its title's again under titleMark (so the
+// counted stems are a prefix, see vectorStems), each in the order of its
+// first occurrence. A stem longer than maxTerm is left out.
+// archive_doc_terms (migration 5) computes the same set on the server, for
+// the delete trigger.
 func postingTerms(r docRow) []string {
-	words := make([]string, 0, r.titleLen*2+r.textLen+4)
-	for _, f := range []string{r.titleTerms, r.textTerms, r.pubTerms} {
-		for t := range strings.SplitSeq(f, " ") {
-			if t != "" && len(t) <= maxTerm {
-				words = append(words, t)
-			}
+	terms := slices.DeleteFunc(distinctStems(r.titleTerms, r.textTerms, r.pubTerms), func(t string) bool { return len(t) > maxTerm })
+	for _, t := range distinctStems(r.titleTerms) {
+		if len(t) < maxTerm {
+			terms = append(terms, titleMark+t)
 		}
 	}
-	for t := range strings.SplitSeq(r.titleTerms, " ") {
-		if t != "" && len(t) < maxTerm {
-			words = append(words, titleMark+t)
-		}
-	}
-	slices.Sort(words)
-	return slices.Compact(words)
+	return terms
 }
 
 // pgTermDocs is termDocs' statement on PostgreSQL: for each term of the
@@ -231,28 +224,28 @@ func copyPostings(ctx context.Context, c *pgx.Conn, rows []docRow, fresh []int, 
 	}
 	// In key order, so the index is appended to in one sweep.
 	terms := slices.Sorted(maps.Keys(lists))
-	_, err := c.CopyFrom(ctx, pgx.Identifier{"archive_postings"}, []string{"term", "lo", "hi", "ids"},
+	_, err := c.CopyFrom(ctx, pgx.Identifier{"archive_postings"}, []string{"term", "lo", "hi", "n", "ids"},
 		pgx.CopyFromSlice(len(terms), func(i int) ([]any, error) {
 			l := lists[terms[i]]
-			return []any{terms[i], l[0], l[len(l)-1], l}, nil
+			return []any{terms[i], l[0], l[len(l)-1], int32(len(l)), l}, nil
 		}))
 	return err
 }
 
-// vectorStems are the terms of postingTerms whose documents
-// archive_term_df counts: all but the title's marked copies, which sort
-// first (titleMark is below every letter and digit).
+// vectorStems are the terms of postingTerms whose documents the counts
+// count: all but the title's marked copies, which come last.
 func vectorStems(terms []string) []string {
-	for len(terms) > 0 && strings.HasPrefix(terms[0], titleMark) {
-		terms = terms[1:]
+	n := len(terms)
+	for n > 0 && strings.HasPrefix(terms[n-1], titleMark) {
+		n--
 	}
-	return terms
+	return terms[:n]
 }
 
 // A posting is a document's place in a term's postings, which a put that
 // merges a stored document moves (index): docWriter.posts counts each up
 // for a term the document gains and down for one it loses, and
-// flushPostings writes them before the counts.
+// flushPostings writes them before the commit.
 type posting struct {
 	term string
 	id   int64
@@ -304,10 +297,11 @@ func (w *docWriter) flushPostings(ctx context.Context) error {
 		}{
 			{`SELECT 1 FROM archive_postings p JOIN unnest($1::text[], $2::bigint[]) AS u(t, d)
 ON p.term = u.t AND p.lo <= u.d AND u.d <= p.hi AND u.d = ANY(p.ids) ORDER BY p.term, p.lo FOR UPDATE OF p`, []any{ts, ids}},
-			{`UPDATE archive_postings p SET ids = array(SELECT x FROM unnest(p.ids) x WHERE x <> ALL(g.ds) ORDER BY x)
+			{`UPDATE archive_postings p SET ids = array(SELECT x FROM unnest(p.ids) x WHERE x <> ALL(g.ds) ORDER BY x),
+	n = (SELECT count(*) FROM unnest(p.ids) x WHERE x <> ALL(g.ds))
 FROM (SELECT t, array_agg(d) ds, min(d) lo, max(d) hi FROM unnest($1::text[], $2::bigint[]) AS u(t, d) GROUP BY t) g
 WHERE p.term = g.t AND p.lo <= g.hi AND g.lo <= p.hi AND p.ids && g.ds`, []any{ts, ids}},
-			{`DELETE FROM archive_postings WHERE term = ANY($1) AND cardinality(ids) = 0`, []any{slices.Compact(slices.Clone(ts))}},
+			{`DELETE FROM archive_postings WHERE term = ANY($1) AND n = 0`, []any{slices.Compact(slices.Clone(ts))}},
 		} {
 			if _, err := w.tx.ExecContext(ctx, q.sql, q.args...); err != nil {
 				return fmt.Errorf("archive: postings: %w", err)
@@ -316,47 +310,9 @@ WHERE p.term = g.t AND p.lo <= g.hi AND g.lo <= p.hi AND p.ids && g.ds`, []any{t
 	}
 	if len(add) > 0 {
 		ts, ids := split(add)
-		if _, err := w.tx.ExecContext(ctx, `INSERT INTO archive_postings (term, lo, hi, ids)
-SELECT t, min(d), max(d), array_agg(d ORDER BY d) FROM unnest($1::text[], $2::bigint[]) AS u(t, d) GROUP BY t`, ts, ids); err != nil {
+		if _, err := w.tx.ExecContext(ctx, `INSERT INTO archive_postings (term, lo, hi, n, ids)
+SELECT t, min(d), max(d), count(*), array_agg(d ORDER BY d) FROM unnest($1::text[], $2::bigint[]) AS u(t, d) GROUP BY t`, ts, ids); err != nil {
 			return fmt.Errorf("archive: postings: %w", err)
-		}
-	}
-	return nil
-}
-
-// flushTermCounts is flushDFs on PostgreSQL: the transaction's changes to
-// archive_term_df in one statement, in term order, so that writers
-// sharing terms take their rows' locks in one order (see migration 4).
-// A term no document holds any more is deleted.
-func (w *docWriter) flushTermCounts(ctx context.Context) error {
-	if err := w.flushPostings(ctx); err != nil {
-		return err
-	}
-	terms := make([]string, 0, len(w.dfs))
-	for t, d := range w.dfs {
-		if d != 0 {
-			terms = append(terms, t)
-		}
-	}
-	slices.Sort(terms)
-	dfs := make([]int64, len(terms))
-	var gone []string
-	for i, t := range terms {
-		if dfs[i] = int64(w.dfs[t]); dfs[i] < 0 {
-			gone = append(gone, t)
-		}
-	}
-	if len(terms) == 0 {
-		return nil
-	}
-	if _, err := w.tx.ExecContext(ctx, `INSERT INTO archive_term_df AS d (term, df)
-SELECT t, n FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS u(t, n, k) ORDER BY k
-ON CONFLICT (term) DO UPDATE SET df = d.df + excluded.df`, terms, dfs); err != nil {
-		return fmt.Errorf("archive: document counts: %w", err)
-	}
-	if len(gone) > 0 {
-		if _, err := w.tx.ExecContext(ctx, `DELETE FROM archive_term_df WHERE term = ANY($1) AND df <= 0`, gone); err != nil {
-			return fmt.Errorf("archive: document counts: %w", err)
 		}
 	}
 	return nil
@@ -364,8 +320,8 @@ ON CONFLICT (term) DO UPDATE SET df = d.df + excluded.df`, terms, dfs); err != n
 
 // pgTermCounts is termCounts' statement on PostgreSQL: the document count
 // of each term of the JSON array, 0 for a term no document holds.
-const pgTermCounts = `SELECT j.k - 1, coalesce(t.df, 0) FROM json_array_elements_text($1::json) WITH ORDINALITY AS j(q, k)
-	LEFT JOIN archive_term_df t ON t.term = j.q`
+const pgTermCounts = `SELECT j.k - 1, coalesce((SELECT sum(p.n) FROM archive_postings p WHERE p.term = j.q), 0)
+	FROM json_array_elements_text($1::json) WITH ORDINALITY AS j(q, k)`
 
 // importing tells PostgreSQL that the transaction is a batch of an
 // import: its commit does not wait for the server to flush its WAL to
