@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"embed"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/musecheck/muse/sources/pgdb"
 )
@@ -222,14 +224,63 @@ func copyPostings(ctx context.Context, c *pgx.Conn, rows []docRow, fresh []int, 
 			lists[t] = append(lists[t], ids[i])
 		}
 	}
+	useIDLists(c.TypeMap())
 	// In key order, so the index is appended to in one sweep.
 	terms := slices.Sorted(maps.Keys(lists))
 	_, err := c.CopyFrom(ctx, pgx.Identifier{"archive_postings"}, []string{"term", "lo", "hi", "n", "ids"},
 		pgx.CopyFromSlice(len(terms), func(i int) ([]any, error) {
 			l := lists[terms[i]]
-			return []any{terms[i], l[0], l[len(l)-1], int32(len(l)), l}, nil
+			return []any{terms[i], l[0], l[len(l)-1], int32(len(l)), idList(l)}, nil
 		}))
 	return err
+}
+
+// idList is a postings row's ids, sent as a bigint[] by idListCodec.
+type idList []int64
+
+// idListCodec is the connection's bigint[] codec with a fast way to send
+// an idList in binary: pgx's array codec boxes every element in an
+// interface and plans its encoding (0.47 s of muse's CPU per 10k pages
+// imported, for 2 million postings). Everything else goes to the codec it
+// wraps.
+type idListCodec struct{ pgtype.Codec }
+
+func (c idListCodec) PlanEncode(m *pgtype.Map, oid uint32, format int16, value any) pgtype.EncodePlan {
+	if _, ok := value.(idList); ok && format == pgtype.BinaryFormatCode {
+		return idListPlan{}
+	}
+	return c.Codec.PlanEncode(m, oid, format, value)
+}
+
+type idListPlan struct{}
+
+// Encode writes PostgreSQL's binary array as pgx does: dimensions (1), no
+// NULLs, the element type, the length and lower bound (1), then each
+// element's length (8) and value, big-endian.
+func (idListPlan) Encode(value any, buf []byte) ([]byte, error) {
+	ids := value.(idList)
+	buf = binary.BigEndian.AppendUint32(buf, 1)
+	buf = binary.BigEndian.AppendUint32(buf, 0)
+	buf = binary.BigEndian.AppendUint32(buf, pgtype.Int8OID)
+	buf = binary.BigEndian.AppendUint32(buf, uint32(len(ids)))
+	buf = binary.BigEndian.AppendUint32(buf, 1)
+	buf = slices.Grow(buf, 12*len(ids))
+	for _, id := range ids {
+		buf = binary.BigEndian.AppendUint32(buf, 8)
+		buf = binary.BigEndian.AppendUint64(buf, uint64(id))
+	}
+	return buf, nil
+}
+
+// useIDLists puts idListCodec in front of m's bigint[] codec, once.
+func useIDLists(m *pgtype.Map) {
+	t, ok := m.TypeForOID(pgtype.Int8ArrayOID)
+	if !ok {
+		return
+	}
+	if _, done := t.Codec.(idListCodec); !done {
+		m.RegisterType(&pgtype.Type{Name: t.Name, OID: t.OID, Codec: idListCodec{t.Codec}})
+	}
 }
 
 // vectorStems are the terms of postingTerms whose documents the counts

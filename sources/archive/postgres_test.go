@@ -38,6 +38,35 @@ func TestPostingTerms(t *testing.T) {
 	}
 }
 
+// idListCodec sends an idList exactly as pgx's own array codec sends the
+// same []int64, and leaves every other value to it.
+func TestIDListEncoding(t *testing.T) {
+	m := pgtype.NewMap()
+	for _, ids := range [][]int64{{1}, {1, 2, 300, 1 << 40}, {}} {
+		want, err := m.Encode(pgtype.Int8ArrayOID, pgtype.BinaryFormatCode, ids, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fast := pgtype.NewMap()
+		useIDLists(fast)
+		useIDLists(fast) // once is enough; twice wraps nothing twice
+		if _, ok := fast.TypeForOID(pgtype.Int8ArrayOID); !ok {
+			t.Fatal("no bigint[] type")
+		}
+		got, err := fast.Encode(pgtype.Int8ArrayOID, pgtype.BinaryFormatCode, idList(ids), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("idList %v encodes as % x; pgx: % x", ids, got, want)
+		}
+		plain, err := fast.Encode(pgtype.Int8ArrayOID, pgtype.BinaryFormatCode, ids, nil)
+		if err != nil || !slices.Equal(plain, want) {
+			t.Errorf("[]int64 %v through the wrapped codec: % x, %v; want % x", ids, plain, err, want)
+		}
+	}
+}
+
 // The server's archive_doc_terms (the delete trigger's) gives the terms
 // postingTerms gives.
 func TestPostgresDocTermsMatch(t *testing.T) {
