@@ -3,6 +3,7 @@ package archive
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pressly/goose/v3"
 
 	"github.com/musecheck/muse/sources/pgdb/pgdbtest"
 )
@@ -163,6 +166,13 @@ func TestPostgresMigrationBuildsTermCounts(t *testing.T) {
 	if df["river"] != 2 || df["bridg"] != 1 || df["festiv"] != 1 {
 		t.Errorf("counts after the migration = %v; want river 2, bridg 1, festiv 1", df)
 	}
+	checkTerms(t, s)
+	// The migrated postings are the trigger's to move.
+	if ok, err := s.Delete(ctx, "https://f.example/1"); err != nil || !ok {
+		t.Fatalf("Delete = %v, %v", ok, err)
+	}
+	checkTerms(t, s)
+	checkCounts(t, s)
 }
 
 // Two checkers importing at once into one archive, their pages sharing
@@ -268,5 +278,45 @@ func TestPostgresMatchesSQLiteAtScale(t *testing.T) {
 		if ka, kb := hitKeys(a), hitKeys(b); !slices.Equal(ka, kb) {
 			t.Fatalf("tweet %d: PostgreSQL's hits differ from SQLite's:\n%v\n%v", i, kb, ka)
 		}
+	}
+}
+
+// Migration 5 undone gives back archive_terms and archive_term_df as
+// migration 4 kept them: a row of each document's terms, and each term's
+// count.
+func TestPostgresPostingsMigrationDown(t *testing.T) {
+	url := pgdbtest.Fresh(t)
+	ctx := context.Background()
+	s, err := Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddAll(ctx, []Doc{
+		{URL: "https://h.example/1", Title: "Bridge closed", Text: "The old bridge over the river closed for repairs."},
+		{URL: "https://h.example/2", Title: "River festival", Text: "The festival by the river drew crowds."},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db := migratedTo(t, url, 5)
+	sub, err := fs.Sub(pgMigrations, "migrations/postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, sub,
+		goose.WithTableName("muse_archive_migrations"), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(ctx, 4); err != nil {
+		t.Fatal(err)
+	}
+	var rows, river, title int
+	if err := db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM archive_terms), (SELECT df FROM archive_term_df WHERE term = 'river'),
+	(SELECT count(*) FROM archive_terms WHERE tsv @@ $$'!river'$$::tsquery)`).Scan(&rows, &river, &title); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 2 || river != 2 || title != 1 {
+		t.Errorf("after the down migration: %d archive_terms rows, river counted in %d, in %d titles; want 2, 2, 1", rows, river, title)
 	}
 }
