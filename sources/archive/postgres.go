@@ -92,11 +92,14 @@ const maxTerm = 2047
 // the delete trigger.
 func postingTerms(r docRow) []string {
 	terms := slices.DeleteFunc(distinctStems(r.titleTerms, r.textTerms, r.pubTerms), func(t string) bool { return len(t) > maxTerm })
-	for _, t := range distinctStems(r.titleTerms) {
-		if len(t) < maxTerm {
+	// A title's few stems are told apart by a look at the marks so far,
+	// cheaper than a map of their own.
+	marked := len(terms)
+	eachStem(r.titleTerms, func(_ int, t string) {
+		if len(t) < maxTerm && !slices.ContainsFunc(terms[marked:], func(m string) bool { return m[len(titleMark):] == t }) {
 			terms = append(terms, titleMark+t)
 		}
-	}
+	})
 	return terms
 }
 
@@ -214,7 +217,7 @@ func (w *docWriter) copyNew(ctx context.Context, rows []docRow) ([]bool, error) 
 // whose ids are ids[i] (ascending), to archive_postings: one row per term
 // they hold, its ids ascending.
 func copyPostings(ctx context.Context, c *pgx.Conn, rows []docRow, fresh []int, ids []int64) error {
-	lists := make(map[string][]int64, 16384)
+	lists := make(map[string][]int64, 32768)
 	for i, k := range fresh {
 		terms := rows[k].terms
 		if terms == nil {
