@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -215,25 +214,57 @@ func (w *docWriter) copyNew(ctx context.Context, rows []docRow) ([]bool, error) 
 
 // copyPostings appends the postings of the documents rows[fresh[i]],
 // whose ids are ids[i] (ascending), to archive_postings: one row per term
-// they hold, its ids ascending.
+// they hold, its ids ascending. The lists are cut from one array, filled
+// in a second pass over the documents, so a posting costs one map look-up
+// and no allocation.
 func copyPostings(ctx context.Context, c *pgx.Conn, rows []docRow, fresh []int, ids []int64) error {
-	lists := make(map[string][]int64, 32768)
-	for i, k := range fresh {
-		terms := rows[k].terms
-		if terms == nil {
-			terms = postingTerms(rows[k])
+	index := make(map[string]int32, 32768)
+	var terms []string
+	var counts []int32
+	slots := make([]int32, 0, 256*len(fresh)) // each posting's term, document by document
+	for _, k := range fresh {
+		if rows[k].terms == nil {
+			rows[k].terms = postingTerms(rows[k])
 		}
-		for _, t := range terms {
-			lists[t] = append(lists[t], ids[i])
+		for _, t := range rows[k].terms {
+			x, ok := index[t]
+			if !ok {
+				x = int32(len(terms))
+				index[t] = x
+				terms, counts = append(terms, t), append(counts, 0)
+			}
+			counts[x]++
+			slots = append(slots, x)
+		}
+	}
+	// In key order, so the index is appended to in one sweep.
+	order := make([]int32, len(terms))
+	for x := range order {
+		order[x] = int32(x)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(terms[a], terms[b]) })
+	start, next := make([]int32, len(terms)), make([]int32, len(terms))
+	at := int32(0)
+	for _, x := range order {
+		start[x], next[x] = at, at
+		at += counts[x]
+	}
+	flat := make([]int64, len(slots))
+	j := 0
+	for i, k := range fresh {
+		for range rows[k].terms {
+			x := slots[j]
+			flat[next[x]] = ids[i]
+			next[x]++
+			j++
 		}
 	}
 	useIDLists(c.TypeMap())
-	// In key order, so the index is appended to in one sweep.
-	terms := slices.Sorted(maps.Keys(lists))
 	_, err := c.CopyFrom(ctx, pgx.Identifier{"archive_postings"}, []string{"term", "lo", "hi", "n", "ids"},
-		pgx.CopyFromSlice(len(terms), func(i int) ([]any, error) {
-			l := lists[terms[i]]
-			return []any{terms[i], l[0], l[len(l)-1], int32(len(l)), idList(l)}, nil
+		pgx.CopyFromSlice(len(order), func(i int) ([]any, error) {
+			x := order[i]
+			l := flat[start[x] : start[x]+counts[x]]
+			return []any{terms[x], l[0], l[len(l)-1], counts[x], idList(l)}, nil
 		}))
 	return err
 }
