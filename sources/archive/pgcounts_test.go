@@ -3,7 +3,6 @@ package archive
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -12,8 +11,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/pressly/goose/v3"
 
 	"github.com/musecheck/muse/sources/pgdb/pgdbtest"
 )
@@ -299,16 +296,7 @@ func TestPostgresPostingsMigrationDown(t *testing.T) {
 	}
 	s.Close()
 	db := migratedTo(t, url, 5)
-	sub, err := fs.Sub(pgMigrations, "migrations/postgres")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, sub,
-		goose.WithTableName("muse_archive_migrations"), goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.DownTo(ctx, 4); err != nil {
+	if _, err := pgProvider(t, db).DownTo(ctx, 4); err != nil {
 		t.Fatal(err)
 	}
 	var rows, river, title int

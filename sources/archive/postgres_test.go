@@ -389,6 +389,15 @@ func migratedTo(t *testing.T, url string, version int64) *sql.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	if _, err := pgProvider(t, db).UpTo(context.Background(), version); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// pgProvider runs the archive's PostgreSQL migrations on db, as Open does.
+func pgProvider(t *testing.T, db *sql.DB) *goose.Provider {
+	t.Helper()
 	sub, err := fs.Sub(pgMigrations, "migrations/postgres")
 	if err != nil {
 		t.Fatal(err)
@@ -398,8 +407,5 @@ func migratedTo(t *testing.T, url string, version int64) *sql.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.UpTo(context.Background(), version); err != nil {
-		t.Fatal(err)
-	}
-	return db
+	return p
 }
