@@ -109,7 +109,7 @@ func (s *Store) newRow(d Doc) (docRow, error) {
 	// postings' terms they come from.
 	if s.postgres {
 		r.terms = postingTerms(r)
-		r.stems = vectorStems(r.terms)
+		r.stems = countedStems(r.terms)
 	} else {
 		r.stems = distinctStems(r.titleTerms, r.textTerms, r.pubTerms)
 	}
@@ -120,7 +120,7 @@ func (s *Store) newRow(d Doc) (docRow, error) {
 // on PostgreSQL those of its postings (postingTerms).
 func (s *Store) rowStems(r docRow) []string {
 	if s.postgres {
-		return vectorStems(postingTerms(r))
+		return countedStems(postingTerms(r))
 	}
 	return distinctStems(r.titleTerms, r.textTerms, r.pubTerms)
 }
@@ -159,7 +159,7 @@ type docWriter struct {
 	dfs map[string]int
 
 	// On PostgreSQL: tx's connection, for COPY (copyNew), and the
-	// postings moved by puts, written before the counts (flushPostings).
+	// postings moved by puts, written before the commit (flushPostings).
 	conn  *sql.Conn
 	posts map[posting]int
 }

@@ -85,7 +85,7 @@ const maxTerm = 2047
 
 // postingTerms are the terms whose postings list a document: its distinct
 // stems of every field, then its title's again under titleMark (so the
-// counted stems are a prefix, see vectorStems), each in the order of its
+// counted stems are a prefix, see countedStems), each in the order of its
 // first occurrence. A stem longer than maxTerm is left out.
 // archive_doc_terms (migration 5) computes the same set on the server, for
 // the delete trigger.
@@ -317,9 +317,9 @@ func useIDLists(m *pgtype.Map) {
 	}
 }
 
-// vectorStems are the terms of postingTerms whose documents the counts
+// countedStems are the terms of postingTerms whose documents the counts
 // count: all but the title's marked copies, which come last.
-func vectorStems(terms []string) []string {
+func countedStems(terms []string) []string {
 	n := len(terms)
 	for n > 0 && strings.HasPrefix(terms[n-1], titleMark) {
 		n--

@@ -27,8 +27,8 @@ func TestPostingTerms(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("postingTerms = %q; want %q", got, want)
 	}
-	if got := vectorStems(got); !slices.Equal(got, want[:4]) {
-		t.Errorf("vectorStems = %q; want %q", got, want[:4])
+	if got := countedStems(got); !slices.Equal(got, want[:4]) {
+		t.Errorf("countedStems = %q; want %q", got, want[:4])
 	}
 	if got := postingTerms(docRow{textTerms: "only text"}); !slices.Equal(got, []string{"only", "text"}) {
 		t.Errorf("untitled: %q", got)
