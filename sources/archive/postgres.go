@@ -352,7 +352,7 @@ func (w *docWriter) indexPostings(id int64, old, n docRow) {
 
 // flushPostings writes the postings the transaction's puts moved: a
 // document lost from a term is taken out of the term's rows (locked
-// first, in (term, lo) order, as the delete trigger locks them: see
+// first, in (term, lo, ctid) order, as the delete trigger locks them: see
 // migration 5), and the documents gained by a term are one new row of it.
 func (w *docWriter) flushPostings(ctx context.Context) error {
 	var gone, add []posting
@@ -381,7 +381,7 @@ func (w *docWriter) flushPostings(ctx context.Context) error {
 			args []any
 		}{
 			{`SELECT 1 FROM archive_postings p JOIN unnest($1::text[], $2::bigint[]) AS u(t, d)
-ON p.term = u.t AND p.lo <= u.d AND u.d <= p.hi AND u.d = ANY(p.ids) ORDER BY p.term, p.lo FOR UPDATE OF p`, []any{ts, ids}},
+ON p.term = u.t AND p.lo <= u.d AND u.d <= p.hi AND u.d = ANY(p.ids) ORDER BY p.term, p.lo, p.ctid FOR UPDATE OF p`, []any{ts, ids}},
 			{`UPDATE archive_postings p SET ids = array(SELECT x FROM unnest(p.ids) x WHERE x <> ALL(g.ds) ORDER BY x),
 	n = (SELECT count(*) FROM unnest(p.ids) x WHERE x <> ALL(g.ds))
 FROM (SELECT t, array_agg(d) ds, min(d) lo, max(d) hi FROM unnest($1::text[], $2::bigint[]) AS u(t, d) GROUP BY t) g

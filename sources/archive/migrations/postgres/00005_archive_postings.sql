@@ -18,7 +18,7 @@
 -- server CPU per 10k pages) and importers met on, is dropped.
 -- A document merged with new stems or deleted is taken out of the rows of
 -- its old terms (docWriter's flushPostings, and the delete trigger below),
--- rows locked in (term, lo) order, so writers take their locks in one
+-- rows locked in (term, lo, ctid) order, so writers take their locks in one
 -- order.
 
 -- +goose Up
@@ -65,7 +65,7 @@ DECLARE
 	ts text[] := archive_doc_terms(OLD.title_terms, OLD.text_terms, OLD.publisher_terms);
 BEGIN
 	PERFORM 1 FROM archive_postings WHERE term = ANY(ts) AND lo <= OLD.id AND OLD.id <= hi AND OLD.id = ANY(ids)
-		ORDER BY term, lo FOR UPDATE;
+		ORDER BY term, lo, ctid FOR UPDATE;
 	UPDATE archive_postings SET ids = array_remove(ids, OLD.id), n = n - 1
 		WHERE term = ANY(ts) AND lo <= OLD.id AND OLD.id <= hi AND OLD.id = ANY(ids);
 	DELETE FROM archive_postings WHERE term = ANY(ts) AND lo <= OLD.id AND OLD.id <= hi AND n = 0;
