@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/musecheck/muse/sources"
 )
 
@@ -52,11 +51,14 @@ func (s *Store) AddAll(ctx context.Context, docs []Doc) error {
 }
 
 // newDFs counts, for each stem, the rows holding it: how a transaction
-// putting rows moves docs_terms (archive_term_df on PostgreSQL) if every
-// row is new (put corrects it for the rows that are not). Counted before
-// the transaction, and by an import beside the writing of the previous
-// batch, so the writer does not.
+// putting rows moves docs_terms if every row is new (put corrects it for
+// the rows that are not). Counted before the transaction, and by an import
+// beside the writing of the previous batch, so the writer does not. On
+// PostgreSQL the postings rows hold the counts (see postgres.go): none.
 func (s *Store) newDFs(rows []docRow) map[string]int {
+	if s.postgres {
+		return nil
+	}
 	dfs := make(map[string]int, 4096)
 	for _, r := range rows {
 		for _, t := range r.stems {
@@ -77,7 +79,7 @@ type docRow struct {
 	at                              int64
 	stems                           []string // distinct stems of all three fields, for docs_terms (rowStems)
 
-	terms pgtype.TSVector // on PostgreSQL: its archive_terms row (termVector)
+	terms []string // on PostgreSQL: the terms its postings are under (postingTerms)
 }
 
 // newRow checks d and prepares its row.
@@ -104,10 +106,10 @@ func (s *Store) newRow(d Doc) (docRow, error) {
 	r.pubTerms, _ = tokenStream(r.publisher, r.lang)
 	// Here, where an import reads and stems beside the writing: the
 	// terms whose counts docs_terms keeps, and on PostgreSQL the
-	// archive_terms row they come from.
+	// postings' terms they come from.
 	if s.postgres {
-		r.terms = termVector(r)
-		r.stems = vectorStems(r.terms)
+		r.terms = postingTerms(r)
+		r.stems = countedStems(r.terms)
 	} else {
 		r.stems = distinctStems(r.titleTerms, r.textTerms, r.pubTerms)
 	}
@@ -115,10 +117,10 @@ func (s *Store) newRow(d Doc) (docRow, error) {
 }
 
 // rowStems are the distinct stems of r whose documents docs_terms counts:
-// on PostgreSQL those of its archive_terms row (termVector).
+// on PostgreSQL those of its postings (postingTerms).
 func (s *Store) rowStems(r docRow) []string {
 	if s.postgres {
-		return vectorStems(termVector(r))
+		return countedStems(postingTerms(r))
 	}
 	return distinctStems(r.titleTerms, r.textTerms, r.pubTerms)
 }
@@ -152,14 +154,14 @@ type docWriter struct {
 	delta                                [4]int // docs, title, lead and rest lengths
 	wrote                                bool   // anything changed: the version moves
 	// dfs is how the transaction moves each term's document count
-	// (docs_terms; archive_term_df on PostgreSQL), written once before
-	// the commit; it starts from newDFs.
+	// (docs_terms; on PostgreSQL unused, the postings count), written
+	// once before the commit; it starts from newDFs.
 	dfs map[string]int
 
 	// On PostgreSQL: tx's connection, for COPY (copyNew), and the
-	// statement that writes a document's archive_terms row.
+	// postings moved by puts, written before the commit (flushPostings).
 	conn  *sql.Conn
-	terms *sql.Stmt
+	posts map[posting]int
 }
 
 // write runs fn with a docWriter in one IMMEDIATE transaction; dfs is
@@ -196,12 +198,7 @@ FROM docs WHERE url = ?`},
 	lang = ?, title_terms = ?, text_terms = ?, publisher_terms = ? WHERE id = ?`},
 		{&w.stats, `UPDATE docs_stats SET version = version + 1, n = n + ?, title_len = title_len + ?, lead_len = lead_len + ?, rest_len = rest_len + ?`},
 	}
-	if s.postgres {
-		stmts = append(stmts, struct {
-			st **sql.Stmt
-			q  string
-		}{&w.terms, `INSERT INTO archive_terms (id, tsv) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET tsv = excluded.tsv`})
-	} else {
+	if !s.postgres {
 		stmts = append(stmts, []struct {
 			st **sql.Stmt
 			q  string
@@ -282,7 +279,7 @@ func (w *docWriter) put(ctx context.Context, r docRow) error {
 			r.titleLen, r.textLen, r.lang, r.titleTerms, r.textTerms, r.pubTerms); err != nil {
 			return fail(err)
 		}
-		if err := w.index(ctx, id, r); err != nil {
+		if err := w.index(ctx, id, docRow{}, r); err != nil {
 			return fail(err)
 		}
 		if err := w.ranked(ctx, id, r); err != nil {
@@ -325,7 +322,7 @@ func (w *docWriter) put(ctx context.Context, r docRow) error {
 		return fail(err)
 	}
 	if reindex {
-		if err := w.index(ctx, id, n); err != nil {
+		if err := w.index(ctx, id, old, n); err != nil {
 			return fail(err)
 		}
 	}
@@ -363,11 +360,12 @@ func insertID(ctx context.Context, st *sql.Stmt, postgres bool, args ...any) (in
 }
 
 // index adds r's stems to SQLite's FTS5 indexes (all fields, and titles),
-// or writes its archive_terms row on PostgreSQL.
-func (w *docWriter) index(ctx context.Context, id int64, r docRow) error {
-	if w.terms != nil {
-		_, err := w.terms.ExecContext(ctx, id, termVector(r))
-		return err
+// or on PostgreSQL moves document id's postings from old's terms (a zero
+// docRow for a new document) to r's.
+func (w *docWriter) index(ctx context.Context, id int64, old, r docRow) error {
+	if w.s.postgres {
+		w.indexPostings(id, old, r)
+		return nil
 	}
 	if _, err := w.ftsIns.ExecContext(ctx, id, r.titleTerms, r.textTerms, r.pubTerms); err != nil {
 		return err
@@ -399,11 +397,11 @@ func (w *docWriter) moveDFs(stems []string, by int) {
 // in one statement, the terms in key order (json.Marshal sorts a map's
 // keys), so the b-tree is walked once from one end to the other.
 func (w *docWriter) flushDFs(ctx context.Context) error {
+	if w.s.postgres {
+		return w.flushPostings(ctx)
+	}
 	if len(w.dfs) == 0 {
 		return nil
-	}
-	if w.s.postgres {
-		return w.flushTermCounts(ctx)
 	}
 	down := false
 	for t, d := range w.dfs {

@@ -121,7 +121,8 @@ func (s *Store) Import(ctx context.Context, args []string, o ImportOptions) Impo
 // positions (detail=none) the index is small, so merging 100k pages'
 // takes under a CPU-second; Import merges after adding at least a quarter
 // of the archive, so each page is rewritten a few times at most as an
-// archive grows. PostgreSQL's GIN index needs no such step.
+// archive grows. On PostgreSQL a term's postings are one row a batch
+// (archive_postings), read in one index range; nothing is merged.
 func (s *Store) mergeIndex(ctx context.Context) error {
 	if s.postgres {
 		return nil
@@ -274,9 +275,6 @@ func (s *Store) importJSONL(ctx context.Context, path string, res *ImportResult,
 	}
 	if readErr != nil {
 		fail(path, fmt.Errorf("read: %w", readErr))
-	}
-	if s.postgres {
-		s.flushPostings(ctx)
 	}
 }
 

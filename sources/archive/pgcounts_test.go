@@ -3,6 +3,7 @@ package archive
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,34 +15,72 @@ import (
 	"github.com/musecheck/muse/sources/pgdb/pgdbtest"
 )
 
-// checkCounts says whether archive_term_df holds, for every term, the
-// number of documents whose archive_terms row holds it (ts_stat counts
-// them afresh), and no term that no document holds.
+// checkCounts says whether termCounts gives, for every stem of the
+// archived documents, the number of documents holding it (counted here
+// afresh from their stems), whether each postings row counts its ids, and
+// whether no stem that no document holds has postings.
 func checkCounts(t *testing.T, s *Store) {
 	t.Helper()
-	rows, err := s.db.QueryContext(context.Background(), `SELECT coalesce(c.term, w.word), coalesce(c.df, 0), coalesce(w.ndoc, 0)
-FROM archive_term_df c FULL JOIN (SELECT word, ndoc FROM ts_stat('SELECT tsv FROM archive_terms') WHERE word NOT LIKE '!%') w
-ON w.word = c.term WHERE c.df IS DISTINCT FROM w.ndoc`)
+	ctx := context.Background()
+	rows, err := s.db.QueryContext(ctx, `SELECT title_terms, text_terms, publisher_terms FROM archive_docs`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	bad := 0
+	want := map[string]float64{}
 	for rows.Next() {
-		var term string
-		var kept, want int64
-		if err := rows.Scan(&term, &kept, &want); err != nil {
+		var r docRow
+		if err := rows.Scan(&r.titleTerms, &r.textTerms, &r.pubTerms); err != nil {
 			t.Fatal(err)
 		}
-		if bad++; bad <= 10 {
-			t.Errorf("term %q: archive_term_df counts %d documents; %d hold it", term, kept, want)
+		for _, st := range countedStems(postingTerms(r)) {
+			want[st]++
 		}
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
+	var posted []string
+	res, err := s.db.QueryContext(ctx, `SELECT DISTINCT term FROM archive_postings WHERE term NOT LIKE '!%'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	for res.Next() {
+		var term string
+		if err := res.Scan(&term); err != nil {
+			t.Fatal(err)
+		}
+		posted = append(posted, term)
+		if want[term] == 0 {
+			t.Errorf("term %q has postings; no document holds it", term)
+		}
+	}
+	if err := res.Err(); err != nil {
+		t.Fatal(err)
+	}
+	terms := slices.Sorted(maps.Keys(want))
+	got := map[string]float64{}
+	if err := s.termCounts(ctx, terms, got); err != nil {
+		t.Fatal(err)
+	}
+	bad := 0
+	for _, term := range terms {
+		if got[term] != want[term] {
+			if bad++; bad <= 10 {
+				t.Errorf("term %q: counted in %v documents; %v hold it", term, got[term], want[term])
+			}
+		}
+	}
 	if bad > 10 {
 		t.Errorf("and %d terms more", bad-10)
+	}
+	var miscounted int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM archive_postings WHERE n <> cardinality(ids)`).Scan(&miscounted); err != nil {
+		t.Fatal(err)
+	}
+	if miscounted != 0 {
+		t.Errorf("%d postings rows miscount their ids", miscounted)
 	}
 }
 
@@ -74,7 +113,7 @@ func TestPostgresTermCountsKeptInStep(t *testing.T) {
 	}
 	checkCounts(t, s)
 	var left int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM archive_term_df WHERE term IN ('bridg', 'flood')`).Scan(&left); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM archive_postings WHERE term IN ('bridg', 'flood')`).Scan(&left); err != nil {
 		t.Fatal(err)
 	}
 	if left != 0 {
@@ -104,7 +143,7 @@ func TestPostgresMigrationBuildsTermCounts(t *testing.T) {
 			r.key, r.url, r.title, r.text, int64(i), r.titleLen, r.textLen, r.titleTerms, r.textTerms).Scan(&id); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.ExecContext(ctx, `INSERT INTO archive_terms (id, tsv) VALUES ($1, $2)`, id, r.terms); err != nil {
+		if _, err := db.ExecContext(ctx, `INSERT INTO archive_terms (id, tsv) VALUES ($1, array_to_tsvector($2::text[]))`, id, r.terms); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -124,6 +163,13 @@ func TestPostgresMigrationBuildsTermCounts(t *testing.T) {
 	if df["river"] != 2 || df["bridg"] != 1 || df["festiv"] != 1 {
 		t.Errorf("counts after the migration = %v; want river 2, bridg 1, festiv 1", df)
 	}
+	checkTerms(t, s)
+	// The migrated postings are the trigger's to move.
+	if ok, err := s.Delete(ctx, "https://f.example/1"); err != nil || !ok {
+		t.Fatalf("Delete = %v, %v", ok, err)
+	}
+	checkTerms(t, s)
+	checkCounts(t, s)
 }
 
 // Two checkers importing at once into one archive, their pages sharing
@@ -210,7 +256,8 @@ func TestPostgresMatchesSQLiteAtScale(t *testing.T) {
 		}
 	}
 	var common int
-	if err := pg.db.QueryRowContext(ctx, `SELECT count(*) FROM archive_term_df WHERE df > 1000`).Scan(&common); err != nil {
+	if err := pg.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT term FROM archive_postings
+	WHERE term NOT LIKE '!%' GROUP BY term HAVING sum(n) > 1000) c`).Scan(&common); err != nil {
 		t.Fatal(err)
 	}
 	if common < 20 {
@@ -228,5 +275,36 @@ func TestPostgresMatchesSQLiteAtScale(t *testing.T) {
 		if ka, kb := hitKeys(a), hitKeys(b); !slices.Equal(ka, kb) {
 			t.Fatalf("tweet %d: PostgreSQL's hits differ from SQLite's:\n%v\n%v", i, kb, ka)
 		}
+	}
+}
+
+// Migration 5 undone gives back archive_terms and archive_term_df as
+// migration 4 kept them: a row of each document's terms, and each term's
+// count.
+func TestPostgresPostingsMigrationDown(t *testing.T) {
+	url := pgdbtest.Fresh(t)
+	ctx := context.Background()
+	s, err := Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddAll(ctx, []Doc{
+		{URL: "https://h.example/1", Title: "Bridge closed", Text: "The old bridge over the river closed for repairs."},
+		{URL: "https://h.example/2", Title: "River festival", Text: "The festival by the river drew crowds."},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db := migratedTo(t, url, 5)
+	if _, err := pgProvider(t, db).DownTo(ctx, 4); err != nil {
+		t.Fatal(err)
+	}
+	var rows, river, title int
+	if err := db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM archive_terms), (SELECT df FROM archive_term_df WHERE term = 'river'),
+	(SELECT count(*) FROM archive_terms WHERE tsv @@ $$'!river'$$::tsquery)`).Scan(&rows, &river, &title); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 2 || river != 2 || title != 1 {
+		t.Errorf("after the down migration: %d archive_terms rows, river counted in %d, in %d titles; want 2, 2, 1", rows, river, title)
 	}
 }

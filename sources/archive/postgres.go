@@ -1,8 +1,10 @@
 package archive
 
 import (
+	"cmp"
 	"context"
 	"embed"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"regexp"
@@ -18,15 +20,15 @@ import (
 
 // The archive on a newsroom's PostgreSQL: the same tables (named archive_*
 // there, beside the other stores' tables), the same statements, and the
-// same stems. A document's distinct stems, its title's marked apart, are
-// one tsvector in a narrow side table, archive_terms, with a GIN index
-// (see migration 2 and termVector); that index is what a term's postings
-// are read from. The collection statistics are a row kept by every
-// write, and each term's document count a row of archive_term_df
-// (migration 4), as on SQLite. Imports go in through the COPY protocol
-// (copyNew). The first stage and the rerank are the same Go code on both
-// engines, reading the same counts, so they rank the same documents the
-// same way.
+// same stems. A term's postings are rows of archive_postings (migration
+// 5): a batch of documents appends, through COPY, one row per term it
+// holds with the batch's ids holding it (copyNew), so an import neither
+// updates an index per posting nor a row another importer writes. A
+// term's document count is the sum of its rows' counts, exact and kept by
+// the same rows. The collection statistics are a row kept by every write,
+// as on SQLite. The first stage and the rerank are the same Go code on
+// both engines, reading the same counts, so they rank the same documents
+// the same way.
 
 //go:embed migrations
 var pgMigrations embed.FS
@@ -72,69 +74,50 @@ func tsOr(ts []string) string {
 	return strings.Join(q, " | ")
 }
 
-// titleMark marks a title's stems in archive_terms (see migration 2): no
-// stem holds it, since stems are letters, digits and marks.
+// titleMark marks a title's stems in archive_postings (see migration 5):
+// no stem holds it, since stems are letters, digits and marks.
 const titleMark = "!"
 
-// PostgreSQL's limits on a tsvector: a lexeme under 2 KiB, and the
-// lexemes together under 1 MiB.
-const (
-	maxLexeme      = 2047
-	maxVectorBytes = 1<<20 - 1
-)
+// maxTerm is the longest term archive_postings keeps, in bytes: an index
+// key's limit leaves room for this (a lexeme's limit in archive_terms
+// before, so an existing archive's postings keep the same terms).
+const maxTerm = 2047
 
-// termVector is a document's row in archive_terms: its distinct stems of
-// every field, and its title's again under titleMark, without positions.
-// It is built here and sent as a tsvector, so the server neither parses
-// text nor computes anything: it stores the lexemes and indexes them. A
-// stem too long for a lexeme is left out (as to_tsvector would), and so
-// are the last lexemes of a document whose distinct stems pass a megabyte.
-func termVector(r docRow) pgtype.TSVector {
-	words := make([]string, 0, r.titleLen*2+r.textLen+4)
-	for _, f := range []string{r.titleTerms, r.textTerms, r.pubTerms} {
-		for t := range strings.SplitSeq(f, " ") {
-			words = append(words, t)
+// postingTerms are the terms whose postings list a document: its distinct
+// stems of every field, then its title's again under titleMark (so the
+// counted stems are a prefix, see countedStems), each in the order of its
+// first occurrence. A stem longer than maxTerm is left out.
+// archive_doc_terms (migration 5) computes the same set on the server, for
+// the delete trigger.
+func postingTerms(r docRow) []string {
+	terms := slices.DeleteFunc(distinctStems(r.titleTerms, r.textTerms, r.pubTerms), func(t string) bool { return len(t) > maxTerm })
+	// A title's few stems are told apart by a look at the marks so far,
+	// cheaper than a map of their own.
+	marked := len(terms)
+	eachStem(r.titleTerms, func(_ int, t string) {
+		if len(t) < maxTerm && !slices.ContainsFunc(terms[marked:], func(m string) bool { return m[len(titleMark):] == t }) {
+			terms = append(terms, titleMark+t)
 		}
-	}
-	for t := range strings.SplitSeq(r.titleTerms, " ") {
-		if t != "" {
-			words = append(words, titleMark+t)
-		}
-	}
-	// Sorted as the server sorts lexemes (bytewise, shorter first on a
-	// common prefix), so it keeps them as they come.
-	slices.Sort(words)
-	words = slices.Compact(words)
-	lex := make([]pgtype.TSVectorLexeme, 0, len(words))
-	size := 0
-	for _, w := range words {
-		if w == "" || len(w) > maxLexeme {
-			continue
-		}
-		// Each lexeme also costs a 4-byte entry in the tsvector's header.
-		if size += len(w) + 4; size > maxVectorBytes {
-			break
-		}
-		lex = append(lex, pgtype.TSVectorLexeme{Word: w})
-	}
-	return pgtype.TSVector{Lexemes: lex, Valid: true}
+	})
+	return terms
 }
 
-// pgTermDocs is termDocs' statement on PostgreSQL: for each tsquery
-// operand of the JSON array (a quoted stem, see pgTermOperand), the ids of
-// at most limit documents holding it, from archive_terms' GIN index. A
-// bitmap scan visits the heap in block order, which for an archive that
-// mostly grows is id order; termDocs sorts them all the same.
-const pgTermDocs = `SELECT j.k - 1, (SELECT coalesce(string_agg(id::text, ','), '') FROM
-	(SELECT id FROM archive_terms WHERE tsv @@ j.q::tsquery LIMIT $1) m) FROM json_array_elements_text($2::json) WITH ORDINALITY AS j(q, k)`
+// pgTermDocs is termDocs' statement on PostgreSQL: for each term of the
+// JSON array (a stem, or a title's stem under titleMark, see
+// pgTermOperand), the ids of the first (lowest) limit documents holding
+// it, from its archive_postings rows: one index range a term, a row per
+// batch that held it.
+const pgTermDocs = `SELECT j.k - 1, coalesce((SELECT string_agg(d::text, ',') FROM
+	(SELECT d FROM archive_postings p, unnest(p.ids) d WHERE p.term = j.q ORDER BY d LIMIT $1) m), '')
+	FROM json_array_elements_text($2::json) WITH ORDINALITY AS j(q, k)`
 
-// pgTermOperand is the tsquery that matches the documents holding stem t,
-// or (title) holding it in their title.
+// pgTermOperand is the archive_postings term of the documents holding
+// stem t, or (title) holding it in their title.
 func pgTermOperand(t string, title bool) string {
 	if title {
-		t = titleMark + t
+		return titleMark + t
 	}
-	return tsQuote(t)
+	return t
 }
 
 // uniqueViolation is PostgreSQL's SQLSTATE for a duplicate key.
@@ -154,10 +137,10 @@ func copyRow(id int64, r docRow) []any {
 }
 
 // copyNew stores through the COPY protocol the rows whose key no stored
-// document (nor an earlier row) holds, with their archive_terms rows, and
-// says which it stored; the others are for put to merge. Ids come from
+// document (nor an earlier row) holds, with their postings, and says
+// which it stored; the others are for put to merge. Ids come from
 // the documents' sequence first, so both tables are copied in one pass
-// each. Should another writer store one of the keys between the look-up
+// each (copyPostings). Should another writer store one of the keys between the look-up
 // and the copy, the copy is undone (a savepoint) and every row is left to
 // put, which is what a row at a time would have met.
 func (w *docWriter) copyNew(ctx context.Context, rows []docRow) ([]bool, error) {
@@ -205,13 +188,7 @@ func (w *docWriter) copyNew(ctx context.Context, rows []docRow) ([]bool, error) 
 			return copyRow(ids[i], rows[fresh[i]]), nil
 		}))
 		if err == nil {
-			_, err = c.CopyFrom(ctx, pgx.Identifier{"archive_terms"}, []string{"id", "tsv"}, pgx.CopyFromSlice(len(fresh), func(i int) ([]any, error) {
-				r := rows[fresh[i]]
-				if !r.terms.Valid {
-					r.terms = termVector(r)
-				}
-				return []any{ids[i], r.terms}, nil
-			}))
+			err = copyPostings(ctx, c, rows, fresh, ids)
 		}
 		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == uniqueViolation {
 			_, err = c.Exec(ctx, `ROLLBACK TO SAVEPOINT archive_copy`)
@@ -235,65 +212,192 @@ func (w *docWriter) copyNew(ctx context.Context, rows []docRow) ([]bool, error) 
 	return inserted, nil
 }
 
-// flushPostings merges the GIN index's pending list into the index proper.
-// An import leaves up to gin_pending_list_limit (4 MB by default) of new
-// entries there, which every search then reads in full, and with which
-// the planner turns a term's postings into a sequential scan of
-// archive_terms (measured at 10k pages with 1,000 pages pending: 57 ms
-// instead of 3 ms for a 250-posting term). The merge costs the same now as
-// at a later insert or vacuum; a smaller pending list costs more (4 MB:
-// 2.7 s of server CPU per 10k pages, 1 MB: 3.7 s, 256 kB: 6.1 s). A
-// failure is let pass: the postings are right without the merge, only
-// slower to read until autovacuum makes it.
-func (s *Store) flushPostings(ctx context.Context) {
-	s.db.ExecContext(ctx, `SELECT gin_clean_pending_list('archive_terms_tsv'::regclass)`)
-}
-
-// vectorStems are the lexemes of an archive_terms row whose documents
-// archive_term_df counts: all but the title's marked copies, which sort
-// first (titleMark is below every letter and digit).
-func vectorStems(v pgtype.TSVector) []string {
-	lex := v.Lexemes
-	for len(lex) > 0 && strings.HasPrefix(lex[0].Word, titleMark) {
-		lex = lex[1:]
-	}
-	out := make([]string, len(lex))
-	for i, l := range lex {
-		out[i] = l.Word
-	}
-	return out
-}
-
-// flushTermCounts is flushDFs on PostgreSQL: the transaction's changes to
-// archive_term_df in one statement, in term order, so that writers
-// sharing terms take their rows' locks in one order (see migration 4).
-// A term no document holds any more is deleted.
-func (w *docWriter) flushTermCounts(ctx context.Context) error {
-	terms := make([]string, 0, len(w.dfs))
-	for t, d := range w.dfs {
-		if d != 0 {
-			terms = append(terms, t)
+// copyPostings appends the postings of the documents rows[fresh[i]],
+// whose ids are ids[i] (ascending), to archive_postings: one row per term
+// they hold, its ids ascending. The lists are cut from one array, filled
+// in a second pass over the documents, so a posting costs one map look-up
+// and no allocation.
+func copyPostings(ctx context.Context, c *pgx.Conn, rows []docRow, fresh []int, ids []int64) error {
+	index := make(map[string]int32, 32768)
+	var terms []string
+	var counts []int32
+	slots := make([]int32, 0, 256*len(fresh)) // each posting's term, document by document
+	for _, k := range fresh {
+		if rows[k].terms == nil {
+			rows[k].terms = postingTerms(rows[k])
+		}
+		for _, t := range rows[k].terms {
+			x, ok := index[t]
+			if !ok {
+				x = int32(len(terms))
+				index[t] = x
+				terms, counts = append(terms, t), append(counts, 0)
+			}
+			counts[x]++
+			slots = append(slots, x)
 		}
 	}
-	slices.Sort(terms)
-	dfs := make([]int64, len(terms))
-	var gone []string
-	for i, t := range terms {
-		if dfs[i] = int64(w.dfs[t]); dfs[i] < 0 {
-			gone = append(gone, t)
+	// In key order, so the index is appended to in one sweep.
+	order := make([]int32, len(terms))
+	for x := range order {
+		order[x] = int32(x)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(terms[a], terms[b]) })
+	start, next := make([]int32, len(terms)), make([]int32, len(terms))
+	at := int32(0)
+	for _, x := range order {
+		start[x], next[x] = at, at
+		at += counts[x]
+	}
+	flat := make([]int64, len(slots))
+	j := 0
+	for i, k := range fresh {
+		for range rows[k].terms {
+			x := slots[j]
+			flat[next[x]] = ids[i]
+			next[x]++
+			j++
 		}
 	}
-	if len(terms) == 0 {
-		return nil
+	useIDLists(c.TypeMap())
+	_, err := c.CopyFrom(ctx, pgx.Identifier{"archive_postings"}, []string{"term", "lo", "hi", "n", "ids"},
+		pgx.CopyFromSlice(len(order), func(i int) ([]any, error) {
+			x := order[i]
+			l := flat[start[x] : start[x]+counts[x]]
+			return []any{terms[x], l[0], l[len(l)-1], counts[x], idList(l)}, nil
+		}))
+	return err
+}
+
+// idList is a postings row's ids, sent as a bigint[] by idListCodec.
+type idList []int64
+
+// idListCodec is the connection's bigint[] codec with a fast way to send
+// an idList in binary: pgx's array codec boxes every element in an
+// interface and plans its encoding (0.47 s of muse's CPU per 10k pages
+// imported, for 2 million postings). Everything else goes to the codec it
+// wraps.
+type idListCodec struct{ pgtype.Codec }
+
+func (c idListCodec) PlanEncode(m *pgtype.Map, oid uint32, format int16, value any) pgtype.EncodePlan {
+	if _, ok := value.(idList); ok && format == pgtype.BinaryFormatCode {
+		return idListPlan{}
 	}
-	if _, err := w.tx.ExecContext(ctx, `INSERT INTO archive_term_df AS d (term, df)
-SELECT t, n FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS u(t, n, k) ORDER BY k
-ON CONFLICT (term) DO UPDATE SET df = d.df + excluded.df`, terms, dfs); err != nil {
-		return fmt.Errorf("archive: document counts: %w", err)
+	return c.Codec.PlanEncode(m, oid, format, value)
+}
+
+type idListPlan struct{}
+
+// Encode writes PostgreSQL's binary array as pgx does: dimensions (1), no
+// NULLs, the element type, the length and lower bound (1), then each
+// element's length (8) and value, big-endian.
+func (idListPlan) Encode(value any, buf []byte) ([]byte, error) {
+	ids := value.(idList)
+	buf = binary.BigEndian.AppendUint32(buf, 1)
+	buf = binary.BigEndian.AppendUint32(buf, 0)
+	buf = binary.BigEndian.AppendUint32(buf, pgtype.Int8OID)
+	buf = binary.BigEndian.AppendUint32(buf, uint32(len(ids)))
+	buf = binary.BigEndian.AppendUint32(buf, 1)
+	buf = slices.Grow(buf, 12*len(ids))
+	for _, id := range ids {
+		buf = binary.BigEndian.AppendUint32(buf, 8)
+		buf = binary.BigEndian.AppendUint64(buf, uint64(id))
+	}
+	return buf, nil
+}
+
+// useIDLists puts idListCodec in front of m's bigint[] codec, once.
+func useIDLists(m *pgtype.Map) {
+	t, ok := m.TypeForOID(pgtype.Int8ArrayOID)
+	if !ok {
+		return
+	}
+	if _, done := t.Codec.(idListCodec); !done {
+		m.RegisterType(&pgtype.Type{Name: t.Name, OID: t.OID, Codec: idListCodec{t.Codec}})
+	}
+}
+
+// countedStems are the terms of postingTerms whose documents the counts
+// count: all but the title's marked copies, which come last.
+func countedStems(terms []string) []string {
+	n := len(terms)
+	for n > 0 && strings.HasPrefix(terms[n-1], titleMark) {
+		n--
+	}
+	return terms[:n]
+}
+
+// A posting is a document's place in a term's postings, which a put that
+// merges a stored document moves (index): docWriter.posts counts each up
+// for a term the document gains and down for one it loses, and
+// flushPostings writes them before the commit.
+type posting struct {
+	term string
+	id   int64
+}
+
+// index records, on PostgreSQL, that document id now holds n's terms
+// instead of old's (a zero docRow for a new document).
+func (w *docWriter) indexPostings(id int64, old, n docRow) {
+	if w.posts == nil {
+		w.posts = make(map[posting]int)
+	}
+	for _, t := range postingTerms(old) {
+		w.posts[posting{t, id}]--
+	}
+	for _, t := range postingTerms(n) {
+		w.posts[posting{t, id}]++
+	}
+}
+
+// flushPostings writes the postings the transaction's puts moved: a
+// document lost from a term is taken out of the term's rows (locked
+// first, in (term, lo, ctid) order, as the delete trigger locks them: see
+// migration 5), and the documents gained by a term are one new row of it.
+func (w *docWriter) flushPostings(ctx context.Context) error {
+	var gone, add []posting
+	for p, n := range w.posts {
+		switch {
+		case n < 0:
+			gone = append(gone, p)
+		case n > 0:
+			add = append(add, p)
+		}
+	}
+	split := func(ps []posting) ([]string, []int64) {
+		slices.SortFunc(ps, func(a, b posting) int {
+			return cmp.Or(strings.Compare(a.term, b.term), cmp.Compare(a.id, b.id))
+		})
+		ts, ids := make([]string, len(ps)), make([]int64, len(ps))
+		for i, p := range ps {
+			ts[i], ids[i] = p.term, p.id
+		}
+		return ts, ids
 	}
 	if len(gone) > 0 {
-		if _, err := w.tx.ExecContext(ctx, `DELETE FROM archive_term_df WHERE term = ANY($1) AND df <= 0`, gone); err != nil {
-			return fmt.Errorf("archive: document counts: %w", err)
+		ts, ids := split(gone)
+		for _, q := range []struct {
+			sql  string
+			args []any
+		}{
+			{`SELECT 1 FROM archive_postings p JOIN unnest($1::text[], $2::bigint[]) AS u(t, d)
+ON p.term = u.t AND p.lo <= u.d AND u.d <= p.hi AND u.d = ANY(p.ids) ORDER BY p.term, p.lo, p.ctid FOR UPDATE OF p`, []any{ts, ids}},
+			{`UPDATE archive_postings p SET ids = array(SELECT x FROM unnest(p.ids) x WHERE x <> ALL(g.ds) ORDER BY x),
+	n = (SELECT count(*) FROM unnest(p.ids) x WHERE x <> ALL(g.ds))
+FROM (SELECT t, array_agg(d) ds, min(d) lo, max(d) hi FROM unnest($1::text[], $2::bigint[]) AS u(t, d) GROUP BY t) g
+WHERE p.term = g.t AND p.lo <= g.hi AND g.lo <= p.hi AND p.ids && g.ds`, []any{ts, ids}},
+			{`DELETE FROM archive_postings WHERE term = ANY($1) AND n = 0`, []any{slices.Compact(slices.Clone(ts))}},
+		} {
+			if _, err := w.tx.ExecContext(ctx, q.sql, q.args...); err != nil {
+				return fmt.Errorf("archive: postings: %w", err)
+			}
+		}
+	}
+	if len(add) > 0 {
+		ts, ids := split(add)
+		if _, err := w.tx.ExecContext(ctx, `INSERT INTO archive_postings (term, lo, hi, n, ids)
+SELECT t, min(d), max(d), count(*), array_agg(d ORDER BY d) FROM unnest($1::text[], $2::bigint[]) AS u(t, d) GROUP BY t`, ts, ids); err != nil {
+			return fmt.Errorf("archive: postings: %w", err)
 		}
 	}
 	return nil
@@ -301,8 +405,8 @@ ON CONFLICT (term) DO UPDATE SET df = d.df + excluded.df`, terms, dfs); err != n
 
 // pgTermCounts is termCounts' statement on PostgreSQL: the document count
 // of each term of the JSON array, 0 for a term no document holds.
-const pgTermCounts = `SELECT j.k - 1, coalesce(t.df, 0) FROM json_array_elements_text($1::json) WITH ORDINALITY AS j(q, k)
-	LEFT JOIN archive_term_df t ON t.term = j.q`
+const pgTermCounts = `SELECT j.k - 1, coalesce((SELECT sum(p.n) FROM archive_postings p WHERE p.term = j.q), 0)
+	FROM json_array_elements_text($1::json) WITH ORDINALITY AS j(q, k)`
 
 // importing tells PostgreSQL that the transaction is a batch of an
 // import: its commit does not wait for the server to flush its WAL to

@@ -19,87 +19,142 @@ import (
 	"github.com/musecheck/muse/sources/pgdb/pgdbtest"
 )
 
-func lexemes(v pgtype.TSVector) []string {
-	out := make([]string, len(v.Lexemes))
-	for i, l := range v.Lexemes {
-		out[i] = l.Word
-	}
-	return out
-}
-
-func TestTermVector(t *testing.T) {
-	long := strings.Repeat("a", maxLexeme+1)
+func TestPostingTerms(t *testing.T) {
+	long := strings.Repeat("a", maxTerm+1)
 	r := docRow{titleTerms: "vaccin kill", textTerms: "kill peopl vaccin " + long + " kill", pubTerms: "reuter", titleLen: 2, textLen: 5}
-	got := lexemes(termVector(r))
-	want := []string{"!kill", "!vaccin", "kill", "peopl", "reuter", "vaccin"}
+	got := postingTerms(r)
+	want := []string{"vaccin", "kill", "peopl", "reuter", "!vaccin", "!kill"}
 	if !slices.Equal(got, want) {
-		t.Errorf("termVector = %q; want %q", got, want)
+		t.Errorf("postingTerms = %q; want %q", got, want)
 	}
-	for _, l := range termVector(r).Lexemes {
-		if len(l.Positions) != 0 {
-			t.Errorf("lexeme %q has positions %v; the first stage reads none", l.Word, l.Positions)
-		}
+	if got := countedStems(got); !slices.Equal(got, want[:4]) {
+		t.Errorf("countedStems = %q; want %q", got, want[:4])
 	}
-	if got := lexemes(termVector(docRow{textTerms: "only text"})); !slices.Equal(got, []string{"only", "text"}) {
+	if got := postingTerms(docRow{textTerms: "only text"}); !slices.Equal(got, []string{"only", "text"}) {
 		t.Errorf("untitled: %q", got)
 	}
-	// A page of more distinct stems than a tsvector holds keeps what fits.
-	var huge []string
-	for i := range 200_000 {
-		huge = append(huge, "w"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+strings.Repeat("y", i%5)+string(rune('a'+i/26%26))+string(rune('a'+i/676%26)))
-	}
-	v := termVector(docRow{textTerms: strings.Join(huge, " ")})
-	size := 0
-	for _, l := range v.Lexemes {
-		size += len(l.Word) + 4
-	}
-	if size > maxVectorBytes || len(v.Lexemes) == 0 {
-		t.Errorf("huge page: %d lexemes, %d bytes; want some, at most %d bytes", len(v.Lexemes), size, maxVectorBytes)
+	if got := postingTerms(docRow{}); len(got) != 0 {
+		t.Errorf("empty row: %q", got)
 	}
 }
 
-// checkTerms says whether archive_terms holds exactly one row per
-// document, the one termVector builds from the document's stems.
+// idListCodec sends an idList exactly as pgx's own array codec sends the
+// same []int64, and leaves every other value to it.
+func TestIDListEncoding(t *testing.T) {
+	m := pgtype.NewMap()
+	for _, ids := range [][]int64{{1}, {1, 2, 300, 1 << 40}, {}} {
+		want, err := m.Encode(pgtype.Int8ArrayOID, pgtype.BinaryFormatCode, ids, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fast := pgtype.NewMap()
+		useIDLists(fast)
+		useIDLists(fast) // once is enough; twice wraps nothing twice
+		if _, ok := fast.TypeForOID(pgtype.Int8ArrayOID); !ok {
+			t.Fatal("no bigint[] type")
+		}
+		got, err := fast.Encode(pgtype.Int8ArrayOID, pgtype.BinaryFormatCode, idList(ids), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("idList %v encodes as % x; pgx: % x", ids, got, want)
+		}
+		plain, err := fast.Encode(pgtype.Int8ArrayOID, pgtype.BinaryFormatCode, ids, nil)
+		if err != nil || !slices.Equal(plain, want) {
+			t.Errorf("[]int64 %v through the wrapped codec: % x, %v; want % x", ids, plain, err, want)
+		}
+	}
+}
+
+// The server's archive_doc_terms (the delete trigger's) gives the terms
+// postingTerms gives.
+func TestPostgresDocTermsMatch(t *testing.T) {
+	s := openPostgresTemp(t)
+	long := strings.Repeat("é", maxTerm/2) // 2,048 bytes: too long
+	for _, r := range []docRow{
+		{titleTerms: "vaccin kill", textTerms: "kill peopl vaccin " + long + " kill", pubTerms: "reuter"},
+		{textTerms: "only text"},
+		{titleTerms: "a  b", textTerms: " b c ", pubTerms: ""},
+		{titleTerms: strings.Repeat("x", maxTerm), textTerms: strings.Repeat("x", maxTerm)},
+		{},
+	} {
+		var got []string
+		if err := s.db.QueryRowContext(context.Background(), `SELECT archive_doc_terms($1, $2, $3)`,
+			r.titleTerms, r.textTerms, r.pubTerms).Scan(pgtypeArray(&got)); err != nil {
+			t.Fatal(err)
+		}
+		if want := slices.Sorted(slices.Values(postingTerms(r))); !slices.Equal(got, want) && len(got)+len(want) > 0 {
+			t.Errorf("archive_doc_terms(%.20q, %.20q, %q) = %.40q; want %.40q", r.titleTerms, r.textTerms, r.pubTerms, got, want)
+		}
+	}
+}
+
+// pgtypeArray scans a PostgreSQL array into *dst.
+func pgtypeArray(dst *[]string) any { return pgtype.NewMap().SQLScanner(dst) }
+
+// checkTerms says whether archive_postings lists each document under
+// exactly the terms postingTerms gives for its stems, each term's rows
+// holding ids ascending within their bounds, and each id once a term.
 func checkTerms(t *testing.T, s *Store) {
 	t.Helper()
 	ctx := context.Background()
-	rows, err := s.db.QueryContext(ctx, `SELECT d.id, d.title_terms, d.text_terms, d.publisher_terms, t.tsv
-FROM archive_docs d LEFT JOIN archive_terms t ON t.id = d.id`)
+	rows, err := s.db.QueryContext(ctx, `SELECT term, lo, hi, ids FROM archive_postings`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	docs := 0
+	posted := map[int64][]string{}
+	seen := map[posting]bool{}
 	for rows.Next() {
-		var id int64
-		var r docRow
-		var tsv pgtype.TSVector
-		if err := rows.Scan(&id, &r.titleTerms, &r.textTerms, &r.pubTerms, &tsv); err != nil {
+		var term string
+		var lo, hi int64
+		var ids []int64
+		if err := rows.Scan(&term, &lo, &hi, pgtype.NewMap().SQLScanner(&ids)); err != nil {
 			t.Fatal(err)
 		}
-		docs++
-		if !tsv.Valid {
-			t.Errorf("document %d has no archive_terms row", id)
-			continue
+		if len(ids) == 0 || !slices.IsSorted(ids) || ids[0] < lo || ids[len(ids)-1] > hi {
+			t.Errorf("term %q: row [%d, %d] holds %v; want ids ascending within its bounds", term, lo, hi, ids)
 		}
-		if got, want := lexemes(tsv), lexemes(termVector(r)); !slices.Equal(got, want) {
-			t.Errorf("document %d: archive_terms %q; want %q", id, got, want)
+		for _, id := range ids {
+			if seen[posting{term, id}] {
+				t.Errorf("term %q lists document %d twice", term, id)
+			}
+			seen[posting{term, id}] = true
+			posted[id] = append(posted[id], term)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	var terms int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM archive_terms`).Scan(&terms); err != nil {
+	rows, err = s.db.QueryContext(ctx, `SELECT id, title_terms, text_terms, publisher_terms FROM archive_docs`)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if terms != docs {
-		t.Errorf("archive_terms holds %d rows for %d documents", terms, docs)
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var r docRow
+		if err := rows.Scan(&id, &r.titleTerms, &r.textTerms, &r.pubTerms); err != nil {
+			t.Fatal(err)
+		}
+		got := posted[id]
+		slices.Sort(got)
+		if want := slices.Sorted(slices.Values(postingTerms(r))); !slices.Equal(got, want) {
+			t.Errorf("document %d is listed under %q; want %q", id, got, want)
+		}
+		delete(posted, id)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for id, terms := range posted {
+		t.Errorf("no document %d, yet listed under %q", id, terms)
 	}
 }
 
 // Adding, merging (a title that changes the stems) and deleting keep
-// archive_terms in step with the documents.
+// the postings in step with the documents.
 func TestPostgresTermsKeptInStep(t *testing.T) {
 	s := openPostgresTemp(t)
 	ctx := context.Background()
@@ -131,8 +186,42 @@ func TestPostgresTermsKeptInStep(t *testing.T) {
 	checkStats(t, s)
 }
 
+// Merging several documents of one batch row at once, each losing and
+// gaining terms it shares with the others, moves each of them alone, and
+// a row left empty goes.
+func TestPostgresMergesMovePostings(t *testing.T) {
+	s := openPostgresTemp(t)
+	ctx := context.Background()
+	var docs []Doc
+	for i := range 6 {
+		docs = append(docs, Doc{URL: fmt.Sprintf("https://m.example/%d", i), Title: "alpha beta", Text: fmt.Sprintf("gamma delta word%d", i)})
+	}
+	if err := s.AddAll(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddAll(ctx, []Doc{
+		{URL: "https://m.example/1", Title: "epsilon", Text: "zeta"},
+		{URL: "https://m.example/3", Title: "epsilon beta", Text: "gamma eta"},
+		{URL: "https://m.example/new", Title: "eta"},
+		{URL: "https://m.example/1", Text: "zeta theta"}, // the same document again
+		{URL: "https://m.example/4", Text: "gamma delta word4 iota"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	checkTerms(t, s)
+	checkCounts(t, s)
+	var left int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM archive_postings WHERE term IN ('word1', 'word3')`).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left != 0 {
+		t.Errorf("%d rows of terms no document holds any more; want none", left)
+	}
+}
+
 // An archive made before archive_terms (migration 1) gets its documents'
-// rows when it is opened, and finds them by text and by title.
+// postings when it is opened (through archive_terms, migrations 2 and 5),
+// and finds them by text and by title.
 func TestPostgresMigrationBuildsTerms(t *testing.T) {
 	url := pgdbtest.Fresh(t)
 	ctx := context.Background()
@@ -209,7 +298,8 @@ func TestPostgresCopyMeetsAnotherWriter(t *testing.T) {
 		r.key, r.url, r.title, r.text, r.titleLen, r.textLen, r.titleTerms, r.textTerms).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO archive_terms (id, tsv) VALUES ($1, $2)`, id, termVector(r)); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO archive_postings (term, lo, hi, n, ids)
+SELECT t, $1, $1, 1, ARRAY[$1::bigint] FROM unnest($2::text[]) t`, id, postingTerms(r)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE archive_stats SET n = n + 1, title_len = title_len + $1, lead_len = lead_len + $2`,
@@ -254,39 +344,40 @@ WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '
 	checkStats(t, s)
 }
 
-// An import leaves nothing in the GIN index's pending list, where every
-// search would read it.
-func TestPostgresImportFlushesPending(t *testing.T) {
+// A batch of an import appends one postings row to each term it holds:
+// a term in every page of three batches has three rows, and a word of one
+// page one row.
+func TestPostgresImportAppendsPostings(t *testing.T) {
 	s := openPostgresTemp(t)
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "pages.jsonl")
 	var lines []string
-	for i := range 50 {
-		lines = append(lines, fmt.Sprintf(`{"url":"https://d.example/%d","title":"Page %d","text":"words of page %d about rivers and bridges"}`, i, i, i))
+	for i := range 2*batchSize + 10 {
+		lines = append(lines, fmt.Sprintf(`{"url":"https://d.example/%d","title":"Page %d","text":"words of page%d about rivers and bridges"}`, i, i, i))
 	}
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if res := s.Import(ctx, []string{path}, ImportOptions{}); res.Added != 50 || res.Failed != 0 {
-		t.Fatalf("Import = %+v; want 50 added", res)
+	if res := s.Import(ctx, []string{path}, ImportOptions{}); res.Added != len(lines) || res.Failed != 0 {
+		t.Fatalf("Import = %+v; want %d added", res, len(lines))
 	}
-	var pending int64
-	if err := s.db.QueryRowContext(ctx, `SELECT gin_clean_pending_list('archive_terms_tsv'::regclass)`).Scan(&pending); err != nil {
+	for term, want := range map[string]int{"river": 3, "!page": 3, "page17": 1, "!river": 0} {
+		var got int
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM archive_postings WHERE term = $1`, term).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("term %q has %d postings rows; want %d", term, got, want)
+		}
+	}
+	ids, err := s.termDocs(ctx, []string{"river", "page17"}, 5, false)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if pending != 0 {
-		t.Errorf("%d pages pending in the GIN index after an import; want 0", pending)
+	if len(ids["river"]) != 5 || ids["river"][0] != 1 || !slices.IsSorted(ids["river"]) || len(ids["page17"]) != 1 {
+		t.Errorf("termDocs = %v; want river's first five ids from 1, page17's one", ids)
 	}
-	// The check can fail: adding without an import leaves pages pending.
-	if err := s.Add(ctx, Doc{URL: "https://d.example/one", Title: "One more", Text: "left pending"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.db.QueryRowContext(ctx, `SELECT gin_clean_pending_list('archive_terms_tsv'::regclass)`).Scan(&pending); err != nil {
-		t.Fatal(err)
-	}
-	if pending == 0 {
-		t.Error("no page pending after an Add; the check above cannot tell")
-	}
+	checkTerms(t, s)
 }
 
 // migratedTo opens the database at url with the archive's migrations
@@ -298,6 +389,15 @@ func migratedTo(t *testing.T, url string, version int64) *sql.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	if _, err := pgProvider(t, db).UpTo(context.Background(), version); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// pgProvider runs the archive's PostgreSQL migrations on db, as Open does.
+func pgProvider(t *testing.T, db *sql.DB) *goose.Provider {
+	t.Helper()
 	sub, err := fs.Sub(pgMigrations, "migrations/postgres")
 	if err != nil {
 		t.Fatal(err)
@@ -307,8 +407,5 @@ func migratedTo(t *testing.T, url string, version int64) *sql.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.UpTo(context.Background(), version); err != nil {
-		t.Fatal(err)
-	}
-	return db
+	return p
 }
