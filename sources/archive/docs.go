@@ -76,6 +76,9 @@ type docRow struct {
 	published                       sql.NullInt64
 	at                              int64
 	stems                           []string // distinct stems of all three fields, for docs_terms (rowStems)
+	// On SQLite: the title's and text's stems as indices into stems,
+	// for the row's docs_rank ids (stemSeq); nil on a merged row.
+	titleSeq, textSeq []uint32
 
 	terms pgtype.TSVector // on PostgreSQL: its archive_terms row (termVector)
 }
@@ -109,7 +112,7 @@ func (s *Store) newRow(d Doc) (docRow, error) {
 		r.terms = termVector(r)
 		r.stems = vectorStems(r.terms)
 	} else {
-		r.stems = distinctStems(r.titleTerms, r.textTerms, r.pubTerms)
+		r.stems, r.titleSeq, r.textSeq = stemSeq(r.titleTerms, r.textTerms, r.pubTerms)
 	}
 	return r, nil
 }
@@ -155,6 +158,14 @@ type docWriter struct {
 	// (docs_terms; archive_term_df on PostgreSQL), written once before
 	// the commit; it starts from newDFs.
 	dfs map[string]int
+	// On SQLite: the docs_terms id of each term the transaction meets
+	// (termIDs, idOf), the ids it numbered (fresh) and the next free one;
+	// and buffers reused from one docs_rank row to the next.
+	ids             map[string]uint32
+	fresh           []string
+	next            uint32
+	idBuf           []uint32
+	rankBuf         []byte
 
 	// On PostgreSQL: tx's connection, for COPY (copyNew), and the
 	// statement that writes a document's archive_terms row.
@@ -210,7 +221,7 @@ FROM docs WHERE url = ?`},
 			{&w.ftsDel, `INSERT INTO docs_fts (docs_fts, rowid, title_terms, text_terms, publisher_terms) VALUES ('delete', ?, ?, ?, ?)`},
 			{&w.titleIns, `INSERT INTO docs_title_fts (rowid, title_terms) VALUES (?, ?)`},
 			{&w.titleDel, `INSERT INTO docs_title_fts (docs_title_fts, rowid, title_terms) VALUES ('delete', ?, ?)`},
-			{&w.rank, `INSERT OR REPLACE INTO docs_rank (id, published, updated_at, title_len, text_len, title_terms, text_terms)
+			{&w.rank, `INSERT OR REPLACE INTO docs_rank (id, published, updated_at, title_len, text_len, title_ids, text_ids)
 	VALUES (?, ?, ?, ?, ?, ?, ?)`},
 		}...)
 	}
@@ -219,6 +230,12 @@ FROM docs WHERE url = ?`},
 			return fmt.Errorf("archive: prepare: %w", err)
 		}
 		defer (*p.st).Close()
+	}
+	if !s.postgres {
+		w.rankBuf = make([]byte, 0, 4096) // never nil: the driver binds a nil blob as NULL
+		if err := w.termIDs(ctx); err != nil {
+			return err
+		}
 	}
 	if err := fn(w); err != nil {
 		return err
@@ -233,6 +250,9 @@ FROM docs WHERE url = ?`},
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("archive: commit: %w", err)
+	}
+	if w.ids != nil {
+		s.ids.add(w.ids) // committed: these ids are for good
 	}
 	return nil
 }
@@ -379,12 +399,17 @@ func (w *docWriter) index(ctx context.Context, id int64, r docRow) error {
 }
 
 // ranked writes r's docs_rank row (SQLite), what a search reads of a
-// candidate: its date, version and stems (see migration 6).
+// candidate: its date, version and stems as term ids (see migrations 6
+// and 7).
 func (w *docWriter) ranked(ctx context.Context, id int64, r docRow) error {
 	if w.rank == nil {
 		return nil
 	}
-	_, err := w.rank.ExecContext(ctx, id, r.published, r.at, r.titleLen, r.textLen, r.titleTerms, r.textTerms)
+	title, text, err := w.rankIDs(ctx, r)
+	if err != nil {
+		return err
+	}
+	_, err = w.rank.ExecContext(ctx, id, r.published, r.at, r.titleLen, r.textLen, title, text)
 	return err
 }
 
@@ -405,25 +430,34 @@ func (w *docWriter) flushDFs(ctx context.Context) error {
 	if w.s.postgres {
 		return w.flushTermCounts(ctx)
 	}
-	down := false
+	// Each term as [id, change]; a term numbered here goes in even if its
+	// count did not move. A count that falls to 0 keeps its row, so an
+	// id is never freed nor given to another term (idCache).
+	move := make(map[string][2]int64, len(w.dfs)+len(w.fresh))
 	for t, d := range w.dfs {
 		if d == 0 {
-			delete(w.dfs, t)
+			continue
 		}
-		down = down || d < 0
+		id, err := w.idOf(ctx, t)
+		if err != nil {
+			return err
+		}
+		move[t] = [2]int64{int64(id), int64(d)}
 	}
-	arg, err := json.Marshal(w.dfs)
+	for _, t := range w.fresh {
+		move[t] = [2]int64{int64(w.ids[t]), int64(w.dfs[t])}
+	}
+	if len(move) == 0 {
+		return nil
+	}
+	arg, err := json.Marshal(move)
 	if err != nil {
 		return fmt.Errorf("archive: document counts: %w", err)
 	}
-	if _, err := w.tx.ExecContext(ctx, `INSERT INTO docs_terms (term, df) SELECT key, value FROM json_each(?) WHERE true
+	if _, err := w.tx.ExecContext(ctx, `INSERT INTO docs_terms (term, id, df)
+SELECT key, json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?) WHERE true
 ON CONFLICT (term) DO UPDATE SET df = df + excluded.df`, string(arg)); err != nil {
 		return fmt.Errorf("archive: document counts: %w", err)
-	}
-	if down {
-		if _, err := w.tx.ExecContext(ctx, `DELETE FROM docs_terms WHERE term IN (SELECT key FROM json_each(?) WHERE value < 0) AND df <= 0`, string(arg)); err != nil {
-			return fmt.Errorf("archive: document counts: %w", err)
-		}
 	}
 	return nil
 }

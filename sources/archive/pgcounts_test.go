@@ -63,7 +63,7 @@ func TestPostgresTermCountsKeptInStep(t *testing.T) {
 	}
 	checkCounts(t, s)
 	df := map[string]float64{}
-	if err := s.termCounts(ctx, []string{"river", "valley", "snow", "absent"}, df); err != nil {
+	if err := s.termCounts(ctx, []string{"river", "valley", "snow", "absent"}, termPostings{df: df, ids: map[string]uint32{}}); err != nil {
 		t.Fatal(err)
 	}
 	if want := map[string]float64{"river": 1, "valley": 1, "snow": 1, "absent": 0}; fmt.Sprint(df) != fmt.Sprint(want) {
@@ -118,7 +118,7 @@ func TestPostgresMigrationBuildsTermCounts(t *testing.T) {
 	defer s.Close()
 	checkCounts(t, s)
 	df := map[string]float64{}
-	if err := s.termCounts(ctx, []string{"river", "bridg", "festiv"}, df); err != nil {
+	if err := s.termCounts(ctx, []string{"river", "bridg", "festiv"}, termPostings{df: df, ids: map[string]uint32{}}); err != nil {
 		t.Fatal(err)
 	}
 	if df["river"] != 2 || df["bridg"] != 1 || df["festiv"] != 1 {

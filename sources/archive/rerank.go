@@ -109,20 +109,22 @@ func (r ranker) firstTerms(ts []string, df map[string]float64) []string {
 	return out
 }
 
-// rank scores the pool. more looks up document frequencies of feedback
-// terms that the query did not hold.
-func (r ranker) rank(q *queryModel, pool []*candidate, df map[string]float64, st collStats,
-	more func([]string) (map[string]float64, error)) ([]float64, error) {
+// rank scores the pool; qids are the ids of q.distinct in the numbering
+// the pool's stems are in (termids.go). more looks up the document
+// frequencies of feedback terms, by id, that the query did not hold.
+func (r ranker) rank(q *queryModel, pool []*candidate, qids []uint32, df map[string]float64, st collStats,
+	more func([]uint32) ([]float64, error)) ([]float64, error) {
 	docs := make([]*docTerms, len(pool))
 	for i, c := range pool {
 		docs[i] = c.doc
 	}
-	return r.p.rank(q, docs, views(docs, q.distinct), df, st, more)
+	return r.p.rank(q, qids, docs, views(docs, qids), df, st, more)
 }
 
-// rank scores docs; vs are the documents seen through q.distinct.
-func (p params) rank(q *queryModel, docs []*docTerms, vs []*docView, df map[string]float64, st collStats,
-	more func([]string) (map[string]float64, error)) ([]float64, error) {
+// rank scores docs; vs are the documents seen through qids (q.distinct's
+// ids).
+func (p params) rank(q *queryModel, qids []uint32, docs []*docTerms, vs []*docView, df map[string]float64, st collStats,
+	more func([]uint32) ([]float64, error)) ([]float64, error) {
 	idf := make([]float64, len(q.distinct))
 	for k, t := range q.distinct {
 		idf[k] = bm25IDF(st.n, df[t])
@@ -133,32 +135,37 @@ func (p params) rank(q *queryModel, docs []*docTerms, vs []*docView, df map[stri
 		return scores, nil
 	}
 	fb := p.feedback(docs, scores)
-	ts := slices.Clone(q.distinct)
-	var missing []string
+	ts := slices.Clone(qids)
+	inQuery := make(map[uint32]bool, len(qids))
+	for _, id := range qids {
+		inQuery[id] = true
+	}
+	var missing []uint32
 	for t := range fb {
-		if _, ok := q.qtf[t]; !ok {
+		if !inQuery[t] {
 			missing = append(missing, t)
 		}
 	}
-	sort.Strings(missing)
+	slices.Sort(missing)
 	if len(missing) > 0 {
 		extra, err := more(missing)
 		if err != nil {
 			return scores, err
 		}
-		for _, t := range missing {
+		for i, t := range missing {
 			ts = append(ts, t)
-			idf = append(idf, bm25IDF(st.n, extra[t]))
+			idf = append(idf, bm25IDF(st.n, extra[i]))
 		}
 	}
 	w = p.expand(w, ts, fb)
 	return p.score(q, w, views(docs, ts), idf, st), nil
 }
 
-// views looks at each document through the terms ts. The views' counts
-// and positions are cut from a few shared arrays: one allocation each per
-// document and term made a long post's rerank mostly allocation and GC.
-func views(docs []*docTerms, ts []string) []*docView {
+// views looks at each document through the terms ts (ids). The views'
+// counts and positions are cut from a few shared arrays: one allocation
+// each per document and term made a long post's rerank mostly allocation
+// and GC.
+func views(docs []*docTerms, ts []uint32) []*docView {
 	ti := newTermIndex(ts)
 	n := len(ts)
 	vs := make([]docView, len(docs))
@@ -200,51 +207,49 @@ func (sc *viewScratch) positions(n int) []int32 {
 	return sc.block[at : at : at+n]
 }
 
-// termIndex finds a list's terms: idx is each term's first index, and
-// filter a cheap test that rules out most other words before the map is
-// asked.
+// termIndex finds a list's terms (ids) among a document's: an
+// open-addressed table of each term's first index in the list, a few
+// times larger than the list, so most of a document's ids are ruled out
+// at the first probe. Id 0 (no term) is never found.
 type termIndex struct {
-	idx    map[string]int
-	filter stemFilter
+	keys  []uint32 // 0: empty slot
+	vals  []int32
+	shift uint
 }
 
-func newTermIndex(ts []string) termIndex {
-	ti := termIndex{idx: make(map[string]int, len(ts))}
+func newTermIndex(ts []uint32) termIndex {
+	size, shift := 64, uint(32-6)
+	for size < 4*len(ts) {
+		size, shift = size*2, shift-1
+	}
+	ti := termIndex{keys: make([]uint32, size), vals: make([]int32, size), shift: shift}
 	for k, t := range ts {
-		if _, dup := ti.idx[t]; !dup {
-			ti.idx[t] = k
-			ti.filter.add(t)
+		if t == 0 {
+			continue
+		}
+		i := ti.slot(t)
+		for ti.keys[i] != 0 && ti.keys[i] != t {
+			i = (i + 1) & (len(ti.keys) - 1)
+		}
+		if ti.keys[i] == 0 { // else a repeat: the first index stays
+			ti.keys[i], ti.vals[i] = t, int32(k)
 		}
 	}
 	return ti
 }
 
-// stemFilter is a set of (length mod 16, first byte) pairs: a word whose
-// pair is not in it is none of the terms. A query's few dozen terms set
-// about 1% of its 4,096 bits.
-type stemFilter [64]uint64
+func (ti *termIndex) slot(t uint32) int { return int((t * 0x9e3779b1) >> ti.shift) }
 
-func filterKey(t string) uint { return uint(len(t)&15)<<8 | uint(t[0]) }
-
-func (f *stemFilter) add(t string) {
-	if t != "" {
-		k := filterKey(t)
-		f[k>>6] |= 1 << (k & 63)
+// lookup returns t's first index, if t is one of the terms.
+func (ti *termIndex) lookup(t uint32) (int, bool) {
+	for i := ti.slot(t); ; i = (i + 1) & (len(ti.keys) - 1) {
+		switch ti.keys[i] {
+		case t:
+			return int(ti.vals[i]), t != 0
+		case 0:
+			return 0, false
+		}
 	}
-}
-
-func (f *stemFilter) may(t string) bool {
-	k := filterKey(t)
-	return f[k>>6]&(1<<(k&63)) != 0
-}
-
-// lookup returns t's index, if t is one of the terms.
-func (ti *termIndex) lookup(t string) (int, bool) {
-	if !ti.filter.may(t) {
-		return 0, false
-	}
-	k, ok := ti.idx[t]
-	return k, ok
 }
 
 func bm25IDF(n, df float64) float64 { return math.Log(1 + (n-df+0.5)/(df+0.5)) }
@@ -270,7 +275,7 @@ func (p params) score(q *queryModel, w []float64, docs []*docView, idf []float64
 // feedback returns RM3's relevance model over the best fbDocs documents:
 // P(w|R) ∝ Σ_d P(w|d)·P(d), with P(d) the documents' scores normalised,
 // kept to the fbTerms likeliest terms and renormalised.
-func (p params) feedback(docs []*docTerms, scores []float64) map[string]float64 {
+func (p params) feedback(docs []*docTerms, scores []float64) map[uint32]float64 {
 	order := make([]int, len(docs))
 	for i := range order {
 		order[i] = i
@@ -284,7 +289,7 @@ func (p params) feedback(docs []*docTerms, scores []float64) map[string]float64 
 	if total == 0 {
 		return nil
 	}
-	rel := map[string]float64{}
+	rel := map[uint32]float64{}
 	for _, i := range order {
 		d := docs[i]
 		n := float64(d.nTitle + d.nText)
@@ -292,12 +297,12 @@ func (p params) feedback(docs []*docTerms, scores []float64) map[string]float64 
 			continue
 		}
 		pd := max(scores[i], 0) / total
-		for _, f := range []string{d.title, d.text} {
-			eachStem(f, func(_ int, t string) { rel[t] += pd / n })
+		for _, f := range [][]byte{d.title, d.text} {
+			eachID(f, func(_ int, t uint32) { rel[t] += pd / n })
 		}
 	}
 	type tw struct {
-		t string
+		t uint32
 		w float64
 	}
 	all := make([]tw, 0, len(rel))
@@ -310,7 +315,7 @@ func (p params) feedback(docs []*docTerms, scores []float64) map[string]float64 
 	for _, x := range all {
 		sum += x.w
 	}
-	out := make(map[string]float64, len(all))
+	out := make(map[uint32]float64, len(all))
 	for _, x := range all {
 		out[x.t] = x.w / sum
 	}
@@ -320,7 +325,7 @@ func (p params) feedback(docs []*docTerms, scores []float64) map[string]float64 
 // expand mixes the query's weights w (normalised to sum 1) with the
 // feedback model over the terms ts (the query's own first), and scales back
 // so the query's terms keep their magnitude when origW is 1.
-func (p params) expand(w []float64, ts []string, fb map[string]float64) []float64 {
+func (p params) expand(w []float64, ts []uint32, fb map[uint32]float64) []float64 {
 	var sum float64
 	for _, x := range w {
 		sum += x
@@ -360,15 +365,16 @@ type docVersion struct {
 // loadDocs fills each candidate's doc from the cache or the database;
 // the first stage has read each candidate's version, and on SQLite its
 // stems too (dated), which a cached copy of the same version replaces:
-// that one may have been indexed already (docTerms.index).
-func (s *Store) loadDocs(ctx context.Context, cands []*candidate) error {
+// that one may have been indexed already (docTerms.index). On PostgreSQL
+// voc numbers the stems, and a copy numbered by another is read again.
+func (s *Store) loadDocs(ctx context.Context, cands []*candidate, voc *vocab) error {
 	byID := make(map[int64]*candidate, len(cands))
 	var missing []*candidate
 	var fresh []*docTerms
 	s.terms.mu.Lock()
 	for _, c := range cands {
 		byID[c.id] = c
-		if d := s.terms.m[c.id]; d != nil && d.version == c.version {
+		if d := s.terms.m[c.id]; d != nil && d.version == c.version && d.voc == voc {
 			c.doc = d
 		} else if c.doc != nil {
 			fresh = append(fresh, c.doc)
@@ -378,7 +384,7 @@ func (s *Store) loadDocs(ctx context.Context, cands []*candidate) error {
 	}
 	s.terms.mu.Unlock()
 	if len(missing) > 0 {
-		got, err := s.readDocs(ctx, missing, byID)
+		got, err := s.readDocs(ctx, missing, byID, voc)
 		if err != nil {
 			return err
 		}
@@ -395,9 +401,14 @@ func (s *Store) loadDocs(ctx context.Context, cands []*candidate) error {
 	return nil
 }
 
-// readDocs reads the stems of the candidates missing them.
-func (s *Store) readDocs(ctx context.Context, missing []*candidate, byID map[int64]*candidate) ([]*docTerms, error) {
-	rows, err := s.queryIDs(ctx, `SELECT id, updated_at, title_len, text_len, title_terms, text_terms
+// readDocs reads the stems of the candidates missing them: on SQLite as
+// ids, on PostgreSQL as text, numbered by voc.
+func (s *Store) readDocs(ctx context.Context, missing []*candidate, byID map[int64]*candidate, voc *vocab) ([]*docTerms, error) {
+	cols := "title_ids, text_ids"
+	if s.postgres {
+		cols = "title_terms, text_terms"
+	}
+	rows, err := s.queryIDs(ctx, `SELECT id, updated_at, title_len, text_len, `+cols+`
 FROM `+s.rankTable()+` WHERE id IN (@ids)`, missing)
 	if err != nil {
 		return nil, fmt.Errorf("load candidate texts: %w", err)
@@ -410,12 +421,18 @@ FROM `+s.rankTable()+` WHERE id IN (@ids)`, missing)
 		}
 		var id int64
 		var v docVersion
-		var title, text string
-		if err := rows.Scan(&id, &v.updated, &v.titleLen, &v.textLen, &title, &text); err != nil {
+		var title, text []byte
+		if s.postgres {
+			var ts, xs string
+			if err := rows.Scan(&id, &v.updated, &v.titleLen, &v.textLen, &ts, &xs); err != nil {
+				return nil, fmt.Errorf("load candidate texts: %w", err)
+			}
+			title, text = voc.pack(ts), voc.pack(xs)
+		} else if err := rows.Scan(&id, &v.updated, &v.titleLen, &v.textLen, &title, &text); err != nil {
 			return nil, fmt.Errorf("load candidate texts: %w", err)
 		}
 		if c := byID[id]; c != nil {
-			c.doc = newDocTerms(id, v, title, text)
+			c.doc = newDocTerms(id, v, title, text, voc)
 			fresh = append(fresh, c.doc)
 		}
 	}
@@ -425,22 +442,24 @@ FROM `+s.rankTable()+` WHERE id IN (@ids)`, missing)
 	return fresh, nil
 }
 
-// newDocTerms is a document's stems as read, version v.
-func newDocTerms(id int64, v docVersion, title, text string) *docTerms {
-	return &docTerms{id: id, version: v, title: title, text: text, nTitle: stemCount(title), nText: stemCount(text)}
+// newDocTerms is a document's stems as read, version v, as packed ids
+// (numbered by voc on PostgreSQL, nil on SQLite).
+func newDocTerms(id int64, v docVersion, title, text []byte, voc *vocab) *docTerms {
+	return &docTerms{id: id, version: v, title: title, text: text, nTitle: idCount(title), nText: idCount(text), voc: voc}
 }
 
-// docTerms is a document as the index holds it: its fields' stems (as
-// stored: token streams, read in place rather than cut into a slice), and,
-// once it is seen a second time, where each stem stands.
+// docTerms is a document as the index holds it: its fields' stems as
+// packed term ids (appendIDs; read in place rather than cut into a
+// slice), and, once it is seen a second time, where each stands.
 type docTerms struct {
 	id            int64
 	version       docVersion
-	title, text   string // tokenStream of each field
+	title, text   []byte // each field's stems as packed ids
 	nTitle, nText int    // stems in each
+	voc           *vocab // on PostgreSQL: what numbered them
 	seen          atomic.Int32
 	once          sync.Once
-	where         map[string][]int32
+	where         map[uint32][]int32
 }
 
 // docView is a document seen through a list of terms: per term (by its
@@ -457,7 +476,7 @@ type docView struct {
 // cheaper than a map of every word's positions, which a document seen
 // once would not repay. A document seen again (the next query of a check,
 // the tuning's passes) gets that map and is read from it.
-func (d *docTerms) view(ts []string, ti termIndex, v *docView, sc *viewScratch) {
+func (d *docTerms) view(ts []uint32, ti termIndex, v *docView, sc *viewScratch) {
 	v.len = [3]int{d.nTitle, min(d.nText, leadWords), max(d.nText-leadWords, 0)}
 	if d.seen.Add(1) > 1 {
 		d.once.Do(d.index)
@@ -479,14 +498,14 @@ func (d *docTerms) view(ts []string, ti termIndex, v *docView, sc *viewScratch) 
 		return
 	}
 	ms := sc.matches[:0]
-	eachStem(d.title, func(i int, st string) {
+	eachID(d.title, func(i int, st uint32) {
 		if k, ok := ti.lookup(st); ok {
 			ms = append(ms, termAt{int32(k), int32(i)})
 			v.tf[0][k]++
 		}
 	})
 	off := int32(d.nTitle + titleGap)
-	eachStem(d.text, func(i int, st string) {
+	eachID(d.text, func(i int, st uint32) {
 		if k, ok := ti.lookup(st); ok {
 			ms = append(ms, termAt{int32(k), off + int32(i)})
 			if i < leadWords {
@@ -508,7 +527,7 @@ func (d *docTerms) view(ts []string, ti termIndex, v *docView, sc *viewScratch) 
 	}
 	// A term listed twice sees what its first listing saw.
 	for k, t := range ts {
-		if first := ti.idx[t]; first != k {
+		if first, ok := ti.lookup(t); ok && first != k {
 			v.pos[k] = v.pos[first]
 			for f := range v.tf {
 				v.tf[f][k] = v.tf[f][first]
@@ -524,10 +543,10 @@ const titleGap = 1000
 // index builds where: each stem's positions, the title's first, then the
 // text's from len(title)+titleGap on.
 func (d *docTerms) index() {
-	d.where = make(map[string][]int32, d.nText/2)
-	eachStem(d.title, func(i int, st string) { d.where[st] = append(d.where[st], int32(i)) })
+	d.where = make(map[uint32][]int32, d.nText/2)
+	eachID(d.title, func(i int, st uint32) { d.where[st] = append(d.where[st], int32(i)) })
 	off := d.nTitle + titleGap
-	eachStem(d.text, func(i int, st string) { d.where[st] = append(d.where[st], int32(off+i)) })
+	eachID(d.text, func(i int, st uint32) { d.where[st] = append(d.where[st], int32(off+i)) })
 }
 
 // bm25f is BM25F (Robertson et al. 2004): field term frequencies are
