@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"sync/atomic"
 )
 
 // The first stage reads the postings of the query's rarest terms only,
@@ -118,7 +117,11 @@ func (r ranker) rank(q *queryModel, pool []*candidate, qids []uint32, df map[str
 	for i, c := range pool {
 		docs[i] = c.doc
 	}
-	return r.p.rank(q, qids, docs, views(docs, qids), df, st, more)
+	// The views' arrays are reused from one search to the next: for a
+	// long post they were a third of a search's allocations.
+	b := viewPool.Get().(*viewBufs)
+	defer viewPool.Put(b)
+	return r.p.rank(q, qids, docs, b.views(docs, qids), df, st, more)
 }
 
 // rank scores docs; vs are the documents seen through qids (q.distinct's
@@ -166,13 +169,41 @@ func (p params) rank(q *queryModel, qids []uint32, docs []*docTerms, vs []*docVi
 // each per document and term made a long post's rerank mostly allocation
 // and GC.
 func views(docs []*docTerms, ts []uint32) []*docView {
+	return new(viewBufs).views(docs, ts)
+}
+
+// viewBufs are the arrays views cut from, kept for the next search
+// (viewPool); what views returns is valid until they are used again.
+type viewBufs struct {
+	vs  []docView
+	tf  []int32
+	pos [][]int32
+	out []*docView
+	sc  viewScratch
+}
+
+var viewPool = sync.Pool{New: func() any { return new(viewBufs) }}
+
+// grow returns s with length n, zeroed, reusing its array when it is
+// large enough.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+func (b *viewBufs) views(docs []*docTerms, ts []uint32) []*docView {
 	ti := newTermIndex(ts)
 	n := len(ts)
-	vs := make([]docView, len(docs))
-	tf := make([]int32, 3*n*len(docs))
-	pos := make([][]int32, n*len(docs))
-	sc := &viewScratch{}
-	out := make([]*docView, len(docs))
+	b.vs = grow(b.vs, len(docs))
+	b.tf = grow(b.tf, 3*n*len(docs))
+	b.pos = grow(b.pos, n*len(docs))
+	b.out = grow(b.out, len(docs))
+	b.sc.block = b.sc.block[:0]
+	vs, tf, pos, sc, out := b.vs, b.tf, b.pos, &b.sc, b.out
 	for i, d := range docs {
 		v := &vs[i]
 		f := tf[3*n*i : 3*n*(i+1)]
@@ -196,11 +227,11 @@ type viewScratch struct {
 type termAt struct{ k, pos int32 }
 
 // positions returns an empty slice with room for n positions, cut from
-// the current block (a new one when it is full; slices of the old stay
-// valid).
+// the current block (a new one, twice as large, when it is full; slices
+// of the old stay valid).
 func (sc *viewScratch) positions(n int) []int32 {
 	if n > cap(sc.block)-len(sc.block) {
-		sc.block = make([]int32, 0, max(n, 8192))
+		sc.block = make([]int32, 0, max(n, 8192, 2*cap(sc.block)))
 	}
 	at := len(sc.block)
 	sc.block = sc.block[:at+n]
@@ -354,7 +385,7 @@ type termCache struct {
 	m  map[int64]*docTerms
 }
 
-// About 30 KB each once indexed: a few checks' worth of pools.
+// A few KB each: a few checks' worth of pools.
 const termCacheSize = 1024
 
 type docVersion struct {
@@ -449,17 +480,16 @@ func newDocTerms(id int64, v docVersion, title, text []byte, voc *vocab) *docTer
 }
 
 // docTerms is a document as the index holds it: its fields' stems as
-// packed term ids (appendIDs; read in place rather than cut into a
-// slice), and, once it is seen a second time, where each stands.
+// packed term ids (appendIDs), read in place rather than cut into a
+// slice. Reading them again is cheap enough that a document seen again
+// gets no map of where each stands (which a string stem's hashing once
+// repaid).
 type docTerms struct {
 	id            int64
 	version       docVersion
 	title, text   []byte // each field's stems as packed ids
 	nTitle, nText int    // stems in each
 	voc           *vocab // on PostgreSQL: what numbered them
-	seen          atomic.Int32
-	once          sync.Once
-	where         map[uint32][]int32
 }
 
 // docView is a document seen through a list of terms: per term (by its
@@ -472,31 +502,9 @@ type docView struct {
 }
 
 // view fills v (its counts zero, sized for ts) by reading the document
-// once, looking each word up in ti (ts's first index of each term):
-// cheaper than a map of every word's positions, which a document seen
-// once would not repay. A document seen again (the next query of a check,
-// the tuning's passes) gets that map and is read from it.
+// once, looking each id up in ti (ts's first index of each term).
 func (d *docTerms) view(ts []uint32, ti termIndex, v *docView, sc *viewScratch) {
 	v.len = [3]int{d.nTitle, min(d.nText, leadWords), max(d.nText-leadWords, 0)}
-	if d.seen.Add(1) > 1 {
-		d.once.Do(d.index)
-		off := int32(d.nTitle + titleGap)
-		for k, t := range ts {
-			ps := d.where[t]
-			v.pos[k] = ps
-			for _, p := range ps {
-				switch {
-				case p < off:
-					v.tf[0][k]++
-				case p < off+leadWords:
-					v.tf[1][k]++
-				default:
-					v.tf[2][k]++
-				}
-			}
-		}
-		return
-	}
 	ms := sc.matches[:0]
 	eachID(d.title, func(i int, st uint32) {
 		if k, ok := ti.lookup(st); ok {
@@ -539,15 +547,6 @@ func (d *docTerms) view(ts []uint32, ti termIndex, v *docView, sc *viewScratch) 
 // titleGap keeps the title's last word from seeming next to the text's
 // first: text positions start this far after the title's end.
 const titleGap = 1000
-
-// index builds where: each stem's positions, the title's first, then the
-// text's from len(title)+titleGap on.
-func (d *docTerms) index() {
-	d.where = make(map[uint32][]int32, d.nText/2)
-	eachID(d.title, func(i int, st uint32) { d.where[st] = append(d.where[st], int32(i)) })
-	off := d.nTitle + titleGap
-	eachID(d.text, func(i int, st uint32) { d.where[st] = append(d.where[st], int32(off+i)) })
-}
 
 // bm25f is BM25F (Robertson et al. 2004): field term frequencies are
 // length-normalised, weighted and summed before one saturation; each term

@@ -455,12 +455,18 @@ func (s *Store) firstStage(ctx context.Context, terms []string, ps termPostings,
 	if err != nil {
 		return nil, fmt.Errorf("first-stage title postings: %w", err)
 	}
-	// Sized for every posting at once: growing it was a fifth of this.
+	// Sized for every posting at once: growing it was a fifth of this. The
+	// map and the heap's array are reused from one search to the next.
 	total := 0
 	for _, ids := range lists {
 		total += len(ids)
 	}
-	score := make(map[int64]float64, total)
+	b := stagePool.Get().(*stageBufs)
+	defer b.put()
+	if b.score == nil || b.size < total {
+		b.score, b.size = make(map[int64]float64, total), total
+	}
+	score := b.score
 	for _, t := range terms {
 		w := bm25IDF(st.n, ps.df[t])
 		for _, id := range lists[t] {
@@ -470,12 +476,13 @@ func (s *Store) firstStage(ctx context.Context, terms []string, ps termPostings,
 			score[id] += w * (r.wTitle - r.wText)
 		}
 	}
-	ranked := make(rankedIDs, 0, len(score))
+	ranked := b.ranked[:0]
 	for id, sc := range score {
 		ranked = append(ranked, scoredID{id: id, score: sc})
 	}
 	// Only the best few hundred of often tens of thousands are wanted: a
 	// heap gives them in order without sorting the rest.
+	b.ranked = ranked
 	heap.Init(&ranked)
 	var cutoff int64
 	if !before.IsZero() {
@@ -504,6 +511,26 @@ func (s *Store) firstStage(ctx context.Context, terms []string, ps termPostings,
 		out = append(out, kept[:min(len(kept), n-len(out))]...)
 	}
 	return out, nil
+}
+
+// stageBufs are the first stage's score map and heap array, kept for the
+// next search (stagePool); size is what the map was made for.
+type stageBufs struct {
+	score  map[int64]float64
+	size   int
+	ranked rankedIDs
+}
+
+var stagePool = sync.Pool{New: func() any { return new(stageBufs) }}
+
+// put empties b and gives it back, unless it grew past what searches
+// mostly need (a map does not shrink).
+func (b *stageBufs) put() {
+	if b.size > 1<<17 {
+		return
+	}
+	clear(b.score)
+	stagePool.Put(b)
 }
 
 // scoredID is a document's first-stage score.

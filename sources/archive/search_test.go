@@ -351,3 +351,81 @@ func TestSnippetFindsEarliestWord(t *testing.T) {
 		t.Errorf("snippet = %q; want it around rates", got)
 	}
 }
+
+// An archive as version 6 left it (stems in docs_rank as text, docs_terms
+// without ids) is converted by migration 7, and every query gets the same
+// hits in the same order as before.
+func TestMigrateVersion6(t *testing.T) {
+	fc := loadFactChecks(t)
+	path := filepath.Join(t.TempDir(), "archive.db")
+	s, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddAll(context.Background(), fc.docs); err != nil {
+		t.Fatal(err)
+	}
+	queries := fc.queries[:60]
+	search := func(s *Store) []string {
+		var out []string
+		for _, q := range queries {
+			hits, err := s.Search(context.Background(), q, SearchOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var urls []string
+			for _, h := range hits {
+				urls = append(urls, h.URL)
+			}
+			out = append(out, strings.Join(urls, " "))
+		}
+		return out
+	}
+	before := search(s)
+	v6 := migrations[5].sql
+	if _, err := s.db.Exec(`DROP TRIGGER docs_ad; DROP TABLE docs_rank;
+CREATE TABLE docs_terms6 (term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
+INSERT INTO docs_terms6 SELECT term, df FROM docs_terms WHERE df > 0;
+DROP TABLE docs_terms;
+ALTER TABLE docs_terms6 RENAME TO docs_terms;` +
+		v6[:strings.Index(v6, "INSERT INTO docs_rank")] + `
+INSERT INTO docs_rank SELECT id, published, updated_at, title_len, text_len, title_terms, text_terms FROM docs;` +
+		v6[strings.Index(v6, "CREATE TRIGGER"):] + `PRAGMA user_version = 6;`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = Open(context.Background(), path); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var v int
+	s.db.QueryRow("PRAGMA user_version").Scan(&v)
+	if v != len(migrations) || v != 7 {
+		t.Errorf("user_version = %d; want 7", v)
+	}
+	checkStats(t, s)
+	after := search(s)
+	for i := range queries {
+		if before[i] != after[i] {
+			t.Errorf("query %d: hits before migration 7 %q, after %q", i, before[i], after[i])
+		}
+	}
+	// The commonest term got the smallest id.
+	var first string
+	if err := s.db.QueryRow(`SELECT term FROM docs_terms ORDER BY df DESC, term LIMIT 1`).Scan(&first); err != nil {
+		t.Fatal(err)
+	}
+	var id int
+	s.db.QueryRow(`SELECT id FROM docs_terms WHERE term = ?`, first).Scan(&id)
+	if id != 1 {
+		t.Errorf("commonest term %q has id %d; want 1", first, id)
+	}
+	// Writes after the migration keep everything in step.
+	if err := s.Add(context.Background(), Doc{URL: fc.docs[0].URL, Title: "An updated title about measles vaccines"}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.Delete(context.Background(), fc.docs[1].URL); err != nil || !ok {
+		t.Fatalf("Delete = %v, %v", ok, err)
+	}
+	checkStats(t, s)
+}
