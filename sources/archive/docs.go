@@ -161,11 +161,11 @@ type docWriter struct {
 	// On SQLite: the docs_terms id of each term the transaction meets
 	// (termIDs, idOf), the ids it numbered (fresh) and the next free one;
 	// and buffers reused from one docs_rank row to the next.
-	ids             map[string]uint32
-	fresh           []string
-	next            uint32
-	idBuf           []uint32
-	rankBuf         []byte
+	ids     map[string]uint32
+	fresh   []string
+	next    uint32
+	idBuf   []uint32
+	rankBuf []byte
 
 	// On PostgreSQL: tx's connection, for COPY (copyNew), and the
 	// statement that writes a document's archive_terms row.
