@@ -55,15 +55,45 @@ func (s *Store) AddAll(ctx context.Context, docs []Doc) error {
 // putting rows moves docs_terms (archive_term_df on PostgreSQL) if every
 // row is new (put corrects it for the rows that are not). Counted before
 // the transaction, and by an import beside the writing of the previous
-// batch, so the writer does not.
-func (s *Store) newDFs(rows []docRow) map[string]int {
-	dfs := make(map[string]int, 4096)
+// batch, so the writer does not. On SQLite it also numbers the batch's
+// stems (terms) and gives each row its title's and text's stems as those
+// numbers (titleSeq, textSeq), so the writer turns them into docs_terms
+// ids by indexing a slice, hashing no string.
+func (s *Store) newDFs(rows []docRow) termBatch {
+	tb := termBatch{dfs: make(map[string]int, 4096)}
 	for _, r := range rows {
 		for _, t := range r.stems {
-			dfs[t]++
+			tb.dfs[t]++
 		}
 	}
-	return dfs
+	if s.postgres {
+		return tb
+	}
+	at := make(map[string]uint32, len(tb.dfs))
+	seq := func(stream string) []uint32 {
+		out := make([]uint32, 0, stemCount(stream))
+		eachStem(stream, func(_ int, t string) {
+			k, ok := at[t]
+			if !ok {
+				k = uint32(len(tb.terms))
+				at[t] = k
+				tb.terms = append(tb.terms, t)
+			}
+			out = append(out, k)
+		})
+		return out
+	}
+	for i := range rows {
+		rows[i].titleSeq, rows[i].textSeq = seq(rows[i].titleTerms), seq(rows[i].textTerms)
+	}
+	return tb
+}
+
+// termBatch is newDFs' count for a batch of rows, and on SQLite the
+// stems their sequences number.
+type termBatch struct {
+	dfs   map[string]int
+	terms []string
 }
 
 // docRow is a checked document as stored: fields trimmed, stemmed and
@@ -76,8 +106,9 @@ type docRow struct {
 	published                       sql.NullInt64
 	at                              int64
 	stems                           []string // distinct stems of all three fields, for docs_terms (rowStems)
-	// On SQLite: the title's and text's stems as indices into stems,
-	// for the row's docs_rank ids (stemSeq); nil on a merged row.
+	// On SQLite: the title's and text's stems as indices into its
+	// batch's terms (newDFs), for the row's docs_rank ids; nil on a
+	// merged row.
 	titleSeq, textSeq []uint32
 
 	terms pgtype.TSVector // on PostgreSQL: its archive_terms row (termVector)
@@ -112,7 +143,7 @@ func (s *Store) newRow(d Doc) (docRow, error) {
 		r.terms = termVector(r)
 		r.stems = vectorStems(r.terms)
 	} else {
-		r.stems, r.titleSeq, r.textSeq = stemSeq(r.titleTerms, r.textTerms, r.pubTerms)
+		r.stems = distinctStems(r.titleTerms, r.textTerms, r.pubTerms)
 	}
 	return r, nil
 }
@@ -159,9 +190,12 @@ type docWriter struct {
 	// the commit; it starts from newDFs.
 	dfs map[string]int
 	// On SQLite: the docs_terms id of each term the transaction meets
-	// (termIDs, idOf), the ids it numbered (fresh) and the next free one;
-	// and buffers reused from one docs_rank row to the next.
+	// (termIDs, idOf), those of the batch's terms in its order (batch),
+	// the ids it numbered (fresh) and the next free one; and buffers
+	// reused from one docs_rank row to the next.
 	ids     map[string]uint32
+	learned []string // terms whose ids were not in the store's cache
+	batch   []uint32
 	fresh   []string
 	next    uint32
 	idBuf   []uint32
@@ -173,9 +207,10 @@ type docWriter struct {
 	terms *sql.Stmt
 }
 
-// write runs fn with a docWriter in one IMMEDIATE transaction; dfs is
+// write runs fn with a docWriter in one IMMEDIATE transaction; tb is
 // newDFs of the rows fn puts.
-func (s *Store) write(ctx context.Context, dfs map[string]int, fn func(*docWriter) error) error {
+func (s *Store) write(ctx context.Context, tb termBatch, fn func(*docWriter) error) error {
+	dfs := tb.dfs
 	w := &docWriter{s: s}
 	begin := s.db.BeginTx
 	if s.postgres {
@@ -233,7 +268,7 @@ FROM docs WHERE url = ?`},
 	}
 	if !s.postgres {
 		w.rankBuf = make([]byte, 0, 4096) // never nil: the driver binds a nil blob as NULL
-		if err := w.termIDs(ctx); err != nil {
+		if err := w.termIDs(ctx, tb.terms); err != nil {
 			return err
 		}
 	}
@@ -252,7 +287,7 @@ FROM docs WHERE url = ?`},
 		return fmt.Errorf("archive: commit: %w", err)
 	}
 	if w.ids != nil {
-		s.ids.add(w.ids) // committed: these ids are for good
+		s.ids.add(w.ids, append(w.learned, w.fresh...)) // committed: these ids are for good
 	}
 	return nil
 }
@@ -430,10 +465,13 @@ func (w *docWriter) flushDFs(ctx context.Context) error {
 	if w.s.postgres {
 		return w.flushTermCounts(ctx)
 	}
-	// Each term as [id, change]; a term numbered here goes in even if its
-	// count did not move. A count that falls to 0 keeps its row, so an
-	// id is never freed nor given to another term (idCache).
-	move := make(map[string][2]int64, len(w.dfs)+len(w.fresh))
+	// Each term's id and change in one integer, id·2³² + change + 2³¹ (a
+	// JSON array a term cost a parse of it in SQL); a term numbered here
+	// goes in even if its count did not move. A count that falls to 0
+	// keeps its row, so an id is never freed nor given to another term
+	// (idCache).
+	const bias = 1 << 31
+	move := make(map[string]int64, len(w.dfs)+len(w.fresh))
 	for t, d := range w.dfs {
 		if d == 0 {
 			continue
@@ -442,10 +480,10 @@ func (w *docWriter) flushDFs(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		move[t] = [2]int64{int64(id), int64(d)}
+		move[t] = int64(id)<<32 | int64(d+bias)
 	}
 	for _, t := range w.fresh {
-		move[t] = [2]int64{int64(w.ids[t]), int64(w.dfs[t])}
+		move[t] = int64(w.ids[t])<<32 | int64(w.dfs[t]+bias)
 	}
 	if len(move) == 0 {
 		return nil
@@ -455,7 +493,7 @@ func (w *docWriter) flushDFs(ctx context.Context) error {
 		return fmt.Errorf("archive: document counts: %w", err)
 	}
 	if _, err := w.tx.ExecContext(ctx, `INSERT INTO docs_terms (term, id, df)
-SELECT key, json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?) WHERE true
+SELECT key, value >> 32, (value & 4294967295) - 2147483648 FROM json_each(?) WHERE true
 ON CONFLICT (term) DO UPDATE SET df = df + excluded.df`, string(arg)); err != nil {
 		return fmt.Errorf("archive: document counts: %w", err)
 	}
@@ -496,7 +534,7 @@ func (s *Store) Delete(ctx context.Context, rawURL string) (bool, error) {
 		return n > 0, err
 	}
 	var n int64
-	err = s.write(ctx, nil, func(w *docWriter) error {
+	err = s.write(ctx, termBatch{}, func(w *docWriter) error {
 		rows, err := w.tx.QueryContext(ctx, `DELETE FROM docs WHERE url = ? RETURNING title_terms, text_terms, publisher_terms`, key)
 		if err != nil {
 			return err

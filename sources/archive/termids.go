@@ -23,7 +23,14 @@ import (
 // stems as indices into ids.
 func appendIDs(b []byte, seq []uint32, ids []uint32) []byte {
 	for _, k := range seq {
-		b = binary.AppendUvarint(b, uint64(ids[k]))
+		switch id := ids[k]; {
+		case id < 1<<7:
+			b = append(b, byte(id))
+		case id < 1<<14:
+			b = append(b, byte(id)|0x80, byte(id>>7))
+		default:
+			b = binary.AppendUvarint(b, uint64(id))
+		}
 	}
 	return b
 }
@@ -115,29 +122,34 @@ func (c *idCache) get(t string) (uint32, bool) {
 	return id, ok
 }
 
-func (c *idCache) add(m map[string]uint32) {
+// add remembers the ids in m of the terms ts.
+func (c *idCache) add(m map[string]uint32, ts []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil || len(c.m)+len(m) > idCacheSize {
-		c.m = make(map[string]uint32, min(idCacheSize, max(len(m), 4096)))
+	if c.m == nil || len(c.m)+len(ts) > idCacheSize {
+		c.m = make(map[string]uint32, min(idCacheSize, max(len(ts), 4096)))
 	}
-	if len(m) > idCacheSize {
+	if len(ts) > idCacheSize {
 		return
 	}
-	for t, id := range m {
-		c.m[t] = id
+	for _, t := range ts {
+		if id, ok := m[t]; ok {
+			c.m[t] = id
+		}
 	}
 }
 
-// termIDs gives each term of the transaction an id (SQLite): from the
-// store's cache, else docs_terms, else a new one, the next after the
-// largest, the commonest of the batch first so frequent terms get short
-// varints. New ids go into docs_terms with the counts (flushDFs).
-func (w *docWriter) termIDs(ctx context.Context) error {
-	w.ids = make(map[string]uint32, len(w.dfs))
+// termIDs gives each of the batch's terms an id (SQLite), in the batch's
+// order (w.batch): from the store's cache, else docs_terms, else a new
+// one, the next after the largest, the commonest of the batch first so
+// frequent terms get short varints. New ids go into docs_terms with the
+// counts (flushDFs).
+func (w *docWriter) termIDs(ctx context.Context, terms []string) error {
+	w.ids = make(map[string]uint32, len(terms))
+	w.batch = make([]uint32, len(terms))
 	var todo []string
 	w.s.ids.mu.Lock()
-	for t := range w.dfs {
+	for _, t := range terms {
 		if id, ok := w.s.ids.get(t); ok {
 			w.ids[t] = id
 		} else {
@@ -145,11 +157,33 @@ func (w *docWriter) termIDs(ctx context.Context) error {
 		}
 	}
 	w.s.ids.mu.Unlock()
-	if len(todo) == 0 {
-		return nil
+	if len(todo) > 0 {
+		if err := w.readIDs(ctx, todo); err != nil {
+			return err
+		}
+		w.learned = append(w.learned, todo...) // read or numbered here
+		var fresh []string
+		for _, t := range todo {
+			if _, ok := w.ids[t]; !ok {
+				fresh = append(fresh, t)
+			}
+		}
+		slices.SortStableFunc(fresh, func(a, b string) int { return w.dfs[b] - w.dfs[a] })
+		for _, t := range fresh {
+			if _, err := w.newID(ctx, t); err != nil {
+				return err
+			}
+		}
 	}
-	slices.Sort(todo)
-	arg, err := json.Marshal(todo)
+	for k, t := range terms {
+		w.batch[k] = w.ids[t]
+	}
+	return nil
+}
+
+// readIDs reads the docs_terms ids of ts that have one into w.ids.
+func (w *docWriter) readIDs(ctx context.Context, ts []string) error {
+	arg, err := json.Marshal(ts)
 	if err != nil {
 		return err
 	}
@@ -168,18 +202,6 @@ func (w *docWriter) termIDs(ctx context.Context) error {
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("archive: term ids: %w", err)
-	}
-	var fresh []string
-	for _, t := range todo {
-		if _, ok := w.ids[t]; !ok {
-			fresh = append(fresh, t)
-		}
-	}
-	slices.SortStableFunc(fresh, func(a, b string) int { return w.dfs[b] - w.dfs[a] })
-	for _, t := range fresh {
-		if _, err := w.newID(ctx, t); err != nil {
-			return err
-		}
 	}
 	return nil
 }
@@ -216,22 +238,24 @@ func (w *docWriter) newID(ctx context.Context, t string) (uint32, error) {
 	return id, nil
 }
 
-// rankIDs packs r's title and text stems as ids for its docs_rank row.
+// rankIDs packs r's title and text stems as ids for its docs_rank row:
+// a row of the batch by its sequences (newDFs), a merged row (put) by
+// looking its stems up.
 func (w *docWriter) rankIDs(ctx context.Context, r docRow) (title, text []byte, err error) {
-	stems, ts, xs := r.stems, r.titleSeq, r.textSeq
-	if ts == nil && xs == nil && (r.titleTerms != "" || r.textTerms != "") {
-		// A merged row (put): indexed here.
+	ids, ts, xs := w.batch, r.titleSeq, r.textSeq
+	if len(ids) == 0 || ts == nil && xs == nil && (r.titleTerms != "" || r.textTerms != "") {
+		var stems []string
 		stems, ts, xs = stemSeq(r.titleTerms, r.textTerms, "")
-	}
-	ids := w.idBuf[:0]
-	for _, t := range stems {
-		id, err := w.idOf(ctx, t)
-		if err != nil {
-			return nil, nil, err
+		ids = w.idBuf[:0]
+		for _, t := range stems {
+			id, err := w.idOf(ctx, t)
+			if err != nil {
+				return nil, nil, err
+			}
+			ids = append(ids, id)
 		}
-		ids = append(ids, id)
+		w.idBuf = ids
 	}
-	w.idBuf = ids
 	// One buffer for both fields, reused row after row: the driver copies
 	// what it binds.
 	b := appendIDs(w.rankBuf[:0], ts, ids)
