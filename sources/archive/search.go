@@ -615,18 +615,27 @@ func (s *Store) termDocs(ctx context.Context, ts []string, limit int, title bool
 	return out, rows.Err()
 }
 
-// parseIDs reads a comma-separated list of ids.
+// parseIDs reads a comma-separated list of ids (non-negative, as rowids
+// and PostgreSQL's ids are), digit by digit: strconv on each field was a
+// tenth of the first stage.
 func parseIDs(list string) ([]int64, error) {
 	ids := make([]int64, 0, strings.Count(list, ",")+1)
-	for f := range strings.SplitSeq(list, ",") {
-		if f == "" {
+	var id int64
+	digits := 0
+	for i := 0; i <= len(list); i++ {
+		if i == len(list) || list[i] == ',' {
+			if digits > 0 {
+				ids = append(ids, id)
+			}
+			id, digits = 0, 0
 			continue
 		}
-		id, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("postings list: %w", err)
+		c := list[i]
+		if c < '0' || c > '9' || digits == 18 {
+			return nil, fmt.Errorf("postings list: bad id at %q", list[max(i-digits, 0):min(i+1, len(list))])
 		}
-		ids = append(ids, id)
+		id = id*10 + int64(c-'0')
+		digits++
 	}
 	return ids, nil
 }

@@ -429,3 +429,20 @@ INSERT INTO docs_rank SELECT id, published, updated_at, title_len, text_len, tit
 	}
 	checkStats(t, s)
 }
+
+// Postings lists read back as the ids written, and anything else is an
+// error rather than a wrong id.
+func TestParseIDs(t *testing.T) {
+	for in, want := range map[string]string{"": "[]", "7": "[7]", "1,22,333": "[1 22 333]", "1,,2,": "[1 2]",
+		"9223372036854775": "[9223372036854775]"} {
+		got, err := parseIDs(in)
+		if err != nil || fmt.Sprint(got) != want {
+			t.Errorf("parseIDs(%q) = %v, %v; want %s", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"1,x", "-1", "1 2", "12345678901234567890"} {
+		if got, err := parseIDs(bad); err == nil {
+			t.Errorf("parseIDs(%q) = %v; want an error", bad, got)
+		}
+	}
+}
