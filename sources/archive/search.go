@@ -367,7 +367,7 @@ func (s *Store) idFreqs(ctx context.Context, ids []uint32, voc *vocab) ([]float6
 		return out, nil
 	}
 	if s.postgres {
-		ts := voc.terms(ids)
+		ts := voc.termsOf(ids)
 		st, err := s.collection(ctx)
 		if err != nil {
 			return nil, err

@@ -83,3 +83,21 @@ func TestPackedIDsReadBack(t *testing.T) {
 		t.Errorf("the largest id read back as %v", got)
 	}
 }
+
+// PostgreSQL's in-process numbering gives a stem one id for good, packs a
+// token stream as those ids and reads them back as the stems.
+func TestVocabNumbersStems(t *testing.T) {
+	v := &vocab{ids: map[string]uint32{}}
+	b := v.pack("measl vaccin  autism vaccin")
+	var got []uint32
+	eachID(b, func(_ int, id uint32) { got = append(got, id) })
+	if !slices.Equal(got, []uint32{1, 2, 3, 2}) {
+		t.Fatalf("packed as %v; want [1 2 3 2]", got)
+	}
+	if id := v.id("autism"); id != 3 {
+		t.Errorf("autism numbered %d again; want 3", id)
+	}
+	if ts := v.termsOf([]uint32{2, 0, 9, 3}); !slices.Equal(ts, []string{"vaccin", "", "", "autism"}) {
+		t.Errorf("termsOf = %q", ts)
+	}
+}

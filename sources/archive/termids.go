@@ -270,8 +270,9 @@ func (w *docWriter) rankIDs(ctx context.Context, r docRow) (title, text []byte, 
 // table that grows past vocabSize is replaced by an empty one (newVocab),
 // and what was numbered by the old one is read again.
 type vocab struct {
-	mu  sync.Mutex
-	ids map[string]uint32
+	mu    sync.Mutex
+	ids   map[string]uint32
+	terms []string // by id - 1
 }
 
 const vocabSize = 1 << 21
@@ -280,7 +281,8 @@ const vocabSize = 1 << 21
 func (v *vocab) id(t string) uint32 {
 	id, ok := v.ids[t]
 	if !ok {
-		id = uint32(len(v.ids) + 1)
+		v.terms = append(v.terms, t)
+		id = uint32(len(v.terms))
 		v.ids[t] = id
 	}
 	return id
@@ -295,17 +297,13 @@ func (v *vocab) pack(stream string) []byte {
 	return b
 }
 
-// terms returns the terms of ids (absent ones as "").
-func (v *vocab) terms(ids []uint32) []string {
-	want := make(map[uint32]int, len(ids))
-	for i, id := range ids {
-		want[id] = i
-	}
+// termsOf returns the terms of ids (unknown ones as "").
+func (v *vocab) termsOf(ids []uint32) []string {
 	out := make([]string, len(ids))
 	v.mu.Lock()
-	for t, id := range v.ids {
-		if i, ok := want[id]; ok {
-			out[i] = t
+	for i, id := range ids {
+		if id > 0 && int(id) <= len(v.terms) {
+			out[i] = v.terms[id-1]
 		}
 	}
 	v.mu.Unlock()
