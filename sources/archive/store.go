@@ -323,7 +323,7 @@ END;
 	// bytes a search reads of its candidates and an import writes, and
 	// integers for the rerank to compare. Ids are for good: a term no
 	// document holds any more keeps its row with df 0. Kept by docWriter;
-	// the delete trigger is the same as 6's.
+	// docs_rank is altered in place, so 6's delete trigger stands.
 	{sql: `
 CREATE TABLE docs_terms_new (
 	term TEXT PRIMARY KEY,
@@ -334,27 +334,12 @@ INSERT INTO docs_terms_new SELECT term, row_number() OVER (ORDER BY df DESC, ter
 DROP TABLE docs_terms;
 ALTER TABLE docs_terms_new RENAME TO docs_terms;
 CREATE UNIQUE INDEX docs_terms_id ON docs_terms(id);
-DROP TRIGGER docs_ad;
-CREATE TABLE docs_rank_new (
-	id         INTEGER PRIMARY KEY, -- docs.id
-	published  INTEGER,
-	updated_at INTEGER NOT NULL,
-	title_len  INTEGER NOT NULL,
-	text_len   INTEGER NOT NULL,
-	title_ids  BLOB NOT NULL, -- the title's stems as docs_terms ids, varint-packed
-	text_ids   BLOB NOT NULL
-);
+-- The title's and text's stems as docs_terms ids, varint-packed.
+ALTER TABLE docs_rank ADD COLUMN title_ids BLOB NOT NULL DEFAULT x'';
+ALTER TABLE docs_rank ADD COLUMN text_ids BLOB NOT NULL DEFAULT x'';
 `, after: packRankRows, sql2: `
-DROP TABLE docs_rank;
-ALTER TABLE docs_rank_new RENAME TO docs_rank;
-CREATE TRIGGER docs_ad AFTER DELETE ON docs BEGIN
-	INSERT INTO docs_fts(docs_fts, rowid, title_terms, text_terms, publisher_terms)
-	VALUES ('delete', old.id, old.title_terms, old.text_terms, old.publisher_terms);
-	INSERT INTO docs_title_fts(docs_title_fts, rowid, title_terms) VALUES ('delete', old.id, old.title_terms);
-	DELETE FROM docs_rank WHERE id = old.id;
-	UPDATE docs_stats SET version = version + 1, n = n - 1, title_len = title_len - old.title_len,
-		lead_len = lead_len - min(old.text_len, 50), rest_len = rest_len - max(old.text_len - 50, 0);
-END;
+ALTER TABLE docs_rank DROP COLUMN title_terms;
+ALTER TABLE docs_rank DROP COLUMN text_terms;
 `},
 }
 

@@ -328,7 +328,7 @@ func (s *Store) vocabulary() *vocab {
 }
 
 // packRankRows converts docs_rank's stems from text to packed ids
-// (migration 7): docs_terms has its ids by then.
+// (migration 7), in place: docs_terms has its ids by then.
 func packRankRows(ctx context.Context, tx *sql.Tx) error {
 	ids := map[string]uint32{}
 	rows, err := tx.QueryContext(ctx, `SELECT term, id FROM docs_terms`)
@@ -348,12 +348,11 @@ func packRankRows(ctx context.Context, tx *sql.Tx) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO docs_rank_new (id, published, updated_at, title_len, text_len, title_ids, text_ids)
-	VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	upd, err := tx.PrepareContext(ctx, `UPDATE docs_rank SET title_ids = ?, text_ids = ? WHERE id = ?`)
 	if err != nil {
 		return err
 	}
-	defer ins.Close()
+	defer upd.Close()
 	pack := func(stream string, b []byte) ([]byte, error) {
 		var bad error
 		eachStem(stream, func(_ int, t string) {
@@ -366,22 +365,20 @@ func packRankRows(ctx context.Context, tx *sql.Tx) error {
 		return b, bad
 	}
 	type row struct {
-		id, updated, titleLen, textLen int64
-		pub                            sql.NullInt64
-		title, text                    string
+		id          int64
+		title, text string
 	}
 	// A chunk at a time, so a large archive's rows are never all in memory.
 	var last int64
 	for {
-		rs, err := tx.QueryContext(ctx, `SELECT id, published, updated_at, title_len, text_len, title_terms, text_terms
-FROM docs_rank WHERE id > ? ORDER BY id LIMIT 5000`, last)
+		rs, err := tx.QueryContext(ctx, `SELECT id, title_terms, text_terms FROM docs_rank WHERE id > ? ORDER BY id LIMIT 5000`, last)
 		if err != nil {
 			return err
 		}
 		var chunk []row
 		for rs.Next() {
 			var r row
-			if err := rs.Scan(&r.id, &r.pub, &r.updated, &r.titleLen, &r.textLen, &r.title, &r.text); err != nil {
+			if err := rs.Scan(&r.id, &r.title, &r.text); err != nil {
 				rs.Close()
 				return err
 			}
@@ -406,7 +403,7 @@ FROM docs_rank WHERE id > ? ORDER BY id LIMIT 5000`, last)
 				return fmt.Errorf("document %d: %w", r.id, err)
 			}
 			buf = all
-			if _, err := ins.ExecContext(ctx, r.id, r.pub, r.updated, r.titleLen, r.textLen, all[:nt:nt], all[nt:]); err != nil {
+			if _, err := upd.ExecContext(ctx, all[:nt:nt], all[nt:], r.id); err != nil {
 				return err
 			}
 		}
