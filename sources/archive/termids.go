@@ -275,7 +275,7 @@ type vocab struct {
 	terms []string // by id - 1
 }
 
-const vocabSize = 1 << 21
+const vocabSize = 1 << 20
 
 // id returns t's id, numbering it when new.
 func (v *vocab) id(t string) uint32 {
