@@ -61,30 +61,45 @@ func (s *Store) AddAll(ctx context.Context, docs []Doc) error {
 // ids by indexing a slice, hashing no string.
 func (s *Store) newDFs(rows []docRow) termBatch {
 	tb := termBatch{dfs: make(map[string]int, 4096)}
-	for _, r := range rows {
-		for _, t := range r.stems {
-			tb.dfs[t]++
-		}
-	}
 	if s.postgres {
+		for _, r := range rows {
+			for _, t := range r.stems {
+				tb.dfs[t]++
+			}
+		}
 		return tb
 	}
-	at := make(map[string]uint32, len(tb.dfs))
-	seq := func(stream string) []uint32 {
-		out := make([]uint32, 0, stemCount(stream))
-		eachStem(stream, func(_ int, t string) {
+	// A row's distinct stems are numbered in the batch, so its own
+	// sequences (stemSeq, by index into its stems) become the batch's by
+	// indexing a slice.
+	at := make(map[string]uint32, 4096)
+	var df []int
+	var local []uint32
+	remap := func(seq []uint32) []uint32 {
+		out := make([]uint32, len(seq))
+		for i, k := range seq {
+			out[i] = local[k]
+		}
+		return out
+	}
+	for i := range rows {
+		r := &rows[i]
+		local = local[:0]
+		for _, t := range r.stems {
 			k, ok := at[t]
 			if !ok {
 				k = uint32(len(tb.terms))
 				at[t] = k
 				tb.terms = append(tb.terms, t)
+				df = append(df, 0)
 			}
-			out = append(out, k)
-		})
-		return out
+			df[k]++
+			local = append(local, k)
+		}
+		r.titleSeq, r.textSeq = remap(r.ownTitle), remap(r.ownText)
 	}
-	for i := range rows {
-		rows[i].titleSeq, rows[i].textSeq = seq(rows[i].titleTerms), seq(rows[i].textTerms)
+	for k, t := range tb.terms {
+		tb.dfs[t] = df[k]
 	}
 	return tb
 }
@@ -106,9 +121,10 @@ type docRow struct {
 	published                       sql.NullInt64
 	at                              int64
 	stems                           []string // distinct stems of all three fields, for docs_terms (rowStems)
-	// On SQLite: the title's and text's stems as indices into its
-	// batch's terms (newDFs), for the row's docs_rank ids; nil on a
-	// merged row.
+	// On SQLite: the title's and text's stems as indices into stems
+	// (stemSeq), and as indices into its batch's terms (newDFs), for the
+	// row's docs_rank ids; nil on a merged row.
+	ownTitle, ownText []uint32
 	titleSeq, textSeq []uint32
 
 	terms pgtype.TSVector // on PostgreSQL: its archive_terms row (termVector)
@@ -143,7 +159,7 @@ func (s *Store) newRow(d Doc) (docRow, error) {
 		r.terms = termVector(r)
 		r.stems = vectorStems(r.terms)
 	} else {
-		r.stems = distinctStems(r.titleTerms, r.textTerms, r.pubTerms)
+		r.stems, r.ownTitle, r.ownText = stemSeq(r.titleTerms, r.textTerms, r.pubTerms)
 	}
 	return r, nil
 }
