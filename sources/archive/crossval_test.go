@@ -29,6 +29,7 @@ type cvQuery struct {
 	docs  []*docTerms
 	vs    []*docView
 	df    map[string]float64
+	qids  []uint32 // q.distinct's ids
 	pool  []string // canonical URLs of docs
 	rest  []string // first-stage hits beyond the pool
 	rel   map[string]bool
@@ -38,7 +39,7 @@ type cvQuery struct {
 type cvSet struct {
 	qs   []cvQuery
 	st   collStats
-	more func([]string) (map[string]float64, error)
+	more func([]uint32) ([]float64, error)
 }
 
 // cvPrepare runs every query's first stage with r's first-stage settings.
@@ -47,7 +48,8 @@ func cvPrepare(tb testing.TB, s *Store, fc factChecks, r ranker) *cvSet {
 	ctx := context.Background()
 	groups := factCheckGroups(fc)
 	set := &cvSet{}
-	dfMemo := map[string]float64{}
+	dfMemo := map[uint32]float64{}
+	var voc *vocab
 	for i, text := range fc.queries {
 		q := parseQuery(text, "en")
 		fs, err := s.firstPass(ctx, q, time.Time{}, 100, r)
@@ -56,7 +58,8 @@ func cvPrepare(tb testing.TB, s *Store, fc factChecks, r ranker) *cvSet {
 		}
 		set.st = fs.st
 		s.fillHits(ctx, fs.cands)
-		cq := cvQuery{q: q, df: fs.df, rel: fc.relevant[i], group: groups[i]}
+		voc = fs.voc
+		cq := cvQuery{q: q, df: fs.df, qids: fs.qids, rel: fc.relevant[i], group: groups[i]}
 		for j, c := range fs.cands {
 			key, _ := sources.Canonical(c.hit.URL)
 			if j < len(fs.pool) {
@@ -66,28 +69,28 @@ func cvPrepare(tb testing.TB, s *Store, fc factChecks, r ranker) *cvSet {
 				cq.rest = append(cq.rest, key)
 			}
 		}
-		cq.vs = views(cq.docs, q.distinct)
+		cq.vs = views(cq.docs, fs.qids)
 		set.qs = append(set.qs, cq)
 	}
-	set.more = func(ts []string) (map[string]float64, error) {
-		var todo []string
-		for _, t := range ts {
+	set.more = func(ids []uint32) ([]float64, error) {
+		var todo []uint32
+		for _, t := range ids {
 			if _, ok := dfMemo[t]; !ok {
 				todo = append(todo, t)
 			}
 		}
 		if len(todo) > 0 {
-			got, err := s.docFreqs(ctx, todo, set.st)
+			got, err := s.idFreqs(ctx, todo, voc)
 			if err != nil {
 				return nil, err
 			}
-			for t, n := range got {
-				dfMemo[t] = n
+			for i, t := range todo {
+				dfMemo[t] = got[i]
 			}
 		}
-		out := make(map[string]float64, len(ts))
-		for _, t := range ts {
-			out[t] = dfMemo[t]
+		out := make([]float64, len(ids))
+		for i, t := range ids {
+			out[i] = dfMemo[t]
 		}
 		return out, nil
 	}
@@ -154,7 +157,7 @@ func (set *cvSet) eval(tb testing.TB, p params, idx []int) retrievalScores {
 		cq := set.qs[i]
 		ranked := cq.pool
 		if p != (params{}) {
-			scores, err := p.rank(cq.q, cq.docs, cq.vs, cq.df, set.st, set.more)
+			scores, err := p.rank(cq.q, cq.qids, cq.docs, cq.vs, cq.df, set.st, set.more)
 			if err != nil {
 				tb.Fatal(err)
 			}

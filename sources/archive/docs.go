@@ -55,17 +55,55 @@ func (s *Store) AddAll(ctx context.Context, docs []Doc) error {
 // the rows that are not). Counted before the transaction, and by an import
 // beside the writing of the previous batch, so the writer does not. On
 // PostgreSQL the postings rows hold the counts (see postgres.go): none.
-func (s *Store) newDFs(rows []docRow) map[string]int {
+// On SQLite it also numbers the batch's stems (terms) and gives each row
+// its title's and text's stems as those numbers (titleSeq, textSeq), so
+// the writer turns them into docs_terms ids by indexing a slice, hashing
+// no string.
+func (s *Store) newDFs(rows []docRow) termBatch {
+	tb := termBatch{dfs: make(map[string]int, 4096)}
 	if s.postgres {
-		return nil
+		return termBatch{}
 	}
-	dfs := make(map[string]int, 4096)
-	for _, r := range rows {
-		for _, t := range r.stems {
-			dfs[t]++
+	// A row's distinct stems are numbered in the batch, so its own
+	// sequences (stemSeq, by index into its stems) become the batch's by
+	// indexing a slice.
+	at := make(map[string]uint32, 4096)
+	var df []int
+	var local []uint32
+	remap := func(seq []uint32) []uint32 {
+		out := make([]uint32, len(seq))
+		for i, k := range seq {
+			out[i] = local[k]
 		}
+		return out
 	}
-	return dfs
+	for i := range rows {
+		r := &rows[i]
+		local = local[:0]
+		for _, t := range r.stems {
+			k, ok := at[t]
+			if !ok {
+				k = uint32(len(tb.terms))
+				at[t] = k
+				tb.terms = append(tb.terms, t)
+				df = append(df, 0)
+			}
+			df[k]++
+			local = append(local, k)
+		}
+		r.titleSeq, r.textSeq = remap(r.ownTitle), remap(r.ownText)
+	}
+	for k, t := range tb.terms {
+		tb.dfs[t] = df[k]
+	}
+	return tb
+}
+
+// termBatch is newDFs' count for a batch of rows, and on SQLite the
+// stems their sequences number.
+type termBatch struct {
+	dfs   map[string]int
+	terms []string
 }
 
 // docRow is a checked document as stored: fields trimmed, stemmed and
@@ -78,6 +116,11 @@ type docRow struct {
 	published                       sql.NullInt64
 	at                              int64
 	stems                           []string // distinct stems of all three fields, for docs_terms (rowStems)
+	// On SQLite: the title's and text's stems as indices into stems
+	// (stemSeq), and as indices into its batch's terms (newDFs), for the
+	// row's docs_rank ids; nil on a merged row.
+	ownTitle, ownText []uint32
+	titleSeq, textSeq []uint32
 
 	terms []string // on PostgreSQL: the terms its postings are under (postingTerms)
 }
@@ -111,7 +154,7 @@ func (s *Store) newRow(d Doc) (docRow, error) {
 		r.terms = postingTerms(r)
 		r.stems = countedStems(r.terms)
 	} else {
-		r.stems = distinctStems(r.titleTerms, r.textTerms, r.pubTerms)
+		r.stems, r.ownTitle, r.ownText = stemSeq(r.titleTerms, r.textTerms, r.pubTerms)
 	}
 	return r, nil
 }
@@ -157,6 +200,17 @@ type docWriter struct {
 	// (docs_terms; on PostgreSQL unused, the postings count), written
 	// once before the commit; it starts from newDFs.
 	dfs map[string]int
+	// On SQLite: the docs_terms id of each term the transaction meets
+	// (termIDs, idOf), those of the batch's terms in its order (batch),
+	// the ids it numbered (fresh) and the next free one; and buffers
+	// reused from one docs_rank row to the next.
+	ids     map[string]uint32
+	learned []string // terms whose ids were not in the store's cache
+	batch   []uint32
+	fresh   []string
+	next    uint32
+	idBuf   []uint32
+	rankBuf []byte
 
 	// On PostgreSQL: tx's connection, for COPY (copyNew), and the
 	// postings moved by puts, written before the commit (flushPostings).
@@ -164,9 +218,10 @@ type docWriter struct {
 	posts map[posting]int
 }
 
-// write runs fn with a docWriter in one IMMEDIATE transaction; dfs is
+// write runs fn with a docWriter in one IMMEDIATE transaction; tb is
 // newDFs of the rows fn puts.
-func (s *Store) write(ctx context.Context, dfs map[string]int, fn func(*docWriter) error) error {
+func (s *Store) write(ctx context.Context, tb termBatch, fn func(*docWriter) error) error {
+	dfs := tb.dfs
 	w := &docWriter{s: s}
 	begin := s.db.BeginTx
 	if s.postgres {
@@ -207,7 +262,7 @@ FROM docs WHERE url = ?`},
 			{&w.ftsDel, `INSERT INTO docs_fts (docs_fts, rowid, title_terms, text_terms, publisher_terms) VALUES ('delete', ?, ?, ?, ?)`},
 			{&w.titleIns, `INSERT INTO docs_title_fts (rowid, title_terms) VALUES (?, ?)`},
 			{&w.titleDel, `INSERT INTO docs_title_fts (docs_title_fts, rowid, title_terms) VALUES ('delete', ?, ?)`},
-			{&w.rank, `INSERT OR REPLACE INTO docs_rank (id, published, updated_at, title_len, text_len, title_terms, text_terms)
+			{&w.rank, `INSERT OR REPLACE INTO docs_rank (id, published, updated_at, title_len, text_len, title_ids, text_ids)
 	VALUES (?, ?, ?, ?, ?, ?, ?)`},
 		}...)
 	}
@@ -216,6 +271,12 @@ FROM docs WHERE url = ?`},
 			return fmt.Errorf("archive: prepare: %w", err)
 		}
 		defer (*p.st).Close()
+	}
+	if !s.postgres {
+		w.rankBuf = make([]byte, 0, 4096) // never nil: the driver binds a nil blob as NULL
+		if err := w.termIDs(ctx, tb.terms); err != nil {
+			return err
+		}
 	}
 	if err := fn(w); err != nil {
 		return err
@@ -230,6 +291,9 @@ FROM docs WHERE url = ?`},
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("archive: commit: %w", err)
+	}
+	if w.ids != nil {
+		s.ids.add(w.ids, append(w.learned, w.fresh...)) // committed: these ids are for good
 	}
 	return nil
 }
@@ -377,12 +441,17 @@ func (w *docWriter) index(ctx context.Context, id int64, old, r docRow) error {
 }
 
 // ranked writes r's docs_rank row (SQLite), what a search reads of a
-// candidate: its date, version and stems (see migration 6).
+// candidate: its date, version and stems as term ids (see migrations 6
+// and 7).
 func (w *docWriter) ranked(ctx context.Context, id int64, r docRow) error {
 	if w.rank == nil {
 		return nil
 	}
-	_, err := w.rank.ExecContext(ctx, id, r.published, r.at, r.titleLen, r.textLen, r.titleTerms, r.textTerms)
+	title, text, err := w.rankIDs(ctx, r)
+	if err != nil {
+		return err
+	}
+	_, err = w.rank.ExecContext(ctx, id, r.published, r.at, r.titleLen, r.textLen, title, text)
 	return err
 }
 
@@ -403,25 +472,37 @@ func (w *docWriter) flushDFs(ctx context.Context) error {
 	if len(w.dfs) == 0 {
 		return nil
 	}
-	down := false
+	// Each term's id and change in one integer, id·2³² + change + 2³¹ (a
+	// JSON array a term cost a parse of it in SQL); a term numbered here
+	// goes in even if its count did not move. A count that falls to 0
+	// keeps its row, so an id is never freed nor given to another term
+	// (idCache).
+	const bias = 1 << 31
+	move := make(map[string]int64, len(w.dfs)+len(w.fresh))
 	for t, d := range w.dfs {
 		if d == 0 {
-			delete(w.dfs, t)
+			continue
 		}
-		down = down || d < 0
+		id, err := w.idOf(ctx, t)
+		if err != nil {
+			return err
+		}
+		move[t] = int64(id)<<32 | int64(d+bias)
 	}
-	arg, err := json.Marshal(w.dfs)
+	for _, t := range w.fresh {
+		move[t] = int64(w.ids[t])<<32 | int64(w.dfs[t]+bias)
+	}
+	if len(move) == 0 {
+		return nil
+	}
+	arg, err := json.Marshal(move)
 	if err != nil {
 		return fmt.Errorf("archive: document counts: %w", err)
 	}
-	if _, err := w.tx.ExecContext(ctx, `INSERT INTO docs_terms (term, df) SELECT key, value FROM json_each(?) WHERE true
+	if _, err := w.tx.ExecContext(ctx, `INSERT INTO docs_terms (term, id, df)
+SELECT key, value >> 32, (value & 4294967295) - 2147483648 FROM json_each(?) WHERE true
 ON CONFLICT (term) DO UPDATE SET df = df + excluded.df`, string(arg)); err != nil {
 		return fmt.Errorf("archive: document counts: %w", err)
-	}
-	if down {
-		if _, err := w.tx.ExecContext(ctx, `DELETE FROM docs_terms WHERE term IN (SELECT key FROM json_each(?) WHERE value < 0) AND df <= 0`, string(arg)); err != nil {
-			return fmt.Errorf("archive: document counts: %w", err)
-		}
 	}
 	return nil
 }
@@ -460,7 +541,7 @@ func (s *Store) Delete(ctx context.Context, rawURL string) (bool, error) {
 		return n > 0, err
 	}
 	var n int64
-	err = s.write(ctx, nil, func(w *docWriter) error {
+	err = s.write(ctx, termBatch{}, func(w *docWriter) error {
 		rows, err := w.tx.QueryContext(ctx, `DELETE FROM docs WHERE url = ? RETURNING title_terms, text_terms, publisher_terms`, key)
 		if err != nil {
 			return err

@@ -132,3 +132,44 @@ func TestPostgresConcurrentHandles(t *testing.T) {
 	}
 	checkStats(t, s)
 }
+
+// With pseudo-relevance feedback on (RM3), whose terms the query does not
+// hold and whose counts each engine looks up by its own ids (docs_terms'
+// on SQLite, the process's numbering on PostgreSQL), both engines still
+// give every tweet the same hits in the same order, and feedback changes
+// some of them.
+func TestFeedbackSameOnBothEngines(t *testing.T) {
+	fc := loadFactChecks(t)
+	pg := openPostgresTemp(t)
+	ctx := context.Background()
+	if err := pg.AddAll(ctx, fc.docs); err != nil {
+		t.Fatal(err)
+	}
+	lite := indexFactChecks(t, fc.docs)
+	rm3 := defaultRanker
+	rm3.p.fbDocs = 3
+	changed := 0
+	for i := 0; i < len(fc.queries); i += 25 {
+		a, err := lite.search(ctx, fc.queries[i], SearchOptions{Limit: 20}, rm3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := pg.search(ctx, fc.queries[i], SearchOptions{Limit: 20}, rm3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ka, kb := hitKeys(a), hitKeys(b); !slices.Equal(ka, kb) {
+			t.Fatalf("tweet %d with feedback: PostgreSQL's hits differ from SQLite's:\n%v\n%v", i, kb, ka)
+		}
+		plain, err := lite.search(ctx, fc.queries[i], SearchOptions{Limit: 20}, defaultRanker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(hitKeys(plain), hitKeys(a)) {
+			changed++
+		}
+	}
+	if changed == 0 {
+		t.Error("feedback changed no tweet's hits: its terms were not found")
+	}
+}

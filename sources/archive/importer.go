@@ -284,13 +284,19 @@ func (s *Store) readJSONL(ctx context.Context, r io.Reader, path string, out cha
 	var batch []lineDoc
 	send := func() bool {
 		rows := make([]docRow, 0, len(batch))
-		for _, d := range batch {
+		var at []int
+		for i, d := range batch {
 			if d.err == nil {
 				rows = append(rows, d.row)
+				at = append(at, i)
 			}
 		}
+		tb := s.newDFs(rows)
+		for k, i := range at {
+			batch[i].row = rows[k] // with its sequences
+		}
 		select {
-		case out <- lineBatch{docs: batch, dfs: s.newDFs(rows)}:
+		case out <- lineBatch{docs: batch, dfs: tb}:
 			batch = nil
 			return true
 		case <-ctx.Done():
@@ -332,7 +338,7 @@ func (s *Store) decodeRecord(b []byte) (docRow, error) {
 // lineBatch is a batch of records, with newDFs of those that passed.
 type lineBatch struct {
 	docs []lineDoc
-	dfs  map[string]int
+	dfs  termBatch
 }
 
 // lineDoc is a JSONL record, checked, waiting for its batch.
@@ -346,7 +352,7 @@ type lineDoc struct {
 // Records were checked when read, so the database refusing one means the
 // database itself is in trouble (disk full, locked too long): the batch is
 // rolled back and each of its records reported.
-func (s *Store) addBatch(ctx context.Context, batch []lineDoc, dfs map[string]int, res *ImportResult, fail func(string, error)) {
+func (s *Store) addBatch(ctx context.Context, batch []lineDoc, dfs termBatch, res *ImportResult, fail func(string, error)) {
 	rows := make([]docRow, len(batch))
 	for i, d := range batch {
 		rows[i] = d.row

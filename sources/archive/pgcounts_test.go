@@ -61,7 +61,7 @@ func checkCounts(t *testing.T, s *Store) {
 	}
 	terms := slices.Sorted(maps.Keys(want))
 	got := map[string]float64{}
-	if err := s.termCounts(ctx, terms, got); err != nil {
+	if err := s.termCounts(ctx, terms, termPostings{df: got, ids: map[string]uint32{}}); err != nil {
 		t.Fatal(err)
 	}
 	bad := 0
@@ -102,7 +102,7 @@ func TestPostgresTermCountsKeptInStep(t *testing.T) {
 	}
 	checkCounts(t, s)
 	df := map[string]float64{}
-	if err := s.termCounts(ctx, []string{"river", "valley", "snow", "absent"}, df); err != nil {
+	if err := s.termCounts(ctx, []string{"river", "valley", "snow", "absent"}, termPostings{df: df, ids: map[string]uint32{}}); err != nil {
 		t.Fatal(err)
 	}
 	if want := map[string]float64{"river": 1, "valley": 1, "snow": 1, "absent": 0}; fmt.Sprint(df) != fmt.Sprint(want) {
@@ -157,7 +157,7 @@ func TestPostgresMigrationBuildsTermCounts(t *testing.T) {
 	defer s.Close()
 	checkCounts(t, s)
 	df := map[string]float64{}
-	if err := s.termCounts(ctx, []string{"river", "bridg", "festiv"}, df); err != nil {
+	if err := s.termCounts(ctx, []string{"river", "bridg", "festiv"}, termPostings{df: df, ids: map[string]uint32{}}); err != nil {
 		t.Fatal(err)
 	}
 	if df["river"] != 2 || df["bridg"] != 1 || df["festiv"] != 1 {

@@ -13,7 +13,7 @@ func TestPostgresImportCommitsAsynchronously(t *testing.T) {
 	ctx := context.Background()
 	s.db.SetMaxOpenConns(1) // the next statement gets the import's connection
 	var inside, after string
-	err := s.write(ctx, nil, func(w *docWriter) error {
+	err := s.write(ctx, termBatch{}, func(w *docWriter) error {
 		if err := w.importing(ctx); err != nil {
 			return err
 		}

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"sync/atomic"
 )
 
 // The first stage reads the postings of the query's rarest terms only,
@@ -109,20 +108,26 @@ func (r ranker) firstTerms(ts []string, df map[string]float64) []string {
 	return out
 }
 
-// rank scores the pool. more looks up document frequencies of feedback
-// terms that the query did not hold.
-func (r ranker) rank(q *queryModel, pool []*candidate, df map[string]float64, st collStats,
-	more func([]string) (map[string]float64, error)) ([]float64, error) {
+// rank scores the pool; qids are the ids of q.distinct in the numbering
+// the pool's stems are in (termids.go). more looks up the document
+// frequencies of feedback terms, by id, that the query did not hold.
+func (r ranker) rank(q *queryModel, pool []*candidate, qids []uint32, df map[string]float64, st collStats,
+	more func([]uint32) ([]float64, error)) ([]float64, error) {
 	docs := make([]*docTerms, len(pool))
 	for i, c := range pool {
 		docs[i] = c.doc
 	}
-	return r.p.rank(q, docs, views(docs, q.distinct), df, st, more)
+	// The views' arrays are reused from one search to the next: for a
+	// long post they were a third of a search's allocations.
+	b := viewPool.Get().(*viewBufs)
+	defer viewPool.Put(b)
+	return r.p.rank(q, qids, docs, b.views(docs, qids), df, st, more)
 }
 
-// rank scores docs; vs are the documents seen through q.distinct.
-func (p params) rank(q *queryModel, docs []*docTerms, vs []*docView, df map[string]float64, st collStats,
-	more func([]string) (map[string]float64, error)) ([]float64, error) {
+// rank scores docs; vs are the documents seen through qids (q.distinct's
+// ids).
+func (p params) rank(q *queryModel, qids []uint32, docs []*docTerms, vs []*docView, df map[string]float64, st collStats,
+	more func([]uint32) ([]float64, error)) ([]float64, error) {
 	idf := make([]float64, len(q.distinct))
 	for k, t := range q.distinct {
 		idf[k] = bm25IDF(st.n, df[t])
@@ -133,118 +138,170 @@ func (p params) rank(q *queryModel, docs []*docTerms, vs []*docView, df map[stri
 		return scores, nil
 	}
 	fb := p.feedback(docs, scores)
-	ts := slices.Clone(q.distinct)
-	var missing []string
+	ts := slices.Clone(qids)
+	inQuery := make(map[uint32]bool, len(qids))
+	for _, id := range qids {
+		inQuery[id] = true
+	}
+	var missing []uint32
 	for t := range fb {
-		if _, ok := q.qtf[t]; !ok {
+		if !inQuery[t] {
 			missing = append(missing, t)
 		}
 	}
-	sort.Strings(missing)
+	slices.Sort(missing)
 	if len(missing) > 0 {
 		extra, err := more(missing)
 		if err != nil {
 			return scores, err
 		}
-		for _, t := range missing {
+		for i, t := range missing {
 			ts = append(ts, t)
-			idf = append(idf, bm25IDF(st.n, extra[t]))
+			idf = append(idf, bm25IDF(st.n, extra[i]))
 		}
 	}
 	w = p.expand(w, ts, fb)
 	return p.score(q, w, views(docs, ts), idf, st), nil
 }
 
-// views looks at each document through the terms ts. The views' counts
-// and positions are cut from a few shared arrays: one allocation each per
-// document and term made a long post's rerank mostly allocation and GC.
-func views(docs []*docTerms, ts []string) []*docView {
-	ti := newTermIndex(ts)
-	n := len(ts)
-	vs := make([]docView, len(docs))
-	tf := make([]int32, 3*n*len(docs))
-	pos := make([][]int32, n*len(docs))
-	sc := &viewScratch{}
-	out := make([]*docView, len(docs))
-	for i, d := range docs {
-		v := &vs[i]
-		f := tf[3*n*i : 3*n*(i+1)]
-		v.tf = [3][]int32{f[:n:n], f[n : 2*n : 2*n], f[2*n:]}
-		v.pos = pos[n*i : n*(i+1) : n*(i+1)]
-		d.view(ts, ti, v, sc)
-		out[i] = v
+// views looks at each document through the terms ts (ids). The views'
+// counts and positions are cut from a few shared arrays: one allocation
+// each per document and term made a long post's rerank mostly allocation
+// and GC.
+func views(docs []*docTerms, ts []uint32) []*docView {
+	return new(viewBufs).views(docs, ts)
+}
+
+// viewBufs are the arrays views cut from, kept for the next search
+// (viewPool); what views returns is valid until they are used again.
+type viewBufs struct {
+	vs  []docView
+	out []*docView
+	sc  viewScratch
+}
+
+var viewPool = sync.Pool{New: func() any { return new(viewBufs) }}
+
+// grow returns s with length n, zeroed, reusing its array when it is
+// large enough.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
 	}
-	return out
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+func (b *viewBufs) views(docs []*docTerms, ts []uint32) []*docView {
+	ti := newTermIndex(ts)
+	b.vs = grow(b.vs, len(docs))
+	b.out = grow(b.out, len(docs))
+	sc := &b.sc
+	sc.counts = grow(sc.counts, len(ts))
+	sc.slot = grow(sc.slot, len(ts))
+	sc.block, sc.ks, sc.tf, sc.pos = sc.block[:0], sc.ks[:0], sc.tf[:0], sc.pos[:0]
+	// A term listed twice sees what its first listing saw.
+	sc.dups = sc.dups[:0]
+	for k, t := range ts {
+		if first, ok := ti.lookup(t); ok && first != k {
+			sc.dups = append(sc.dups, [2]int32{int32(first), int32(k)})
+		}
+	}
+	for i, d := range docs {
+		d.view(ti, &b.vs[i], sc)
+		b.out[i] = &b.vs[i]
+	}
+	return b.out
 }
 
 // viewScratch is what views reuse from one document to the next: the
-// matches of the document being read, and the block positions are cut
-// from.
+// matches of the document being read, its counts per term of the list
+// (zero between documents) and each held term's place in its view (slot),
+// the list's repeated terms (first index, repeat), and the blocks the
+// views' arrays are cut from.
 type viewScratch struct {
 	matches []termAt
+	counts  [][3]int32
+	slot    []int32
+	held    []int32
+	dups    [][2]int32
 	block   []int32
+	ks      []int32
+	tf      [][3]int32
+	pos     [][]int32
+}
+
+// cut returns n elements cut from the end of *block, a new block (twice
+// as large) when it is full: slices cut from the old one stay valid. The
+// elements may hold what an earlier search left; the caller sets them.
+func cut[T any](block *[]T, n int) []T {
+	if n > cap(*block)-len(*block) {
+		*block = make([]T, 0, max(n, 1024, 2*cap(*block)))
+	}
+	at := len(*block)
+	*block = (*block)[:at+n]
+	return (*block)[at : at+n : at+n]
 }
 
 // termAt is a match: the term's index and the word's position.
 type termAt struct{ k, pos int32 }
 
 // positions returns an empty slice with room for n positions, cut from
-// the current block (a new one when it is full; slices of the old stay
-// valid).
+// the current block (a new one, twice as large, when it is full; slices
+// of the old stay valid).
 func (sc *viewScratch) positions(n int) []int32 {
 	if n > cap(sc.block)-len(sc.block) {
-		sc.block = make([]int32, 0, max(n, 8192))
+		sc.block = make([]int32, 0, max(n, 8192, 2*cap(sc.block)))
 	}
 	at := len(sc.block)
 	sc.block = sc.block[:at+n]
 	return sc.block[at : at : at+n]
 }
 
-// termIndex finds a list's terms: idx is each term's first index, and
-// filter a cheap test that rules out most other words before the map is
-// asked.
+// termIndex finds a list's terms (ids) among a document's: an
+// open-addressed table of each term's first index in the list, a few
+// times larger than the list, so most of a document's ids are ruled out
+// at the first probe. Id 0 (no term) is never found.
 type termIndex struct {
-	idx    map[string]int
-	filter stemFilter
+	keys  []uint32 // 0: empty slot
+	vals  []int32
+	shift uint
 }
 
-func newTermIndex(ts []string) termIndex {
-	ti := termIndex{idx: make(map[string]int, len(ts))}
+func newTermIndex(ts []uint32) termIndex {
+	size, shift := 64, uint(32-6)
+	for size < 4*len(ts) {
+		size, shift = size*2, shift-1
+	}
+	ti := termIndex{keys: make([]uint32, size), vals: make([]int32, size), shift: shift}
 	for k, t := range ts {
-		if _, dup := ti.idx[t]; !dup {
-			ti.idx[t] = k
-			ti.filter.add(t)
+		if t == 0 {
+			continue
+		}
+		i := ti.slot(t)
+		for ti.keys[i] != 0 && ti.keys[i] != t {
+			i = (i + 1) & (len(ti.keys) - 1)
+		}
+		if ti.keys[i] == 0 { // else a repeat: the first index stays
+			ti.keys[i], ti.vals[i] = t, int32(k)
 		}
 	}
 	return ti
 }
 
-// stemFilter is a set of (length mod 16, first byte) pairs: a word whose
-// pair is not in it is none of the terms. A query's few dozen terms set
-// about 1% of its 4,096 bits.
-type stemFilter [64]uint64
+func (ti *termIndex) slot(t uint32) int { return int((t * 0x9e3779b1) >> ti.shift) }
 
-func filterKey(t string) uint { return uint(len(t)&15)<<8 | uint(t[0]) }
-
-func (f *stemFilter) add(t string) {
-	if t != "" {
-		k := filterKey(t)
-		f[k>>6] |= 1 << (k & 63)
+// lookup returns t's first index, if t is one of the terms.
+func (ti *termIndex) lookup(t uint32) (int, bool) {
+	for i := ti.slot(t); ; i = (i + 1) & (len(ti.keys) - 1) {
+		switch ti.keys[i] {
+		case t:
+			return int(ti.vals[i]), t != 0
+		case 0:
+			return 0, false
+		}
 	}
-}
-
-func (f *stemFilter) may(t string) bool {
-	k := filterKey(t)
-	return f[k>>6]&(1<<(k&63)) != 0
-}
-
-// lookup returns t's index, if t is one of the terms.
-func (ti *termIndex) lookup(t string) (int, bool) {
-	if !ti.filter.may(t) {
-		return 0, false
-	}
-	k, ok := ti.idx[t]
-	return k, ok
 }
 
 func bm25IDF(n, df float64) float64 { return math.Log(1 + (n-df+0.5)/(df+0.5)) }
@@ -270,7 +327,7 @@ func (p params) score(q *queryModel, w []float64, docs []*docView, idf []float64
 // feedback returns RM3's relevance model over the best fbDocs documents:
 // P(w|R) ∝ Σ_d P(w|d)·P(d), with P(d) the documents' scores normalised,
 // kept to the fbTerms likeliest terms and renormalised.
-func (p params) feedback(docs []*docTerms, scores []float64) map[string]float64 {
+func (p params) feedback(docs []*docTerms, scores []float64) map[uint32]float64 {
 	order := make([]int, len(docs))
 	for i := range order {
 		order[i] = i
@@ -284,7 +341,7 @@ func (p params) feedback(docs []*docTerms, scores []float64) map[string]float64 
 	if total == 0 {
 		return nil
 	}
-	rel := map[string]float64{}
+	rel := map[uint32]float64{}
 	for _, i := range order {
 		d := docs[i]
 		n := float64(d.nTitle + d.nText)
@@ -292,12 +349,12 @@ func (p params) feedback(docs []*docTerms, scores []float64) map[string]float64 
 			continue
 		}
 		pd := max(scores[i], 0) / total
-		for _, f := range []string{d.title, d.text} {
-			eachStem(f, func(_ int, t string) { rel[t] += pd / n })
+		for _, f := range [][]byte{d.title, d.text} {
+			eachID(f, func(_ int, t uint32) { rel[t] += pd / n })
 		}
 	}
 	type tw struct {
-		t string
+		t uint32
 		w float64
 	}
 	all := make([]tw, 0, len(rel))
@@ -310,7 +367,7 @@ func (p params) feedback(docs []*docTerms, scores []float64) map[string]float64 
 	for _, x := range all {
 		sum += x.w
 	}
-	out := make(map[string]float64, len(all))
+	out := make(map[uint32]float64, len(all))
 	for _, x := range all {
 		out[x.t] = x.w / sum
 	}
@@ -320,7 +377,7 @@ func (p params) feedback(docs []*docTerms, scores []float64) map[string]float64 
 // expand mixes the query's weights w (normalised to sum 1) with the
 // feedback model over the terms ts (the query's own first), and scales back
 // so the query's terms keep their magnitude when origW is 1.
-func (p params) expand(w []float64, ts []string, fb map[string]float64) []float64 {
+func (p params) expand(w []float64, ts []uint32, fb map[uint32]float64) []float64 {
 	var sum float64
 	for _, x := range w {
 		sum += x
@@ -349,7 +406,7 @@ type termCache struct {
 	m  map[int64]*docTerms
 }
 
-// About 30 KB each once indexed: a few checks' worth of pools.
+// A few KB each: a few checks' worth of pools.
 const termCacheSize = 1024
 
 type docVersion struct {
@@ -360,15 +417,16 @@ type docVersion struct {
 // loadDocs fills each candidate's doc from the cache or the database;
 // the first stage has read each candidate's version, and on SQLite its
 // stems too (dated), which a cached copy of the same version replaces:
-// that one may have been indexed already (docTerms.index).
-func (s *Store) loadDocs(ctx context.Context, cands []*candidate) error {
+// that one may have been indexed already (docTerms.index). On PostgreSQL
+// voc numbers the stems, and a copy numbered by another is read again.
+func (s *Store) loadDocs(ctx context.Context, cands []*candidate, voc *vocab) error {
 	byID := make(map[int64]*candidate, len(cands))
 	var missing []*candidate
 	var fresh []*docTerms
 	s.terms.mu.Lock()
 	for _, c := range cands {
 		byID[c.id] = c
-		if d := s.terms.m[c.id]; d != nil && d.version == c.version {
+		if d := s.terms.m[c.id]; d != nil && d.version == c.version && d.voc == voc {
 			c.doc = d
 		} else if c.doc != nil {
 			fresh = append(fresh, c.doc)
@@ -378,7 +436,7 @@ func (s *Store) loadDocs(ctx context.Context, cands []*candidate) error {
 	}
 	s.terms.mu.Unlock()
 	if len(missing) > 0 {
-		got, err := s.readDocs(ctx, missing, byID)
+		got, err := s.readDocs(ctx, missing, byID, voc)
 		if err != nil {
 			return err
 		}
@@ -395,9 +453,14 @@ func (s *Store) loadDocs(ctx context.Context, cands []*candidate) error {
 	return nil
 }
 
-// readDocs reads the stems of the candidates missing them.
-func (s *Store) readDocs(ctx context.Context, missing []*candidate, byID map[int64]*candidate) ([]*docTerms, error) {
-	rows, err := s.queryIDs(ctx, `SELECT id, updated_at, title_len, text_len, title_terms, text_terms
+// readDocs reads the stems of the candidates missing them: on SQLite as
+// ids, on PostgreSQL as text, numbered by voc.
+func (s *Store) readDocs(ctx context.Context, missing []*candidate, byID map[int64]*candidate, voc *vocab) ([]*docTerms, error) {
+	cols := "title_ids, text_ids"
+	if s.postgres {
+		cols = "title_terms, text_terms"
+	}
+	rows, err := s.queryIDs(ctx, `SELECT id, updated_at, title_len, text_len, `+cols+`
 FROM `+s.rankTable()+` WHERE id IN (@ids)`, missing)
 	if err != nil {
 		return nil, fmt.Errorf("load candidate texts: %w", err)
@@ -410,12 +473,18 @@ FROM `+s.rankTable()+` WHERE id IN (@ids)`, missing)
 		}
 		var id int64
 		var v docVersion
-		var title, text string
-		if err := rows.Scan(&id, &v.updated, &v.titleLen, &v.textLen, &title, &text); err != nil {
+		var title, text []byte
+		if s.postgres {
+			var ts, xs string
+			if err := rows.Scan(&id, &v.updated, &v.titleLen, &v.textLen, &ts, &xs); err != nil {
+				return nil, fmt.Errorf("load candidate texts: %w", err)
+			}
+			title, text = voc.pack(ts), voc.pack(xs)
+		} else if err := rows.Scan(&id, &v.updated, &v.titleLen, &v.textLen, &title, &text); err != nil {
 			return nil, fmt.Errorf("load candidate texts: %w", err)
 		}
 		if c := byID[id]; c != nil {
-			c.doc = newDocTerms(id, v, title, text)
+			c.doc = newDocTerms(id, v, title, text, voc)
 			fresh = append(fresh, c.doc)
 		}
 	}
@@ -425,110 +494,109 @@ FROM `+s.rankTable()+` WHERE id IN (@ids)`, missing)
 	return fresh, nil
 }
 
-// newDocTerms is a document's stems as read, version v.
-func newDocTerms(id int64, v docVersion, title, text string) *docTerms {
-	return &docTerms{id: id, version: v, title: title, text: text, nTitle: stemCount(title), nText: stemCount(text)}
+// newDocTerms is a document's stems as read, version v, as packed ids
+// (numbered by voc on PostgreSQL, nil on SQLite).
+func newDocTerms(id int64, v docVersion, title, text []byte, voc *vocab) *docTerms {
+	return &docTerms{id: id, version: v, title: title, text: text, nTitle: idCount(title), nText: idCount(text), voc: voc}
 }
 
-// docTerms is a document as the index holds it: its fields' stems (as
-// stored: token streams, read in place rather than cut into a slice), and,
-// once it is seen a second time, where each stem stands.
+// docTerms is a document as the index holds it: its fields' stems as
+// packed term ids (appendIDs), read in place rather than cut into a
+// slice. Reading them again is cheap enough that a document seen again
+// gets no map of where each stands (which a string stem's hashing once
+// repaid).
 type docTerms struct {
 	id            int64
 	version       docVersion
-	title, text   string // tokenStream of each field
+	title, text   []byte // each field's stems as packed ids
 	nTitle, nText int    // stems in each
-	seen          atomic.Int32
-	once          sync.Once
-	where         map[string][]int32
+	voc           *vocab // on PostgreSQL: what numbered them
 }
 
-// docView is a document seen through a list of terms: per term (by its
-// index in the list) the frequencies per field (title, lead, rest of text)
-// and the positions (title, then text).
+// docView is a document seen through a list of terms: the terms it holds
+// (ks, their indices in the list, ascending) and for each its frequencies
+// per field (title, lead, rest of text) and positions (title, then text).
+// Only what it holds is kept: a long post's 400 terms over 200 documents
+// were 80,000 mostly empty entries a search.
 type docView struct {
-	tf  [3][]int32
-	len [3]int
+	ks  []int32
+	tf  [][3]int32
 	pos [][]int32
+	len [3]int
+}
+
+// positions returns where the document holds the list's term k (none
+// when it does not).
+func (d *docView) positions(k int) []int32 {
+	if i, ok := slices.BinarySearch(d.ks, int32(k)); ok {
+		return d.pos[i]
+	}
+	return nil
 }
 
 // view fills v (its counts zero, sized for ts) by reading the document
-// once, looking each word up in ti (ts's first index of each term):
-// cheaper than a map of every word's positions, which a document seen
-// once would not repay. A document seen again (the next query of a check,
-// the tuning's passes) gets that map and is read from it.
-func (d *docTerms) view(ts []string, ti termIndex, v *docView, sc *viewScratch) {
+// once, looking each id up in ti (ts's first index of each term).
+func (d *docTerms) view(ti termIndex, v *docView, sc *viewScratch) {
 	v.len = [3]int{d.nTitle, min(d.nText, leadWords), max(d.nText-leadWords, 0)}
-	if d.seen.Add(1) > 1 {
-		d.once.Do(d.index)
-		off := int32(d.nTitle + titleGap)
-		for k, t := range ts {
-			ps := d.where[t]
-			v.pos[k] = ps
-			for _, p := range ps {
-				switch {
-				case p < off:
-					v.tf[0][k]++
-				case p < off+leadWords:
-					v.tf[1][k]++
-				default:
-					v.tf[2][k]++
-				}
-			}
-		}
-		return
-	}
-	ms := sc.matches[:0]
-	eachStem(d.title, func(i int, st string) {
+	ms, held, counts := sc.matches[:0], sc.held[:0], sc.counts
+	eachID(d.title, func(i int, st uint32) {
 		if k, ok := ti.lookup(st); ok {
 			ms = append(ms, termAt{int32(k), int32(i)})
-			v.tf[0][k]++
+			if counts[k] == ([3]int32{}) {
+				held = append(held, int32(k))
+			}
+			counts[k][0]++
 		}
 	})
 	off := int32(d.nTitle + titleGap)
-	eachStem(d.text, func(i int, st string) {
+	eachID(d.text, func(i int, st uint32) {
 		if k, ok := ti.lookup(st); ok {
 			ms = append(ms, termAt{int32(k), off + int32(i)})
+			if counts[k] == ([3]int32{}) {
+				held = append(held, int32(k))
+			}
 			if i < leadWords {
-				v.tf[1][k]++
+				counts[k][1]++
 			} else {
-				v.tf[2][k]++
+				counts[k][2]++
 			}
 		}
 	})
-	sc.matches = ms
-	// Each term's positions in one piece of the block, in order.
-	for k := range ts {
-		if c := v.tf[0][k] + v.tf[1][k] + v.tf[2][k]; c > 0 {
-			v.pos[k] = sc.positions(int(c))
+	for _, dp := range sc.dups {
+		if counts[dp[0]] != ([3]int32{}) {
+			held = append(held, dp[1])
 		}
+	}
+	slices.Sort(held)
+	v.ks = cut(&sc.ks, len(held))
+	v.tf = cut(&sc.tf, len(held))
+	v.pos = cut(&sc.pos, len(held))
+	copy(v.ks, held)
+	for i, k := range held {
+		sc.slot[k] = int32(i)
+		v.tf[i] = counts[k]
+		// Each term's positions in one piece of the block, in order.
+		v.pos[i] = sc.positions(int(counts[k][0] + counts[k][1] + counts[k][2]))
 	}
 	for _, m := range ms {
-		v.pos[m.k] = append(v.pos[m.k], m.pos)
+		i := sc.slot[m.k]
+		v.pos[i] = append(v.pos[i], m.pos)
 	}
-	// A term listed twice sees what its first listing saw.
-	for k, t := range ts {
-		if first := ti.idx[t]; first != k {
-			v.pos[k] = v.pos[first]
-			for f := range v.tf {
-				v.tf[f][k] = v.tf[f][first]
-			}
+	for _, dp := range sc.dups {
+		if c := counts[dp[0]]; c != ([3]int32{}) {
+			i := sc.slot[dp[1]]
+			v.tf[i], v.pos[i] = c, v.pos[sc.slot[dp[0]]]
 		}
 	}
+	for _, k := range held {
+		counts[k] = [3]int32{}
+	}
+	sc.matches, sc.held = ms, held
 }
 
 // titleGap keeps the title's last word from seeming next to the text's
 // first: text positions start this far after the title's end.
 const titleGap = 1000
-
-// index builds where: each stem's positions, the title's first, then the
-// text's from len(title)+titleGap on.
-func (d *docTerms) index() {
-	d.where = make(map[string][]int32, d.nText/2)
-	eachStem(d.title, func(i int, st string) { d.where[st] = append(d.where[st], int32(i)) })
-	off := d.nTitle + titleGap
-	eachStem(d.text, func(i int, st string) { d.where[st] = append(d.where[st], int32(off+i)) })
-}
 
 // bm25f is BM25F (Robertson et al. 2004): field term frequencies are
 // length-normalised, weighted and summed before one saturation; each term
@@ -543,13 +611,17 @@ func (d *docView) bm25f(w, idf []float64, st collStats, p params) float64 {
 		}
 	}
 	var sum float64
-	for k, qw := range w {
+	for i, k := range d.ks {
+		if int(k) >= len(w) {
+			break
+		}
+		qw := w[k]
 		if qw == 0 {
 			continue
 		}
 		var tf float64
-		for f := range d.tf {
-			if c := d.tf[f][k]; c > 0 {
+		for f, c := range d.tf[i] {
+			if c > 0 {
 				tf += p.fieldW[f] * float64(c) / norm[f]
 			}
 		}
@@ -566,7 +638,7 @@ func (d *docView) bm25f(w, idf []float64, st collStats, p params) float64 {
 func (d *docView) nearScore(pairs [][2]int, idf []float64, dist int) float64 {
 	var sum float64
 	for _, pr := range pairs {
-		if near(d.pos[pr[0]], d.pos[pr[1]], int32(dist)) {
+		if near(d.positions(pr[0]), d.positions(pr[1]), int32(dist)) {
 			sum += (idf[pr[0]] + idf[pr[1]]) / 2
 		}
 	}
@@ -608,10 +680,10 @@ func (d *docView) hasPhrase(ph []int) bool {
 	if len(ph) == 0 {
 		return false
 	}
-	at := d.pos[ph[0]]
+	at := d.positions(ph[0])
 	for _, k := range ph[1:] {
 		var next []int32
-		for _, p := range d.pos[k] {
+		for _, p := range d.positions(k) {
 			if _, ok := slices.BinarySearch(at, p-1); ok {
 				next = append(next, p)
 			}

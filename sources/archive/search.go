@@ -81,9 +81,9 @@ func (s *Store) search(ctx context.Context, query string, o SearchOptions, r ran
 	}
 	fs, err := s.firstPass(ctx, q, o.Before, limit, r)
 	if err == nil && fs.pool != nil {
-		more := func(ts []string) (map[string]float64, error) { return s.docFreqs(ctx, ts, fs.st) }
+		more := func(ids []uint32) ([]float64, error) { return s.idFreqs(ctx, ids, fs.voc) }
 		var scores []float64
-		if scores, err = r.rank(q, fs.pool, fs.df, fs.st, more); err == nil {
+		if scores, err = r.rank(q, fs.pool, fs.qids, fs.df, fs.st, more); err == nil {
 			for i, c := range fs.pool {
 				c.score = scores[i]
 			}
@@ -104,10 +104,13 @@ func (s *Store) search(ctx context.Context, query string, o SearchOptions, r ran
 
 // firstPass is what the second stage starts from: the first stage's
 // candidates (best first), the pool of them loaded for the second stage,
-// and the statistics it scores with.
+// the statistics it scores with, and the ids of the query's terms
+// (q.distinct's, in order) in the numbering its stems are in (termids.go).
 type firstPass struct {
 	cands, pool []*candidate
 	df          map[string]float64
+	qids        []uint32
+	voc         *vocab // on PostgreSQL: the numbering
 	st          collStats
 }
 
@@ -122,6 +125,19 @@ func (s *Store) firstPass(ctx context.Context, q *queryModel, before time.Time, 
 		return fs, err
 	}
 	fs.df = ps.df
+	fs.qids = make([]uint32, len(q.distinct))
+	if s.postgres {
+		fs.voc = s.vocabulary()
+		fs.voc.mu.Lock()
+		for k, t := range q.distinct {
+			fs.qids[k] = fs.voc.id(t)
+		}
+		fs.voc.mu.Unlock()
+	} else {
+		for k, t := range q.distinct {
+			fs.qids[k] = ps.ids[t]
+		}
+	}
 	first := r.firstTerms(q.distinct, fs.df)
 	if len(first) == 0 {
 		return fs, nil
@@ -131,7 +147,7 @@ func (s *Store) firstPass(ctx context.Context, q *queryModel, before time.Time, 
 	}
 	if r.pool > 0 && len(fs.cands) > 0 {
 		pool := fs.cands[:min(len(fs.cands), r.pool)]
-		if err := s.loadDocs(ctx, pool); err != nil {
+		if err := s.loadDocs(ctx, pool, fs.voc); err != nil {
 			return fs, err
 		}
 		fs.pool = pool
@@ -242,9 +258,11 @@ func (s *Store) collection(ctx context.Context) (collStats, error) {
 	return st, nil
 }
 
-// termPostings are the document frequencies of a query's terms.
+// termPostings are the document frequencies of a query's terms, and on
+// SQLite their docs_terms ids (0: no such term).
 type termPostings struct {
-	df map[string]float64
+	df  map[string]float64
+	ids map[string]uint32
 }
 
 // docFreqs returns the number of documents holding each term.
@@ -254,18 +272,18 @@ func (s *Store) docFreqs(ctx context.Context, ts []string, st collStats) (map[st
 }
 
 // postings counts the documents of each term, from docs_terms
-// (archive_term_df on PostgreSQL). Counts are remembered for as long as
+// (on PostgreSQL the sums of its archive_postings rows' counts). Counts are remembered for as long as
 // the archive has not grown or shrunk by more than a hundredth since they
 // were read: an idf moves too little to matter meanwhile, and a query's
 // words mostly recur in the next queries (a check asks three to five about
 // one post). The first stage reads its rare terms' postings afresh.
 func (s *Store) postings(ctx context.Context, ts []string, st collStats) (termPostings, error) {
-	ps := termPostings{df: make(map[string]float64, len(ts))}
+	ps := termPostings{df: make(map[string]float64, len(ts)), ids: make(map[string]uint32, len(ts))}
 	var todo []string
 	s.dfs.mu.Lock()
 	for _, t := range ts {
 		if e, ok := s.dfs.m[t]; ok && math.Abs(st.n-e.n) <= e.n/100 {
-			ps.df[t] = e.df
+			ps.df[t], ps.ids[t] = e.df, e.id
 		} else {
 			todo = append(todo, t)
 		}
@@ -275,15 +293,15 @@ func (s *Store) postings(ctx context.Context, ts []string, st collStats) (termPo
 	if err := ctx.Err(); err != nil {
 		return ps, err
 	}
-	if err := s.termCounts(ctx, todo, ps.df); err != nil {
+	if err := s.termCounts(ctx, todo, ps); err != nil {
 		return ps, fmt.Errorf("document frequencies: %w", err)
 	}
-	s.rememberDFs(todo, ps.df, st)
+	s.rememberDFs(todo, ps, st)
 	return ps, nil
 }
 
 // rememberDFs caches the document frequencies of the terms read.
-func (s *Store) rememberDFs(read []string, df map[string]float64, st collStats) {
+func (s *Store) rememberDFs(read []string, ps termPostings, st collStats) {
 	if len(read) == 0 {
 		return
 	}
@@ -292,15 +310,15 @@ func (s *Store) rememberDFs(read []string, df map[string]float64, st collStats) 
 		s.dfs.m = make(map[string]dfEntry, 1024)
 	}
 	for _, t := range read {
-		s.dfs.m[t] = dfEntry{df: df[t], n: st.n}
+		s.dfs.m[t] = dfEntry{df: ps.df[t], id: ps.ids[t], n: st.n}
 	}
 	s.dfs.mu.Unlock()
 }
 
-// termCounts reads the exact document frequencies of ts from docs_terms
-// (archive_term_df on PostgreSQL), one b-tree seek each, all in one
-// statement; a term no document holds gets 0.
-func (s *Store) termCounts(ctx context.Context, ts []string, df map[string]float64) error {
+// termCounts reads the exact document frequencies of ts from docs_terms,
+// with their ids (on PostgreSQL archive_postings' counts, no ids), one b-tree
+// seek each, all in one statement; a term no document holds gets 0.
+func (s *Store) termCounts(ctx context.Context, ts []string, ps termPostings) error {
 	if len(ts) == 0 {
 		return nil
 	}
@@ -308,7 +326,7 @@ func (s *Store) termCounts(ctx context.Context, ts []string, df map[string]float
 	if err != nil {
 		return err
 	}
-	q := `SELECT j.key, coalesce(t.df, 0) FROM json_each(?) j LEFT JOIN docs_terms t ON t.term = j.value`
+	q := `SELECT j.key, coalesce(t.df, 0), coalesce(t.id, 0) FROM json_each(?) j LEFT JOIN docs_terms t ON t.term = j.value`
 	if s.postgres {
 		q = pgTermCounts
 	}
@@ -324,15 +342,70 @@ func (s *Store) termCounts(ctx context.Context, ts []string, df map[string]float
 	for rows.Next() {
 		var k int
 		var n float64
-		if err := rows.Scan(&k, &n); err != nil {
+		var id uint32
+		dest := []any{&k, &n, &id}
+		if s.postgres {
+			dest = dest[:2]
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
 		if k < 0 || k >= len(ts) {
 			return fmt.Errorf("term %d of %d", k, len(ts))
 		}
-		df[ts[k]] = n
+		ps.df[ts[k]], ps.ids[ts[k]] = n, id
 	}
 	return rows.Err()
+}
+
+// idFreqs returns the document frequencies of the terms ids (the
+// rerank's feedback terms): on SQLite read by id from docs_terms, on
+// PostgreSQL those of voc's terms.
+func (s *Store) idFreqs(ctx context.Context, ids []uint32, voc *vocab) ([]float64, error) {
+	out := make([]float64, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	if s.postgres {
+		ts := voc.termsOf(ids)
+		st, err := s.collection(ctx)
+		if err != nil {
+			return nil, err
+		}
+		df, err := s.docFreqs(ctx, ts, st)
+		if err != nil {
+			return nil, err
+		}
+		for i, t := range ts {
+			out[i] = df[t]
+		}
+		return out, nil
+	}
+	arg, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	stmt, err := s.stmt(ctx, `SELECT j.key, coalesce(t.df, 0) FROM json_each(?) j LEFT JOIN docs_terms t ON t.id = j.value`)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := stmt.QueryContext(ctx, string(arg))
+	if err != nil {
+		return nil, fmt.Errorf("document frequencies: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k int
+		var n float64
+		if err := rows.Scan(&k, &n); err != nil {
+			return nil, fmt.Errorf("document frequencies: %w", err)
+		}
+		if k < 0 || k >= len(ids) {
+			return nil, fmt.Errorf("term %d of %d", k, len(ids))
+		}
+		out[k] = n
+	}
+	return out, rows.Err()
 }
 
 type dfCache struct {
@@ -340,7 +413,10 @@ type dfCache struct {
 	m  map[string]dfEntry
 }
 
-type dfEntry struct{ df, n float64 }
+type dfEntry struct {
+	df, n float64
+	id    uint32
+}
 
 const dfCacheSize = 100_000
 
@@ -379,12 +455,18 @@ func (s *Store) firstStage(ctx context.Context, terms []string, ps termPostings,
 	if err != nil {
 		return nil, fmt.Errorf("first-stage title postings: %w", err)
 	}
-	// Sized for every posting at once: growing it was a fifth of this.
+	// Sized for every posting at once: growing it was a fifth of this. The
+	// map and the heap's array are reused from one search to the next.
 	total := 0
 	for _, ids := range lists {
 		total += len(ids)
 	}
-	score := make(map[int64]float64, total)
+	b := stagePool.Get().(*stageBufs)
+	defer b.put()
+	if b.score == nil || b.size < total {
+		b.score, b.size = make(map[int64]float64, total), total
+	}
+	score := b.score
 	for _, t := range terms {
 		w := bm25IDF(st.n, ps.df[t])
 		for _, id := range lists[t] {
@@ -394,12 +476,13 @@ func (s *Store) firstStage(ctx context.Context, terms []string, ps termPostings,
 			score[id] += w * (r.wTitle - r.wText)
 		}
 	}
-	ranked := make(rankedIDs, 0, len(score))
+	ranked := b.ranked[:0]
 	for id, sc := range score {
 		ranked = append(ranked, scoredID{id: id, score: sc})
 	}
 	// Only the best few hundred of often tens of thousands are wanted: a
 	// heap gives them in order without sorting the rest.
+	b.ranked = ranked
 	heap.Init(&ranked)
 	var cutoff int64
 	if !before.IsZero() {
@@ -428,6 +511,26 @@ func (s *Store) firstStage(ctx context.Context, terms []string, ps termPostings,
 		out = append(out, kept[:min(len(kept), n-len(out))]...)
 	}
 	return out, nil
+}
+
+// stageBufs are the first stage's score map and heap array, kept for the
+// next search (stagePool); size is what the map was made for.
+type stageBufs struct {
+	score  map[int64]float64
+	size   int
+	ranked rankedIDs
+}
+
+var stagePool = sync.Pool{New: func() any { return new(stageBufs) }}
+
+// put empties b and gives it back, unless it grew past what searches
+// mostly need (a map does not shrink).
+func (b *stageBufs) put() {
+	if b.size > 1<<17 {
+		return
+	}
+	clear(b.score)
+	stagePool.Put(b)
 }
 
 // scoredID is a document's first-stage score.
@@ -512,18 +615,27 @@ func (s *Store) termDocs(ctx context.Context, ts []string, limit int, title bool
 	return out, rows.Err()
 }
 
-// parseIDs reads a comma-separated list of ids.
+// parseIDs reads a comma-separated list of ids (non-negative, as rowids
+// and PostgreSQL's ids are), digit by digit: strconv on each field was a
+// tenth of the first stage.
 func parseIDs(list string) ([]int64, error) {
 	ids := make([]int64, 0, strings.Count(list, ",")+1)
-	for f := range strings.SplitSeq(list, ",") {
-		if f == "" {
+	var id int64
+	digits := 0
+	for i := 0; i <= len(list); i++ {
+		if i == len(list) || list[i] == ',' {
+			if digits > 0 {
+				ids = append(ids, id)
+			}
+			id, digits = 0, 0
 			continue
 		}
-		id, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("postings list: %w", err)
+		c := list[i]
+		if c < '0' || c > '9' || digits == 18 {
+			return nil, fmt.Errorf("postings list: bad id at %q", list[max(i-digits, 0):min(i+1, len(list))])
 		}
-		ids = append(ids, id)
+		id = id*10 + int64(c-'0')
+		digits++
 	}
 	return ids, nil
 }
@@ -543,7 +655,7 @@ func (s *Store) dated(ctx context.Context, cands []*candidate, cutoff int64) ([]
 	// page is read for its date anyway.
 	cols := "id, published, updated_at, title_len, text_len"
 	if !s.postgres {
-		cols += ", title_terms, text_terms"
+		cols += ", title_ids, text_ids"
 	}
 	rows, err := s.queryIDs(ctx, `SELECT `+cols+` FROM `+s.rankTable()+`
 WHERE id IN (@ids) AND (? = 0 OR published IS NULL OR published < ?)`, cands, cutoff, cutoff)
@@ -555,11 +667,14 @@ WHERE id IN (@ids) AND (? = 0 OR published IS NULL OR published < ?)`, cands, cu
 	var id int64
 	var pub sql.NullInt64
 	var v docVersion
-	var title, text string
+	var title, text sql.RawBytes
 	dest := []any{&id, &pub, &v.updated, &v.titleLen, &v.textLen, &title, &text}
 	if s.postgres {
 		dest = dest[:5]
 	}
+	// The candidates' ids are copied into one block (RawBytes is the
+	// driver's, for this row only): one allocation, not two a row.
+	var block []byte
 	for rows.Next() {
 		pub = sql.NullInt64{}
 		if err := rows.Scan(dest...); err != nil {
@@ -571,7 +686,13 @@ WHERE id IN (@ids) AND (? = 0 OR published IS NULL OR published < ?)`, cands, cu
 			}
 			c.version = v
 			if !s.postgres {
-				c.doc = newDocTerms(id, v, title, text)
+				if len(title)+len(text) > cap(block)-len(block) {
+					block = make([]byte, 0, max(len(title)+len(text), 64<<10))
+				}
+				at := len(block)
+				block = append(append(block, title...), text...)
+				mid := at + len(title)
+				c.doc = newDocTerms(id, v, block[at:mid:mid], block[mid:len(block):len(block)], nil)
 			}
 			kept[id] = true
 		}

@@ -38,19 +38,61 @@ func checkStats(t *testing.T, s *Store) {
 	if s.postgres {
 		return // the tsvector is a generated column
 	}
-	// What a search reads of its candidates is each document's own.
+	// What a search reads of its candidates is each document's own: its
+	// stems' ids are those docs_terms gives its stems.
 	var stale int
 	if err := s.db.QueryRow(`SELECT count(*) FROM (
-	SELECT id, published, updated_at, title_len, text_len, title_terms, text_terms FROM docs
-	EXCEPT SELECT * FROM docs_rank
+	SELECT id, published, updated_at, title_len, text_len FROM docs
+	EXCEPT SELECT id, published, updated_at, title_len, text_len FROM docs_rank
 	UNION ALL
-	SELECT * FROM docs_rank
-	EXCEPT SELECT id, published, updated_at, title_len, text_len, title_terms, text_terms FROM docs)`).Scan(&stale); err != nil {
+	SELECT id, published, updated_at, title_len, text_len FROM docs_rank
+	EXCEPT SELECT id, published, updated_at, title_len, text_len FROM docs)`).Scan(&stale); err != nil {
 		t.Fatal(err)
 	}
 	if stale != 0 {
 		t.Errorf("docs_rank differs from docs in %d rows", stale)
 	}
+	terms := map[uint32]string{}
+	rows, err := s.db.Query(`SELECT id, term FROM docs_terms`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id uint32
+		var term string
+		if err := rows.Scan(&id, &term); err != nil {
+			t.Fatal(err)
+		}
+		if prev, dup := terms[id]; dup || id == 0 {
+			t.Errorf("id %d given to %q and %q", id, prev, term)
+		}
+		terms[id] = term
+	}
+	rows.Close()
+	rows, err = s.db.Query(`SELECT d.id, d.title_terms, d.text_terms, r.title_ids, r.text_ids FROM docs d JOIN docs_rank r ON r.id = d.id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unpack := func(b []byte) string {
+		var ts []string
+		eachID(b, func(_ int, id uint32) { ts = append(ts, terms[id]) })
+		return strings.Join(ts, " ")
+	}
+	for rows.Next() {
+		var id int64
+		var title, text string
+		var titleIDs, textIDs []byte
+		if err := rows.Scan(&id, &title, &text, &titleIDs, &textIDs); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := unpack(titleIDs), strings.Join(strings.Fields(title), " "); got != want {
+			t.Errorf("document %d: docs_rank's title is %q; want %q", id, got, want)
+		}
+		if got, want := unpack(textIDs), strings.Join(strings.Fields(text), " "); got != want {
+			t.Errorf("document %d: docs_rank's text is %q; want %q", id, got, want)
+		}
+	}
+	rows.Close()
 	for _, fts := range []string{"docs_fts", "docs_title_fts"} {
 		if _, err := s.db.Exec("INSERT INTO " + fts + "(" + fts + ") VALUES('integrity-check')"); err != nil {
 			t.Errorf("FTS5 integrity-check of %s: %v", fts, err)
@@ -64,7 +106,7 @@ func checkStats(t *testing.T, s *Store) {
 	if err := s.db.QueryRow(`SELECT count(*) FROM (
 	SELECT term, doc FROM temp.vocab WHERE doc > 0 EXCEPT SELECT term, df FROM docs_terms
 	UNION ALL
-	SELECT term, df FROM docs_terms EXCEPT SELECT term, doc FROM temp.vocab WHERE doc > 0)`).Scan(&diff); err != nil {
+	SELECT term, df FROM docs_terms WHERE df != 0 EXCEPT SELECT term, doc FROM temp.vocab WHERE doc > 0)`).Scan(&diff); err != nil {
 		t.Fatal(err)
 	}
 	if diff != 0 {
@@ -307,5 +349,100 @@ func TestSnippetFindsEarliestWord(t *testing.T) {
 	}
 	if got := snippet(text, []string{"absent", "rates"}, 60); !strings.Contains(got, "rates") {
 		t.Errorf("snippet = %q; want it around rates", got)
+	}
+}
+
+// An archive as version 6 left it (stems in docs_rank as text, docs_terms
+// without ids) is converted by migration 7, and every query gets the same
+// hits in the same order as before.
+func TestMigrateVersion6(t *testing.T) {
+	fc := loadFactChecks(t)
+	path := filepath.Join(t.TempDir(), "archive.db")
+	s, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddAll(context.Background(), fc.docs); err != nil {
+		t.Fatal(err)
+	}
+	queries := fc.queries[:60]
+	search := func(s *Store) []string {
+		var out []string
+		for _, q := range queries {
+			hits, err := s.Search(context.Background(), q, SearchOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var urls []string
+			for _, h := range hits {
+				urls = append(urls, h.URL)
+			}
+			out = append(out, strings.Join(urls, " "))
+		}
+		return out
+	}
+	before := search(s)
+	v6 := migrations[5].sql
+	if _, err := s.db.Exec(`DROP TRIGGER docs_ad; DROP TABLE docs_rank;
+CREATE TABLE docs_terms6 (term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
+INSERT INTO docs_terms6 SELECT term, df FROM docs_terms WHERE df > 0;
+DROP TABLE docs_terms;
+ALTER TABLE docs_terms6 RENAME TO docs_terms;` +
+		v6[:strings.Index(v6, "INSERT INTO docs_rank")] + `
+INSERT INTO docs_rank SELECT id, published, updated_at, title_len, text_len, title_terms, text_terms FROM docs;` +
+		v6[strings.Index(v6, "CREATE TRIGGER"):] + `PRAGMA user_version = 6;`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = Open(context.Background(), path); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var v int
+	s.db.QueryRow("PRAGMA user_version").Scan(&v)
+	if v != len(migrations) || v != 7 {
+		t.Errorf("user_version = %d; want 7", v)
+	}
+	checkStats(t, s)
+	after := search(s)
+	for i := range queries {
+		if before[i] != after[i] {
+			t.Errorf("query %d: hits before migration 7 %q, after %q", i, before[i], after[i])
+		}
+	}
+	// The commonest term got the smallest id.
+	var first string
+	if err := s.db.QueryRow(`SELECT term FROM docs_terms ORDER BY df DESC, term LIMIT 1`).Scan(&first); err != nil {
+		t.Fatal(err)
+	}
+	var id int
+	s.db.QueryRow(`SELECT id FROM docs_terms WHERE term = ?`, first).Scan(&id)
+	if id != 1 {
+		t.Errorf("commonest term %q has id %d; want 1", first, id)
+	}
+	// Writes after the migration keep everything in step.
+	if err := s.Add(context.Background(), Doc{URL: fc.docs[0].URL, Title: "An updated title about measles vaccines"}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.Delete(context.Background(), fc.docs[1].URL); err != nil || !ok {
+		t.Fatalf("Delete = %v, %v", ok, err)
+	}
+	checkStats(t, s)
+}
+
+// Postings lists read back as the ids written, and anything else is an
+// error rather than a wrong id.
+func TestParseIDs(t *testing.T) {
+	for in, want := range map[string]string{"": "[]", "7": "[7]", "1,22,333": "[1 22 333]", "1,,2,": "[1 2]",
+		"9223372036854775": "[9223372036854775]"} {
+		got, err := parseIDs(in)
+		if err != nil || fmt.Sprint(got) != want {
+			t.Errorf("parseIDs(%q) = %v, %v; want %s", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"1,x", "-1", "1 2", "12345678901234567890"} {
+		if got, err := parseIDs(bad); err == nil {
+			t.Errorf("parseIDs(%q) = %v; want an error", bad, got)
+		}
 	}
 }

@@ -42,6 +42,9 @@ type Store struct {
 	terms    termCache
 	dfs      dfCache
 	stmts    sync.Map // query text → *sql.Stmt, see stmt
+	ids      idCache  // SQLite: docs_terms ids already read or written
+	vocabMu  sync.Mutex
+	vocab    *vocab // PostgreSQL: the ids its searches give stems (vocabulary)
 }
 
 // busyTimeout is how long a connection waits for another writer (in this
@@ -313,6 +316,30 @@ CREATE TRIGGER docs_ad AFTER DELETE ON docs BEGIN
 	UPDATE docs_stats SET version = version + 1, n = n - 1, title_len = title_len - old.title_len,
 		lead_len = lead_len - min(old.text_len, 50), rest_len = rest_len - max(old.text_len - 50, 0);
 END;
+`},
+	// 7: each term of docs_terms gets an integer id (the commonest the
+	// smallest), and docs_rank holds a candidate's stems as those ids,
+	// varint-packed (appendIDs) rather than as text: a quarter of the
+	// bytes a search reads of its candidates and an import writes, and
+	// integers for the rerank to compare. Ids are for good: a term no
+	// document holds any more keeps its row with df 0. Kept by docWriter;
+	// docs_rank is altered in place, so 6's delete trigger stands.
+	{sql: `
+CREATE TABLE docs_terms_new (
+	term TEXT PRIMARY KEY,
+	id   INTEGER NOT NULL,
+	df   INTEGER NOT NULL -- documents holding term in any field
+) WITHOUT ROWID;
+INSERT INTO docs_terms_new SELECT term, row_number() OVER (ORDER BY df DESC, term), df FROM docs_terms;
+DROP TABLE docs_terms;
+ALTER TABLE docs_terms_new RENAME TO docs_terms;
+CREATE UNIQUE INDEX docs_terms_id ON docs_terms(id);
+-- The title's and text's stems as docs_terms ids, varint-packed.
+ALTER TABLE docs_rank ADD COLUMN title_ids BLOB NOT NULL DEFAULT x'';
+ALTER TABLE docs_rank ADD COLUMN text_ids BLOB NOT NULL DEFAULT x'';
+`, after: packRankRows, sql2: `
+ALTER TABLE docs_rank DROP COLUMN title_terms;
+ALTER TABLE docs_rank DROP COLUMN text_terms;
 `},
 }
 
