@@ -1,10 +1,13 @@
 package archive
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
+	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/sanitize"
 )
 
@@ -33,7 +36,10 @@ func WriteText(w io.Writer, hits []Hit) error {
 		if !h.Published.IsZero() {
 			date = h.Published.Format("2006-01-02")
 		}
-		if _, err := fmt.Fprintf(w, "%d. %s\n   %s (%s, score %.2f)\n", i+1, sanitize.String(h.Title), sanitize.String(h.URL), date, h.Score); err != nil {
+		// A page archived without a title is named by its publisher, or
+		// failing that its host, so the line never stands empty.
+		title := cmp.Or(strings.TrimSpace(h.Title), "(untitled) "+cmp.Or(h.Publisher, sources.HostOf(h.URL)))
+		if _, err := fmt.Fprintf(w, "%d. %s\n   %s (%s, score %.2f)\n", i+1, sanitize.String(title), sanitize.String(h.URL), date, h.Score); err != nil {
 			return err
 		}
 		if h.Snippet != "" {

@@ -17,3 +17,19 @@ func TestWriteTextSanitises(t *testing.T) {
 		t.Errorf("WriteText = %q, want %q", b.String(), want)
 	}
 }
+
+// A page archived without a title is named by its publisher or host.
+func TestWriteTextNamesUntitledPages(t *testing.T) {
+	var b strings.Builder
+	if err := WriteText(&b, []Hit{
+		{URL: "https://www.politifact.com/a", Title: " "},
+		{URL: "https://apnews.com/b", Publisher: "AP News"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1. (untitled) politifact.com\n", "2. (untitled) AP News\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("WriteText = %q, want it to hold %q", b.String(), want)
+		}
+	}
+}
