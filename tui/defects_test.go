@@ -577,3 +577,22 @@ func TestStopBeforeTheCorrectionMarksItStale(t *testing.T) {
 		t.Errorf("evidence: %+v", info)
 	}
 }
+
+// A page the relevance gate kept out with nothing in common with the post
+// shows its score, 0.00, not the "—" of a page never scored.
+func TestZeroRelevanceIsShown(t *testing.T) {
+	m, _ := finished(t, 160, 48)
+	m.sel = stageIndex(pipeline.StageSources)
+	s := &m.check.Sources[2]
+	s.Status, s.Relevance, s.Reason = pipeline.StatusIrrelevant, 0, "shares 0% of the post's key words"
+	m.setCursor(pipeline.StageSources, 2)
+	var row string
+	for _, l := range strings.Split(m.View(), "\n") {
+		if strings.Contains(l, "irrelevant") && strings.Contains(l, firstNonEmpty(s.Publisher, s.Domain)) {
+			row = l
+		}
+	}
+	if !strings.Contains(row, "0.00") {
+		t.Errorf("the kept-out page's row %q does not show its relevance 0.00", row)
+	}
+}

@@ -30,7 +30,7 @@ func (m *Model) sourceColumns(w int) []column {
 		return s.Published.Format("2006-01-02")
 	}}
 	rel := column{"rel", 4, func(s pipeline.Source) string {
-		if s.Relevance == 0 {
+		if !scored(s) {
 			return "—"
 		}
 		return fmt.Sprintf("%.2f", s.Relevance)
@@ -278,7 +278,7 @@ func (m *Model) whyPane(w, h int) string {
 	add("rating", rating)
 	add("rated by", firstNonEmpty(s.RatingOrigin, "no rating found"))
 	add("published", m.dateVsCutoff(s.Published))
-	if s.Relevance != 0 {
+	if scored(*s) {
 		add("relevance", fmt.Sprintf("%.2f", s.Relevance))
 	}
 	status := statusWord(*s)
@@ -351,4 +351,10 @@ func plural(n int, unit string) string {
 		return "1 " + unit
 	}
 	return fmt.Sprintf("%d %ss", n, unit)
+}
+
+// scored says whether the relevance gate scored s: a page it kept out
+// scored 0 is shown as 0.00, not as a page never scored.
+func scored(s pipeline.Source) bool {
+	return s.Relevance != 0 || s.Status == pipeline.StatusIrrelevant
 }
