@@ -292,7 +292,7 @@ func (r *run) relevance(ctx context.Context, st Stage, from int) {
 // (TestDigestGateOnRealPairs). A page the checker boosted is always kept,
 // and one in a language whose words are not cut apart is kept uncounted.
 func (r *run) digestRelevance(post Text, idx []int) {
-	written := queryTexts(r.c, func(q Query) bool { return q.Origin == OriginUser })
+	written := userQueryTexts(r.c)
 	for _, i := range idx {
 		s := &r.c.Sources[i]
 		s.Relevance = Relevance(post, written, s.Title, Text{strings.Join(s.Paragraphs, "\n"), pageLanguage(s)})
@@ -320,13 +320,19 @@ func postText(c *Check) Text { return Text{postForSearch(c), c.Post.Language} }
 // queryTexts are the enabled queries, each in its language: the one
 // recorded when it was written (Query.Language), else the one detected
 // when whatlanggo is sure of it, else the post's (a query of a few names
-// and words rarely says its language). Given keep, only the queries it
-// accepts.
-func queryTexts(c *Check, keep ...func(Query) bool) []Text {
+// and words rarely says its language).
+func queryTexts(c *Check) []Text { return queryTextsWhere(c, func(Query) bool { return true }) }
+
+// userQueryTexts are queryTexts of the queries the checker wrote.
+func userQueryTexts(c *Check) []Text {
+	return queryTextsWhere(c, func(q Query) bool { return q.Origin == OriginUser })
+}
+
+func queryTextsWhere(c *Check, keep func(Query) bool) []Text {
 	var out []Text
 	for _, q := range c.Queries {
 		t := strings.TrimSpace(q.Text)
-		if !q.Enabled || t == "" || len(keep) > 0 && !keep[0](q) {
+		if !q.Enabled || t == "" || !keep(q) {
 			continue
 		}
 		code := q.Language
