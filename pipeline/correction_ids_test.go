@@ -1,11 +1,13 @@
 package pipeline_test
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/setup"
 	"github.com/musecheck/muse/pipeline/testworld"
 	"github.com/musecheck/muse/sources/llm/llmtest"
 )
@@ -80,5 +82,52 @@ func TestCorrectionIDHabits(t *testing.T) {
 				t.Errorf("cited %q in %q, want %q", got.URLs, got.Text, want)
 			}
 		})
+	}
+}
+
+// TestStreamedCorrectionShowsURLs: while the correction streams, each
+// delta event carries the text so far as the finished correction will
+// read, its ids already the URLs they name, so a preview never shows
+// "[S1]" and then changes it.
+func TestStreamedCorrectionShowsURLs(t *testing.T) {
+	env := testworld.New(t, nil)
+	reuters := testworld.PageURL("www.reuters.com", env.Pages["www.reuters.com"])
+	env.Model.CorrectionReply = &llmtest.Reply{Text: "This post is false: the council has not banned bicycles [S1]. It is widening a lane."}
+	e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, pipeline.Options{PageProxy: env.Proxy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	c := e.NewCheck(pipeline.Post{Text: testworld.Post, PostedAt: testworld.Cutoff}, testworld.Cutoff)
+	events := make(chan pipeline.Event, 64)
+	var deltas []pipeline.Event
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range events {
+			if ev.Kind == pipeline.EventTokenDelta {
+				deltas = append(deltas, ev)
+			}
+		}
+	}()
+	err = e.Run(context.Background(), c, pipeline.StageImages, events)
+	close(events)
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(deltas) < 2 {
+		t.Fatalf("%d delta events; the answer should stream in pieces", len(deltas))
+	}
+	var raw strings.Builder
+	for _, ev := range deltas {
+		raw.WriteString(ev.Delta)
+	}
+	last := deltas[len(deltas)-1].Text
+	if !strings.Contains(raw.String(), "[S1]") || !strings.Contains(last, "bicycles ("+reuters+")") || strings.Contains(last, "[S1]") {
+		t.Errorf("deltas %q; the last preview %q should read the URL where the model wrote [S1]", raw.String(), last)
+	}
+	if last != c.Correction.Text {
+		t.Errorf("the last preview %q is not the finished correction %q", last, c.Correction.Text)
 	}
 }

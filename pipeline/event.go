@@ -65,9 +65,13 @@ type Event struct {
 	// StateDone, StateSkipped or StateFailed), as its StageInfo records it,
 	// so no reader has to parse it out of Message.
 	State string `json:"state,omitempty"`
-	Delta string `json:"-"`               // token text, for EventTokenDelta only
-	Item  any    `json:"-"`               // the Query, Hit, Source or Evidence added, for EventItem
-	Err   string `json:"error,omitempty"` // for failures and EventDone
+	Delta string `json:"-"` // token text, for EventTokenDelta only
+	// Text is, for EventTokenDelta, the correction so far as the finished
+	// one will read: its source ids ([S1]) already replaced by their URLs,
+	// so a preview need not show ids and then change them.
+	Text string `json:"-"`
+	Item any    `json:"-"`               // the Query, Hit, Source or Evidence added, for EventItem
+	Err  string `json:"error,omitempty"` // for failures and EventDone
 	// Check is a deep copy of the Check as it stood when the event was
 	// published, taken under the engine's lock; set only with
 	// Options.Snapshots, on every event but token deltas.

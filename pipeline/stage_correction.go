@@ -48,11 +48,15 @@ func (r *run) correction(ctx context.Context) (int, error) {
 			allowed = append(allowed, s.FinalURL)
 		}
 	}
+	ids, material := prompts.CorrectionSources(promptEvidence(ev)), correctionMaterial(c.Post, ev)
+	var sofar strings.Builder
 	text, u, err := r.e.deps.Model.Correction(ctx, in, func(delta string) {
-		r.emit(Event{Kind: EventTokenDelta, Stage: StageCorrection, Delta: delta})
+		sofar.WriteString(delta)
+		preview, _ := ResolveSourceIDs(sofar.String(), ids, material)
+		r.emit(Event{Kind: EventTokenDelta, Stage: StageCorrection, Delta: delta, Text: preview})
 	})
 	r.addUsage(StageCorrection, u)
-	text, warnings := ResolveSourceIDs(text, prompts.CorrectionSources(promptEvidence(ev)), correctionMaterial(c.Post, ev))
+	text, warnings := ResolveSourceIDs(text, ids, material)
 	guarded, cited, linkWarnings := GuardCorrection(text, allowed)
 	warnings = append(warnings, linkWarnings...)
 	c.Correction = Correction{Text: guarded, URLs: cited, Warnings: warnings, Model: r.e.deps.Model.ModelName("correction")}

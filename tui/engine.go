@@ -121,6 +121,7 @@ func coalesce(queue []pipeline.Event, ev pipeline.Event) []pipeline.Event {
 		switch {
 		case ev.Kind == pipeline.EventTokenDelta && last.Kind == pipeline.EventTokenDelta:
 			last.Delta += ev.Delta
+			last.Text = ev.Text
 			return queue
 		case snapshotOnly(ev) && snapshotOnly(*last):
 			*last = ev

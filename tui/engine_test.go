@@ -192,3 +192,13 @@ func TestBridgeKeepsTheLatestSnapshot(t *testing.T) {
 		t.Errorf("events delivered: %s", got)
 	}
 }
+
+// Joined deltas keep the newest preview of the correction (Event.Text:
+// ids already read as URLs) with the joined token text.
+func TestCoalesceKeepsTheNewestPreview(t *testing.T) {
+	q := coalesce(nil, pipeline.Event{Kind: pipeline.EventTokenDelta, Delta: "false [S", Text: "false [S"})
+	q = coalesce(q, pipeline.Event{Kind: pipeline.EventTokenDelta, Delta: "1].", Text: "false (https://example.org/a)."})
+	if len(q) != 1 || q[0].Delta != "false [S1]." || q[0].Text != "false (https://example.org/a)." {
+		t.Errorf("coalesced %+v", q)
+	}
+}

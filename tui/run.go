@@ -191,6 +191,9 @@ func (m *Model) applyEvent(ev pipeline.Event) {
 	}
 	if ev.Kind == pipeline.EventTokenDelta {
 		m.stream += ev.Delta
+		if ev.Text != "" {
+			m.stream = ev.Text // the ids already read as the URLs they name
+		}
 		m.follow(pipeline.StageCorrection)
 	}
 	if m.stage(pipeline.StageCorrection).State == pipeline.StateRunning {
