@@ -143,7 +143,7 @@ func (r *recording) event(ctx context.Context, ev pipeline.Event) {
 		return
 	}
 	if ev.Kind == pipeline.EventTokenDelta {
-		r.delta(ctx, ev.Delta)
+		r.delta(ctx, ev.Delta, ev.Text)
 		return
 	}
 	if ev.Check != nil {
@@ -176,10 +176,15 @@ func (r *recording) event(ctx context.Context, ev pipeline.Event) {
 
 // delta adds streamed text, saving the case with the correction so far
 // when the last such save is a second old, and otherwise making sure one
-// happens within the second.
-func (r *recording) delta(ctx context.Context, text string) {
+// happens within the second. sofar, when the engine gives it, is the
+// whole text so far with its source ids already URLs: that is what is kept.
+func (r *recording) delta(ctx context.Context, text, sofar string) {
 	r.smu.Lock()
 	defer r.smu.Unlock()
+	if sofar != "" {
+		r.streamed.Reset()
+		text = sofar
+	}
 	r.streamed.WriteString(text)
 	r.unsaved = true
 	if r.now().Sub(r.savedAt) >= streamEvery {
