@@ -23,43 +23,23 @@ import (
 // stems as indices into ids.
 func appendIDs(b []byte, seq []uint32, ids []uint32) []byte {
 	for _, k := range seq {
-		switch id := ids[k]; {
-		case id < 1<<7:
-			b = append(b, byte(id))
-		case id < 1<<14:
-			b = append(b, byte(id)|0x80, byte(id>>7))
-		default:
-			b = binary.AppendUvarint(b, uint64(id))
-		}
+		b = binary.AppendUvarint(b, uint64(ids[k]))
 	}
 	return b
 }
 
 // eachID calls fn with each id of a packed stream (appendIDs) and its
-// index, in order; a truncated last id is dropped. It returns the number
-// of ids.
+// index, in order; a truncated or overlong last id is dropped. It returns
+// the number of ids.
 func eachID(b []byte, fn func(i int, id uint32)) int {
 	n := 0
-	for i := 0; i < len(b); {
-		x := uint32(b[i])
-		i++
-		if x >= 0x80 {
-			x &= 0x7f
-			ok := false
-			for shift := 7; i < len(b) && shift < 35; shift += 7 {
-				c := b[i]
-				i++
-				x |= uint32(c&0x7f) << shift
-				if c < 0x80 {
-					ok = true
-					break
-				}
-			}
-			if !ok {
-				return n
-			}
+	for len(b) > 0 {
+		x, k := binary.Uvarint(b)
+		if k <= 0 || x > 1<<32-1 {
+			return n
 		}
-		fn(n, x)
+		b = b[k:]
+		fn(n, uint32(x))
 		n++
 	}
 	return n
