@@ -1640,9 +1640,9 @@ func workerCmd(app *App) *cobra.Command {
 			// leaves the others queued for a worker with a model.
 			defaults := batch.CheckOptions{}
 			eng, closeEngine, err := setup.NewFromConfig(cmd.Context(), app.Cfg, pipeline.Options{Snapshots: !noSave})
-			noModel := err
+			var noModel error
 			if errors.Is(err, pipeline.ErrNoModel) {
-				defaults.NoLLM = true
+				noModel, defaults.NoLLM = err, true
 				eng, closeEngine, err = setup.NewFromConfig(cmd.Context(), app.Cfg, defaults.Apply(pipeline.Options{Snapshots: !noSave}))
 			}
 			if err != nil {
@@ -1652,9 +1652,6 @@ func workerCmd(app *App) *cobra.Command {
 				return usage(err)
 			}
 			defer closeEngine()
-			if !defaults.NoLLM {
-				noModel = nil
-			}
 			ro, closeCases, _ := recordOptions(cmd.Context(), app, eng, noSave)
 			defer closeCases()
 			if stopped() {
