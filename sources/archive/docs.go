@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -92,6 +93,7 @@ func (s *Store) newDFs(rows []docRow) termBatch {
 			local = append(local, k)
 		}
 		r.titleSeq, r.textSeq = remap(r.ownTitle), remap(r.ownText)
+		r.batchStems = slices.Clone(local)
 	}
 	for k, t := range tb.terms {
 		tb.dfs[t] = df[k]
@@ -121,6 +123,7 @@ type docRow struct {
 	// row's docs_rank ids; nil on a merged row.
 	ownTitle, ownText []uint32
 	titleSeq, textSeq []uint32
+	batchStems        []uint32 // stems as indices into its batch's terms, for its postings (indexDoc)
 
 	terms []string // on PostgreSQL: the terms its postings are under (postingTerms)
 }
@@ -185,17 +188,16 @@ func distinctStems(streams ...string) []string {
 
 // A docWriter writes documents, their index entries and the collection
 // statistics inside one transaction, through prepared statements. The
-// index and statistics are kept here rather than by triggers: a statement
-// that fires triggers runs in a statement journal, and FTS5 flushes its
-// pending terms to a new segment at every such savepoint, which made
-// imports merge segments after every document.
+// index and statistics are kept here rather than by triggers, so a
+// transaction writes each term's postings and count once, however many of
+// its documents hold the term.
 type docWriter struct {
-	s                                    *Store
-	tx                                   *sql.Tx
-	get, ins, upd, ftsIns, ftsDel, stats *sql.Stmt
-	titleIns, titleDel, rank             *sql.Stmt
-	delta                                [4]int // docs, title, lead and rest lengths
-	wrote                                bool   // anything changed: the version moves
+	s                    *Store
+	tx                   *sql.Tx
+	get, ins, upd, stats *sql.Stmt
+	rank                 *sql.Stmt
+	delta                [4]int // docs, title, lead and rest lengths
+	wrote                bool   // anything changed: the version moves
 	// dfs is how the transaction moves each term's document count
 	// (docs_terms; on PostgreSQL unused, the postings count), written
 	// once before the commit; it starts from newDFs.
@@ -211,6 +213,12 @@ type docWriter struct {
 	next    uint32
 	idBuf   []uint32
 	rankBuf []byte
+	// postings is how the transaction moves each term's postings
+	// (docs_postings), written before the commit (flushBlocks).
+	postings map[postTerm]*postChange
+	// batchAdds are the ids added under each of the batch's terms
+	// (w.batch), by batch index: 2k for any field, 2k+1 for the title.
+	batchAdds [][]int64
 
 	// On PostgreSQL: tx's connection, for COPY (copyNew), and the
 	// postings moved by puts, written before the commit (flushPostings).
@@ -258,10 +266,6 @@ FROM docs WHERE url = ?`},
 			st **sql.Stmt
 			q  string
 		}{
-			{&w.ftsIns, `INSERT INTO docs_fts (rowid, title_terms, text_terms, publisher_terms) VALUES (?, ?, ?, ?)`},
-			{&w.ftsDel, `INSERT INTO docs_fts (docs_fts, rowid, title_terms, text_terms, publisher_terms) VALUES ('delete', ?, ?, ?, ?)`},
-			{&w.titleIns, `INSERT INTO docs_title_fts (rowid, title_terms) VALUES (?, ?)`},
-			{&w.titleDel, `INSERT INTO docs_title_fts (docs_title_fts, rowid, title_terms) VALUES ('delete', ?, ?)`},
 			{&w.rank, `INSERT OR REPLACE INTO docs_rank (id, published, updated_at, title_len, text_len, title_ids, text_ids)
 	VALUES (?, ?, ?, ?, ?, ?, ?)`},
 		}...)
@@ -283,6 +287,11 @@ FROM docs WHERE url = ?`},
 	}
 	if err := w.flushDFs(ctx); err != nil {
 		return err
+	}
+	if !s.postgres {
+		if err := w.flushBlocks(ctx); err != nil {
+			return err
+		}
 	}
 	if w.wrote {
 		if _, err := w.stats.ExecContext(ctx, w.delta[0], w.delta[1], w.delta[2], w.delta[3]); err != nil {
@@ -339,7 +348,7 @@ func (w *docWriter) put(ctx context.Context, r docRow) error {
 	err := w.get.QueryRowContext(ctx, r.key).Scan(&id, &old.title, &old.text, &old.publisher, &old.lang,
 		&old.titleTerms, &old.textTerms, &old.pubTerms, &old.titleLen, &old.textLen, &old.published)
 	if errors.Is(err, sql.ErrNoRows) {
-		if id, err = insertID(ctx, w.ins, w.ftsIns == nil, r.key, r.url, r.title, r.text, r.publisher, r.published, r.at, r.at,
+		if id, err = insertID(ctx, w.ins, w.s.postgres, r.key, r.url, r.title, r.text, r.publisher, r.published, r.at, r.at,
 			r.titleLen, r.textLen, r.lang, r.titleTerms, r.textTerms, r.pubTerms); err != nil {
 			return fail(err)
 		}
@@ -369,11 +378,8 @@ func (w *docWriter) put(ctx context.Context, r docRow) error {
 		n.published = r.published
 	}
 	reindex := n.titleTerms != old.titleTerms || n.textTerms != old.textTerms || n.pubTerms != old.pubTerms
-	if reindex && w.ftsDel != nil {
-		if _, err := w.ftsDel.ExecContext(ctx, id, old.titleTerms, old.textTerms, old.pubTerms); err != nil {
-			return fail(err)
-		}
-		if _, err := w.titleDel.ExecContext(ctx, id, old.titleTerms); err != nil {
+	if reindex && !w.s.postgres {
+		if err := w.unindexDoc(ctx, id, old); err != nil {
 			return fail(err)
 		}
 	}
@@ -399,8 +405,7 @@ func (w *docWriter) put(ctx context.Context, r docRow) error {
 
 // returning is the clause by which an insert gives its row's id on
 // PostgreSQL. SQLite has LastInsertId instead, and its RETURNING runs as a
-// trigger: a statement journal, at which FTS5 flushes its pending terms
-// (see docWriter).
+// trigger: a statement journal for every insert.
 func returning(postgres bool) string {
 	if postgres {
 		return " RETURNING id"
@@ -423,21 +428,15 @@ func insertID(ctx context.Context, st *sql.Stmt, postgres bool, args ...any) (in
 	return res.LastInsertId()
 }
 
-// index adds r's stems to SQLite's FTS5 indexes (all fields, and titles),
-// or on PostgreSQL moves document id's postings from old's terms (a zero
-// docRow for a new document) to r's.
+// index adds document id's postings under r's terms; on PostgreSQL it
+// moves them from old's terms (a zero docRow for a new document) to r's,
+// where on SQLite put has taken them out of old's (unindexDoc).
 func (w *docWriter) index(ctx context.Context, id int64, old, r docRow) error {
 	if w.s.postgres {
 		w.indexPostings(id, old, r)
 		return nil
 	}
-	if _, err := w.ftsIns.ExecContext(ctx, id, r.titleTerms, r.textTerms, r.pubTerms); err != nil {
-		return err
-	}
-	if _, err := w.titleIns.ExecContext(ctx, id, r.titleTerms); err != nil {
-		return err
-	}
-	return nil
+	return w.indexDoc(ctx, id, r)
 }
 
 // ranked writes r's docs_rank row (SQLite), what a search reads of a
@@ -509,9 +508,7 @@ ON CONFLICT (term) DO UPDATE SET df = df + excluded.df`, string(arg)); err != ni
 
 // count moves the collection statistics from old's lengths to n's, and
 // the document count by dn. The change is written once, before the commit:
-// the statistics row is updated once per transaction, and FTS5 flushes its
-// pending terms at every statement that opens a statement journal, as this
-// update does.
+// the statistics row is updated once per transaction.
 func (w *docWriter) count(_ context.Context, dn int, old, n docRow, _ func(error) error) error {
 	lead := func(r docRow) int { return min(r.textLen, leadWords) }
 	rest := func(r docRow) int { return max(r.textLen-leadWords, 0) }
@@ -524,9 +521,9 @@ func (w *docWriter) count(_ context.Context, dn int, old, n docRow, _ func(error
 }
 
 // Delete removes the document archived under url's canonical form (a
-// trigger takes it out of the indexes and the statistics, and on SQLite
-// its terms' document counts move here); it reports whether there was
-// one.
+// trigger takes it out of the statistics, and on PostgreSQL out of its
+// postings; on SQLite its postings and its terms' document counts move
+// here); it reports whether there was one.
 func (s *Store) Delete(ctx context.Context, rawURL string) (bool, error) {
 	key, err := sources.Canonical(rawURL)
 	if err != nil {
@@ -542,20 +539,33 @@ func (s *Store) Delete(ctx context.Context, rawURL string) (bool, error) {
 	}
 	var n int64
 	err = s.write(ctx, termBatch{}, func(w *docWriter) error {
-		rows, err := w.tx.QueryContext(ctx, `DELETE FROM docs WHERE url = ? RETURNING title_terms, text_terms, publisher_terms`, key)
+		rows, err := w.tx.QueryContext(ctx, `DELETE FROM docs WHERE url = ? RETURNING id, title_terms, text_terms, publisher_terms`, key)
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
+		var gone []docRow
+		var ids []int64
 		for rows.Next() {
-			var title, text, pub string
-			if err := rows.Scan(&title, &text, &pub); err != nil {
+			var id int64
+			var old docRow
+			if err := rows.Scan(&id, &old.titleTerms, &old.textTerms, &old.pubTerms); err != nil {
+				rows.Close()
 				return err
 			}
-			w.moveDFs(distinctStems(title, text, pub), -1)
+			gone, ids = append(gone, old), append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for i, old := range gone {
+			w.moveDFs(distinctStems(old.titleTerms, old.textTerms, old.pubTerms), -1)
+			if err := w.unindexDoc(ctx, ids[i], old); err != nil {
+				return err
+			}
 			n++
 		}
-		return rows.Err()
+		return nil
 	})
 	if err != nil {
 		return false, fmt.Errorf("archive delete %s: %w", rawURL, err)

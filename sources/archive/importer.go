@@ -106,41 +106,7 @@ func (s *Store) Import(ctx context.Context, args []string, o ImportOptions) Impo
 			fail(arg, err)
 		}
 	}
-	if n, err := s.Count(ctx); err == nil && res.Added >= max(batchSize, n/4) {
-		if err := s.mergeIndex(ctx); err != nil && o.Errors != nil {
-			fmt.Fprintf(o.Errors, "muse: archive add: %v\n", err)
-		}
-	}
 	return res
-}
-
-// mergeIndex merges each of SQLite's FTS5 indexes into one segment
-// ('optimize'). An archive filled in batches has a dozen segments, and
-// every term a search reads costs a seek in each: merged, the first stage
-// of a search at 100k pages costs about a third less CPU. Without
-// positions (detail=none) the index is small, so merging 100k pages'
-// takes under a CPU-second; Import merges after adding at least a quarter
-// of the archive, so each page is rewritten a few times at most as an
-// archive grows. On PostgreSQL a term's postings are one row a batch
-// (archive_postings), read in one index range; nothing is merged.
-func (s *Store) mergeIndex(ctx context.Context) error {
-	if s.postgres {
-		return nil
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("merge index: %w", err)
-	}
-	defer tx.Rollback()
-	for _, t := range []string{"docs_fts", "docs_title_fts"} {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO `+t+`(`+t+`) VALUES ('optimize')`); err != nil {
-			return fmt.Errorf("merge index %s: %w", t, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("merge index: %w", err)
-	}
-	return nil
 }
 
 func importable(p string) bool {

@@ -256,7 +256,7 @@ func TestPostgresMigrationBuildsTerms(t *testing.T) {
 	if err != nil || len(hits) == 0 || hits[0].URL != "https://b.example/2" {
 		t.Fatalf("Search = %v, %v; want b.example/2 first", hits, err)
 	}
-	titles, err := s.termDocs(ctx, []string{"bridg", "river"}, 10, true)
+	titles, err := s.termDocs(ctx, []string{"bridg", "river"}, nil, nil, 10, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +370,7 @@ func TestPostgresImportAppendsPostings(t *testing.T) {
 			t.Errorf("term %q has %d postings rows; want %d", term, got, want)
 		}
 	}
-	ids, err := s.termDocs(ctx, []string{"river", "page17"}, 5, false)
+	ids, err := s.termDocs(ctx, []string{"river", "page17"}, nil, nil, 5, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -147,10 +147,6 @@ func scaleArchive(b *testing.B, fc factChecks, engine string, n int) *Store {
 	if err := s.AddAll(ctx, batch); err != nil {
 		b.Fatal(err)
 	}
-	// What Import does after adding this many pages.
-	if err := s.mergeIndex(ctx); err != nil {
-		b.Fatal(err)
-	}
 	if s.postgres {
 		// What autovacuum would do in its own time: the planner's
 		// statistics and the visibility map.

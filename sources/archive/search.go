@@ -282,7 +282,9 @@ func (s *Store) postings(ctx context.Context, ts []string, st collStats) (termPo
 	var todo []string
 	s.dfs.mu.Lock()
 	for _, t := range ts {
-		if e, ok := s.dfs.m[t]; ok && math.Abs(st.n-e.n) <= e.n/100 {
+		// A term no document held when it was read may have been given
+		// an id since (on SQLite its postings are read by id): read again.
+		if e, ok := s.dfs.m[t]; ok && math.Abs(st.n-e.n) <= e.n/100 && (e.id != 0 || s.postgres) {
 			ps.df[t], ps.ids[t] = e.df, e.id
 		} else {
 			todo = append(todo, t)
@@ -444,45 +446,34 @@ func (s *Store) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 // the date filter come back best first, with their dates and versions
 // (dated); the second stage then scores them on their full text.
 func (s *Store) firstStage(ctx context.Context, terms []string, ps termPostings, st collStats, before time.Time, n int, r ranker) ([]*candidate, error) {
-	lists, err := s.termDocs(ctx, terms, maxTermPostings, false)
+	lists, err := s.termDocs(ctx, terms, ps.ids, ps.df, maxTermPostings, false)
 	if err != nil {
 		return nil, fmt.Errorf("first-stage postings: %w", err)
 	}
 	// A title is where a fact-check or report states its claim: the
 	// documents holding a term there count it wTitle times rather than
 	// wText. Titles are short, so their postings cost little.
-	titles, err := s.termDocs(ctx, terms, maxTermPostings, true)
+	titles, err := s.termDocs(ctx, terms, ps.ids, ps.df, maxTermPostings, true)
 	if err != nil {
 		return nil, fmt.Errorf("first-stage title postings: %w", err)
 	}
-	// Sized for every posting at once: growing it was a fifth of this. The
-	// map and the heap's array are reused from one search to the next.
-	total := 0
-	for _, ids := range lists {
-		total += len(ids)
-	}
+	// The lists are ascending, so the scores are summed by merging them
+	// one after another into a list of scores by id, in the terms' order
+	// (each document's sum adds up in the same order as term by term):
+	// no hashing of tens of thousands of ids. The lists' buffers are
+	// reused from one search to the next.
 	b := stagePool.Get().(*stageBufs)
 	defer b.put()
-	if b.score == nil || b.size < total {
-		b.score, b.size = make(map[int64]float64, total), total
-	}
-	score := b.score
+	acc, spare := b.acc[:0], b.spare[:0]
 	for _, t := range terms {
 		w := bm25IDF(st.n, ps.df[t])
-		for _, id := range lists[t] {
-			score[id] += w * r.wText
-		}
-		for _, id := range titles[t] {
-			score[id] += w * (r.wTitle - r.wText)
-		}
+		acc, spare = addScores(spare[:0], acc, lists[t], w*r.wText), acc
+		acc, spare = addScores(spare[:0], acc, titles[t], w*(r.wTitle-r.wText)), acc
 	}
-	ranked := b.ranked[:0]
-	for id, sc := range score {
-		ranked = append(ranked, scoredID{id: id, score: sc})
-	}
+	b.acc, b.spare = acc, spare
 	// Only the best few hundred of often tens of thousands are wanted: a
 	// heap gives them in order without sorting the rest.
-	b.ranked = ranked
+	ranked := rankedIDs(acc)
 	heap.Init(&ranked)
 	var cutoff int64
 	if !before.IsZero() {
@@ -513,24 +504,46 @@ func (s *Store) firstStage(ctx context.Context, terms []string, ps termPostings,
 	return out, nil
 }
 
-// stageBufs are the first stage's score map and heap array, kept for the
-// next search (stagePool); size is what the map was made for.
+// stageBufs are the first stage's lists of scores, kept for the next
+// search (stagePool).
 type stageBufs struct {
-	score  map[int64]float64
-	size   int
-	ranked rankedIDs
+	acc, spare []scoredID
 }
 
 var stagePool = sync.Pool{New: func() any { return new(stageBufs) }}
 
-// put empties b and gives it back, unless it grew past what searches
-// mostly need (a map does not shrink).
+// put gives b back, unless it grew past what searches mostly need.
 func (b *stageBufs) put() {
-	if b.size > 1<<17 {
+	if cap(b.acc)+cap(b.spare) > 1<<18 {
 		return
 	}
-	clear(b.score)
 	stagePool.Put(b)
+}
+
+// addScores appends to dst the scores of acc (ascending by id) with w
+// added to those of the documents ids (ascending) holds, which join the
+// list if they were not in it.
+func addScores(dst, acc []scoredID, ids []int64, w float64) []scoredID {
+	i, j := 0, 0
+	for i < len(acc) && j < len(ids) {
+		switch a, id := acc[i], ids[j]; {
+		case a.id < id:
+			dst = append(dst, a)
+			i++
+		case id < a.id:
+			dst = append(dst, scoredID{id: id, score: w})
+			j++
+		default:
+			dst = append(dst, scoredID{id: id, score: a.score + w})
+			i++
+			j++
+		}
+	}
+	dst = append(dst, acc[i:]...)
+	for _, id := range ids[j:] {
+		dst = append(dst, scoredID{id: id, score: w})
+	}
+	return dst
 }
 
 // scoredID is a document's first-stage score.
@@ -557,35 +570,43 @@ func (h *rankedIDs) Pop() any {
 }
 
 // termDocs returns, for each of the terms ts, the ids of the first
-// (lowest) limit documents holding it, ascending. One statement reads
-// them all, each term's as one list in one row: term by term, or row by
-// row, the round trips would cost more than reading the postings.
-func (s *Store) termDocs(ctx context.Context, ts []string, limit int, title bool) (map[string][]int64, error) {
+// (lowest) limit documents holding it (in the title only when title is
+// set), ascending. On SQLite a term's are the first blocks of its
+// postings (readPostings), under its docs_terms id (ids), read into room
+// for as many as its document count (dfs). On PostgreSQL
+// one statement reads them all, each term's as one list in one row: term
+// by term, or row by row, the round trips would cost more than reading
+// the postings.
+func (s *Store) termDocs(ctx context.Context, ts []string, ids map[string]uint32, dfs map[string]float64, limit int, title bool) (map[string][]int64, error) {
 	out := make(map[string][]int64, len(ts))
 	if len(ts) == 0 {
 		return out, nil
 	}
-	// Titles have an index of their own (migration 4).
-	q := `SELECT j.key, (SELECT coalesce(group_concat(rowid), '') FROM
-	(SELECT rowid FROM docs_fts WHERE docs_fts MATCH j.value LIMIT ?)) FROM json_each(?) j`
-	if title {
-		q = strings.ReplaceAll(q, "docs_fts", "docs_title_fts")
+	if !s.postgres {
+		field, size := fieldAny, func(t string) int { return int(dfs[t]) }
+		if title {
+			// Titles are a few words: most of a term's documents hold it
+			// elsewhere.
+			field, size = fieldTitle, func(t string) int { return int(dfs[t] / 8) }
+		}
+		for _, t := range ts {
+			list, err := s.readPostings(ctx, ids[t], field, limit, size(t))
+			if err != nil {
+				return nil, err
+			}
+			out[t] = list
+		}
+		return out, nil
 	}
 	quoted := make([]string, len(ts))
 	for i, t := range ts {
-		quoted[i] = quote(t)
-	}
-	if s.postgres {
-		q = pgTermDocs
-		for i, t := range ts {
-			quoted[i] = pgTermOperand(t, title)
-		}
+		quoted[i] = pgTermOperand(t, title)
 	}
 	arg, err := json.Marshal(quoted)
 	if err != nil {
 		return nil, err
 	}
-	stmt, err := s.stmt(ctx, s.sql(q))
+	stmt, err := s.stmt(ctx, s.sql(pgTermDocs))
 	if err != nil {
 		return nil, err
 	}
@@ -603,14 +624,12 @@ func (s *Store) termDocs(ctx context.Context, ts []string, limit int, title bool
 		if k < 0 || k >= len(ts) {
 			return nil, fmt.Errorf("postings: term %d of %d", k, len(ts))
 		}
-		ids, err := parseIDs(list)
+		got, err := parseIDs(list)
 		if err != nil {
 			return nil, err
 		}
-		if s.postgres {
-			slices.Sort(ids)
-		}
-		out[ts[k]] = ids
+		slices.Sort(got)
+		out[ts[k]] = got
 	}
 	return out, rows.Err()
 }

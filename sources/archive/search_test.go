@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -93,35 +94,109 @@ func checkStats(t *testing.T, s *Store) {
 		}
 	}
 	rows.Close()
-	for _, fts := range []string{"docs_fts", "docs_title_fts"} {
-		if _, err := s.db.Exec("INSERT INTO " + fts + "(" + fts + ") VALUES('integrity-check')"); err != nil {
-			t.Errorf("FTS5 integrity-check of %s: %v", fts, err)
+	checkPostings(t, s, terms)
+}
+
+// checkPostings compares docs_postings with the stems the documents
+// hold: each term's blocks, per field, hold exactly the documents holding
+// it there, ascending, in disjoint full blocks; and docs_terms counts
+// them.
+func checkPostings(t *testing.T, s *Store, terms map[uint32]string) {
+	t.Helper()
+	ids := make(map[string]uint32, len(terms))
+	for id, term := range terms {
+		ids[term] = id
+	}
+	want := map[postTerm][]int64{}
+	rows, err := s.db.Query(`SELECT id, title_terms, text_terms, publisher_terms FROM docs ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id int64
+		var title, text, pub string
+		if err := rows.Scan(&id, &title, &text, &pub); err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range distinctStems(title, text, pub) {
+			k := postTerm{ids[st], fieldAny}
+			want[k] = append(want[k], id)
+		}
+		for _, st := range distinctStems(title) {
+			k := postTerm{ids[st], fieldTitle}
+			want[k] = append(want[k], id)
 		}
 	}
-	// The kept document frequencies are what the index itself counts.
-	if _, err := s.db.Exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, docs_fts, 'row')`); err != nil {
+	rows.Close()
+	got := map[postTerm][]int64{}
+	rows, err = s.db.Query(`SELECT block, hi, n, ids FROM docs_postings ORDER BY block`)
+	if err != nil {
 		t.Fatal(err)
 	}
-	var diff int
-	if err := s.db.QueryRow(`SELECT count(*) FROM (
-	SELECT term, doc FROM temp.vocab WHERE doc > 0 EXCEPT SELECT term, df FROM docs_terms
-	UNION ALL
-	SELECT term, df FROM docs_terms WHERE df != 0 EXCEPT SELECT term, doc FROM temp.vocab WHERE doc > 0)`).Scan(&diff); err != nil {
-		t.Fatal(err)
+	for rows.Next() {
+		var key, hi int64
+		var n int
+		var b []byte
+		if err := rows.Scan(&key, &hi, &n, &b); err != nil {
+			t.Fatal(err)
+		}
+		k := postTerm{uint32(key >> 32), int(key >> 31 & 1)}
+		lo := key & maxPostingID
+		list, err := decodeBlock(nil, b, 0)
+		if err != nil || len(list) == 0 || len(list) != n || n > blockIDs || list[0] != lo || list[n-1] != hi {
+			t.Errorf("block %x of %q: %d ids %v (%v); its row says %d, %d..%d", key, terms[k.term], len(list), list, err, n, lo, hi)
+			continue
+		}
+		if prev := got[k]; len(prev) > 0 && prev[len(prev)-1] >= lo {
+			t.Errorf("block %x of %q starts at %d, within the block before it (..%d)", key, terms[k.term], lo, prev[len(prev)-1])
+		}
+		got[k] = append(got[k], list...)
 	}
-	if diff != 0 {
-		t.Errorf("docs_terms differs from the index's counts in %d terms", diff)
+	rows.Close()
+	for k, list := range want {
+		if fmt.Sprint(got[k]) != fmt.Sprint(list) {
+			t.Errorf("postings of %q (field %d): %v; the documents say %v", terms[k.term], k.field, got[k], list)
+		}
+	}
+	for k, list := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("postings of %q (field %d): %v; no document holds it", terms[k.term], k.field, list)
+		}
+	}
+	// The kept document frequencies are what the postings count.
+	for id, term := range terms {
+		var df int
+		if err := s.db.QueryRow(`SELECT df FROM docs_terms WHERE id = ?`, id).Scan(&df); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(want[postTerm{id, fieldAny}]); df != n {
+			t.Errorf("docs_terms counts %d documents holding %q; they are %d", df, term, n)
+		}
 	}
 }
 
-// segments is how many segments SQLite's FTS5 index of all fields has.
-func segments(t *testing.T, s *Store) int {
+// blockSizes is how many ids each block of a term's postings holds.
+func blockSizes(t *testing.T, s *Store, term string, field int) []int {
 	t.Helper()
-	var n int
-	if err := s.db.QueryRow(`SELECT count(DISTINCT segid) FROM docs_fts_idx`).Scan(&n); err != nil {
+	var id uint32
+	if err := s.db.QueryRow(`SELECT id FROM docs_terms WHERE term = ?`, term).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
-	return n
+	from, to := postRange(id, field)
+	rows, err := s.db.Query(`SELECT n FROM docs_postings WHERE block BETWEEN ? AND ? ORDER BY block`, from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []int
+	for rows.Next() {
+		var n int
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 func TestStatisticsFollowWrites(t *testing.T) { eachEngine(t, testStatisticsFollowWrites) }
@@ -299,10 +374,10 @@ func TestImportProgress(t *testing.T) {
 		t.Errorf("progress calls %v; want one per batch of %d, ending at %d", seen, batchSize, n+1)
 	}
 	checkStats(t, s)
-	// Three batches made three segments; having added the whole archive,
-	// the import merged them.
-	if got := segments(t, s); got != 1 {
-		t.Errorf("index has %d segments after a large import; want 1", got)
+	// Three batches of a word every page holds fill its blocks one after
+	// the other.
+	if got := blockSizes(t, s, "progress", fieldAny); fmt.Sprint(got) != fmt.Sprint([]int{blockIDs, n - blockIDs}) {
+		t.Errorf("blocks of a word in all %d pages hold %v ids; want [%d %d]", n, got, blockIDs, n-blockIDs)
 	}
 	// A few pages added to a larger archive leave the index as it is.
 	small := filepath.Join(t.TempDir(), "few.jsonl")
@@ -312,8 +387,8 @@ func TestImportProgress(t *testing.T) {
 	if res := s.Import(context.Background(), []string{small}, ImportOptions{}); res.Added != 1 {
 		t.Fatalf("Import = %+v", res)
 	}
-	if got := segments(t, s); got != 2 {
-		t.Errorf("index has %d segments after adding one page; want 2", got)
+	if got := blockSizes(t, s, "report", fieldAny); fmt.Sprint(got) != fmt.Sprint([]int{blockIDs, n + 1 - blockIDs}) {
+		t.Errorf("blocks of a word in all %d pages hold %v ids; want the last one's added to the last block", n+1, got)
 	}
 	checkStats(t, s)
 }
@@ -382,6 +457,7 @@ func TestMigrateVersion6(t *testing.T) {
 		return out
 	}
 	before := search(s)
+	toVersion7(t, s)
 	v6 := migrations[5].sql
 	if _, err := s.db.Exec(`DROP TRIGGER docs_ad; DROP TABLE docs_rank;
 CREATE TABLE docs_terms6 (term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
@@ -400,8 +476,8 @@ INSERT INTO docs_rank SELECT id, published, updated_at, title_len, text_len, tit
 	defer s.Close()
 	var v int
 	s.db.QueryRow("PRAGMA user_version").Scan(&v)
-	if v != len(migrations) || v != 7 {
-		t.Errorf("user_version = %d; want 7", v)
+	if v != len(migrations) || v != 8 {
+		t.Errorf("user_version = %d; want 8", v)
 	}
 	checkStats(t, s)
 	after := search(s)
@@ -428,6 +504,128 @@ INSERT INTO docs_rank SELECT id, published, updated_at, title_len, text_len, tit
 		t.Fatalf("Delete = %v, %v", ok, err)
 	}
 	checkStats(t, s)
+}
+
+// toVersion7 turns s's archive back into what version 7 made of it: a
+// term's postings in FTS5's two indexes, with the delete trigger of
+// migration 6 keeping them.
+func toVersion7(t *testing.T, s *Store) {
+	t.Helper()
+	v6 := migrations[5].sql
+	if _, err := s.db.Exec(`DROP TRIGGER docs_ad; DROP TABLE docs_postings;
+CREATE VIRTUAL TABLE docs_fts USING fts5(title_terms, text_terms, publisher_terms,
+	content='docs', content_rowid='id', tokenize='ascii', detail=none);
+INSERT INTO docs_fts(docs_fts) VALUES ('rebuild');
+CREATE VIRTUAL TABLE docs_title_fts USING fts5(title_terms, content='docs', content_rowid='id', tokenize='ascii', detail=none);
+INSERT INTO docs_title_fts(docs_title_fts) VALUES ('rebuild');` +
+		v6[strings.Index(v6, "CREATE TRIGGER"):] + `PRAGMA user_version = 7;`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An archive as version 7 left it (postings in FTS5) is converted by
+// migration 8: each term's postings are FTS5's, and every query gets the
+// same hits in the same order, with the same scores, as from the postings
+// the writes kept.
+func TestMigrateVersion7(t *testing.T) {
+	fc := loadFactChecks(t)
+	path := filepath.Join(t.TempDir(), "archive.db")
+	s, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddAll(context.Background(), fc.docs); err != nil {
+		t.Fatal(err)
+	}
+	queries := fc.queries[:200]
+	search := func(s *Store) []string {
+		var out []string
+		for _, q := range queries {
+			hits, err := s.Search(context.Background(), q, SearchOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var urls []string
+			for _, h := range hits {
+				urls = append(urls, fmt.Sprintf("%s %.6f", h.URL, h.Score))
+			}
+			out = append(out, strings.Join(urls, " "))
+		}
+		return out
+	}
+	// The first stage as version 7 read it: from FTS5.
+	ftsDocs := func(ts []string, title bool) map[string][]int64 {
+		out := map[string][]int64{}
+		table := "docs_fts"
+		if title {
+			table = "docs_title_fts"
+		}
+		for _, term := range ts {
+			rows, err := s.db.Query(`SELECT rowid FROM `+table+` WHERE `+table+` MATCH ? ORDER BY rowid LIMIT 20000`, quote(term))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var id int64
+				rows.Scan(&id)
+				out[term] = append(out[term], id)
+			}
+			rows.Close()
+		}
+		return out
+	}
+	// Hits from the postings the writes kept, to compare with those
+	// migration 8 builds.
+	before := search(s)
+	toVersion7(t, s)
+	var sample []string
+	for _, q := range queries[:20] {
+		sample = append(sample, parseQuery(q, "en").distinct...)
+	}
+	slices.Sort(sample)
+	sample = slices.Compact(sample)
+	fromFTS, titlesFTS := ftsDocs(sample, false), ftsDocs(sample, true)
+	s.Close()
+	if s, err = Open(context.Background(), path); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var v int
+	s.db.QueryRow("PRAGMA user_version").Scan(&v)
+	if v != 8 {
+		t.Errorf("user_version = %d; want 8", v)
+	}
+	var fts int
+	s.db.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name LIKE 'docs%fts%'`).Scan(&fts)
+	if fts != 0 {
+		t.Errorf("%d FTS5 tables left after migration 8", fts)
+	}
+	checkStats(t, s)
+	ps, err := s.postings(context.Background(), sample, collStats{n: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, title := range []bool{false, true} {
+		want := fromFTS
+		if title {
+			want = titlesFTS
+		}
+		got, err := s.termDocs(context.Background(), sample, ps.ids, ps.df, 20000, title)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, term := range sample {
+			if fmt.Sprint(got[term]) != fmt.Sprint(want[term]) {
+				t.Errorf("postings of %q (title %v): %v; FTS5 had %v", term, title, got[term], want[term])
+			}
+		}
+	}
+	after := search(s)
+	for i := range queries {
+		if before[i] != after[i] {
+			t.Errorf("query %d: hits before migration 8 %q, after %q", i, before[i], after[i])
+		}
+	}
 }
 
 // Postings lists read back as the ids written, and anything else is an

@@ -11,9 +11,9 @@ import (
 // Documents and queries are cut into words here, in Go, and each word is
 // reduced to its Snowball stem in the document's (or query's) language
 // (sources/lang, the house's one stemmer). The index stores that stream of
-// stems, one ASCII-space-separated token each, so FTS5 matches, counts and
-// positions exactly what the second stage scores; FTS5's own porter
-// tokenizer knows only English.
+// stems, one ASCII-space-separated token each, so the postings (and the
+// claims' FTS5 index) hold exactly what the second stage scores; FTS5's
+// own porter tokenizer knows only English.
 
 // normLang returns the language code documents and queries are stemmed
 // under (langs.Base).

@@ -1,6 +1,7 @@
 // Package archive keeps every page muse reads, and every document the user
-// adds, in a local SQLite database with an FTS5 full-text index (or in a
-// newsroom's PostgreSQL, see postgres.go), so that later checks can find
+// adds, in a local SQLite database with an inverted index of their stems
+// (postings.go; or in a newsroom's PostgreSQL, see postgres.go), so that
+// later checks can find
 // fact-checks and articles already seen without asking the web again.
 //
 // Several muse processes may open the same database at once: it runs in WAL
@@ -340,6 +341,31 @@ ALTER TABLE docs_rank ADD COLUMN text_ids BLOB NOT NULL DEFAULT x'';
 `, after: packRankRows, sql2: `
 ALTER TABLE docs_rank DROP COLUMN title_terms;
 ALTER TABLE docs_rank DROP COLUMN text_terms;
+`},
+	// 8: a term's postings are blocks of docs_postings (postings.go), no
+	// longer FTS5's: the first stage read a common term's ids one step
+	// of FTS5's cursor at a time, a third of a search. A block's rowid
+	// packs the term's docs_terms id, the field (0: any; 1: the title) and
+	// its first document id (postKey); its ids, ascending, are
+	// delta-coded uvarints. Built from the stems the documents hold, and
+	// kept by docWriter in the transaction that writes the documents; the
+	// FTS5 tables and their delete trigger's lines go.
+	{sql: `
+CREATE TABLE docs_postings (
+	block INTEGER PRIMARY KEY, -- postKey(term, field, the block's first id)
+	hi    INTEGER NOT NULL,    -- its last id
+	n     INTEGER NOT NULL,    -- its ids
+	ids   BLOB NOT NULL
+);
+`, after: buildPostings, sql2: `
+DROP TRIGGER docs_ad;
+DROP TABLE docs_fts;
+DROP TABLE docs_title_fts;
+CREATE TRIGGER docs_ad AFTER DELETE ON docs BEGIN
+	DELETE FROM docs_rank WHERE id = old.id;
+	UPDATE docs_stats SET version = version + 1, n = n - 1, title_len = title_len - old.title_len,
+		lead_len = lead_len - min(old.text_len, 50), rest_len = rest_len - max(old.text_len - 50, 0);
+END;
 `},
 }
 
