@@ -200,7 +200,7 @@ func (b *viewBufs) views(docs []*docTerms, ts []uint32) []*docView {
 	sc := &b.sc
 	sc.counts = grow(sc.counts, len(ts))
 	sc.slot = grow(sc.slot, len(ts))
-	sc.block, sc.ks, sc.tf, sc.pos = sc.block[:0], sc.ks[:0], sc.tf[:0], sc.pos[:0]
+	sc.block, sc.ks, sc.tf, sc.pos, sc.bits = sc.block[:0], sc.ks[:0], sc.tf[:0], sc.pos[:0], sc.bits[:0]
 	// A term listed twice sees what its first listing saw.
 	sc.dups = sc.dups[:0]
 	for k, t := range ts {
@@ -227,6 +227,7 @@ type viewScratch struct {
 	held    []int32
 	dups    [][2]int32
 	block   []int32
+	bits    []uint64
 	ks      []int32
 	tf      [][3]int32
 	pos     [][]int32
@@ -519,15 +520,21 @@ type docTerms struct {
 // Only what it holds is kept: a long post's 400 terms over 200 documents
 // were 80,000 mostly empty entries a search.
 type docView struct {
-	ks  []int32
-	tf  [][3]int32
-	pos [][]int32
-	len [3]int
+	ks   []int32
+	tf   [][3]int32
+	pos  [][]int32
+	len  [3]int
+	held []uint64 // bit k: the document holds the list's term k
 }
 
 // positions returns where the document holds the list's term k (none
 // when it does not).
 func (d *docView) positions(k int) []int32 {
+	// Most of a long post's terms are not in a given document: the bit
+	// says so without a search.
+	if k < 0 || k/64 >= len(d.held) || d.held[k/64]&(1<<(k%64)) == 0 {
+		return nil
+	}
 	if i, ok := slices.BinarySearch(d.ks, int32(k)); ok {
 		return d.pos[i]
 	}
@@ -572,6 +579,11 @@ func (d *docTerms) view(ti termIndex, v *docView, sc *viewScratch) {
 	v.tf = cut(&sc.tf, len(held))
 	v.pos = cut(&sc.pos, len(held))
 	copy(v.ks, held)
+	v.held = cut(&sc.bits, (len(counts)+63)/64)
+	clear(v.held)
+	for _, k := range held {
+		v.held[k/64] |= 1 << (k % 64)
+	}
 	for i, k := range held {
 		sc.slot[k] = int32(i)
 		v.tf[i] = counts[k]
