@@ -63,18 +63,37 @@ func appendBlock(b []byte, prev int64, ids []int64) []byte {
 	return b
 }
 
+// appendRun appends ids (ascending, past the block's last) as a run of
+// their own: a 0, which no delta is (ids only ascend), then the first id
+// whole and the rest as deltas. A write appends a run to a block's bytes
+// in SQL, without reading them.
+func appendRun(b []byte, ids []int64) []byte {
+	return appendBlock(append(b, 0), 0, ids)
+}
+
 // decodeBlock appends a block's ids to out, at most limit of them (≤ 0:
 // all); a malformed block is an error, never a wrong id.
 func decodeBlock(out []int64, b []byte, limit int) ([]int64, error) {
 	var prev int64
 	for len(b) > 0 && (limit <= 0 || len(out) < limit) {
 		d, k := binary.Uvarint(b)
-		if k <= 0 || d > maxPostingID || prev+int64(d) > maxPostingID {
+		if k <= 0 {
 			return out, errors.New("postings block: bad id")
 		}
 		b = b[k:]
-		prev += int64(d)
-		out = append(out, prev)
+		id := prev + int64(d)
+		if d == 0 { // a run (appendRun): its first id whole
+			x, k := binary.Uvarint(b)
+			if k <= 0 || int64(x) <= prev {
+				return out, errors.New("postings block: bad run")
+			}
+			b, id = b[k:], int64(x)
+		}
+		if d > maxPostingID || id > maxPostingID {
+			return out, errors.New("postings block: bad id")
+		}
+		prev = id
+		out = append(out, id)
 	}
 	return out, nil
 }
@@ -237,11 +256,8 @@ type postStmts struct {
 // new document's) go at the end of its last block, or into new blocks
 // when it is full; anything else rewrites the blocks the ids fall in.
 func (w *docWriter) flushBlocks(ctx context.Context) error {
-	for i, ids := range w.batchAdds {
-		if len(ids) > 0 {
-			c := w.change(w.batch[i/2], i%2)
-			c.add = append(c.add, ids...)
-		}
+	if err := w.appendNew(ctx); err != nil {
+		return fmt.Errorf("archive: postings: %w", err)
 	}
 	if len(w.postings) == 0 {
 		return nil
@@ -296,6 +312,72 @@ func (w *docWriter) flushBlocks(ctx context.Context) error {
 			if buf, err = w.flushTerm(ctx, st, k, last[k], add, del, buf); err != nil {
 				return fmt.Errorf("archive: postings: %w", err)
 			}
+		}
+	}
+	return nil
+}
+
+// appendNew writes the postings of the batch's new documents under the
+// terms nothing else in the transaction changed: their ids are past every
+// id the blocks hold (a new document's id is the largest), so they go at
+// the end of the term's last block, appended in SQL while it has room for
+// them (appendRun), else into new blocks; a term numbered in this
+// transaction has no block yet. The other terms' new ids join their
+// changes (flushTerm).
+func (w *docWriter) appendNew(ctx context.Context) error {
+	if len(w.batchAdds) == 0 {
+		return nil
+	}
+	fresh := make(map[uint32]bool, len(w.fresh))
+	for _, t := range w.fresh {
+		fresh[w.ids[t]] = true
+	}
+	var st postStmts
+	var err error
+	if st.ins, err = w.tx.PrepareContext(ctx, `INSERT INTO docs_postings (block, hi, n, ids) VALUES (?, ?, ?, ?)`); err != nil {
+		return err
+	}
+	defer st.ins.Close()
+	app, err := w.tx.PrepareContext(ctx, `UPDATE docs_postings SET ids = CAST(ids || ? AS BLOB), n = n + ?, hi = ?
+WHERE block = (SELECT max(block) FROM docs_postings WHERE block BETWEEN ? AND ?) AND n + ? <= ?`)
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+	// In key order, so the writes walk the table from one end to the
+	// other.
+	var order []int
+	for i, ids := range w.batchAdds {
+		if len(ids) > 0 {
+			order = append(order, i)
+		}
+	}
+	key := func(i int) postTerm { return postTerm{w.batch[i/2], i % 2} }
+	slices.SortFunc(order, func(a, b int) int { return comparePostTerms(key(a), key(b)) })
+	var buf []byte
+	for _, i := range order {
+		ids := w.batchAdds[i]
+		k := key(i)
+		if c := w.postings[k]; c != nil {
+			c.add = append(c.add, ids...)
+			continue
+		}
+		if !fresh[k.term] && len(ids) < blockIDs {
+			from, to := postRange(k.term, k.field)
+			buf = appendRun(buf[:0], ids)
+			res, err := app.ExecContext(ctx, buf, len(ids), ids[len(ids)-1], from, to, len(ids), blockIDs)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil || n == 1 {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		if buf, err = w.insertBlocks(ctx, st, k, ids, buf); err != nil {
+			return err
 		}
 	}
 	return nil
