@@ -286,10 +286,7 @@ func (w *docWriter) flushBlocks(ctx context.Context) error {
 	// The terms' last blocks are read a few thousand terms a statement
 	// (a statement each was most of an import's writing), those of terms
 	// numbered in this transaction not at all: they have none.
-	fresh := make(map[uint32]bool, len(w.fresh))
-	for _, t := range w.fresh {
-		fresh[w.ids[t]] = true
-	}
+	fresh := w.freshTerms()
 	const chunk = 4096
 	for start := 0; start < len(keys); start += chunk {
 		part := keys[start:min(start+chunk, len(keys))]
@@ -317,21 +314,27 @@ func (w *docWriter) flushBlocks(ctx context.Context) error {
 	return nil
 }
 
-// appendNew writes the postings of the batch's new documents under the
-// terms nothing else in the transaction changed: their ids are past every
-// id the blocks hold (a new document's id is the largest), so they go at
-// the end of the term's last block, appended in SQL while it has room for
-// them (appendRun), else into new blocks; a term numbered in this
-// transaction has no block yet. The other terms' new ids join their
-// changes (flushTerm).
-func (w *docWriter) appendNew(ctx context.Context) error {
-	if len(w.batchAdds) == 0 {
-		return nil
-	}
+// freshTerms are the ids of the terms numbered in this transaction.
+func (w *docWriter) freshTerms() map[uint32]bool {
 	fresh := make(map[uint32]bool, len(w.fresh))
 	for _, t := range w.fresh {
 		fresh[w.ids[t]] = true
 	}
+	return fresh
+}
+
+// appendNew writes the postings of the batch's new documents under the
+// terms nothing else in the transaction changed: their ids are past every
+// id the blocks hold (a new document's id is the largest), so they go at
+// the end of the term's last block, appended in SQL (appendRun) when it
+// has room for them and ends before them; a term numbered in this
+// transaction has no block yet, and gets new ones. What is left joins
+// the terms' changes (flushTerm), as do the other terms' new ids.
+func (w *docWriter) appendNew(ctx context.Context) error {
+	if len(w.batchAdds) == 0 {
+		return nil
+	}
+	fresh := w.freshTerms()
 	var st postStmts
 	var err error
 	if st.ins, err = w.tx.PrepareContext(ctx, `INSERT INTO docs_postings (block, hi, n, ids) VALUES (?, ?, ?, ?)`); err != nil {
@@ -339,7 +342,7 @@ func (w *docWriter) appendNew(ctx context.Context) error {
 	}
 	defer st.ins.Close()
 	app, err := w.tx.PrepareContext(ctx, `UPDATE docs_postings SET ids = CAST(ids || ? AS BLOB), n = n + ?, hi = ?
-WHERE block = (SELECT max(block) FROM docs_postings WHERE block BETWEEN ? AND ?) AND n + ? <= ?`)
+WHERE block = (SELECT max(block) FROM docs_postings WHERE block BETWEEN ? AND ?) AND n + ? <= ? AND hi < ?`)
 	if err != nil {
 		return err
 	}
@@ -362,22 +365,23 @@ WHERE block = (SELECT max(block) FROM docs_postings WHERE block BETWEEN ? AND ?)
 			c.add = append(c.add, ids...)
 			continue
 		}
-		if !fresh[k.term] && len(ids) < blockIDs {
-			from, to := postRange(k.term, k.field)
-			buf = appendRun(buf[:0], ids)
-			res, err := app.ExecContext(ctx, buf, len(ids), ids[len(ids)-1], from, to, len(ids), blockIDs)
-			if err != nil {
+		if fresh[k.term] {
+			if buf, err = w.insertBlocks(ctx, st, k, ids, buf); err != nil {
 				return err
 			}
-			if n, err := res.RowsAffected(); err != nil || n == 1 {
-				if err != nil {
-					return err
-				}
-				continue
-			}
+			continue
 		}
-		if buf, err = w.insertBlocks(ctx, st, k, ids, buf); err != nil {
+		from, to := postRange(k.term, k.field)
+		buf = appendRun(buf[:0], ids)
+		res, err := app.ExecContext(ctx, buf, len(ids), ids[len(ids)-1], from, to, len(ids), blockIDs, ids[0])
+		if err != nil {
 			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 { // the last block is full (or there is none)
+			c := w.change(k.term, k.field)
+			c.add = append(c.add, ids...)
 		}
 	}
 	return nil
