@@ -569,22 +569,8 @@ func (w *docWriter) insertBlocks(ctx context.Context, st postStmts, k postTerm, 
 // (migration 8), in id order, each term's ids cut into full blocks as
 // they come.
 func buildPostings(ctx context.Context, tx *sql.Tx) error {
-	ids := map[string]uint32{}
-	rows, err := tx.QueryContext(ctx, `SELECT term, id FROM docs_terms`)
+	ids, err := allTermIDs(ctx, tx)
 	if err != nil {
-		return err
-	}
-	for rows.Next() {
-		var t string
-		var id uint32
-		if err := rows.Scan(&t, &id); err != nil {
-			rows.Close()
-			return err
-		}
-		ids[t] = id
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	ins, err := tx.PrepareContext(ctx, `INSERT INTO docs_postings (block, hi, n, ids) VALUES (?, ?, ?, ?)`)

@@ -431,31 +431,10 @@ func TestSnippetFindsEarliestWord(t *testing.T) {
 // without ids) is converted by migration 7, and every query gets the same
 // hits in the same order as before.
 func TestMigrateVersion6(t *testing.T) {
-	fc := loadFactChecks(t)
-	path := filepath.Join(t.TempDir(), "archive.db")
-	s, err := Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.AddAll(context.Background(), fc.docs); err != nil {
-		t.Fatal(err)
-	}
+	fc, path, s := factCheckArchive(t)
+	var err error
 	queries := fc.queries[:60]
-	search := func(s *Store) []string {
-		var out []string
-		for _, q := range queries {
-			hits, err := s.Search(context.Background(), q, SearchOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var urls []string
-			for _, h := range hits {
-				urls = append(urls, h.URL)
-			}
-			out = append(out, strings.Join(urls, " "))
-		}
-		return out
-	}
+	search := func(s *Store) []string { return hitLists(t, s, queries) }
 	before := search(s)
 	toVersion7(t, s)
 	v6 := migrations[5].sql
@@ -506,6 +485,40 @@ INSERT INTO docs_rank SELECT id, published, updated_at, title_len, text_len, tit
 	checkStats(t, s)
 }
 
+// factCheckArchive is a new archive file at path holding the PolitiFact
+// fact-checks.
+func factCheckArchive(t *testing.T) (factChecks, string, *Store) {
+	t.Helper()
+	fc := loadFactChecks(t)
+	path := filepath.Join(t.TempDir(), "archive.db")
+	s, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddAll(context.Background(), fc.docs); err != nil {
+		t.Fatal(err)
+	}
+	return fc, path, s
+}
+
+// hitLists is each query's hits, URL and score.
+func hitLists(t *testing.T, s *Store, queries []string) []string {
+	t.Helper()
+	var out []string
+	for _, q := range queries {
+		hits, err := s.Search(context.Background(), q, SearchOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var urls []string
+		for _, h := range hits {
+			urls = append(urls, fmt.Sprintf("%s %.6f", h.URL, h.Score))
+		}
+		out = append(out, strings.Join(urls, " "))
+	}
+	return out
+}
+
 // toVersion7 turns s's archive back into what version 7 made of it: a
 // term's postings in FTS5's two indexes, with the delete trigger of
 // migration 6 keeping them.
@@ -528,31 +541,10 @@ INSERT INTO docs_title_fts(docs_title_fts) VALUES ('rebuild');` +
 // same hits in the same order, with the same scores, as from the postings
 // the writes kept.
 func TestMigrateVersion7(t *testing.T) {
-	fc := loadFactChecks(t)
-	path := filepath.Join(t.TempDir(), "archive.db")
-	s, err := Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.AddAll(context.Background(), fc.docs); err != nil {
-		t.Fatal(err)
-	}
+	fc, path, s := factCheckArchive(t)
+	var err error
 	queries := fc.queries[:200]
-	search := func(s *Store) []string {
-		var out []string
-		for _, q := range queries {
-			hits, err := s.Search(context.Background(), q, SearchOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var urls []string
-			for _, h := range hits {
-				urls = append(urls, fmt.Sprintf("%s %.6f", h.URL, h.Score))
-			}
-			out = append(out, strings.Join(urls, " "))
-		}
-		return out
-	}
+	search := func(s *Store) []string { return hitLists(t, s, queries) }
 	// The first stage as version 7 read it: from FTS5.
 	ftsDocs := func(ts []string, title bool) map[string][]int64 {
 		out := map[string][]int64{}

@@ -307,25 +307,30 @@ func (s *Store) vocabulary() *vocab {
 	return s.vocab
 }
 
-// packRankRows converts docs_rank's stems from text to packed ids
-// (migration 7), in place: docs_terms has its ids by then.
-func packRankRows(ctx context.Context, tx *sql.Tx) error {
+// allTermIDs reads every docs_terms id, for a migration.
+func allTermIDs(ctx context.Context, tx *sql.Tx) (map[string]uint32, error) {
 	ids := map[string]uint32{}
 	rows, err := tx.QueryContext(ctx, `SELECT term, id FROM docs_terms`)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	defer rows.Close()
 	for rows.Next() {
 		var t string
 		var id uint32
 		if err := rows.Scan(&t, &id); err != nil {
-			rows.Close()
-			return err
+			return nil, err
 		}
 		ids[t] = id
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	return ids, rows.Err()
+}
+
+// packRankRows converts docs_rank's stems from text to packed ids
+// (migration 7), in place: docs_terms has its ids by then.
+func packRankRows(ctx context.Context, tx *sql.Tx) error {
+	ids, err := allTermIDs(ctx, tx)
+	if err != nil {
 		return err
 	}
 	upd, err := tx.PrepareContext(ctx, `UPDATE docs_rank SET title_ids = ?, text_ids = ? WHERE id = ?`)
