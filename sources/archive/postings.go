@@ -106,7 +106,7 @@ func (s *Store) readPostings(ctx context.Context, term uint32, field, limit, siz
 	if term == 0 {
 		return nil, nil
 	}
-	stmt, err := s.stmt(ctx, `SELECT n, ids FROM docs_postings WHERE block BETWEEN ? AND ? ORDER BY block`)
+	stmt, err := s.stmt(ctx, `SELECT ids FROM docs_postings WHERE block BETWEEN ? AND ? ORDER BY block`)
 	if err != nil {
 		return nil, err
 	}
@@ -118,9 +118,8 @@ func (s *Store) readPostings(ctx context.Context, term uint32, field, limit, siz
 	defer rows.Close()
 	out := make([]int64, 0, max(min(limit, size), 0))
 	for len(out) < limit && rows.Next() {
-		var n int
 		var b sql.RawBytes
-		if err := rows.Scan(&n, &b); err != nil {
+		if err := rows.Scan(&b); err != nil {
 			return nil, err
 		}
 		if out, err = decodeBlock(out, b, limit); err != nil {
@@ -169,7 +168,7 @@ func (w *docWriter) delPostings(id int64, field int, terms []uint32) {
 // change is the transaction's change of term t's postings in field.
 func (w *docWriter) change(t uint32, field int) *postChange {
 	if w.postings == nil {
-		w.postings = make(map[postTerm]*postChange, 1<<14)
+		w.postings = make(map[postTerm]*postChange) // merged and deleted pages' terms; new pages' go in batchAdds
 	}
 	k := postTerm{t, field}
 	c := w.postings[k]
@@ -246,6 +245,9 @@ func (w *docWriter) unindexDoc(ctx context.Context, id int64, old docRow) error 
 	return nil
 }
 
+// insertBlock writes a new block.
+const insertBlock = `INSERT INTO docs_postings (block, hi, n, ids) VALUES (?, ?, ?, ?)`
+
 // postStmts are the statements flushBlocks writes docs_postings with.
 type postStmts struct {
 	span, ins, upd, del *sql.Stmt
@@ -271,7 +273,7 @@ func (w *docWriter) flushBlocks(ctx context.Context) error {
 		// before hi, from the last starting at or before lo on.
 		{&st.span, `SELECT block, hi, n, ids FROM docs_postings WHERE block BETWEEN
 	coalesce((SELECT max(block) FROM docs_postings WHERE block BETWEEN ? AND ?), ?) AND ? ORDER BY block`},
-		{&st.ins, `INSERT INTO docs_postings (block, hi, n, ids) VALUES (?, ?, ?, ?)`},
+		{&st.ins, insertBlock},
 		{&st.upd, `UPDATE docs_postings SET hi = ?, n = ?, ids = ? WHERE block = ?`},
 		{&st.del, `DELETE FROM docs_postings WHERE block = ?`},
 	} {
@@ -337,7 +339,7 @@ func (w *docWriter) appendNew(ctx context.Context) error {
 	fresh := w.freshTerms()
 	var st postStmts
 	var err error
-	if st.ins, err = w.tx.PrepareContext(ctx, `INSERT INTO docs_postings (block, hi, n, ids) VALUES (?, ?, ?, ?)`); err != nil {
+	if st.ins, err = w.tx.PrepareContext(ctx, insertBlock); err != nil {
 		return err
 	}
 	defer st.ins.Close()
@@ -573,7 +575,7 @@ func buildPostings(ctx context.Context, tx *sql.Tx) error {
 	if err != nil {
 		return err
 	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO docs_postings (block, hi, n, ids) VALUES (?, ?, ?, ?)`)
+	ins, err := tx.PrepareContext(ctx, insertBlock)
 	if err != nil {
 		return err
 	}

@@ -585,9 +585,9 @@ func (s *Store) termDocs(ctx context.Context, ts []string, ids map[string]uint32
 	if !s.postgres {
 		field, size := fieldAny, func(t string) int { return int(dfs[t]) }
 		if title {
-			// Titles are a few words: most of a term's documents hold it
-			// elsewhere.
-			field, size = fieldTitle, func(t string) int { return int(dfs[t] / 8) }
+			// A title holds a few of the words its page holds: its list
+			// is short, and its length unknown.
+			field, size = fieldTitle, func(string) int { return 0 }
 		}
 		for _, t := range ts {
 			list, err := s.readPostings(ctx, ids[t], field, limit, size(t))
