@@ -219,6 +219,11 @@ type docWriter struct {
 	// batchAdds are the ids added under each of the batch's terms
 	// (w.batch), by batch index: 2k for any field, 2k+1 for the title.
 	batchAdds [][]int64
+	// v0 is docs_stats' version when the transaction began (SQLite), and
+	// newHeads the heads of terms' last blocks it read or wrote, for the
+	// store's headCache once it commits.
+	v0       int64
+	newHeads map[postTerm]blockHead
 
 	// On PostgreSQL: tx's connection, for COPY (copyNew), and the
 	// postings moved by puts, written before the commit (flushPostings).
@@ -277,6 +282,9 @@ FROM docs WHERE url = ?`},
 		defer (*p.st).Close()
 	}
 	if !s.postgres {
+		if err := tx.QueryRowContext(ctx, `SELECT version FROM docs_stats`).Scan(&w.v0); err != nil {
+			return fmt.Errorf("archive: statistics: %w", err)
+		}
 		w.rankBuf = make([]byte, 0, 4096) // never nil: the driver binds a nil blob as NULL
 		if err := w.termIDs(ctx, tb.terms); err != nil {
 			return err
@@ -298,8 +306,17 @@ FROM docs WHERE url = ?`},
 			return fmt.Errorf("archive: statistics: %w", err)
 		}
 	}
+	var v1 int64
+	if !s.postgres {
+		if err := tx.QueryRowContext(ctx, `SELECT version FROM docs_stats`).Scan(&v1); err != nil {
+			return fmt.Errorf("archive: statistics: %w", err)
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("archive: commit: %w", err)
+	}
+	if !s.postgres {
+		s.heads.committed(w.v0, v1, w.newHeads, w.postings)
 	}
 	if w.ids != nil {
 		s.ids.add(w.ids, append(w.learned, w.fresh...)) // committed: these ids are for good
@@ -314,12 +331,7 @@ FROM docs WHERE url = ?`},
 // would have done.
 func (w *docWriter) putAll(ctx context.Context, rows []docRow) error {
 	if !w.s.postgres {
-		for _, r := range rows {
-			if err := w.put(ctx, r); err != nil {
-				return err
-			}
-		}
-		return nil
+		return w.putAllSQLite(ctx, rows)
 	}
 	const chunk = batchSize // one COPY a batch
 	for start := 0; start < len(rows); start += chunk {
@@ -337,6 +349,99 @@ func (w *docWriter) putAll(ctx context.Context, rows []docRow) error {
 		}
 	}
 	return nil
+}
+
+// putAllSQLite puts rows in order on SQLite: the new documents (neither
+// stored nor met earlier in rows) many a statement, with their ids given
+// here, the next after the largest, which is what SQLite would give them;
+// the others through put, once the rows before them are written.
+func (w *docWriter) putAllSQLite(ctx context.Context, rows []docRow) error {
+	if len(rows) == 1 {
+		return w.put(ctx, rows[0])
+	}
+	stored, err := w.storedKeys(ctx, rows)
+	if err != nil {
+		return err
+	}
+	var next int64
+	if err := w.tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM docs`).Scan(&next); err != nil {
+		return fmt.Errorf("archive: %w", err)
+	}
+	docs := newRowWriter(w.tx, `INSERT INTO docs (id, url, orig_url, title, text, publisher, published, added_at, updated_at,
+	title_len, text_len, lang, title_terms, text_terms, publisher_terms) VALUES `, "", 15)
+	rank := newRowWriter(w.tx, `INSERT OR REPLACE INTO docs_rank (id, published, updated_at, title_len, text_len, title_ids, text_ids) VALUES `, "", 7)
+	defer docs.close()
+	defer rank.close()
+	flush := func() error {
+		if err := docs.flush(ctx); err != nil {
+			return fmt.Errorf("archive: %w", err)
+		}
+		if err := rank.flush(ctx); err != nil {
+			return fmt.Errorf("archive: %w", err)
+		}
+		return nil
+	}
+	met := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		if stored[r.key] || met[r.key] {
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := w.put(ctx, r); err != nil {
+				return err
+			}
+			continue
+		}
+		met[r.key] = true
+		id := next
+		next++
+		if err := docs.add(ctx, id, r.key, r.url, r.title, r.text, r.publisher, r.published, r.at, r.at,
+			r.titleLen, r.textLen, r.lang, r.titleTerms, r.textTerms, r.pubTerms); err != nil {
+			return fmt.Errorf("archive: %w", err)
+		}
+		if err := w.index(ctx, id, docRow{}, r); err != nil {
+			return fmt.Errorf("archive %s: %w", r.url, err)
+		}
+		title, text, err := w.rankIDs(ctx, r)
+		if err != nil {
+			return fmt.Errorf("archive %s: %w", r.url, err)
+		}
+		// The rows wait for their statement: bytes of their own, not
+		// rankIDs' reused buffer.
+		if err := rank.add(ctx, id, r.published, r.at, r.titleLen, r.textLen, slices.Clone(title), slices.Clone(text)); err != nil {
+			return fmt.Errorf("archive: %w", err)
+		}
+		if err := w.count(ctx, 1, docRow{}, r, nil); err != nil {
+			return err
+		}
+	}
+	return flush()
+}
+
+// storedKeys is which of rows' keys the archive holds.
+func (w *docWriter) storedKeys(ctx context.Context, rows []docRow) (map[string]bool, error) {
+	keys := make([]string, len(rows))
+	for i, r := range rows {
+		keys[i] = r.key
+	}
+	arg, err := json.Marshal(keys)
+	if err != nil {
+		return nil, err
+	}
+	res, err := w.tx.QueryContext(ctx, `SELECT url FROM docs WHERE url IN (SELECT value FROM json_each(?))`, string(arg))
+	if err != nil {
+		return nil, fmt.Errorf("archive: %w", err)
+	}
+	defer res.Close()
+	stored := make(map[string]bool)
+	for res.Next() {
+		var k string
+		if err := res.Scan(&k); err != nil {
+			return nil, fmt.Errorf("archive: %w", err)
+		}
+		stored[k] = true
+	}
+	return stored, res.Err()
 }
 
 // put inserts r, or merges it into the document stored under its key:
@@ -471,36 +576,34 @@ func (w *docWriter) flushDFs(ctx context.Context) error {
 	if len(w.dfs) == 0 {
 		return nil
 	}
-	// Each term's id and change in one integer, id·2³² + change + 2³¹ (a
-	// JSON array a term cost a parse of it in SQL); a term numbered here
-	// goes in even if its count did not move. A count that falls to 0
-	// keeps its row, so an id is never freed nor given to another term
-	// (idCache).
-	const bias = 1 << 31
-	move := make(map[string]int64, len(w.dfs)+len(w.fresh))
+	// A term numbered here goes in even if its count did not move. A
+	// count that falls to 0 keeps its row, so an id is never freed nor
+	// given to another term (idCache). In key order, so the b-tree is
+	// walked once from one end to the other.
+	terms := make([]string, 0, len(w.dfs)+len(w.fresh))
 	for t, d := range w.dfs {
-		if d == 0 {
-			continue
+		if d != 0 {
+			terms = append(terms, t)
 		}
+	}
+	for _, t := range w.fresh {
+		if w.dfs[t] == 0 {
+			terms = append(terms, t)
+		}
+	}
+	slices.Sort(terms)
+	up := newRowWriter(w.tx, `INSERT INTO docs_terms (term, id, df) VALUES `, ` ON CONFLICT (term) DO UPDATE SET df = df + excluded.df`, 3)
+	defer up.close()
+	for _, t := range terms {
 		id, err := w.idOf(ctx, t)
 		if err != nil {
 			return err
 		}
-		move[t] = int64(id)<<32 | int64(d+bias)
+		if err := up.add(ctx, t, int64(id), w.dfs[t]); err != nil {
+			return fmt.Errorf("archive: document counts: %w", err)
+		}
 	}
-	for _, t := range w.fresh {
-		move[t] = int64(w.ids[t])<<32 | int64(w.dfs[t]+bias)
-	}
-	if len(move) == 0 {
-		return nil
-	}
-	arg, err := json.Marshal(move)
-	if err != nil {
-		return fmt.Errorf("archive: document counts: %w", err)
-	}
-	if _, err := w.tx.ExecContext(ctx, `INSERT INTO docs_terms (term, id, df)
-SELECT key, value >> 32, (value & 4294967295) - 2147483648 FROM json_each(?) WHERE true
-ON CONFLICT (term) DO UPDATE SET df = df + excluded.df`, string(arg)); err != nil {
+	if err := up.flush(ctx); err != nil {
 		return fmt.Errorf("archive: document counts: %w", err)
 	}
 	return nil

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
+	"sync"
 )
 
 // On SQLite a term's postings (the ids of the documents holding it) are
@@ -337,18 +339,6 @@ func (w *docWriter) appendNew(ctx context.Context) error {
 		return nil
 	}
 	fresh := w.freshTerms()
-	var st postStmts
-	var err error
-	if st.ins, err = w.tx.PrepareContext(ctx, insertBlock); err != nil {
-		return err
-	}
-	defer st.ins.Close()
-	app, err := w.tx.PrepareContext(ctx, `UPDATE docs_postings SET ids = CAST(ids || ? AS BLOB), n = n + ?, hi = ?
-WHERE block = (SELECT max(block) FROM docs_postings WHERE block BETWEEN ? AND ?) AND n + ? <= ? AND hi < ?`)
-	if err != nil {
-		return err
-	}
-	defer app.Close()
 	// In key order, so the writes walk the table from one end to the
 	// other.
 	var order []int
@@ -359,34 +349,237 @@ WHERE block = (SELECT max(block) FROM docs_postings WHERE block BETWEEN ? AND ?)
 	}
 	key := func(i int) postTerm { return postTerm{w.batch[i/2], i % 2} }
 	slices.SortFunc(order, func(a, b int) int { return comparePostTerms(key(a), key(b)) })
-	var buf []byte
+	var todo []int
+	var old []postTerm
 	for _, i := range order {
-		ids := w.batchAdds[i]
 		k := key(i)
 		if c := w.postings[k]; c != nil {
-			c.add = append(c.add, ids...)
+			c.add = append(c.add, w.batchAdds[i]...)
 			continue
 		}
-		if fresh[k.term] {
-			if buf, err = w.insertBlocks(ctx, st, k, ids, buf); err != nil {
+		todo = append(todo, i)
+		if !fresh[k.term] {
+			old = append(old, k)
+		}
+	}
+	heads, err := w.heads(ctx, old)
+	if err != nil {
+		return err
+	}
+	// Appends and new blocks go many rows a statement (a statement a term
+	// and field was a third of an import's writing).
+	ins := newRowWriter(w.tx, `INSERT INTO docs_postings (block, hi, n, ids) VALUES `, "", 4)
+	app := newRowWriter(w.tx, `INSERT INTO docs_postings (block, hi, n, ids) VALUES `,
+		` ON CONFLICT (block) DO UPDATE SET ids = CAST(ids || excluded.ids AS BLOB), n = n + excluded.n, hi = excluded.hi`, 4)
+	defer ins.close()
+	defer app.close()
+	for _, i := range todo {
+		ids := w.batchAdds[i]
+		k := key(i)
+		h, ok := heads[k]
+		switch {
+		case !ok: // a term numbered in this transaction, or one with no block
+			for len(ids) > 0 {
+				part := ids[:min(blockIDs, len(ids))]
+				ids = ids[len(part):]
+				if err := ins.add(ctx, postKey(k.term, k.field, part[0]), part[len(part)-1], len(part), appendBlock(nil, 0, part)); err != nil {
+					return err
+				}
+				w.newHeads[k] = blockHead{key: postKey(k.term, k.field, part[0]), hi: part[len(part)-1], n: len(part)}
+			}
+		case h.n+len(ids) <= blockIDs && h.hi < ids[0]:
+			if err := app.add(ctx, h.key, ids[len(ids)-1], len(ids), appendRun(nil, ids)); err != nil {
 				return err
 			}
-			continue
-		}
-		from, to := postRange(k.term, k.field)
-		buf = appendRun(buf[:0], ids)
-		res, err := app.ExecContext(ctx, buf, len(ids), ids[len(ids)-1], from, to, len(ids), blockIDs, ids[0])
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 { // the last block is full (or there is none)
+			w.newHeads[k] = blockHead{key: h.key, hi: ids[len(ids)-1], n: h.n + len(ids)}
+		default: // the last block is full
 			c := w.change(k.term, k.field)
 			c.add = append(c.add, ids...)
 		}
 	}
-	return nil
+	if err := ins.flush(ctx); err != nil {
+		return err
+	}
+	return app.flush(ctx)
+}
+
+// blockHead is a block's key, last id and size, without its ids.
+type blockHead struct {
+	key, hi int64
+	n       int
+}
+
+// heads gives the last block's head of each of the terms ks that has
+// one: from the store's cache when nothing was written since it was
+// filled, else read (lastHeads).
+func (w *docWriter) heads(ctx context.Context, ks []postTerm) (map[postTerm]blockHead, error) {
+	if w.newHeads == nil {
+		w.newHeads = make(map[postTerm]blockHead, len(ks))
+	}
+	c := &w.s.heads
+	out := make(map[postTerm]blockHead, len(ks))
+	var todo []postTerm
+	c.mu.Lock()
+	if c.version == w.v0 && c.m != nil {
+		for _, k := range ks {
+			if h, ok := c.m[k]; ok {
+				out[k] = h
+			} else {
+				todo = append(todo, k)
+			}
+		}
+	} else {
+		todo = ks
+	}
+	c.mu.Unlock()
+	read, err := w.lastHeads(ctx, todo)
+	if err != nil {
+		return nil, err
+	}
+	for k, h := range read {
+		out[k] = h
+		w.newHeads[k] = h // still the head after the commit unless changed below
+	}
+	return out, nil
+}
+
+// headCache remembers the heads of terms' last blocks as of a version of
+// docs_stats, which every write transaction moves: valid only while the
+// version is the one it was filled at, so another process's (or
+// connection's) write makes it forget everything. Cleared when full.
+type headCache struct {
+	mu      sync.Mutex
+	version int64
+	m       map[postTerm]blockHead
+}
+
+const headCacheSize = 1 << 18
+
+// committed records a transaction's heads: it began at version v0 and
+// committed at v1; set are heads known after it, gone those of terms its
+// general path rewrote.
+func (c *headCache) committed(v0, v1 int64, set map[postTerm]blockHead, gone map[postTerm]*postChange) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.version != v0 || c.m == nil || len(c.m)+len(set) > headCacheSize {
+		c.m = make(map[postTerm]blockHead, min(headCacheSize, max(len(set), 4096)))
+	}
+	c.version = v1
+	if len(set) > headCacheSize {
+		return
+	}
+	for k, h := range set {
+		c.m[k] = h
+	}
+	for k := range gone {
+		delete(c.m, k)
+	}
+}
+
+// lastHeads reads the key, last id and size of the last block of each
+// of the terms ks that has one.
+func (w *docWriter) lastHeads(ctx context.Context, ks []postTerm) (map[postTerm]blockHead, error) {
+	out := make(map[postTerm]blockHead, len(ks))
+	const chunk = 4096
+	for start := 0; start < len(ks); start += chunk {
+		part := ks[start:min(start+chunk, len(ks))]
+		from := make([]int64, len(part))
+		for i, k := range part {
+			from[i], _ = postRange(k.term, k.field)
+		}
+		arg, err := json.Marshal(from)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := w.tx.QueryContext(ctx, `SELECT j.key, p.block, p.hi, p.n FROM json_each(?) j
+JOIN docs_postings p ON p.block = (SELECT max(block) FROM docs_postings WHERE block BETWEEN j.value AND j.value + ?)`,
+			string(arg), int64(maxPostingID))
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var i int
+			var h blockHead
+			if err := rows.Scan(&i, &h.key, &h.hi, &h.n); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if i < 0 || i >= len(part) {
+				rows.Close()
+				return nil, fmt.Errorf("last block of term %d of %d", i, len(part))
+			}
+			out[part[i]] = h
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// rowWriter writes rows many a statement: an INSERT's head (through
+// VALUES), rows of cols values each, and its tail (an upsert's clause).
+type rowWriter struct {
+	tx         *sql.Tx
+	head, tail string
+	cols       int
+	args       []any
+	full       *sql.Stmt
+}
+
+// rowsAtOnce is how many rows a rowWriter statement writes.
+const rowsAtOnce = 128
+
+func newRowWriter(tx *sql.Tx, head, tail string, cols int) *rowWriter {
+	return &rowWriter{tx: tx, head: head, tail: tail, cols: cols}
+}
+
+// add writes a row of r.cols values, once rowsAtOnce are waiting.
+func (r *rowWriter) add(ctx context.Context, vals ...any) error {
+	r.args = append(r.args, vals...)
+	if len(r.args) < r.cols*rowsAtOnce {
+		return nil
+	}
+	if r.full == nil {
+		var err error
+		if r.full, err = r.tx.PrepareContext(ctx, r.query(rowsAtOnce)); err != nil {
+			return err
+		}
+	}
+	_, err := r.full.ExecContext(ctx, r.args...)
+	r.args = r.args[:0]
+	return err
+}
+
+func (r *rowWriter) query(rows int) string {
+	var b strings.Builder
+	b.WriteString(r.head)
+	row := "(" + strings.Repeat("?, ", r.cols-1) + "?)"
+	for i := range rows {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(row)
+	}
+	b.WriteString(r.tail)
+	return b.String()
+}
+
+// flush writes the rows still waiting.
+func (r *rowWriter) flush(ctx context.Context) error {
+	if len(r.args) == 0 {
+		return nil
+	}
+	_, err := r.tx.ExecContext(ctx, r.query(len(r.args)/r.cols), r.args...)
+	r.args = r.args[:0]
+	return err
+}
+
+func (r *rowWriter) close() {
+	if r.full != nil {
+		r.full.Close()
+	}
 }
 
 // lastBlocks reads the last block of each of the terms ks that has one.

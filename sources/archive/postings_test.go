@@ -62,6 +62,62 @@ func TestPostingsFollowEdits(t *testing.T) {
 	}
 }
 
+// Two stores on one file (two processes, or two connections' worth of
+// writers) append to the same terms in turn: each remembers its terms'
+// last blocks (headCache) and must see that the other has written since,
+// or it would append to a block that is no longer the last.
+func TestPostingsTwoWritersInTurn(t *testing.T) {
+	ctx := context.Background()
+	a, path := openTemp(t)
+	b, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	page := func(i int) Doc {
+		return Doc{URL: fmt.Sprintf("https://p.example/%d", i), Title: fmt.Sprintf("turn %d", i%3),
+			Text: fmt.Sprintf("shared words in every page, page%d, and set%d", i, i%5)}
+	}
+	n := 0
+	batch := func(size int) []Doc {
+		var docs []Doc
+		for range size {
+			docs = append(docs, page(n))
+			n++
+		}
+		return docs
+	}
+	// Batches big enough to fill blocks (so one writer's cached last
+	// block is full or replaced by the other's), small ones in between,
+	// and a delete that rewrites a block another store has cached.
+	for turn := range 12 {
+		s := a
+		if turn%2 == 1 {
+			s = b
+		}
+		size := 7
+		if turn%3 == 0 {
+			size = 700
+		}
+		if err := s.AddAll(ctx, batch(size)); err != nil {
+			t.Fatal(err)
+		}
+		if turn == 5 {
+			if ok, err := b.Delete(ctx, page(n-1).URL); err != nil || !ok {
+				t.Fatalf("Delete = %v, %v", ok, err)
+			}
+		}
+	}
+	checkStats(t, a)
+	checkStats(t, b)
+	for _, s := range []*Store{a, b} {
+		hits, err := s.Search(ctx, "shared", SearchOptions{Limit: 5})
+		if err != nil || len(hits) != 5 {
+			t.Errorf("search for a word every page holds: %d hits, %v", len(hits), err)
+		}
+	}
+}
+
 // A block decodes to the ids it was made of, and a malformed one is an
 // error.
 func TestBlockRoundTrip(t *testing.T) {

@@ -42,8 +42,9 @@ type Store struct {
 	now      func() time.Time
 	terms    termCache
 	dfs      dfCache
-	stmts    sync.Map // query text → *sql.Stmt, see stmt
-	ids      idCache  // SQLite: docs_terms ids already read or written
+	stmts    sync.Map  // query text → *sql.Stmt, see stmt
+	ids      idCache   // SQLite: docs_terms ids already read or written
+	heads    headCache // SQLite: the last blocks of terms' postings, as of a version
 	vocabMu  sync.Mutex
 	vocab    *vocab // PostgreSQL: the ids its searches give stems (vocabulary)
 }
