@@ -38,6 +38,11 @@ type ImportOptions struct {
 // a failed commit loses little.
 const batchSize = 1000
 
+// batchBytes bounds a batch's records by their size as read, so a file
+// of very long pages does not hold thousands of them in memory at once
+// (a batch is being read while the one before it is written).
+const batchBytes = 32 << 20
+
 // ImportResult counts what Import did.
 type ImportResult struct {
 	Added, Failed int
@@ -248,7 +253,9 @@ func (s *Store) importJSONL(ctx context.Context, path string, res *ImportResult,
 // and stemmed or carrying its error.
 func (s *Store) readJSONL(ctx context.Context, r io.Reader, path string, out chan<- lineBatch) error {
 	var batch []lineDoc
+	var size int
 	send := func() bool {
+		size = 0
 		rows := make([]docRow, 0, len(batch))
 		var at []int
 		for i, d := range batch {
@@ -278,7 +285,8 @@ func (s *Store) readJSONL(ctx context.Context, r io.Reader, path string, out cha
 		}
 		d := lineDoc{where: fmt.Sprintf("%s:%d", path, line)}
 		d.row, d.err = s.decodeRecord(b)
-		if batch = append(batch, d); len(batch) == batchSize && !send() {
+		size += len(b)
+		if batch = append(batch, d); (len(batch) == batchSize || size >= batchBytes) && !send() {
 			return ctx.Err()
 		}
 	}

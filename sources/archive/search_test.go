@@ -393,6 +393,34 @@ func TestImportProgress(t *testing.T) {
 	checkStats(t, s)
 }
 
+// A file of long pages is read in batches bounded by their size, not
+// only by their number.
+func TestImportBatchesOfLongPages(t *testing.T) {
+	s, _ := openTemp(t)
+	path := filepath.Join(t.TempDir(), "long.jsonl")
+	long := strings.Repeat("a long page of many words ", 40_000) // about 1 MB
+	var b strings.Builder
+	const n = 40
+	for i := range n {
+		fmt.Fprintf(&b, `{"url":"https://p.example/%d","title":"long page %d","text":%q}`+"\n", i, i, long)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var seen []int
+	res := s.Import(context.Background(), []string{path}, ImportOptions{Progress: func(done int) { seen = append(seen, done) }})
+	if res.Added != n || res.Failed != 0 {
+		t.Fatalf("Import = %+v", res)
+	}
+	per := batchBytes/len(long) + 1
+	if per >= n {
+		t.Fatalf("a batch may hold %d pages of 1 MB: the file's %d are one batch", per, n)
+	}
+	if len(seen) < 2 || seen[0] > per || seen[len(seen)-1] != n {
+		t.Errorf("progress calls %v; want batches of at most %d pages of 1 MB", seen, per)
+	}
+}
+
 func TestSearcherWith(t *testing.T) { eachEngine(t, testSearcherWith) }
 
 func testSearcherWith(t *testing.T, s *Store) {
