@@ -17,7 +17,8 @@ import (
 // Several writers rewriting the same few stored pages at once (goroutines
 // of one Store and of two Stores on one database, as a check archiving a
 // page while `muse archive add` imports it), some inserting the same new
-// page at the same moment, beside two imports that meet those pages too:
+// page at the same moment, beside a deleter of those pages and two
+// imports that meet them too:
 // no write fails, every term's postings and counts are those of the stored
 // documents, each page is stored once, and it is the last writer's.
 func TestPostgresConcurrentRewritesKeepCounts(t *testing.T) {
@@ -117,10 +118,25 @@ func TestPostgresConcurrentRewritesKeepCounts(t *testing.T) {
 	// Rewriters: while the imports run (and at least a few rounds, at most
 	// maxRounds), each puts the shared pages, alone or in a batch of its
 	// own order, whole or only a field; in some rounds every rewriter
-	// inserts the same new page. Their last round puts every shared page
-	// whole.
+	// inserts the same new page. Meanwhile a deleter deletes the shared
+	// pages in turn. When every rewriter is done with its rounds and the
+	// deleter has stopped, each puts every shared page whole, a last time.
 	const writers, minRounds, maxRounds = 4, 8, 400
-	var rounds atomic.Int64
+	var rounds, deletes atomic.Int64
+	var inRounds atomic.Int32
+	inRounds.Store(writers)
+	var lastRound sync.WaitGroup // the rounds and the deleter done
+	lastRound.Add(writers + 1)
+	wg.Go(func() {
+		defer lastRound.Done()
+		for k := 0; k < maxRounds && inRounds.Load() > 0; k++ {
+			if _, err := stores[k%len(stores)].Delete(ctx, shared[k%nShared]); err != nil {
+				t.Errorf("deleter: %v", err)
+				return
+			}
+			deletes.Add(1)
+		}
+	})
 	for g := range writers {
 		s := stores[g%len(stores)]
 		order := slices.Clone(shared)
@@ -129,6 +145,8 @@ func TestPostgresConcurrentRewritesKeepCounts(t *testing.T) {
 			order[i], order[k] = order[k], order[i]
 		}
 		wg.Go(func() {
+			roundsDone := sync.OnceFunc(func() { inRounds.Add(-1); lastRound.Done() })
+			defer roundsDone()
 			put := func(docs ...Doc) bool {
 				if err := s.AddAll(ctx, docs); err != nil {
 					t.Errorf("writer %d: %v", g, err)
@@ -169,6 +187,8 @@ func TestPostgresConcurrentRewritesKeepCounts(t *testing.T) {
 				}
 			}
 			rounds.Add(int64(k))
+			roundsDone()
+			lastRound.Wait()
 			var docs []Doc
 			for j, u := range order {
 				d := version(u, g, maxRounds, j)
@@ -179,7 +199,7 @@ func TestPostgresConcurrentRewritesKeepCounts(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	t.Logf("%d rounds of %d rewriters beside the imports", rounds.Load(), writers)
+	t.Logf("%d rounds of %d rewriters and %d deletes beside the imports", rounds.Load(), writers, deletes.Load())
 	for i, r := range results {
 		if r.Added != importPages || r.Failed != 0 {
 			t.Errorf("import %d = %+v; want %d added: %s", i, r, importPages, errs[i].String())
