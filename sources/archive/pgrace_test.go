@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/musecheck/muse/sources/pgdb/pgdbtest"
 )
@@ -233,4 +234,95 @@ func TestPostgresConcurrentRewritesKeepCounts(t *testing.T) {
 			t.Errorf("%s holds %q / %q / %q: no writer's last version", u, d.Title, d.Text, d.Publisher)
 		}
 	}
+}
+
+// A write the server aborts to break a deadlock with another transaction
+// is run again, in a new transaction, and stores its batch: the user's
+// batch does not fail.
+func TestPostgresWriteRetriedAfterDeadlock(t *testing.T) {
+	s := openPostgresTemp(t)
+	ctx := context.Background()
+	first := []Doc{
+		{URL: "https://q.example/x", Title: "Bridge closed", Text: "The old bridge closed."},
+		{URL: "https://q.example/y", Title: "River festival", Text: "The festival by the river."},
+	}
+	if err := s.AddAll(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	second := []Doc{
+		{URL: "https://q.example/x", Title: "Ferry cancelled", Text: "Storms cancelled the ferry."},
+		{URL: "https://q.example/y", Title: "Harbour reopened", Text: "The harbour reopened after the storm."},
+	}
+	rows := make([]docRow, len(second))
+	for i, d := range second {
+		r, err := s.newRow(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows[i] = r
+	}
+	lock := s.sql(`SELECT 1 FROM docs WHERE url = ? FOR UPDATE`)
+	// The other transaction holds x.
+	other, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Rollback()
+	if _, err := other.ExecContext(ctx, lock, rows[0].key); err != nil {
+		t.Fatal(err)
+	}
+	// The write's first transaction takes y, then waits for x.
+	var tries atomic.Int32
+	holding := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- s.write(ctx, termBatch{}, func(w *docWriter) error {
+			if tries.Add(1) == 1 {
+				if _, err := w.tx.ExecContext(ctx, lock, rows[1].key); err != nil {
+					return err
+				}
+				close(holding)
+				if _, err := w.tx.ExecContext(ctx, lock, rows[0].key); err != nil {
+					return err
+				}
+			}
+			return w.putAll(ctx, rows)
+		})
+	}()
+	<-holding
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var waiting int
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
+WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the write never waited for the other transaction's row")
+		}
+	}
+	// Now the other transaction wants y: a deadlock. The write, waiting
+	// longer, is the one the server aborts.
+	if _, err := other.ExecContext(ctx, lock, rows[1].key); err != nil {
+		t.Fatalf("the other transaction: %v; want the write aborted", err)
+	}
+	if err := other.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("write: %v; want it run again and stored", err)
+	}
+	if n := tries.Load(); n != 2 {
+		t.Errorf("the write ran %d times; want 2", n)
+	}
+	for _, want := range second {
+		if d, err := s.Get(ctx, want.URL); err != nil || d.Title != want.Title || d.Text != want.Text {
+			t.Errorf("%s = %+v, %v; want the second version", want.URL, d, err)
+		}
+	}
+	checkTerms(t, s)
+	checkCounts(t, s)
+	checkStats(t, s)
 }
