@@ -25,15 +25,7 @@ import (
 func TestPostgresConcurrentRewritesKeepCounts(t *testing.T) {
 	url := pgdbtest.Fresh(t)
 	ctx := context.Background()
-	stores := make([]*Store, 2)
-	for i := range stores {
-		s, err := Open(ctx, url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		stores[i] = s
-	}
+	stores := openStores(t, url, 2)
 	words := strings.Fields("river bridge flood valley mayor election vaccine school budget storm harbour festival " +
 		"council railway hospital drought wildfire tariff senate court ferry orchard glacier pension")
 	// version is writer g's k-th text (or title, publisher) for page j:
@@ -325,4 +317,19 @@ WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
 	checkTerms(t, s)
 	checkCounts(t, s)
 	checkStats(t, s)
+}
+
+// openStores opens n Stores on the archive at url, as n processes would.
+func openStores(t *testing.T, url string, n int) []*Store {
+	t.Helper()
+	stores := make([]*Store, n)
+	for i := range stores {
+		s, err := Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		stores[i] = s
+	}
+	return stores
 }
