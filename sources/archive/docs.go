@@ -232,8 +232,17 @@ type docWriter struct {
 }
 
 // write runs fn with a docWriter in one IMMEDIATE transaction; tb is
-// newDFs of the rows fn puts.
+// newDFs of the rows fn puts. On PostgreSQL a transaction that met
+// another writer is run again (retryConflicts).
 func (s *Store) write(ctx context.Context, tb termBatch, fn func(*docWriter) error) error {
+	if s.postgres {
+		return retryConflicts(ctx, func() error { return s.writeOnce(ctx, tb, fn) })
+	}
+	return s.writeOnce(ctx, tb, fn)
+}
+
+// writeOnce is write's one transaction.
+func (s *Store) writeOnce(ctx context.Context, tb termBatch, fn func(*docWriter) error) error {
 	dfs := tb.dfs
 	w := &docWriter{s: s}
 	begin := s.db.BeginTx
@@ -259,7 +268,7 @@ func (s *Store) write(ctx context.Context, tb termBatch, fn func(*docWriter) err
 		q  string
 	}{
 		{&w.get, `SELECT id, title, text, publisher, lang, title_terms, text_terms, publisher_terms, title_len, text_len, published
-FROM docs WHERE url = ?`},
+FROM docs WHERE url = ?` + lockStored(s.postgres)},
 		{&w.ins, `INSERT INTO docs (url, orig_url, title, text, publisher, published, added_at, updated_at,
 	title_len, text_len, lang, title_terms, text_terms, publisher_terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)` + returning(s.postgres)},
 		{&w.upd, `UPDATE docs SET title = ?, text = ?, publisher = ?, published = ?, updated_at = ?, title_len = ?, text_len = ?,
@@ -633,7 +642,11 @@ func (s *Store) Delete(ctx context.Context, rawURL string) (bool, error) {
 		return false, fmt.Errorf("archive delete %q: %w", rawURL, err)
 	}
 	if s.postgres {
-		res, err := s.db.ExecContext(ctx, s.sql(`DELETE FROM docs WHERE url = ?`), key)
+		var res sql.Result
+		err := retryConflicts(ctx, func() (err error) {
+			res, err = s.db.ExecContext(ctx, s.sql(`DELETE FROM docs WHERE url = ?`), key)
+			return err
+		})
 		if err != nil {
 			return false, fmt.Errorf("archive delete %s: %w", rawURL, err)
 		}

@@ -203,15 +203,7 @@ func TestPostgresConcurrentImportsKeepCounts(t *testing.T) {
 		}
 		paths = append(paths, p)
 	}
-	stores := make([]*Store, 2)
-	for i := range stores {
-		s, err := Open(ctx, url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		stores[i] = s
-	}
+	stores := openStores(t, url, 2)
 	var wg sync.WaitGroup
 	results := make([]ImportResult, 2)
 	errs := make([]strings.Builder, 2)

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -120,8 +121,13 @@ func pgTermOperand(t string, title bool) string {
 	return t
 }
 
-// uniqueViolation is PostgreSQL's SQLSTATE for a duplicate key.
-const uniqueViolation = "23505"
+// PostgreSQL's SQLSTATEs for a duplicate key, and for a transaction
+// aborted to break a deadlock or a serialization conflict.
+const (
+	uniqueViolation      = "23505"
+	deadlockDetected     = "40P01"
+	serializationFailure = "40001"
+)
 
 // docColumns are the columns copyNew fills, in the order of copyRow.
 var docColumns = []string{"id", "url", "orig_url", "title", "text", "publisher", "published", "added_at", "updated_at",
@@ -138,11 +144,23 @@ func copyRow(id int64, r docRow) []any {
 
 // copyNew stores through the COPY protocol the rows whose key no stored
 // document (nor an earlier row) holds, with their postings, and says
-// which it stored; the others are for put to merge. Ids come from
-// the documents' sequence first, so both tables are copied in one pass
-// each (copyPostings). Should another writer store one of the keys between the look-up
-// and the copy, the copy is undone (a savepoint) and every row is left to
-// put, which is what a row at a time would have met.
+// which it stored; the others are for put to merge. Ids come from the
+// documents' sequence first, so both tables are copied in one pass each
+// (copyPostings).
+//
+// Other writers may be writing the same keys (READ COMMITTED). The stored
+// documents of the keys are locked first, in key order, so that put
+// merges each into the row as the last writer committed it, and moves its
+// postings while no other writer can; then the new rows are copied, in
+// key order too. Should another writer store one of the new keys before
+// this one (the COPY waits for its commit and fails on the unique key),
+// the round's look-up, locks and copy are undone (a savepoint) and made
+// again, finding that writer's row; after copyRounds rounds the
+// transaction gives up with errKeysTaken, for write to run again. So a
+// writer holds row locks of one round, taken in key order, and waits
+// only for keys after those it has taken (or, in a batch after the
+// transaction's first, for those of an earlier batch), and two imports
+// never wait on each other in a circle.
 func (w *docWriter) copyNew(ctx context.Context, rows []docRow) ([]bool, error) {
 	inserted := make([]bool, len(rows))
 	keys := make([]string, len(rows))
@@ -151,65 +169,146 @@ func (w *docWriter) copyNew(ctx context.Context, rows []docRow) ([]bool, error) 
 	}
 	err := w.conn.Raw(func(dc any) error {
 		c := dc.(*stdlib.Conn).Conn()
-		// pgx returns a failed Query's error in its Rows too, where
-		// CollectRows reports it.
-		res, _ := c.Query(ctx, `SELECT url FROM archive_docs WHERE url = ANY($1)`, keys)
-		have, err := pgx.CollectRows(res, pgx.RowTo[string])
-		if err != nil {
-			return err
-		}
-		stored := make(map[string]bool, len(rows))
-		for _, k := range have {
-			stored[k] = true
-		}
-		var fresh []int // first rows of keys not stored
-		for i, r := range rows {
-			if !stored[r.key] {
-				stored[r.key] = true
-				fresh = append(fresh, i)
+		for range copyRounds {
+			if done, err := w.copyRound(ctx, c, rows, keys, inserted); done || err != nil {
+				return err
 			}
 		}
-		if len(fresh) == 0 {
-			return nil
-		}
-		res, _ = c.Query(ctx, `SELECT nextval(pg_get_serial_sequence('archive_docs', 'id')) FROM generate_series(1, $1)`, len(fresh))
-		ids, err := pgx.CollectRows(res, pgx.RowTo[int64])
-		if err != nil {
-			return err
-		}
-		if len(ids) != len(fresh) {
-			return fmt.Errorf("%d ids for %d documents", len(ids), len(fresh))
-		}
-		slices.Sort(ids) // a new document gets a larger id than an older one, as on SQLite
-		if _, err := c.Exec(ctx, `SAVEPOINT archive_copy`); err != nil {
-			return err
-		}
-		_, err = c.CopyFrom(ctx, pgx.Identifier{"archive_docs"}, docColumns, pgx.CopyFromSlice(len(fresh), func(i int) ([]any, error) {
-			return copyRow(ids[i], rows[fresh[i]]), nil
-		}))
-		if err == nil {
-			err = copyPostings(ctx, c, rows, fresh, ids)
-		}
-		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == uniqueViolation {
-			_, err = c.Exec(ctx, `ROLLBACK TO SAVEPOINT archive_copy`)
-			return err
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := c.Exec(ctx, `RELEASE SAVEPOINT archive_copy`); err != nil {
-			return err
-		}
-		for _, i := range fresh {
-			inserted[i] = true
-			w.count(ctx, 1, docRow{}, rows[i], nil)
-		}
-		return nil
+		return errKeysTaken
 	})
 	if err != nil {
 		return nil, fmt.Errorf("archive %d documents: %w", len(rows), err)
 	}
 	return inserted, nil
+}
+
+// copyRounds bounds how often copyNew looks its keys up again after
+// another writer stored one of them: a round is undone only when another
+// writer commits one of its keys in the moment between its look-up and
+// its copy.
+const copyRounds = 8
+
+// errKeysTaken is copyNew giving up after copyRounds rounds, each undone
+// by another writer storing one of its keys; retryConflicts runs the
+// transaction again.
+var errKeysTaken = errors.New("other writers kept storing the same documents")
+
+// copyRound is one look-up and copy of copyNew; it reports false when
+// the copy met a key another writer stored and was undone.
+func (w *docWriter) copyRound(ctx context.Context, c *pgx.Conn, rows []docRow, keys []string, inserted []bool) (bool, error) {
+	// Undone with the copy, the round's locks are taken again in key
+	// order by the next.
+	if _, err := c.Exec(ctx, `SAVEPOINT archive_copy`); err != nil {
+		return false, err
+	}
+	// pgx returns a failed Query's error in its Rows too, where
+	// CollectRows reports it.
+	res, _ := c.Query(ctx, `SELECT url FROM archive_docs WHERE url = ANY($1) ORDER BY url COLLATE "C" FOR UPDATE`, keys)
+	have, err := pgx.CollectRows(res, pgx.RowTo[string])
+	if err != nil {
+		return false, err
+	}
+	stored := make(map[string]bool, len(rows))
+	for _, k := range have {
+		stored[k] = true
+	}
+	var fresh []int // first rows of keys not stored
+	for i, r := range rows {
+		if !stored[r.key] {
+			stored[r.key] = true
+			fresh = append(fresh, i)
+		}
+	}
+	if len(fresh) == 0 {
+		_, err := c.Exec(ctx, `RELEASE SAVEPOINT archive_copy`)
+		return err == nil, err
+	}
+	res, _ = c.Query(ctx, `SELECT nextval(pg_get_serial_sequence('archive_docs', 'id')) FROM generate_series(1, $1)`, len(fresh))
+	ids, err := pgx.CollectRows(res, pgx.RowTo[int64])
+	if err != nil {
+		return false, err
+	}
+	if len(ids) != len(fresh) {
+		return false, fmt.Errorf("%d ids for %d documents", len(ids), len(fresh))
+	}
+	slices.Sort(ids) // a new document gets a larger id than an older one, as on SQLite
+	idOf := make([]int64, len(rows))
+	for x, i := range fresh {
+		idOf[i] = ids[x]
+	}
+	byKey := slices.Clone(fresh) // the keys are distinct
+	slices.SortFunc(byKey, func(a, b int) int { return strings.Compare(rows[a].key, rows[b].key) })
+	_, err = c.CopyFrom(ctx, pgx.Identifier{"archive_docs"}, docColumns, pgx.CopyFromSlice(len(fresh), func(i int) ([]any, error) {
+		return copyRow(idOf[byKey[i]], rows[byKey[i]]), nil
+	}))
+	if err == nil {
+		err = copyPostings(ctx, c, rows, fresh, ids)
+	}
+	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == uniqueViolation {
+		if _, err := c.Exec(ctx, `ROLLBACK TO SAVEPOINT archive_copy`); err != nil {
+			return false, err
+		}
+		_, err = c.Exec(ctx, `RELEASE SAVEPOINT archive_copy`)
+		return false, err
+	}
+	if err != nil {
+		return false, err
+	}
+	if _, err := c.Exec(ctx, `RELEASE SAVEPOINT archive_copy`); err != nil {
+		return false, err
+	}
+	for _, i := range fresh {
+		inserted[i] = true
+		w.count(ctx, 1, docRow{}, rows[i], nil)
+	}
+	return true, nil
+}
+
+// lockStored is how put's look-up of a stored document ends on
+// PostgreSQL, where writers run at once (READ COMMITTED): it locks the
+// row, so put reads it as the last writer committed it, and moves its
+// postings from the terms it holds, not from a version another writer
+// has since replaced. copyNew has locked the rows of putAll's stored keys
+// already, in key order. SQLite's IMMEDIATE transactions write one at a
+// time: nothing.
+func lockStored(postgres bool) string {
+	if postgres {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+// retryConflicts runs fn, a PostgreSQL write, again (up to conflictTries
+// in all, after a short pause) when it failed for meeting another writer:
+// the server aborted it to break a deadlock (or a serialization failure,
+// which READ COMMITTED does not raise today), or copyNew gave up
+// (errKeysTaken). copyNew takes its locks in key order, but a transaction
+// of several batches (AddAll of more than batchSize documents) takes each
+// batch's after the last's, and a delete or merge can still meet another
+// writer's locks on postings rows in another order. fn starts a new
+// transaction each time.
+func retryConflicts(ctx context.Context, fn func() error) error {
+	for try := 1; ; try++ {
+		err := fn()
+		if !conflicted(err) || try == conflictTries {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(try*try) * 10 * time.Millisecond):
+		}
+	}
+}
+
+// conflictTries bounds retryConflicts' attempts.
+const conflictTries = 5
+
+// conflicted says whether err is PostgreSQL aborting a transaction that
+// may succeed when run again: deadlock_detected or serialization_failure.
+func conflicted(err error) bool {
+	pe := (*pgconn.PgError)(nil)
+	return errors.As(err, &pe) && (pe.Code == deadlockDetected || pe.Code == serializationFailure) || errors.Is(err, errKeysTaken)
 }
 
 // copyPostings appends the postings of the documents rows[fresh[i]],

@@ -266,8 +266,9 @@ func TestPostgresMigrationBuildsTerms(t *testing.T) {
 }
 
 // A writer that stores a key between copyNew's look-up and its COPY makes
-// the COPY fail on the unique key: copyNew undoes it and put merges every
-// row, so nothing is lost and nothing is stored twice.
+// the COPY fail on the unique key: copyNew undoes it and looks the keys up
+// again, copying the new row and leaving the other writer's to put, so
+// nothing is lost and nothing is stored twice.
 func TestPostgresCopyMeetsAnotherWriter(t *testing.T) {
 	url := pgdbtest.Fresh(t)
 	ctx := context.Background()
