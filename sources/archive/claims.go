@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -49,6 +50,17 @@ func (s *Store) AddClaimReviews(ctx context.Context, crs []sources.ClaimReview, 
 		return fmt.Errorf("archive claim reviews: %w", err)
 	}
 	defer get.Close()
+	if s.postgres {
+		// Two writers adding the same fact-checks lock their rows in one
+		// order, so neither waits on the other while holding what the
+		// other waits for (a record met twice keeps its last version).
+		key := func(cr sources.ClaimReview) string {
+			k, _ := sources.Canonical(cr.ReviewURL) // a bad URL fails in addClaim
+			return k + "\x00" + strings.Join(strings.Fields(cr.Claim), " ")
+		}
+		crs = slices.Clone(crs)
+		slices.SortStableFunc(crs, func(a, b sources.ClaimReview) int { return strings.Compare(key(a), key(b)) })
+	}
 	for _, cr := range crs {
 		if err := s.addClaim(ctx, tx, get, cr, lang); err != nil {
 			return err
@@ -83,6 +95,20 @@ func (s *Store) addClaim(ctx context.Context, tx *sql.Tx, get *sql.Stmt, cr sour
 		return sql.NullInt64{Int64: t.Unix(), Valid: true}
 	}
 	fail := func(err error) error { return fmt.Errorf("archive claim review %s: %w", cr.ReviewURL, err) }
+	if s.postgres {
+		// One statement, so a writer adding the same new fact-check at
+		// the same moment updates the row the other inserted rather than
+		// failing on the unique key; tsv is a generated column.
+		if _, err := tx.ExecContext(ctx, s.sql(`INSERT INTO claims (review_key, review_url, claim, claimant, claim_date, rating,
+	reviewer, review_date, lang, in_language, claim_terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (review_key, claim) DO UPDATE SET review_url = excluded.review_url, claimant = excluded.claimant,
+	claim_date = excluded.claim_date, rating = excluded.rating, reviewer = excluded.reviewer, review_date = excluded.review_date,
+	lang = excluded.lang, in_language = excluded.in_language, claim_terms = excluded.claim_terms`),
+			key, cr.ReviewURL, claim, cr.Claimant, unix(cr.ClaimDate), cr.Rating, cr.Reviewer, unix(cr.ReviewDate), lang, declared, terms); err != nil {
+			return fail(err)
+		}
+		return nil
+	}
 	var id int64
 	var old string
 	switch err := get.QueryRowContext(ctx, key, claim).Scan(&id, &old); {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/pgdb/pgdbtest"
 )
 
@@ -332,4 +333,54 @@ func openStores(t *testing.T, url string, n int) []*Store {
 		stores[i] = s
 	}
 	return stores
+}
+
+// Writers adding the same new fact-checks at once (two imports of one
+// ClaimReview feed, or a check archiving a fact-check page an import also
+// holds), in different orders, on two Stores: every batch is stored and
+// each fact-check is one row, as its last writer left it.
+func TestPostgresConcurrentClaimReviews(t *testing.T) {
+	url := pgdbtest.Fresh(t)
+	stores := openStores(t, url, 2)
+	ctx := context.Background()
+	claims := func(round, writer int) []sources.ClaimReview {
+		var crs []sources.ClaimReview
+		for i := range 6 {
+			crs = append(crs, sources.ClaimReview{Claim: fmt.Sprintf("claim %d of round %d spreads online", i, round),
+				Rating: fmt.Sprintf("False by writer %d", writer), Reviewer: "PolitiFact",
+				ReviewURL: fmt.Sprintf("https://www.politifact.com/factchecks/%d/%d/", round, i)})
+		}
+		if writer%2 == 1 {
+			slices.Reverse(crs)
+		}
+		return crs
+	}
+	const rounds, writers = 20, 4
+	var failed atomic.Int32
+	for round := range rounds {
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for w := range writers {
+			wg.Go(func() {
+				<-start
+				if err := stores[w%2].AddClaimReviews(ctx, claims(round, w), "en"); err != nil {
+					failed.Add(1)
+					t.Errorf("round %d, writer %d: %v", round, w, err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+	}
+	if failed.Load() > 0 {
+		return
+	}
+	n, err := stores[0].ClaimCount(ctx)
+	if err != nil || n != rounds*6 {
+		t.Errorf("ClaimCount = %d, %v; want %d, one row a fact-check", n, err, rounds*6)
+	}
+	hits, err := stores[1].MatchClaims(ctx, "claim 3 of round 7 spreads online", "en", 1)
+	if err != nil || len(hits) != 1 || !strings.HasPrefix(hits[0].Rating, "False by writer") {
+		t.Errorf("MatchClaims = %+v, %v", hits, err)
+	}
 }
