@@ -98,6 +98,14 @@ func (s *Store) newDFs(rows []docRow) termBatch {
 	for k, t := range tb.terms {
 		tb.dfs[t] = df[k]
 	}
+	// The writer writes the counts in key order (flushDFs); sorted here,
+	// beside the writing of the batch before.
+	tb.df = df
+	tb.order = make([]int, len(tb.terms))
+	for k := range tb.order {
+		tb.order[k] = k
+	}
+	slices.SortFunc(tb.order, func(a, b int) int { return strings.Compare(tb.terms[a], tb.terms[b]) })
 	return tb
 }
 
@@ -106,6 +114,8 @@ func (s *Store) newDFs(rows []docRow) termBatch {
 type termBatch struct {
 	dfs   map[string]int
 	terms []string
+	df    []int // on SQLite: dfs by index into terms
+	order []int // indices into terms, the terms in key order
 }
 
 // docRow is a checked document as stored: fields trimmed, stemmed and
@@ -224,6 +234,11 @@ type docWriter struct {
 	// store's headCache once it commits.
 	v0       int64
 	newHeads map[postTerm]blockHead
+	// tb is newDFs of the rows the transaction puts; moved says whether
+	// anything else moved dfs (a merge or a delete, moveDFs).
+	tb         termBatch
+	moved      bool
+	batchFresh int // len(fresh) after termIDs
 
 	// On PostgreSQL: tx's connection, for COPY (copyNew), and the
 	// postings moved by puts, written before the commit (flushPostings).
@@ -262,7 +277,7 @@ func (s *Store) writeOnce(ctx context.Context, tb termBatch, fn func(*docWriter)
 	if dfs == nil {
 		dfs = map[string]int{}
 	}
-	w.tx, w.dfs = tx, dfs
+	w.tx, w.dfs, w.tb = tx, dfs, tb
 	stmts := []struct {
 		st **sql.Stmt
 		q  string
@@ -570,6 +585,7 @@ func (w *docWriter) ranked(ctx context.Context, id int64, r docRow) error {
 
 // moveDFs counts the documents holding each of stems up (by 1) or down.
 func (w *docWriter) moveDFs(stems []string, by int) {
+	w.moved = true
 	for _, t := range stems {
 		w.dfs[t] += by
 	}
@@ -589,6 +605,22 @@ func (w *docWriter) flushDFs(ctx context.Context) error {
 	// count that falls to 0 keeps its row, so an id is never freed nor
 	// given to another term (idCache). In key order, so the b-tree is
 	// walked once from one end to the other.
+	up := newRowWriter(w.tx, `INSERT INTO docs_terms (term, id, df) VALUES `, ` ON CONFLICT (term) DO UPDATE SET df = df + excluded.df`, 3)
+	defer up.close()
+	if !w.moved && len(w.tb.order) == len(w.batch) && len(w.fresh) == w.batchFresh {
+		// Only new rows were put: the counts are newDFs', the ids
+		// termIDs' (every id numbered here is a batch term's), and the
+		// order was sorted beside the writing.
+		for _, k := range w.tb.order {
+			if err := up.add(ctx, w.tb.terms[k], int64(w.batch[k]), w.tb.df[k]); err != nil {
+				return fmt.Errorf("archive: document counts: %w", err)
+			}
+		}
+		if err := up.flush(ctx); err != nil {
+			return fmt.Errorf("archive: document counts: %w", err)
+		}
+		return nil
+	}
 	terms := make([]string, 0, len(w.dfs)+len(w.fresh))
 	for t, d := range w.dfs {
 		if d != 0 {
@@ -601,8 +633,6 @@ func (w *docWriter) flushDFs(ctx context.Context) error {
 		}
 	}
 	slices.Sort(terms)
-	up := newRowWriter(w.tx, `INSERT INTO docs_terms (term, id, df) VALUES `, ` ON CONFLICT (term) DO UPDATE SET df = df + excluded.df`, 3)
-	defer up.close()
 	for _, t := range terms {
 		id, err := w.idOf(ctx, t)
 		if err != nil {

@@ -82,9 +82,12 @@ func OpenOptions(ctx context.Context, o Options) (*Store, error) {
 	// rows are memory accesses, not a pread each: a fifth of their cost.
 	// What that costs in memory is address space and the file's pages in
 	// the OS's cache, which other processes share and the OS may drop, not
-	// the heap; pages written go through the WAL as before.
+	// the heap; pages written go through the WAL as before. A write's
+	// statements of many rows keep their statement journals (the pages
+	// to restore should one fail half-way) in memory rather than in a
+	// temporary file: a write to the file for every page they change.
 	db, err := sqlitedb.Open(o.Path, sqlitedb.Options{Busy: busyTimeout,
-		Pragmas: []string{"foreign_keys(ON)", "cache_size(-32768)", "mmap_size(2147418112)"}})
+		Pragmas: []string{"foreign_keys(ON)", "cache_size(-32768)", "mmap_size(2147418112)", "temp_store(MEMORY)"}})
 	if err != nil {
 		return nil, fmt.Errorf("open archive %s: %w", o.Path, err)
 	}

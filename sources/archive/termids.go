@@ -158,6 +158,7 @@ func (w *docWriter) termIDs(ctx context.Context, terms []string) error {
 	for k, t := range terms {
 		w.batch[k] = w.ids[t]
 	}
+	w.batchFresh = len(w.fresh)
 	return nil
 }
 
