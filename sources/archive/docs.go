@@ -94,7 +94,21 @@ func (s *Store) newDFs(rows []docRow) termBatch {
 		}
 		r.titleSeq, r.textSeq = remap(r.ownTitle), remap(r.ownText)
 		r.batchStems = slices.Clone(local)
+		// Which rows hold each term, by row: the writer turns them into
+		// postings by the rows' ids.
+		for len(tb.rows) < 2*len(tb.terms) {
+			tb.rows = append(tb.rows, nil)
+		}
+		for _, k := range local {
+			tb.rows[2*k] = append(tb.rows[2*k], int32(i))
+		}
+		for _, k := range r.titleSeq {
+			if l := tb.rows[2*k+1]; len(l) == 0 || l[len(l)-1] != int32(i) { // a title may repeat a word
+				tb.rows[2*k+1] = append(l, int32(i))
+			}
+		}
 	}
+	tb.nrows = len(rows)
 	for k, t := range tb.terms {
 		tb.dfs[t] = df[k]
 	}
@@ -116,6 +130,10 @@ type termBatch struct {
 	terms []string
 	df    []int // on SQLite: dfs by index into terms
 	order []int // indices into terms, the terms in key order
+	// rows[2k] are the rows holding term k, rows[2k+1] those holding it
+	// in their title, ascending, of nrows rows.
+	rows  [][]int32
+	nrows int
 }
 
 // docRow is a checked document as stored: fields trimmed, stemmed and
@@ -406,7 +424,11 @@ func (w *docWriter) putAllSQLite(ctx context.Context, rows []docRow) error {
 		return nil
 	}
 	met := make(map[string]bool, len(rows))
-	for _, r := range rows {
+	// The new rows' postings are made at the end, from newDFs' rows of
+	// each term, when newDFs saw these rows.
+	byRows := w.tb.nrows == len(rows) && len(w.tb.rows) == 2*len(w.batch)
+	ids := make([]int64, len(rows)) // a new row's id
+	for i, r := range rows {
 		if stored[r.key] || met[r.key] {
 			if err := flush(); err != nil {
 				return err
@@ -423,8 +445,15 @@ func (w *docWriter) putAllSQLite(ctx context.Context, rows []docRow) error {
 			r.titleLen, r.textLen, r.lang, r.titleTerms, r.textTerms, r.pubTerms); err != nil {
 			return fmt.Errorf("archive: %w", err)
 		}
-		if err := w.index(ctx, id, docRow{}, r); err != nil {
-			return fmt.Errorf("archive %s: %w", r.url, err)
+		switch {
+		case id > maxPostingID:
+			return fmt.Errorf("archive %s: document id %d is past the archive's limit of %d", r.url, id, maxPostingID)
+		case byRows:
+			ids[i] = id
+		default:
+			if err := w.index(ctx, id, docRow{}, r); err != nil {
+				return fmt.Errorf("archive %s: %w", r.url, err)
+			}
 		}
 		title, text, err := w.rankIDs(ctx, r)
 		if err != nil {
@@ -437,6 +466,20 @@ func (w *docWriter) putAllSQLite(ctx context.Context, rows []docRow) error {
 		}
 		if err := w.count(ctx, 1, docRow{}, r, nil); err != nil {
 			return err
+		}
+	}
+	if byRows {
+		if w.batchAdds == nil {
+			w.batchAdds = make([][]int64, 2*len(w.batch))
+		}
+		for j, rs := range w.tb.rows {
+			l := w.batchAdds[j]
+			for _, i := range rs {
+				if id := ids[i]; id != 0 {
+					l = append(l, id) // ascending: ids go to rows in order
+				}
+			}
+			w.batchAdds[j] = l
 		}
 	}
 	return flush()
