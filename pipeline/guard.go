@@ -423,7 +423,8 @@ const (
 var (
 	idRunRe    = regexp.MustCompile(`([ \t]*)` + idGroup + `(?:` + idTarget + `)?(?:` + idSep + idGroup + `(?:` + idTarget + `)?)*`)
 	idLinkRe   = regexp.MustCompile(`\[([^\[\]\n]{1,200})\]\(\s*(` + idNamed + `)\s*\)`)
-	idBareRe   = regexp.MustCompile(`[Ss]ources?\s*#?\s*\d{1,3}(?:` + idSep + `\d{1,3})*|S\d{1,3}`)
+	idBareRe   = regexp.MustCompile(`[Ss]ources?\s*#?\s*\d{1,3}\b(?:` + idSep + `\d{1,3}\b)*|S\d{1,3}`)
+	idHeadRe   = regexp.MustCompile(`^[Ss]ources?\s*#?\s*\d{1,3}`)
 	idTargetRe = regexp.MustCompile(idTarget)
 	idNumRe    = regexp.MustCompile(`\d{1,3}`)
 	idRangeRe  = regexp.MustCompile(`(\d{1,3})\s*[\-–—]\s*(?:[Ss](?:ources?)?\s*)?(\d{1,3})`)
@@ -497,10 +498,18 @@ func ResolveSourceIDs(text string, urls []string, material string) (string, []st
 		if n, err := strconv.Atoi(strings.TrimPrefix(id, "S")); err == nil && (n < 1 || n > len(urls) || hasWord(material, id)) {
 			return id // a name, not an id
 		}
-		if u := lookup(id); len(u) > 0 {
-			return strings.Join(u, " ")
+		// "source 1 - 3" names three sources, but "source 3 - 5 people
+		// died" one: past the first number, the list stands only when
+		// every number it names is a source's.
+		rest := ""
+		if h := idHeadRe.FindStringIndex(id); h != nil && h[1] < len(id) &&
+			slices.ContainsFunc(idNumbers(id), func(n int) bool { return n < 1 || n > len(urls) }) {
+			id, rest = id[:h[1]], id[h[1]:]
 		}
-		return id // "source 9": named in a warning, the words left
+		if u := lookup(id); len(u) > 0 {
+			return strings.Join(u, " ") + rest
+		}
+		return id + rest // "source 9": named in a warning, the words left
 	})
 	return text, warnings
 }

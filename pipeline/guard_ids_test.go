@@ -38,6 +38,12 @@ func TestResolveSourceIDs(t *testing.T) {
 		{"As source 8 says, no ban.", "As source 8 says, no ban.", 1},
 		// Not ids: names, numbers in prose, links.
 		{"The Galaxy S9 was not banned.", "The Galaxy S9 was not banned.", 0},
+		// A number after "source N" is a range or list only when each
+		// number it names is a source's, and a year stays whole.
+		{"Sources 1-3 say no ban was ordered.", r + " " + a + " " + b + " say no ban was ordered.", 0},
+		{"According to source 1 - 2020 figures, no ban.", "According to " + r + " - 2020 figures, no ban.", 0},
+		{"As source 3 - 5 people were fined - says, no ban.", "As " + b + " - 5 people were fined - says, no ban.", 0},
+		{"Source 2, 2021: no ban.", a + ", 2021: no ban.", 0},
 		{"The Galaxy S2 was not banned [S2].", "The Galaxy S2 was not banned (" + a + ").", 0}, // S2 is a name in the post
 		{"According to S1, no ban was ordered for S3 owners.", "According to " + r + ", no ban was ordered for S3 owners.", 0},
 		{"Route MS1 and S1-2 are open (1) today.", "Route MS1 and S1-2 are open (1) today.", 0},
