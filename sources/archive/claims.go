@@ -45,11 +45,13 @@ func (s *Store) AddClaimReviews(ctx context.Context, crs []sources.ClaimReview, 
 		return fmt.Errorf("archive claim reviews: %w", err)
 	}
 	defer tx.Rollback()
-	get, err := tx.PrepareContext(ctx, s.sql(`SELECT id, claim_terms FROM claims WHERE review_key = ? AND claim = ?`))
-	if err != nil {
-		return fmt.Errorf("archive claim reviews: %w", err)
+	var get *sql.Stmt // on SQLite: the stored record's look-up (PostgreSQL upserts)
+	if !s.postgres {
+		if get, err = tx.PrepareContext(ctx, `SELECT id, claim_terms FROM claims WHERE review_key = ? AND claim = ?`); err != nil {
+			return fmt.Errorf("archive claim reviews: %w", err)
+		}
+		defer get.Close()
 	}
-	defer get.Close()
 	if s.postgres {
 		// Two writers adding the same fact-checks lock their rows in one
 		// order, so neither waits on the other while holding what the

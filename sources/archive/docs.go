@@ -313,8 +313,7 @@ FROM docs WHERE url = ?` + lockStored(s.postgres)},
 			st **sql.Stmt
 			q  string
 		}{
-			{&w.rank, `INSERT OR REPLACE INTO docs_rank (id, published, updated_at, title_len, text_len, title_ids, text_ids)
-	VALUES (?, ?, ?, ?, ?, ?, ?)`},
+			{&w.rank, rankRows + `(?, ?, ?, ?, ?, ?, ?)`},
 		}...)
 	}
 	for _, p := range stmts {
@@ -393,6 +392,9 @@ func (w *docWriter) putAll(ctx context.Context, rows []docRow) error {
 	return nil
 }
 
+// rankRows is the head of an insert of docs_rank rows.
+const rankRows = `INSERT OR REPLACE INTO docs_rank (id, published, updated_at, title_len, text_len, title_ids, text_ids) VALUES `
+
 // putAllSQLite puts rows in order on SQLite: the new documents (neither
 // stored nor met earlier in rows) many a statement, with their ids given
 // here, the next after the largest, which is what SQLite would give them;
@@ -409,9 +411,8 @@ func (w *docWriter) putAllSQLite(ctx context.Context, rows []docRow) error {
 	if err := w.tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM docs`).Scan(&next); err != nil {
 		return fmt.Errorf("archive: %w", err)
 	}
-	docs := newRowWriter(w.tx, `INSERT INTO docs (id, url, orig_url, title, text, publisher, published, added_at, updated_at,
-	title_len, text_len, lang, title_terms, text_terms, publisher_terms) VALUES `, "", 15)
-	rank := newRowWriter(w.tx, `INSERT OR REPLACE INTO docs_rank (id, published, updated_at, title_len, text_len, title_ids, text_ids) VALUES `, "", 7)
+	docs := newRowWriter(w.tx, `INSERT INTO docs (`+strings.Join(docColumns, ", ")+`) VALUES `, "", len(docColumns))
+	rank := newRowWriter(w.tx, rankRows, "", 7)
 	defer docs.close()
 	defer rank.close()
 	flush := func() error {
@@ -441,8 +442,7 @@ func (w *docWriter) putAllSQLite(ctx context.Context, rows []docRow) error {
 		met[r.key] = true
 		id := next
 		next++
-		if err := docs.add(ctx, id, r.key, r.url, r.title, r.text, r.publisher, r.published, r.at, r.at,
-			r.titleLen, r.textLen, r.lang, r.titleTerms, r.textTerms, r.pubTerms); err != nil {
+		if err := docs.add(ctx, copyRow(id, r)...); err != nil {
 			return fmt.Errorf("archive: %w", err)
 		}
 		switch {

@@ -129,7 +129,8 @@ const (
 	serializationFailure = "40001"
 )
 
-// docColumns are the columns copyNew fills, in the order of copyRow.
+// docColumns are the columns of a new document's row, in the order of
+// copyRow: what copyNew copies on PostgreSQL and putAllSQLite inserts.
 var docColumns = []string{"id", "url", "orig_url", "title", "text", "publisher", "published", "added_at", "updated_at",
 	"title_len", "text_len", "lang", "title_terms", "text_terms", "publisher_terms"}
 

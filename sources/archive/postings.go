@@ -247,8 +247,12 @@ func (w *docWriter) unindexDoc(ctx context.Context, id int64, old docRow) error 
 	return nil
 }
 
-// insertBlock writes a new block.
-const insertBlock = `INSERT INTO docs_postings (block, hi, n, ids) VALUES (?, ?, ?, ?)`
+// blockRows is the head of an insert of blocks (rowWriter), and
+// insertBlock an insert of one.
+const (
+	blockRows   = `INSERT INTO docs_postings (block, hi, n, ids) VALUES `
+	insertBlock = blockRows + `(?, ?, ?, ?)`
+)
 
 // postStmts are the statements flushBlocks writes docs_postings with.
 type postStmts struct {
@@ -300,7 +304,7 @@ func (w *docWriter) flushBlocks(ctx context.Context) error {
 				old = append(old, k)
 			}
 		}
-		last, err := w.lastBlocks(ctx, old)
+		last, err := w.lastBlocks(ctx, old, true)
 		if err != nil {
 			return fmt.Errorf("archive: postings: %w", err)
 		}
@@ -368,8 +372,8 @@ func (w *docWriter) appendNew(ctx context.Context) error {
 	}
 	// Appends and new blocks go many rows a statement (a statement a term
 	// and field was a third of an import's writing).
-	ins := newRowWriter(w.tx, `INSERT INTO docs_postings (block, hi, n, ids) VALUES `, "", 4)
-	app := newRowWriter(w.tx, `INSERT INTO docs_postings (block, hi, n, ids) VALUES `,
+	ins := newRowWriter(w.tx, blockRows, "", 4)
+	app := newRowWriter(w.tx, blockRows,
 		` ON CONFLICT (block) DO UPDATE SET ids = CAST(ids || excluded.ids AS BLOB), n = n + excluded.n, hi = excluded.hi`, 4)
 	defer ins.close()
 	defer app.close()
@@ -411,7 +415,7 @@ type blockHead struct {
 
 // heads gives the last block's head of each of the terms ks that has
 // one: from the store's cache when nothing was written since it was
-// filled, else read (lastHeads).
+// filled, else read (lastBlocks).
 func (w *docWriter) heads(ctx context.Context, ks []postTerm) (map[postTerm]blockHead, error) {
 	if w.newHeads == nil {
 		w.newHeads = make(map[postTerm]blockHead, len(ks))
@@ -432,13 +436,13 @@ func (w *docWriter) heads(ctx context.Context, ks []postTerm) (map[postTerm]bloc
 		todo = ks
 	}
 	c.mu.Unlock()
-	read, err := w.lastHeads(ctx, todo)
+	read, err := w.lastBlocks(ctx, todo, false)
 	if err != nil {
 		return nil, err
 	}
-	for k, h := range read {
-		out[k] = h
-		w.newHeads[k] = h // still the head after the commit unless changed below
+	for k, b := range read {
+		out[k] = b.blockHead
+		w.newHeads[k] = b.blockHead // still the head after the commit unless changed below
 	}
 	return out, nil
 }
@@ -474,48 +478,6 @@ func (c *headCache) committed(v0, v1 int64, set map[postTerm]blockHead, gone map
 	for k := range gone {
 		delete(c.m, k)
 	}
-}
-
-// lastHeads reads the key, last id and size of the last block of each
-// of the terms ks that has one.
-func (w *docWriter) lastHeads(ctx context.Context, ks []postTerm) (map[postTerm]blockHead, error) {
-	out := make(map[postTerm]blockHead, len(ks))
-	const chunk = 4096
-	for start := 0; start < len(ks); start += chunk {
-		part := ks[start:min(start+chunk, len(ks))]
-		from := make([]int64, len(part))
-		for i, k := range part {
-			from[i], _ = postRange(k.term, k.field)
-		}
-		arg, err := json.Marshal(from)
-		if err != nil {
-			return nil, err
-		}
-		rows, err := w.tx.QueryContext(ctx, `SELECT j.key, p.block, p.hi, p.n FROM json_each(?) j
-JOIN docs_postings p ON p.block = (SELECT max(block) FROM docs_postings WHERE block BETWEEN j.value AND j.value + ?)`,
-			string(arg), int64(maxPostingID))
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var i int
-			var h blockHead
-			if err := rows.Scan(&i, &h.key, &h.hi, &h.n); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			if i < 0 || i >= len(part) {
-				rows.Close()
-				return nil, fmt.Errorf("last block of term %d of %d", i, len(part))
-			}
-			out[part[i]] = h
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 // rowWriter writes rows many a statement: an INSERT's head (through
@@ -582,36 +544,54 @@ func (r *rowWriter) close() {
 	}
 }
 
-// lastBlocks reads the last block of each of the terms ks that has one.
-func (w *docWriter) lastBlocks(ctx context.Context, ks []postTerm) (map[postTerm]*block, error) {
-	from := make([]int64, len(ks))
-	for i, k := range ks {
-		from[i], _ = postRange(k.term, k.field)
-	}
-	arg, err := json.Marshal(from)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := w.tx.QueryContext(ctx, `SELECT j.key, p.block, p.hi, p.n, p.ids FROM json_each(?) j
-JOIN docs_postings p ON p.block = (SELECT max(block) FROM docs_postings WHERE block BETWEEN j.value AND j.value + ?)`,
-		string(arg), int64(maxPostingID))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
+// lastBlocks reads the last block of each of the terms ks that has one,
+// its ids too when withIDs (a head alone is all an append needs).
+func (w *docWriter) lastBlocks(ctx context.Context, ks []postTerm, withIDs bool) (map[postTerm]*block, error) {
 	out := make(map[postTerm]*block, len(ks))
-	for rows.Next() {
-		var i int
-		b := new(block)
-		if err := rows.Scan(&i, &b.key, &b.hi, &b.n, &b.ids); err != nil {
+	cols := "j.key, p.block, p.hi, p.n"
+	if withIDs {
+		cols += ", p.ids"
+	}
+	const chunk = 4096
+	for start := 0; start < len(ks); start += chunk {
+		part := ks[start:min(start+chunk, len(ks))]
+		from := make([]int64, len(part))
+		for i, k := range part {
+			from[i], _ = postRange(k.term, k.field)
+		}
+		arg, err := json.Marshal(from)
+		if err != nil {
 			return nil, err
 		}
-		if i < 0 || i >= len(ks) {
-			return nil, fmt.Errorf("last block of term %d of %d", i, len(ks))
+		rows, err := w.tx.QueryContext(ctx, `SELECT `+cols+` FROM json_each(?) j
+JOIN docs_postings p ON p.block = (SELECT max(block) FROM docs_postings WHERE block BETWEEN j.value AND j.value + ?)`,
+			string(arg), int64(maxPostingID))
+		if err != nil {
+			return nil, err
 		}
-		out[ks[i]] = b
+		for rows.Next() {
+			var i int
+			b := new(block)
+			dest := []any{&i, &b.key, &b.hi, &b.n, &b.ids}
+			if !withIDs {
+				dest = dest[:4]
+			}
+			if err := rows.Scan(dest...); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if i < 0 || i >= len(part) {
+				rows.Close()
+				return nil, fmt.Errorf("last block of term %d of %d", i, len(part))
+			}
+			out[part[i]] = b
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // net is a term's change as ids to add and ids to remove, each sorted:
@@ -646,9 +626,8 @@ func net(add, del []int64) ([]int64, []int64) {
 
 // block is one docs_postings row, read.
 type block struct {
-	key, hi int64
-	n       int
-	ids     []byte
+	blockHead
+	ids []byte
 }
 
 // flushTerm writes term k's change, its last block (nil: none) read.
