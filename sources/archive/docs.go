@@ -374,18 +374,19 @@ func (w *docWriter) putAll(ctx context.Context, rows []docRow) error {
 	if !w.s.postgres {
 		return w.putAllSQLite(ctx, rows)
 	}
-	const chunk = batchSize // one COPY a batch
-	for start := 0; start < len(rows); start += chunk {
-		part := rows[start:min(start+chunk, len(rows))]
-		inserted, err := w.copyNew(ctx, part)
-		if err != nil {
-			return err
-		}
-		for i, r := range part {
-			if !inserted[i] {
-				if err := w.put(ctx, r); err != nil {
-					return err
-				}
+	// One COPY for all of them, however many: its look-up locks every
+	// stored document of rows in key order at once. Copied a batch at a
+	// time, each batch's locks came after the last's, and two writers of
+	// more than a batch waited on each other in a circle (a deadlock the
+	// server breaks only after deadlock_timeout).
+	inserted, err := w.copyNew(ctx, rows)
+	if err != nil {
+		return err
+	}
+	for i, r := range rows {
+		if !inserted[i] {
+			if err := w.put(ctx, r); err != nil {
+				return err
 			}
 		}
 	}

@@ -159,9 +159,8 @@ func copyRow(id int64, r docRow) []any {
 // again, finding that writer's row; after copyRounds rounds the
 // transaction gives up with errKeysTaken, for write to run again. So a
 // writer holds row locks of one round, taken in key order, and waits
-// only for keys after those it has taken (or, in a batch after the
-// transaction's first, for those of an earlier batch), and two imports
-// never wait on each other in a circle.
+// only for keys after those it has taken, and two writers never wait on
+// each other in a circle. putAll calls it once for all its rows.
 func (w *docWriter) copyNew(ctx context.Context, rows []docRow) ([]bool, error) {
 	inserted := make([]bool, len(rows))
 	keys := make([]string, len(rows))
@@ -283,16 +282,20 @@ func lockStored(postgres bool) string {
 // in all, after a short pause) when it failed for meeting another writer:
 // the server aborted it to break a deadlock (or a serialization failure,
 // which READ COMMITTED does not raise today), or copyNew gave up
-// (errKeysTaken). copyNew takes its locks in key order, but a transaction
-// of several batches (AddAll of more than batchSize documents) takes each
-// batch's after the last's, and a delete or merge can still meet another
-// writer's locks on postings rows in another order. fn starts a new
-// transaction each time.
+// (errKeysTaken). copyNew takes a transaction's document locks in key
+// order and flushPostings its postings rows' in (term, lo) order, so
+// muse's own writers should not deadlock; this is for what else writes
+// (another program's transaction, a future statement). fn starts a new
+// transaction each time; onConflictRetry, when set (tests), hears each
+// retry.
 func retryConflicts(ctx context.Context, fn func() error) error {
 	for try := 1; ; try++ {
 		err := fn()
 		if !conflicted(err) || try == conflictTries {
 			return err
+		}
+		if onConflictRetry != nil {
+			onConflictRetry(err)
 		}
 		select {
 		case <-ctx.Done():
@@ -301,6 +304,10 @@ func retryConflicts(ctx context.Context, fn func() error) error {
 		}
 	}
 }
+
+// onConflictRetry, nil but in tests, is called with each error
+// retryConflicts runs a write again for.
+var onConflictRetry func(error)
 
 // conflictTries bounds retryConflicts' attempts.
 const conflictTries = 5
