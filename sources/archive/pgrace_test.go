@@ -448,3 +448,53 @@ func TestPostgresLargeAddAllsTakeLocksInOrder(t *testing.T) {
 	checkCounts(t, stores[0])
 	checkStats(t, stores[0])
 }
+
+// Checks archiving their few pages at once on two Stores, all sharing
+// words: their appends to the same terms' rows skip the rows another
+// holds, so no write waits in a circle (none is aborted and run again),
+// every posting is there once, and a shared word still has few rows.
+func TestPostgresConcurrentSmallWrites(t *testing.T) {
+	url := pgdbtest.Fresh(t)
+	stores := openStores(t, url, 2)
+	ctx := context.Background()
+	var retries atomic.Int32
+	onConflictRetry = func(error) { retries.Add(1) }
+	t.Cleanup(func() { onConflictRetry = nil })
+	const writers, writes, per = 4, 25, 12
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for g := range writers {
+		wg.Go(func() {
+			<-start
+			for w := range writes {
+				var docs []Doc
+				for i := range per {
+					k := (g*writes+w)*per + i
+					docs = append(docs, Doc{URL: fmt.Sprintf("https://c.example/%d", k), Title: "Ferry strike",
+						Text: fmt.Sprintf("the ferry strike goes on, day%d, writer%d", k, g)})
+				}
+				if err := stores[g%2].AddAll(ctx, docs); err != nil {
+					t.Errorf("writer %d, write %d: %v", g, w, err)
+					return
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if n := retries.Load(); n > 0 {
+		t.Errorf("%d writes were aborted and run again; want none", n)
+	}
+	total := writers * writes * per
+	var rows int
+	if err := stores[0].db.QueryRowContext(ctx, `SELECT count(*) FROM archive_postings WHERE term = 'strike'`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if most := total/(rowIDs-per+1) + writers; rows > most {
+		t.Errorf("a word of all %d pages has %d rows; want at most %d", total, rows, most)
+	}
+	t.Logf("%d pages in %d writes of %d: the shared word has %d rows", total, writers*writes, per, rows)
+	checkTerms(t, stores[0])
+	checkCounts(t, stores[0])
+	checkStats(t, stores[0])
+}

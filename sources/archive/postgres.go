@@ -241,7 +241,7 @@ func (w *docWriter) copyRound(ctx context.Context, c *pgx.Conn, rows []docRow, k
 	_, err = c.CopyFrom(ctx, pgx.Identifier{"archive_docs"}, docColumns, pgx.CopyFromSlice(len(fresh), func(i int) ([]any, error) {
 		return copyRow(idOf[byKey[i]], rows[byKey[i]]), nil
 	}))
-	if err == nil {
+	if err == nil && len(fresh) >= appendDocs {
 		err = copyPostings(ctx, c, rows, fresh, ids)
 	}
 	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == uniqueViolation {
@@ -257,12 +257,31 @@ func (w *docWriter) copyRound(ctx context.Context, c *pgx.Conn, rows []docRow, k
 	if _, err := c.Exec(ctx, `RELEASE SAVEPOINT archive_copy`); err != nil {
 		return false, err
 	}
-	for _, i := range fresh {
+	for x, i := range fresh {
 		inserted[i] = true
 		w.count(ctx, 1, docRow{}, rows[i], nil)
+		if len(fresh) < appendDocs {
+			// A few documents' postings join the terms' rows with room,
+			// when flushPostings writes the transaction's postings.
+			w.indexPostings(ids[x], docRow{}, rows[i])
+		}
 	}
 	return true, nil
 }
+
+// appendDocs is the fewest new documents a copy writes postings rows of
+// their own for, one row a term, as an import's batch does. A smaller
+// write (a check archives the few pages it read) adds its documents to
+// each term's last row with room (flushPostings), else a term would get
+// a row of a few ids for every check that met it: 100k pages written 20
+// at a time left a term 253 rows on average, up to 5,024, and a search
+// there read them all.
+const appendDocs = 200
+
+// rowIDs is how many ids a postings row grows to by appends: small
+// enough that an append rewrites about 2 KiB (and stays out of TOAST),
+// large enough that a term held by a tenth of 1M pages has 500 rows.
+const rowIDs = 256
 
 // lockStored is how put's look-up of a stored document ends on
 // PostgreSQL, where writers run at once (READ COMMITTED): it locks the
@@ -502,13 +521,58 @@ WHERE p.term = g.t AND p.lo <= g.hi AND g.lo <= p.hi AND p.ids && g.ds`, []any{t
 	}
 	if len(add) > 0 {
 		ts, ids := split(add)
-		if _, err := w.tx.ExecContext(ctx, `INSERT INTO archive_postings (term, lo, hi, n, ids)
-SELECT t, min(d), max(d), count(*), array_agg(d ORDER BY d) FROM unnest($1::text[], $2::bigint[]) AS u(t, d) GROUP BY t`, ts, ids); err != nil {
+		rows, err := w.tx.QueryContext(ctx, pgRoomRows, ts, rowIDs)
+		if err != nil {
+			return fmt.Errorf("archive: postings: %w", err)
+		}
+		var roomTerms, roomRows []string
+		for rows.Next() {
+			var t, at string
+			if err := rows.Scan(&t, &at); err != nil {
+				rows.Close()
+				return fmt.Errorf("archive: postings: %w", err)
+			}
+			roomTerms, roomRows = append(roomTerms, t), append(roomRows, at)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("archive: postings: %w", err)
+		}
+		if _, err := w.tx.ExecContext(ctx, pgAddPostings, ts, ids, roomTerms, roomRows); err != nil {
 			return fmt.Errorf("archive: postings: %w", err)
 		}
 	}
 	return nil
 }
+
+// pgRoomRows locks, for each term of $1 (sorted, a term once for each
+// posting it gains), its last postings row with room for them all ($2 ids
+// at most) that no other writer holds, and returns the row's ctid.
+// SKIP LOCKED passes over a row another writer holds rather than wait
+// for it, so these locks, the transaction's last but the statistics
+// row's, never close a circle. pgAddPostings then writes, in a statement
+// of its own: under READ COMMITTED its snapshot sees a row as the writer
+// before left it, which the lock may have followed past this statement's.
+const pgRoomRows = `SELECT g.t, r.ctid::text FROM (SELECT t, count(*) n FROM unnest($1::text[]) t GROUP BY t) g
+CROSS JOIN LATERAL (SELECT p.ctid FROM archive_postings p WHERE p.term = g.t AND p.n + g.n <= $2
+	ORDER BY p.lo DESC LIMIT 1 FOR UPDATE SKIP LOCKED) r`
+
+// pgAddPostings adds postings ($1 terms, $2 ids, sorted by term): each
+// term's to the row pgRoomRows locked for it ($3 terms, $4 ctids), else as
+// a new row of its own. New ids mostly come after a row's (a sequence
+// gives them), and are then appended as they are; ids of a writer that
+// commits after a later one are sorted in.
+const pgAddPostings = `WITH g AS (
+	SELECT t, array_agg(d ORDER BY d) ds, min(d) lo, max(d) hi, count(*)::integer n
+	FROM unnest($1::text[], $2::bigint[]) AS u(t, d) GROUP BY t),
+grown AS (
+	UPDATE archive_postings p SET ids = CASE WHEN p.hi < g.lo THEN p.ids || g.ds
+		ELSE array(SELECT x FROM unnest(p.ids || g.ds) x ORDER BY x) END,
+		lo = least(p.lo, g.lo), hi = greatest(p.hi, g.hi), n = p.n + g.n
+	FROM unnest($3::text[], $4::text[]::tid[]) AS r(t, at) JOIN g ON g.t = r.t WHERE p.ctid = r.at
+	RETURNING p.term)
+INSERT INTO archive_postings (term, lo, hi, n, ids)
+SELECT t, lo, hi, n, ds FROM g WHERE t NOT IN (SELECT term FROM grown)`
 
 // pgTermCounts is termCounts' statement on PostgreSQL: the document count
 // of each term of the JSON array, 0 for a term no document holds.

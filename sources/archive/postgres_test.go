@@ -381,6 +381,63 @@ func TestPostgresImportAppendsPostings(t *testing.T) {
 	checkTerms(t, s)
 }
 
+// Writes of a few pages, as checks archive them, add their postings to
+// each term's last row with room rather than a row each: 60 writes of 10
+// pages sharing a word leave it ceil(600 / rowIDs) rows, not 60, and a
+// word of one page one row; the ids stay ascending and a search reads
+// them in order. A write of more than appendDocs pages (an import's
+// batch) still writes rows of its own.
+func TestPostgresSmallWritesFillRows(t *testing.T) {
+	s := openPostgresTemp(t)
+	ctx := context.Background()
+	const writes, per = 60, 10
+	for w := range writes {
+		var docs []Doc
+		for i := range per {
+			k := w*per + i
+			docs = append(docs, Doc{URL: fmt.Sprintf("https://f.example/%d", k), Title: fmt.Sprintf("Harbour %d", k),
+				Text: fmt.Sprintf("ferries in the harbour, item%d", k)})
+		}
+		if err := s.AddAll(ctx, docs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rowsOf := func(term string) int {
+		t.Helper()
+		var n int
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM archive_postings WHERE term = $1`, term).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	full := (writes*per + rowIDs - 1) / rowIDs
+	for term, want := range map[string]int{"ferri": full, "harbour": full, "!harbour": full, "item17": 1} {
+		if got := rowsOf(term); got != want {
+			t.Errorf("term %q has %d postings rows; want %d", term, got, want)
+		}
+	}
+	ids, err := s.termDocs(ctx, []string{"ferri"}, nil, nil, writes*per, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids["ferri"]; len(got) != writes*per || !slices.IsSorted(got) {
+		t.Errorf("termDocs(ferri) = %d ids (sorted %v); want %d ascending", len(got), slices.IsSorted(got), writes*per)
+	}
+	var big []Doc
+	for i := range appendDocs {
+		big = append(big, Doc{URL: fmt.Sprintf("https://f.example/big/%d", i), Title: "Ferries", Text: "ferries again"})
+	}
+	if err := s.AddAll(ctx, big); err != nil {
+		t.Fatal(err)
+	}
+	if got := rowsOf("ferri"); got != full+1 {
+		t.Errorf("after a write of %d pages, ferri has %d rows; want %d, one of the write's own", appendDocs, got, full+1)
+	}
+	checkTerms(t, s)
+	checkCounts(t, s)
+	checkStats(t, s)
+}
+
 // migratedTo opens the database at url with the archive's migrations
 // applied up to version only: an archive as an older muse left it.
 func migratedTo(t *testing.T, url string, version int64) *sql.DB {

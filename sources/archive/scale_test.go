@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -135,9 +136,18 @@ func scaleArchive(b *testing.B, fc factChecks, engine string, n int) *Store {
 	if err := s.AddAll(ctx, fc.docs); err != nil {
 		b.Fatal(err)
 	}
-	batch := make([]Doc, 0, batchSize)
+	// MUSE_ARCHIVE_BENCH_WRITE pages a write: by default an import's
+	// batch; 20 is an archive written as checks write it.
+	per := batchSize
+	if v := os.Getenv("MUSE_ARCHIVE_BENCH_WRITE"); v != "" {
+		var err error
+		if per, err = strconv.Atoi(v); err != nil || per < 1 {
+			b.Fatalf("MUSE_ARCHIVE_BENCH_WRITE=%q: want a number of pages", v)
+		}
+	}
+	batch := make([]Doc, 0, per)
 	for d := range syntheticDocs(realSentences(b, fc), n, uint64(n)) {
-		if batch = append(batch, d); len(batch) == batchSize {
+		if batch = append(batch, d); len(batch) == per {
 			if err := s.AddAll(ctx, batch); err != nil {
 				b.Fatal(err)
 			}
@@ -154,7 +164,7 @@ func scaleArchive(b *testing.B, fc factChecks, engine string, n int) *Store {
 			b.Fatal(err)
 		}
 	}
-	b.Logf("built %s: %d pages in %v", where, n, time.Since(start).Round(time.Second))
+	b.Logf("built %s: %d pages, %d a write, in %v", where, n, per, time.Since(start).Round(time.Second))
 	return s
 }
 
@@ -299,5 +309,52 @@ func BenchmarkImportJSONL(b *testing.B) {
 				b.ReportMetric(server.Seconds()/float64(b.N)*10_000/n, "server-cpu-s/10k")
 			}
 		})
+	}
+}
+
+// BenchmarkCheckWrites measures what a check's archiving costs: writes of
+// 20 new synthetic pages (one AddAll each, as a check stores the pages it
+// read) into the 10k or 100k archive of BenchmarkSearchScale, on SQLite
+// and on PostgreSQL. It reports each write's p50 and p95, then deletes
+// what it wrote (not timed), so the archive is the benchmark's again.
+func BenchmarkCheckWrites(b *testing.B) {
+	fc := loadFactChecks(b)
+	sentences := realSentences(b, fc)
+	for _, engine := range []string{"sqlite", "postgres"} {
+		for _, n := range []int{10_000, 100_000} {
+			b.Run(fmt.Sprintf("engine=%s/pages=%d", engine, n), func(b *testing.B) {
+				if engine == "postgres" {
+					pgdbtest.URL(b)
+				}
+				s := scaleArchive(b, fc, engine, n)
+				ctx := context.Background()
+				const per = 20
+				docs := slices.Collect(syntheticDocs(sentences, per*b.N, uint64(time.Now().UnixNano())))
+				for i := range docs {
+					docs[i].URL = fmt.Sprintf("https://checks.example/%d/%d", time.Now().UnixNano(), i)
+				}
+				lat := make([]time.Duration, 0, b.N)
+				b.ResetTimer()
+				for i := range b.N {
+					t0 := time.Now()
+					if err := s.AddAll(ctx, docs[i*per:(i+1)*per]); err != nil {
+						b.Fatal(err)
+					}
+					lat = append(lat, time.Since(t0))
+				}
+				b.StopTimer()
+				for _, d := range docs {
+					if _, err := s.Delete(ctx, d.URL); err != nil {
+						b.Fatal(err)
+					}
+				}
+				slices.Sort(lat)
+				ms := func(p float64) float64 {
+					return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))]) / float64(time.Millisecond)
+				}
+				b.ReportMetric(ms(0.50), "p50-ms")
+				b.ReportMetric(ms(0.95), "p95-ms")
+			})
+		}
 	}
 }
