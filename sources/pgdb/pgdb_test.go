@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/musecheck/muse/sources/pgdb/pgdbtest"
 )
 
@@ -43,6 +44,37 @@ func TestOpenRefusesWithoutLeakingThePassword(t *testing.T) {
 	_, err = Open(context.Background(), "postgres://muse:s3cret@127.0.0.1:1/muse?connect_timeout=2")
 	if err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("unreachable server: %v", err)
+	}
+}
+
+// Connections muse opens run without JIT, which compiled its short
+// look-ups for longer than they run; a URL that sets jit keeps its
+// choice.
+func TestOpenTurnsJITOff(t *testing.T) {
+	ctx := context.Background()
+	url := pgdbtest.Fresh(t)
+	for _, c := range []struct{ url, want string }{{url, "off"}, {url + "&jit=on", "on"}} {
+		pool, err := Open(ctx, c.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every connection of the pool, not only the first.
+		var conns []*pgxpool.Conn
+		for range 3 {
+			conn, err := pool.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns = append(conns, conn)
+			var got string
+			if err := conn.QueryRow(ctx, "SHOW jit").Scan(&got); err != nil || got != c.want {
+				t.Errorf("%s: jit = %q, %v; want %q", Redact(c.url), got, err, c.want)
+			}
+		}
+		for _, conn := range conns {
+			conn.Release()
+		}
+		pool.Close()
 	}
 }
 
