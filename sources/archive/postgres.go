@@ -241,7 +241,8 @@ func (w *docWriter) copyRound(ctx context.Context, c *pgx.Conn, rows []docRow, k
 	_, err = c.CopyFrom(ctx, pgx.Identifier{"archive_docs"}, docColumns, pgx.CopyFromSlice(len(fresh), func(i int) ([]any, error) {
 		return copyRow(idOf[byKey[i]], rows[byKey[i]]), nil
 	}))
-	if err == nil && len(fresh) >= appendDocs {
+	few := len(fresh) < appendDocs
+	if err == nil && !few {
 		err = copyPostings(ctx, c, rows, fresh, ids)
 	}
 	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == uniqueViolation {
@@ -257,12 +258,12 @@ func (w *docWriter) copyRound(ctx context.Context, c *pgx.Conn, rows []docRow, k
 	if _, err := c.Exec(ctx, `RELEASE SAVEPOINT archive_copy`); err != nil {
 		return false, err
 	}
+	// A few documents' postings join the terms' rows with room, when
+	// flushPostings writes the transaction's postings; more were copied.
 	for x, i := range fresh {
 		inserted[i] = true
 		w.count(ctx, 1, docRow{}, rows[i], nil)
-		if len(fresh) < appendDocs {
-			// A few documents' postings join the terms' rows with room,
-			// when flushPostings writes the transaction's postings.
+		if few {
 			w.indexPostings(ids[x], docRow{}, rows[i])
 		}
 	}

@@ -53,7 +53,7 @@ func Open(ctx context.Context, rawURL string) (*pgxpool.Pool, error) {
 		// pgx's parse errors may quote the URL; say only what was wrong.
 		return nil, fmt.Errorf("open database %s: the URL does not parse", Redact(rawURL))
 	}
-	if _, set := cfg.ConnConfig.RuntimeParams["jit"]; !set {
+	if _, set := cfg.ConnConfig.RuntimeParams["jit"]; !set && !strings.Contains(cfg.ConnConfig.RuntimeParams["options"], "jit") {
 		cfg.AfterConnect = jitOff
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
@@ -73,7 +73,7 @@ func Open(ctx context.Context, rawURL string) (*pgxpool.Pool, error) {
 }
 
 // jitOff turns JIT compilation off for a new connection, unless the URL
-// sets jit itself (?jit=on). muse's statements are short look-ups whose
+// sets jit itself (?jit=on, or options=-c jit=on). muse's statements are short look-ups whose
 // plans the server over-costs (a statement a term of a JSON array, a
 // hundred terms assumed), so JIT compiled each archive search's postings
 // read, about 7 ms of server CPU each time: at 1M pages the server spent

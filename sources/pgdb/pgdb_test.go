@@ -53,7 +53,7 @@ func TestOpenRefusesWithoutLeakingThePassword(t *testing.T) {
 func TestOpenTurnsJITOff(t *testing.T) {
 	ctx := context.Background()
 	url := pgdbtest.Fresh(t)
-	for _, c := range []struct{ url, want string }{{url, "off"}, {url + "&jit=on", "on"}} {
+	for _, c := range []struct{ url, want string }{{url, "off"}, {url + "&jit=on", "on"}, {url + "&options=-c%20jit%3Don", "on"}} {
 		pool, err := Open(ctx, c.url)
 		if err != nil {
 			t.Fatal(err)
