@@ -28,7 +28,7 @@ import (
 // Run: go test -run '^$' -bench Startup -benchtime 20x .
 func BenchmarkStartup(b *testing.B) {
 	bin := filepath.Join(b.TempDir(), "muse")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", "re2_cgo", "-o", bin, ".").CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
 	for _, args := range [][]string{{"--version"}, {"sources", "rate", "reuters.com"}, {"cases"}} {
