@@ -210,7 +210,15 @@ func archiveAddCmd(app *App) *cobra.Command {
 					fmt.Fprintln(app.Stderr, line)
 				}
 			}
-			opts := archive.ImportOptions{Fetcher: f, Errors: app.Stderr, Progress: progress}
+			merging := func(done, of int) {
+				line := fmt.Sprintf("muse: archive: merging postings rows, %d of %d words", done, of)
+				if app.StderrTTY {
+					fmt.Fprintf(app.progress(), "\r%s\x1b[K", line)
+				} else {
+					fmt.Fprintln(app.Stderr, line)
+				}
+			}
+			opts := archive.ImportOptions{Fetcher: f, Errors: app.Stderr, Progress: progress, Merging: merging}
 			var res archive.ImportResult
 			if claimReview {
 				res = store.ImportClaimReviews(cmd.Context(), args, opts)
@@ -228,6 +236,13 @@ func archiveAddCmd(app *App) *cobra.Command {
 				return nil
 			}
 			fmt.Fprintf(app.Stderr, "muse: archive: %d added, %d failed\n", res.Added, res.Failed)
+			if m := res.Merged; m.Terms > 0 {
+				fmt.Fprintf(app.Stderr, "muse: archive: postings of %d words merged, %d rows into %d\n", m.Terms, m.Before, m.After)
+			}
+			if res.MergeErr != nil {
+				// The archive is complete; its searches are only slower.
+				fmt.Fprintf(app.Stderr, "muse: archive: %v (the pages are stored; a later import merges again)\n", res.MergeErr)
+			}
 			if res.Skipped > 0 {
 				fmt.Fprintf(app.Stderr, "muse: archive: %d files skipped in the folders: not .html, .htm, .html.gz, .jsonl or .ndjson\n", res.Skipped)
 			}

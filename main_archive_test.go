@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -56,4 +58,37 @@ func pgPassword(raw string) string {
 		}
 	}
 	return "\x00no password\x00"
+}
+
+// TestArchiveAddMergesOnDatabaseURL: an import of more batches than a term
+// keeps small postings rows for ends, on PostgreSQL, by merging them, with
+// a line as it goes and one when done.
+func TestArchiveAddMergesOnDatabaseURL(t *testing.T) {
+	db := pgdbtest.Fresh(t)
+	env := []string{"MUSE_DATABASE_URL=" + db}
+	isolate(t)
+	var b strings.Builder
+	for i := range 17*2000 + 5 { // more than mergeRows (16) import batches of 2,000
+		text := fmt.Sprintf("tide tables for harbour%d", i)
+		if i%40 == 0 {
+			text += " and the lock gates"
+		}
+		fmt.Fprintf(&b, "{\"url\":\"https://t.example/%d\",\"title\":\"Tides %d\",\"text\":%q}\n", i, i, text)
+	}
+	path := filepath.Join(t.TempDir(), "tides.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := muse(t, "", env, "archive", "add", path)
+	if code != 0 || !strings.Contains(errOut, "34005 added, 0 failed") {
+		t.Fatalf("archive add: exit %d, %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "muse: archive: merging postings rows, ") || !regexp.MustCompile(`postings of \d+ words merged, \d+ rows into \d+`).MatchString(errOut) {
+		t.Errorf("archive add said nothing of merging:\n%s", errOut)
+	}
+	out, errOut, code := muse(t, "", env, "archive", "search", "--json", "lock gates harbour40")
+	var hits []map[string]any
+	if err := json.Unmarshal([]byte(out), &hits); code != 0 || err != nil || len(hits) == 0 || hits[0]["url"] != "https://t.example/40" {
+		t.Fatalf("archive search after the merge: exit %d, %v\n%s%s", code, err, out, errOut)
+	}
 }

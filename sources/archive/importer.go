@@ -31,6 +31,10 @@ type ImportOptions struct {
 	// or failed) so far: after each file or URL, and after each batch of
 	// JSONL records.
 	Progress func(done int)
+	// Merging, when set, is called as the postings rows are merged after
+	// the import (PostgreSQL, see MergePostings), with the terms merged so
+	// far and the terms to merge.
+	Merging func(done, of int)
 }
 
 // batchSize is how many JSONL records share one transaction: large enough
@@ -53,6 +57,13 @@ type ImportResult struct {
 	// Skipped counts the files in the folders walked that are not pages or
 	// records by their name (notes.txt, photo.jpg); they are not errors.
 	Skipped int
+	// Merged is what merging the postings rows after the import did (on
+	// PostgreSQL, after batches of JSONL records); MergeErr, set when it
+	// failed, leaves the archive as the import left it, complete.
+	Merged   MergeResult
+	MergeErr error
+
+	batchRows bool // a batch large enough to write postings rows of its own was stored
 }
 
 // Import adds each argument to the archive: an http(s) URL is fetched and
@@ -114,6 +125,11 @@ func (s *Store) Import(ctx context.Context, args []string, o ImportOptions) Impo
 		if err != nil {
 			fail(arg, err)
 		}
+	}
+	// An import's batches leave a term a small row each; once a term has
+	// many, a search reads them all (PostgreSQL).
+	if res.batchRows && s.postgres {
+		res.Merged, res.MergeErr = s.MergePostings(ctx, nil, o.Merging)
 	}
 	return res
 }
@@ -348,6 +364,7 @@ func (s *Store) addBatch(ctx context.Context, batch []lineDoc, dfs termBatch, re
 		return
 	}
 	res.Added += len(batch)
+	res.batchRows = res.batchRows || len(batch) >= appendDocs
 }
 
 // parseDate accepts RFC 3339 and YYYY-MM-DD; empty means unknown.

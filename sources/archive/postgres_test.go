@@ -359,8 +359,12 @@ func TestPostgresImportAppendsPostings(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if res := s.Import(ctx, []string{path}, ImportOptions{}); res.Added != len(lines) || res.Failed != 0 {
+	res := s.Import(ctx, []string{path}, ImportOptions{})
+	if res.Added != len(lines) || res.Failed != 0 {
 		t.Fatalf("Import = %+v; want %d added", res, len(lines))
+	}
+	if res.Merged.Terms != 0 || res.MergeErr != nil {
+		t.Errorf("an import of 3 batches merged %+v (%v); want nothing: fewer than mergeRows rows a term", res.Merged, res.MergeErr)
 	}
 	for term, want := range map[string]int{"river": 3, "!page": 3, "page17": 1, "!river": 0} {
 		var got int

@@ -157,6 +157,15 @@ func scaleArchive(b *testing.B, fc factChecks, engine string, n int) *Store {
 	if err := s.AddAll(ctx, batch); err != nil {
 		b.Fatal(err)
 	}
+	if s.postgres && per >= appendDocs {
+		// What Import does after writing batches of its own.
+		t0 := time.Now()
+		res, err := s.MergePostings(ctx, nil, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("merged the postings rows of %d terms: %d rows into %d, in %v", res.Terms, res.Before, res.After, time.Since(t0).Round(time.Second))
+	}
 	if s.postgres {
 		// What autovacuum would do in its own time: the planner's
 		// statistics and the visibility map.
