@@ -18,10 +18,11 @@ import (
 
 // mergeRows is the fewest small rows a term must have to be merged. Fewer
 // cost a search little, and are left for a later merge: an import of up to
-// 15 batches (30k pages) merges nothing, while a term of an import of 1M
-// pages has 500. Merged, an archive of 100k pages imported searched about
-// as fast as before (the server's CPU a search 8.0-8.7 ms against 9.9),
-// one of 1M twice as fast (see the README).
+// 15 batches (30k pages) into a new archive merges nothing, while a term
+// of an import of 1M pages has 500. Merged, an archive of 100k pages
+// imported searched a little faster than before (the server's CPU a
+// search 8.0-8.7 ms against 9.9), one of 1M nearly twice as fast (see the
+// README).
 const mergeRows = 16
 
 // mergedRowIDs is how many ids a merged row holds at most: 32 KiB of ids,
