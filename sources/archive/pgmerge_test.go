@@ -19,23 +19,7 @@ import (
 // rowSizes are the sizes of a term's postings rows, by lo.
 func rowSizes(t *testing.T, s *Store, term string) []int {
 	t.Helper()
-	rows, err := s.db.QueryContext(context.Background(), `SELECT n FROM archive_postings WHERE term = $1 ORDER BY lo`, term)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []int
-	for rows.Next() {
-		var n int
-		if err := rows.Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, n)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return queryInts(t, s, `SELECT n FROM archive_postings WHERE term = $1 ORDER BY lo`, term)
 }
 
 // batchDocs are n pages of one import-sized write: every page holds

@@ -183,7 +183,13 @@ func blockSizes(t *testing.T, s *Store, term string, field int) []int {
 		t.Fatal(err)
 	}
 	from, to := postRange(id, field)
-	rows, err := s.db.Query(`SELECT n FROM docs_postings WHERE block BETWEEN ? AND ? ORDER BY block`, from, to)
+	return queryInts(t, s, `SELECT n FROM docs_postings WHERE block BETWEEN ? AND ? ORDER BY block`, from, to)
+}
+
+// queryInts runs a query of one integer column and returns its rows.
+func queryInts(t *testing.T, s *Store, q string, args ...any) []int {
+	t.Helper()
+	rows, err := s.db.Query(q, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,6 +201,9 @@ func blockSizes(t *testing.T, s *Store, term string, field int) []int {
 			t.Fatal(err)
 		}
 		out = append(out, n)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
