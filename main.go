@@ -200,23 +200,20 @@ func archiveAddCmd(app *App) *cobra.Command {
 			f := fetch.New(fo)
 			defer f.CloseIdleConnections()
 			// Progress on one line rewritten in place on a terminal, a line
-			// a batch of records otherwise.
-			start := time.Now()
-			progress := func(done int) {
-				line := fmt.Sprintf("muse: archive add: %d done, %.0f a second", done, float64(done)/max(time.Since(start).Seconds(), 1e-3))
+			// a batch of records (and of merged words) otherwise.
+			status := func(line string) {
 				if app.StderrTTY {
 					fmt.Fprintf(app.progress(), "\r%s\x1b[K", line)
 				} else {
 					fmt.Fprintln(app.Stderr, line)
 				}
 			}
+			start := time.Now()
+			progress := func(done int) {
+				status(fmt.Sprintf("muse: archive add: %d done, %.0f a second", done, float64(done)/max(time.Since(start).Seconds(), 1e-3)))
+			}
 			merging := func(done, of int) {
-				line := fmt.Sprintf("muse: archive: merging postings rows, %d of %d words", done, of)
-				if app.StderrTTY {
-					fmt.Fprintf(app.progress(), "\r%s\x1b[K", line)
-				} else {
-					fmt.Fprintln(app.Stderr, line)
-				}
+				status(fmt.Sprintf("muse: archive: merging postings rows, %d of %d words", done, of))
 			}
 			opts := archive.ImportOptions{Fetcher: f, Errors: app.Stderr, Progress: progress, Merging: merging}
 			var res archive.ImportResult

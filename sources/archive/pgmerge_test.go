@@ -16,12 +16,6 @@ import (
 	"github.com/musecheck/muse/sources/pgdb/pgdbtest"
 )
 
-// rowSizes are the sizes of a term's postings rows, by lo.
-func rowSizes(t *testing.T, s *Store, term string) []int {
-	t.Helper()
-	return queryInts(t, s, `SELECT n FROM archive_postings WHERE term = $1 ORDER BY lo`, term)
-}
-
 // batchDocs are n pages of one import-sized write: every page holds
 // "ferries", one in twenty "lighthouse", and page k "itemk".
 func batchDocs(from, n int) []Doc {

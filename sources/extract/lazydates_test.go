@@ -15,7 +15,7 @@ var madeAtStart, compiledAtStart = re2.Counts()
 
 // TestDateParserCompilesOnFirstUse checks the build muse ships (the re2_cgo
 // tag with go.mod's replacement of github.com/wasilibs/go-re2): starting up
-// compiles next to none of go-dateparser's ~4,600 locale patterns, and
+// compiles next to none of go-dateparser's ~5,400 locale patterns, and
 // reading a page's date compiles those it needs. Built without the tag,
 // go-dateparser compiles every pattern with the standard library at start-up
 // and muse takes a quarter of a second longer to start.

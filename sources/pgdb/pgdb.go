@@ -73,14 +73,14 @@ func Open(ctx context.Context, rawURL string) (*pgxpool.Pool, error) {
 }
 
 // jitOff turns JIT compilation off for a new connection, unless the URL
-// sets jit itself (?jit=on, or options=-c jit=on). muse's statements are short look-ups whose
-// plans the server over-costs (a statement a term of a JSON array, a
-// hundred terms assumed), so JIT compiled each archive search's postings
-// read, about 7 ms of server CPU each time: at 1M pages the server spent
-// 39–41 ms a search with it, 25–26 ms without. It is set after connecting
-// rather than as a startup parameter, which PgBouncer refuses; a server
-// without JIT (before PostgreSQL 11) has no such setting, and that is
-// fine.
+// sets jit itself (?jit=on, or options=-c jit=on). muse's statements are
+// short look-ups whose plans the server over-costs (a statement a term of
+// a JSON array, a hundred terms assumed), so JIT compiled each archive
+// search's postings read, about 7 ms of server CPU each time: at 1M pages
+// the server spent 41.4–42.8 ms a search with it, 27.6–30.8 ms without
+// (README). It is set after connecting rather than as a startup
+// parameter, which PgBouncer refuses; a server without JIT (before
+// PostgreSQL 11) has no such setting, and that is fine.
 func jitOff(ctx context.Context, c *pgx.Conn) error {
 	_, err := c.Exec(ctx, "SET jit = off")
 	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "42704" { // undefined_object
