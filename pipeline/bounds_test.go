@@ -1,20 +1,16 @@
 package pipeline_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"os"
 	"runtime"
-	"runtime/metrics"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/sources/llm/llmtest"
+	"github.com/musecheck/muse/sources/memstat"
 
 	"github.com/musecheck/muse/pipeline/setup"
 	"github.com/musecheck/muse/pipeline/testworld"
@@ -45,7 +41,7 @@ func BenchmarkBounds200Pages(b *testing.B) {
 		r = w.run(b)
 	}
 	b.ReportMetric(r.peakHeapMB, "peak_heap_MB")
-	b.ReportMetric(vmHWM()/1024, "peak_rss_MB")
+	b.ReportMetric(memstat.PeakRSS()/1024, "peak_rss_MB")
 	b.ReportMetric(float64(r.peakGoroutines), "peak_goroutines")
 	b.ReportMetric(float64(r.leaked), "leaked_goroutines")
 	b.ReportMetric(float64(r.idle), "idle_conn_goroutines")
@@ -60,7 +56,7 @@ func TestBounds200Pages(t *testing.T) {
 	}
 	r := newBoundsWorld(t).run(t)
 	t.Logf("200 pages: peak heap %.0f MiB, peak RSS %.0f MiB, peak goroutines %d, %d left on idle connections, %d leaked",
-		r.peakHeapMB, vmHWM()/1024, r.peakGoroutines, r.idle, r.leaked)
+		r.peakHeapMB, memstat.PeakRSS()/1024, r.peakGoroutines, r.idle, r.leaked)
 }
 
 type boundsWorld struct {
@@ -103,25 +99,7 @@ func (w *boundsWorld) run(b testing.TB) boundsResult {
 	var res boundsResult
 	runtime.GC()
 	before, idleBefore := goroutines()
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var heap uint64
-	var gs int
-	wg.Go(func() {
-		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		t := time.NewTicker(5 * time.Millisecond)
-		defer t.Stop()
-		for {
-			metrics.Read(sample)
-			heap = max(heap, sample[0].Value.Uint64())
-			gs = max(gs, runtime.NumGoroutine())
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	})
+	sampler := memstat.Start(5 * time.Millisecond)
 	e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, o)
 	if err != nil {
 		b.Fatal(err)
@@ -131,8 +109,8 @@ func (w *boundsWorld) run(b testing.TB) boundsResult {
 		b.Fatal(err)
 	}
 	closeFn()
-	close(stop)
-	wg.Wait()
+	peak := sampler.Stop()
+	heap, gs := peak.Heap, peak.Goroutines
 	for _, s := range c.Sources {
 		if !s.FetchedAt.IsZero() {
 			res.read++
@@ -169,23 +147,6 @@ func (w *boundsWorld) run(b testing.TB) boundsResult {
 			buf[:runtime.Stack(buf, true)])
 	}
 	return res
-}
-
-// vmHWM is the process's peak resident set in KiB, 0 where /proc is absent.
-func vmHWM() float64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			v, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			return v
-		}
-	}
-	return 0
 }
 
 // goroutines counts running goroutines, apart from those serving idle HTTP

@@ -566,7 +566,7 @@ func hitLists(t *testing.T, s *Store, queries []string) []string {
 // toVersion7 turns s's archive back into what version 7 made of it: a
 // term's postings in FTS5's two indexes, with the delete trigger of
 // migration 6 keeping them.
-func toVersion7(t *testing.T, s *Store) {
+func toVersion7(t testing.TB, s *Store) {
 	t.Helper()
 	v6 := migrations[5].sql
 	if _, err := s.db.Exec(`DROP TRIGGER docs_ad; DROP TABLE docs_postings;
