@@ -385,13 +385,7 @@ func TestImportProgress(t *testing.T) {
 	checkStats(t, s)
 	// Three batches of a word every page holds fill its blocks one after
 	// the other.
-	full := func(n int) []int {
-		var sizes []int
-		for ; n > blockIDs; n -= blockIDs {
-			sizes = append(sizes, blockIDs)
-		}
-		return append(sizes, n)
-	}
+	full := fullBlocks
 	if got := blockSizes(t, s, "progress", fieldAny); fmt.Sprint(got) != fmt.Sprint(full(n)) {
 		t.Errorf("blocks of a word in all %d pages hold %v ids; want %v", n, got, full(n))
 	}
@@ -577,6 +571,51 @@ CREATE VIRTUAL TABLE docs_title_fts USING fts5(title_terms, content='docs', cont
 INSERT INTO docs_title_fts(docs_title_fts) VALUES ('rebuild');` +
 		v6[strings.Index(v6, "CREATE TRIGGER"):] + `PRAGMA user_version = 7;`); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// fullBlocks is how many ids each block of a word in n pages written in id
+// order holds: full blocks, then the rest.
+func fullBlocks(n int) []int {
+	var sizes []int
+	for ; n > blockIDs; n -= blockIDs {
+		sizes = append(sizes, blockIDs)
+	}
+	return append(sizes, n)
+}
+
+// Migration 8 fills a frequent word's blocks one after the other, and a
+// rare word's only block, from a version-7 archive larger than a block.
+func TestMigrateVersion7FullBlocks(t *testing.T) {
+	s, path := openTemp(t)
+	const n = 2*blockIDs + 300
+	docs := make([]Doc, n)
+	for i := range docs {
+		docs[i] = Doc{URL: fmt.Sprintf("https://p.example/%d", i), Title: fmt.Sprintf("page %d", i),
+			Text: fmt.Sprintf("progress report number %d", i)}
+		if i%7 == 0 {
+			docs[i].Title += " budget"
+		}
+	}
+	if err := s.AddAll(context.Background(), docs); err != nil {
+		t.Fatal(err)
+	}
+	toVersion7(t, s)
+	s.Close()
+	s, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	checkStats(t, s)
+	if got := blockSizes(t, s, "progress", fieldAny); fmt.Sprint(got) != fmt.Sprint(fullBlocks(n)) {
+		t.Errorf("blocks of a word in all %d pages hold %v ids; want %v", n, got, fullBlocks(n))
+	}
+	if got, want := blockSizes(t, s, "budget", fieldTitle), fullBlocks((n+6)/7); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("title blocks of a word in every seventh title hold %v ids; want %v", got, want)
+	}
+	if got := blockSizes(t, s, "2047", fieldAny); fmt.Sprint(got) != "[1]" {
+		t.Errorf("blocks of a number in one page hold %v ids; want [1]", got)
 	}
 }
 
