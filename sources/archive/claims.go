@@ -284,10 +284,7 @@ func (s *Store) claimIDF(ctx context.Context, terms [][]string) (map[string]floa
 	if s.postgres {
 		dfQuery, operand = `SELECT count(*) FROM claims WHERE tsv @@ to_tsquery('simple', ?)`, tsQuote
 	}
-	stmt, err := s.stmt(ctx, s.sql(dfQuery))
-	if err != nil {
-		return nil, fmt.Errorf("match claims: %w", err)
-	}
+	dfQuery = s.sql(dfQuery)
 	idf := map[string]float64{}
 	for _, ts := range terms {
 		for _, t := range ts {
@@ -295,7 +292,7 @@ func (s *Store) claimIDF(ctx context.Context, terms [][]string) (map[string]floa
 				continue
 			}
 			var df float64
-			if err := stmt.QueryRowContext(ctx, operand(t)).Scan(&df); err != nil {
+			if err := s.queryRow(ctx, dfQuery, operand(t)).Scan(&df); err != nil {
 				return nil, fmt.Errorf("match claims: document frequency of %q: %w", t, err)
 			}
 			idf[t] = bm25IDF(n, df)

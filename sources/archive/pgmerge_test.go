@@ -331,21 +331,33 @@ func first(ids []int64) []int64 { return ids[:min(3, len(ids))] }
 // The bound pgTermDocs reads up to comes from the rows' upper bounds: a
 // wide row starting first and a narrow one inside it, read for the four
 // lowest ids, give 1, 2, 3 and 50, though the narrow row's bound (3) is
-// reached with four ids counted in lo order.
+// reached with four ids counted in lo order. And for yy, whose first row
+// (by lo) holds only a high id left after removals, the two lowest are 5
+// and 6: counted in lo order the bound would be 5, and the row holding 6
+// would not be read.
 func TestPostgresTermDocsOverlappingRows(t *testing.T) {
 	s := openPostgresTemp(t)
 	ctx := context.Background()
 	if _, err := s.db.ExecContext(ctx, `INSERT INTO archive_postings (term, lo, hi, n, ids) VALUES
-('zz', 1, 100, 3, '{1,50,100}'), ('zz', 2, 3, 2, '{2,3}')`); err != nil {
+('zz', 1, 100, 3, '{1,50,100}'), ('zz', 2, 3, 2, '{2,3}'),
+('yy', 1, 1000, 1, '{1000}'), ('yy', 2, 5, 1, '{5}'), ('yy', 6, 7, 2, '{6,7}')`); err != nil {
 		t.Fatal(err)
 	}
-	for limit, want := range map[int][]int64{1: {1}, 3: {1, 2, 3}, 4: {1, 2, 3, 50}, 5: {1, 2, 3, 50, 100}, 9: {1, 2, 3, 50, 100}} {
-		got, err := s.termDocs(ctx, []string{"zz"}, nil, nil, limit, false)
+	for _, c := range []struct {
+		term  string
+		limit int
+		want  []int64
+	}{
+		{"zz", 1, []int64{1}}, {"zz", 3, []int64{1, 2, 3}}, {"zz", 4, []int64{1, 2, 3, 50}},
+		{"zz", 5, []int64{1, 2, 3, 50, 100}}, {"zz", 9, []int64{1, 2, 3, 50, 100}},
+		{"yy", 1, []int64{5}}, {"yy", 2, []int64{5, 6}}, {"yy", 3, []int64{5, 6, 7}}, {"yy", 4, []int64{5, 6, 7, 1000}},
+	} {
+		got, err := s.termDocs(ctx, []string{c.term}, nil, nil, c.limit, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(got["zz"], want) {
-			t.Errorf("limit %d: %v; want %v", limit, got["zz"], want)
+		if !slices.Equal(got[c.term], c.want) {
+			t.Errorf("%s, limit %d: %v; want %v", c.term, c.limit, got[c.term], c.want)
 		}
 	}
 }

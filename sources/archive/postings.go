@@ -108,12 +108,8 @@ func (s *Store) readPostings(ctx context.Context, term uint32, field, limit, siz
 	if term == 0 {
 		return nil, nil
 	}
-	stmt, err := s.stmt(ctx, `SELECT ids FROM docs_postings WHERE block BETWEEN ? AND ? ORDER BY block`)
-	if err != nil {
-		return nil, err
-	}
 	from, to := postRange(term, field)
-	rows, err := stmt.QueryContext(ctx, from, to)
+	rows, err := s.query(ctx, `SELECT ids FROM docs_postings WHERE block BETWEEN ? AND ? ORDER BY block`, from, to)
 	if err != nil {
 		return nil, err
 	}

@@ -207,16 +207,18 @@ func (s *Store) fillHits(ctx context.Context, cands []*candidate) map[int64]stri
 }
 
 // queryIDs runs q, whose first parameter is the list @ids of the
-// candidates' ids (in "IN (@ids)"), then args. On SQLite the list is one
-// bound JSON array read by json_each, so the statement is prepared once;
-// on PostgreSQL the ids, our own integers, are written into the statement.
+// candidates' ids (in "id IN (@ids)"), then args, as one statement
+// whatever the ids: on SQLite the list is one bound JSON array read by
+// json_each, on PostgreSQL one bound bigint array (id = ANY). Writing the
+// ids into the statement made every search's statements new to the
+// server, parsed and planned afresh.
 func (s *Store) queryIDs(ctx context.Context, q string, cands []*candidate, args ...any) (*sql.Rows, error) {
 	if s.postgres {
-		ids := make([]string, len(cands))
+		ids := make([]int64, len(cands))
 		for i, c := range cands {
-			ids[i] = strconv.FormatInt(c.id, 10)
+			ids[i] = c.id
 		}
-		return s.db.QueryContext(ctx, s.sql(strings.Replace(q, "@ids", strings.Join(ids, ","), 1)), args...)
+		return s.query(ctx, s.sql(strings.Replace(q, "id IN (@ids)", "id = ANY(?::bigint[])", 1)), append([]any{ids}, args...)...)
 	}
 	b := make([]byte, 0, 8*len(cands)+2)
 	b = append(b, '[')
@@ -227,11 +229,7 @@ func (s *Store) queryIDs(ctx context.Context, q string, cands []*candidate, args
 		b = strconv.AppendInt(b, c.id, 10)
 	}
 	b = append(b, ']')
-	stmt, err := s.stmt(ctx, strings.Replace(q, "@ids", "SELECT value FROM json_each(?)", 1))
-	if err != nil {
-		return nil, err
-	}
-	return stmt.QueryContext(ctx, append([]any{string(b)}, args...)...)
+	return s.query(ctx, strings.Replace(q, "@ids", "SELECT value FROM json_each(?)", 1), append([]any{string(b)}, args...)...)
 }
 
 // collStats are the collection statistics the triggers keep.
@@ -332,11 +330,7 @@ func (s *Store) termCounts(ctx context.Context, ts []string, ps termPostings) er
 	if s.postgres {
 		q = pgTermCounts
 	}
-	stmt, err := s.stmt(ctx, q)
-	if err != nil {
-		return err
-	}
-	rows, err := stmt.QueryContext(ctx, string(arg))
+	rows, err := s.query(ctx, q, string(arg))
 	if err != nil {
 		return err
 	}
@@ -387,11 +381,7 @@ func (s *Store) idFreqs(ctx context.Context, ids []uint32, voc *vocab) ([]float6
 	if err != nil {
 		return nil, err
 	}
-	stmt, err := s.stmt(ctx, `SELECT j.key, coalesce(t.df, 0) FROM json_each(?) j LEFT JOIN docs_terms t ON t.id = j.value`)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := stmt.QueryContext(ctx, string(arg))
+	rows, err := s.query(ctx, `SELECT j.key, coalesce(t.df, 0) FROM json_each(?) j LEFT JOIN docs_terms t ON t.id = j.value`, string(arg))
 	if err != nil {
 		return nil, fmt.Errorf("document frequencies: %w", err)
 	}
@@ -422,7 +412,35 @@ type dfEntry struct {
 
 const dfCacheSize = 100_000
 
-// stmt returns a statement prepared once per Store.
+// query runs q, a statement the Store runs again and again. On SQLite it
+// is prepared once per Store (stmt). On PostgreSQL it is handed to pgx,
+// which prepares it once on each of its pool's connections and keeps it
+// there: a statement prepared through database/sql would be parsed again
+// at every run, since database/sql keeps no idle connection of a pgx pool
+// (stdlib.OpenDBFromPool), so none keeps its statements.
+func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if s.postgres {
+		return s.db.QueryContext(ctx, q, args...)
+	}
+	stmt, err := s.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return stmt.QueryContext(ctx, args...)
+}
+
+// queryRow is query for a statement of one row.
+func (s *Store) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	if !s.postgres {
+		if stmt, err := s.stmt(ctx, q); err == nil {
+			return stmt.QueryRowContext(ctx, args...)
+		}
+		// A statement that does not prepare fails the same way unprepared.
+	}
+	return s.db.QueryRowContext(ctx, q, args...)
+}
+
+// stmt returns a statement prepared once per Store (SQLite: see query).
 func (s *Store) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	if st, ok := s.stmts.Load(q); ok {
 		return st.(*sql.Stmt), nil
@@ -606,11 +624,7 @@ func (s *Store) termDocs(ctx context.Context, ts []string, ids map[string]uint32
 	if err != nil {
 		return nil, err
 	}
-	stmt, err := s.stmt(ctx, s.sql(pgTermDocs))
-	if err != nil {
-		return nil, err
-	}
-	rows, err := stmt.QueryContext(ctx, limit, string(arg))
+	rows, err := s.query(ctx, s.sql(pgTermDocs), limit, string(arg))
 	if err != nil {
 		return nil, err
 	}
@@ -629,7 +643,7 @@ func (s *Store) termDocs(ctx context.Context, ts []string, ids map[string]uint32
 			return nil, err
 		}
 		slices.Sort(got)
-		out[ts[k]] = got
+		out[ts[k]] = got[:min(len(got), limit)]
 	}
 	return out, rows.Err()
 }
