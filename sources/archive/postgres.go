@@ -105,10 +105,10 @@ func postingTerms(r docRow) []string {
 
 // pgTermDocs is termDocs' statement on PostgreSQL: for each term of the
 // JSON array (a stem, or a title's stem under titleMark, see
-// pgTermOperand), a comma-separated list of ids holding the lowest limit
-// documents holding it, from its archive_postings rows: one index range a
-// term. The list is in no particular order and may hold more than limit
-// ids; termDocs sorts it and keeps the first limit.
+// pgTermOperand), a comma-separated list of ids, from its
+// archive_postings rows, that holds the lowest limit documents holding it:
+// one index range a term. The list is in no particular order and may hold
+// more than limit ids; termDocs sorts it and keeps the first limit.
 //
 // A common term's rows hold far more ids than limit (121,688 in 303 rows
 // for a word of one page in eight at 1M pages), and unnesting them all

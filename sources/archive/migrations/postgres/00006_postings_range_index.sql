@@ -6,7 +6,7 @@
 -- at 1M pages about 27,000 rows for one page's 164 terms, 90-460 ms to
 -- delete a page. With hi in the key the index scan tests it on the index
 -- entries and reads from the table only the rows that can hold the id
--- (34-61 ms for the same deletes). The first stage's bound (pgTermDocs,
+-- (33-76 ms for the same deletes). The first stage's bound (pgTermDocs,
 -- from the rows' hi and n) is then read from the index alone too.
 
 -- +goose Up
