@@ -24,6 +24,9 @@ import (
 //	                    clock time of every package's init, summed)
 //	dateparser_init_ms  the part of it in go-dateparser's packages, which
 //	                    build the date data of every locale at init
+//	gcs/run             garbage collections in the whole run
+//	                    (GODEBUG=gctrace=1); initgc's ballast keeps the
+//	                    inits to its own one
 //
 // Run: go test -run '^$' -bench Startup -benchtime 20x .
 func BenchmarkStartup(b *testing.B) {
@@ -36,9 +39,9 @@ func BenchmarkStartup(b *testing.B) {
 			dir := b.TempDir()
 			env := append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
 				"XDG_DATA_HOME="+filepath.Join(dir, "data"), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"),
-				"MUSE_DATABASE_URL=", "GODEBUG=inittrace=1")
+				"MUSE_DATABASE_URL=", "GODEBUG=inittrace=1,gctrace=1")
 			var wall, cpu time.Duration
-			var initMS, dpMS float64
+			var initMS, dpMS, gcs float64
 			b.ResetTimer()
 			for range b.N {
 				cmd := exec.Command(bin, args...)
@@ -53,12 +56,18 @@ func BenchmarkStartup(b *testing.B) {
 				all, dp := initTrace(stderr.Bytes())
 				initMS += all
 				dpMS += dp
+				for line := range bytes.Lines(stderr.Bytes()) {
+					if bytes.HasPrefix(line, []byte("gc ")) {
+						gcs++
+					}
+				}
 			}
 			n := float64(b.N)
 			b.ReportMetric(float64(wall.Milliseconds())/n, "ms/run")
 			b.ReportMetric(float64(cpu.Milliseconds())/n, "cpu_ms/run")
 			b.ReportMetric(initMS/n, "init_ms")
 			b.ReportMetric(dpMS/n, "dateparser_init_ms")
+			b.ReportMetric(gcs/n, "gcs/run")
 		})
 	}
 }
