@@ -24,7 +24,13 @@ func BenchmarkExtract(b *testing.B) {
 	} {
 		b.Run(set.name, func(b *testing.B) {
 			dir := shareddata.Dir(b, set.dir)
-			pages := loadPages(b, filepath.Join(dir, set.glob))
+			pages, files := loadPages(b, filepath.Join(dir, set.glob))
+			urls := benchPageURLs(b, dir)
+			for _, f := range files {
+				if urls[f] == "" {
+					b.Fatalf("%s: no URL in the gold file", f)
+				}
+			}
 			opts := Options{Now: benchNow}
 			var bytes int64
 			cpu0, cpuOK := cputime.Process()
@@ -32,9 +38,10 @@ func BenchmarkExtract(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				p := pages[i%len(pages)]
 				bytes += int64(len(p))
-				// A page refused as not HTML or too large (one of the date
-				// set's has 472 KiB of text) is what muse does with it too.
-				if _, err := opts.Extract(p, ""); err != nil && !errors.Is(err, ErrNotHTML) && !errors.Is(err, ErrTooLarge) {
+				// Each page with its own URL, as muse reads it. A page
+				// refused as not HTML or too large (one of the date set's
+				// has 472 KiB of text) is what muse does with it too.
+				if _, err := opts.Extract(p, urls[files[i%len(files)]]); err != nil && !errors.Is(err, ErrNotHTML) && !errors.Is(err, ErrTooLarge) {
 					b.Fatal(err)
 				}
 			}
@@ -47,14 +54,16 @@ func BenchmarkExtract(b *testing.B) {
 	}
 }
 
-func loadPages(b *testing.B, glob string) [][]byte {
+// loadPages reads the gzipped pages that match glob as UTF-8, as the
+// fetcher would, and returns them with their file names (no folder).
+func loadPages(b *testing.B, glob string) (pages [][]byte, names []string) {
 	b.Helper()
 	files, err := filepath.Glob(glob)
 	if err != nil || len(files) == 0 {
 		b.Skipf("no pages match %s", glob)
 	}
-	var pages [][]byte
 	for _, f := range files {
+		names = append(names, filepath.Base(f))
 		raw, err := readGz(f)
 		if err != nil {
 			b.Fatal(err)
@@ -65,7 +74,28 @@ func loadPages(b *testing.B, glob string) [][]byte {
 		}
 		pages = append(pages, p)
 	}
-	return pages
+	return pages, names
+}
+
+// benchPageURLs maps each page file of a data set (the article benchmark
+// or htmldate-eval) to the URL it was read from, as its gold file gives it.
+func benchPageURLs(b *testing.B, dir string) map[string]string {
+	b.Helper()
+	out := map[string]string{}
+	if ids, err := benchURLs(dir); err == nil {
+		for id, u := range ids {
+			out[id+".html.gz"] = u
+		}
+		return out
+	}
+	gold, err := loadDateGold(filepath.Join(dir, "eval_default.json"))
+	if err != nil {
+		b.Fatalf("no page URLs in %s: %v", dir, err)
+	}
+	for u, g := range gold {
+		out[g.File+".gz"] = u
+	}
+	return out
 }
 
 // BenchmarkPublishedDate measures the date search alone on the date set,
@@ -73,7 +103,7 @@ func loadPages(b *testing.B, glob string) [][]byte {
 // page's declared language and English (muse's). Run: go test -run '^$'
 // -bench PublishedDate -cpu 1 -benchtime 800x ./sources/extract/
 func BenchmarkPublishedDate(b *testing.B) {
-	pages := loadPages(b, filepath.Join(shareddata.Dir(b, "htmldate-eval"), "html/*.gz"))
+	pages, _ := loadPages(b, filepath.Join(shareddata.Dir(b, "htmldate-eval"), "html/*.gz"))
 	for _, lang := range []bool{false, true} {
 		r := chosenRules
 		r.dateLanguage = lang
