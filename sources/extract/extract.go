@@ -152,7 +152,19 @@ func (o Options) mainText(doc *html.Node, pageURL string, published time.Time) (
 	}
 	r := o.rules()
 	topts.EnableFallback = r.fallbackBelow == math.MaxInt
+	var detached []detachedNode
+	if !topts.EnableFallback && r.detachCleaned {
+		// The first pass needs no more than trafilatura keeps; the
+		// fallbacks, which read the page as it is, get it all back.
+		detached = detachCleaned(doc)
+	}
 	res, err := trafilatura.ExtractDocument(doc, topts)
+	restore(detached)
+	if detached != nil && (err != nil || utf8.RuneCountInString(res.ContentText) < minExtracted) {
+		// Too little text: trafilatura may have rescued it from the page
+		// as it was (its baseline), which needs what was taken out.
+		res, err = trafilatura.ExtractDocument(doc, topts)
+	}
 	var paras []string
 	if err == nil {
 		paras = paragraphs(res.ContentNode)
@@ -170,6 +182,10 @@ func (o Options) mainText(doc *html.Node, pageURL string, published time.Time) (
 	}
 	return res, paras
 }
+
+// minExtracted is the length of text (in runes) under which trafilatura
+// rescues the main text from the whole page (its baseline).
+var minExtracted = trafilatura.DefaultConfig().MinExtractedSize
 
 func (o Options) now() time.Time {
 	if o.Now.IsZero() {

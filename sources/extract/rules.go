@@ -20,6 +20,11 @@ type rules struct {
 	// what trafilatura leaves when it lost the page's structure and took a
 	// whole column, or one block of a longer story. 0 means no such check.
 	fallbackParagraph int
+	// detachCleaned takes what trafilatura's cleaning deletes out of the
+	// page for its first pass (detachCleaned in prune.go): the same main
+	// text for less work, the metadata it finds in the DOM read without
+	// navigation, footers and asides.
+	detachCleaned bool
 	// dropRepeats drops the headline repeated as the first paragraphs.
 	dropRepeats bool
 	// dropSelfLinks drops paragraphs that are only a link to the site.
@@ -67,6 +72,7 @@ var libraryRules = rules{fallbackBelow: math.MaxInt, date: dateLibrary}
 // on all folds together (see tuning_test.go for the figures).
 var chosenRules = rules{
 	fallbackParagraph: 600,
+	detachCleaned:     true,
 	dropRepeats:       true,
 	dropSelfLinks:     true,
 	// trimFurniture no longer gains (F1 equal to four digits) since prune

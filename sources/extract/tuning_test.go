@@ -115,8 +115,8 @@ func loadBodyPages(t *testing.T) []bodyPage {
 		if err != nil {
 			t.Fatal(err)
 		}
-		prune(doc) // as Extract does
-		first, firstParas := Options{Now: benchNow, ruleSet: &rules{}}.mainText(doc, urls[id], benchNow)
+		prune(doc)                                                                                                                               // as Extract does
+		first, firstParas := Options{Now: benchNow, ruleSet: &rules{detachCleaned: chosenRules.detachCleaned}}.mainText(doc, urls[id], benchNow) // the first pass as muse runs it
 		backup, backupParas := Options{Now: benchNow, ruleSet: &libraryRules}.mainText(doc, urls[id], benchNow)
 		pages = append(pages, bodyPage{
 			id: id, gold: gold[id], fold: foldOf(file),
