@@ -56,7 +56,7 @@ func BenchmarkExtract(b *testing.B) {
 
 // loadPages reads the gzipped pages that match glob as UTF-8, as the
 // fetcher would, and returns them with their file names (no folder).
-func loadPages(b *testing.B, glob string) (pages [][]byte, names []string) {
+func loadPages(b testing.TB, glob string) (pages [][]byte, names []string) {
 	b.Helper()
 	files, err := filepath.Glob(glob)
 	if err != nil || len(files) == 0 {
@@ -79,7 +79,7 @@ func loadPages(b *testing.B, glob string) (pages [][]byte, names []string) {
 
 // benchPageURLs maps each page file of a data set (the article benchmark
 // or htmldate-eval) to the URL it was read from, as its gold file gives it.
-func benchPageURLs(b *testing.B, dir string) map[string]string {
+func benchPageURLs(b testing.TB, dir string) map[string]string {
 	b.Helper()
 	out := map[string]string{}
 	if ids, err := benchURLs(dir); err == nil {

@@ -123,8 +123,8 @@ func TestDetachedFirstPassOnRealPages(t *testing.T) {
 	}{{"article-extraction-benchmark", "html/*.html.gz", 0}, {"htmldate-eval", "html/*.gz", 8}} {
 		t.Run(set.dir, func(t *testing.T) {
 			dir := shareddata.Dir(t, set.dir)
-			pages, files := loadPages(&testing.B{}, filepath.Join(dir, set.glob))
-			urls := benchPageURLs(&testing.B{}, dir)
+			pages, files := loadPages(t, filepath.Join(dir, set.glob))
+			urls := benchPageURLs(t, dir)
 			differ := 0
 			for i, p := range pages {
 				doc, err := Options{}.parse(p)

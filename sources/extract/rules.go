@@ -23,7 +23,7 @@ type rules struct {
 	// detachCleaned takes what trafilatura's cleaning deletes out of the
 	// page for its first pass (detachCleaned in prune.go): the same main
 	// text for less work, the metadata it finds in the DOM read without
-	// navigation, footers and asides.
+	// navigation and forms.
 	detachCleaned bool
 	// dropRepeats drops the headline repeated as the first paragraphs.
 	dropRepeats bool

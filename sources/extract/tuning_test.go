@@ -115,8 +115,9 @@ func loadBodyPages(t *testing.T) []bodyPage {
 		if err != nil {
 			t.Fatal(err)
 		}
-		prune(doc)                                                                                                                               // as Extract does
-		first, firstParas := Options{Now: benchNow, ruleSet: &rules{detachCleaned: chosenRules.detachCleaned}}.mainText(doc, urls[id], benchNow) // the first pass as muse runs it
+		prune(doc) // as Extract does
+		// The first pass as muse runs it.
+		first, firstParas := Options{Now: benchNow, ruleSet: &rules{detachCleaned: chosenRules.detachCleaned}}.mainText(doc, urls[id], benchNow)
 		backup, backupParas := Options{Now: benchNow, ruleSet: &libraryRules}.mainText(doc, urls[id], benchNow)
 		pages = append(pages, bodyPage{
 			id: id, gold: gold[id], fold: foldOf(file),
