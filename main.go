@@ -38,7 +38,6 @@ import (
 	"github.com/musecheck/muse/sources/extract"
 	"github.com/musecheck/muse/sources/fetch"
 	"github.com/musecheck/muse/sources/httpcache"
-	"github.com/musecheck/muse/sources/initgc"
 	"github.com/musecheck/muse/sources/jobs"
 	"github.com/musecheck/muse/sources/lang"
 	"github.com/musecheck/muse/sources/pgdb"
@@ -85,7 +84,6 @@ func main() {
 // mainApp runs muse as a process with app's seams: the command line, the
 // standard streams, interrupts.
 func mainApp(app *App) int {
-	initgc.Resume()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// Nothing muse prints can drive the terminal: page and model text

@@ -25,13 +25,12 @@ import (
 //	dateparser_init_ms  the part of it in go-dateparser's packages, which
 //	                    build the date data of every locale at init
 //	gcs/run             garbage collections in the whole run
-//	                    (GODEBUG=gctrace=1); initgc's ballast keeps the
-//	                    inits to its own one
+//	                    (GODEBUG=gctrace=1)
 //
 // Run: go test -run '^$' -bench Startup -benchtime 20x .
 func BenchmarkStartup(b *testing.B) {
 	bin := filepath.Join(b.TempDir(), "muse")
-	if out, err := exec.Command("go", "build", "-tags", "re2_cgo", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
 	for _, args := range [][]string{{"--version"}, {"sources", "rate", "reuters.com"}, {"cases"}} {

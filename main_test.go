@@ -242,26 +242,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestCollectorWaitsForMain checks that the garbage collector does not run
-// while the packages initialise (initgc's ballast): one collection, the
-// ballast's own, before `muse --version` exits, where the 4 MB first goal
-// gives five in the inits alone.
-func TestCollectorWaitsForMain(t *testing.T) {
-	_, stderr, code := muse(t, "", []string{"GODEBUG=gctrace=1"}, "--version")
-	if code != 0 {
-		t.Fatalf("muse --version: exit %d\n%s", code, stderr)
-	}
-	n := 0
-	for line := range strings.Lines(stderr) {
-		if strings.HasPrefix(line, "gc ") {
-			n++
-		}
-	}
-	if n > 1 {
-		t.Errorf("%d collections before muse --version exits, want at most the ballast's one:\n%s", n, stderr)
-	}
-}
-
 // muse runs the muse command (this binary, see TestMain) in the current
 // environment (isolate's) plus env, with stdin, and returns what it printed
 // and its exit code.

@@ -42,7 +42,7 @@ func buildMuse(t *testing.T) string {
 			return
 		}
 		museBin.path = filepath.Join(dir, "muse")
-		out, err := exec.Command("go", "build", "-tags", "re2_cgo", "-o", museBin.path, "github.com/musecheck/muse").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", museBin.path, "github.com/musecheck/muse").CombinedOutput()
 		if err != nil {
 			museBin.err = errors.New(string(out))
 		}
