@@ -26,7 +26,7 @@
 //
 // Imports point down only, and TestImportRules enforces it:
 //
-//	main → tui → pipeline/<dir> → pipeline → prompts → sources/...
+//	main → cli → tui → pipeline/<dir> → pipeline → prompts → sources/...
 //
 // In words:
 //
@@ -42,5 +42,8 @@
 //     progress lines), batch (muse batch), testworld (the loopback world of
 //     the end-to-end tests, imported by tests only).
 //   - tui imports the engine and the folders under it; nothing imports tui
-//     but main.
+//     but cli.
+//   - cli is the command line: a file per command group with its flags,
+//     exit codes and printers; it opens the app (tui) or runs the engine
+//     headless. main only calls cli.Main.
 package pipeline

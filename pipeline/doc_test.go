@@ -19,6 +19,8 @@ func layer(pkg string) string {
 	switch {
 	case rel == "":
 		return "main"
+	case rel == "cli":
+		return "cli"
 	case rel == "tui" || strings.HasPrefix(rel, "tui/"):
 		return "tui"
 	case rel == "pipeline/testworld":
@@ -37,7 +39,8 @@ func layer(pkg string) string {
 
 // allowed says which layers each layer may import (besides itself).
 var allowed = map[string][]string{
-	"main":           {"tui", "pipeline/<dir>", "pipeline", "prompts", "sources"},
+	"main":           {"cli"},
+	"cli":            {"tui", "pipeline/<dir>", "pipeline", "prompts", "sources"},
 	"tui":            {"pipeline/<dir>", "pipeline", "prompts", "sources"},
 	"pipeline/<dir>": {"pipeline", "prompts", "sources"},
 	"testworld":      {"pipeline/<dir>", "pipeline", "prompts", "sources"},

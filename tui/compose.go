@@ -119,10 +119,10 @@ func (c *composeModel) check(now time.Time) (*pipeline.Check, error) {
 		return nil, fmt.Errorf("type the post's text (or give its URL) before checking")
 	}
 	var err error
-	if p.PostedAt, err = parseWhen(c.inputs[fieldPosted].Value()); err != nil {
+	if p.PostedAt, err = pipeline.ParseTime(c.inputs[fieldPosted].Value()); err != nil {
 		return nil, fmt.Errorf("posted time: %w", err)
 	}
-	cutoff, err := parseWhen(c.inputs[fieldCutoff].Value())
+	cutoff, err := pipeline.ParseTime(c.inputs[fieldCutoff].Value())
 	if err != nil {
 		return nil, fmt.Errorf("cutoff: %w", err)
 	}
@@ -130,20 +130,6 @@ func (c *composeModel) check(now time.Time) (*pipeline.Check, error) {
 		cutoff = p.PostedAt
 	}
 	return &pipeline.Check{CreatedAt: now, Post: p, Cutoff: cutoff}, nil
-}
-
-// parseWhen accepts RFC 3339, YYYY-MM-DD HH:MM and YYYY-MM-DD (UTC).
-func parseWhen(s string) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return time.Time{}, nil
-	}
-	for _, layout := range []string{time.RFC3339, "2006-01-02 15:04", "2006-01-02T15:04", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("%q is not a date: use YYYY-MM-DD, YYYY-MM-DD HH:MM or RFC 3339", s)
 }
 
 func formatWhen(t time.Time) string {

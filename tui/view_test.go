@@ -152,7 +152,7 @@ func TestComposeValidation(t *testing.T) {
 	if m.screen != screenCompose {
 		t.Fatal("a bad date started the check")
 	}
-	if !strings.Contains(m.View(), `posted time: "last tuesday" is not a date`) {
+	if !strings.Contains(m.View(), `posted time: "last tuesday" is not a time`) {
 		t.Errorf("no reason shown for a bad date:\n%s", m.View())
 	}
 }

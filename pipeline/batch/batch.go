@@ -33,7 +33,7 @@ type Post struct {
 	Images   []string  `json:"images,omitempty"`
 }
 
-// UnmarshalJSON accepts posted_at as RFC 3339 or YYYY-MM-DD, the forms
+// UnmarshalJSON reads posted_at as pipeline.ParseTime does, the forms
 // `muse check --posted-at` takes.
 func (p *Post) UnmarshalJSON(b []byte) error {
 	type plain Post
@@ -45,15 +45,11 @@ func (p *Post) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*p = Post(raw.plain)
-	if s := strings.TrimSpace(raw.PostedAt); s != "" {
-		for _, layout := range []string{time.RFC3339, time.DateOnly} {
-			if t, err := time.Parse(layout, s); err == nil {
-				p.PostedAt = t
-				return nil
-			}
-		}
-		return fmt.Errorf("posted_at %q: want RFC 3339 or YYYY-MM-DD", s)
+	t, err := pipeline.ParseTime(raw.PostedAt)
+	if err != nil {
+		return fmt.Errorf("posted_at: %w", err)
 	}
+	p.PostedAt = t
 	return nil
 }
 

@@ -225,7 +225,7 @@ func TestPlainLineErrors(t *testing.T) {
 		`{"images": "a.png"}`:           `"images" should be a list, not a string`,
 		`["a post"]`:                    `want a JSON object {"text": …}, not a list`,
 		`{"text": "x",}`:                `invalid character '}' looking for beginning of object key string (at character 14)`,
-		`{"posted_at": "next tuesday"}`: `posted_at "next tuesday": want RFC 3339 or YYYY-MM-DD`,
+		`{"posted_at": "next tuesday"}`: `posted_at: "next tuesday" is not a time`,
 	} {
 		var p Post
 		err := json.Unmarshal([]byte(in), &p)

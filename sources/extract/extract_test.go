@@ -3,7 +3,6 @@ package extract
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/musecheck/muse/sources"
 )
 
 var testNow = time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC)
@@ -254,59 +251,6 @@ func TestExtractFileErrors(t *testing.T) {
 		_, err := Options{}.ExtractFile(path, "")
 		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: err = %v, want one line mentioning %q", filepath.Base(path), err, want)
-		}
-	}
-}
-
-func TestWriteJSONKeys(t *testing.T) {
-	a := extractFixture(t, "factcheck.html", "https://www.dailyledger.example/fact-check/hot-water-flu-cure/")
-	var buf bytes.Buffer
-	if err := WriteJSON(&buf, a); err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"title", "text", "published", "modified", "publisher", "site", "author", "language", "image", "canonical_url", "claim_reviews"} {
-		if _, ok := m[k]; !ok {
-			t.Errorf("JSON lacks key %q", k)
-		}
-	}
-	if p, _ := m["published"].(string); !sources.ParseDate(p).Equal(time.Date(2023, 1, 28, 19, 2, 0, 0, time.UTC)) {
-		t.Errorf("published = %v, want 2023-01-28 19:02 UTC with its time of day", m["published"])
-	}
-	crs, _ := m["claim_reviews"].([]any)
-	if len(crs) != 1 || crs[0].(map[string]any)["rating"] != "False" {
-		t.Errorf("claim_reviews = %v", m["claim_reviews"])
-	}
-
-	// Unknown values are null or empty, never missing.
-	buf.Reset()
-	if err := WriteJSON(&buf, &Article{}); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(buf.String(), `"published": null`) || !strings.Contains(buf.String(), `"claim_reviews": []`) {
-		t.Errorf("empty article JSON = %s", buf.String())
-	}
-}
-
-func TestWriteText(t *testing.T) {
-	a := extractFixture(t, "factcheck.html", "https://www.dailyledger.example/fact-check/hot-water-flu-cure/")
-	var buf bytes.Buffer
-	if err := WriteText(&buf, a); err != nil {
-		t.Fatal(err)
-	}
-	out := buf.String()
-	for _, want := range []string{
-		"Title:      Fact Check: No, drinking hot water does not cure the flu\n",
-		"Published:  2023-01-28\n",
-		"Fact-check: \"Drinking a glass of hot water every hour kills the flu virus.\"\n",
-		"  Rating:   False\n",
-		"\n\nA post shared thousands of times",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("text output lacks %q:\n%s", want, out)
 		}
 	}
 }

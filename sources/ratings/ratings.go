@@ -331,3 +331,12 @@ func archivedURL(host, path string) (string, bool) {
 	}
 	return inner, true
 }
+
+// RateAll rates each input, in order.
+func (r *Rater) RateAll(inputs []string) []Rating {
+	out := make([]Rating, len(inputs))
+	for i, in := range inputs {
+		out[i] = r.Rate(in)
+	}
+	return out
+}

@@ -1,8 +1,6 @@
 package ratings
 
 import (
-	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -374,40 +372,6 @@ func TestSetOverride(t *testing.T) {
 	}
 	if err := SetOverride(p, "  ", Override{Boost: true}); err == nil {
 		t.Error("empty domain accepted")
-	}
-}
-
-func TestWriteJSONOrder(t *testing.T) {
-	r := load(t, Options{File: "testdata/combined.json"})
-	inputs := []string{"twitter.com/a/status/1", "https://gazette.example/x", "unknown.example", "", "metro.example/city"}
-	var buf bytes.Buffer
-	if err := WriteJSON(&buf, r.RateAll(inputs)); err != nil {
-		t.Fatal(err)
-	}
-	var objs []map[string]any
-	if err := json.Unmarshal(buf.Bytes(), &objs); err != nil {
-		t.Fatalf("not one JSON array: %v\n%s", err, buf.String())
-	}
-	for i, obj := range objs {
-		for _, k := range []string{"input", "domain", "publisher", "factuality", "bias", "tier", "origin"} {
-			if _, ok := obj[k]; !ok {
-				t.Errorf("item %d has no %q: %v", i+1, k, obj)
-			}
-		}
-		if i < len(inputs) && obj["input"] != inputs[i] {
-			t.Errorf("item %d is for %q, want %q", i+1, obj["input"], inputs[i])
-		}
-	}
-	if len(objs) != len(inputs) {
-		t.Errorf("%d items for %d inputs", len(objs), len(inputs))
-	}
-	var tb bytes.Buffer
-	if err := WriteTable(&tb, r.RateAll(inputs)); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(tb.String()), "\n")
-	if len(lines) != len(inputs)+1 || !strings.Contains(lines[1], "excluded (user content)") || !strings.Contains(lines[3], "unrated") {
-		t.Errorf("table:\n%s", tb.String())
 	}
 }
 

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -27,10 +27,10 @@ import (
 //	gcs/run             garbage collections in the whole run
 //	                    (GODEBUG=gctrace=1)
 //
-// Run: go test -run '^$' -bench Startup -benchtime 20x .
+// Run: go test -run '^$' -bench Startup -benchtime 20x ./cli
 func BenchmarkStartup(b *testing.B) {
 	bin := filepath.Join(b.TempDir(), "muse")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/musecheck/muse").CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
 	for _, args := range [][]string{{"--version"}, {"sources", "rate", "reuters.com"}, {"cases"}} {

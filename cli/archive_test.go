@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -21,7 +21,7 @@ func TestArchiveOnDatabaseURL(t *testing.T) {
 	db := pgdbtest.Fresh(t)
 	env := []string{"MUSE_DATABASE_URL=" + db}
 	dataDir := isolate(t)
-	page, _ := filepath.Abs(filepath.Join("sources", "extract", "testdata", "factcheck.html"))
+	page, _ := filepath.Abs(filepath.Join("..", "sources", "extract", "testdata", "factcheck.html"))
 	if _, errOut, code := muse(t, "", env, "archive", "add", page); code != 0 || !strings.Contains(errOut, "1 added, 0 failed") {
 		t.Fatalf("archive add: exit %d, %s", code, errOut)
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -117,7 +117,7 @@ func TestSourcesRateJSON(t *testing.T) {
 
 func TestExtractJSONFile(t *testing.T) {
 	isolate(t)
-	page := filepath.Join("sources", "extract", "testdata", "factcheck.html")
+	page := filepath.Join("..", "sources", "extract", "testdata", "factcheck.html")
 	out, errOut, code := run(t, "extract", "--json", "--url", "https://www.dailyledger.example/fact-check/hot-water-flu-cure/", page)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -237,7 +237,7 @@ func TestSearchUsesResponseCache(t *testing.T) {
 // the command line is tested as a user meets it without a go build.
 func TestMain(m *testing.M) {
 	if os.Getenv("MUSE_TEST_AS_MUSE") == "1" {
-		os.Exit(mainApp(&App{}))
+		os.Exit(mainWith(&App{}))
 	}
 	os.Exit(m.Run())
 }
@@ -525,7 +525,7 @@ func TestStdinDash(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rs); err != nil || code != 0 || len(rs) != 3 || rs[0]["input"] != "bbc.co.uk" || rs[2]["input"] != "apnews.com" {
 		t.Errorf("sources rate -: exit %d, %v, %s %s", code, err, out, errOut)
 	}
-	page, _ := filepath.Abs(filepath.Join("sources", "extract", "testdata", "factcheck.html"))
+	page, _ := filepath.Abs(filepath.Join("..", "sources", "extract", "testdata", "factcheck.html"))
 	_, errOut, code = muse(t, page+"\n", nil, "archive", "add", "-")
 	if code != 0 || !strings.Contains(errOut, "1 added, 0 failed") {
 		t.Errorf("archive add -: exit %d, %s", code, errOut)
@@ -879,7 +879,7 @@ func readmeTable(t *testing.T, readme, heading string) [][]string {
 // Config struct's, so they cannot drift; and it links only to files that
 // are in the repository.
 func TestReadmeTables(t *testing.T) {
-	b, err := os.ReadFile("README.md")
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -966,7 +966,7 @@ func TestReadmeTables(t *testing.T) {
 		}
 	}
 	for _, m := range regexp.MustCompile(`\]\(([^)#:]+)\)`).FindAllStringSubmatch(readme, -1) {
-		if _, err := os.Stat(m[1]); err != nil {
+		if _, err := os.Stat(filepath.Join("..", m[1])); err != nil {
 			t.Errorf("README links to %s, which is not in the repository", m[1])
 		}
 	}
@@ -975,7 +975,7 @@ func TestReadmeTables(t *testing.T) {
 			t.Errorf("README mentions %q", name)
 		}
 	}
-	if mod, _ := os.ReadFile("go.mod"); !strings.Contains(readme, "Go "+strings.TrimSpace(regexp.MustCompile(`(?m)^go (\S+)`).FindStringSubmatch(string(mod))[1])) {
+	if mod, _ := os.ReadFile(filepath.Join("..", "go.mod")); !strings.Contains(readme, "Go "+strings.TrimSpace(regexp.MustCompile(`(?m)^go (\S+)`).FindStringSubmatch(string(mod))[1])) {
 		t.Error("README does not name go.mod's exact Go version")
 	}
 }

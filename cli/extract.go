@@ -1,16 +1,67 @@
-package extract
+package cli
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
-	"github.com/musecheck/muse/sources"
+	"github.com/spf13/cobra"
 
+	"github.com/musecheck/muse/pipeline/setup"
+	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/extract"
+	"github.com/musecheck/muse/sources/fetch"
 	"github.com/musecheck/muse/sources/sanitize"
 )
+
+// extractCmd is `muse extract [--json] [--url ORIGINAL_URL] FILE|URL|-`.
+func extractCmd(app *App) *cobra.Command {
+	var asJSON bool
+	var origURL string
+	cmd := &cobra.Command{
+		Use:   "extract [--json] [--url ORIGINAL_URL] FILE|URL|-",
+		Short: "Show a page's main text, title, publisher, author, dates, language and fact-checks",
+		Long: "Reads a saved HTML page (any charset; - for standard input) or fetches an http(s) URL, and\n" +
+			"prints what muse reads from it: title, publisher and site, author, original publication and\n" +
+			"modification dates, language, lead image, canonical URL, any ClaimReview fact-checks and the\n" +
+			"main text. --url says where a saved page came from (it helps find the date and resolve links).",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := extractArticle(cmd.Context(), app, args[0], origURL)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeArticleJSON(app.Stdout, a)
+			}
+			return writeArticle(app.Stdout, a)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (snake_case keys)")
+	cmd.Flags().StringVar(&origURL, "url", "", "the page's original URL, for a saved file")
+	return cmd
+}
+
+// extractArticle reads arg as a file, or fetches it when it is an http(s) URL.
+func extractArticle(ctx context.Context, app *App, arg, origURL string) (*extract.Article, error) {
+	lower := strings.ToLower(arg)
+	if !strings.HasPrefix(lower, "http://") && !strings.HasPrefix(lower, "https://") {
+		return extract.Options{}.ExtractFile(arg, origURL)
+	}
+	f := fetch.New(setup.FetchOptions(app.Cfg))
+	defer f.CloseIdleConnections()
+	page, err := f.Fetch(ctx, arg)
+	if err != nil {
+		return nil, err
+	}
+	pageURL := page.FinalURL
+	if origURL != "" {
+		pageURL = origURL
+	}
+	return extract.Extract(page.Body, pageURL)
+}
 
 // jsonArticle is the `muse extract --json` record: every key is always
 // present (null or empty when unknown) so that scripts need not guess.
@@ -38,9 +89,9 @@ func timePtr(t time.Time) *time.Time {
 	return &t
 }
 
-// WriteJSON writes the article as one indented JSON object with snake_case
+// writeArticleJSON writes the article as one indented JSON object with snake_case
 // keys.
-func WriteJSON(w io.Writer, a *Article) error {
+func writeArticleJSON(w io.Writer, a *extract.Article) error {
 	j := jsonArticle{
 		URL: a.URL, CanonicalURL: a.CanonicalURL, Title: a.Title, Publisher: a.Publisher, Site: a.SiteName,
 		Author: a.Author, Published: timePtr(a.Published), Modified: timePtr(a.Modified), Language: a.Language,
@@ -52,20 +103,14 @@ func WriteJSON(w io.Writer, a *Article) error {
 	if j.Paragraphs == nil {
 		j.Paragraphs = []string{}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(j); err != nil {
-		return fmt.Errorf("write article JSON: %w", err)
-	}
-	return nil
+	return writeJSON(w, j)
 }
 
-// WriteText writes the article for a person: a header of the known fields,
+// writeArticle writes the article for a person: a header of the known fields,
 // the fact-checks found, then the text with paragraphs separated by blank
 // lines. Page text is sanitised: no control character or escape sequence
 // from the page reaches the terminal.
-func WriteText(w io.Writer, a *Article) error {
+func writeArticle(w io.Writer, a *extract.Article) error {
 	var b strings.Builder
 	field := func(name, v string) {
 		if v != "" {

@@ -1,0 +1,314 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/cases"
+	"github.com/musecheck/muse/pipeline/export"
+	"github.com/musecheck/muse/sources/pgdb"
+	"github.com/musecheck/muse/tui"
+)
+
+// completeCaseIDs offers the saved cases' IDs, newest first, each with
+// its post as the description (cobra's dynamic completion).
+func (app *App) completeCaseIDs(cmd *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if app.Cfg == nil && app.loadConfig(cmd) != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	st, err := readCases(cmd.Context(), app)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	defer st.Close()
+	list, err := st.List(cmd.Context(), cases.ListOptions{Limit: 200})
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []cobra.Completion
+	for _, sm := range list {
+		if strings.HasPrefix(sm.ID, prefix) && !slices.Contains(args, sm.ID) {
+			out = append(out, cobra.CompletionWithDesc(sm.ID, strings.Join(strings.Fields(sm.PostExcerpt), " ")))
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// openCases opens the case store: the newsroom's database with
+// MUSE_DATABASE_URL, else cases.db in the data directory, recording
+// MUSE_USER as the checker.
+func openCases(ctx context.Context, app *App) (*cases.Store, error) {
+	return cases.OpenOptions(ctx, cases.Options{Path: app.Cfg.CasesPath(), User: app.Cfg.User, Secrets: app.Cfg.Secrets()})
+}
+
+// readCases opens the case store for reading: as usual, or, when that
+// fails (a read-only data directory), read-only, saying so.
+func readCases(ctx context.Context, app *App) (*cases.Store, error) {
+	st, err := openCases(ctx, app)
+	if err == nil {
+		return st, nil
+	}
+	if pgdb.IsURL(app.Cfg.CasesPath()) {
+		return nil, err
+	}
+	ro, rerr := cases.OpenOptions(ctx, cases.Options{Path: app.Cfg.CasesPath(), User: app.Cfg.User, Secrets: app.Cfg.Secrets(), ReadOnly: true})
+	if rerr != nil {
+		return nil, err
+	}
+	fmt.Fprintln(app.Stderr, "muse: the case store is read-only here: cases can be read, not changed")
+	return ro, nil
+}
+
+// casesCmd is `muse cases [--json] [-n N] [--mine|--by NAME]`, with
+// export, open, log and rm.
+func casesCmd(app *App) *cobra.Command {
+	var asJSON, mine bool
+	var limit int
+	var contains, by string
+	cmd := &cobra.Command{
+		Use:   "cases [--json] [-n N] [--grep TEXT] [--mine|--by NAME]",
+		Short: "List saved checks: date, who, post, first line of the correction, sources used, cost",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if mine && by != "" {
+				return usagef("--mine and --by NAME cannot be used together")
+			}
+			if mine {
+				if by = app.Cfg.User; by == "" {
+					return usagef("--mine: no checker name (set MUSE_USER or user in the config file)")
+				}
+			}
+			st, err := readCases(cmd.Context(), app)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			list, err := st.List(cmd.Context(), cases.ListOptions{Limit: limit, Contains: contains, By: by})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(app.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(append([]cases.Summary{}, list...))
+			}
+			if len(list) == 0 {
+				fmt.Fprintln(app.Stderr, "muse: no saved cases in", st.Path())
+				return nil
+			}
+			return cases.WriteTable(app.Stdout, list)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as a JSON array")
+	cmd.Flags().IntVarP(&limit, "limit", "n", 0, "show only the N newest cases (0: all)")
+	cmd.Flags().StringVar(&contains, "grep", "", "only cases whose post or correction contains TEXT")
+	cmd.Flags().BoolVar(&mine, "mine", false, "only cases you (MUSE_USER) made or saved last")
+	cmd.Flags().StringVar(&by, "by", "", "only cases checker NAME made or saved last")
+	cmd.AddCommand(casesExportCmd(app), casesRmCmd(app), casesOpenCmd(app), casesLogCmd(app))
+	return cmd
+}
+
+// casesExportCmd is `muse cases export ID --format md|json|note|claimreview [-o FILE]`.
+func casesExportCmd(app *App) *cobra.Command {
+	var format, out, rating string
+	var version int64
+	var rev export.Reviewer
+	cmd := &cobra.Command{
+		Use:               "export ID --format md|json|note|claimreview [-o FILE] [--version N]",
+		ValidArgsFunction: app.completeCaseIDs,
+		Short:             "Export a saved check for editors (md), scripts (json), Community Notes (note) or ClaimReview JSON-LD",
+		Long: "ID may be any unique prefix of a case ID (see `muse cases`). A note is at most 280 characters with\n" +
+			"each link counted as 1 and cites at least one source; when the correction cannot fit, the export\n" +
+			"fails and says why. claimreview needs --reviewer, --reviewer-url (or --review-url) and --rating.\n" +
+			"--version N exports a version kept when two checkers saved the case at once (see `muse cases log`).",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o := export.Options{Format: format, Reviewer: rev}
+			if strings.EqualFold(format, "claimreview") {
+				r, err := export.ParseRating(rating)
+				if err != nil {
+					return usagef("claimreview needs --rating: %w", err)
+				}
+				o.Rating = r
+			}
+			st, err := readCases(cmd.Context(), app)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			id, err := st.Resolve(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			var c *pipeline.Check
+			if version > 0 {
+				c, err = st.GetVersion(cmd.Context(), id, version)
+			} else {
+				c, err = st.Get(cmd.Context(), id)
+			}
+			if err != nil {
+				return err
+			}
+			b, err := export.Render(c, o)
+			if err != nil {
+				return fmt.Errorf("case %s: %w", id, err)
+			}
+			what := format
+			if version > 0 {
+				what += fmt.Sprintf(", version %d", version)
+			}
+			if err := st.Audit(cmd.Context(), id, cases.ActionExported, what); err != nil {
+				fmt.Fprintln(app.Stderr, "muse: warning: the export is not in the case's trail:", err)
+			}
+			if out == "" || out == "-" {
+				_, err = app.Stdout.Write(b)
+				return err
+			}
+			if err := os.WriteFile(out, app.redact.Bytes(b), 0o644); err != nil {
+				return fmt.Errorf("write export: %w", err)
+			}
+			fmt.Fprintf(app.Stderr, "muse: wrote case %s as %s to %s\n", id, format, out)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&format, "format", "md", "md, json, note or claimreview")
+	cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(export.Formats, cobra.ShellCompDirectiveNoFileComp))
+	f.StringVarP(&out, "output", "o", "", "write to FILE instead of stdout")
+	f.Int64Var(&version, "version", 0, "export kept version N instead of the case as it is")
+	f.StringVar(&rev.Name, "reviewer", "", "claimreview: the fact-checking organisation's name")
+	f.StringVar(&rev.URL, "reviewer-url", "", "claimreview: the organisation's home page")
+	f.StringVar(&rev.ReviewURL, "review-url", "", "claimreview: the page where the fact-check is published (default --reviewer-url)")
+	f.StringVar(&rating, "rating", "", "claimreview: the verdict, e.g. false, misleading, mostly false, missing context")
+	return cmd
+}
+
+// casesOpenCmd is `muse cases open ID`: the case in the terminal app where
+// it was left, read from the store alone (nothing is run or fetched).
+func casesOpenCmd(app *App) *cobra.Command {
+	var noLLM, mouse bool
+	cmd := &cobra.Command{
+		Use:               "open ID",
+		ValidArgsFunction: app.completeCaseIDs,
+		Short:             "Reopen a saved check in the terminal app where it was left, offline",
+		Long: "ID may be any unique prefix of a case ID (see `muse cases`). Nothing runs when the case opens;\n" +
+			"rerunning a stage from the app uses the engine as `muse` would (--no-llm when the case was made so).",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := readCases(cmd.Context(), app)
+			if err != nil {
+				return err
+			}
+			id, err := st.Resolve(cmd.Context(), args[0])
+			if err == nil {
+				var c *pipeline.Check
+				if c, err = st.Get(cmd.Context(), id); err == nil {
+					st.Close()
+					return startTUI(cmd.Context(), app, pipeline.Options{NoLLM: noLLM || c.NoLLM}, mouse, tui.Options{Case: c})
+				}
+			}
+			st.Close()
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&noLLM, "no-llm", false, "reruns use the extractive mode, without a model")
+	cmd.Flags().BoolVar(&mouse, "mouse", false, "wheel scrolling and clicks (turns off the terminal's own text selection)")
+	return cmd
+}
+
+// casesLogCmd is `muse cases log ID [--json]`: the case's audit trail and
+// the versions kept by conflicting saves.
+func casesLogCmd(app *App) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:               "log ID [--json]",
+		ValidArgsFunction: app.completeCaseIDs,
+		Short:             "Print a case's audit trail: who ran, edited, exported or deleted it, and when",
+		Long: "ID may be any unique prefix of a case ID, or the whole ID of a deleted case (its trail outlives it).\n" +
+			"Versions kept when two checkers saved the case at once are listed after the trail; export one\n" +
+			"with `muse cases export ID --version N`.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := readCases(cmd.Context(), app)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			id, err := st.Resolve(cmd.Context(), args[0])
+			if errors.Is(err, cases.ErrNotFound) {
+				id, err = args[0], nil // a deleted case keeps its trail
+			}
+			if err != nil {
+				return err
+			}
+			trail, err := st.Trail(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			if len(trail) == 0 {
+				return fmt.Errorf("case %s: %w (see `muse cases`)", id, cases.ErrNotFound)
+			}
+			if asJSON {
+				return writeJSON(app.Stdout, trail)
+			}
+			kept, err := st.Versions(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			if err := cases.WriteTrail(app.Stdout, trail); err != nil {
+				return err
+			}
+			for _, v := range kept {
+				fmt.Fprintf(app.Stdout, "kept: version %d by %s at %s (muse cases export %s --version %d)\n", v.Version,
+					cmp.Or(v.UpdatedBy, "someone"), v.UpdatedAt.Local().Format("2006-01-02 15:04:05"), id, v.Version)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the trail as a JSON array")
+	return cmd
+}
+
+// casesRmCmd is `muse cases rm ID...`.
+func casesRmCmd(app *App) *cobra.Command {
+	return &cobra.Command{
+		Use:               "rm ID...|-",
+		ValidArgsFunction: app.completeCaseIDs,
+		Short:             "Delete saved checks with their drafts and page snapshots (- reads IDs from standard input)",
+		Args:              cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			args, err := argsWithStdin(args, app.Stdin)
+			if err != nil {
+				return err
+			}
+			st, err := openCases(cmd.Context(), app)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			var failed error
+			for _, a := range args {
+				id, err := st.Resolve(cmd.Context(), a)
+				if err == nil {
+					err = st.Delete(cmd.Context(), id)
+				}
+				if err != nil {
+					fmt.Fprintln(app.Stderr, "muse:", err)
+					failed = errors.New("some cases were not removed")
+					continue
+				}
+				fmt.Fprintln(app.Stdout, "removed case", id)
+			}
+			return failed
+		},
+	}
+}
