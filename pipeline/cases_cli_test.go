@@ -27,7 +27,7 @@ const cliTestKey = "sk-proj-MUSETESTKEY0123456789abcdef"
 func (fe *faultEnv) cliEnv(t *testing.T, home string) []string {
 	t.Helper()
 	ratings := fe.Cfg.RatingsFile
-	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_DATA_HOME=" + filepath.Join(home, "data"),
+	return []string{"MUSE_TEST_AS_MUSE=1", "PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_DATA_HOME=" + filepath.Join(home, "data"),
 		"XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "XDG_CACHE_HOME=" + filepath.Join(home, "cache"),
 		"HTTP_PROXY=" + fe.Proxy.String(), "OPENAI_BASE_URL=" + fe.Cfg.OpenAIBaseURL, "OPENAI_API_KEY=" + cliTestKey,
 		"MUSE_MODEL=gpt-4o-mini", "SEARXNG_URL=" + fe.Cfg.SearXNGURL, "MUSE_RATINGS=" + ratings, "MUSE_IGNORE_ROBOTS=1",
@@ -36,7 +36,7 @@ func (fe *faultEnv) cliEnv(t *testing.T, home string) []string {
 
 func museRun(t *testing.T, env []string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	cmd := exec.Command(buildMuse(t), args...)
+	cmd := exec.Command(museCommand(t), args...)
 	cmd.Env = env
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
@@ -69,7 +69,7 @@ func TestCheckKilledMidRunKeepsTheCase(t *testing.T) {
 	}
 	home := t.TempDir()
 	env := fe.cliEnv(t, home)
-	cmd := exec.Command(buildMuse(t), "check", "--before", testworld.Cutoff.Format(time.RFC3339), testworld.Post)
+	cmd := exec.Command(museCommand(t), "check", "--before", testworld.Cutoff.Format(time.RFC3339), testworld.Post)
 	cmd.Env = env
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,15 +15,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/musecheck/muse/cli"
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/testworld"
 	"github.com/musecheck/muse/sources/archive"
 )
 
-// The fault matrix as the user meets it: the real `muse check` binary,
-// configured only through its environment, against the loopback world.
-// Exit code, stdout and the last stderr line are what a script or a
-// journalist sees.
+// The fault matrix as the user meets it: the muse command, configured
+// only through its environment, against the loopback world. Exit code,
+// stdout and the last stderr line are what a script or a journalist sees.
+// The command is this test binary run as muse (TestMain), so no separate
+// build is needed.
+
+// TestMain runs the test binary as the muse command itself when
+// MUSE_TEST_AS_MUSE=1.
+func TestMain(m *testing.M) {
+	if os.Getenv("MUSE_TEST_AS_MUSE") == "1" {
+		os.Exit(cli.Main())
+	}
+	os.Exit(m.Run())
+}
 
 var museBin struct {
 	once sync.Once
@@ -30,28 +42,43 @@ var museBin struct {
 	err  error
 }
 
-func buildMuse(t *testing.T) string {
+// museCommand is the muse command for museCheck: this test binary, copied
+// once into a folder any user may enter, for the row that runs it as
+// another user (the build cache's folders are the owner's alone).
+func museCommand(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the muse binary")
-	}
 	museBin.once.Do(func() {
 		dir, err := os.MkdirTemp("", "muse-faults-")
 		if err != nil {
 			museBin.err = err
 			return
 		}
+		os.Chmod(dir, 0o755)
 		museBin.path = filepath.Join(dir, "muse")
-		out, err := exec.Command("go", "build", "-o", museBin.path, "github.com/musecheck/muse").CombinedOutput()
-		if err != nil {
-			museBin.err = errors.New(string(out))
-		}
-		os.Chmod(dir, 0o755) // runnable by the unprivileged user of the read-only row
+		museBin.err = copyExecutable(os.Args[0], museBin.path)
 	})
 	if museBin.err != nil {
-		t.Fatalf("build muse: %v", museBin.err)
+		t.Fatalf("copy the test binary: %v", museBin.err)
 	}
 	return museBin.path
+}
+
+// copyExecutable copies the file at from to a new executable file to.
+func copyExecutable(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 type cliResult struct {
@@ -75,13 +102,13 @@ type cliRun struct {
 
 func (fe *faultEnv) museCheck(t *testing.T, how cliRun, args ...string) cliResult {
 	t.Helper()
-	bin := buildMuse(t)
+	bin := museCommand(t)
 	home := how.home
 	if home == "" {
 		home = t.TempDir()
 	}
 	ratings := fe.Cfg.RatingsFile
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_DATA_HOME=" + filepath.Join(home, "data"),
+	env := []string{"MUSE_TEST_AS_MUSE=1", "PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_DATA_HOME=" + filepath.Join(home, "data"),
 		"XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "XDG_CACHE_HOME=" + filepath.Join(home, "cache"),
 		"HTTP_PROXY=" + fe.Proxy.String(), "OPENAI_BASE_URL=" + fe.Cfg.OpenAIBaseURL, "OPENAI_API_KEY=sk-test",
 		"MUSE_MODEL=test-model", "SEARXNG_URL=" + fe.Cfg.SearXNGURL, "MUSE_RATINGS=" + ratings, "MUSE_IGNORE_ROBOTS=1"}
