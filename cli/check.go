@@ -161,7 +161,6 @@ func runCheck(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, a
 			fmt.Fprintln(app.Stderr, "muse:", line)
 		}
 	}
-	c.ID = cases.NewID()
 	runErr := app.record(ctx, eng, c, pipeline.StageImages, ro)
 	fmt.Fprintln(app.Stderr, "muse:", export.UsageLine(c.Usage))
 	if ro.Store != nil && saveErr == nil {
@@ -171,7 +170,10 @@ func runCheck(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, a
 		return usage(runErr)
 	}
 	if asJSON {
-		err = writeJSON(app.Stdout, c.ForOutput())
+		var b []byte
+		if b, err = export.JSON(c); err == nil {
+			_, err = app.Stdout.Write(b)
+		}
 	} else {
 		_, err = io.WriteString(app.Stdout, export.Report(c))
 	}

@@ -189,19 +189,26 @@ func New(deps Deps, opts Options) (*Engine, error) {
 // NoLLM reports whether the engine runs the extractive mode.
 func (e *Engine) NoLLM() bool { return e.opts.NoLLM }
 
-// NewCheck makes a Check for a post, with the cutoff defaulting to the
-// post's time when known.
+// NewCheck makes a Check for a post at the engine's time (NewCheckAt), in
+// the engine's mode.
 func (e *Engine) NewCheck(p Post, cutoff time.Time) *Check {
-	now := e.opts.Now()
+	c := NewCheckAt(p, cutoff, e.opts.Now())
+	c.NoLLM = e.opts.NoLLM
+	return c
+}
+
+// NewCheckAt makes a Check for a post, created at now: its ID (NewIDAt),
+// its images with their alt text, and its cutoff, which defaults to the
+// post's time when known — the one place the cutoff is defaulted.
+func NewCheckAt(p Post, cutoff, now time.Time) *Check {
 	if cutoff.IsZero() {
 		cutoff = p.PostedAt
 	}
 	c := &Check{
-		ID:        fmt.Sprintf("%s-%04x", now.UTC().Format("20060102T150405"), now.Nanosecond()&0xffff),
+		ID:        NewIDAt(now),
 		CreatedAt: now,
 		Post:      p,
 		Cutoff:    cutoff,
-		NoLLM:     e.opts.NoLLM,
 	}
 	for _, src := range p.Images {
 		c.Images = append(c.Images, Image{Source: src, AltText: strings.TrimSpace(p.AltTexts[src])})

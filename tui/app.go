@@ -63,8 +63,8 @@ type Options struct {
 	Styles *Styles
 	// Now is the clock; nil is time.Now. Tests fix it.
 	Now func() time.Time
-	// NewCheck makes the record for a composed post (the engine's, which
-	// gives it an ID); nil makes a bare one.
+	// NewCheck makes the record for a composed post (the engine's); nil
+	// is pipeline.NewCheckAt at the app's clock.
 	NewCheck func(p pipeline.Post, cutoff time.Time) *pipeline.Check
 	// FetchPost reads a post given only by its URL; nil: the text is needed.
 	FetchPost func(ctx context.Context, url string) (pipeline.Post, error)

@@ -101,7 +101,7 @@ func openWatched(t *testing.T) (m *Model, wait tea.Cmd, bob *cases.Store, c *pip
 	}
 	alice := open("alice")
 	bob = open("bob")
-	c = &pipeline.Check{ID: cases.NewID(), Post: pipeline.Post{Text: "The mayor banned bicycles"},
+	c = &pipeline.Check{ID: pipeline.NewID(), Post: pipeline.Post{Text: "The mayor banned bicycles"},
 		Correction: pipeline.Correction{Text: "This post is false."}}
 	if err := alice.Save(ctx, c); err != nil {
 		t.Fatal(err)

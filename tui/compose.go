@@ -13,7 +13,6 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/musecheck/muse/pipeline"
-	"github.com/musecheck/muse/pipeline/cases"
 	"github.com/musecheck/muse/sources/lang"
 )
 
@@ -126,9 +125,6 @@ func (c *composeModel) check(now time.Time) (*pipeline.Check, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cutoff: %w", err)
 	}
-	if cutoff.IsZero() {
-		cutoff = p.PostedAt
-	}
 	return &pipeline.Check{CreatedAt: now, Post: p, Cutoff: cutoff}, nil
 }
 
@@ -216,16 +212,17 @@ func (m *Model) submitCompose() tea.Cmd {
 			return postFetchedMsg{p, err}
 		})
 	}
+	// The engine's new Check: its ID, set before the run so every save of
+	// it lands in one case, and its cutoff (the posted time unless one was
+	// typed).
 	if m.opts.NewCheck != nil {
-		nc := m.opts.NewCheck(c.Post, c.Cutoff)
-		nc.Cutoff = c.Cutoff
-		c = nc
+		c = m.opts.NewCheck(c.Post, c.Cutoff)
+	} else {
+		c = pipeline.NewCheckAt(c.Post, c.Cutoff, m.now())
 	}
 	var drop tea.Cmd
 	if m.opts.Cases != nil {
-		// A new case, its ID set before the run so every save of it lands
-		// in one case; the post is in it now, not in the compose draft.
-		c.ID = cases.NewID()
+		// The post is in the case now, not in the compose draft.
 		drop = removeDraft(m.gate, false, m.opts.DraftDir, m.draftID)
 	}
 	m.check = c

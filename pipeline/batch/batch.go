@@ -19,7 +19,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/musecheck/muse/pipeline"
-	"github.com/musecheck/muse/pipeline/cases"
 	"github.com/musecheck/muse/sources"
 )
 
@@ -298,7 +297,6 @@ func Run(ctx context.Context, e *pipeline.Engine, in io.Reader, out io.Writer, o
 		}
 		g.Go(func() error {
 			c := newCheck(e, t.post)
-			c.ID = cases.NewID()
 			r, _ := checkOne(ctx, e, opts.Run, t.line, t.key, c, pipeline.StageImages)
 			write(r)
 			return nil

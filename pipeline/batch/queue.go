@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
-	"encoding/base32"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -297,14 +296,11 @@ func engineFailed(j jobs.Job, co CheckOptions, err error) (json.RawMessage, erro
 // CaseID is the case a queued job's check is kept under: the same for
 // every attempt of the job, by any worker, and never the same for two jobs
 // (the queue's job IDs start again in a new queue, so the time the job was
-// queued and its key count too). It has the shape of cases.NewID's IDs.
+// queued and its key count too). It is a Check ID like any other
+// (pipeline.IDFor), starting with the time the job was queued.
 func CaseID(j jobs.Job) string {
-	sum := sha256.Sum256(fmt.Appendf(nil, "%d\x00%d\x00%s", j.ID, j.CreatedAt.UnixNano(), j.Key))
-	return caseIDEncoding.EncodeToString(sum[:10])
+	return pipeline.IDFor(j.CreatedAt, fmt.Appendf(nil, "%d\x00%d\x00%s", j.ID, j.CreatedAt.UnixNano(), j.Key))
 }
-
-// caseIDEncoding is base32 in case IDs' alphabet (Crockford's, lower case).
-var caseIDEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
 
 // resume returns the job's check and the stage to run it from: its saved
 // case and the first stage the case has not finished ("" when every stage
@@ -324,7 +320,7 @@ func resume(ctx context.Context, store CaseReader, e *pipeline.Engine, j jobs.Jo
 	case saved.Post.Text != c.Post.Text || saved.Post.URL != c.Post.URL:
 		// Not this post's check (its text was redacted when saved, say):
 		// checked afresh, under a case of its own.
-		c.ID = cases.NewID()
+		c.ID = pipeline.NewID()
 		return c, pipeline.StageImages, nil
 	}
 	return saved, firstUnfinished(saved), nil

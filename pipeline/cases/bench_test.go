@@ -25,7 +25,7 @@ func BenchmarkSaveAfterEvent(b *testing.B) {
 	}
 	defer s.Close()
 	c := sampleCheck()
-	c.ID = NewID()
+	c.ID = pipeline.NewID()
 	para := strings.Repeat("The council approved new cycle lanes after a long debate. ", 30)
 	for i := range 12 {
 		src := c.Sources[0]

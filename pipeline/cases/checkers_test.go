@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/sources/sqlitedb"
 )
 
@@ -242,7 +243,7 @@ func TestUpgradeFromUserVersionSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := sampleCheck()
-	c.ID = NewID()
+	c.ID = pipeline.NewID()
 	tz, _ := gz([]byte("page text"))
 	hz, _ := gz([]byte("<p>page</p>"))
 	for _, st := range []struct {

@@ -47,13 +47,13 @@ type RecordOptions struct {
 }
 
 // Record runs c through e from the stage `from`, keeping it as a case under
-// c.ID (a new NewID() when empty). e must be built with
+// c.ID (a new pipeline.NewID() when empty). e must be built with
 // pipeline.Options.Snapshots, or the case is only saved before and after
 // the run. It returns the engine's error; a failed save never stops the
 // check.
 func Record(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pipeline.Stage, o RecordOptions) error {
 	if c.ID == "" {
-		c.ID = NewID()
+		c.ID = pipeline.NewID()
 	}
 	rec := &recording{o: o, id: c.ID, now: time.Now}
 	if o.Store != nil {

@@ -258,14 +258,14 @@ func clock(t time.Time) string {
 //
 // When c.ID is empty Save gives the Check a new ID (and CreatedAt when
 // zero), writing them into c; so the caller must own c — while the engine
-// runs, set c.ID = cases.NewID() before the run and save c.Clone() from the
+// runs, give it its ID before the run (Engine.NewCheck does) and save c.Clone() from the
 // event loop.
 func (s *Store) Save(ctx context.Context, c *pipeline.Check) error {
 	if c == nil {
 		return errors.New("save case: no check given")
 	}
 	if c.ID == "" {
-		c.ID = NewID()
+		c.ID = pipeline.NewID()
 	}
 	if c.CreatedAt.IsZero() {
 		c.CreatedAt = s.now()
@@ -664,28 +664,4 @@ func gunzip(b []byte) ([]byte, error) {
 	}
 	defer r.Close()
 	return io.ReadAll(r)
-}
-
-// NewID returns a new case ID: 9 characters of the current time in
-// milliseconds then 7 random ones, all lower-case Crockford base32 (no i,
-// l, o, u), so IDs sort by creation time, are safe in file names and URLs,
-// and can be typed by a unique prefix. 35 random bits make a clash between
-// IDs made in the same millisecond a 1 in 34 billion event per pair.
-func NewID() string { return newID(time.Now()) }
-
-const crockford = "0123456789abcdefghjkmnpqrstvwxyz"
-
-func newID(t time.Time) string {
-	var b [16]byte
-	ms := uint64(t.UnixMilli())
-	for i := 8; i >= 0; i-- {
-		b[i] = crockford[ms&31]
-		ms >>= 5
-	}
-	var r [7]byte
-	rand.Read(r[:]) // crypto/rand.Read never fails (Go 1.24+)
-	for i, x := range r {
-		b[9+i] = crockford[x&31]
-	}
-	return string(b[:])
 }

@@ -165,7 +165,7 @@ func testListFiltersAndResolve(t *testing.T, loc string) {
 	var ids []string
 	for i := range 5 {
 		c := sampleCheck()
-		c.ID = newID(base.Add(time.Duration(i) * time.Hour))
+		c.ID = pipeline.NewIDAt(base.Add(time.Duration(i) * time.Hour))
 		c.CreatedAt = base.Add(time.Duration(i) * time.Hour)
 		c.Post.Text = fmt.Sprintf("post number %d", i)
 		if err := s.Save(ctx, c); err != nil {
@@ -215,19 +215,6 @@ func testListFiltersAndResolve(t *testing.T, loc string) {
 	}
 }
 
-func TestNewIDUnique(t *testing.T) {
-	seen := map[string]bool{}
-	now := time.Now()
-	// 1000 IDs in one millisecond clash with odds of about 1 in 70,000.
-	for range 1000 {
-		id := newID(now)
-		if seen[id] {
-			t.Fatalf("duplicate ID %s in the same millisecond", id)
-		}
-		seen[id] = true
-	}
-}
-
 func TestBadInputs(t *testing.T) {
 	ctx := context.Background()
 	if _, err := Open(ctx, ""); err == nil {
@@ -266,7 +253,7 @@ func testTwoStoresWriteConcurrently(t *testing.T, path string) {
 	ctx := context.Background()
 	a, b := openT(t, path), openT(t, path)
 	shared := sampleCheck()
-	shared.ID = NewID()
+	shared.ID = pipeline.NewID()
 	if err := a.Save(ctx, shared); err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +401,7 @@ func TestChildWriter(t *testing.T) {
 func TestKilledMidRun(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "cases.db")
-	id := NewID()
+	id := pipeline.NewID()
 	child := exec.Command(os.Args[0], "-test.run=^TestChildWriter$")
 	child.Env = append(os.Environ(), "MUSE_CASES_CHILD=run", "MUSE_CASES_DB="+path, "MUSE_CASES_ID="+id)
 	out, err := child.StdoutPipe()

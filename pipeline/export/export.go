@@ -6,6 +6,7 @@
 package export
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -22,17 +23,22 @@ import (
 // Formats lists the export formats by the names the CLI and the TUI use.
 var Formats = []string{"md", "json", "note", "claimreview"}
 
-// JSON is the Check as indented JSON with the snake_case keys of
-// `muse check --json`.
+// JSON is the Check as indented JSON with snake_case keys, URLs unescaped:
+// the one JSON shape of a Check, which `muse check --json`, the app's and
+// `muse cases export`'s json format all print (Check.ForOutput: without the
+// pages' extracted text).
 func JSON(c *pipeline.Check) ([]byte, error) {
 	if c == nil {
 		return nil, fmt.Errorf("export JSON: no check given")
 	}
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(c.ForOutput()); err != nil {
 		return nil, fmt.Errorf("export JSON of case %s: %w", c.ID, err)
 	}
-	return append(b, '\n'), nil
+	return b.Bytes(), nil
 }
 
 // Markdown renders the check for an editor: the correction (and whether a
