@@ -15,10 +15,7 @@ import (
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
-	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/text"
-
-	"github.com/musecheck/muse/pipeline/setup"
 )
 
 // mdDoc is one Markdown file as the link check sees it: its links, and
@@ -26,7 +23,6 @@ import (
 type mdDoc struct {
 	links   []mdLink
 	anchors map[string]bool
-	tables  map[string][][]string // by heading text: the first table under it
 }
 
 // mdLink is one [text](dest) or ![alt](dest) of a file, with its line.
@@ -37,21 +33,19 @@ type mdLink struct {
 
 var mdParser = goldmark.New(goldmark.WithExtensions(extension.Table)).Parser()
 
-// parseMarkdown reads a Markdown file into its links, heading anchors and
-// tables. Links inside code spans and code blocks are not links, and the
+// parseMarkdown reads a Markdown file into its links and heading anchors. Links inside code spans and code blocks are not links, and the
 // parser knows it (a regular expression would not).
 func parseMarkdown(src []byte) *mdDoc {
-	doc := &mdDoc{anchors: map[string]bool{}, tables: map[string][][]string{}}
+	doc := &mdDoc{anchors: map[string]bool{}}
 	root := mdParser.Parse(text.NewReader(src))
 	seen := map[string]int{}
-	heading := ""
 	ast.Walk(root, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
 		}
 		switch n := n.(type) {
 		case *ast.Heading:
-			heading = plainText(n, src)
+			heading := plainText(n, src)
 			// GitHub's rule: the first heading with a slug gets it bare,
 			// the next ones -1, -2, …
 			s := slug(heading)
@@ -65,27 +59,10 @@ func parseMarkdown(src []byte) *mdDoc {
 			doc.links = append(doc.links, mdLink{plainText(n, src), string(n.Destination), lineOf(n, src)})
 		case *ast.Image:
 			doc.links = append(doc.links, mdLink{plainText(n, src), string(n.Destination), lineOf(n, src)})
-		case *east.Table:
-			if _, ok := doc.tables[heading]; !ok {
-				doc.tables[heading] = tableCells(n, src)
-			}
 		}
 		return ast.WalkContinue, nil
 	})
 	return doc
-}
-
-// tableCells are a table's rows (header first), each cell's text.
-func tableCells(table ast.Node, src []byte) [][]string {
-	var rows [][]string
-	for row := table.FirstChild(); row != nil; row = row.NextSibling() {
-		var cells []string
-		for c := row.FirstChild(); c != nil; c = c.NextSibling() {
-			cells = append(cells, strings.TrimSpace(plainText(c, src)))
-		}
-		rows = append(rows, cells)
-	}
-	return rows
 }
 
 // plainText is the text of n's inline content, code spans included, as
@@ -284,31 +261,5 @@ func TestDocsSlug(t *testing.T) {
 	}
 	if len(doc.links) != 1 || doc.links[0].dest != "#notes-1" || doc.links[0].line != 7 {
 		t.Errorf("links %+v, want only #notes-1 on line 7 (a link in a code span is text)", doc.links)
-	}
-}
-
-// TestDocsSettingsTable: docs/settings.md's table of every setting is the
-// Config's keys and environment variables, in the config file's order.
-func TestDocsSettingsTable(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("docs", "settings.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, ok := parseMarkdown(src).tables["Every setting"]
-	if !ok || len(rows) < 2 {
-		t.Fatal("docs/settings.md has no table under its heading \"Every setting\"")
-	}
-	rows = rows[1:] // the header
-	settings := (&setup.Config{}).Settings()
-	if len(rows) != len(settings) {
-		t.Errorf("docs/settings.md lists %d settings, the Config has %d", len(rows), len(settings))
-	}
-	for i, s := range settings {
-		if i >= len(rows) {
-			break
-		}
-		if len(rows[i]) < 2 || rows[i][0] != s.Key || rows[i][1] != s.Env {
-			t.Errorf("docs/settings.md setting %d is %q; the Config's is %s %s", i+1, rows[i], s.Key, s.Env)
-		}
 	}
 }

@@ -844,7 +844,7 @@ func TestSecretsNeverLeave(t *testing.T) {
 }
 
 // readmeTable returns the rows (cells trimmed) of the first Markdown table
-// after heading in README.md.
+// after heading in the Markdown document readme.
 func readmeTable(t *testing.T, readme, heading string) [][]string {
 	t.Helper()
 	i := strings.Index(readme, "\n"+heading+"\n")
@@ -874,10 +874,10 @@ func readmeTable(t *testing.T, readme, heading string) [][]string {
 	return rows[1:] // the header
 }
 
-// TestReadmeTables: the README's tables of commands, exit codes and
-// configuration keys are the command tree's, the exit-code table's and the
-// Config struct's, so they cannot drift; and it links only to files that
-// are in the repository.
+// TestReadmeTables: the README's tables of commands and exit codes, and
+// docs/settings.md's of configuration keys, are the command tree's, the
+// exit-code table's and the Config struct's, so they cannot drift (links
+// are checked by the root package's TestDocsLinks).
 func TestReadmeTables(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "README.md"))
 	if err != nil {
@@ -942,10 +942,14 @@ func TestReadmeTables(t *testing.T) {
 	if strings.Join(codes, ",") != strings.Join(want, ",") {
 		t.Errorf("README exit codes %v, the table has %v", codes, want)
 	}
+	settingsDoc, err := os.ReadFile(filepath.Join("..", "docs", "settings.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	settings := (&setup.Config{}).Settings()
-	rows := readmeTable(t, readme, "### Every setting")
+	rows := readmeTable(t, string(settingsDoc), "## Every setting")
 	if len(rows) != len(settings) {
-		t.Errorf("README lists %d settings, the Config has %d", len(rows), len(settings))
+		t.Errorf("docs/settings.md lists %d settings, the Config has %d", len(rows), len(settings))
 	}
 	for i, s := range settings {
 		if i >= len(rows) {
@@ -956,18 +960,13 @@ func TestReadmeTables(t *testing.T) {
 			env = "`" + s.Env + "`"
 		}
 		if rows[i][0] != "`"+s.Key+"`" || rows[i][1] != env {
-			t.Errorf("README setting %d is %s %s; the Config's is %s %s", i+1, rows[i][0], rows[i][1], s.Key, s.Env)
+			t.Errorf("docs/settings.md setting %d is %s %s; the Config's is %s %s", i+1, rows[i][0], rows[i][1], s.Key, s.Env)
 		}
 		if f := strings.Fields(strings.Trim(rows[i][2], "`")); len(f) > 0 {
 			name := strings.TrimPrefix(f[0], "--")
 			if root.PersistentFlags().Lookup(name) == nil && root.Flags().Lookup(name) == nil {
-				t.Errorf("README names flag %s for %s, which muse does not have", f[0], s.Key)
+				t.Errorf("docs/settings.md names flag %s for %s, which muse does not have", f[0], s.Key)
 			}
-		}
-	}
-	for _, m := range regexp.MustCompile(`\]\(([^)#:]+)\)`).FindAllStringSubmatch(readme, -1) {
-		if _, err := os.Stat(filepath.Join("..", m[1])); err != nil {
-			t.Errorf("README links to %s, which is not in the repository", m[1])
 		}
 	}
 	for _, name := range []string{"DESIGN.md", "STYLE.md", "Go 1.26 or newer"} {
