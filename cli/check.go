@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -133,21 +132,11 @@ func runCheck(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, a
 		return usage(err)
 	}
 	defer closeEngine()
-	if lower := strings.ToLower(arg); !strings.ContainsAny(arg, " \n") &&
-		(strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://")) {
-		fromURL, err := eng.PostFromURL(ctx, arg)
-		if err != nil {
-			return usage(err)
-		}
-		if !post.PostedAt.IsZero() { // --posted-at wins over the platform's time
-			fromURL.PostedAt = post.PostedAt
-		}
-		fromURL.Author, fromURL.Handle = cmp.Or(post.Author, fromURL.Author), cmp.Or(post.Handle, fromURL.Handle)
-		fromURL.Language = cmp.Or(post.Language, fromURL.Language)
-		fromURL.Images = append(fromURL.Images, post.Images...)
-		post = fromURL // text, author, handle, time, images and their alt text
-	} else {
-		post.Text = arg
+	a := pipeline.PostFromArg(arg)
+	post.Text, post.URL = a.Text, a.URL
+	// A post given by its URL is read from there, the flags laid over it.
+	if post, err = eng.ReadPost(ctx, post); err != nil {
+		return usage(err)
 	}
 	c := eng.NewCheck(post, cutoff)
 	ro, closeCases, saveErr := recordOptions(ctx, app, eng, noSave)

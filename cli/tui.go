@@ -40,7 +40,7 @@ func addTUI(root *cobra.Command, app *App) {
 		}
 		opts := tui.Options{Post: post, Cutoff: cutoff}
 		if arg := strings.TrimSpace(strings.Join(args, " ")); arg != "" {
-			p := tui.PostFromArg(arg)
+			p := pipeline.PostFromArg(arg)
 			opts.Post.Text, opts.Post.URL, opts.Start = p.Text, p.URL, true
 		}
 		if !eo.NoLLM {
@@ -95,7 +95,7 @@ func startTUI(ctx context.Context, app *App, eo pipeline.Options, mouse bool, op
 		opts.Notice = "reading only: the engine cannot start (" + err.Error() + ")"
 	default:
 		defer closeEngine()
-		opts.Runner, opts.NewCheck, opts.FetchPost = eng, eng.NewCheck, eng.PostFromURL
+		opts.Runner, opts.NewCheck, opts.ReadPost = eng, eng.NewCheck, eng.ReadPost
 		opts.Pages = eng.RawPage // snapshots of evidence pages keep the HTML as served
 	}
 	return app.runApp(ctx, opts)

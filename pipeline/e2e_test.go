@@ -414,3 +414,62 @@ func TestPostFromURL(t *testing.T) {
 		t.Fatal("file URL accepted")
 	}
 }
+
+// ReadPost is the one rule for a post given by its URL (muse check, the
+// app, muse batch): read from the page, with what was typed laid over it.
+func TestReadPostLaysTypedOverRead(t *testing.T) {
+	env := testworld.New(t, nil)
+	e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, env.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	u := testworld.PageURL("www.rumours.example", env.Pages["www.rumours.example"])
+	typed := pipeline.Post{URL: u, Author: "Typed Author", Language: "en", Images: []string{"shot.png"},
+		PostedAt: time.Date(2024, 1, 30, 8, 0, 0, 0, time.UTC)}
+	p, err := e.ReadPost(context.Background(), typed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(p.Text, "Springfield BANS bicycles!") || p.URL != u || p.Author != "Typed Author" ||
+		p.Language != "en" || !p.PostedAt.Equal(typed.PostedAt) || len(p.Images) == 0 || p.Images[len(p.Images)-1] != "shot.png" {
+		t.Errorf("read post %+v", p)
+	}
+	// Text typed with the URL is the post: nothing is read.
+	withText := pipeline.Post{URL: "http://www.gone.example/nothing", Text: "the typed text"}
+	if p, err := e.ReadPost(context.Background(), withText); err != nil || p.Text != "the typed text" {
+		t.Errorf("typed text with a URL: %+v, %v", p, err)
+	}
+	if _, err := e.ReadPost(context.Background(), pipeline.Post{URL: "http://www.gone.example/nothing"}); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("a URL that cannot be read: %v", err)
+	}
+}
+
+func TestPostFromArg(t *testing.T) {
+	for arg, want := range map[string]pipeline.Post{
+		" https://bsky.app/profile/a/post/1 ": {URL: "https://bsky.app/profile/a/post/1"},
+		"HTTP://example.org/x":                {URL: "HTTP://example.org/x"},
+		"https://example.org/x is fake":       {Text: "https://example.org/x is fake"},
+		"5G spreads the virus":                {Text: "5G spreads the virus"},
+		"ftp://example.org/x":                 {Text: "ftp://example.org/x"},
+	} {
+		if got := pipeline.PostFromArg(arg); got.Text != want.Text || got.URL != want.URL {
+			t.Errorf("PostFromArg(%q) = %+v, want %+v", arg, got, want)
+		}
+	}
+}
+
+func TestTypedOver(t *testing.T) {
+	read := pipeline.Post{Text: "read text", Author: "Platform Name", Handle: "@read", Platform: "Bluesky",
+		Images: []string{"https://cdn/1.jpg"}, AltTexts: map[string]string{"https://cdn/1.jpg": "alt"},
+		PostedAt: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC), Language: "es"}
+	p := pipeline.TypedOver(read, pipeline.Post{Handle: " @typed ", Images: []string{"local.png"}})
+	if p.Text != "read text" || p.Author != "Platform Name" || p.Handle != "@typed" || p.Platform != "Bluesky" ||
+		p.Language != "es" || !p.PostedAt.Equal(read.PostedAt) || strings.Join(p.Images, " ") != "https://cdn/1.jpg local.png" ||
+		p.AltTexts["https://cdn/1.jpg"] != "alt" {
+		t.Errorf("TypedOver = %+v", p)
+	}
+	if len(read.Images) != 1 {
+		t.Error("TypedOver changed the read post's images")
+	}
+}

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/fetch"
@@ -68,6 +70,57 @@ func (e *Engine) PostFromURL(ctx context.Context, u string) (Post, error) {
 		return Post{}, fmt.Errorf("read the post at %s: %w", u, errors.New("it has no text and no images"))
 	}
 	return p, nil
+}
+
+// PostFromArg is the post a person gave on the command line (muse TEXT|URL,
+// muse check): a lone http(s) URL is the post's address, anything else its
+// text.
+func PostFromArg(arg string) Post {
+	arg = strings.TrimSpace(arg)
+	if lower := strings.ToLower(arg); !strings.ContainsFunc(arg, unicode.IsSpace) &&
+		(strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://")) {
+		return Post{URL: arg}
+	}
+	return Post{Text: arg}
+}
+
+// NeedsReading reports whether the post is given by its URL without its
+// text (images given with it are added to the post's own), so that
+// ReadPost reads it from there.
+func (p Post) NeedsReading() bool {
+	return strings.TrimSpace(p.Text) == "" && strings.TrimSpace(p.URL) != ""
+}
+
+// ReadPost is the post to check from what a person typed, the same for muse
+// check, the app and muse batch: typed as it is, unless it is given by its
+// URL without its text (NeedsReading); then the post is read from the URL
+// (PostFromURL) and what was typed is laid over it (TypedOver).
+func (e *Engine) ReadPost(ctx context.Context, typed Post) (Post, error) {
+	if !typed.NeedsReading() {
+		return typed, nil
+	}
+	read, err := e.PostFromURL(ctx, typed.URL)
+	if err != nil {
+		return Post{}, err
+	}
+	return TypedOver(read, typed), nil
+}
+
+// TypedOver is the post read from its URL with what the checker typed laid
+// over it: the typed author, handle, posted time and language win over the
+// platform's (the checker knows better, or corrects it); typed images are
+// added after the post's own; the text, the author's description, the
+// platform and the alt texts are the post's.
+func TypedOver(read, typed Post) Post {
+	p := read
+	p.Author = cmp.Or(strings.TrimSpace(typed.Author), read.Author)
+	p.Handle = cmp.Or(strings.TrimSpace(typed.Handle), read.Handle)
+	p.Language = cmp.Or(typed.Language, read.Language)
+	if !typed.PostedAt.IsZero() {
+		p.PostedAt = typed.PostedAt
+	}
+	p.Images = append(slices.Clone(read.Images), typed.Images...)
+	return p
 }
 
 func addImages(p *Post, refs []posts.ImageRef) {

@@ -66,8 +66,9 @@ type Options struct {
 	// NewCheck makes the record for a composed post (the engine's); nil
 	// is pipeline.NewCheckAt at the app's clock.
 	NewCheck func(p pipeline.Post, cutoff time.Time) *pipeline.Check
-	// FetchPost reads a post given only by its URL; nil: the text is needed.
-	FetchPost func(ctx context.Context, url string) (pipeline.Post, error)
+	// ReadPost reads a post given by its URL without its text, with what was typed
+	// laid over it (the engine's ReadPost); nil: the text is needed.
+	ReadPost func(ctx context.Context, typed pipeline.Post) (pipeline.Post, error)
 	// Notice is shown in the status bar when the app opens.
 	Notice string
 	// Mouse turns on wheel scrolling (it stops the terminal's own text

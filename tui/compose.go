@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -135,18 +134,6 @@ func formatWhen(t time.Time) string {
 	return t.Format("2006-01-02 15:04")
 }
 
-var urlOnly = regexp.MustCompile(`^https?://\S+$`)
-
-// PostFromArg turns `muse TEXT|URL` into a post: a lone URL is the post's
-// address, anything else its text.
-func PostFromArg(arg string) pipeline.Post {
-	arg = strings.TrimSpace(arg)
-	if urlOnly.MatchString(arg) {
-		return pipeline.Post{URL: arg}
-	}
-	return pipeline.Post{Text: arg}
-}
-
 func (m *Model) onComposeKey(msg tea.KeyMsg) tea.Cmd {
 	c := &m.compose
 	k := m.keys
@@ -200,18 +187,23 @@ func (m *Model) submitCompose() tea.Cmd {
 		m.compose.err = err.Error()
 		return nil
 	}
-	if c.Post.Text == "" && len(c.Post.Images) == 0 {
-		if m.opts.FetchPost == nil {
+	if c.Post.NeedsReading() {
+		if m.opts.ReadPost == nil {
 			m.compose.err = "type the post's text: muse cannot read posts from their URL here"
 			return nil
 		}
-		fetch, ctx, u := m.opts.FetchPost, m.appCtx, c.Post.URL
+		read, ctx, typed := m.opts.ReadPost, m.appCtx, c.Post
 		m.compose.err = ""
-		return tea.Batch(m.setStatus("reading the post at "+u+"…"), func() tea.Msg {
-			p, err := fetch(ctx, u)
+		return tea.Batch(m.setStatus("reading the post at "+typed.URL+"…"), func() tea.Msg {
+			p, err := read(ctx, typed)
 			return postFetchedMsg{p, err}
 		})
 	}
+	return m.startComposed(c)
+}
+
+// startComposed starts a fresh check of c, the composed post's bare Check.
+func (m *Model) startComposed(c *pipeline.Check) tea.Cmd {
 	// The engine's new Check: its ID, set before the run so every save of
 	// it lands in one case, and its cutoff (the posted time unless one was
 	// typed).
@@ -301,21 +293,24 @@ func (m *Model) onPostFetched(msg postFetchedMsg) tea.Cmd {
 		m.compose.err = msg.err.Error() + " — paste the post's text instead"
 		return nil
 	}
+	// The form shows the post as read (the draft keeps it); the check
+	// starts from the post itself, with what the form cannot hold (alt
+	// texts, the platform, the author's description).
 	c := &m.compose
-	c.text.SetValue(msg.post.Text)
-	fillIfEmpty := func(i int, v string) {
-		if strings.TrimSpace(c.inputs[i].Value()) == "" {
-			c.inputs[i].SetValue(v)
-		}
+	p := msg.post
+	c.text.SetValue(p.Text)
+	c.inputs[fieldAuthor].SetValue(p.Author)
+	c.inputs[fieldHandle].SetValue(p.Handle)
+	c.inputs[fieldLanguage].SetValue(p.Language)
+	c.inputs[fieldImages].SetValue(strings.Join(p.Images, " "))
+	if !p.PostedAt.IsZero() {
+		c.inputs[fieldPosted].SetValue(formatWhen(p.PostedAt))
 	}
-	fillIfEmpty(fieldAuthor, msg.post.Author)
-	fillIfEmpty(fieldLanguage, msg.post.Language)
-	if !msg.post.PostedAt.IsZero() {
-		fillIfEmpty(fieldPosted, formatWhen(msg.post.PostedAt))
-	}
-	if strings.TrimSpace(c.text.Value()) == "" {
-		c.err = "the page at the URL has no text — paste the post's text instead"
+	composed, err := c.check(m.now())
+	if err != nil {
+		c.err = err.Error()
 		return nil
 	}
-	return m.submitCompose()
+	composed.Post = p
+	return m.startComposed(composed)
 }

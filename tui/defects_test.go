@@ -361,7 +361,7 @@ func TestCursorFollowsItsSource(t *testing.T) {
 // A long reason the check cannot start is shown whole in compose.
 func TestLongComposeErrorShownWhole(t *testing.T) {
 	m := newTestModel(t, 80, 24, &scriptRunner{})
-	m.opts.FetchPost = func(context.Context, string) (pipeline.Post, error) {
+	m.opts.ReadPost = func(context.Context, pipeline.Post) (pipeline.Post, error) {
 		return pipeline.Post{}, os.ErrDeadlineExceeded
 	}
 	m.compose.err = "reading the post at https://x.com/truthbomb/status/1765001 failed: the platform answered 403 Forbidden after three tries, which usually means the post is private or deleted — paste the post's text instead"

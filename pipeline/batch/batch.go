@@ -296,7 +296,11 @@ func Run(ctx context.Context, e *pipeline.Engine, in io.Reader, out io.Writer, o
 			break
 		}
 		g.Go(func() error {
-			c := newCheck(e, t.post)
+			c, err := newCheck(ctx, e, t.post)
+			if err != nil {
+				write(Result{Line: t.line, Key: t.key, Status: "failed", Error: err.Error()})
+				return nil
+			}
 			r, _ := checkOne(ctx, e, opts.Run, t.line, t.key, c, pipeline.StageImages)
 			write(r)
 			return nil
@@ -388,10 +392,20 @@ func readBatchLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err er
 	}
 }
 
-// newCheck is the check of a post, not yet run.
-func newCheck(e *pipeline.Engine, p Post) *pipeline.Check {
-	return e.NewCheck(pipeline.Post{Text: p.Text, Author: p.Author, Handle: p.Handle, PostedAt: p.PostedAt, URL: p.URL,
-		Images: p.Images}, time.Time{})
+// post is the batch line's post as the engine takes it.
+func (p Post) post() pipeline.Post {
+	return pipeline.Post{Text: p.Text, Author: p.Author, Handle: p.Handle, PostedAt: p.PostedAt, URL: p.URL, Images: p.Images}
+}
+
+// newCheck is the check of a post, not yet run: a post given by its URL
+// alone is read from there first, the line's other fields laid over it
+// (Engine.ReadPost, as muse check does).
+func newCheck(ctx context.Context, e *pipeline.Engine, p Post) (*pipeline.Check, error) {
+	post, err := e.ReadPost(ctx, p.post())
+	if err != nil {
+		return nil, err
+	}
+	return e.NewCheck(post, time.Time{}), nil
 }
 
 // checkOne runs a post's check c from the stage from, returning its result

@@ -225,7 +225,7 @@ func TestPlainLineErrors(t *testing.T) {
 		`{"images": "a.png"}`:           `"images" should be a list, not a string`,
 		`["a post"]`:                    `want a JSON object {"text": …}, not a list`,
 		`{"text": "x",}`:                `invalid character '}' looking for beginning of object key string (at character 14)`,
-		`{"posted_at": "next tuesday"}`: `posted_at: "next tuesday" is not a time`,
+		`{"posted_at": "next tuesday"}`: `posted_at: "next tuesday" is not a time: use YYYY-MM-DD, YYYY-MM-DD HH:MM or RFC 3339 (2020-05-01T12:00:00Z)`,
 	} {
 		var p Post
 		err := json.Unmarshal([]byte(in), &p)
@@ -267,5 +267,48 @@ func TestProgressLine(t *testing.T) {
 	if strings.Count(out, "\n") != 3 || !strings.Contains(out, "\r") || !strings.Contains(out, "muse: line 1 failed: no text\n") ||
 		!strings.HasSuffix(out, "2/2 done, 1 failed, 0s elapsed, $0.0000 so far\n") {
 		t.Errorf("terminal progress %q", out)
+	}
+}
+
+// A batch line that gives a post by its URL without its text is read from
+// the URL, the line's fields laid over it, as muse check does; one that
+// cannot be read fails with the reason.
+func TestBatchReadsPostsGivenByURL(t *testing.T) {
+	env := testworld.New(t, nil)
+	e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, env.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	u := testworld.PageURL("www.rumours.example", env.Pages["www.rumours.example"])
+	input := `{"url":"` + u + `","handle":"@typed"}` + "\n" + `{"url":"http://www.gone.example/nothing"}` + "\n"
+	var out bytes.Buffer
+	st, err := Run(context.Background(), e, strings.NewReader(input), &out, Options{Parallel: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Done != 1 || st.Failed != 1 {
+		t.Fatalf("stats %+v\n%s", st, out.String())
+	}
+	seen := 0
+	for line := range strings.Lines(out.String()) {
+		var r Result
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		seen += r.Line
+		switch r.Line {
+		case 1:
+			if r.Status != "done" || !strings.HasPrefix(r.Check.Post.Text, "Springfield BANS bicycles!") || r.Check.Post.Handle != "@typed" {
+				t.Errorf("line 1: %s %q, post %+v", r.Status, r.Error, r.Check.Post)
+			}
+		case 2:
+			if r.Status != "failed" || !strings.Contains(r.Error, "404") || r.Key == "" {
+				t.Errorf("line 2: %+v", r)
+			}
+		}
+	}
+	if seen != 3 {
+		t.Errorf("result lines %q, want lines 1 and 2", out.String())
 	}
 }

@@ -247,13 +247,16 @@ func Work(ctx context.Context, q *jobs.Queue, engines Engines, o WorkOptions) er
 			return engineFailed(j, co, err)
 		}
 		c, from, err := resume(ctx, o.Cases, e, j, p)
-		if err != nil {
-			return nil, err // the case store cannot be read now: tried again later
-		}
+		var unread *unreadPost
 		var res Result
-		if from == "" { // every stage finished before the job could be marked done
+		switch {
+		case errors.As(err, &unread):
+			res = Result{Key: j.Key, Status: "failed", Error: err.Error()}
+		case err != nil:
+			return nil, err // the case store cannot be read now: tried again later
+		case from == "": // every stage finished before the job could be marked done
 			res = Result{Key: j.Key, Status: "done", Check: c.ForOutput()}
-		} else {
+		default:
 			res, err = checkOne(ctx, e, run, 0, j.Key, c, from)
 		}
 		out, merr := json.Marshal(res)
@@ -304,27 +307,38 @@ func CaseID(j jobs.Job) string {
 
 // resume returns the job's check and the stage to run it from: its saved
 // case and the first stage the case has not finished ("" when every stage
-// has), or a new check from the first stage when nothing was saved.
+// has), or a new check from the first stage when nothing was saved (a post
+// given by its URL without its text is read then; a failure to read it is an
+// *unreadPost).
 func resume(ctx context.Context, store CaseReader, e *pipeline.Engine, j jobs.Job, p Post) (*pipeline.Check, pipeline.Stage, error) {
-	c := newCheck(e, p)
-	c.ID = CaseID(j)
-	if store == nil {
-		return c, pipeline.StageImages, nil
+	id := CaseID(j)
+	if store != nil {
+		saved, err := store.Get(ctx, id)
+		switch {
+		case errors.Is(err, cases.ErrNotFound):
+		case err != nil:
+			return nil, "", fmt.Errorf("resume the check of job %d: %w", j.ID, err)
+		case saved.Post.URL == p.URL && (saved.Post.Text == p.Text || p.post().NeedsReading()):
+			return saved, firstUnfinished(saved), nil
+		default:
+			// Not this post's check (its text was redacted when saved, say):
+			// checked afresh, under a case of its own.
+			id = pipeline.NewID()
+		}
 	}
-	saved, err := store.Get(ctx, c.ID)
-	switch {
-	case errors.Is(err, cases.ErrNotFound):
-		return c, pipeline.StageImages, nil
-	case err != nil:
-		return nil, "", fmt.Errorf("resume the check of job %d: %w", j.ID, err)
-	case saved.Post.Text != c.Post.Text || saved.Post.URL != c.Post.URL:
-		// Not this post's check (its text was redacted when saved, say):
-		// checked afresh, under a case of its own.
-		c.ID = pipeline.NewID()
-		return c, pipeline.StageImages, nil
+	c, err := newCheck(ctx, e, p)
+	if err != nil {
+		return nil, "", &unreadPost{err}
 	}
-	return saved, firstUnfinished(saved), nil
+	c.ID = id
+	return c, pipeline.StageImages, nil
 }
+
+// unreadPost is a queued post given by its URL that could not be read.
+type unreadPost struct{ err error }
+
+func (u *unreadPost) Error() string { return u.err.Error() }
+func (u *unreadPost) Unwrap() error { return u.err }
 
 // firstUnfinished is the first stage of c not done or skipped: where a
 // check interrupted by a kill, a stop or a failure goes on.
