@@ -204,6 +204,9 @@ func casesOpenCmd(app *App) *cobra.Command {
 			"rerunning a stage from the app uses the engine as `muse` would (--no-llm when the case was made so).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !app.Terminal {
+				return usagef("muse cases open shows the case in the terminal app, which needs a terminal (standard input and output are not one);\nfrom a script: muse cases export %s (--format md or json)", args[0])
+			}
 			st, err := readCases(cmd.Context(), app)
 			if err != nil {
 				return err

@@ -36,6 +36,10 @@ type App struct {
 	// StderrTTY is true when standard error is a terminal: batch progress
 	// then updates one line in place.
 	StderrTTY bool
+	// Terminal is true when standard input and output are a terminal, as
+	// the app needs: without one, the commands that open it (muse [TEXT],
+	// muse cases open) are usage errors saying what to run instead.
+	Terminal bool
 	// Progress is where muse draws its own progress lines (figures only,
 	// never outside text): the terminal itself, since Stderr's sanitiser
 	// would turn the carriage return that redraws a line into a newline.
@@ -75,6 +79,7 @@ func mainWith(app *App) int {
 	app.Stdout, app.Stderr, app.Stdin = out, errOut, os.Stdin
 	app.Progress = os.Stderr
 	app.StderrTTY = term.IsTerminal(int(os.Stderr.Fd()))
+	app.Terminal = term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
 	return app.execute(ctx, os.Args[1:])
 }
 

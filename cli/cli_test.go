@@ -292,13 +292,40 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// TestNoTerminal: without a terminal (a script, a pipe) the commands that
+// open the app are usage errors (exit 2) that say what to run instead,
+// never the app failing to open; a single word is an unknown command.
+func TestNoTerminal(t *testing.T) {
+	isolate(t)
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"xyzzy"}, []string{`unknown command "xyzzy" for "muse"`, "muse check xyzzy"}},
+		{[]string{"doctr"}, []string{"did you mean doctor?"}},
+		{[]string{"5G", "towers", "spread", "covid"}, []string{"needs a terminal", "muse check TEXT"}},
+		{nil, []string{"needs a terminal", "muse --help"}},
+		{[]string{"cases", "open", "abc"}, []string{"needs a terminal", "muse cases export abc"}},
+	} {
+		out, errOut, code := muse(t, "", nil, tc.args...)
+		if code != 2 || out != "" {
+			t.Errorf("muse %q without a terminal: exit %d, stdout %q, stderr %q; want exit 2", tc.args, code, out, errOut)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("muse %q without a terminal: stderr %q, want it to say %q", tc.args, errOut, w)
+			}
+		}
+	}
+}
+
 // TestBareWordsStillRun: a post of several words, a word far from any
 // command, and `muse check WORD` are posts.
 func TestBareWordsStillRun(t *testing.T) {
 	isolate(t)
 	for _, args := range [][]string{{"5G", "towers", "spread", "covid"}, {"hydroxychloroquine"}, {"doctr is a word too"}} {
 		var got *tui.Options
-		app := &App{Stdin: strings.NewReader(""), runApp: func(_ context.Context, o tui.Options) error { got = &o; return nil }}
+		app := &App{Stdin: strings.NewReader(""), Terminal: true, runApp: func(_ context.Context, o tui.Options) error { got = &o; return nil }}
 		_, errOut, code := runApp(t, app, args...)
 		if code != 0 || got == nil || got.Post.Text != strings.Join(args, " ") || !got.Start {
 			t.Errorf("muse %q: exit %d, app opened with %+v; stderr %s", args, code, got, errOut)
@@ -328,7 +355,7 @@ func TestFirstRun(t *testing.T) {
 	t.Setenv("OLLAMA_HOST", ollama.URL)
 	for _, args := range [][]string{nil, {"The post"}} {
 		var got tui.Options
-		app := &App{Stdin: strings.NewReader(""), runApp: func(_ context.Context, o tui.Options) error { got = o; return nil }}
+		app := &App{Stdin: strings.NewReader(""), Terminal: true, runApp: func(_ context.Context, o tui.Options) error { got = o; return nil }}
 		_, errOut, code := runApp(t, app, args...)
 		if code != 0 || got.Setup == nil || got.Runner == nil || got.Model != "no model (--no-llm)" {
 			t.Fatalf("muse %q: exit %d, setup %v, runner %v, model %q; stderr %s", args, code, got.Setup, got.Runner, got.Model, errOut)
@@ -355,7 +382,7 @@ func TestFirstRun(t *testing.T) {
 	t.Setenv("OPENAI_BASE_URL", srv.BaseURL)
 	t.Setenv("MUSE_MODEL", "gpt-4o")
 	var got tui.Options
-	app := &App{Stdin: strings.NewReader(""), runApp: func(_ context.Context, o tui.Options) error { got = o; return nil }}
+	app := &App{Stdin: strings.NewReader(""), Terminal: true, runApp: func(_ context.Context, o tui.Options) error { got = o; return nil }}
 	if _, errOut, code := runApp(t, app, "The post"); code != 0 || got.Setup == nil || got.Setup.Model != "gpt-4o" ||
 		got.Setup.Search || got.Model != "no model (--no-llm)" {
 		t.Errorf("a model, nothing to search: exit %d, %+v; %s", code, got.Setup, errOut)
@@ -744,7 +771,7 @@ func TestReadOnlyDataDirectory(t *testing.T) {
 		t.Errorf("export: exit %d\n%s%s", code, out, errOut)
 	}
 	var got *pipeline.Check
-	app := &App{Stdin: strings.NewReader(""), runApp: func(_ context.Context, o tui.Options) error { got = o.Case; return nil }}
+	app := &App{Stdin: strings.NewReader(""), Terminal: true, runApp: func(_ context.Context, o tui.Options) error { got = o.Case; return nil }}
 	_, errOut, code = runApp(t, app, "cases", "open", "20240201-read")
 	if code != 0 || got == nil || got.ID != c.ID {
 		t.Errorf("cases open: exit %d, case %v; %s", code, got, errOut)

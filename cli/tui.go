@@ -23,14 +23,25 @@ func addTUI(root *cobra.Command, app *App) {
 	f.register(root.Flags())
 	root.Flags().BoolVar(&mouse, "mouse", false, "wheel scrolling and clicks (turns off the terminal's own text selection)")
 	root.Args = func(cmd *cobra.Command, args []string) error {
-		if len(args) != 1 || strings.ContainsAny(args[0], " \t\n") {
+		word := len(args) == 1 && !strings.ContainsAny(args[0], " \t\n")
+		if word {
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				return usagef("unknown command %q for \"muse\"; did you mean %s?\n(to check the word as a post: muse check %s)",
+					args[0], strings.Join(s, " or "), args[0])
+			}
+		}
+		if app.Terminal {
 			return nil
 		}
-		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-			return usagef("unknown command %q for \"muse\"; did you mean %s?\n(to check the word as a post: muse check %s)",
-				args[0], strings.Join(s, " or "), args[0])
+		// A script or a pipe: the app cannot open, and a word is more
+		// likely a mistyped command than a post.
+		switch {
+		case word:
+			return usagef("unknown command %q for \"muse\" (see muse --help); muse opens the terminal app only on a terminal,\nso to check the word as a post from a script: muse check %s", args[0], args[0])
+		case len(args) > 0:
+			return usagef("muse TEXT opens the terminal app, which needs a terminal (standard input and output are not one);\nto check the post from a script: muse check TEXT (or muse check - to read it from standard input)")
 		}
-		return nil
+		return usagef("muse opens the terminal app, which needs a terminal (standard input and output are not one);\nsee muse --help for the commands, or run muse check TEXT to check a post from a script")
 	}
 	root.ValidArgsFunction = cobra.NoFileCompletions
 	root.RunE = func(cmd *cobra.Command, args []string) error {
