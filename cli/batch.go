@@ -11,9 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/batch"
-	"github.com/musecheck/muse/pipeline/cases"
 	"github.com/musecheck/muse/pipeline/setup"
 	"github.com/musecheck/muse/sources/jobs"
 )
@@ -76,9 +74,9 @@ func batchCmd(app *App) *cobra.Command {
 				return usage(err)
 			}
 			defer closeEngine()
-			ro, closeCases, storeErr := recordOptions(cmd.Context(), app, eng, noSave)
+			ro, closeCases, storeErr := recordOptions(cmd.Context(), app, noSave)
 			defer closeCases()
-			run := app.keptRun(eng, ro)
+			run := batch.Kept(eng, ro)
 			st, err := batch.Run(cmd.Context(), eng, in, out,
 				batch.Options{Parallel: parallel, Done: done, Progress: app.progress(), TTY: app.StderrTTY, Run: run})
 			fmt.Fprintf(app.Stderr, "muse: %d posts: %d done, %d failed, %d skipped (already done); %d model calls (%d from the cache), $%.4f\n",
@@ -266,52 +264,19 @@ func workerCmd(app *App) *cobra.Command {
 				return err
 			}
 			defer q.Close()
-			// The engine for jobs queued without options, built now so that
-			// a worker configured wrongly says so at once. A worker with no
-			// model still starts: it takes only the posts queued with
-			// --no-llm (checked on this engine, built extractive) and
-			// leaves the others queued for a worker with a model.
-			defaults := batch.CheckOptions{}
-			eng, closeEngine, err := setup.NewFromConfig(cmd.Context(), app.Cfg, pipeline.Options{Snapshots: !noSave})
-			var noModel error
-			if errors.Is(err, pipeline.ErrNoModel) {
-				noModel, defaults.NoLLM = err, true
-				eng, closeEngine, err = setup.NewFromConfig(cmd.Context(), app.Cfg, defaults.Apply(pipeline.Options{Snapshots: !noSave}))
-			}
+			ro, closeCases, _ := recordOptions(cmd.Context(), app, noSave)
+			defer closeCases()
+			engines, noModel, closeEngines, err := batch.WorkerEngines(cmd.Context(), app.Cfg, ro, noSave)
 			if err != nil {
 				if stopped() {
 					return nil
 				}
 				return usage(err)
 			}
-			defer closeEngine()
-			ro, closeCases, _ := recordOptions(cmd.Context(), app, eng, noSave)
-			defer closeCases()
+			defer closeEngines()
 			if stopped() {
 				return nil
 			}
-			// Each job is checked with the options it was queued with, on
-			// an engine built for them on first use (the one above for
-			// the defaults).
-			engines, closeEngines := batch.EnginesFor(func(ctx context.Context, co batch.CheckOptions) (*pipeline.Engine, batch.RunFunc, func() error, error) {
-				if noModel != nil && !co.NoLLM {
-					return nil, nil, nil, noModel
-				}
-				if co == defaults {
-					return eng, app.keptRun(eng, ro), nil, nil
-				}
-				e, closeE, err := setup.NewFromConfig(ctx, app.Cfg, co.Apply(pipeline.Options{Snapshots: !noSave}))
-				if err != nil {
-					return nil, nil, nil, err
-				}
-				o := ro
-				o.Pages = e.RawPage
-				if co.NoSave {
-					o.Store = nil // queued with --no-save: no case kept
-				}
-				return e, app.keptRun(e, o), closeE, nil
-			})
-			defer closeEngines()
 			wo := batch.WorkOptions{Parallel: parallel, Grace: grace, NoModel: noModel != nil}
 			if st, ok := ro.Store.(batch.CaseReader); ok {
 				wo.Cases = st // a job tried again resumes its case
@@ -331,21 +296,4 @@ func workerCmd(app *App) *cobra.Command {
 	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "on stop, how long the checks in hand may take to finish before they are released")
 	cmd.Flags().BoolVar(&noSave, "no-save", false, "do not keep the checks as cases (see muse cases)")
 	return cmd
-}
-
-// keptRun runs one check of a batch (in process or from the queue) from
-// the stage from, keeping it as the case c.ID (new, or the saved case of a
-// queued job tried again); a check whose case could not be kept fails,
-// saying so.
-func (app *App) keptRun(eng *pipeline.Engine, ro cases.RecordOptions) batch.RunFunc {
-	return func(ctx context.Context, c *pipeline.Check, from pipeline.Stage) error {
-		o := ro
-		var saveErr error
-		o.OnSaveError = func(err error) { saveErr = err }
-		err := app.record(ctx, eng, c, from, o)
-		if err == nil && saveErr != nil {
-			err = fmt.Errorf("the check finished but its case could not be kept: %w", saveErr)
-		}
-		return err
-	}
 }

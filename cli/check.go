@@ -139,20 +139,21 @@ func runCheck(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, a
 		return usage(err)
 	}
 	c := eng.NewCheck(post, cutoff)
-	ro, closeCases, saveErr := recordOptions(ctx, app, eng, noSave)
+	ro, closeCases, storeErr := recordOptions(ctx, app, noSave)
+	ro.Pages = eng.RawPage
 	defer closeCases()
-	ro.OnSaveError = func(err error) {
-		saveErr = err
-		fmt.Fprintln(app.Stderr, "muse: warning:", err)
-	}
 	ro.OnEvent = func(ev pipeline.Event) {
 		if line := export.ProgressLine(ev); line != "" {
 			fmt.Fprintln(app.Stderr, "muse:", line)
 		}
 	}
-	runErr := app.record(ctx, eng, c, pipeline.StageImages, ro)
+	runErr := cases.Keep(ctx, eng, c, pipeline.StageImages, ro)
+	var notKept *cases.NotKeptError
+	if errors.As(runErr, &notKept) {
+		runErr = nil
+	}
 	fmt.Fprintln(app.Stderr, "muse:", export.UsageLine(c.Usage))
-	if ro.Store != nil && saveErr == nil {
+	if ro.Store != nil && runErr == nil && notKept == nil {
 		fmt.Fprintf(app.Stderr, "muse: kept as case %s (muse cases open %s)\n", c.ID, c.ID)
 	}
 	if errors.Is(runErr, pipeline.ErrEmptyPost) {
@@ -169,13 +170,10 @@ func runCheck(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, a
 	switch {
 	case runErr != nil:
 		return fmt.Errorf("check not finished: %w", runErr)
-	case saveErr != nil:
-		if d, ok := ro.Store.(interface {
-			Delete(ctx context.Context, id string) error
-		}); ok && d.Delete(context.WithoutCancel(ctx), c.ID) == nil {
-			fmt.Fprintf(app.Stderr, "muse: the half-saved case %s is removed\n", c.ID)
-		}
-		return fmt.Errorf("the check finished but its case could not be kept (%w); the result above is the only copy (--no-save checks without keeping one)", saveErr)
+	case notKept != nil:
+		return fmt.Errorf("%w; the result above is the only copy (--no-save checks without keeping one)", notKept)
+	case storeErr != nil:
+		return fmt.Errorf("the check finished but its case could not be kept (%w); the result above is the only copy (--no-save checks without keeping one)", storeErr)
 	}
 	return err
 }
@@ -184,8 +182,8 @@ func runCheck(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, a
 // (none with --no-save). A store that cannot be opened is said on stderr,
 // the checks run unkept, and storeErr says why: the command then exits
 // non-zero, since the case it was to keep is not kept.
-func recordOptions(ctx context.Context, app *App, eng *pipeline.Engine, noSave bool) (ro cases.RecordOptions, close func(), storeErr error) {
-	ro = cases.RecordOptions{Pages: eng.RawPage, OnSaveError: func(err error) { fmt.Fprintln(app.Stderr, "muse: warning:", err) },
+func recordOptions(ctx context.Context, app *App, noSave bool) (ro cases.RecordOptions, close func(), storeErr error) {
+	ro = cases.RecordOptions{OnSaveError: func(err error) { fmt.Fprintln(app.Stderr, "muse: warning:", err) },
 		OnConflict: func(c *cases.ConflictError) { fmt.Fprintln(app.Stderr, "muse: note:", c) }}
 	if noSave {
 		return ro, func() {}, nil

@@ -18,7 +18,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/musecheck/muse/pipeline"
-	"github.com/musecheck/muse/pipeline/cases"
 	"github.com/musecheck/muse/pipeline/setup"
 	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/sanitize"
@@ -46,9 +45,8 @@ type App struct {
 	// Nil: Stderr.
 	Progress io.Writer
 
-	// Seams for tests, as gh's runF: record runs one check (cases.Record),
-	// runApp opens the terminal app (tui.Run).
-	record func(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pipeline.Stage, o cases.RecordOptions) error
+	// A seam for tests, as gh's runF: runApp opens the terminal app
+	// (tui.Run).
 	runApp func(ctx context.Context, opts tui.Options) error
 
 	redact     *sources.Redactor
@@ -66,7 +64,7 @@ func Main() int {
 	return mainWith(&App{})
 }
 
-// mainWith is Main with app's seams (tests set record and runApp).
+// mainWith is Main with app's seams (tests set runApp).
 func mainWith(app *App) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -86,9 +84,6 @@ func mainWith(app *App) int {
 // execute runs the command line args and returns the exit code, having
 // said why on stderr when it is not 0.
 func (app *App) execute(ctx context.Context, args []string) int {
-	if app.record == nil {
-		app.record = cases.Record
-	}
 	if app.runApp == nil {
 		app.runApp = tui.Run
 	}

@@ -46,6 +46,64 @@ type RecordOptions struct {
 	OnConflict func(*ConflictError)
 }
 
+// NotKeptError is Keep's error for a check that ran to its end but whose
+// case could not be saved: the result exists only where the caller shows
+// it.
+type NotKeptError struct {
+	ID string
+	// Err is the first failed save's error.
+	Err error
+	// Removed is true when the half-saved case was deleted, so that no
+	// case is listed that does not hold the check.
+	Removed bool
+}
+
+func (e *NotKeptError) Error() string {
+	msg := fmt.Sprintf("the check finished but its case could not be kept (%v)", e.Err)
+	if e.Removed {
+		msg += fmt.Sprintf("; the half-saved case %s is removed", e.ID)
+	}
+	return msg
+}
+
+func (e *NotKeptError) Unwrap() error { return e.Err }
+
+// Keep is Record for a caller that promised to keep the case (muse check,
+// muse batch, muse worker): a check whose run ended without error but one
+// of whose saves failed returns a *NotKeptError, after removing the
+// half-saved case when the store can delete. The run's own error comes
+// first. o.OnSaveError is still told of the failed save as it happens.
+func Keep(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pipeline.Stage, o RecordOptions) error {
+	var mu sync.Mutex
+	var saveErr error
+	told := o.OnSaveError
+	o.OnSaveError = func(err error) {
+		mu.Lock()
+		if saveErr == nil {
+			saveErr = err
+		}
+		mu.Unlock()
+		if told != nil {
+			told(err)
+		}
+	}
+	if err := Record(ctx, e, c, from, o); err != nil {
+		return err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if saveErr == nil {
+		return nil
+	}
+	nk := &NotKeptError{ID: c.ID, Err: saveErr}
+	if d, ok := o.Store.(interface {
+		Delete(ctx context.Context, id string) error
+	}); ok && d.Delete(context.WithoutCancel(ctx), c.ID) == nil {
+		nk.Removed = true
+	}
+	return nk
+}
+
 // Record runs c through e from the stage `from`, keeping it as a case under
 // c.ID (a new pipeline.NewID() when empty). e must be built with
 // pipeline.Options.Snapshots, or the case is only saved before and after
