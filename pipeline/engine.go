@@ -428,14 +428,7 @@ func (r *run) item(st Stage, it any, msg string) {
 func (r *run) setState(st Stage, state string, count int, secs float64, errText string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	info := StageInfo{Stage: st, State: state, Count: count, Seconds: secs, Error: errText}
-	for i := range r.c.Stages {
-		if r.c.Stages[i].Stage == st {
-			r.c.Stages[i] = info
-			return
-		}
-	}
-	r.c.Stages = append(r.c.Stages, info)
+	r.c.setStage(StageInfo{Stage: st, State: state, Count: count, Seconds: secs, Error: errText})
 }
 
 // addUsage accounts one model call to a stage and publishes the running

@@ -236,7 +236,7 @@ func (r *run) relevance(ctx context.Context, st Stage, from int) {
 	queries := queryTexts(c)
 	var idx []int
 	for i := from; i < len(c.Sources); i++ {
-		if isEligible(c.Sources[i]) {
+		if c.Sources[i].Eligible() {
 			idx = append(idx, i)
 		}
 	}
