@@ -340,8 +340,8 @@ func (c *Check) DescribeImage(src, text string) error {
 		return errors.New("a description needs words")
 	}
 	im := &c.Images[i]
-	if im.Edited && text == im.Description {
-		return nil
+	if text == im.Description {
+		return nil // unchanged: not an edit
 	}
 	im.Description, im.Edited, im.Origin, im.Error = text, true, ImageOriginUser, ""
 	c.markStale(StageQueries)
@@ -363,14 +363,14 @@ func (c *Check) SetLanguage(code string) Stage {
 	return from
 }
 
-// EditCorrection puts the person's text in place of the correction: it is
-// marked as theirs and cites the links it holds, however they are
-// written.
-func (c *Check) EditCorrection(text string) {
-	if text == c.Correction.Text {
+// SetCorrection puts text in place of the correction: the person's own
+// (edited), or a version of the correction kept earlier, the model's or
+// theirs. It cites the links the text holds, however they are written.
+func (c *Check) SetCorrection(text string, edited bool) {
+	if text == c.Correction.Text && edited == c.Correction.Edited {
 		return
 	}
-	c.Correction.Text, c.Correction.Edited = text, true
+	c.Correction.Text, c.Correction.Edited = text, edited
 	c.Correction.URLs = nil
 	for _, l := range links.Find(text) {
 		if !slices.Contains(c.Correction.URLs, l.URL) {

@@ -311,20 +311,21 @@ func TestSetLanguage(t *testing.T) {
 	}
 }
 
-// Editing the correction marks it the person's and cites its links.
-func TestEditCorrection(t *testing.T) {
+// The person's correction is marked theirs and cites its links; a model's
+// version put back is the model's again.
+func TestSetCorrection(t *testing.T) {
 	_, c, _ := checked(t, Options{})
-	before := states(c)
-	c.EditCorrection(c.Correction.Text)
-	if c.Correction.Edited {
-		t.Error("an unchanged correction was marked edited")
-	}
-	c.EditCorrection("This post is false: see [the council](https://www.springfield.gov/agenda) and https://www.reuters.com/a.")
+	before, model, cited := states(c), c.Correction.Text, c.Correction.URLs
+	c.SetCorrection("This post is false: see [the council](https://www.springfield.gov/agenda) and https://www.reuters.com/a.", true)
 	if !c.Correction.Edited || !slices.Equal(c.Correction.URLs, []string{"https://www.springfield.gov/agenda", "https://www.reuters.com/a"}) {
 		t.Errorf("edited correction %+v", c.Correction)
 	}
 	if states(c) != before {
 		t.Errorf("an edit of the correction changed the stages: %s", states(c))
+	}
+	c.SetCorrection(model, false)
+	if c.Correction.Edited || c.Correction.Text != model || !slices.Equal(c.Correction.URLs, cited) {
+		t.Errorf("the model's version put back: %+v", c.Correction)
 	}
 }
 
