@@ -315,9 +315,9 @@ func TestImagesPane(t *testing.T) {
 			t.Errorf("images pane lacks %q:\n%s", want, v)
 		}
 	}
-	m.check.Images[0].Description = "A hand-written description"
-	m.check.Images[0].Edited = true
-	m.markStale(pipeline.StageImages)
+	if err := m.check.DescribeImage(bridgeImage, "A hand-written description"); err != nil {
+		t.Fatal(err)
+	}
 	if !strings.Contains(m.View(), "(written by you)") || m.stage(pipeline.StageQueries).State != pipeline.StateStale {
 		t.Errorf("edited description:\n%s", m.View())
 	}

@@ -77,11 +77,12 @@ func (m *Model) describeImage(src, value string) tea.Cmd {
 		v = strings.TrimSpace(v)
 		i := slices.IndexFunc(m.check.Images, func(im pipeline.Image) bool { return im.Source == src })
 		if v == "" || i < 0 || v == m.check.Images[i].Description {
-			return nil
+			return nil // nothing typed, the image is gone, or nothing changed
 		}
-		im := &m.check.Images[i]
-		im.Description, im.Edited, im.Origin, im.Error = v, true, pipeline.OriginUser, ""
-		return tea.Batch(m.edited(pipeline.StageImages), m.setStatus("description saved — s makes the queries again with it"))
+		if err := m.check.DescribeImage(src, v); err != nil {
+			return m.setFailure(safe(err.Error()))
+		}
+		return tea.Batch(m.edited(), m.setStatus("description saved — s makes the queries again with it"))
 	})
 }
 
