@@ -82,6 +82,23 @@ func TestStageDefaultsToWaiting(t *testing.T) {
 	}
 }
 
+// A page may be quoted when read and judged fit, and not dropped; every
+// other page is kept out, whatever the app shows of it.
+func TestEligible(t *testing.T) {
+	for st, want := range map[Status]bool{
+		StatusPending: true, StatusBoosted: true, StatusUsed: true, StatusNotNeeded: true,
+		StatusDropped: false, StatusExcludedRating: false, StatusExcludedCutoff: false, StatusUndated: false,
+		StatusIrrelevant: false, StatusFetchFailed: false, StatusDuplicate: false, StatusTooShort: false, "": false,
+	} {
+		if got := (Source{Status: st}).Eligible(); got != want {
+			t.Errorf("status %q: eligible %v", st, got)
+		}
+		if (Source{Status: st, Dropped: true}).Eligible() {
+			t.Errorf("status %q, dropped: eligible", st)
+		}
+	}
+}
+
 // A drop makes the evidence and the correction stale and counts from the
 // evidence stage on; dropping a page that could not be quoted changes
 // nothing downstream.
