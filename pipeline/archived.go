@@ -48,7 +48,7 @@ func (r *run) readArchived(ctx context.Context, s *Source, fetchErr error) bool 
 	for _, para := range strings.Split(p.Text, sep) {
 		if para = strings.TrimSpace(para); para != "" {
 			paras = append(paras, para)
-			words += len(strings.Fields(para))
+			words += textWords(para)
 		}
 	}
 	if len(paras) == 0 {

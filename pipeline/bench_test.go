@@ -374,7 +374,7 @@ func paperEvidence(c *pipeline.Check, pc promptCount) paperFigures {
 	for _, tier := range []pipeline.Tier{pipeline.TierHigh, pipeline.TierMedium, pipeline.TierLow} {
 		read := 0
 		for _, s := range c.Sources { // in rank order: relevance within a tier
-			if s.Tier != tier || !pipeline.IsEligible(s) || read == 3 {
+			if s.Tier != tier || !s.Eligible() || read == 3 {
 				continue
 			}
 			read++

@@ -15,11 +15,13 @@
 //	evidence     stage_evidence.go, guard.go (quotes)    pane_evidence.go     evidence.go
 //	correction   stage_correction.go, guard.go (links)   pane_correction.go   correction.go
 //
-// The rest of the engine: check.go (the record), event.go (stages and
-// events), engine.go (Run, events, usage, the spend guard), deps.go (the
-// interfaces through which the engine reaches the world), model.go (the
-// Model over sources/llm and prompts), pages.go, archived.go and posturl.go
-// (pages read, archived and posts by URL), factchecks.go (the post matched
+// The rest of the engine: check.go (the record), edit.go (what the person
+// may change in it between runs, which stages each change makes stale,
+// and what a stopped run leaves), event.go (stages and events), engine.go
+// (Run, events, usage, the spend guard), deps.go (the interfaces through
+// which the engine reaches the world), model.go (the Model over
+// sources/llm and prompts), pages.go, archived.go and posturl.go (pages
+// read, archived and posts by URL), factchecks.go (the post matched
 // against imported fact-checks at the start of the search stage).
 //
 // # Who may import whom

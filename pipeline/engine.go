@@ -59,7 +59,8 @@ type Options struct {
 	// first 20,000 characters.
 	EvidenceTokens int
 	// MinWords: shorter pages are kept out as too short (default 100, the
-	// paper's).
+	// paper's); in a script written without spaces two letters count as a
+	// word (textWords).
 	MinWords int
 	// LexicalThreshold is the lowest Relevance (the share of the post's or
 	// a query's key words on the page) a page may have (default 0.10:
@@ -435,14 +436,7 @@ func (r *run) item(st Stage, it any, msg string) {
 func (r *run) setState(st Stage, state string, count int, secs float64, errText string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	info := StageInfo{Stage: st, State: state, Count: count, Seconds: secs, Error: errText}
-	for i := range r.c.Stages {
-		if r.c.Stages[i].Stage == st {
-			r.c.Stages[i] = info
-			return
-		}
-	}
-	r.c.Stages = append(r.c.Stages, info)
+	r.c.setStage(StageInfo{Stage: st, State: state, Count: count, Seconds: secs, Error: errText})
 }
 
 // addUsage accounts one model call to a stage and publishes the running

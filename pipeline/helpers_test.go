@@ -25,11 +25,6 @@ func Warnings(c *Check) string {
 	return b.String()
 }
 
-// What the external tests need of the engine's internals.
-var (
-	IsEligible = isEligible
-)
-
 // DefaultOptions are the options an engine runs with when none are set.
 func DefaultOptions() Options { return Options{}.withDefaults() }
 

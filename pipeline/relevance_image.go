@@ -70,7 +70,7 @@ func (r *run) visualRelevance(ctx context.Context, st Stage, from int) {
 	var idx []int
 	for i := from; i < len(c.Sources); i++ {
 		s := c.Sources[i]
-		if s.Image != "" && (isEligible(s) || s.Status == StatusIrrelevant) {
+		if s.Image != "" && (s.Eligible() || s.Status == StatusIrrelevant) {
 			idx = append(idx, i)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Relevance in the five tested languages: inflected forms meet through
@@ -95,5 +96,42 @@ func TestRelevanceAcrossLanguages(t *testing.T) {
 	}
 	if s := c.Sources[2]; s.Status != StatusIrrelevant {
 		t.Errorf("unrelated English page: %s (%.2f)", s.Status, s.Relevance)
+	}
+}
+
+// A page written without spaces between words is as long as its words, not
+// its few spaces: a Chinese story of a few hundred characters is read, and
+// a one-line blurb is still too short.
+func TestTextWordsWithoutSpaces(t *testing.T) {
+	story := strings.Repeat("网上流传的视频并非巴尔的摩大桥倒塌，而是二零一九年在意大利热那亚拍摄的。", 8)
+	if n := textWords(story); n < 100 || n > 200 {
+		t.Errorf("a story of %d characters counts %d words", len([]rune(story)), n)
+	}
+	if n := textWords("A video of the Genoa bridge, shared as Baltimore's."); n != 9 {
+		t.Errorf("English: %d words", n)
+	}
+	if n := textWords("BBC中文 报道：大桥倒塌"); n != 4 {
+		t.Errorf("mixed: %d words", n)
+	}
+	w := newWorld()
+	const u = "https://www.zaobao.com.sg/bridge"
+	w.pages[u] = fakePage{title: "事实核查", date: "2024-01-05", paras: []string{story}}
+	w.results[5] = append(w.results[5], u)
+	e := newTestEngine(t, w, &fakeModel{evidence: quoting}, Options{})
+	c := e.NewCheck(Post{Text: post, Language: "en"}, time.Time{})
+	if _, err := runCheck(t, e, c); err != nil {
+		t.Fatal(err)
+	}
+	if s := c.SourceByURL(u); s.Status == StatusTooShort {
+		t.Errorf("a Chinese story was kept out as too short: %q", s.Reason)
+	}
+	blurb := "https://www.zaobao.com.sg/blurb"
+	w.pages[blurb] = fakePage{title: "快讯", date: "2024-01-05", paras: []string{"大桥倒塌视频系旧闻。"}}
+	w.results[5] = append(w.results[5], blurb)
+	if _, err := runCheck(t, e, c); err != nil {
+		t.Fatal(err)
+	}
+	if s := c.SourceByURL(blurb); s.Status != StatusTooShort {
+		t.Errorf("a one-line blurb: %s", s.Status)
 	}
 }

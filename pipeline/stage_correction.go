@@ -115,7 +115,7 @@ func (r *run) orderedEvidence() []EvidenceForPrompt {
 	for _, e := range inc {
 		p := EvidenceForPrompt{URL: e.SourceURL, Kind: e.Kind, Quote: e.Quote}
 		if s := c.SourceByURL(e.SourceURL); s != nil {
-			if !isEligible(*s) {
+			if !s.Eligible() {
 				continue // its page was dropped after it was quoted
 			}
 			p.Publisher, p.Tier, p.Published = cmp.Or(s.Publisher, s.Domain), s.Tier, s.Published

@@ -33,7 +33,7 @@ func (r *run) evidence(ctx context.Context) (int, error) {
 		switch {
 		case s.Dropped:
 			s.Status, s.Reason = StatusDropped, "dropped by you"
-		case isEligible(*s):
+		case s.Eligible():
 			s.Status, s.Reason = StatusPending, ""
 			if s.Boosted {
 				s.Status, s.Reason = StatusBoosted, "boosted by you"
@@ -103,7 +103,7 @@ func (r *run) evidenceRounds(ctx context.Context) error {
 func (r *run) unread() []string {
 	var out []string
 	for _, s := range r.c.Sources {
-		if isEligible(s) && !r.read[sources.Key(s.URL)] {
+		if s.Eligible() && !r.read[sources.Key(s.URL)] {
 			out = append(out, s.URL)
 		}
 	}
@@ -421,7 +421,7 @@ func (r *run) digestEvidence() {
 	n := 0
 	for i := range r.c.Sources {
 		s := &r.c.Sources[i]
-		if !isEligible(*s) || n == r.e.opts.DigestPages {
+		if !s.Eligible() || n == r.e.opts.DigestPages {
 			continue
 		}
 		n++

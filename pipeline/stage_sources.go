@@ -150,7 +150,7 @@ func (r *run) fetchAndExtract(ctx context.Context, s *Source) bool {
 		s.Published = a.Published // the page's own date beats the search engine's
 	}
 	s.Paragraphs = a.Paragraphs
-	s.Words = a.Words
+	s.Words = textWords(a.Text)
 	s.Language = lang.Normalise(a.Language)
 	s.Image = a.Image
 	if r.e.deps.Archive != nil && (a.Title != "" || a.Text != "") {
@@ -246,7 +246,7 @@ func (r *run) markDuplicates() {
 	seenText := map[[32]byte]string{}
 	for i := range r.c.Sources {
 		s := &r.c.Sources[i]
-		if !isEligible(*s) {
+		if !s.Eligible() {
 			continue
 		}
 		key := sources.Key(cmp.Or(s.FinalURL, s.URL))
@@ -264,22 +264,17 @@ func (r *run) markDuplicates() {
 	}
 }
 
-// isEligible: read, dated and credible enough to look at for evidence.
-func isEligible(s Source) bool {
-	if s.Dropped {
-		return false
-	}
-	switch s.Status {
-	case StatusPending, StatusBoosted, StatusUsed, StatusNotNeeded:
-		return true
-	}
-	return false
+// Eligible reports whether the page may be quoted: read, dated before the
+// cutoff, credible enough and on the subject, and not dropped by the
+// person. Every other page is kept out, and its Status says why.
+func (s Source) Eligible() bool {
+	return !s.Dropped && eligibleStatus(s.Status)
 }
 
 func (r *run) eligibleCount() int {
 	n := 0
 	for _, s := range r.c.Sources {
-		if isEligible(s) {
+		if s.Eligible() {
 			n++
 		}
 	}
@@ -290,7 +285,7 @@ func (r *run) eligibleCount() int {
 // > low > unrated, then relevance), then the rest in the order found.
 func (r *run) rank() {
 	slices.SortStableFunc(r.c.Sources, func(a, b Source) int {
-		ea, eb := isEligible(a), isEligible(b)
+		ea, eb := a.Eligible(), b.Eligible()
 		if ea != eb {
 			if ea {
 				return -1

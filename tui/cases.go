@@ -158,13 +158,7 @@ func (m *Model) openCase(c *pipeline.Check) {
 	m.check = c
 	m.screen = screenCheck
 	m.compose = newCompose(m.st, c.Post, c.Cutoff)
-	for _, s := range pipeline.Stages {
-		if info := m.stage(s); info.State == pipeline.StateRunning {
-			// The process that ran it is gone: say so rather than spin.
-			info.State, info.Error = pipeline.StateFailed, stoppedErr
-			m.setStage(info)
-		}
-	}
+	c.MarkStopped(nil) // a stage still running when it was saved: the process that ran it is gone
 	m.sel = 0
 	for i, s := range pipeline.Stages {
 		if m.stage(s).State != pipeline.StateWaiting {
@@ -174,7 +168,7 @@ func (m *Model) openCase(c *pipeline.Check) {
 	if strings.TrimSpace(c.Correction.Text) != "" {
 		m.sel = stageIndex(pipeline.StageCorrection)
 	}
-	m.stopped = m.stage(m.selected()).Error == stoppedErr
+	m.stopped = m.stage(m.selected()).Stopped()
 }
 
 // caseChangedMsg is a save or deletion of a case made elsewhere (another

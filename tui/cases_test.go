@@ -57,7 +57,10 @@ func storedCase(t *testing.T, st *cases.Store, ok func(c *pipeline.Check) bool) 
 	return nil
 }
 
+// bridgeImage is the post's image, with the alt text its author gave it.
 const bridgeImage = "https://pbs.twimg.com/media/GHxBridge1.jpg"
+
+var bridgeAltText = map[string]string{bridgeImage: "Bridge collapse in Baltimore this morning"}
 
 // TestCaseFlow: a check with an image is kept as a case while it runs; the
 // journalist rewrites the image's description and makes the queries
@@ -67,9 +70,9 @@ const bridgeImage = "https://pbs.twimg.com/media/GHxBridge1.jpg"
 func TestCaseFlow(t *testing.T) {
 	store := openStore(t)
 	exportDir := t.TempDir()
-	r := &scriptRunner{}
+	r := newRunner(t)
 	opts := testOptions(r)
-	opts.Post.Images = []string{bridgeImage}
+	opts.Post.Images, opts.Post.AltTexts = []string{bridgeImage}, bridgeAltText
 	opts.Cases = store
 	opts.ExportDir = exportDir
 	opts.Start = true
@@ -80,7 +83,7 @@ func TestCaseFlow(t *testing.T) {
 
 	// Images: every part with where it came from; rewrite the description.
 	tm.Type("1")
-	waitFor(t, tm, "(vision model + OCR)")
+	waitFor(t, tm, "(vision model, OCR, alt text)")
 	tm.Type("e")
 	waitFor(t, tm, "Describe the image:")
 	tm.Send(keyMsg(tea.KeyCtrlU))
@@ -175,7 +178,7 @@ func TestCaseFlow(t *testing.T) {
 	}
 
 	// muse cases open ID: the case, where it was left, and nothing runs.
-	r2 := &scriptRunner{}
+	r2 := newRunner(t)
 	opts2 := testOptions(r2)
 	opts2.Cases = store
 	opts2.Case = saved
@@ -213,7 +216,7 @@ func TestCaseOpensOnCorrection(t *testing.T) {
 	m.check.Correction.Edited = true
 	c := cloneCheck(m.check)
 
-	opts := testOptions(&scriptRunner{})
+	opts := testOptions(newRunner(t))
 	opts.Case = c
 	o := New(context.Background(), opts)
 	o.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
@@ -235,14 +238,14 @@ func TestCaseOpensOnCorrection(t *testing.T) {
 // a case with everything up to the last event, and it reopens as stopped.
 func TestKilledRunReopens(t *testing.T) {
 	store := openStore(t)
-	r := &scriptRunner{hold: make(chan struct{})}
+	r := newRunner(t)
+	r.web.HoldStreams(1) // the model sends the first word of the correction, then hangs
 	opts := testOptions(r)
 	opts.Cases = store
 	opts.Start = true
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	tm := teatest.NewTestModel(t, New(ctx, opts), teatest.WithInitialTermSize(80, 24))
-	r.hold <- struct{}{} // the first word of the correction
 	saved := storedCase(t, store, func(c *pipeline.Check) bool {
 		for _, s := range c.Stages {
 			if s.Stage == pipeline.StageCorrection && s.State == pipeline.StateRunning {
@@ -254,10 +257,10 @@ func TestKilledRunReopens(t *testing.T) {
 	cancel() // the kill
 	_ = tm.Quit()
 
-	if len(saved.Sources) != len(scriptPages) || saved.Cutoff.IsZero() || saved.Post.Text != testPost.Text {
+	if len(saved.Sources) != len(englishWorld.pages) || saved.Cutoff.IsZero() || saved.Post.Text != testPost.Text {
 		t.Errorf("case saved mid-run lost work: %d sources, cutoff %v", len(saved.Sources), saved.Cutoff)
 	}
-	opts2 := testOptions(&scriptRunner{})
+	opts2 := testOptions(newRunner(t))
 	opts2.Case = saved
 	m := New(context.Background(), opts2)
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
@@ -286,7 +289,7 @@ func (f *failingStore) Drafts(context.Context, string) ([]cases.Draft, error) { 
 // status bar, once, and the check goes on.
 func TestCaseSaveFailureIsShownOnce(t *testing.T) {
 	fs := &failingStore{}
-	opts := testOptions(&scriptRunner{})
+	opts := testOptions(newRunner(t))
 	opts.Cases = fs
 	m := New(context.Background(), opts)
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
@@ -302,22 +305,22 @@ func TestCaseSaveFailureIsShownOnce(t *testing.T) {
 // TestImagesPane: each part of what is known of an image, with its
 // origin, and the person's edit marks later stages stale.
 func TestImagesPane(t *testing.T) {
-	r := &scriptRunner{}
+	r := newRunner(t)
 	opts := testOptions(r)
-	opts.Post.Images = []string{bridgeImage}
+	opts.Post.Images, opts.Post.AltTexts = []string{bridgeImage}, bridgeAltText
 	m := New(context.Background(), opts)
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	press(t, m, "ctrl+s", "1")
 	v := m.View()
-	for _, want := range []string{"description (vision model + OCR)", "alt text (given with the post)", "caption (vision model)",
+	for _, want := range []string{"description (vision model, OCR, alt text)", "alt text (given with the post)", "A photo of a collapsed road bridge",
 		"text in the image (OCR)", "BREAKING: BALTIMORE BRIDGE DOWN", "e edit description"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("images pane lacks %q:\n%s", want, v)
 		}
 	}
-	m.check.Images[0].Description = "A hand-written description"
-	m.check.Images[0].Edited = true
-	m.markStale(pipeline.StageImages)
+	if err := m.check.DescribeImage(bridgeImage, "A hand-written description"); err != nil {
+		t.Fatal(err)
+	}
 	if !strings.Contains(m.View(), "(written by you)") || m.stage(pipeline.StageQueries).State != pipeline.StateStale {
 		t.Errorf("edited description:\n%s", m.View())
 	}
@@ -359,9 +362,9 @@ func TestUsageLive(t *testing.T) {
 // has it, the HTML as served), and no page it left out.
 func TestCaseKeepsEvidencePages(t *testing.T) {
 	store := openStore(t)
-	used := []pipeline.Source{scriptPages[0], scriptPages[1]} // the two the script quotes
-	served := []byte("<html><body><p>" + used[0].Paragraphs[0] + "</p></body></html>")
-	opts := testOptions(&scriptRunner{})
+	used := englishWorld.pages[:2] // the two the model quotes
+	served := []byte("<html><body><p>" + used[0].Refutes[0] + "</p></body></html>")
+	opts := testOptions(newRunner(t))
 	opts.Cases = store
 	opts.Start = true
 	opts.Pages = func(u string) ([]byte, bool) {
@@ -404,7 +407,7 @@ func TestCaseKeepsEvidencePages(t *testing.T) {
 			t.Errorf("no snapshot of %s", src.URL)
 			continue
 		}
-		if want := strings.Join(src.Paragraphs, "\n\n"); s.Text != want {
+		if want := strings.Join(englishWorld.paragraphs(src), "\n\n"); s.Text != want {
 			t.Errorf("snapshot text of %s = %q, want %q", src.URL, s.Text, want)
 		}
 	}

@@ -110,7 +110,7 @@ func openWatched(t *testing.T) (m *Model, wait tea.Cmd, bob *cases.Store, c *pip
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := testOptions(&scriptRunner{})
+	opts := testOptions(newRunner(t))
 	opts.Cases, opts.Case = alice, opened
 	m = New(context.Background(), opts)
 	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})

@@ -240,7 +240,7 @@ func (m *Model) stageMark(s pipeline.Stage) (string, string, lipgloss.Style) {
 	case pipeline.StateSkipped:
 		return "–", "skipped", m.st.Dim
 	case pipeline.StateFailed:
-		if info.Error == stoppedErr {
+		if info.Stopped() {
 			return "■", "stopped", m.st.Warn
 		}
 		return "✗", "failed", m.st.Fail
@@ -265,7 +265,7 @@ func (m *Model) paneView(w, h int) string {
 	title := m.st.Bold.Render(stageTitle(s))
 	switch info.State {
 	case pipeline.StateFailed:
-		if info.Error == stoppedErr {
+		if info.Stopped() {
 			title += " " + m.st.Warn.Render("— stopped by you; "+rerunHint(s))
 		} else {
 			title += " " + m.st.Fail.Render(wrap("— "+safe(info.Error), max(w-12, 10)))

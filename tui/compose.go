@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -37,10 +38,14 @@ type composeModel struct {
 	inputs [fieldCutoff + 1]textinput.Model // index 0 unused: the text is a textarea
 	focus  int
 	err    string
+	// altTexts are the descriptions the post's author gave its images, as
+	// the post came (a case, a post read by URL): no field shows them, and
+	// each goes to the engine with its image while the image is listed.
+	altTexts map[string]string
 }
 
 func newCompose(st Styles, p pipeline.Post, cutoff time.Time) composeModel {
-	c := composeModel{}
+	c := composeModel{altTexts: maps.Clone(p.AltTexts)}
 	c.text = textarea.New()
 	c.text.Placeholder = "Paste or type the post…"
 	c.text.ShowLineNumbers = false
@@ -115,6 +120,14 @@ func (c *composeModel) check(now time.Time) (*pipeline.Check, error) {
 	}
 	if p.Text == "" && p.URL == "" {
 		return nil, fmt.Errorf("type the post's text (or give its URL) before checking")
+	}
+	for _, src := range p.Images {
+		if alt := c.altTexts[src]; alt != "" {
+			if p.AltTexts == nil {
+				p.AltTexts = map[string]string{}
+			}
+			p.AltTexts[src] = alt
+		}
 	}
 	var err error
 	if p.PostedAt, err = pipeline.ParseTime(c.inputs[fieldPosted].Value()); err != nil {
@@ -293,11 +306,12 @@ func (m *Model) onPostFetched(msg postFetchedMsg) tea.Cmd {
 		m.compose.err = msg.err.Error() + " — paste the post's text instead"
 		return nil
 	}
-	// The form shows the post as read (the draft keeps it); the check
-	// starts from the post itself, with what the form cannot hold (alt
-	// texts, the platform, the author's description).
+	// The form shows the post as read (the draft keeps it, with the alt
+	// texts); the check starts from the post itself, with what the form
+	// cannot hold (the platform, the author's description).
 	c := &m.compose
 	p := msg.post
+	c.altTexts = maps.Clone(p.AltTexts)
 	c.text.SetValue(p.Text)
 	c.inputs[fieldAuthor].SetValue(p.Author)
 	c.inputs[fieldHandle].SetValue(p.Handle)

@@ -87,8 +87,8 @@ func TestCopySourceURL(t *testing.T) {
 	m.opts.Clipboard = c.copy
 	m.sel = stageIndex(pipeline.StageSources)
 	press(t, m, "j", "Y")
-	if got := c.last(); got != scriptPages[1].URL {
-		t.Errorf("Y copied %q, want %q", got, scriptPages[1].URL)
+	if got := c.last(); got != englishWorld.pages[1].URL {
+		t.Errorf("Y copied %q, want %q", got, englishWorld.pages[1].URL)
 	}
 }
 
@@ -97,7 +97,7 @@ func TestCopySourceURL(t *testing.T) {
 func TestInlineEditSurvivesAKill(t *testing.T) {
 	store := openStore(t)
 	dir := t.TempDir()
-	opts := testOptions(&scriptRunner{})
+	opts := testOptions(newRunner(t))
 	opts.Cases, opts.DraftDir, opts.Start = store, dir, true
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -126,7 +126,7 @@ func TestInlineEditSurvivesAKill(t *testing.T) {
 	if strings.Contains(saved.Correction.Text, "Typed before the crash.") {
 		t.Fatal("test premise: the unsaved edit is already in the case")
 	}
-	opts2 := testOptions(&scriptRunner{})
+	opts2 := testOptions(newRunner(t))
 	opts2.Cases, opts2.DraftDir, opts2.Case = store, dir, saved
 	tm2 := teatest.NewTestModel(t, New(context.Background(), opts2), teatest.WithInitialTermSize(100, 30))
 	waitFor(t, tm2, "Unsaved draft found")
@@ -148,7 +148,7 @@ func TestInlineEditSurvivesAKill(t *testing.T) {
 // Quitting with the inline editor open keeps the edit in the case.
 func TestQuitWhileEditingKeepsTheEdit(t *testing.T) {
 	store := openStore(t)
-	opts := testOptions(&scriptRunner{})
+	opts := testOptions(newRunner(t))
 	opts.Cases, opts.Start, opts.DraftDir = store, true, t.TempDir()
 	tm := teatest.NewTestModel(t, New(context.Background(), opts), teatest.WithInitialTermSize(100, 30))
 	waitFor(t, tm, "correction ready")
@@ -171,7 +171,7 @@ func TestQuitWhileEditingKeepsTheEdit(t *testing.T) {
 // of the case shown before it comes with it, and that case is untouched.
 func TestComposeDraftStartsANewCase(t *testing.T) {
 	dir := t.TempDir()
-	m, store := caseModel(t, &scriptRunner{}, 80, 24)
+	m, store := caseModel(t, newRunner(t), 80, 24)
 	m.opts.DraftDir = dir
 	press(t, m, "ctrl+s")
 	first := m.check.ID
@@ -186,7 +186,7 @@ func TestComposeDraftStartsANewCase(t *testing.T) {
 	}
 	drive(t, m, saveDraft(nil, dir, m.draftKey(), d, fixedNow))
 
-	opts := testOptions(&scriptRunner{})
+	opts := testOptions(newRunner(t))
 	opts.Cases, opts.DraftDir = store, dir
 	opts.Now = func() time.Time { return fixedNow.Add(time.Hour) }
 	m2 := New(context.Background(), opts)
@@ -239,16 +239,11 @@ func TestBoostSaysWhatItCanDo(t *testing.T) {
 // esc during "write again" keeps the previous correction, keeps the
 // half-written one as a version, and marks the stage stopped.
 func TestStoppedRewriteKeepsTheCorrection(t *testing.T) {
-	r := &scriptRunner{}
+	r := newRunner(t)
 	m, store := caseModel(t, r, 80, 24)
 	press(t, m, "ctrl+s")
 	prev := m.check.Correction.Text
-	r.hold = make(chan struct{})
-	go func() {
-		for range 3 {
-			r.hold <- struct{}{}
-		}
-	}()
+	r.web.HoldStreams(3) // the model writes three words again, then hangs
 	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("w")})
 	msgs := untilTrue(t, m, cmd, func() bool {
 		return m.stage(pipeline.StageCorrection).State == pipeline.StateRunning && strings.Count(m.check.Correction.Text, " ") >= 2
@@ -284,7 +279,7 @@ func TestKeyBurstsAreSplit(t *testing.T) {
 	m, _ := finished(t, 80, 24)
 	m.sel = stageIndex(pipeline.StageSources)
 	press(t, m, "jj")
-	if s := m.currentSource(); s == nil || s.URL != scriptPages[2].URL {
+	if s := m.currentSource(); s == nil || s.URL != englishWorld.pages[2].URL {
 		t.Errorf("jj on sources: cursor on %v", s)
 	}
 	m.sel = stageIndex(pipeline.StageQueries)
@@ -300,9 +295,9 @@ func TestKeyBurstsAreSplit(t *testing.T) {
 // With NO_COLOR (no styles at all, as these tests render) every list still
 // shows which row is selected.
 func TestCursorShowsWithoutColour(t *testing.T) {
-	r := &scriptRunner{}
+	r := newRunner(t)
 	opts := testOptions(r)
-	opts.Post.Images = []string{bridgeImage}
+	opts.Post.Images, opts.Post.AltTexts = []string{bridgeImage}, bridgeAltText
 	m := New(context.Background(), opts)
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	press(t, m, "ctrl+s")
@@ -328,7 +323,7 @@ func TestWhyThisSourceScrolls(t *testing.T) {
 	press(t, m, "enter")
 	before := m.View()
 	press(t, m, "j", "j")
-	if m.currentSource().URL != scriptPages[0].URL {
+	if m.currentSource().URL != englishWorld.pages[0].URL {
 		t.Fatalf("j in the why view moved to %s", m.currentSource().URL)
 	}
 	if after := m.View(); after == before || !strings.Contains(after, "lines 3–") {
@@ -360,7 +355,7 @@ func TestCursorFollowsItsSource(t *testing.T) {
 
 // A long reason the check cannot start is shown whole in compose.
 func TestLongComposeErrorShownWhole(t *testing.T) {
-	m := newTestModel(t, 80, 24, &scriptRunner{})
+	m := newTestModel(t, 80, 24, newRunner(t))
 	m.opts.ReadPost = func(context.Context, pipeline.Post) (pipeline.Post, error) {
 		return pipeline.Post{}, os.ErrDeadlineExceeded
 	}
@@ -432,7 +427,7 @@ func TestEditorAppendsOnANewLine(t *testing.T) {
 
 // The quit question in compose speaks of the post, not a correction.
 func TestQuitQuestionInCompose(t *testing.T) {
-	m := newTestModel(t, 80, 24, &scriptRunner{})
+	m := newTestModel(t, 80, 24, newRunner(t))
 	press(t, m, "x")
 	m.Update(tea.KeyMsg{Type: tea.KeyCtrlC})
 	if v := m.View(); !strings.Contains(v, "post you are composing") || strings.Contains(v, "correction") {
@@ -474,7 +469,7 @@ func TestNarrowLayout(t *testing.T) {
 		t.Errorf("prompt footer:\n%s", v)
 	}
 	press(t, m, "high", "enter")
-	if v := m.View(); !strings.Contains(v, "2/5 match “high”") || strings.Contains(v, "BBC") {
+	if v := m.View(); !strings.Contains(v, "3/5 match “high”") || strings.Contains(v, "New York Times") {
 		t.Errorf("filter:\n%s", v)
 	}
 	m.Update(tea.WindowSizeMsg{Width: 59, Height: 20})
@@ -527,7 +522,7 @@ func TestPageTextCannotEscape(t *testing.T) {
 // A one-line edit in progress (a query being reworded) is in the draft as
 // it is typed, and reopening the case opens it again with the text typed.
 func TestPromptEditSurvivesAKill(t *testing.T) {
-	m, _ := caseModel(t, &scriptRunner{}, 80, 24)
+	m, _ := caseModel(t, newRunner(t), 80, 24)
 	press(t, m, "ctrl+s", "2", "e")
 	old := m.check.Queries[0].Text
 	press(t, m, " 2024")
@@ -536,7 +531,7 @@ func TestPromptEditSurvivesAKill(t *testing.T) {
 		t.Fatalf("the draft lacks the edit in progress: %+v", d.Prompt)
 	}
 
-	opts := testOptions(&scriptRunner{})
+	opts := testOptions(newRunner(t))
 	opts.Case = cloneCheck(m.check)
 	m2 := New(context.Background(), opts)
 	m2.Update(tea.WindowSizeMsg{Width: 80, Height: 24})

@@ -12,8 +12,9 @@ import (
 // from a stage on, publishing events, and own c until it returns. The app
 // shows the copy of the check each event carries (Event.Check: the
 // engine's Options.Snapshots), so it keeps no merge rules of its own; a
-// runner without snapshots is shown by its stage events, and in full when
-// it returns.
+// runner without snapshots is shown when it returns. Between runs the
+// person's changes go through the Check's edit methods (pipeline's
+// edit.go), which hold the rules of what each change does.
 type Runner interface {
 	Run(ctx context.Context, c *pipeline.Check, from pipeline.Stage, events chan<- pipeline.Event) error
 }

@@ -48,7 +48,7 @@ func keyMsg(t tea.KeyType) tea.KeyMsg { return tea.KeyMsg{Type: t} }
 // TestMainFlow is the journalist's path through the app: compose → run →
 // drop a source → search again → untick a quote → write again → edit → copy.
 func TestMainFlow(t *testing.T) {
-	r := &scriptRunner{}
+	r := newRunner(t)
 	var c clip
 	opts := testOptions(r)
 	opts.Post = pipeline.Post{}
@@ -132,7 +132,7 @@ func equalStages(a, b []pipeline.Stage) bool {
 // TestDraftSurvivesAKill: typing is saved; a new session offers it back.
 func TestDraftSurvivesAKill(t *testing.T) {
 	dir := t.TempDir()
-	opts := testOptions(&scriptRunner{})
+	opts := testOptions(newRunner(t))
 	opts.Post = pipeline.Post{}
 	opts.DraftDir = dir
 	tm := teatest.NewTestModel(t, New(context.Background(), opts), teatest.WithInitialTermSize(80, 24))

@@ -17,7 +17,7 @@ import (
 )
 
 // Posts and pages in other scripts, written for these tests: the same
-// story as the English script (an old Genoa video shared as Baltimore's).
+// story as the English world (an old Genoa video shared as Baltimore's).
 var (
 	arabicPost = pipeline.Post{
 		Text:     "عاجل: انهيار جسر بالتيمور الآن، شاهدوا الفيديو!! السُّلطات تُخفي عدد الضحايا.",
@@ -25,18 +25,21 @@ var (
 		Handle:   "@haqiqa_news",
 		PostedAt: time.Date(2024, 3, 5, 9, 12, 0, 0, time.UTC),
 	}
-	arabicWorld = scriptWorld{
+	arabicWorld = world{
 		queries: []string{"انهيار جسر بالتيمور فيديو", "فيديو جسر موراندي جنوة 2019", "Baltimore bridge collapse video fact check"},
-		pages: []pipeline.Source{
-			{URL: "https://www.aljazeera.net/news/2024/3/2/bridge-video", Title: "تحقق: الفيديو لا يُظهر انهيار جسر بالتيمور", Publisher: "الجزيرة", Domain: "aljazeera.net",
-				Published: time.Date(2024, 3, 2, 0, 0, 0, 0, time.UTC), Tier: pipeline.TierMedium, Factuality: "mostly factual", Bias: "left-center", RatingOrigin: "MBFC", Relevance: 0.58, Words: 540,
-				Paragraphs: []string{"الفيديو المتداول لا يُظهر انهيار جسر في بالتيمور؛ صُوِّر عام 2019 في جنوة بإيطاليا.", "انهار جسر موراندي في 14 أغسطس 2018."}},
-			{URL: "https://www.bbc.com/arabic/articles/c0bridge", Title: "فيديو قديم لجسر جنوة يُنشر على أنه جديد", Publisher: "بي بي سي عربي", Domain: "bbc.com",
-				Published: time.Date(2024, 3, 3, 0, 0, 0, 0, time.UTC), Tier: pipeline.TierMedium, Factuality: "high", Bias: "left-center", RatingOrigin: "MBFC", Relevance: 0.51, Words: 470,
-				Paragraphs: []string{"ظهرت اللقطات لأول مرة على الإنترنت عام 2019 وتُظهر ما بعد الانهيار في جنوة."}},
-			scriptPages[0],
+		pages: []page{
+			{URL: "https://www.aljazeera.net/news/2024/3/2/bridge-video", Title: "تحقق: الفيديو لا يُظهر انهيار جسر بالتيمور", Site: "الجزيرة نت",
+				Publisher: "الجزيرة", Published: day(2024, 3, 2), Factuality: "high", Bias: "left-center", Lang: "ar",
+				Refutes: []string{"الفيديو المتداول لا يُظهر انهيار جسر في بالتيمور؛ صُوِّر عام 2019 في جنوة بإيطاليا."},
+				Context: []string{"انهار جسر موراندي في 14 أغسطس 2018."}},
+			{URL: "https://www.bbc.com/arabic/articles/c0bridge", Title: "فيديو قديم لجسر جنوة يُنشر على أنه جديد", Site: "BBC News عربي",
+				Publisher: "بي بي سي عربي", Published: day(2024, 3, 3), Factuality: "very high", Bias: "least biased", RatedAs: "bbc.com/arabic", Lang: "ar",
+				Refutes: []string{"ظهرت اللقطات لأول مرة على الإنترنت عام 2019 وتُظهر ما بعد الانهيار في جنوة."}},
+			englishWorld.pages[0],
 		},
 		lead: "هذا المنشور مضلِّل. ",
+		background: "غطى مراسلو %s أيضا نقاش ميزانية المدينة وإضراب عمال السكك الحديدية ونتائج مباريات كرة القدم في نهاية الأسبوع، " +
+			"وكتب نحو %d قارئ إلى غرفة الأخبار التي أجابت عن أسئلتهم حول أخبار الأسبوع الأخرى في تغطية مباشرة استمرت حتى وقت متأخر من المساء.",
 	}
 	chinesePost = pipeline.Post{
 		Text:     "突发：巴尔的摩大桥刚刚倒塌，快看视频！！当局在隐瞒死亡人数。",
@@ -47,39 +50,44 @@ var (
 		// not write: the checker gives the language, as in compose.
 		Language: "zh",
 	}
-	chineseWorld = scriptWorld{
+	chineseWorld = world{
 		queries: []string{"巴尔的摩大桥倒塌视频", "热那亚莫兰迪大桥 2019 视频", "Baltimore bridge collapse video fact check"},
-		pages: []pipeline.Source{
-			{URL: "https://www.zaobao.com.sg/realtime/world/story20240302-bridge", Title: "事实核查：视频并非巴尔的摩大桥倒塌，而是2019年的热那亚", Publisher: "联合早报", Domain: "zaobao.com.sg",
-				Published: time.Date(2024, 3, 2, 0, 0, 0, 0, time.UTC), Tier: pipeline.TierMedium, Factuality: "high", Bias: "least biased", RatingOrigin: "MBFC", Relevance: 0.6, Words: 800,
-				Paragraphs: []string{"网上流传的视频并非巴尔的摩大桥倒塌，而是2019年在意大利热那亚拍摄的。", "莫兰迪大桥于2018年8月14日倒塌。"}},
-			{URL: "https://www.bbc.com/zhongwen/simp/world-bridge", Title: "旧视频被当作新视频传播：热那亚大桥", Publisher: "BBC中文", Domain: "bbc.com",
-				Published: time.Date(2024, 3, 3, 0, 0, 0, 0, time.UTC), Tier: pipeline.TierMedium, Factuality: "high", Bias: "left-center", RatingOrigin: "MBFC", Relevance: 0.5, Words: 600,
-				Paragraphs: []string{"这段视频最早于2019年出现在网上，显示的是热那亚大桥倒塌后的情景。"}},
-			scriptPages[0],
+		pages: []page{
+			{URL: "https://www.zaobao.com.sg/realtime/world/story20240302-bridge", Title: "事实核查：视频并非巴尔的摩大桥倒塌，而是2019年的热那亚", Site: "联合早报",
+				Publisher: "联合早报", Published: day(2024, 3, 2), Factuality: "high", Bias: "least biased", Lang: "zh",
+				Refutes: []string{"网上流传的视频并非巴尔的摩大桥倒塌，而是2019年在意大利热那亚拍摄的。"},
+				Context: []string{"莫兰迪大桥于2018年8月14日倒塌。"}},
+			{URL: "https://www.bbc.com/zhongwen/simp/world-bridge", Title: "旧视频被当作新视频传播：热那亚大桥", Site: "BBC News 中文",
+				Publisher: "BBC中文", Published: day(2024, 3, 3), Factuality: "very high", Bias: "least biased", RatedAs: "bbc.com/zhongwen", Lang: "zh",
+				Refutes: []string{"这段视频最早于2019年出现在网上，显示的是热那亚大桥倒塌后的情景。"}},
+			englishWorld.pages[0],
 		},
 		lead: "这条帖子具有误导性。",
+		background: "%s记者还报道了市政预算辩论、铁路罢工以及周末的足球比赛结果。约有%d名读者来信，" +
+			"编辑部在一直持续到深夜的直播中回答了他们关于本周其他新闻的问题，并介绍了下周的天气和交通安排。",
 	}
 	hindiPost = pipeline.Post{
 		Text:   "ब्रेकिंग: बाल्टीमोर का पुल अभी गिर गया, वीडियो देखिए!! अधिकारी मृतकों की संख्या छिपा रहे हैं।",
 		Handle: "@sach_khabar",
 	}
-	hindiWorld = scriptWorld{
+	hindiWorld = world{
 		queries: []string{"बाल्टीमोर पुल गिरने का वीडियो", "जेनोआ मोरांडी पुल वीडियो 2019", "Baltimore bridge collapse video fact check"},
-		pages: []pipeline.Source{
-			{URL: "https://www.bbc.com/hindi/articles/c0bridge", Title: "फ़ैक्ट चेक: वीडियो बाल्टीमोर के पुल का नहीं, जेनोआ का है और पुराना है", Publisher: "बीबीसी हिन्दी", Domain: "bbc.com",
-				Published: time.Date(2024, 3, 2, 0, 0, 0, 0, time.UTC), Tier: pipeline.TierMedium, Factuality: "high", Bias: "left-center", RatingOrigin: "MBFC", Relevance: 0.55, Words: 500,
-				Paragraphs: []string{"सोशल मीडिया पर साझा किया जा रहा वीडियो बाल्टीमोर में पुल गिरने का नहीं है; यह 2019 में इटली के जेनोआ में फ़िल्माया गया था।"}},
-			scriptPages[0],
+		pages: []page{
+			{URL: "https://www.bbc.com/hindi/articles/c0bridge", Title: "फ़ैक्ट चेक: वीडियो बाल्टीमोर के पुल का नहीं, जेनोआ का है और पुराना है", Site: "BBC News हिंदी",
+				Publisher: "बीबीसी हिन्दी", Published: day(2024, 3, 2), Factuality: "very high", Bias: "least biased", RatedAs: "bbc.com/hindi", Lang: "hi",
+				Refutes: []string{"सोशल मीडिया पर साझा किया जा रहा वीडियो बाल्टीमोर में पुल गिरने का नहीं है; यह 2019 में इटली के जेनोआ में फ़िल्माया गया था।"}},
+			englishWorld.pages[0],
 		},
 		lead: "यह पोस्ट भ्रामक है। ",
+		background: "%s के संवाददाताओं ने शहर के बजट पर बहस, रेल हड़ताल और सप्ताहांत के फ़ुटबॉल मैचों के नतीजों की भी ख़बर दी; " +
+			"लगभग %d पाठकों ने पत्र लिखे, और समाचार कक्ष ने देर शाम तक चले लाइव ब्लॉग में सप्ताह की दूसरी ख़बरों के बारे में उनके सवालों के जवाब दिए।",
 	}
 )
 
 // finishedIn runs a whole check of post in world.
-func finishedIn(t *testing.T, w, h int, post pipeline.Post, world scriptWorld, st Styles) *Model {
+func finishedIn(t *testing.T, w, h int, post pipeline.Post, in world, st Styles) *Model {
 	t.Helper()
-	r := &scriptRunner{world: &world}
+	r := newRunner(t, in)
 	opts := testOptions(r)
 	opts.Post, opts.Styles = post, &st
 	m := New(t.Context(), opts)
@@ -114,7 +122,7 @@ func TestScriptViews(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		post  pipeline.Post
-		world scriptWorld
+		world world
 		code  string
 	}{{"arabic", arabicPost, arabicWorld, "ar"}, {"chinese", chinesePost, chineseWorld, "zh"}} {
 		for _, sz := range sizes() {
@@ -290,8 +298,8 @@ func TestIsolateRTL(t *testing.T) {
 // the rest of a row (Trojan Source): safe drops them, so the app's
 // isolates are the only ones on screen.
 func TestOutsideBidiControlsRemoved(t *testing.T) {
-	m := finishedIn(t, 80, 24, pipeline.Post{Text: "Breaking \u202eevil\u202c news \u2067x\u2069 about the bridge video today"}, scriptWorld{
-		queries: []string{"bridge video"}, pages: scriptPages[:1], lead: "This post is misleading. "}, NewStyles(true, false))
+	m := finishedIn(t, 80, 24, pipeline.Post{Text: "Breaking \u202eevil\u202c news \u2067x\u2069 about the bridge video today"}, world{
+		queries: []string{"bridge video"}, pages: englishWorld.pages[:1], lead: "This post is misleading. ", background: englishBackground}, NewStyles(true, false))
 	v := m.View()
 	for _, c := range []string{"\u202e", "\u202c", "\u2067"} {
 		if strings.Contains(v, c) {
@@ -318,7 +326,7 @@ func TestFitFrameTrimsPadding(t *testing.T) {
 }
 
 func TestComposeLanguage(t *testing.T) {
-	m := newTestModel(t, 80, 24, &scriptRunner{})
+	m := newTestModel(t, 80, 24, newRunner(t))
 	for in, want := range map[string]string{"": "", "Spanish": "es", "ES": "es", "pt-BR": "pt", "ara": "ar"} {
 		m.compose.inputs[fieldLanguage].SetValue(in)
 		c, err := m.compose.check(fixedNow)
@@ -332,7 +340,7 @@ func TestComposeLanguage(t *testing.T) {
 		t.Errorf("a wrong language started the check or was not explained:\n%s", m.View())
 	}
 	// --language prefills the field, and the check carries it to the engine.
-	r := &scriptRunner{}
+	r := newRunner(t)
 	opts := testOptions(r)
 	opts.Post.Language = "es"
 	m = New(t.Context(), opts)

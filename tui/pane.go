@@ -215,10 +215,10 @@ func (m *Model) emptyHint(s pipeline.Stage, waiting, none string) string {
 	return m.st.Dim.Render(none)
 }
 
-// edited records a change the journalist made in stage s: later stages
-// are stale and the draft is saved.
-func (m *Model) edited(s pipeline.Stage) tea.Cmd {
-	m.markStale(s)
+// edited follows a change the journalist made to the check (the engine's
+// edit methods record it and mark what it made stale): the draft and the
+// case are saved.
+func (m *Model) edited() tea.Cmd {
 	m.dirty = true
 	return tea.Batch(m.scheduleDraft(), m.saveCase())
 }
@@ -228,7 +228,7 @@ func (m *Model) rerun(from pipeline.Stage) tea.Cmd {
 	if m.running {
 		m.stopRun()
 	}
-	if from == pipeline.StageSearch && !anyEnabled(m.check.Queries) {
+	if from == pipeline.StageSearch && len(m.check.EnabledQueries()) == 0 {
 		return m.setStatus("no query is ticked: tick one (space) or add one (a) first")
 	}
 	return tea.Batch(m.startRun(from), m.setStatus("running again from "+string(from)+"…"))

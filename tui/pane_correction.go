@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"slices"
 	"strings"
 
 	"github.com/atotto/clipboard"
@@ -17,20 +16,7 @@ import (
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/export"
-	"github.com/musecheck/muse/sources/links"
 )
-
-// citedURLs are the links a person's edit cites (Correction.URLs), in
-// whatever form they are written (sources/links).
-func citedURLs(text string) []string {
-	var out []string
-	for _, l := range links.Find(text) {
-		if !slices.Contains(out, l.URL) {
-			out = append(out, l.URL)
-		}
-	}
-	return out
-}
 
 // renderMarkdown renders the correction with glamour, cached by text and
 // width because View runs on every spinner tick.
@@ -165,13 +151,10 @@ func (m *Model) setCorrection(text, status string) tea.Cmd {
 // storeCorrection puts the person's text in the check, saves the case and
 // keeps the text as a version of the correction.
 func (m *Model) storeCorrection(text string) tea.Cmd {
-	c := &m.check.Correction
-	if text == c.Text {
+	if text == m.check.Correction.Text {
 		return nil
 	}
-	c.Text = text
-	c.Edited = true
-	c.URLs = citedURLs(text)
+	m.check.SetCorrection(text, true)
 	m.dirty = true
 	return tea.Batch(m.scheduleDraft(), m.saveCase(), m.saveVersion(text, true))
 }

@@ -120,8 +120,10 @@ func (m *Model) onEvidenceKey(msg tea.KeyMsg) tea.Cmd {
 		if cmd, ok := m.editable(); !ok {
 			return cmd
 		}
-		m.check.Evidence[i].Included = !m.check.Evidence[i].Included
-		return m.edited(pipeline.StageEvidence)
+		if err := m.check.IncludeQuote(i, !m.check.Evidence[i].Included); err != nil {
+			return m.setFailure(safe(err.Error()))
+		}
+		return m.edited()
 	case key.Matches(msg, k.Open):
 		return m.openURL(m.selectedURL())
 	case key.Matches(msg, k.WriteAgain):

@@ -50,7 +50,7 @@ func (m *Model) imagesPane(w, h int) string {
 		if img.Error != "" {
 			lines = append(lines, m.st.Fail.Render(indent(wrap("✗ "+safe(img.Error), w-2), "  ")))
 		}
-		descFrom := firstNonEmpty(img.Origin, "engine")
+		descFrom := originWords(firstNonEmpty(img.Origin, "engine"))
 		if img.Edited {
 			descFrom = "written by you"
 		}
@@ -77,12 +77,25 @@ func (m *Model) describeImage(src, value string) tea.Cmd {
 		v = strings.TrimSpace(v)
 		i := slices.IndexFunc(m.check.Images, func(im pipeline.Image) bool { return im.Source == src })
 		if v == "" || i < 0 || v == m.check.Images[i].Description {
-			return nil
+			return nil // nothing typed, the image is gone, or nothing changed
 		}
-		im := &m.check.Images[i]
-		im.Description, im.Edited, im.Origin, im.Error = v, true, pipeline.OriginUser, ""
-		return tea.Batch(m.edited(pipeline.StageImages), m.setStatus("description saved — s makes the queries again with it"))
+		if err := m.check.DescribeImage(src, v); err != nil {
+			return m.setFailure(safe(err.Error()))
+		}
+		return tea.Batch(m.edited(), m.setStatus("description saved — s makes the queries again with it"))
 	})
+}
+
+// originWords is where a description's parts came from (Image.Origin) in
+// the words the pane uses: "vision model, OCR, alt text".
+func originWords(origin string) string {
+	parts := strings.Split(origin, ", ")
+	for i, p := range parts {
+		if p == pipeline.ImageOriginOCR {
+			parts[i] = "OCR"
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // ocrFrom says what read an image's text, as far as its origin tells.

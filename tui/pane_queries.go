@@ -62,17 +62,21 @@ func (m *Model) onQueriesKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	switch {
 	case key.Matches(msg, k.Toggle):
-		m.check.Queries[cur].Enabled = !m.check.Queries[cur].Enabled
-		return m.edited(pipeline.StageQueries)
+		if err := m.check.SetQueryEnabled(cur, !m.check.Queries[cur].Enabled); err != nil {
+			return m.setFailure(safe(err.Error()))
+		}
+		return m.edited()
 	case key.Matches(msg, k.Edit):
 		return m.editQuery(m.check.Queries[cur].Text, m.check.Queries[cur].Text)
 	case key.Matches(msg, k.Add):
 		return m.addQuery("")
 	case key.Matches(msg, k.Delete):
-		qs := m.check.Queries
-		m.check.Queries = append(qs[:cur:cur], qs[cur+1:]...)
+		text := m.check.Queries[cur].Text
+		if err := m.check.DeleteQuery(cur); err != nil {
+			return m.setFailure(safe(err.Error()))
+		}
 		delete(m.cursorKey, pipeline.StageQueries) // the next row takes its place
-		return tea.Batch(m.edited(pipeline.StageQueries), m.setStatus("deleted the query “"+safe(qs[cur].Text)+"”"))
+		return tea.Batch(m.edited(), m.setStatus("deleted the query “"+safe(text)+"”"))
 	}
 	return nil
 }
@@ -80,28 +84,29 @@ func (m *Model) onQueriesKey(msg tea.KeyMsg) tea.Cmd {
 // editQuery asks for a query's new wording, starting from value.
 func (m *Model) editQuery(old, value string) tea.Cmd {
 	return m.askEdit(draftPrompt{Kind: promptQuery, Key: old}, "Edit query:", value, func(m *Model, v string) tea.Cmd {
-		v = strings.TrimSpace(v)
 		i := m.queryIndex(old)
-		if v == "" || i < 0 {
-			return nil
+		if strings.TrimSpace(v) == "" || i < 0 {
+			return nil // nothing typed, or the query is gone
 		}
-		q := &m.check.Queries[i]
-		q.Text, q.Origin, q.Enabled = v, pipeline.OriginUser, true
+		if err := m.check.EditQuery(i, v); err != nil {
+			return m.setFailure(safe(err.Error()))
+		}
 		m.setCursor(pipeline.StageQueries, i)
-		return m.edited(pipeline.StageQueries)
+		return m.edited()
 	})
 }
 
 // addQuery asks for a query of the person's own.
 func (m *Model) addQuery(value string) tea.Cmd {
 	return m.askEdit(draftPrompt{Kind: promptNewQuery}, "New query:", value, func(m *Model, v string) tea.Cmd {
-		v = strings.TrimSpace(v)
-		if v == "" {
-			return nil
+		if strings.TrimSpace(v) == "" {
+			return nil // nothing typed
 		}
-		m.check.Queries = append(m.check.Queries, pipeline.Query{Text: v, Origin: pipeline.OriginUser, Enabled: true})
+		if err := m.check.AddQuery(v); err != nil {
+			return m.setFailure(safe(err.Error()))
+		}
 		m.setCursor(pipeline.StageQueries, len(m.check.Queries)-1)
-		return m.edited(pipeline.StageQueries)
+		return m.edited()
 	})
 }
 
@@ -115,20 +120,11 @@ func (m *Model) queryIndex(text string) int {
 	return -1
 }
 
-func anyEnabled(qs []pipeline.Query) bool {
-	for _, q := range qs {
-		if q.Enabled {
-			return true
-		}
-	}
-	return false
-}
-
 // askLanguage asks for the post's language (a code or a name, checked with
 // sources/lang; empty has the engine detect it) and writes the queries
 // again in it: the engine reads Post.Language when it writes the queries,
-// and everything after them follows from the queries. While a run is
-// still describing the images it starts again from them.
+// and everything after them follows from the queries (Check.SetLanguage
+// says where to start).
 func (m *Model) askLanguage() tea.Cmd {
 	title := "Post language (es, ar, Spanish…; empty detects it):"
 	return m.ask(title, m.check.Post.Language, func(m *Model, v string) tea.Cmd {
@@ -140,15 +136,11 @@ func (m *Model) askLanguage() tea.Cmd {
 		if code != "" && code == m.check.Post.Language {
 			return m.setStatus("the post is already in " + lang.Label(code) + "; nothing rerun")
 		}
-		from := pipeline.StageQueries
-		if st := m.stage(pipeline.StageImages).State; m.running && st != pipeline.StateDone && st != pipeline.StateSkipped {
-			from = pipeline.StageImages
-		}
-		m.check.Post.Language = code
+		from := m.check.SetLanguage(code)
 		status := "the post is in " + lang.Label(code) + ": writing the queries again…"
 		if code == "" {
 			status = "the post's language will be detected again: writing the queries again…"
 		}
-		return tea.Batch(m.edited(pipeline.StageImages), m.startRun(from), m.setStatus(status))
+		return tea.Batch(m.edited(), m.startRun(from), m.setStatus(status))
 	})
 }

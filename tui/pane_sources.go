@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -90,14 +91,6 @@ func engineStatusWord(status pipeline.Status) string {
 	return "✗ " + strings.ReplaceAll(string(status), "_", " ")
 }
 
-func keptOut(s pipeline.Source) bool {
-	switch s.Status {
-	case pipeline.StatusUsed, pipeline.StatusBoosted, pipeline.StatusPending, pipeline.StatusNotNeeded:
-		return s.Dropped
-	}
-	return true
-}
-
 func (m *Model) sourcesPane(w, h int) string {
 	srcs := m.check.Sources
 	if len(srcs) == 0 {
@@ -134,7 +127,7 @@ func (m *Model) sourcesPane(w, h int) string {
 		case i == cur:
 			at = len(lines)
 			line = m.st.Cursor.Render(line)
-		case keptOut(s):
+		case !s.Eligible():
 			line = m.st.Dim.Render(line)
 		case s.Status == pipeline.StatusUsed:
 			line = m.st.Ok.Render(line)
@@ -202,49 +195,63 @@ func (m *Model) onSourcesKey(msg tea.KeyMsg) tea.Cmd {
 	if cmd, ok := m.editable(); !ok {
 		return cmd
 	}
-	dom := safe(s.Domain)
-	switch {
-	case key.Matches(msg, k.Drop):
-		s.Dropped, s.Boosted = true, false
-		return tea.Batch(m.edited(pipeline.StageSources), m.setStatus("dropped "+dom+" for this check — s searches again, r finds evidence again"))
-	case key.Matches(msg, k.Boost):
-		again, ok := boostRerun(*s)
-		if !ok {
-			return m.setFailure("a boost cannot bring back " + dom + ": " + firstNonEmpty(safe(s.Reason), engineStatusWord(s.Status)))
-		}
-		s.Boosted, s.Dropped = true, false
-		return tea.Batch(m.edited(pipeline.StageSources), m.setStatus("boosted "+dom+": it goes first — "+again))
-	case key.Matches(msg, k.Restore):
-		s.Boosted, s.Dropped = false, false
-		return tea.Batch(m.edited(pipeline.StageSources), m.setStatus("restored "+dom))
-	}
-	if m.opts.Remember == nil {
+	i, dom := m.cur(pipeline.StageSources), safe(s.Domain)
+	if key.Matches(msg, k.RememberDrop, k.RememberBoost) && m.opts.Remember == nil {
 		return m.setStatus("no overrides file configured: drop and boost apply to this check only")
 	}
-	boost := key.Matches(msg, k.RememberBoost)
-	s.Boosted, s.Dropped = boost, !boost
-	return tea.Batch(m.edited(pipeline.StageSources), m.remember(s.Domain, boost))
-}
-
-// boostRerun says which rerun makes a boost count: the evidence stage reads
-// the pages it may quote again (r); a publisher's rating is lifted, and a
-// page the relevance gate kept out comes back, only when the pages are read
-// again (s) — the gate counts shared words, and the checker may know better
-// (with no model, only the checker judges). A page kept out for what it is —
-// undated, after the cutoff, too short, unreadable, a duplicate — stays out
-// whatever the boost: the engine's rules hold.
-func boostRerun(s pipeline.Source) (string, bool) {
-	switch s.Status {
-	case pipeline.StatusPending, pipeline.StatusBoosted, pipeline.StatusUsed, pipeline.StatusNotNeeded:
-		return "r finds evidence again", true
-	case pipeline.StatusExcludedRating, pipeline.StatusIrrelevant, "":
-		return "s reads the pages again with it", true
+	var (
+		from pipeline.Stage
+		err  error
+	)
+	boost := key.Matches(msg, k.Boost, k.RememberBoost)
+	switch {
+	case key.Matches(msg, k.Restore):
+		from, err = m.check.RestoreSource(i)
+	case boost:
+		from, err = m.check.BoostSource(i)
+	default:
+		from, err = m.check.DropSource(i)
 	}
-	return "", false
+	var status string
+	switch {
+	case err != nil && !(errors.Is(err, pipeline.ErrKeptOut) && key.Matches(msg, k.RememberBoost)):
+		return m.setFailure(safe(err.Error()))
+	case key.Matches(msg, k.RememberDrop, k.RememberBoost):
+		// The newsroom's choice is about the publisher: it is kept even
+		// when this page stays out for what it is.
+		note := ""
+		if err != nil {
+			note = "; this page stays out: " + safe(err.Error())
+		}
+		return tea.Batch(m.edited(), m.remember(s.Domain, boost, note))
+	case key.Matches(msg, k.Restore):
+		status = "restored " + dom
+	case boost:
+		status = "boosted " + dom + ": it goes first"
+	default:
+		status = "dropped " + dom + " for this check"
+	}
+	if again := rerunWords(from); again != "" {
+		status += " — " + again
+	}
+	return tea.Batch(m.edited(), m.setStatus(status))
 }
 
-// remember writes a newsroom-wide drop or boost to the overrides file.
-func (m *Model) remember(domain string, boost bool) tea.Cmd {
+// rerunWords says which key reruns the check so that an edit counting from
+// stage s (the engine's word on it) takes effect.
+func rerunWords(s pipeline.Stage) string {
+	switch s {
+	case pipeline.StageEvidence:
+		return "s searches again, r finds evidence again"
+	case pipeline.StageSources:
+		return "s reads the pages again"
+	}
+	return ""
+}
+
+// remember writes a newsroom-wide drop or boost to the overrides file;
+// note says what it did not change in this check.
+func (m *Model) remember(domain string, boost bool, note string) tea.Cmd {
 	f := m.opts.Remember
 	return func() tea.Msg {
 		err := f(domain, boost)
@@ -252,7 +259,7 @@ func (m *Model) remember(domain string, boost bool) tea.Cmd {
 		if boost {
 			verb = "boosted"
 		}
-		return resultMsg{what: "remember " + domain, err: err, text: verb + " " + domain + " for the newsroom (overrides file)"}
+		return resultMsg{what: "remember " + domain, err: err, text: verb + " " + domain + " for the newsroom (overrides file)" + note}
 	}
 }
 

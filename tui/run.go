@@ -14,29 +14,12 @@ import (
 	"github.com/musecheck/muse/pipeline/export"
 )
 
-// stage is a stage's state as the engine recorded it in the check
-// (Check.Stages); a stage the check has never run is waiting.
+// stage is a stage's state as the check records it (Check.Stage).
 func (m *Model) stage(s pipeline.Stage) pipeline.StageInfo {
-	if m.check != nil {
-		for _, info := range m.check.Stages {
-			if info.Stage == s && info.State != "" {
-				return info
-			}
-		}
+	if m.check == nil {
+		return pipeline.StageInfo{Stage: s, State: pipeline.StateWaiting}
 	}
-	return pipeline.StageInfo{Stage: s, State: pipeline.StateWaiting}
-}
-
-// setStage records a stage's state in the check: what the person's edits
-// (stale) and stops (stopped) say about it.
-func (m *Model) setStage(info pipeline.StageInfo) {
-	for i := range m.check.Stages {
-		if m.check.Stages[i].Stage == info.Stage {
-			m.check.Stages[i] = info
-			return
-		}
-	}
-	m.check.Stages = append(m.check.Stages, info)
+	return m.check.Stage(s)
 }
 
 func (m *Model) stageRan() bool {
@@ -185,9 +168,6 @@ func (m *Model) applyEvent(ev pipeline.Event) {
 	if ev.Check != nil {
 		m.check = ev.Check
 		m.relocateCursors()
-	} else if ev.State != "" && m.check != nil {
-		// A runner without snapshots still says how its stages went.
-		m.setStage(pipeline.StageInfo{Stage: ev.Stage, State: ev.State, Count: ev.Count, Seconds: ev.Seconds, Error: ev.Err})
 	}
 	if ev.Kind == pipeline.EventTokenDelta {
 		m.stream += ev.Delta
@@ -237,10 +217,12 @@ func (m *Model) onRunDone(msg runDoneMsg) tea.Cmd {
 	switch {
 	case m.stopped:
 		status = "stopped — kept what was found; rerun a stage to go on"
-		if cmd := m.markStopped(); cmd != nil {
+		partial := m.check.MarkStopped(m.before)
+		if cmd := m.saveVersion(partial, false); cmd != nil {
 			cmds = append(cmds, cmd)
 			status = "stopped — the previous correction is kept; the half-written one is a version (v lists them)"
 		}
+		m.before = nil
 	case msg.err != nil && !errors.Is(msg.err, context.Canceled):
 		m.runErr = msg.err.Error()
 		status = "check failed: " + m.runErr
@@ -262,57 +244,6 @@ func (m *Model) onRunDone(msg runDoneMsg) tea.Cmd {
 		m.dirty = true
 	}
 	return tea.Batch(append(cmds, m.setStatus(status), m.scheduleDraft(), m.saveCase())...)
-}
-
-// markStopped records that the person stopped the run: the stage it was in
-// says "stopped" rather than the cancel's error. A correction being
-// rewritten gives way to the one before it, and the half-written text is
-// kept as a version of the correction.
-func (m *Model) markStopped() tea.Cmd {
-	var cmd tea.Cmd
-	for _, s := range pipeline.Stages {
-		info := m.stage(s)
-		if info.State != pipeline.StateRunning && info.State != pipeline.StateFailed {
-			continue
-		}
-		if info.State == pipeline.StateFailed && !strings.Contains(info.Error, context.Canceled.Error()) {
-			continue // it failed on its own before the stop
-		}
-		info.State, info.Error = pipeline.StateFailed, stoppedErr
-		m.setStage(info)
-		if s == pipeline.StageCorrection && m.before != nil {
-			partial := strings.TrimSpace(firstNonEmpty(m.check.Correction.Text, m.stream))
-			m.check.Correction = *m.before
-			cmd = m.saveVersion(partial, false)
-		}
-	}
-	m.before = nil
-	if info := m.stage(pipeline.StageCorrection); info.State == pipeline.StateWaiting && strings.TrimSpace(m.check.Correction.Text) != "" {
-		// The run stopped before writing again: the correction shown is
-		// the last one, out of date with what the run changed.
-		info.State = pipeline.StateStale
-		m.setStage(info)
-	}
-	return cmd
-}
-
-// stoppedErr is the error a stage the person stopped carries.
-const stoppedErr = "stopped"
-
-// markStale flags the stages after s whose output an edit made out of date.
-func (m *Model) markStale(after pipeline.Stage) {
-	seen := false
-	for _, s := range pipeline.Stages {
-		if seen {
-			if info := m.stage(s); info.State == pipeline.StateDone || info.State == pipeline.StateFailed {
-				info.State = pipeline.StateStale
-				m.setStage(info)
-			}
-		}
-		if s == after {
-			seen = true
-		}
-	}
 }
 
 func stageIndex(s pipeline.Stage) int {

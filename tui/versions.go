@@ -80,8 +80,7 @@ func (m *Model) onVersionsKey(msg tea.KeyMsg) tea.Cmd {
 		if d.Text == m.check.Correction.Text {
 			return m.setStatus("that version is the correction already")
 		}
-		c := &m.check.Correction
-		c.Text, c.Edited, c.URLs = d.Text, d.Edited, citedURLs(d.Text)
+		m.check.SetCorrection(d.Text, d.Edited)
 		m.dirty = true
 		return tea.Batch(m.setStatus(fmt.Sprintf("restored version %d of the correction", v.cursor+1)),
 			m.scheduleDraft(), m.saveCase(), m.saveVersion(d.Text, d.Edited))

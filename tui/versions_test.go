@@ -11,7 +11,7 @@ import (
 // TestVersions: the correction's versions — the model's draft and the
 // checker's edit — are listed, diffed word by word, and one is restored.
 func TestVersions(t *testing.T) {
-	m, store := caseModel(t, &scriptRunner{}, 100, 30)
+	m, store := caseModel(t, newRunner(t), 100, 30)
 	press(t, m, "ctrl+s")
 	model := m.check.Correction.Text
 	edited := strings.Replace(model, "This post is misleading.", "This post is false.", 1)

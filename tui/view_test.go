@@ -47,52 +47,61 @@ func newTestModel(t *testing.T, w, h int, r Runner) *Model {
 	return m
 }
 
-// drive runs the cmd and feeds back its messages (and theirs) until
-// nothing is left or a message matches stop; ticks and blinks are skipped
-// so that views stay fixed.
+// drive runs the cmd and feeds back its messages (and theirs), as the
+// program would, until only timers are left: while a run goes on it waits
+// for its messages, and otherwise for none longer than a moment (tea.Tick
+// blocks for its duration; the test clock never moves). Ticks and blinks
+// are skipped so that views stay fixed.
 func drive(t *testing.T, m *Model, cmd tea.Cmd) {
 	t.Helper()
-	queue := []tea.Cmd{cmd}
-	for n := 0; len(queue) > 0; n++ {
+	msgs := make(chan tea.Msg, 64)
+	pending := 0
+	start := func(c tea.Cmd) {
+		if c != nil {
+			pending++
+			go func() { msgs <- c() }()
+		}
+	}
+	start(cmd)
+	for n := 0; pending > 0; n++ {
 		if n > 10000 {
 			t.Fatal("drive: too many messages")
 		}
-		c := queue[0]
-		queue = queue[1:]
-		if c == nil {
-			continue
+		wait := 200 * time.Millisecond
+		if m.running {
+			wait = 20 * time.Second
 		}
-		msg := runCmd(c)
+		var msg tea.Msg
+		select {
+		case msg = <-msgs:
+			pending--
+		case <-time.After(wait):
+			if m.running {
+				t.Fatalf("drive: the run sent nothing for %s", wait)
+			}
+			return // only timers are left
+		}
 		switch msg := msg.(type) {
-		case nil:
-			continue
+		case nil, statusClearMsg, draftTickMsg:
 		case tea.BatchMsg:
-			queue = append(queue, msg...)
-			continue
-		case statusClearMsg, draftTickMsg:
-			continue
+			for _, c := range msg {
+				start(c)
+			}
 		default:
-			if strings.Contains(fmt.Sprintf("%T", msg), "spinner.TickMsg") || strings.Contains(fmt.Sprintf("%T", msg), "cursor.") ||
-				strings.Contains(fmt.Sprintf("%T", msg), "sequenceMsg") {
+			if skipped(msg) {
 				continue
 			}
 			_, next := m.Update(msg)
-			queue = append(queue, next)
+			start(next)
 		}
 	}
 }
 
-// runCmd runs a command unless it is a timer (tea.Tick blocks for its
-// duration; the test clock never moves).
-func runCmd(c tea.Cmd) tea.Msg {
-	done := make(chan tea.Msg, 1)
-	go func() { done <- c() }()
-	select {
-	case msg := <-done:
-		return msg
-	case <-time.After(200 * time.Millisecond):
-		return nil
-	}
+// skipped are the messages the tests do not feed back: ticks and blinks
+// (views stay fixed) and sequences.
+func skipped(msg tea.Msg) bool {
+	name := fmt.Sprintf("%T", msg)
+	return strings.Contains(name, "TickMsg") || strings.Contains(name, "cursor.") || strings.Contains(name, "sequenceMsg")
 }
 
 func press(t *testing.T, m *Model, keys ...string) {
@@ -123,9 +132,9 @@ func press(t *testing.T, m *Model, keys ...string) {
 }
 
 // finished returns a model whose check has run to the end.
-func finished(t *testing.T, w, h int) (*Model, *scriptRunner) {
+func finished(t *testing.T, w, h int) (*Model, *engineRunner) {
 	t.Helper()
-	r := &scriptRunner{}
+	r := newRunner(t)
 	m := newTestModel(t, w, h, r)
 	press(t, m, "ctrl+s")
 	if m.running {
@@ -139,14 +148,14 @@ func sizes() [][2]int { return [][2]int{{80, 24}, {160, 48}} }
 func TestComposeView(t *testing.T) {
 	for _, sz := range sizes() {
 		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
-			m := newTestModel(t, sz[0], sz[1], &scriptRunner{})
+			m := newTestModel(t, sz[0], sz[1], newRunner(t))
 			golden.RequireEqual(t, m.View())
 		})
 	}
 }
 
 func TestComposeValidation(t *testing.T) {
-	m := newTestModel(t, 80, 24, &scriptRunner{})
+	m := newTestModel(t, 80, 24, newRunner(t))
 	m.compose.inputs[fieldPosted].SetValue("last tuesday")
 	press(t, m, "ctrl+s")
 	if m.screen != screenCompose {
@@ -212,14 +221,10 @@ func TestStaleAfterDrop(t *testing.T) {
 }
 
 func TestStreamingView(t *testing.T) {
-	r := &scriptRunner{hold: make(chan struct{})}
+	r := newRunner(t)
+	r.web.HoldStreams(6) // the model sends six words of the correction, then hangs
 	m := newTestModel(t, 80, 24, r)
 	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyCtrlS})
-	go func() {
-		for i := 0; i < 6; i++ { // let six words through, then hold
-			r.hold <- struct{}{}
-		}
-	}()
 	// Feed messages until six words have arrived.
 	msgs := untilTrue(t, m, cmd, func() bool { return strings.Count(m.check.Correction.Text, " ") >= 6 })
 	if m.selected() != pipeline.StageCorrection {
@@ -243,19 +248,20 @@ func TestStreamingView(t *testing.T) {
 	}
 }
 
-// pump runs a command in the background, flattening batches, skipping timers.
+// pump runs a command in the background, flattening batches, and sends
+// on its message unless skipped.
 func pump(cmd tea.Cmd, out chan<- tea.Msg) {
 	if cmd == nil {
 		return
 	}
-	msg := runCmd(cmd)
+	msg := cmd()
 	if b, ok := msg.(tea.BatchMsg); ok {
 		for _, c := range b {
 			go pump(c, out)
 		}
 		return
 	}
-	if msg == nil || strings.Contains(fmt.Sprintf("%T", msg), "TickMsg") || strings.Contains(fmt.Sprintf("%T", msg), "cursor.") {
+	if msg == nil || skipped(msg) {
 		return
 	}
 	out <- msg

@@ -149,27 +149,13 @@ func SearXNG(t testing.TB, resultsFor func(q string) []string) *httptest.Server 
 
 // SearXNGLanguage is SearXNG with the request's language parameter too.
 func SearXNGLanguage(t testing.TB, resultsFor func(q, language string) []string) *httptest.Server {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/search" || r.URL.Query().Get("format") != "json" {
-			http.Error(w, "not found", http.StatusNotFound)
-			return
+	return searxng(t, func(q, language string) []Result {
+		var res []Result
+		for _, u := range resultsFor(q, language) {
+			res = append(res, Result{URL: u, Title: "Result for " + u, Content: "Springfield bicycles Main Street"})
 		}
-		type result struct {
-			URL     string `json:"url"`
-			Title   string `json:"title"`
-			Content string `json:"content"`
-			Engine  string `json:"engine"`
-		}
-		var res []result
-		for _, u := range resultsFor(r.URL.Query().Get("q"), r.URL.Query().Get("language")) {
-			res = append(res, result{URL: u, Title: "Result for " + u, Content: "Springfield bicycles Main Street", Engine: "duckduckgo"})
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"query": r.URL.Query().Get("q"), "number_of_results": len(res),
-			"results": res, "answers": []any{}, "suggestions": []any{}, "unresponsive_engines": []any{}})
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+		return res
+	})
 }
 
 var (
