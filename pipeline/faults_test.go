@@ -383,7 +383,9 @@ func TestFaultModel(t *testing.T) {
 		{name: "evidence answer not JSON", fault: on("evidence", func(w http.ResponseWriter, r *http.Request) {
 			chatAnswer(w, "Sure! Here are the paragraphs you asked for: the first one and the second one.")
 		}), wantErr: []string{"no evidence could be obtained", "the model's answers could not be used"}, check: func(t *testing.T, c *pipeline.Check) {
-			if c.Correction.Text != pipeline.NoSourceText {
+			// The pages were not judged: muse never says no credible source
+			// was found.
+			if !strings.HasPrefix(c.Correction.Text, pipeline.NotJudgedLead) || len(c.Correction.URLs) != 0 {
 				t.Errorf("correction without usable evidence: %q", c.Correction.Text)
 			}
 			wantContains(t, "warnings", pipeline.Warnings(c), "evidence from", "unusable model answer")
@@ -404,9 +406,9 @@ func TestFaultModel(t *testing.T) {
 		}, wantErr: []string{"no evidence could be obtained", "the model's answers could not be used"}, check: func(t *testing.T, c *pipeline.Check) {
 			// A sign-in page on every call is the endpoint, not the model:
 			// the check says no evidence could be obtained (ErrNoEvidence,
-			// exit 3), keeps muse's fixed text, and the cause is in the
-			// warnings.
-			if c.Correction.Text != pipeline.NoSourceText || len(c.Evidence) != 0 {
+			// exit 3), keeps muse's fixed text saying the pages were not
+			// judged, and the cause is in the warnings.
+			if !strings.HasPrefix(c.Correction.Text, pipeline.NotJudgedLead) || len(c.Evidence) != 0 {
 				t.Errorf("correction %q, %d quotes", c.Correction.Text, len(c.Evidence))
 			}
 			wantContains(t, "warnings", pipeline.Warnings(c), "malformed")

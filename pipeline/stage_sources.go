@@ -270,7 +270,7 @@ func isEligible(s Source) bool {
 		return false
 	}
 	switch s.Status {
-	case StatusPending, StatusBoosted, StatusUsed, StatusNotNeeded:
+	case StatusPending, StatusBoosted, StatusUsed, StatusNotNeeded, StatusNotJudged:
 		return true
 	}
 	return false
