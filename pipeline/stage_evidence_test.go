@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -306,4 +307,92 @@ func TestEvidenceEveryAnswerLost(t *testing.T) {
 			t.Errorf("%s stage %+v, want partial", st, si)
 		}
 	}
+}
+
+// Over random sets of pages whose answers are lost, each lost in a random
+// one of the ways a server loses one: the calls stay within their bound,
+// every page sent is judged or not judged with a reason, a single lost
+// page costs no neighbour, and the correction says no credible source was
+// found only when no page went unjudged — otherwise, with no evidence, it
+// says which pages were not judged, without asking the model, and the
+// check ends with ErrNoEvidence.
+func TestEvidenceLostAnswersProperty(t *testing.T) {
+	lost := []func() error{
+		filtered,
+		func() error {
+			return fmt.Errorf("%w: %w", ErrBadAnswer, &llm.APIError{Kind: llm.ErrRefusal, Message: "I'm sorry, I can't help with that."})
+		},
+		func() error {
+			return fmt.Errorf("%w: %w", ErrBadAnswer, &llm.APIError{Kind: llm.ErrInBand, Provider: "OpenRouter", Message: "Provider returned error"})
+		},
+		func() error { return fmt.Errorf("%w: parse evidence answer: %w", ErrBadAnswer, llm.ErrMalformed) },
+		func() error { return fmt.Errorf("%w: %w", ErrBadAnswer, llm.ErrEmpty) },
+	}
+	rng := rand.New(rand.NewPCG(33, 1))
+	var seen [3]int // runs with no page lost; with some, and evidence; with some, and none
+	for run := range 60 {
+		trips := map[string]func() error{}
+		share := 1 + rng.IntN(3) // a page trips with a chance of share in 4
+		for _, u := range widerWorld().results[5] {
+			if rng.IntN(4) < share {
+				trips[u] = lost[rng.IntN(len(lost))]
+			}
+		}
+		m := &batchModel{fakeModel: &fakeModel{}}
+		m.answer = func(in EvidencePagesInput) ([]PageQuotes, error) {
+			for _, p := range in.Pages {
+				if f := trips[p.URL]; f != nil {
+					return nil, f()
+				}
+			}
+			return keyedQuoting(in)
+		}
+		refuting := []int{2, 10}[rng.IntN(2)]
+		e := newTestEngine(t, widerWorld(), m, Options{RefutingPages: refuting})
+		c := e.NewCheck(Post{Text: post}, time.Time{})
+		_, err := runCheck(t, e, c)
+		calls := m.calls()
+		where := fmt.Sprintf("run %d (%d tripping, RefutingPages %d)", run, len(trips), refuting)
+		if len(calls) > 1+len(calls[0]) {
+			t.Errorf("%s: %d calls for a call of %d pages", where, len(calls), len(calls[0]))
+		}
+		notJudged := 0
+		for _, u := range calls[0] {
+			s := c.SourceByURL(u)
+			switch {
+			case s.Status == StatusNotJudged && s.Reason != "":
+				notJudged++
+				if len(trips) == 1 && trips[u] == nil {
+					t.Errorf("%s: %s lost with the one tripping page", where, u)
+				}
+			case s.Status == StatusUsed, strings.HasPrefix(s.Reason, "read: "):
+			case s.Status == StatusNotNeeded && len(c.IncludedEvidence()) > 0:
+				// not sent once enough pages had refuted
+			default:
+				t.Errorf("%s: %s neither judged nor not judged: %s %q", where, u, s.Status, s.Reason)
+			}
+		}
+		switch {
+		case c.Correction.Text == NoSourceText && notJudged > 0:
+			t.Errorf("%s: no credible source said while %d pages were not judged", where, notJudged)
+		case len(c.IncludedEvidence()) == 0 && notJudged > 0:
+			if !strings.HasPrefix(c.Correction.Text, NotJudgedLead) || m.corrections != 0 || !errors.Is(err, ErrNoEvidence) {
+				t.Errorf("%s: correction %q, %d asked of the model, err %v", where, c.Correction.Text, m.corrections, err)
+			}
+		case len(c.IncludedEvidence()) > 0 && m.corrections != 1:
+			t.Errorf("%s: evidence, but no correction asked", where)
+		}
+		switch {
+		case notJudged == 0:
+			seen[0]++
+		case len(c.IncludedEvidence()) > 0:
+			seen[1]++
+		default:
+			seen[2]++
+		}
+	}
+	if slices.Contains(seen[:], 0) {
+		t.Errorf("runs with no page lost, with pages lost and evidence, with pages lost and none: %v; each kind should occur", seen)
+	}
+	t.Logf("runs with no page lost, with pages lost and evidence, with pages lost and none: %v", seen)
 }
