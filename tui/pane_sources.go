@@ -80,6 +80,8 @@ func engineStatusWord(status pipeline.Status) string {
 		return "↑ boosted"
 	case pipeline.StatusNotNeeded:
 		return "not needed"
+	case pipeline.StatusNotJudged:
+		return "? not judged"
 	case pipeline.StatusExcludedRating:
 		return "✗ rating"
 	case pipeline.StatusExcludedCutoff:
@@ -92,7 +94,7 @@ func engineStatusWord(status pipeline.Status) string {
 
 func keptOut(s pipeline.Source) bool {
 	switch s.Status {
-	case pipeline.StatusUsed, pipeline.StatusBoosted, pipeline.StatusPending, pipeline.StatusNotNeeded:
+	case pipeline.StatusUsed, pipeline.StatusBoosted, pipeline.StatusPending, pipeline.StatusNotNeeded, pipeline.StatusNotJudged:
 		return s.Dropped
 	}
 	return true
@@ -235,7 +237,7 @@ func (m *Model) onSourcesKey(msg tea.KeyMsg) tea.Cmd {
 // whatever the boost: the engine's rules hold.
 func boostRerun(s pipeline.Source) (string, bool) {
 	switch s.Status {
-	case pipeline.StatusPending, pipeline.StatusBoosted, pipeline.StatusUsed, pipeline.StatusNotNeeded:
+	case pipeline.StatusPending, pipeline.StatusBoosted, pipeline.StatusUsed, pipeline.StatusNotNeeded, pipeline.StatusNotJudged:
 		return "r finds evidence again", true
 	case pipeline.StatusExcludedRating, pipeline.StatusIrrelevant, "":
 		return "s reads the pages again with it", true

@@ -304,7 +304,7 @@ func (m *Model) markStale(after pipeline.Stage) {
 	seen := false
 	for _, s := range pipeline.Stages {
 		if seen {
-			if info := m.stage(s); info.State == pipeline.StateDone || info.State == pipeline.StateFailed {
+			if info := m.stage(s); info.State == pipeline.StateDone || info.State == pipeline.StatePartial || info.State == pipeline.StateFailed {
 				info.State = pipeline.StateStale
 				m.setStage(info)
 			}
