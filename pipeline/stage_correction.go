@@ -79,7 +79,7 @@ func (r *run) correction(ctx context.Context) (int, error) {
 		// never ask the model to write from "no facts were found".
 		c.Correction.Text = NotJudgedText(c)
 		c.Correction.Warnings = []string{note}
-		r.partial = "no correction: " + note
+		r.partial = "no sourced correction: " + note
 		r.item(StageCorrection, c.Correction, "pages not judged")
 		return 0, nil
 	}
