@@ -19,8 +19,9 @@ import (
 // TestBadModelOnRealPages: a loopback model that answers the evidence call
 // with prose, HTML, nothing, a refusal, JSON for another task or quotes
 // from the post itself, on a real tweet and the real PolitiFact page about
-// it. Each ends in a clear outcome — muse's fixed "no credible source"
-// text, a warning naming what was wrong, and ErrNoEvidence saying the
+// it. Each ends in a clear outcome — muse's fixed text saying the page was
+// not judged (or, for quotes not on the page, that no credible source was
+// found), a warning naming what was wrong, and ErrNoEvidence saying the
 // model's answers could not be used — never a panic, never an unverified
 // quote used; a faithful answer on the same page is the control.
 func TestBadModelOnRealPages(t *testing.T) {
@@ -89,8 +90,18 @@ func TestBadModelOnRealPages(t *testing.T) {
 			if !errors.Is(err, pipeline.ErrNoEvidence) || !strings.Contains(err.Error(), "the model's answers could not be used") {
 				t.Errorf("err %v, want ErrNoEvidence saying the answers could not be used", err)
 			}
-			if c.Correction.Text != pipeline.NoSourceText {
+			// A page whose answer was lost was not judged: muse says so and
+			// never that no credible source was found. A page whose quotes
+			// are not on it was judged.
+			judged := tc.name == "quotes from the post"
+			if s := c.SourceByURL(pageURL); s == nil || (s.Status == pipeline.StatusNotJudged) == judged {
+				t.Errorf("the page: %+v", s)
+			}
+			if judged && c.Correction.Text != pipeline.NoSourceText {
 				t.Errorf("correction %q", c.Correction.Text)
+			}
+			if !judged && (!strings.HasPrefix(c.Correction.Text, pipeline.NotJudgedLead) || !c.Correction.Unsourced()) {
+				t.Errorf("correction %q, want it to say the page was not judged", c.Correction.Text)
 			}
 			if w := pipeline.Warnings(c); !strings.Contains(w, tc.warn) {
 				t.Errorf("warnings do not say %q:\n%s", tc.warn, w)

@@ -177,6 +177,13 @@ const (
 	StatusDuplicate      Status = "duplicate"
 	StatusTooShort       Status = "too_short"
 	StatusPending        Status = "pending" // read and eligible, not yet looked at for evidence
+	// StatusNotJudged: sent to the model for evidence, but no usable answer
+	// came back about it, even asked on its own (a content filter, a
+	// refusal, an error in place of the answer, an answer that could not be
+	// read, a server that failed). Reason says which, in the server's or
+	// the model's own words. Such a page neither refutes nor fails to: it
+	// was not judged, and a rerun of the evidence stage asks again.
+	StatusNotJudged Status = "not_judged"
 )
 
 // Source is one candidate page: how it was rated, read and judged.

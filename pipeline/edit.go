@@ -58,7 +58,7 @@ func (c *Check) markStale(from Stage) {
 		return
 	}
 	for _, s := range Stages[start:] {
-		if info := c.Stage(s); info.State == StateDone || info.State == StateFailed {
+		if info := c.Stage(s); info.State == StateDone || info.State == StatePartial || info.State == StateFailed {
 			info.State = StateStale
 			c.setStage(info)
 		}
@@ -115,7 +115,7 @@ func (c *Check) markStaleStage(s Stage) {
 // statuses (Eligible adds that the person has not dropped it).
 func eligibleStatus(st Status) bool {
 	switch st {
-	case StatusPending, StatusBoosted, StatusUsed, StatusNotNeeded:
+	case StatusPending, StatusBoosted, StatusUsed, StatusNotNeeded, StatusNotJudged:
 		return true
 	}
 	return false

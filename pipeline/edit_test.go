@@ -86,7 +86,7 @@ func TestStageDefaultsToWaiting(t *testing.T) {
 // other page is kept out, whatever the app shows of it.
 func TestEligible(t *testing.T) {
 	for st, want := range map[Status]bool{
-		StatusPending: true, StatusBoosted: true, StatusUsed: true, StatusNotNeeded: true,
+		StatusPending: true, StatusBoosted: true, StatusUsed: true, StatusNotNeeded: true, StatusNotJudged: true,
 		StatusDropped: false, StatusExcludedRating: false, StatusExcludedCutoff: false, StatusUndated: false,
 		StatusIrrelevant: false, StatusFetchFailed: false, StatusDuplicate: false, StatusTooShort: false, "": false,
 	} {

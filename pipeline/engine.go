@@ -239,10 +239,14 @@ type run struct {
 	excluded map[string]bool // evidence stage: quotes the person unticked
 
 	// What happened, for ErrNoEvidence: every first search failed; pages
-	// read for evidence whose answer was unreadable, whose quotes were all
-	// off the page, and that had nothing to quote.
-	searchFailed                     bool
-	evUnreadable, evWrong, evNothing int
+	// read for evidence whose quotes were all off the page, and that had
+	// nothing to quote (pages not judged are in the Check, StatusNotJudged).
+	searchFailed       bool
+	evWrong, evNothing int
+
+	// partial, set by the stage running, says what part of its work could
+	// not be done: the stage is then StatePartial rather than StateDone.
+	partial string
 }
 
 // Run runs the stages from `from` to the end over c, publishing events on
@@ -329,14 +333,19 @@ func (r *run) noEvidence() error {
 			failed++
 		}
 	}
+	judged, lost := c.judging()
 	switch {
 	case r.searchFailed:
 		return fmt.Errorf("%w: every web search provider failed (see the warnings)", ErrNoEvidence)
 	case read == 0 && failed > 0:
 		return fmt.Errorf("%w: every page failed to be read (%d pages)", ErrNoEvidence, failed)
-	case r.evUnreadable+r.evWrong > 0 && r.evNothing == 0:
-		return fmt.Errorf("%w: the model's answers could not be used (for %d pages unreadable, for %d quoting nothing that is on the page)",
-			ErrNoEvidence, r.evUnreadable, r.evWrong)
+	case len(lost) > 0:
+		// Not "no credible source": the pages not judged may hold one.
+		return fmt.Errorf("%w: the model's answers could not be used for %d of %s: %s",
+			ErrNoEvidence, len(lost), pageCount(judged+len(lost)), lostWhy(lost, "them"))
+	case r.evWrong > 0 && r.evNothing == 0:
+		return fmt.Errorf("%w: the model's answers could not be used (for %d pages quoting nothing that is on the page)",
+			ErrNoEvidence, r.evWrong)
 	}
 	return nil
 }
@@ -344,6 +353,7 @@ func (r *run) noEvidence() error {
 // stage runs one stage with its start and finish events.
 func (r *run) stage(ctx context.Context, st Stage) error {
 	t0 := r.e.opts.Now()
+	r.partial = ""
 	r.setState(st, StateRunning, 0, 0, "")
 	r.emit(Event{Kind: EventStageStarted, Stage: st, State: StateRunning, Message: string(st) + " started"})
 	var (
@@ -377,14 +387,14 @@ func (r *run) stage(ctx context.Context, st Stage) error {
 		return err
 	}
 	state := StateDone
-	if skipped {
-		state = StateSkipped
-	}
-	r.setState(st, state, count, secs, "")
 	msg := fmt.Sprintf("%s: %d (%.1fs)", st, count, secs)
-	if skipped {
-		msg = fmt.Sprintf("%s: skipped", st)
+	switch {
+	case skipped:
+		state, msg = StateSkipped, fmt.Sprintf("%s: skipped", st)
+	case r.partial != "":
+		state, msg = StatePartial, fmt.Sprintf("%s: %d, partly: %s (%.1fs)", st, count, r.partial, secs)
 	}
+	r.setState(st, state, count, secs, r.partial)
 	r.emit(Event{Kind: EventStageFinished, Stage: st, State: state, Count: count, Seconds: secs, Message: msg})
 	return nil
 }

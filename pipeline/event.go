@@ -26,6 +26,9 @@ const (
 	StateFailed  = "failed"
 	StateSkipped = "skipped"
 	StateStale   = "stale" // an edit upstream made its output out of date
+	// StatePartial: the stage finished but part of its work could not be
+	// done (pages the model did not judge); StageInfo.Error says what.
+	StatePartial = "partial"
 )
 
 // StageInfo is a stage's state in a Check.
@@ -34,7 +37,9 @@ type StageInfo struct {
 	State   string  `json:"state"`
 	Count   int     `json:"count"`
 	Seconds float64 `json:"seconds"`
-	Error   string  `json:"error,omitempty"`
+	// Error says why a failed stage failed, or what a partial one could
+	// not do.
+	Error string `json:"error,omitempty"`
 }
 
 // Event kinds.
@@ -62,8 +67,8 @@ type Event struct {
 	Count   int       `json:"count,omitempty"`
 	Seconds float64   `json:"seconds,omitempty"`
 	// State is the stage's state after a stage event (StateRunning,
-	// StateDone, StateSkipped or StateFailed), as its StageInfo records it,
-	// so no reader has to parse it out of Message.
+	// StateDone, StatePartial, StateSkipped or StateFailed), as its
+	// StageInfo records it, so no reader has to parse it out of Message.
 	State string `json:"state,omitempty"`
 	Delta string `json:"-"` // token text, for EventTokenDelta only
 	// Text is, for EventTokenDelta, the correction so far as the finished

@@ -3,7 +3,9 @@ package pipeline_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -197,6 +199,112 @@ func TestFaultCLI(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFaultCLILostAnswers: muse check against a model server that loses
+// evidence answers in each dialect of lostHabits. Every page lost: exit 3,
+// the last stderr line names the cause, `--json` carries each page's
+// not_judged status and reason and the partial evidence stage, and the
+// correction says no page was judged, never "No credible source was
+// found". One page lost: exit 0, and the report opens by saying which.
+func TestFaultCLILostAnswers(t *testing.T) {
+	t.Parallel()
+	apTitle := testworld.Pages()["apnews.com"].Title
+	type row struct {
+		name  string
+		h     http.HandlerFunc
+		every bool
+		json  bool
+		of    string
+	}
+	var rows []row
+	for _, habit := range lostHabits {
+		rows = append(rows, row{habit.name + ", every page, --json", habit.h, true, true, habit.of})
+	}
+	rows = append(rows, row{lostHabits[0].name + ", every page", lostHabits[0].h, true, false, lostHabits[0].of},
+		row{lostHabits[0].name + ", AP's page", lostHabits[0].h, false, false, lostHabits[0].of})
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			t.Parallel()
+			fe := newFaultEnv(t)
+			fe.llmFault = func(kind string, _ int, w http.ResponseWriter, req *http.Request) bool {
+				body, _ := io.ReadAll(req.Body)
+				if kind == "evidence" && (r.every || strings.Contains(string(body), apTitle)) {
+					r.h(w, req)
+					return true
+				}
+				return false
+			}
+			args := []string{testworld.Post}
+			if r.json {
+				args = append([]string{"--json"}, args...)
+			}
+			res := fe.museCheck(t, cliRun{}, args...)
+			t.Logf("exit %d; %s", res.code, res.lastLine())
+			if strings.Contains(res.stdout, pipeline.NoSourceText[:40]) || strings.Contains(res.stdout+res.stderr, "sk-test") {
+				t.Errorf("stdout says no credible source was found, or shows the key:\n%s", res.stdout)
+			}
+			if strings.Contains(r.name, "OpenRouter 200") {
+				wantContains(t, "stdout", res.stdout, "upstream rejected key [redacted] (upstream provider Fireworks)")
+			}
+			if !r.every {
+				if res.code != 0 {
+					t.Fatalf("exit %d, want 0\nstderr:\n%s", res.code, res.stderr)
+				}
+				want := "> **Not judged:** 1 of 6 pages was not judged: " + fmt.Sprintf(r.of, "it") + "."
+				if lines := reportOpening(res.stdout); len(lines) < 2 || lines[0] != want || !strings.HasPrefix(lines[1], "This post is false") {
+					t.Errorf("the report does not open with %q and the correction:\n%s", want, res.stdout)
+				}
+				wantContains(t, "stdout", res.stdout, "not judged: "+lostHabits[0].reason)
+				return
+			}
+			if res.code != 3 {
+				t.Fatalf("exit %d, want 3\nstderr:\n%s", res.code, res.stderr)
+			}
+			wantContains(t, "last stderr line", res.lastLine(), "no evidence could be obtained", "could not be used", fmt.Sprintf(r.of, "them"))
+			if !r.json {
+				if lines := reportOpening(res.stdout); len(lines) == 0 || !strings.HasPrefix(lines[0], pipeline.NotJudgedLead+": "+fmt.Sprintf(r.of, "all 6 pages")) {
+					t.Errorf("the report does not open by saying no page was judged:\n%s", res.stdout)
+				}
+				return
+			}
+			var c pipeline.Check
+			if err := json.Unmarshal([]byte(res.stdout), &c); err != nil {
+				t.Fatalf("stdout is not the Check: %v\n%s", err, res.stdout)
+			}
+			noSourceOnlyWhenJudged(t, &c)
+			notJudged := 0
+			for _, s := range c.Sources {
+				if s.Status == pipeline.StatusNotJudged && s.Reason != "" {
+					notJudged++
+				}
+			}
+			if notJudged != 6 || !strings.HasPrefix(c.Correction.Text, pipeline.NotJudgedLead) || len(c.Correction.Warnings) == 0 {
+				t.Errorf("%d pages not judged in the JSON, correction %+v", notJudged, c.Correction)
+			}
+			for _, si := range c.Stages {
+				if (si.Stage == pipeline.StageEvidence || si.Stage == pipeline.StageCorrection) && si.State != pipeline.StatePartial {
+					t.Errorf("%s stage %+v, want partial", si.Stage, si)
+				}
+			}
+		})
+	}
+}
+
+// reportOpening is what a Markdown report says first under "# Correction",
+// its italic notes (the post's language) left out.
+func reportOpening(md string) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimPrefix(md, "# Correction\n"), "\n") {
+		if l == "" || strings.HasPrefix(l, "_") {
+			continue
+		}
+		if strings.HasPrefix(l, "#") {
+			break
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // TestFaultCLIReadOnlyData runs muse as an unprivileged user (root ignores

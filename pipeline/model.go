@@ -35,14 +35,29 @@ func usageOf(resp *llm.Response) CallUsage {
 	return resp.Usage
 }
 
-// badAnswer marks the llm errors that are about what the model said rather
-// than about reaching it, so stages can fall back instead of failing.
+// badAnswer marks the llm errors that are about what came back rather
+// than about reaching the server — an answer malformed, empty, refused,
+// withheld by a content filter or replaced by an error object — so stages
+// can fall back instead of failing.
 func badAnswer(err error) error {
-	if errors.Is(err, llm.ErrMalformed) || errors.Is(err, llm.ErrEmpty) || errors.Is(err, llm.ErrRefusal) || errors.Is(err, llm.ErrTooLarge) {
-		return fmt.Errorf("%w: %w", ErrBadAnswer, err)
+	for _, kind := range []error{llm.ErrMalformed, llm.ErrEmpty, llm.ErrRefusal, llm.ErrContentFilter, llm.ErrInBand, llm.ErrTooLarge} {
+		if errors.Is(err, kind) {
+			return fmt.Errorf("%w: %w", ErrBadAnswer, err)
+		}
 	}
 	return err
 }
+
+// unreadAnswer is an answer that came back but could not be parsed; text
+// is what the model wrote, so that a refusal written as text is shown in
+// the model's words.
+type unreadAnswer struct {
+	text string
+	err  error
+}
+
+func (e *unreadAnswer) Error() string { return e.err.Error() }
+func (e *unreadAnswer) Unwrap() error { return e.err }
 
 // maxPostChars caps the post text sent in each prompt. Posts run to a few
 // thousand characters at most on any platform; a pasted article of 50,000
@@ -110,7 +125,7 @@ func (m *LLMModel) Evidence(ctx context.Context, in EvidenceInput) ([]string, []
 	}
 	ref, ctxq, err := prompts.ParseEvidence(resp.Text)
 	if err != nil {
-		return nil, nil, usageOf(resp), badAnswer(err)
+		return nil, nil, usageOf(resp), badAnswer(&unreadAnswer{resp.Text, err})
 	}
 	return ref, ctxq, usageOf(resp), nil
 }
@@ -278,7 +293,7 @@ func (m *LLMModel) evidenceCall(ctx context.Context, post prompts.Post, pages []
 	}
 	pqs, err := prompts.ParseEvidencePages(resp.Text)
 	if err != nil {
-		return nil, usageOf(resp), badAnswer(err)
+		return nil, usageOf(resp), badAnswer(&unreadAnswer{resp.Text, err})
 	}
 	out := make([]PageQuotes, len(pqs))
 	for i, q := range pqs {

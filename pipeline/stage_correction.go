@@ -20,6 +20,49 @@ import (
 const NoSourceText = "No credible source was found that addresses this post, so muse cannot write a sourced correction. " +
 	"Nothing here says whether the post is true or false."
 
+// NotJudgedLead opens the correction muse writes instead of NoSourceText
+// when the model could not judge some of the pages: there may be a source
+// among them, so muse does not say there is none (NotJudgedText).
+const NotJudgedLead = "No source could be checked"
+
+// Unsourced reports whether the correction is one of muse's fixed texts
+// saying that no sourced correction could be written (NoSourceText, or
+// the text that begins NotJudgedLead) rather than a correction.
+func (c Correction) Unsourced() bool {
+	t := strings.TrimSpace(c.Text)
+	return t == NoSourceText || strings.HasPrefix(t, NotJudgedLead)
+}
+
+// NotJudgedText is the whole correction when no evidence survived and the
+// model did not judge some of the pages sent to it: which and why, in words
+// a checker can act on, and never that no credible source was found. ""
+// when it judged every page.
+func NotJudgedText(c *Check) string {
+	judged, lost := c.judging()
+	if len(lost) == 0 {
+		return ""
+	}
+	one := len(lost) == 1
+	them, unread := "them", "the "+pageCount(len(lost))+" not judged"
+	if one {
+		them, unread = "it", "the page not judged"
+	}
+	end := " Nothing here says whether the post is true or false: read " + unread + " yourself, or check again with another model or server."
+	if judged == 0 {
+		all := "all " + pageCount(len(lost))
+		if one {
+			all = "the one page found"
+		}
+		return fmt.Sprintf("%s: %s, so muse cannot write a sourced correction.", NotJudgedLead, lostWhy(lost, all)) + end
+	}
+	address := "do not address"
+	if judged == 1 {
+		address = "does not address"
+	}
+	return fmt.Sprintf("%s for %d of %s: %s; the %s judged %s the post.",
+		NotJudgedLead, len(lost), pageCount(judged+len(lost)), lostWhy(lost, them), pageCount(judged), address) + end
+}
+
 // DigestHeading opens the extractive mode's digest, which lists sources and
 // never gives a verdict.
 const DigestHeading = "Sources that address this post (found without a language model; this is a reading list, not a verdict):"
@@ -30,6 +73,16 @@ func (r *run) correction(ctx context.Context) (int, error) {
 	c := r.c
 	c.Correction = Correction{}
 	ev := append(r.orderedEvidence(), r.factCheckEvidence()...)
+	note := c.NotJudgedNote()
+	if len(ev) == 0 && note != "" {
+		// Pages the model did not judge may refute the post: say so, and
+		// never ask the model to write from "no facts were found".
+		c.Correction.Text = NotJudgedText(c)
+		c.Correction.Warnings = []string{note}
+		r.partial = "no sourced correction: " + note
+		r.item(StageCorrection, c.Correction, "pages not judged")
+		return 0, nil
+	}
 	if len(ev) == 0 {
 		c.Correction.Text = NoSourceText
 		r.item(StageCorrection, c.Correction, "no evidence")
@@ -59,15 +112,21 @@ func (r *run) correction(ctx context.Context) (int, error) {
 	text, warnings := ResolveSourceIDs(text, ids, material)
 	guarded, cited, linkWarnings := GuardCorrection(text, allowed)
 	warnings = append(warnings, linkWarnings...)
-	c.Correction = Correction{Text: guarded, URLs: cited, Warnings: warnings, Model: r.e.deps.Model.ModelName("correction")}
 	for _, w := range warnings {
 		r.warn(StageCorrection, "%s", w)
 	}
+	if note != "" {
+		// Warned by the evidence stage; the correction's record says it too.
+		warnings = append(warnings, note+"; the correction rests on the pages judged")
+	}
+	c.Correction = Correction{Text: guarded, URLs: cited, Warnings: warnings, Model: r.e.deps.Model.ModelName("correction")}
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
 		case errors.Is(err, llm.ErrStreamCut):
 			c.Correction.Warnings = append(c.Correction.Warnings, "the model's answer stopped before it was complete: "+err.Error())
+		case errors.Is(err, llm.ErrContentFilter):
+			c.Correction.Warnings = append(c.Correction.Warnings, "the model server's content filter withheld the correction: "+err.Error())
 		case errors.Is(err, llm.ErrRefusal):
 			c.Correction.Warnings = append(c.Correction.Warnings, "the model declined to write a correction: "+err.Error())
 		default:

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -48,6 +49,9 @@ func (r *run) evidence(ctx context.Context) (int, error) {
 	} else {
 		r.warnSmallOllama(ctx)
 		err = r.evidenceRounds(ctx)
+	}
+	if n := c.NotJudgedNote(); n != "" {
+		r.partial = n
 	}
 	for i := range c.Sources {
 		s := &c.Sources[i]
@@ -185,16 +189,14 @@ func (r *run) evidenceRound(ctx context.Context, urls []string) (int, error) {
 			break
 		}
 		g.Go(func() error {
-			if rctx.Err() != nil {
-				return nil // enough pages refuted while this call waited
-			}
-			quotes, usage, err := r.callEvidence(rctx, batch, pages)
-			r.addUsage(StageEvidence, usage)
-			// The slot is freed only once the answer is weighed, so a page
-			// is never sent after enough others have refuted.
-			weighing.Lock()
-			defer weighing.Unlock()
-			r.weigh(evidenceResult{urls: batch, quotes: quotes, err: err}, pages, &answered, &hardErrs, rctx.Err() != nil, stop)
+			// The slot is freed only once every answer about the batch is
+			// weighed, so a page is never sent after enough others have
+			// refuted.
+			r.judgeBatch(rctx, batch, pages, func(res evidenceResult) {
+				weighing.Lock()
+				defer weighing.Unlock()
+				r.weigh(res, pages, &answered, &hardErrs, rctx.Err() != nil, stop)
+			})
 			return nil
 		})
 	}
@@ -206,6 +208,38 @@ func (r *run) evidenceRound(ctx context.Context, urls []string) (int, error) {
 		return 0, fmt.Errorf("evidence: every model call failed: %w", hardErrs[0])
 	}
 	return r.refutingPages(), nil
+}
+
+// judgeBatch asks the model about a batch of pages and weighs each answer.
+// When an answer cannot be used — a content filter refused the call, the
+// model refused, the server sent an error in its place, it could not be
+// read — the pages are asked about again in two halves, and a half that
+// fails again in halves, down to one page a call, so that a page that
+// trips a filter costs that page and not its neighbours. The halves cost
+// at most as many calls as the batch has pages (each split is two calls);
+// a piece still unanswered when they are spent, or a single page, is
+// weighed with its error and its pages are not judged.
+func (r *run) judgeBatch(ctx context.Context, batch []string, pages map[string]EvidencePage, weigh func(evidenceResult)) {
+	extra := len(batch)
+	queue := [][]string{batch}
+	for len(queue) > 0 {
+		urls := queue[0]
+		queue = queue[1:]
+		if ctx.Err() != nil {
+			return // enough pages refuted while this call waited
+		}
+		quotes, usage, err := r.callEvidence(ctx, urls, pages)
+		r.addUsage(StageEvidence, usage)
+		if err != nil && errors.Is(err, ErrBadAnswer) && len(urls) > 1 && extra >= 2 && ctx.Err() == nil {
+			extra -= 2
+			half := len(urls) / 2
+			r.warn(StageEvidence, "the model's answer about %d pages could not be used (%s): asking about them again, %d and %d pages a call",
+				len(urls), lostReason(err), half, len(urls)-half)
+			queue = append(queue, urls[:half], urls[half:])
+			continue
+		}
+		weigh(evidenceResult{urls: urls, quotes: quotes, err: err})
+	}
 }
 
 // batchShape is how many pages go in one call and how many calls run at
@@ -253,19 +287,16 @@ func (r *run) weigh(res evidenceResult, pages map[string]EvidencePage, answered 
 	}
 	r.mu.Unlock()
 	if res.err != nil {
+		reason := lostReason(res.err)
 		for _, u := range res.urls {
 			r.warn(StageEvidence, "evidence from %s: %v", u, res.err)
 			r.mu.Lock()
 			s := r.c.SourceByURL(u)
-			s.Status, s.Reason = StatusNotNeeded, "the model's answer for this page could not be used"
+			s.Status, s.Reason = StatusNotJudged, reason
 			r.mu.Unlock()
 		}
 		if !errors.Is(res.err, ErrBadAnswer) {
 			*hardErrs = append(*hardErrs, res.err)
-		} else {
-			r.mu.Lock()
-			r.evUnreadable += len(res.urls)
-			r.mu.Unlock()
 		}
 		return
 	}
@@ -390,10 +421,10 @@ func (r *run) addQuotes(url string, res PageQuotes) int {
 	case kept[KindRefutes]+kept[KindContext] > 0:
 		s.Status, s.Reason = StatusUsed, fmt.Sprintf("%d refuting and %d context quotes", kept[KindRefutes], kept[KindContext])
 	case len(res.Refutes)+len(res.Context) > 0:
-		s.Status, s.Reason = StatusNotNeeded, "read: its quotes could not be found on the page"
+		s.Status, s.Reason = StatusNotNeeded, judgedReason+"its quotes could not be found on the page"
 		r.evWrong++
 	default:
-		s.Status, s.Reason = StatusNotNeeded, "read: no paragraph refutes or explains the post"
+		s.Status, s.Reason = StatusNotNeeded, judgedReason+"no paragraph refutes or explains the post"
 		r.evNothing++
 	}
 	return kept[KindRefutes]
@@ -460,4 +491,143 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n]) + "…"
+}
+
+// judgedReason opens the reason of a page the model read and found nothing
+// to quote on: it was judged.
+const judgedReason = "read: "
+
+// lostCause is one reason why the model's answer about pages was lost: the
+// opening of the page's Reason, and the same said of several pages, %s
+// naming them ("them", "it", "all 7 pages").
+type lostCause struct{ reason, of string }
+
+// Why the model's answers about pages were lost, in the order the texts
+// name them.
+var (
+	lostFilter   = lostCause{"the model server's content filter refused it", "the model server's content filter refused %s"}
+	lostRefusal  = lostCause{"the model refused", "the model refused to read %s"}
+	lostInBand   = lostCause{"the model server sent an error in place of an answer", "the model server sent an error in place of an answer about %s"}
+	lostJSON     = lostCause{"the answer could not be read as JSON", "no answer about %s could be read as JSON"}
+	lostEmpty    = lostCause{"the model's answer was empty", "the model answered nothing about %s"}
+	lostLong     = lostCause{"the model's answer was longer than muse accepts", "the answer about %s was longer than muse accepts"}
+	lostSpendCap = lostCause{"the spend cap was reached", "the spend cap was reached before %s could be read"}
+	lostUnusable = lostCause{"the model's answer could not be used", "no answer about %s could be used"}
+	lostFailed   = lostCause{"the model server failed", "the model server failed on %s"}
+	lostCauses   = []lostCause{lostFilter, lostRefusal, lostInBand, lostJSON, lostEmpty, lostLong, lostSpendCap, lostUnusable, lostFailed}
+)
+
+// lostReason says in plain words why the model's answer about a page could
+// not be used, with the server's or the model's own words: the Reason of a
+// page not judged.
+func lostReason(err error) string {
+	var ae *llm.APIError
+	errors.As(err, &ae)
+	var words string // the server's or the model's
+	if ae != nil {
+		words = clip(strings.Join(strings.Fields(ae.Message), " "), 200)
+	}
+	switch {
+	case errors.Is(err, llm.ErrContentFilter):
+		detail := ""
+		if ae != nil {
+			detail = strings.Join(ae.Filtered, "; ")
+			if ae.Provider != "" {
+				detail = strings.TrimSuffix(ae.Provider+": "+detail, ": ")
+			}
+		}
+		if detail != "" {
+			detail = " (" + detail + ")"
+		}
+		return lostFilter.reason + detail
+	case errors.Is(err, llm.ErrRefusal):
+		var ua *unreadAnswer
+		if ae == nil && errors.As(err, &ua) {
+			words = clip(strings.Join(strings.Fields(llm.StripReasoning(ua.text)), " "), 200)
+		}
+		return lostRefusal.reason + ": " + cmp.Or(words, "no reason given")
+	case errors.Is(err, llm.ErrInBand):
+		if ae != nil && ae.Provider != "" {
+			words = ae.Provider + ": " + words
+		}
+		return lostInBand.reason + " (" + words + ")"
+	case errors.Is(err, llm.ErrMalformed):
+		return lostJSON.reason
+	case errors.Is(err, llm.ErrEmpty):
+		return lostEmpty.reason
+	case errors.Is(err, llm.ErrTooLarge):
+		return lostLong.reason
+	case errors.Is(err, llm.ErrSpendCap):
+		return lostSpendCap.reason + ": " + clip(err.Error(), 200)
+	case errors.Is(err, ErrBadAnswer):
+		return lostUnusable.reason + ": " + clip(err.Error(), 200)
+	}
+	return lostFailed.reason + ": " + clip(cmp.Or(words, err.Error()), 200)
+}
+
+// judging splits the pages sent to the model for evidence into those it
+// judged (used, or read with nothing to quote) and those it did not.
+func (c *Check) judging() (judged int, lost []Source) {
+	for _, s := range c.Sources {
+		switch {
+		case s.Dropped:
+		case s.Status == StatusNotJudged:
+			lost = append(lost, s)
+		case s.Status == StatusUsed, s.Status == StatusNotNeeded && strings.HasPrefix(s.Reason, judgedReason):
+			judged++
+		}
+	}
+	return judged, lost
+}
+
+// lostWhy says why the pages were not judged, of names them ("them", "all
+// 7 pages"): one cause in the words of lostCauses, several with a count
+// each ("the model server's content filter refused 2 and the model refused
+// to read 1").
+func lostWhy(lost []Source, of string) string {
+	counts := make([]int, len(lostCauses))
+	for _, s := range lost {
+		i := slices.IndexFunc(lostCauses, func(lc lostCause) bool { return strings.HasPrefix(s.Reason, lc.reason) })
+		if i < 0 {
+			i = slices.Index(lostCauses, lostUnusable)
+		}
+		counts[i]++
+	}
+	var parts []string
+	for i, n := range counts {
+		who := of
+		if n != len(lost) {
+			who = fmt.Sprint(n)
+		}
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf(lostCauses[i].of, who))
+		}
+	}
+	if len(parts) > 1 {
+		return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+	}
+	return strings.Join(parts, "")
+}
+
+// pageCount is "1 page" or "n pages".
+func pageCount(n int) string {
+	if n == 1 {
+		return "1 page"
+	}
+	return fmt.Sprintf("%d pages", n)
+}
+
+// NotJudgedNote says which pages sent to the model for evidence it did not
+// judge and why — "3 of 7 pages were not judged: the model server's
+// content filter refused them" — or "" when it judged every one.
+func (c *Check) NotJudgedNote() string {
+	judged, lost := c.judging()
+	if len(lost) == 0 {
+		return ""
+	}
+	them, were := "them", "were"
+	if len(lost) == 1 {
+		them, were = "it", "was"
+	}
+	return fmt.Sprintf("%d of %s %s not judged: %s", len(lost), pageCount(judged+len(lost)), were, lostWhy(lost, them))
 }

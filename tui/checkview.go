@@ -237,6 +237,8 @@ func (m *Model) stageMark(s pipeline.Stage) (string, string, lipgloss.Style) {
 		return m.spin.View(), fmt.Sprintf("%.0fs", m.now().Sub(m.stageStarted(s)).Seconds()), m.st.Running
 	case pipeline.StateDone:
 		return "✓", fmt.Sprintf("%d %s", info.Count, secs(info.Seconds)), m.st.Ok
+	case pipeline.StatePartial:
+		return "◐", fmt.Sprintf("%d partial", info.Count), m.st.Warn
 	case pipeline.StateSkipped:
 		return "–", "skipped", m.st.Dim
 	case pipeline.StateFailed:
@@ -270,6 +272,8 @@ func (m *Model) paneView(w, h int) string {
 		} else {
 			title += " " + m.st.Fail.Render(wrap("— "+safe(info.Error), max(w-12, 10)))
 		}
+	case pipeline.StatePartial:
+		title += " " + m.st.Warn.Render(wrap("— "+safe(info.Error), max(w-12, 10)))
 	case pipeline.StateStale:
 		title += " " + m.st.Stale.Render("— out of date after your edit; "+rerunHint(s))
 	case pipeline.StateRunning:

@@ -81,6 +81,8 @@ func engineStatusWord(status pipeline.Status) string {
 		return "↑ boosted"
 	case pipeline.StatusNotNeeded:
 		return "not needed"
+	case pipeline.StatusNotJudged:
+		return "? not judged"
 	case pipeline.StatusExcludedRating:
 		return "✗ rating"
 	case pipeline.StatusExcludedCutoff:

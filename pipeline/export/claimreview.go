@@ -139,7 +139,7 @@ func ClaimReview(c *pipeline.Check, r Reviewer, rating Rating) ([]byte, error) {
 		"datePublished": day(published),
 	}
 	body := strings.TrimSpace(c.Correction.Text)
-	if body == pipeline.NoSourceText {
+	if c.Correction.Unsourced() {
 		body = ""
 	}
 	if body != "" {

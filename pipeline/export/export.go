@@ -61,6 +61,11 @@ func markdown(c *pipeline.Check, leftOut bool) string {
 		b.WriteString(inline(f.String()) + "\n\n")
 	}
 	b.WriteString("# Correction\n\n")
+	note := c.NotJudgedNote()
+	if note != "" && !strings.HasPrefix(strings.TrimSpace(c.Correction.Text), pipeline.NotJudgedLead) {
+		// Said before the correction: it rests on fewer pages than were found.
+		b.WriteString("> **Not judged:** " + inline(note) + ".\n\n")
+	}
 	if c.Post.Language != "" {
 		b.WriteString("_The post is in " + lang.Label(c.Post.Language) + "._\n\n")
 	}

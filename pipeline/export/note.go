@@ -81,7 +81,7 @@ func isHTTP(u string) bool {
 // even the first sentence with one URL does not fit, Note refuses with
 // ErrTooLong and says by how much; it never truncates mid-sentence.
 func Note(c *pipeline.Check) (string, error) {
-	if c == nil || strings.TrimSpace(c.Correction.Text) == "" || c.Correction.Text == pipeline.NoSourceText {
+	if c == nil || strings.TrimSpace(c.Correction.Text) == "" || c.Correction.Unsourced() {
 		return "", fmt.Errorf("write note: %w", ErrNoCorrection)
 	}
 	if c.NoLLM {

@@ -279,6 +279,9 @@ func (c *Client) completeOnce(ctx context.Context, ci callInfo, creq openai.Chat
 	_, header := info.get()
 	resp := &Response{Model: r.Model, Usage: c.usageOf(ci.model, r.Usage, fromCache(header))}
 	if len(r.Choices) == 0 {
+		if e := ci.inBand(info.body()); e != nil {
+			return resp, e // OpenRouter's 200 with {"error":…} and no choices
+		}
 		return resp, ci.newError(ErrEmpty, "the server returned no choices")
 	}
 	ch := r.Choices[0]
@@ -288,7 +291,7 @@ func (c *Client) completeOnce(ctx context.Context, ci callInfo, creq openai.Chat
 		resp.Text = capText(resp.Text, c.cfg.MaxAnswerBytes)
 		return resp, ci.tooLarge(c.cfg.MaxAnswerBytes)
 	}
-	return resp, ci.checkAnswer(resp.Text, ch.Message.Refusal, resp.FinishReason)
+	return resp, ci.checkAnswer(resp.Text, ch.Message.Refusal, resp.FinishReason, answerFilter(info.body()))
 }
 
 // capText cuts s to at most n bytes, at a character boundary.
@@ -312,17 +315,27 @@ func (ci callInfo) tooLarge(limit int) *APIError {
 	return e
 }
 
-// checkAnswer turns refusals and empty answers into typed errors.
-func (ci callInfo) checkAnswer(text, refusal, finish string) error {
+// checkAnswer turns refusals, filtered answers and empty answers into
+// typed errors. filtered is what the content filter flagged, when the
+// server said (Azure's content_filter_results).
+func (ci callInfo) checkAnswer(text, refusal, finish string, filtered []string) error {
 	if refusal != "" {
 		e := ci.newError(ErrRefusal, refusal)
 		e.Advice = "the model declined; edit the input or try another model"
 		return e
 	}
 	if finish == string(openai.FinishReasonContentFilter) {
-		e := ci.newError(ErrRefusal, "the answer was withheld by the server's content filter")
-		e.Advice = "edit the input or try another model"
+		e := ci.newError(ErrContentFilter, "the answer was withheld by the server's content filter")
+		e.Provider, e.Filtered = providerOf(ci.baseURL), filtered
+		if len(filtered) > 0 {
+			e.Provider = "Azure" // content_filter_results are Azure's
+		}
+		e.Advice = contentFilterAdvice
 		return e
+	}
+	if finish == "error" {
+		// OpenRouter ends an answer its upstream provider broke off so.
+		return ci.newError(ErrInBand, `the server ended the answer with finish_reason "error"`)
 	}
 	if strings.TrimSpace(text) == "" {
 		e := ci.newError(ErrEmpty, "the model returned no text")
@@ -374,8 +387,14 @@ func (c *Client) streamOnce(ctx context.Context, ci callInfo, creq openai.ChatCo
 		resp.Usage.CachedCalls = 1
 	}
 	chunks := 0
+	var filtered []string // what a content filter flagged, at the finish
 	for {
-		chunk, err := st.Recv()
+		chunk, err := recvChunk(st)
+		if err == nil && chunk.Error != nil {
+			if e := ci.inBand(chunk.raw); e != nil {
+				err = e
+			}
+		}
 		if err != nil {
 			resp.Text = StripReasoning(raw.String())
 			show(resp.Text)
@@ -385,7 +404,7 @@ func (c *Client) streamOnce(ctx context.Context, ci callInfo, creq openai.ChatCo
 			if errors.Is(err, io.EOF) && resp.FinishReason == "" && info.sawDone() {
 				resp.FinishReason = "stop" // "[DONE]" ends a complete stream, finish reason or not
 			}
-			return resp, ci.streamEnd(ctx, err, resp, refusal.String(), chunks, idle.Load(), c.cfg.Timeout)
+			return resp, ci.streamEnd(ctx, err, resp, refusal.String(), filtered, chunks, idle.Load(), c.cfg.Timeout)
 		}
 		timer.Reset(c.cfg.Timeout)
 		chunks++
@@ -410,22 +429,60 @@ func (c *Client) streamOnce(ctx context.Context, ci callInfo, creq openai.ChatCo
 			refusal.WriteString(ch.Delta.Refusal)
 			if ch.FinishReason != "" {
 				resp.FinishReason = string(ch.FinishReason)
+				filtered = answerFilter(chunk.raw)
 			}
 		}
 	}
 }
 
+// streamChunk is one stream event: a chat.completion.chunk, or an error
+// object sent in its place or beside it (OpenRouter's mid-stream errors).
+type streamChunk struct {
+	openai.ChatCompletionStreamResponse
+	Error json.RawMessage `json:"error"`
+	raw   []byte
+}
+
+// recvChunk reads the next event of a stream. go-openai's Recv would drop
+// an "error" beside the choices; an event that starts with {"error": it
+// already returns as an *openai.APIError.
+func recvChunk(st *openai.ChatCompletionStream) (streamChunk, error) {
+	var ch streamChunk
+	raw, err := st.RecvRaw()
+	if err != nil {
+		return ch, err
+	}
+	if err := json.Unmarshal(raw, &ch); err != nil {
+		return ch, err
+	}
+	if string(ch.Error) == "null" {
+		ch.Error = nil
+	}
+	ch.raw = raw
+	return ch, nil
+}
+
 // streamEnd decides what the end of a stream means. io.EOF after a finish
 // reason is the normal end ([DONE] or a server that just closes).
-func (ci callInfo) streamEnd(ctx context.Context, err error, resp *Response, refusal string, chunks int, idle bool, timeout time.Duration) error {
+func (ci callInfo) streamEnd(ctx context.Context, err error, resp *Response, refusal string, filtered []string, chunks int, idle bool, timeout time.Duration) error {
 	if errors.Is(err, io.EOF) && resp.FinishReason != "" {
-		return ci.checkAnswer(resp.Text, refusal, resp.FinishReason)
+		return ci.checkAnswer(resp.Text, refusal, resp.FinishReason, filtered)
 	}
 	if perr := ctx.Err(); perr != nil {
 		return fmt.Errorf("llm %s: %w", ci.op, context.Cause(ctx))
 	}
-	if ae, re := errorsAsAPI(err); ae != nil || re != nil {
-		// An error object sent inside the stream.
+	var ie *APIError
+	if errors.As(err, &ie) && (ie.Kind == ErrInBand || ie.Kind == ErrContentFilter) {
+		return ie // an error object beside the choices (recvChunk)
+	}
+	if ae, _ := errorsAsAPI(err); ae != nil {
+		// An event that is only {"error":…}: go-openai read it.
+		body, _ := json.Marshal(map[string]any{"error": ae})
+		if e := ci.inBand(body); e != nil {
+			return e
+		}
+	}
+	if _, re := errorsAsAPI(err); re != nil {
 		return ci.classify(ctx, err, nil)
 	}
 	e := ci.newError(ErrStreamCut, "")

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,6 +36,15 @@ var (
 	ErrEmpty         = errors.New("empty answer")
 	ErrMalformed     = errors.New("malformed answer")
 	ErrStreamCut     = errors.New("stream cut before the end")
+	// ErrContentFilter: the server's content filter blocked the prompt or
+	// withheld the answer (Azure's content_filter, OpenRouter's
+	// moderation). It is the server refusing, so errors.Is(err,
+	// ErrRefusal) holds for it too.
+	ErrContentFilter = errors.New("content filtered")
+	// ErrInBand: the server answered 200 but sent an error object in place
+	// of the answer, in the body or as a stream event (OpenRouter, and
+	// OpenAI mid-stream).
+	ErrInBand = errors.New("error in place of the answer")
 )
 
 // APIError is every error the client returns for a call that reached (or
@@ -48,6 +59,14 @@ type APIError struct {
 	Kind   error
 	// Code, Type and Message are the server's error.code, error.type, error.message.
 	Code, Type, Message string
+	// Provider names the server's dialect when its answer shows it:
+	// "Azure" (innererror, content_filter_results) or "OpenRouter"
+	// (error.metadata), else from the host; "" when unknown.
+	Provider string
+	// Filtered is what a content filter flagged, in the server's words:
+	// "hate, medium" (Azure's category and severity), "violence/graphic"
+	// (OpenRouter's moderation reasons).
+	Filtered []string
 	// Advice tells the user what to do about it.
 	Advice string
 	// RetryAfter is what the server asked us to wait (Retry-After, retry-after-ms).
@@ -73,14 +92,19 @@ func (e *APIError) Error() string {
 	} else if e.Err != nil {
 		fmt.Fprintf(&b, ": %v", e.Err)
 	}
+	if len(e.Filtered) > 0 {
+		fmt.Fprintf(&b, " (flagged: %s)", strings.Join(e.Filtered, "; "))
+	}
 	if e.Advice != "" {
 		fmt.Fprintf(&b, " — %s", e.Advice)
 	}
 	return b.String()
 }
 
-// Is matches the error's Kind.
-func (e *APIError) Is(target error) bool { return target == e.Kind }
+// Is matches the error's Kind; a content filter's block is also a refusal.
+func (e *APIError) Is(target error) bool {
+	return target == e.Kind || (e.Kind == ErrContentFilter && target == ErrRefusal)
+}
 
 // Unwrap gives the underlying error (go-openai's, net's, context's).
 func (e *APIError) Unwrap() error { return e.Err }
@@ -128,6 +152,9 @@ func (ci callInfo) classify(parent context.Context, err error, info *respInfo) e
 		}
 		e.Message = bodyMessage(re.Body)
 	}
+	if info != nil {
+		ci.readDialect(e, info.body())
+	}
 	if e.Status != 0 {
 		ci.classifyStatus(e)
 		return e
@@ -141,6 +168,10 @@ func (ci callInfo) classifyStatus(e *APIError) {
 	code := strings.ToLower(e.Code)
 	host := hostOf(ci.baseURL)
 	switch {
+	case isContentFilter(e):
+		// Before the key: OpenRouter's moderation is a 403 too.
+		e.Kind = ErrContentFilter
+		e.Advice = contentFilterAdvice
 	case e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden || code == "invalid_api_key":
 		e.Kind = ErrAuth
 		e.Advice = fmt.Sprintf("%s rejected the API key: check OPENAI_API_KEY (and OPENAI_BASE_URL if the key is for another server)", host)
@@ -170,6 +201,160 @@ func (ci callInfo) classifyStatus(e *APIError) {
 	default:
 		e.Kind = ErrBadRequest
 	}
+}
+
+const contentFilterAdvice = "the server's content filter refused the text sent (a page or the post tripped it); its settings are the server's (on Azure, the deployment's content filter)"
+
+// isContentFilter recognises a content filter's refusal: Azure's
+// "content_filter" code (400 for a prompt, with innererror
+// ResponsibleAIPolicyViolation) and OpenRouter's moderation (403 with the
+// reasons in error.metadata).
+func isContentFilter(e *APIError) bool {
+	code := strings.ToLower(e.Code)
+	return code == "content_filter" || code == "responsibleaipolicyviolation" || len(e.Filtered) > 0
+}
+
+// errorBody is an error object as the servers send it: OpenAI's
+// {"error":{"message","type","param","code"}}, with Azure's innererror and
+// OpenRouter's metadata.
+type errorBody struct {
+	Error *struct {
+		Message    string          `json:"message"`
+		Type       any             `json:"type"`
+		Code       any             `json:"code"`
+		InnerError *innerError     `json:"innererror"`
+		Metadata   *routerMetadata `json:"metadata"`
+	} `json:"error"`
+}
+
+// innerError is Azure's: the policy that blocked the prompt and what each
+// category of the content filter found.
+type innerError struct {
+	Code   string                     `json:"code"`
+	Result map[string]json.RawMessage `json:"content_filter_result"`
+}
+
+// routerMetadata is OpenRouter's error.metadata: the moderation's reasons,
+// or the upstream provider and its raw error.
+type routerMetadata struct {
+	Reasons      []string `json:"reasons"`
+	ProviderName string   `json:"provider_name"`
+	Raw          any      `json:"raw"`
+}
+
+// readDialect reads what the error body says beyond OpenAI's fields:
+// Azure's content filter results, OpenRouter's moderation reasons and
+// upstream provider. The message is the server's own, kept as it is.
+func (ci callInfo) readDialect(e *APIError, body []byte) {
+	if e.Provider == "" {
+		e.Provider = providerOf(ci.baseURL)
+	}
+	var b errorBody
+	if len(body) == 0 || json.Unmarshal(body, &b) != nil || b.Error == nil {
+		return
+	}
+	if e.Message == "" {
+		e.Message = b.Error.Message
+	}
+	if e.Code == "" && b.Error.Code != nil {
+		e.Code = fmt.Sprint(b.Error.Code)
+	}
+	if ie := b.Error.InnerError; ie != nil {
+		e.Provider = "Azure"
+		e.Filtered = flagged(ie.Result)
+		if e.Code == "" {
+			e.Code = ie.Code
+		}
+	}
+	if md := b.Error.Metadata; md != nil {
+		e.Provider = "OpenRouter"
+		e.Filtered = md.Reasons
+		if raw, ok := md.Raw.(string); ok && raw != "" && !strings.Contains(e.Message, raw) {
+			e.Message += ": " + clipText(raw, 300)
+		}
+		if md.ProviderName != "" {
+			e.Message += " (upstream provider " + md.ProviderName + ")"
+		}
+	}
+}
+
+// flagged lists the categories a content filter flagged, with their
+// severity when it gives one ("hate, medium", "jailbreak"), by name.
+func flagged(results map[string]json.RawMessage) []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(results)) {
+		var r struct {
+			Filtered bool   `json:"filtered"`
+			Severity string `json:"severity"`
+		}
+		if json.Unmarshal(results[name], &r) != nil || !r.Filtered {
+			continue
+		}
+		if r.Severity != "" && r.Severity != "safe" {
+			name += ", " + r.Severity
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// answerFilter is what a content filter flagged in a chat answer or
+// stream chunk: Azure's choices[0].content_filter_results.
+func answerFilter(body []byte) []string {
+	var a struct {
+		Choices []struct {
+			Results map[string]json.RawMessage `json:"content_filter_results"`
+		} `json:"choices"`
+	}
+	if json.Unmarshal(body, &a) != nil || len(a.Choices) == 0 {
+		return nil
+	}
+	return flagged(a.Choices[0].Results)
+}
+
+// inBand reads an error object sent with status 200 in place of the answer
+// (OpenRouter's {"error":{"code":502,"message":…,"metadata":…}}, in the body
+// or as a stream event); nil when body holds none.
+func (ci callInfo) inBand(body []byte) *APIError {
+	var b errorBody
+	if json.Unmarshal(body, &b) != nil || b.Error == nil {
+		return nil
+	}
+	e := ci.newError(ErrInBand, "")
+	if t, ok := b.Error.Type.(string); ok {
+		e.Type = t
+	}
+	ci.readDialect(e, body)
+	if e.Message == "" {
+		e.Message = "the server sent an error object in place of the answer"
+	}
+	if isContentFilter(e) {
+		e.Kind = ErrContentFilter
+		e.Advice = contentFilterAdvice
+		return e
+	}
+	e.Advice = fmt.Sprintf("%s answered with an error in place of the answer; the message above is the server's", hostOf(ci.baseURL))
+	return e
+}
+
+// providerOf names the hosted servers whose dialect muse reads by their host.
+func providerOf(base string) string {
+	h := strings.ToLower(hostOf(base))
+	switch {
+	case strings.HasSuffix(h, ".openai.azure.com") || strings.HasSuffix(h, ".azure.com"):
+		return "Azure"
+	case h == "openrouter.ai" || strings.HasSuffix(h, ".openrouter.ai"):
+		return "OpenRouter"
+	}
+	return ""
+}
+
+func clipText(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	return capText(s, n) + "…"
 }
 
 // isContextLength recognises the servers' ways of saying the prompt and

@@ -306,7 +306,15 @@ type respInfo struct {
 	done   bool // a "data: [DONE]" line was read
 	// maxBytes caps the response body (0: maxEmbeddingBytes).
 	maxBytes int64
+	// head is the start of the body, up to headBytes: what an error body
+	// or a 200 without choices said beyond what go-openai keeps (Azure's
+	// innererror, OpenRouter's error object and metadata).
+	head []byte
 }
+
+// headBytes is how much of a body is kept in respInfo.head: every error
+// body the servers send fits.
+const headBytes = 16 << 10
 
 func (d headerDoer) Do(req *http.Request) (*http.Response, error) {
 	resp, err := d.hc.Do(req)
@@ -352,6 +360,11 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	b.left -= int64(n)
 	if b.info != nil && n > 0 {
+		b.info.mu.Lock()
+		if keep := headBytes - len(b.info.head); keep > 0 {
+			b.info.head = append(b.info.head, p[:min(n, keep)]...)
+		}
+		b.info.mu.Unlock()
 		seen := append(b.tail, p[:n]...)
 		if bytes.Contains(seen, doneLine) {
 			b.info.mu.Lock()
@@ -369,6 +382,16 @@ func (i *respInfo) sawDone() bool {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	return i.done
+}
+
+// body is the start of the response body (respInfo.head).
+func (i *respInfo) body() []byte {
+	if i == nil {
+		return nil
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.head
 }
 
 func (i *respInfo) get() (int, http.Header) {
