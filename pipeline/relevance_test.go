@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/musecheck/muse/internal/testkit"
 	"github.com/musecheck/muse/sources/archive"
 	"github.com/musecheck/muse/sources/llm/llmtest"
-	"github.com/musecheck/muse/sources/shareddata"
 )
 
 // relevancePair is a post, a page about it, and a page about something else.
@@ -50,7 +50,7 @@ func realRelevancePairs(t *testing.T) []relevancePair {
 	var gt map[string]struct {
 		Body string `json:"articleBody"`
 	}
-	readJSON(t, filepath.Join(shareddata.Dir(t, "article-extraction-benchmark"), "ground-truth.json"), &gt)
+	readJSON(t, filepath.Join(testkit.SharedData(t, "article-extraction-benchmark"), "ground-truth.json"), &gt)
 	for _, k := range slices.Sorted(maps.Keys(gt)) {
 		news = append(news, gt[k].Body)
 	}
@@ -80,7 +80,7 @@ func realRelevancePairs(t *testing.T) []relevancePair {
 			} `json:"answers"`
 		} `json:"questions"`
 	}
-	readJSON(t, filepath.Join(shareddata.Dir(t, "averitec-dev"), "dev.json"), &claims)
+	readJSON(t, filepath.Join(testkit.SharedData(t, "averitec-dev"), "dev.json"), &claims)
 	pageOf := func(k int) string {
 		var b strings.Builder
 		b.WriteString(claims[k].Justification + "\n")

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/musecheck/muse/internal/testkit"
 	"github.com/musecheck/muse/sources"
-	"github.com/musecheck/muse/sources/shareddata"
 )
 
 // The claim-match threshold is chosen on half of the benchmark's real
@@ -25,7 +25,7 @@ import (
 // data set gives only as the meter image's file name.
 func politifactClaims(tb testing.TB) []sources.ClaimReview {
 	tb.Helper()
-	dir := filepath.Join(shareddata.Dir(tb, "factcheck-tweets-vo-lee-2020"), "politifact")
+	dir := filepath.Join(testkit.SharedData(tb, "factcheck-tweets-vo-lee-2020"), "politifact")
 	var articles map[string]struct {
 		Claim  string  `json:"claim"`
 		Rating [][]any `json:"rating"`

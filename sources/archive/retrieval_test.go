@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/musecheck/muse/internal/testkit"
 	"github.com/musecheck/muse/sources"
-	"github.com/musecheck/muse/sources/shareddata"
 )
 
 // factChecks is the PolitiFact half of the Vo & Lee (EMNLP 2020) data: tweets
@@ -47,7 +47,7 @@ func publishedFromURL(u string) time.Time {
 
 func loadFactChecks(tb testing.TB) factChecks {
 	tb.Helper()
-	dir := filepath.Join(shareddata.Dir(tb, "factcheck-tweets-vo-lee-2020"), "politifact")
+	dir := filepath.Join(testkit.SharedData(tb, "factcheck-tweets-vo-lee-2020"), "politifact")
 	var articles map[string]struct {
 		Claim string   `json:"claim"`
 		Title string   `json:"headerTitle"`
