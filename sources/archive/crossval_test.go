@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/musecheck/muse/internal/testkit"
 	"github.com/musecheck/muse/sources"
 )
 
@@ -329,6 +330,7 @@ func mean(scs []retrievalScores) retrievalScores {
 // MUSE_ARCHIVE_ABLATIONS=1 also cross-validates the procedure with each
 // part left out, to show what it adds out of sample.
 func TestRetrievalCrossValidated(t *testing.T) {
+	testkit.Tuning(t)
 	if testing.Short() {
 		t.Skip("cross-validation tunes 5 × 2 passes over 11 weights; skipped with -short")
 	}

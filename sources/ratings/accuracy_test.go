@@ -330,6 +330,7 @@ const combineTolerance = 0.005
 // loaded it must do at least as well as the built-in table alone out of
 // sample, per host and per citation.
 func TestCombineRuleOutOfSample(t *testing.T) {
+	testkit.Tuning(t)
 	items, builtin, full, combined := loadAccuracy(t)
 	muse := full.rule
 	withRule := func(c combineRule) tierer {
