@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/musecheck/muse/internal/testkit"
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/sources/llm/llmtest"
-	"github.com/musecheck/muse/sources/memstat"
 
 	"github.com/musecheck/muse/pipeline/setup"
 	"github.com/musecheck/muse/pipeline/testworld"
@@ -41,7 +41,7 @@ func BenchmarkBounds200Pages(b *testing.B) {
 		r = w.run(b)
 	}
 	b.ReportMetric(r.peakHeapMB, "peak_heap_MB")
-	b.ReportMetric(memstat.PeakRSS()/1024, "peak_rss_MB")
+	b.ReportMetric(testkit.PeakRSS()/1024, "peak_rss_MB")
 	b.ReportMetric(float64(r.peakGoroutines), "peak_goroutines")
 	b.ReportMetric(float64(r.leaked), "leaked_goroutines")
 	b.ReportMetric(float64(r.idle), "idle_conn_goroutines")
@@ -56,7 +56,7 @@ func TestBounds200Pages(t *testing.T) {
 	}
 	r := newBoundsWorld(t).run(t)
 	t.Logf("200 pages: peak heap %.0f MiB, peak RSS %.0f MiB, peak goroutines %d, %d left on idle connections, %d leaked",
-		r.peakHeapMB, memstat.PeakRSS()/1024, r.peakGoroutines, r.idle, r.leaked)
+		r.peakHeapMB, testkit.PeakRSS()/1024, r.peakGoroutines, r.idle, r.leaked)
 }
 
 type boundsWorld struct {
@@ -99,7 +99,7 @@ func (w *boundsWorld) run(b testing.TB) boundsResult {
 	var res boundsResult
 	runtime.GC()
 	before, idleBefore := goroutines()
-	sampler := memstat.Start(5 * time.Millisecond)
+	sampler := testkit.SampleMemory(5 * time.Millisecond)
 	e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, o)
 	if err != nil {
 		b.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/musecheck/muse/sources/shareddata"
+	"github.com/musecheck/muse/internal/testkit"
 )
 
 // politifactArticle is one fact-check of the Vo & Lee 2020 data.
@@ -33,7 +33,7 @@ type tweetPair struct{ Post, URL string }
 // the file's order.
 func voLee(t testing.TB) ([]tweetPair, map[string]politifactArticle) {
 	t.Helper()
-	dir := filepath.Join(shareddata.Dir(t, "factcheck-tweets-vo-lee-2020"), "politifact")
+	dir := filepath.Join(testkit.SharedData(t, "factcheck-tweets-vo-lee-2020"), "politifact")
 	var queries map[string]struct {
 		Raw    string `json:"OriginalTweetContent_Raw"`
 		Images map[string]struct {

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/musecheck/muse/internal/testkit"
 	"github.com/musecheck/muse/sources/archive"
 	"github.com/musecheck/muse/sources/llm/llmtest"
-	"github.com/musecheck/muse/sources/shareddata"
 )
 
 // relevancePair is a post, a page about it, and a page about something else.
@@ -50,7 +50,7 @@ func realRelevancePairs(t *testing.T) []relevancePair {
 	var gt map[string]struct {
 		Body string `json:"articleBody"`
 	}
-	readJSON(t, filepath.Join(shareddata.Dir(t, "article-extraction-benchmark"), "ground-truth.json"), &gt)
+	readJSON(t, filepath.Join(testkit.SharedData(t, "article-extraction-benchmark"), "ground-truth.json"), &gt)
 	for _, k := range slices.Sorted(maps.Keys(gt)) {
 		news = append(news, gt[k].Body)
 	}
@@ -80,7 +80,7 @@ func realRelevancePairs(t *testing.T) []relevancePair {
 			} `json:"answers"`
 		} `json:"questions"`
 	}
-	readJSON(t, filepath.Join(shareddata.Dir(t, "averitec-dev"), "dev.json"), &claims)
+	readJSON(t, filepath.Join(testkit.SharedData(t, "averitec-dev"), "dev.json"), &claims)
 	pageOf := func(k int) string {
 		var b strings.Builder
 		b.WriteString(claims[k].Justification + "\n")
@@ -149,6 +149,7 @@ func chooseThreshold(pairs []relevancePair, minRecall float64) float64 {
 // former gate (the post's words alone, at 0.25) on the same half. The
 // default threshold must be no stricter than the one chosen.
 func TestRelevanceOnRealPairs(t *testing.T) {
+	testkit.Tuning(t)
 	pairs := realRelevancePairs(t)
 	gate := scored(pairs, englishRelevance)
 	former := scored(pairs, func(post string, _ []string, page string) float64 {
@@ -192,6 +193,7 @@ func cmpOr(s, d string) string {
 // out only when under both it and the lexical threshold, so recall is
 // never below the lexical gate's.
 func TestEmbeddingThresholdOnRealPairs(t *testing.T) {
+	testkit.Tuning(t)
 	pairs := realRelevancePairs(t)
 	o := Options{}.withDefaults()
 	emb := scored(pairs, func(post string, _ []string, page string) float64 {
@@ -230,6 +232,7 @@ func b2f(b bool) float64 {
 // half, the best share of a query lets through more pages about something
 // else at every recall).
 func TestDigestGateOnRealPairs(t *testing.T) {
+	testkit.Tuning(t)
 	pairs := realRelevancePairs(t)
 	post := scored(pairs, func(post string, _ []string, page string) float64 {
 		return Relevance(Text{Text: post}, nil, "", Text{Text: page})
@@ -255,6 +258,36 @@ func TestDigestGateOnRealPairs(t *testing.T) {
 	g, q := measureGate(post, true, "", def), measureGate(withQueries, true, "", def)
 	if g.falsePass > 0.12 {
 		t.Errorf("held-out false passes %.3f at the default, want ≤ 0.12", g.falsePass)
+	}
+	if g.recall-g.falsePass <= q.recall-q.falsePass {
+		t.Errorf("scoring the post alone (recall %.3f, false passes %.3f) is no better than with muse's queries (%.3f, %.3f)",
+			g.recall, g.falsePass, q.recall, q.falsePass)
+	}
+}
+
+// TestRelevanceDefaultsOnRealPairs measures the lexical gate and the
+// --no-llm digest at their default thresholds on the held-out half of the
+// real pairs, without choosing them (TestRelevanceOnRealPairs and
+// TestDigestGateOnRealPairs do): the gate keeps 95% of the pages about the
+// post, the digest lets through at most 12% of the pages about something
+// else, and scoring the post alone does better there than with muse's
+// queries.
+func TestRelevanceDefaultsOnRealPairs(t *testing.T) {
+	pairs := realRelevancePairs(t)
+	o := Options{}.withDefaults()
+	withQueries := scored(pairs, englishRelevance)
+	post := scored(pairs, func(post string, _ []string, page string) float64 {
+		return Relevance(Text{Text: post}, nil, "", Text{Text: page})
+	})
+	gate := measureGate(withQueries, true, "", o.LexicalThreshold)
+	g, q := measureGate(post, true, "", o.DigestThreshold), measureGate(withQueries, true, "", o.DigestThreshold)
+	t.Logf("held out: lexical gate at %.2f recall %.3f, false passes %.3f; digest at %.2f recall %.3f, false passes %.3f (with muse's queries %.3f, %.3f)",
+		o.LexicalThreshold, gate.recall, gate.falsePass, o.DigestThreshold, g.recall, g.falsePass, q.recall, q.falsePass)
+	if gate.recall < 0.95 {
+		t.Errorf("held-out recall %.3f, want ≥ 0.95", gate.recall)
+	}
+	if g.falsePass > 0.12 {
+		t.Errorf("held-out false passes %.3f at the default digest threshold, want ≤ 0.12", g.falsePass)
 	}
 	if g.recall-g.falsePass <= q.recall-q.falsePass {
 		t.Errorf("scoring the post alone (recall %.3f, false passes %.3f) is no better than with muse's queries (%.3f, %.3f)",

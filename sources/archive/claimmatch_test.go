@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/musecheck/muse/internal/testkit"
 	"github.com/musecheck/muse/sources"
-	"github.com/musecheck/muse/sources/shareddata"
 )
 
 // The claim-match threshold is chosen on half of the benchmark's real
@@ -25,7 +25,7 @@ import (
 // data set gives only as the meter image's file name.
 func politifactClaims(tb testing.TB) []sources.ClaimReview {
 	tb.Helper()
-	dir := filepath.Join(shareddata.Dir(tb, "factcheck-tweets-vo-lee-2020"), "politifact")
+	dir := filepath.Join(testkit.SharedData(tb, "factcheck-tweets-vo-lee-2020"), "politifact")
 	var articles map[string]struct {
 		Claim  string  `json:"claim"`
 		Rating [][]any `json:"rating"`
@@ -128,10 +128,11 @@ func (m matchFigures) better(than matchFigures) bool {
 	return m.precision > than.precision+1e-9
 }
 
-func TestClaimMatchThreshold(t *testing.T) {
-	if testing.Short() {
-		t.Skip("matches 1,013 tweets five times; skipped with -short")
-	}
+// claimMatchCases archives the claims of one half of the fact-check groups
+// and returns, for a saturation, each tweet's best match, marked with its
+// halves.
+func claimMatchCases(t *testing.T) (cases func(saturation float64) []claimCase, nKept, nClaims int) {
+	t.Helper()
 	fc := loadFactChecks(t)
 	claims := politifactClaims(t)
 	groups := factCheckGroups(fc)
@@ -168,7 +169,7 @@ func TestClaimMatchThreshold(t *testing.T) {
 	if err := s.AddClaimReviews(ctx, kept, "en"); err != nil {
 		t.Fatal(err)
 	}
-	cases := func(saturation float64) []claimCase {
+	return func(saturation float64) []claimCase {
 		var cs []claimCase
 		for i, q := range fc.queries {
 			archived, tune := half(groups[i])
@@ -184,7 +185,18 @@ func TestClaimMatchThreshold(t *testing.T) {
 			cs = append(cs, c)
 		}
 		return cs
+	}, len(kept), len(claims)
+}
+
+// TestClaimMatchThreshold chooses the threshold and the saturation on the
+// tuning half and checks that muse's are the ones chosen and that they
+// keep their precision on the test half.
+func TestClaimMatchThreshold(t *testing.T) {
+	testkit.Tuning(t)
+	if testing.Short() {
+		t.Skip("matches 1,013 tweets five times; skipped with -short")
 	}
+	cases, kept, claims := claimMatchCases(t)
 	var best []claimCase
 	var chosen, chosenSat float64
 	var tuneFig matchFigures
@@ -196,7 +208,7 @@ func TestClaimMatchThreshold(t *testing.T) {
 			best, chosen, chosenSat, tuneFig = cs, th, sat, f
 		}
 	}
-	t.Logf("%d claims archived of %d; %d tweets", len(kept), len(claims), len(best))
+	t.Logf("%d claims archived of %d; %d tweets", kept, claims, len(best))
 	test := figuresAt(best, false, chosen)
 	t.Logf("chosen on the tuning half: saturation %g, threshold %.2f (%v); test half, out of sample: %v",
 		chosenSat, chosen, tuneFig, test)
@@ -205,6 +217,17 @@ func TestClaimMatchThreshold(t *testing.T) {
 		t.Errorf("ClaimMatchThreshold, claimSaturation = %.2f, %g; the tuning half picks %.2f, %g",
 			ClaimMatchThreshold, claimSaturation, chosen, chosenSat)
 	}
+	if test.precision < 0.8 {
+		t.Errorf("out of sample, %v: matches fire on posts they do not answer", test)
+	}
+}
+
+// TestClaimMatchOnRealTweets measures muse's threshold and saturation on
+// the test half, without choosing them (TestClaimMatchThreshold does).
+func TestClaimMatchOnRealTweets(t *testing.T) {
+	cases, _, _ := claimMatchCases(t)
+	test := figuresAt(cases(claimSaturation), false, ClaimMatchThreshold)
+	t.Logf("saturation %g, threshold %.2f, test half: %v", claimSaturation, ClaimMatchThreshold, test)
 	if test.precision < 0.8 {
 		t.Errorf("out of sample, %v: matches fire on posts they do not answer", test)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/musecheck/muse/internal/testkit"
 	"github.com/musecheck/muse/sources"
 )
 
@@ -40,6 +41,10 @@ type cvSet struct {
 	qs   []cvQuery
 	st   collStats
 	more func([]uint32) ([]float64, error)
+	// scored keeps each query's scores under each params tried: the
+	// folds' tunings and the tuning on all tweets try many of the same
+	// weights on the same tweets.
+	scored map[params][]*retrievalScores
 }
 
 // cvPrepare runs every query's first stage with r's first-stage settings.
@@ -154,27 +159,50 @@ func foldOf(fc factChecks, groups []int) []int {
 func (set *cvSet) eval(tb testing.TB, p params, idx []int) retrievalScores {
 	var sc retrievalScores
 	for _, i := range idx {
-		cq := set.qs[i]
-		ranked := cq.pool
-		if p != (params{}) {
-			scores, err := p.rank(cq.q, cq.qids, cq.docs, cq.vs, cq.df, set.st, set.more)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			order := make([]int, len(cq.pool))
-			for j := range order {
-				order[j] = j
-			}
-			sort.SliceStable(order, func(a, b int) bool { return scores[order[a]] > scores[order[b]] })
-			ranked = make([]string, len(order))
-			for j, k := range order {
-				ranked[j] = cq.pool[k]
-			}
-		}
-		sc.add(append(slices.Clip(ranked), cq.rest...), cq.rel)
+		q := set.score(tb, p, i)
+		sc.mrr += q.mrr
+		sc.recall10 += q.recall10
 	}
 	n := float64(len(idx))
 	return retrievalScores{sc.mrr / n, sc.recall10 / n}
+}
+
+// score is query i's reciprocal rank and recall@10 under p, worked out the
+// first time they are asked for. Summed in the same order, they give eval
+// the very figures it gets by ranking every query anew.
+func (set *cvSet) score(tb testing.TB, p params, i int) retrievalScores {
+	if set.scored == nil {
+		set.scored = map[params][]*retrievalScores{}
+	}
+	byQuery := set.scored[p]
+	if byQuery == nil {
+		byQuery = make([]*retrievalScores, len(set.qs))
+		set.scored[p] = byQuery
+	}
+	if byQuery[i] != nil {
+		return *byQuery[i]
+	}
+	cq := set.qs[i]
+	ranked := cq.pool
+	if p != (params{}) {
+		scores, err := p.rank(cq.q, cq.qids, cq.docs, cq.vs, cq.df, set.st, set.more)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		order := make([]int, len(cq.pool))
+		for j := range order {
+			order[j] = j
+		}
+		sort.SliceStable(order, func(a, b int) bool { return scores[order[a]] > scores[order[b]] })
+		ranked = make([]string, len(order))
+		for j, k := range order {
+			ranked[j] = cq.pool[k]
+		}
+	}
+	var sc retrievalScores
+	sc.add(append(slices.Clip(ranked), cq.rest...), cq.rel)
+	byQuery[i] = &sc
+	return sc
 }
 
 // add accumulates one query's reciprocal rank (first 100 hits) and
@@ -329,6 +357,7 @@ func mean(scs []retrievalScores) retrievalScores {
 // MUSE_ARCHIVE_ABLATIONS=1 also cross-validates the procedure with each
 // part left out, to show what it adds out of sample.
 func TestRetrievalCrossValidated(t *testing.T) {
+	testkit.Tuning(t)
 	if testing.Short() {
 		t.Skip("cross-validation tunes 5 × 2 passes over 11 weights; skipped with -short")
 	}

@@ -16,10 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/musecheck/muse/internal/testkit"
 	"github.com/musecheck/muse/sources"
-	"github.com/musecheck/muse/sources/memstat"
 	"github.com/musecheck/muse/sources/pgdb/pgdbtest"
-	"github.com/musecheck/muse/sources/shareddata"
 )
 
 // Archives of 10k, 100k and 1M synthetic pages, each page a random run of
@@ -39,7 +38,7 @@ func realSentences(tb testing.TB, fc factChecks) []string {
 	var gold map[string]struct {
 		Body string `json:"articleBody"`
 	}
-	readJSON(tb, filepath.Join(shareddata.Dir(tb, "article-extraction-benchmark"), "ground-truth.json"), &gold)
+	readJSON(tb, filepath.Join(testkit.SharedData(tb, "article-extraction-benchmark"), "ground-truth.json"), &gold)
 	for _, g := range gold {
 		texts = append(texts, g.Body)
 	}
@@ -47,7 +46,7 @@ func realSentences(tb testing.TB, fc factChecks) []string {
 		texts = append(texts, d.Text)
 	}
 	for _, name := range []string{"val2.tsv", "test2.tsv"} {
-		f, err := os.Open(filepath.Join(shareddata.Dir(tb, "liar-plus"), name))
+		f, err := os.Open(filepath.Join(testkit.SharedData(tb, "liar-plus"), name))
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -395,7 +394,7 @@ func BenchmarkMigratePostings(b *testing.B) {
 			}
 			src := scaleArchive(b, fc, "sqlite", n)
 			b.ResetTimer() // building the archive is not the migration
-			var peak, before memstat.Peak
+			var peak, before testkit.MemPeak
 			for range b.N {
 				b.StopTimer()
 				path := filepath.Join(b.TempDir(), "version7.db")
@@ -409,8 +408,8 @@ func BenchmarkMigratePostings(b *testing.B) {
 				toVersion7(b, s)
 				s.Close()
 				runtime.GC()
-				before = memstat.Start(time.Hour).Stop() // one sample
-				sampler := memstat.Start(10 * time.Millisecond)
+				before = testkit.SampleMemory(time.Hour).Stop() // one sample
+				sampler := testkit.SampleMemory(10 * time.Millisecond)
 				b.StartTimer()
 				s, err = Open(ctx, path)
 				b.StopTimer()

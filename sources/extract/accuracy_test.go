@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/musecheck/muse/internal/testkit"
 	"github.com/musecheck/muse/sources/fetch"
-	"github.com/musecheck/muse/sources/shareddata"
 )
 
 func benchDir(tb testing.TB) string {
 	tb.Helper()
-	return shareddata.Dir(tb, "article-extraction-benchmark")
+	return testkit.SharedData(tb, "article-extraction-benchmark")
 }
 
 // benchNow pins "today" for date checks so that results do not drift as the
@@ -115,7 +115,7 @@ func loadDateGold(path string) (map[string]dateGold, error) {
 // and the URLs in order.
 func loadDateEval(t *testing.T) (dir string, gold map[string]dateGold, urls []string) {
 	t.Helper()
-	dir = shareddata.Dir(t, "htmldate-eval")
+	dir = testkit.SharedData(t, "htmldate-eval")
 	gold, err := loadDateGold(filepath.Join(dir, "eval_default.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -5,9 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/musecheck/muse/sources/cputime"
+	"github.com/musecheck/muse/internal/testkit"
 	"github.com/musecheck/muse/sources/fetch"
-	"github.com/musecheck/muse/sources/shareddata"
 )
 
 // BenchmarkExtract measures whole-page extraction (parse, main text,
@@ -23,7 +22,7 @@ func BenchmarkExtract(b *testing.B) {
 		{"htmldate-eval", "htmldate-eval", "html/*.gz"},
 	} {
 		b.Run(set.name, func(b *testing.B) {
-			dir := shareddata.Dir(b, set.dir)
+			dir := testkit.SharedData(b, set.dir)
 			pages, files := loadPages(b, filepath.Join(dir, set.glob))
 			urls := benchPageURLs(b, dir)
 			for _, f := range files {
@@ -33,7 +32,7 @@ func BenchmarkExtract(b *testing.B) {
 			}
 			opts := Options{Now: benchNow}
 			var bytes int64
-			cpu0, cpuOK := cputime.Process()
+			cpu0, cpuOK := testkit.ProcessCPU()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				p := pages[i%len(pages)]
@@ -46,7 +45,7 @@ func BenchmarkExtract(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
-			if cpu1, ok := cputime.Process(); ok && cpuOK && cpu1 > cpu0 {
+			if cpu1, ok := testkit.ProcessCPU(); ok && cpuOK && cpu1 > cpu0 {
 				b.ReportMetric(float64(b.N)/(cpu1-cpu0).Seconds(), "pages/cpu-s")
 			}
 			b.ReportMetric(float64(bytes)/float64(b.N)/1024, "KiB/page")
@@ -103,17 +102,17 @@ func benchPageURLs(b testing.TB, dir string) map[string]string {
 // page's declared language and English (muse's). Run: go test -run '^$'
 // -bench PublishedDate -cpu 1 -benchtime 800x ./sources/extract/
 func BenchmarkPublishedDate(b *testing.B) {
-	pages, _ := loadPages(b, filepath.Join(shareddata.Dir(b, "htmldate-eval"), "html/*.gz"))
+	pages, _ := loadPages(b, filepath.Join(testkit.SharedData(b, "htmldate-eval"), "html/*.gz"))
 	for _, lang := range []bool{false, true} {
 		r := chosenRules
 		r.dateLanguage = lang
 		b.Run(map[bool]string{false: "every-locale", true: "page-language"}[lang], func(b *testing.B) {
 			opts := Options{Now: benchNow, ruleSet: &r}
-			cpu0, cpuOK := cputime.Process()
+			cpu0, cpuOK := testkit.ProcessCPU()
 			for i := 0; i < b.N; i++ {
 				opts.dateOnly(pages[i%len(pages)], "")
 			}
-			if cpu1, ok := cputime.Process(); ok && cpuOK && cpu1 > cpu0 {
+			if cpu1, ok := testkit.ProcessCPU(); ok && cpuOK && cpu1 > cpu0 {
 				b.ReportMetric(float64(b.N)/(cpu1-cpu0).Seconds(), "pages/cpu-s")
 			}
 		})

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/musecheck/muse/sources/shareddata"
+	"github.com/musecheck/muse/internal/testkit"
 )
 
 // TestPruneDropsOnlyLayoutSpace checks that the whitespace removed between
@@ -122,7 +122,7 @@ func TestDetachedFirstPassOnRealPages(t *testing.T) {
 		maxDiffer int
 	}{{"article-extraction-benchmark", "html/*.html.gz", 0}, {"htmldate-eval", "html/*.gz", 8}} {
 		t.Run(set.dir, func(t *testing.T) {
-			dir := shareddata.Dir(t, set.dir)
+			dir := testkit.SharedData(t, set.dir)
 			pages, files := loadPages(t, filepath.Join(dir, set.glob))
 			urls := benchPageURLs(t, dir)
 			differ := 0

@@ -16,6 +16,8 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/markusmobius/go-htmldate"
 	"golang.org/x/net/html"
+
+	"github.com/musecheck/muse/internal/testkit"
 )
 
 // The rules in rules.go are chosen here, by 5-fold cross-validation: the
@@ -376,6 +378,7 @@ func describeRules(r rules, body bool) string {
 // and checks that chosenRules is what the same choice makes on all pages
 // and that it is no worse than the library out of fold.
 func TestRulesCrossValidated(t *testing.T) {
+	testkit.Tuning(t)
 	if testing.Short() {
 		t.Skip("reads both benchmarks twice over")
 	}

@@ -7,9 +7,9 @@ import (
 
 	"github.com/RadhiFadlillah/whatlanggo"
 
+	"github.com/musecheck/muse/internal/testkit"
 	"github.com/musecheck/muse/sources/extract"
 	"github.com/musecheck/muse/sources/lang"
-	"github.com/musecheck/muse/sources/shareddata"
 )
 
 // Short pieces of real pages in many languages (htmldate-eval: news and
@@ -22,7 +22,7 @@ func TestDetectShortPiecesOfRealPages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads 270 real pages")
 	}
-	files, err := filepath.Glob(filepath.Join(shareddata.Dir(t, "htmldate-eval"), "html/*.gz"))
+	files, err := filepath.Glob(filepath.Join(testkit.SharedData(t, "htmldate-eval"), "html/*.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}

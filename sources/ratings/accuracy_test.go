@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/musecheck/muse/internal/testkit"
 	"github.com/musecheck/muse/sources"
-	"github.com/musecheck/muse/sources/shareddata"
 )
 
 // This test measures how well the tiers track professional fact-checkers'
@@ -249,8 +249,8 @@ func b2f(b bool) float64 {
 // and with the MBFC snapshot (whose path it returns too).
 func loadAccuracy(t *testing.T) (items []judged, builtin, full *Rater, combined string) {
 	t.Helper()
-	combined = filepath.Join(shareddata.Dir(t, "mbfc-ratings"), "combined.json")
-	items = loadJudged(t, shareddata.Dir(t, "averitec-dev"))
+	combined = filepath.Join(testkit.SharedData(t, "mbfc-ratings"), "combined.json")
+	items = loadJudged(t, testkit.SharedData(t, "averitec-dev"))
 	builtin, err := Load(Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -330,6 +330,7 @@ const combineTolerance = 0.005
 // loaded it must do at least as well as the built-in table alone out of
 // sample, per host and per citation.
 func TestCombineRuleOutOfSample(t *testing.T) {
+	testkit.Tuning(t)
 	items, builtin, full, combined := loadAccuracy(t)
 	muse := full.rule
 	withRule := func(c combineRule) tierer {

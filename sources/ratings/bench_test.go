@@ -4,11 +4,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/musecheck/muse/sources/shareddata"
+	"github.com/musecheck/muse/internal/testkit"
 )
 
 func BenchmarkLoadMBFC(b *testing.B) {
-	combined := filepath.Join(shareddata.Dir(b, "mbfc-ratings"), "combined.json")
+	combined := filepath.Join(testkit.SharedData(b, "mbfc-ratings"), "combined.json")
 	for b.Loop() {
 		if _, err := Load(Options{File: combined}); err != nil {
 			b.Fatal(err)
@@ -17,7 +17,7 @@ func BenchmarkLoadMBFC(b *testing.B) {
 }
 
 func BenchmarkRate(b *testing.B) {
-	combined := filepath.Join(shareddata.Dir(b, "mbfc-ratings"), "combined.json")
+	combined := filepath.Join(testkit.SharedData(b, "mbfc-ratings"), "combined.json")
 	r, err := Load(Options{File: combined})
 	if err != nil {
 		b.Fatal(err)

@@ -1,9 +1,9 @@
-// Package memstat measures what a piece of work costs the process in
-// memory, for the benchmarks that report it: the highest live heap and
-// goroutine count sampled while the work runs, and the process's peak
-// resident set, which also counts memory outside Go's heap (the SQLite
-// driver's page cache).
-package memstat
+package testkit
+
+// What a piece of work costs the process in memory, for the benchmarks
+// that report it: the highest live heap and goroutine count sampled while
+// the work runs, and the process's peak resident set, which also counts
+// memory outside Go's heap (the SQLite driver's page cache).
 
 import (
 	"bufio"
@@ -16,16 +16,16 @@ import (
 	"time"
 )
 
-// Sampler samples the live heap, the goroutine count and the process's
+// MemSampler samples the live heap, the goroutine count and the process's
 // anonymous resident memory until Stop.
-type Sampler struct {
+type MemSampler struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
-	peak Peak
+	peak MemPeak
 }
 
-// Peak is the highest of each figure a Sampler saw.
-type Peak struct {
+// MemPeak is the highest of each figure a MemSampler saw.
+type MemPeak struct {
 	Heap       uint64 // live heap objects, bytes
 	Goroutines int    // the sampler's own included
 	// AnonRSS is the resident memory not backed by a file (RssAnon, 0
@@ -35,9 +35,9 @@ type Peak struct {
 	AnonRSS uint64
 }
 
-// Start samples every interval, and once at once.
-func Start(every time.Duration) *Sampler {
-	s := &Sampler{stop: make(chan struct{})}
+// SampleMemory samples every interval, and once at once.
+func SampleMemory(every time.Duration) *MemSampler {
+	s := &MemSampler{stop: make(chan struct{})}
 	s.wg.Go(func() {
 		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 		t := time.NewTicker(every)
@@ -58,7 +58,7 @@ func Start(every time.Duration) *Sampler {
 }
 
 // Stop ends the sampling and returns the highest figures seen.
-func (s *Sampler) Stop() Peak {
+func (s *MemSampler) Stop() MemPeak {
 	close(s.stop)
 	s.wg.Wait()
 	return s.peak
@@ -66,7 +66,7 @@ func (s *Sampler) Stop() Peak {
 
 // PeakRSS is the process's peak resident set in KiB since it started or
 // since the last ResetPeakRSS, 0 where /proc is absent. It counts the
-// pages of files mapped in (see Peak.AnonRSS).
+// pages of files mapped in (see MemPeak.AnonRSS).
 func PeakRSS() float64 { return status("VmHWM:") }
 
 // status reads a figure in kB from /proc/self/status, 0 where it is

@@ -1,4 +1,4 @@
-package cputime
+package testkit
 
 import (
 	"runtime"
@@ -7,11 +7,11 @@ import (
 )
 
 // Busy work shows as CPU time; sleeping does not.
-func TestProcess(t *testing.T) {
+func TestProcessCPU(t *testing.T) {
 	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
 		t.Skip("no getrusage")
 	}
-	c0, ok := Process()
+	c0, ok := ProcessCPU()
 	if !ok {
 		t.Fatal("CPU time not read")
 	}
@@ -19,12 +19,12 @@ func TestProcess(t *testing.T) {
 	for start := time.Now(); time.Since(start) < 50*time.Millisecond; {
 		x++
 	}
-	c1, _ := Process()
+	c1, _ := ProcessCPU()
 	if c1-c0 < 10*time.Millisecond {
 		t.Errorf("50 ms of busy work used %v of CPU", c1-c0)
 	}
 	time.Sleep(100 * time.Millisecond)
-	c2, _ := Process()
+	c2, _ := ProcessCPU()
 	if c2-c1 > 50*time.Millisecond {
 		t.Errorf("100 ms of sleep used %v of CPU (%d)", c2-c1, x)
 	}

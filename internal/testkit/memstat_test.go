@@ -1,4 +1,4 @@
-package memstat
+package testkit
 
 import (
 	"runtime"
@@ -14,7 +14,7 @@ func TestSamplerSeesAnAllocation(t *testing.T) {
 	runtime.GC()
 	reset := ResetPeakRSS()
 	before := PeakRSS()
-	s := Start(time.Millisecond)
+	s := SampleMemory(time.Millisecond)
 	b := make([]byte, 64<<20)
 	for i := range b {
 		b[i] = byte(i)
