@@ -301,7 +301,8 @@ func newLLMClient(ctx context.Context, cfg *Config, opts pipeline.Options, hc, d
 	lc := llm.Config{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, Model: cfg.Model, Models: cfg.Models,
 		EmbeddingModel: cfg.EmbeddingModel, Timeout: opts.LLMTimeout, RetryBaseDelay: opts.LLMRetryDelay,
 		Deadline: opts.LLMDeadline, MaxAnswerBytes: opts.LLMMaxAnswerBytes, ContextWindow: opts.ContextWindow,
-		Prices: map[string]llm.Price{}, HTTPClient: hc, SpendGuard: guard}
+		Prices: map[string]llm.Price{}, HTTPClient: hc, SpendGuard: guard,
+		Provider: cfg.Provider, AzureAPIVersion: cfg.AzureAPIVersion}
 	for name, p := range cfg.Prices {
 		lc.Prices[name] = llm.Price{PromptPerMTok: p.Prompt, CompletionPerMTok: p.Completion, CachedPromptPerMTok: p.CachedPrompt}
 	}
@@ -322,7 +323,8 @@ func newLLMClient(ctx context.Context, cfg *Config, opts pipeline.Options, hc, d
 			lc.EmbeddingModel = first(embed)
 		}
 	}
-	if lc.BaseURL != "" && lc.Model == "" && !isOpenAI(lc.BaseURL) {
+	// An Azure deployment's address names the model (its deployment).
+	if lc.BaseURL != "" && lc.Model == "" && !isOpenAI(lc.BaseURL) && !strings.Contains(lc.BaseURL, "/openai/deployments/") {
 		return nil, fmt.Errorf("%w: OPENAI_BASE_URL is set (%s) but no model is named for it: set MUSE_MODEL (or model in config.toml) to one of the server's models",
 			pipeline.ErrNoModel, maskURL(lc.BaseURL))
 	}

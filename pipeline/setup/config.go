@@ -30,13 +30,21 @@ import (
 // override them; secret fields are masked wherever they are shown.
 type Config struct {
 	// Model (any OpenAI-compatible server).
-	OpenAIBaseURL  string            `toml:"openai_base_url" env:"OPENAI_BASE_URL"`
-	OpenAIAPIKey   string            `toml:"openai_api_key" env:"OPENAI_API_KEY" secret:"true"`
-	Model          string            `toml:"model" env:"MUSE_MODEL"`
-	Models         map[string]string `toml:"models"` // per task: queries, evidence, correction, vision, embeddings
-	EmbeddingModel string            `toml:"embedding_model" env:"MUSE_EMBEDDING_MODEL"`
-	OllamaURL      string            `toml:"ollama_url" env:"OLLAMA_HOST"`
-	Prices         map[string]Price  `toml:"prices"` // USD per million tokens, by model name
+	OpenAIBaseURL string `toml:"openai_base_url" env:"OPENAI_BASE_URL"`
+	OpenAIAPIKey  string `toml:"openai_api_key" env:"OPENAI_API_KEY" secret:"true"`
+	// Provider names the server's dialect when its host does not show it:
+	// "azure" for Azure OpenAI (the key goes in the api-key header, the
+	// model names the deployment). A *.openai.azure.com address is Azure
+	// without it.
+	Provider string `toml:"provider" env:"MUSE_PROVIDER"`
+	// AzureAPIVersion is the api-version of Azure OpenAI deployment URLs
+	// (empty: the one in openai_base_url, else llm.DefaultAzureAPIVersion).
+	AzureAPIVersion string            `toml:"azure_api_version" env:"OPENAI_API_VERSION"`
+	Model           string            `toml:"model" env:"MUSE_MODEL"`
+	Models          map[string]string `toml:"models"` // per task: queries, evidence, correction, vision, embeddings
+	EmbeddingModel  string            `toml:"embedding_model" env:"MUSE_EMBEDDING_MODEL"`
+	OllamaURL       string            `toml:"ollama_url" env:"OLLAMA_HOST"`
+	Prices          map[string]Price  `toml:"prices"` // USD per million tokens, by model name
 
 	// Search providers.
 	SearXNGURL      string `toml:"searxng_url" env:"SEARXNG_URL"`
@@ -146,6 +154,9 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 	}
 	bad = append(bad, applyEnv(c, getenv)...)
 	c.Problems = append(c.Problems, bad...)
+	if p := strings.ToLower(c.Provider); p != "" && p != "azure" && p != "openai" {
+		c.Problems = append(c.Problems, fmt.Sprintf("provider %q is not one muse knows (azure, openai); it is ignored", c.Provider))
+	}
 	if c.DataDir == "" {
 		c.DataDir = xdgDir(getenv, "XDG_DATA_HOME", filepath.Join(".local", "share"))
 	}

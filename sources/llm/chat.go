@@ -103,7 +103,7 @@ func (c *Client) chat(ctx context.Context, req Request, onDelta func(string)) (*
 
 // deadlineError says that a call ran out of Config.Deadline.
 func (c *Client) deadlineError(req Request, stream bool, err error) error {
-	ci := callInfo{op: "chat completion", task: req.Task, model: c.ModelFor(req.Task), baseURL: c.cfg.BaseURL}
+	ci := callInfo{op: "chat completion", task: req.Task, model: c.ModelFor(req.Task), baseURL: c.cfg.BaseURL, provider: c.provider}
 	if stream {
 		ci.op = "chat stream"
 	}
@@ -131,7 +131,7 @@ func (c *Client) chatSchema(ctx context.Context, req Request, msgs []Message, on
 }
 
 func (c *Client) chatRetry(ctx context.Context, req Request, msgs []Message, structured bool, onDelta func(string)) (*Response, error) {
-	ci := callInfo{op: "chat completion", task: req.Task, model: c.ModelFor(req.Task), baseURL: c.cfg.BaseURL}
+	ci := callInfo{op: "chat completion", task: req.Task, model: c.ModelFor(req.Task), baseURL: c.cfg.BaseURL, provider: c.provider}
 	if onDelta != nil {
 		ci.op = "chat stream"
 	}

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -111,6 +112,8 @@ func (e *APIError) Unwrap() error { return e.Err }
 
 type callInfo struct {
 	op, task, model, baseURL string
+	// provider is the client's dialect ("Azure"), when known.
+	provider string
 }
 
 func (ci callInfo) newError(kind error, msg string) *APIError {
@@ -175,6 +178,12 @@ func (ci callInfo) classifyStatus(e *APIError) {
 	case e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden || code == "invalid_api_key":
 		e.Kind = ErrAuth
 		e.Advice = fmt.Sprintf("%s rejected the API key: check OPENAI_API_KEY (and OPENAI_BASE_URL if the key is for another server)", host)
+		if e.Provider == "Azure" {
+			e.Advice = fmt.Sprintf("%s rejected the API key: OPENAI_API_KEY must be a key of this Azure OpenAI resource (muse sends it as the api-key header)", host)
+		}
+	case code == "deploymentnotfound":
+		e.Kind = ErrModelNotFound
+		e.Advice = fmt.Sprintf("%s has no deployment for model %q: set MUSE_MODEL (or the per-task model) to the deployment's name, or name the deployment in OPENAI_BASE_URL", host, ci.model)
 	case code == "model_not_found" || (e.Status == http.StatusNotFound && strings.Contains(msg, "model")):
 		e.Kind = ErrModelNotFound
 		e.Advice = fmt.Sprintf("%s has no model %q: set MUSE_MODEL (or the per-task model) to a model the server lists; for Ollama run `ollama pull %s`", host, ci.model, ci.model)
@@ -195,6 +204,9 @@ func (ci callInfo) classifyStatus(e *APIError) {
 		e.Kind = ErrServer
 		e.Advice = fmt.Sprintf("%s failed; muse retries, try again later if it persists", host)
 		e.retryable = true
+	case e.Status == http.StatusNotFound && e.Provider == "Azure":
+		e.Kind = ErrBadRequest
+		e.Advice = fmt.Sprintf("%s has no such deployment or API version: check that model (or the deployment in OPENAI_BASE_URL) names a deployment of this resource, and azure_api_version; or use the v1 API, OPENAI_BASE_URL=https://%s/openai/v1", host, host)
 	case e.Status == http.StatusNotFound:
 		e.Kind = ErrBadRequest
 		e.Advice = fmt.Sprintf("%s has no such endpoint: OPENAI_BASE_URL should end in the API version, e.g. /v1", host)
@@ -247,7 +259,7 @@ type routerMetadata struct {
 // upstream provider. The message is the server's own, kept as it is.
 func (ci callInfo) readDialect(e *APIError, body []byte) {
 	if e.Provider == "" {
-		e.Provider = providerOf(ci.baseURL)
+		e.Provider = cmp.Or(ci.provider, providerOf(ci.baseURL))
 	}
 	var b errorBody
 	if len(body) == 0 || json.Unmarshal(body, &b) != nil || b.Error == nil {

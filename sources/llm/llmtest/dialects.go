@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -158,4 +160,93 @@ func streamEvents(w http.ResponseWriter, events []any) {
 	if fl, ok := w.(http.Flusher); ok {
 		fl.Flush()
 	}
+}
+
+// Azure OpenAI's answers to a request it cannot take, as it sends them.
+const (
+	// AzureDeniedMessage: the key is missing, wrong, or sent as a bearer
+	// token (HTTP 401, code "401").
+	AzureDeniedMessage = "Access denied due to invalid subscription key or wrong API endpoint. " +
+		"Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource."
+	// AzureDeploymentMissing: no deployment of that name (HTTP 404,
+	// code "DeploymentNotFound").
+	AzureDeploymentMissing = "The API deployment for this resource does not exist. " +
+		"If you created the deployment within the last 5 minutes, please wait a moment and try again."
+)
+
+// AzureRequest is one chat request an Azure server took: the deployment
+// ("" on the v1 API), the api-version query and the answer's status.
+type AzureRequest struct {
+	Path, Deployment, APIVersion string
+	Status                       int
+}
+
+// Azure is a loopback Azure OpenAI resource. It checks requests the way
+// Azure does, in Azure's order: the key must come in the api-key header
+// (a bearer token alone gets 401 with Azure's "Access denied" body); a
+// deployment request must be POST /openai/deployments/DEP/chat/completions
+// with an api-version Azure knows (else 404 "Resource not found") and DEP
+// one of Deployments (else 404 DeploymentNotFound); the v1 API is
+// POST /openai/v1/chat/completions, model in the body. Anything else is 404
+// "Resource not found". An accepted request gets Answer(Text).
+type Azure struct {
+	Key         string
+	Deployments []string
+	// Versions are the api-versions accepted; empty: 2024-10-21 and
+	// 2024-06-01.
+	Versions []string
+	Text     string
+
+	mu   sync.Mutex
+	seen []AzureRequest
+}
+
+// Requests are the chat requests received so far.
+func (a *Azure) Requests() []AzureRequest {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]AzureRequest(nil), a.seen...)
+}
+
+func (a *Azure) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := AzureRequest{Path: r.URL.Path, APIVersion: r.URL.Query().Get("api-version")}
+	status := a.serve(w, r, &rec)
+	rec.Status = status
+	if strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		a.mu.Lock()
+		a.seen = append(a.seen, rec)
+		a.mu.Unlock()
+	}
+}
+
+func (a *Azure) serve(w http.ResponseWriter, r *http.Request, rec *AzureRequest) int {
+	azureError := func(status int, code, msg string) int {
+		writeJSON(w, status, map[string]any{"error": map[string]any{"code": code, "message": msg}})
+		return status
+	}
+	if r.Header.Get("api-key") != a.Key {
+		return azureError(http.StatusUnauthorized, "401", AzureDeniedMessage)
+	}
+	if r.Method != http.MethodPost {
+		return azureError(http.StatusNotFound, "404", "Resource not found")
+	}
+	if r.URL.Path == "/openai/v1/chat/completions" {
+		Answer(a.Text)(w, r)
+		return http.StatusOK
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/openai/deployments/")
+	dep, tail, _ := strings.Cut(rest, "/")
+	versions := a.Versions
+	if len(versions) == 0 {
+		versions = []string{"2024-10-21", "2024-06-01"}
+	}
+	if !ok || tail != "chat/completions" || !slices.Contains(versions, rec.APIVersion) {
+		return azureError(http.StatusNotFound, "404", "Resource not found")
+	}
+	rec.Deployment = dep
+	if !slices.Contains(a.Deployments, dep) {
+		return azureError(http.StatusNotFound, "DeploymentNotFound", AzureDeploymentMissing)
+	}
+	Answer(a.Text)(w, r)
+	return http.StatusOK
 }
