@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -114,36 +115,48 @@ func (c *Client) deadlineError(req Request, stream bool, err error) error {
 	return e
 }
 
-// chatSchema sends with the schema when the server supports it and falls back
-// to plain text when the server says it does not.
+// chatSchema sends with the schema when the server supports it, and sends
+// again changed when the server's 400 names a parameter the model does not
+// take (learn): without temperature, with max_completion_tokens for
+// max_tokens, with json_object and then no response_format for json_schema.
 func (c *Client) chatSchema(ctx context.Context, req Request, msgs []Message, onDelta func(string)) (*Response, error) {
-	structured := req.Schema != nil && !c.noSchema.Load()
-	resp, err := c.chatRetry(ctx, req, msgs, structured, onDelta)
-	if structured && isSchemaRejection(err) {
-		c.noSchema.Store(true)
-		structured = false
-		resp, err = c.chatRetry(ctx, req, msgs, false, onDelta)
+	model := c.ModelFor(req.Task)
+	for tries := 0; ; tries++ {
+		format := ""
+		if req.Schema != nil {
+			format = FormatNone
+			if !c.noSchema.Load() {
+				format = cmp.Or(c.Capabilities(model).Format, FormatJSONSchema)
+			}
+		}
+		resp, err := c.chatRetry(ctx, req, msgs, format, onDelta)
+		if tries < 4 && c.learn(model, req.Schema != nil, err) {
+			if c.Capabilities(model).Format == FormatNone {
+				c.noSchema.Store(true)
+			}
+			continue
+		}
+		if resp != nil {
+			resp.Structured = format == FormatJSONSchema
+		}
+		return resp, err
 	}
-	if resp != nil {
-		resp.Structured = structured
-	}
-	return resp, err
 }
 
-func (c *Client) chatRetry(ctx context.Context, req Request, msgs []Message, structured bool, onDelta func(string)) (*Response, error) {
+func (c *Client) chatRetry(ctx context.Context, req Request, msgs []Message, format string, onDelta func(string)) (*Response, error) {
 	ci := callInfo{op: "chat completion", task: req.Task, model: c.ModelFor(req.Task), baseURL: c.cfg.BaseURL, provider: c.provider}
 	if onDelta != nil {
 		ci.op = "chat stream"
 	}
 	var resp *Response
 	err := c.retry(ctx, func() error {
-		creq := c.buildChat(req, msgs, ci.model, structured)
+		creq := c.buildChat(req, msgs, ci.model, format)
 		maxTokens, err := c.fitAnswer(ctx, ci, req, creq.Messages)
 		if err != nil {
 			resp = nil
 			return err
 		}
-		if creq.MaxCompletionTokens > 0 || isReasoningModel(ci.model) {
+		if c.Capabilities(ci.model).MaxCompletionTokens {
 			creq.MaxCompletionTokens = maxTokens
 		} else {
 			creq.MaxTokens = maxTokens
@@ -204,18 +217,24 @@ func (c *Client) retry(ctx context.Context, op func() error) error {
 	}
 }
 
-// buildChat makes the request body. Reasoning models (o1, o3, o4, gpt-5)
-// accept only their default temperature and max_completion_tokens.
-func (c *Client) buildChat(req Request, msgs []Message, model string, structured bool) openai.ChatCompletionRequest {
+// buildChat makes the request body for the model's capabilities: a
+// reasoning model (o1, o3, o4, gpt-5), or one the server said so of, gets
+// no temperature and max_completion_tokens. format is the response_format
+// for a request with a schema (FormatJSONSchema, FormatJSONObject or
+// FormatNone); "" for one without.
+func (c *Client) buildChat(req Request, msgs []Message, model, format string) openai.ChatCompletionRequest {
+	cp := c.Capabilities(model)
 	creq := openai.ChatCompletionRequest{Model: model}
-	if isReasoningModel(model) {
+	if !cp.NoTemperature {
+		creq.Temperature = ZeroTemperature
+	}
+	if cp.MaxCompletionTokens {
 		creq.MaxCompletionTokens = req.MaxTokens
 	} else {
-		creq.Temperature = ZeroTemperature
 		creq.MaxTokens = req.MaxTokens
 	}
 	switch {
-	case req.Schema != nil && structured:
+	case req.Schema != nil && format == FormatJSONSchema:
 		creq.Messages = msgs
 		creq.ResponseFormat = &openai.ChatCompletionResponseFormat{
 			Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
@@ -226,6 +245,11 @@ func (c *Client) buildChat(req Request, msgs []Message, model string, structured
 				Strict:      true,
 			},
 		}
+	case req.Schema != nil && format == FormatJSONObject:
+		// JSON mode: the server makes the answer a JSON object, the
+		// instruction says which.
+		creq.Messages = withFormatNote(msgs, (&Schema{JSON: req.Schema.JSON}).fallbackText())
+		creq.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject}
 	case req.Schema != nil:
 		creq.Messages = withFormatNote(msgs, req.Schema.fallbackText())
 	default:
@@ -349,7 +373,7 @@ func (ci callInfo) checkAnswer(text, refusal, finish string, filtered []string) 
 
 func (c *Client) streamOnce(ctx context.Context, ci callInfo, creq openai.ChatCompletionRequest, onDelta func(string)) (*Response, error) {
 	creq.Stream = true
-	if !c.noStreamUsage.Load() {
+	if !c.noStreamUsage.Load() && !c.Capabilities(ci.model).NoStreamOptions {
 		creq.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
 	}
 	info := &respInfo{maxBytes: c.wireCap()}

@@ -58,8 +58,9 @@ type APIError struct {
 	// Status is the HTTP status, 0 when no response arrived (or 200 for a bad answer).
 	Status int
 	Kind   error
-	// Code, Type and Message are the server's error.code, error.type, error.message.
-	Code, Type, Message string
+	// Code, Type, Param and Message are the server's error.code,
+	// error.type, error.param, error.message.
+	Code, Type, Param, Message string
 	// Provider names the server's dialect when its answer shows it:
 	// "Azure" (innererror, content_filter_results) or "OpenRouter"
 	// (error.metadata), else from the host; "" when unknown.
@@ -148,6 +149,9 @@ func (ci callInfo) classify(parent context.Context, err error, info *respInfo) e
 		e.Type = ae.Type
 		if ae.Code != nil {
 			e.Code = fmt.Sprint(ae.Code)
+		}
+		if ae.Param != nil {
+			e.Param = *ae.Param
 		}
 	case re != nil:
 		if re.HTTPStatusCode != 0 {

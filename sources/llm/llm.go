@@ -124,6 +124,10 @@ type Config struct {
 	// deployment URL. Empty: the one in BaseURL's query, else
 	// DefaultAzureAPIVersion. The /openai/v1 API needs none.
 	AzureAPIVersion string
+	// Capabilities, by model name, say which parameters a model takes
+	// when its name does not (a reasoning model behind an alias); what
+	// a server's 400 teaches is added to them for the process.
+	Capabilities map[string]Capabilities
 }
 
 // Request is one chat call.
@@ -175,6 +179,9 @@ type Client struct {
 
 	mu     sync.Mutex
 	byTask map[string]Usage
+
+	capsMu sync.Mutex
+	caps   map[string]Capabilities // learned, by model
 
 	winMu   sync.Mutex
 	windows map[string]Window // by model
@@ -261,6 +268,7 @@ func New(cfg Config) (*Client, error) {
 		prices:   prices,
 		sleep:    sleepCtx,
 		byTask:   map[string]Usage{},
+		caps:     map[string]Capabilities{},
 		windows:  map[string]Window{},
 	}, nil
 }

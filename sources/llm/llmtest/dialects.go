@@ -250,3 +250,81 @@ func (a *Azure) serve(w http.ResponseWriter, r *http.Request, rec *AzureRequest)
 	Answer(a.Text)(w, r)
 	return http.StatusOK
 }
+
+// Dialects of Picky's rejections.
+const (
+	PickyOpenAI  = "openai"  // OpenAI's body; Azure sends the same
+	PickyLiteLLM = "litellm" // LiteLLM proxy's UnsupportedParamsError
+	PickyVLLM    = "vllm"    // vLLM's request validation error
+)
+
+// Picky is a chat server whose model does not take some of the
+// parameters an OpenAI client sends, and says so as the servers do (HTTP
+// 400): a reasoning model behind an alias that takes only its default
+// temperature and max_completion_tokens, or an older vLLM that knows
+// response_format json_object but not json_schema. Requests it accepts get
+// Answer(Text); every request's JSON body is kept.
+type Picky struct {
+	Dialect string
+	// NoTemperature rejects a temperature other than 1; NoMaxTokens
+	// rejects max_tokens; NoJSONSchema rejects response_format json_schema.
+	NoTemperature, NoMaxTokens, NoJSONSchema bool
+	Text                                     string
+
+	mu     sync.Mutex
+	bodies []map[string]any
+}
+
+// Bodies are the JSON bodies of the chat requests received.
+func (p *Picky) Bodies() []map[string]any {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]map[string]any(nil), p.bodies...)
+}
+
+func (p *Picky) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		http.NotFound(w, r)
+		return
+	}
+	var body map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{"message": err.Error()}})
+		return
+	}
+	p.mu.Lock()
+	p.bodies = append(p.bodies, body)
+	p.mu.Unlock()
+	temp, hasTemp := body["temperature"].(float64)
+	rf, _ := body["response_format"].(map[string]any)
+	switch {
+	case p.NoTemperature && hasTemp && temp != 1:
+		p.reject(w, "temperature", "unsupported_value", fmt.Sprintf("Unsupported value: 'temperature' does not support %v with this model. Only the default (1) value is supported.", temp))
+	case p.NoMaxTokens && body["max_tokens"] != nil:
+		p.reject(w, "max_tokens", "unsupported_parameter", "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.")
+	case p.NoJSONSchema && rf["type"] == "json_schema":
+		p.reject(w, "response_format", "", "1 validation error for ChatCompletionRequest\nresponse_format.type\n  Input should be 'text' or 'json_object' [type=literal_error, input_value='json_schema', input_type=str]")
+	default:
+		Answer(p.Text)(w, r)
+	}
+}
+
+func (p *Picky) reject(w http.ResponseWriter, param, code, openaiMessage string) {
+	switch p.Dialect {
+	case PickyLiteLLM:
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{
+			"message": fmt.Sprintf("litellm.UnsupportedParamsError: openai does not support parameters: ['%s'], for model=o3-mini. "+
+				"To drop these, set `litellm.drop_params=True` or for proxy:\n\n`litellm_settings:\n drop_params: true`\n", param),
+			"type": "None", "param": "None", "code": "400"}})
+	case PickyVLLM:
+		writeJSON(w, http.StatusBadRequest, map[string]any{"object": "error", "message": openaiMessage,
+			"type": "BadRequestError", "param": nil, "code": 400})
+	default:
+		var c any = code
+		if code == "" {
+			c = nil
+		}
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{"message": openaiMessage,
+			"type": "invalid_request_error", "param": param, "code": c}})
+	}
+}
