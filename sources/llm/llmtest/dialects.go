@@ -188,7 +188,9 @@ type AzureRequest struct {
 // with an api-version Azure knows (else 404 "Resource not found") and DEP
 // one of Deployments (else 404 DeploymentNotFound); the v1 API is
 // POST /openai/v1/chat/completions, model in the body. Anything else is 404
-// "Resource not found". An accepted request gets Answer(Text).
+// "Resource not found". An accepted request gets Answer(Text), or goes on
+// to Next as POST /v1/chat/completions (the model in its body) when Next
+// is set: an OpenAI-compatible fake then answers it.
 type Azure struct {
 	Key         string
 	Deployments []string
@@ -196,6 +198,7 @@ type Azure struct {
 	// 2024-06-01.
 	Versions []string
 	Text     string
+	Next     http.Handler
 
 	mu   sync.Mutex
 	seen []AzureRequest
@@ -231,7 +234,7 @@ func (a *Azure) serve(w http.ResponseWriter, r *http.Request, rec *AzureRequest)
 		return azureError(http.StatusNotFound, "404", "Resource not found")
 	}
 	if r.URL.Path == "/openai/v1/chat/completions" {
-		Answer(a.Text)(w, r)
+		a.answer(w, r)
 		return http.StatusOK
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/openai/deployments/")
@@ -247,8 +250,19 @@ func (a *Azure) serve(w http.ResponseWriter, r *http.Request, rec *AzureRequest)
 	if !slices.Contains(a.Deployments, dep) {
 		return azureError(http.StatusNotFound, "DeploymentNotFound", AzureDeploymentMissing)
 	}
-	Answer(a.Text)(w, r)
+	a.answer(w, r)
 	return http.StatusOK
+}
+
+func (a *Azure) answer(w http.ResponseWriter, r *http.Request) {
+	if a.Next == nil {
+		Answer(a.Text)(w, r)
+		return
+	}
+	r2 := r.Clone(r.Context())
+	r2.URL.Path, r2.URL.RawQuery, r2.RequestURI = "/v1/chat/completions", "", ""
+	r2.Header.Del("api-key")
+	a.Next.ServeHTTP(w, r2)
 }
 
 // Dialects of Picky's rejections.
@@ -326,5 +340,40 @@ func (p *Picky) reject(w http.ResponseWriter, param, code, openaiMessage string)
 		}
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{"message": openaiMessage,
 			"type": "invalid_request_error", "param": param, "code": c}})
+	}
+}
+
+// Gemini quotas, as quotaId names them in a QuotaFailure.
+const (
+	GeminiPerMinute = "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"
+	GeminiPerDay    = "GenerateRequestsPerDayPerProjectPerModel-FreeTier"
+)
+
+// GeminiRateLimit answers as Gemini's OpenAI-compatible endpoint does when
+// a quota runs out: HTTP 429 with Google's error object, status
+// RESOURCE_EXHAUSTED, a QuotaFailure naming the quota (quotaId, limit),
+// a Help link and, for a quota that resets soon, a RetryInfo with
+// retryDelay. asList sends it wrapped in a JSON list, as the endpoint does;
+// false sends the plain object Google's other APIs send.
+func GeminiRateLimit(quotaID, limit, retryDelay string, asList bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		details := []any{
+			map[string]any{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []any{map[string]any{
+				"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests", "quotaId": quotaID,
+				"quotaDimensions": map[string]any{"location": "global", "model": "gemini-2.0-flash"}, "quotaValue": limit}}},
+			map[string]any{"@type": "type.googleapis.com/google.rpc.Help", "links": []any{map[string]any{
+				"description": "Learn more about Gemini API quotas", "url": "https://ai.google.dev/gemini-api/docs/rate-limits"}}},
+		}
+		if retryDelay != "" {
+			details = append(details, map[string]any{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": retryDelay})
+		}
+		body := map[string]any{"error": map[string]any{"code": 429, "status": "RESOURCE_EXHAUSTED", "details": details,
+			"message": "You exceeded your current quota, please check your plan and billing details. " +
+				"For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits."}}
+		if asList {
+			writeJSON(w, http.StatusTooManyRequests, []any{body})
+			return
+		}
+		writeJSON(w, http.StatusTooManyRequests, body)
 	}
 }
