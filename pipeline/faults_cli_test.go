@@ -98,8 +98,8 @@ func (r cliResult) lastLine() string {
 // user, in a prepared home directory.
 type cliRun struct {
 	guard bool
-	uid   int    // 0: as ourselves
-	home  string // "": a fresh temporary directory
+	uid   int      // 0: as ourselves
+	home  string   // "": a fresh temporary directory
 	env   []string // more of muse's environment, over the rest
 }
 
