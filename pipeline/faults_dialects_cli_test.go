@@ -16,7 +16,8 @@ import (
 // user meets them: Azure OpenAI configured by its address and provider
 // (the loopback resource checks the path, api-version and api-key header
 // as Azure does), Gemini's per-minute 429 (waited out) and its daily
-// quota (stopped, naming the quota, no raw JSON).
+// quota (stopped, naming the quota, no raw JSON), and a correction the
+// model refused in plain words (not printed as the correction).
 func TestFaultCLIDialects(t *testing.T) {
 	t.Parallel()
 	azure := func(t *testing.T, fe *faultEnv, deployments ...string) *llmtest.Azure {
@@ -74,6 +75,16 @@ func TestFaultCLIDialects(t *testing.T) {
 			return nil
 		}, code: 1, last: []string{"quota exhausted", "GenerateRequestsPerDayPerProjectPerModel-FreeTier, limit 200", "daily quota"},
 			out: []string{testworld.Post[:40]}},
+		{name: "correction refused in plain words", setup: func(t *testing.T, fe *faultEnv) []string {
+			fe.llmFault = func(kind string, _ int, w http.ResponseWriter, r *http.Request) bool {
+				if kind == "correction" {
+					llmtest.StreamAnswer("I'm sorry, but I can't help with that.", false)(w, r)
+					return true
+				}
+				return false
+			}
+			return nil
+		}, code: 1, last: []string{"write correction", "the model declined", "I'm sorry"}, out: []string{"No correction was written", "www.reuters.com"}},
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
@@ -90,6 +101,11 @@ func TestFaultCLIDialects(t *testing.T) {
 			wantContains(t, "stdout", res.stdout, row.out...)
 			if strings.Contains(res.stderr, `{"error"`) || strings.Contains(res.stderr, `"details"`) {
 				t.Errorf("raw JSON shown to the user:\n%s", res.stderr)
+			}
+			for _, l := range strings.Split(res.stdout, "\n") {
+				if strings.Contains(l, "can't help") && !strings.Contains(l, "declined") {
+					t.Errorf("the refusal is shown as the correction: %q", l)
+				}
 			}
 			if strings.Contains(res.stdout+res.stderr, "sk-test") {
 				t.Error("output carries the API key")

@@ -377,3 +377,19 @@ func GeminiRateLimit(quotaID, limit, retryDelay string, asList bool) http.Handle
 		writeJSON(w, http.StatusTooManyRequests, body)
 	}
 }
+
+// StreamAnswer streams text as a model does: a chunk with the role and the
+// text, one with finish_reason "stop", then (unless noUsage) a usage chunk,
+// and "data: [DONE]".
+func StreamAnswer(text string, noUsage bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		events := []any{chunkEvent(map[string]any{"role": "assistant", "content": text}, nil), chunkEvent(map[string]any{}, "stop")}
+		if !noUsage {
+			events = append(events, map[string]any{"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": time.Now().Unix(),
+				"model": "test-model", "choices": []any{},
+				"usage": map[string]any{"prompt_tokens": 900, "completion_tokens": len(strings.Fields(text)), "total_tokens": 900 + len(strings.Fields(text))}})
+		}
+		streamEvents(w, events)
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}
+}
