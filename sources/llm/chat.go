@@ -171,6 +171,10 @@ func (c *Client) chatRetry(ctx context.Context, req Request, msgs []Message, for
 			spent := 0.0
 			if resp != nil {
 				spent = resp.Usage.CostUSD
+				if resp.Usage.UnreportedCalls > 0 {
+					// No usage from the server: held at muse's own count.
+					spent += c.countedCost(ci.model, creq.Messages, resp.Text)
+				}
 			}
 			settle(spent)
 		}()
@@ -406,9 +410,11 @@ func (c *Client) streamOnce(ctx context.Context, ci callInfo, creq openai.ChatCo
 	}
 	_, header := info.get()
 	cached := fromCache(header)
-	resp := &Response{Usage: Usage{LLMCalls: 1}}
+	// Unreported until a chunk carries usage (a server without
+	// stream_options sends none).
+	resp := &Response{Usage: Usage{LLMCalls: 1, UnreportedCalls: 1}}
 	if cached {
-		resp.Usage.CachedCalls = 1
+		resp.Usage = Usage{LLMCalls: 1, CachedCalls: 1}
 	}
 	chunks := 0
 	var filtered []string // what a content filter flagged, at the finish
