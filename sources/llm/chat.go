@@ -74,7 +74,8 @@ func (c *Client) chat(ctx context.Context, req Request, onDelta func(string)) (*
 		return nil, fmt.Errorf("llm %s: no messages to send", req.Task)
 	}
 	msgs := req.Messages
-	shortened := false
+	shortened, enlarged := false, false
+	var earlier Usage // of a cut answer asked again
 	dctx, cancel := context.WithTimeout(ctx, c.cfg.Deadline)
 	defer cancel()
 	for {
@@ -98,8 +99,40 @@ func (c *Client) chat(ctx context.Context, req Request, onDelta func(string)) (*
 				continue
 			}
 		}
+		if more := c.largerLimit(dctx, req, msgs, resp, err); more > 0 && !enlarged {
+			// Cut at the token limit (a reasoning model may spend it all
+			// before any text): once more with a larger limit that fits.
+			req.MaxTokens, enlarged = more, true
+			earlier.Add(resp.Usage)
+			continue
+		}
+		if resp != nil {
+			resp.Enlarged = enlarged
+			resp.Usage.Add(earlier) // the cut answer was paid for too
+		}
 		return resp, err
 	}
+}
+
+// largerLimit is the answer limit to try again with after an answer cut at
+// req.MaxTokens (finish_reason "length", with or without text): twice it,
+// at most what the context window leaves; 0 when the answer was not cut,
+// the call had no limit of its own, or no larger one fits.
+func (c *Client) largerLimit(ctx context.Context, req Request, msgs []Message, resp *Response, err error) int {
+	if resp == nil || resp.FinishReason != string(openai.FinishReasonLength) || req.MaxTokens <= 0 {
+		return 0
+	}
+	if err != nil && !errors.Is(err, ErrEmpty) {
+		return 0
+	}
+	more := 2 * req.MaxTokens
+	if w := c.ContextWindow(ctx, req.Task); w.Tokens > 0 {
+		more = min(more, w.Tokens-MessagesTokens(msgs))
+	}
+	if more <= req.MaxTokens {
+		return 0
+	}
+	return more
 }
 
 // deadlineError says that a call ran out of Config.Deadline.

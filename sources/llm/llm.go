@@ -161,6 +161,10 @@ type Response struct {
 	Structured bool
 	// Shortened is true when Request.Shorten was used.
 	Shortened bool
+	// Enlarged is true when the answer was cut at Request.MaxTokens and
+	// the call was made again with a larger limit (FinishReason is then
+	// the second answer's: "length" if it was cut again).
+	Enlarged bool
 }
 
 // Client calls one OpenAI-compatible server. It is safe for concurrent use.
