@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -31,9 +32,12 @@ func TestCutAnswerAskedAgain(t *testing.T) {
 	} {
 		t.Run(row.name, func(t *testing.T) {
 			var calls atomic.Int32
+			var mu sync.Mutex
 			var limits []int
 			srv := llmtest.NewReplyServer(t, func(req openai.ChatCompletionRequest) (llmtest.Reply, error) {
+				mu.Lock()
 				limits = append(limits, req.MaxTokens)
+				mu.Unlock()
 				if calls.Add(1) == 1 || row.cutTwice {
 					return llmtest.Reply{Text: row.firstText, FinishReason: "length", PromptTokens: 400, CompletionTokens: req.MaxTokens}, nil
 				}
@@ -41,6 +45,8 @@ func TestCutAnswerAskedAgain(t *testing.T) {
 			})
 			c, _ := newClient(t, srv.BaseURL, func(cfg *Config) { cfg.ContextWindow = row.window })
 			resp, err := c.Complete(context.Background(), Request{Messages: userMsg("hi"), Schema: testSchema, MaxTokens: 300})
+			mu.Lock()
+			defer mu.Unlock()
 			switch {
 			case row.window > 0:
 				// 500 tokens leave less than 600 beside the prompt: the
