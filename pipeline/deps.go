@@ -70,6 +70,9 @@ type CorrectionInput struct {
 	// Language is the language to write in (ISO 639-1): the checker's
 	// Options.CorrectionLanguage, else the post's; "" is English.
 	Language string
+	// Insist is set when the model's first correction came back in
+	// another language: the prompt then says once more which to write in.
+	Insist bool
 }
 
 // EvidenceForPrompt is one included quote with what a reader needs to

@@ -468,8 +468,8 @@ func (r *run) addUsage(st Stage, u CallUsage) {
 	snapshot.ByStage = maps.Clone(us.ByStage) // parallel evidence calls write it
 	r.mu.Unlock()
 	r.emit(Event{Kind: EventUsage, Stage: st, Item: snapshot,
-		Message: fmt.Sprintf("%d model calls, %d tokens, $%.4f", snapshot.LLMCalls,
-			snapshot.Tokens(), snapshot.CostUSD)})
+		Message: fmt.Sprintf("%d model calls, %d tokens, %s", snapshot.LLMCalls,
+			snapshot.Tokens(), snapshot.CostText())})
 }
 
 // checkSpendGuard enforces Options.SpendCapCheckUSD over this run's model

@@ -98,8 +98,9 @@ func (r cliResult) lastLine() string {
 // user, in a prepared home directory.
 type cliRun struct {
 	guard bool
-	uid   int    // 0: as ourselves
-	home  string // "": a fresh temporary directory
+	uid   int      // 0: as ourselves
+	home  string   // "": a fresh temporary directory
+	env   []string // more of muse's environment, over the rest
 }
 
 func (fe *faultEnv) museCheck(t *testing.T, how cliRun, args ...string) cliResult {
@@ -117,6 +118,7 @@ func (fe *faultEnv) museCheck(t *testing.T, how cliRun, args ...string) cliResul
 	if !how.guard {
 		env = append(env, "MUSE_ALLOW_PRIVATE_ADDRESSES=1")
 	}
+	env = append(env, how.env...)
 	cmd := exec.Command(bin, append([]string{"check", "--before", testworld.Cutoff.Format(time.RFC3339)}, args...)...)
 	cmd.Env = env
 	if how.uid != 0 {

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"html"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -89,13 +90,26 @@ func GuardCorrection(text string, allowed []string) (string, []string, []string)
 	for _, u := range allowed {
 		allow[sources.Key(u)] = u
 	}
+	for _, u := range allowed {
+		if k := pageKey(u); allow[k] == "" {
+			allow[k] = u
+		}
+	}
+	page := func(u string) (string, bool) {
+		if orig, ok := allow[sources.Key(u)]; ok {
+			return orig, true
+		}
+		orig, ok := allow[pageKey(u)]
+		return orig, ok
+	}
 	clean, removed := links.Remove(text, func(u string) bool {
-		_, ok := allow[sources.Key(u)]
+		_, ok := page(u)
 		return ok
 	})
+	clean = toEvidenceURLs(clean, page)
 	var cited, warnings []string
 	for _, l := range links.Find(clean) {
-		if orig, ok := allow[sources.Key(l.URL)]; ok && !slices.Contains(cited, orig) {
+		if orig, ok := page(l.URL); ok && !slices.Contains(cited, orig) {
 			cited = append(cited, orig)
 		}
 	}
@@ -103,6 +117,93 @@ func GuardCorrection(text string, allowed []string) (string, []string, []string)
 		warnings = append(warnings, fmt.Sprintf("removed %s: not one of the evidence pages", u))
 	}
 	return strings.TrimSpace(clean), cited, warnings
+}
+
+// toEvidenceURLs writes the evidence page's own URL in place of a link to
+// another form of it (pageKey: its AMP or mobile page, a tracking query).
+func toEvidenceURLs(text string, page func(string) (string, bool)) string {
+	var b strings.Builder
+	last := 0
+	for _, l := range links.Find(text) {
+		orig, ok := page(l.URL)
+		if !ok || sources.Key(l.URL) == sources.Key(orig) {
+			continue
+		}
+		var with string
+		switch l.Kind {
+		case links.KindURL, links.KindBare, links.KindRelative:
+			with = orig
+		case links.KindAutolink:
+			with = "<" + orig + ">"
+		case links.KindMarkdown:
+			if strings.HasPrefix(text[l.Start:l.End], "!") {
+				continue
+			}
+			with = "[" + l.Label + "](" + orig + ")"
+		default:
+			continue
+		}
+		b.WriteString(text[last:l.Start])
+		b.WriteString(with)
+		last = l.End
+	}
+	if last == 0 {
+		return text
+	}
+	return b.String() + text[last:]
+}
+
+// pageKey is sources.Key of the page a URL is a form of: the page behind
+// Google's AMP cache (https://www-reuters-com.cdn.ampproject.org/c/s/www.reuters.com/…),
+// an AMP page ("amp." host, an "/amp" path segment, "?amp=1",
+// "outputType=amp"), a mobile page ("m." or "mobile." host). Tracking
+// parameters (utm_*) go in sources.Key.
+func pageKey(raw string) string {
+	u, err := sources.ParseHTTP(raw)
+	if err != nil {
+		return sources.Key(raw)
+	}
+	if strings.HasSuffix(strings.ToLower(u.Hostname()), ".cdn.ampproject.org") {
+		for _, pre := range []struct{ path, scheme string }{{"/c/s/", "https"}, {"/v/s/", "https"}, {"/i/s/", "https"},
+			{"/c/", "http"}, {"/v/", "http"}, {"/i/", "http"}} {
+			if rest, ok := strings.CutPrefix(u.Path, pre.path); ok {
+				if inner, err := sources.ParseHTTP(pre.scheme + "://" + rest + queryOf(u)); err == nil {
+					u = inner
+				}
+				break
+			}
+		}
+	}
+	host := strings.ToLower(u.Hostname())
+	for _, pre := range []string{"amp.", "m.", "mobile."} {
+		if rest, ok := strings.CutPrefix(host, pre); ok && strings.Contains(rest, ".") {
+			host = rest
+			break
+		}
+	}
+	var segs []string
+	for _, s := range strings.Split(u.Path, "/") {
+		if !strings.EqualFold(s, "amp") {
+			segs = append(segs, s)
+		}
+	}
+	q := u.Query()
+	q.Del("amp")
+	if strings.EqualFold(q.Get("outputType"), "amp") {
+		q.Del("outputType")
+	}
+	v := url.URL{Scheme: u.Scheme, Host: host, Path: strings.Join(segs, "/"), RawQuery: q.Encode()}
+	if p := u.Port(); p != "" {
+		v.Host += ":" + p
+	}
+	return sources.Key(v.String())
+}
+
+func queryOf(u *url.URL) string {
+	if u.RawQuery == "" {
+		return ""
+	}
+	return "?" + u.RawQuery
 }
 
 // minQuoteRunes is the shortest quote worth keeping: anything shorter
@@ -150,6 +251,26 @@ var leadInPattern = regexp.MustCompile(`^\s*(?:(?i:according to|as (?:reported|s
 // never the page's text. The match returns the page's own wording.
 func LocateQuote(quote, text string) QuoteMatch {
 	q := cleanQuote(html.UnescapeString(quote))
+	if m := listMarkerPattern.FindString(q); m != "" {
+		// "1. The council…", "(2) No order…": the model's numbering, not
+		// the page's, unless the page has it too.
+		full := locateQuote(q, text)
+		if !full.Verified {
+			if stripped := locateQuote(cleanQuote(q[len(m):]), text); stripped.Verified {
+				return stripped
+			}
+		}
+		return full
+	}
+	return locateQuote(q, text)
+}
+
+// listMarkerPattern finds a list item's number or bullet at the start of a
+// quote: "1. ", "2) ", "(3) ", "- ", "• ".
+var listMarkerPattern = regexp.MustCompile(`^\s*(?:\(\d{1,2}\)|\d{1,2}[.)]|[-*•·–])\s+`)
+
+// locateQuote is LocateQuote of a cleaned quote.
+func locateQuote(q, text string) QuoteMatch {
 	if stripped := leadInPattern.ReplaceAllString(q, ""); stripped != q && LocateQuote(stripped, text).Verified {
 		return LocateQuote(stripped, text)
 	}
@@ -408,11 +529,12 @@ var sentenceSplit = regexp.MustCompile(`(?:[.!?]["”’]?)\s+`)
 // ResolveSourceIDs puts the URLs back. Models write ids in several ways:
 // "[S1]", "[S1, S2]", "[S1][S2]", "[1]", "[Source 1]", "(S1)", "source 1",
 // a bare "S1", a Markdown link "[Reuters](S1)" or "[S1](https://…)";
-// models trained on Chinese text bracket them 【S1】 or ［S1］, and a run
-// of sources may be a range, "[S1–S3]".
+// models trained on Chinese text bracket them 【S1】, 【1】 or ［S1］,
+// DeepSeek writes "[citation:1]", others a Markdown footnote marker "[^1]",
+// and a run of sources may be a range, "[S1–S3]".
 const (
-	idAny   = `(?:(?:[Ss]ources?\s*[:#]?\s*|[Ss]\s?)?\d{1,3})` // in square brackets a number alone is an id
-	idNamed = `(?:(?:[Ss]ources?\s*[:#]?\s*|[Ss]\s?)\d{1,3})`  // in parentheses an id needs its S or "source"
+	idAny   = `(?:(?:[Ss]ources?\s*[:#]?\s*|[Ss]\s?|[Cc]itation\s*:\s*|\^)?\d{1,3})` // in square brackets a number alone is an id
+	idNamed = `(?:(?:[Ss]ources?\s*[:#]?\s*|[Ss]\s?)\d{1,3})`                        // in parentheses an id needs its S or "source"
 	idSep   = `\s*(?:[,;&、，；\-–—]|\band\b)?\s*`
 	idGroup = `(?:[\[【［]\s*` + idAny + `(?:` + idSep + idAny + `)*\s*[\]】］]|[(（]\s*` + idNamed + `(?:` + idSep + idNamed + `)*\s*[)）])`
 	// idTarget is a Markdown link's target after an id in brackets: the
@@ -482,6 +604,9 @@ func ResolveSourceIDs(text string, urls []string, material string) (string, []st
 	text = replaceOutsideLinks(text, idRunRe, func(src string, m []int) string {
 		lead, start := src[m[2]:m[3]], m[3] // the spaces before the ids go with them when none is kept
 		u := lookup(idTargetRe.ReplaceAllString(src[start:m[1]], ""))
+		if lead == "" && start > 0 && strings.HasPrefix(src[start:], "[^") && unicode.IsLetter(rune(src[start-1])) {
+			lead = " " // a footnote marker sits on its word: its URL does not
+		}
 		switch {
 		case len(u) == 0:
 			return ""

@@ -52,6 +52,14 @@ func TestResolveSourceIDs(t *testing.T) {
 		{"No ban was ordered [Source: 2].", "No ban was ordered (" + a + ").", 0},
 		// Fullwidth brackets (models trained on Chinese text) and ranges.
 		{"该帖子是假的【S1】。", "该帖子是假的(" + r + ")。", 0},
+		// DeepSeek's citations, bare numbers in fullwidth brackets,
+		// "(Source 1)" and footnote markers.
+		{"No ban was ordered [citation:2].", "No ban was ordered (" + a + ").", 0},
+		{"No ban was ordered [citation:1][citation:3].", "No ban was ordered (" + r + "; " + b + ").", 0},
+		{"No ban was ordered [citation: 7].", "No ban was ordered.", 1},
+		{"该帖子是假的【1】。", "该帖子是假的(" + r + ")。", 0},
+		{"No ban was ordered (Source 1).", "No ban was ordered (" + r + ").", 0},
+		{"No ban was ordered[^2] and a lane was widened [^3].", "No ban was ordered (" + a + ") and a lane was widened (" + b + ").", 0},
 		{"该帖子是假的［S1，S2］。", "该帖子是假的(" + r + "; " + a + ")。", 0},
 		{"该帖子是假的（S2）。", "该帖子是假的(" + a + ")。", 0},
 		{"No ban was ordered [S1–S3].", "No ban was ordered (" + r + "; " + a + "; " + b + ").", 0},

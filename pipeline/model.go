@@ -136,6 +136,10 @@ func (m *LLMModel) Correction(ctx context.Context, in CorrectionInput, onDelta f
 	if err != nil {
 		return "", CallUsage{}, err
 	}
+	if last := len(msgs) - 1; in.Insist && msgs[last].Role == "user" {
+		msgs[last].Content = strings.TrimRight(msgs[last].Content, "\n") +
+			fmt.Sprintf("\n\nWrite the whole correction in %s, whatever the language of the post and of the sources.", lang.Label(cmp.Or(in.Language, "en")))
+	}
 	resp, err := m.Client.Stream(ctx, llm.Request{Task: llm.TaskCorrection, Messages: msgs}, onDelta)
 	text := ""
 	if resp != nil {

@@ -102,14 +102,37 @@ func (r *run) correction(ctx context.Context) (int, error) {
 		}
 	}
 	ids, material := prompts.CorrectionSources(promptEvidence(ev)), correctionMaterial(c.Post, ev)
-	var sofar strings.Builder
-	text, u, err := r.e.deps.Model.Correction(ctx, in, func(delta string) {
-		sofar.WriteString(delta)
-		preview, _ := ResolveSourceIDs(sofar.String(), ids, material)
-		r.emit(Event{Kind: EventTokenDelta, Stage: StageCorrection, Delta: delta, Text: preview})
-	})
-	r.addUsage(StageCorrection, u)
+	write := func() (string, error) {
+		var sofar strings.Builder
+		text, u, err := r.e.deps.Model.Correction(ctx, in, func(delta string) {
+			sofar.WriteString(delta)
+			preview, _ := ResolveSourceIDs(sofar.String(), ids, material)
+			r.emit(Event{Kind: EventTokenDelta, Stage: StageCorrection, Delta: delta, Text: preview})
+		})
+		r.addUsage(StageCorrection, u)
+		return text, err
+	}
+	text, err := write()
+	var langWarning string
+	if got := writtenIn(text, in.Language); got != "" && err == nil && !isRefusal(text) {
+		// One more call: the model was asked for in.Language.
+		r.warn(StageCorrection, "the correction came back in %s, not %s as asked; asking again", lang.Name(got), lang.Name(in.Language))
+		in.Insist = true
+		again, err2 := write()
+		switch {
+		case err2 != nil || isRefusal(again) || strings.TrimSpace(again) == "":
+			langWarning = fmt.Sprintf("the correction is written in %s, not %s as asked (asking again failed)", lang.Name(got), lang.Name(in.Language))
+		default:
+			text = again
+			if g := writtenIn(again, in.Language); g != "" {
+				langWarning = fmt.Sprintf("the correction is written in %s, not %s as asked", lang.Name(g), lang.Name(in.Language))
+			}
+		}
+	}
 	text, warnings := ResolveSourceIDs(text, ids, material)
+	if langWarning != "" {
+		warnings = append(warnings, langWarning)
+	}
 	guarded, cited, linkWarnings := GuardCorrection(text, allowed)
 	warnings = append(warnings, linkWarnings...)
 	for _, w := range warnings {
@@ -139,7 +162,10 @@ func (r *run) correction(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("write correction: the model returned an empty answer: %w", ErrBadAnswer)
 	}
 	if isRefusal(guarded) {
-		c.Correction.Warnings = append(c.Correction.Warnings, "the model declined to write a correction")
+		// The refusal is the model's, not a correction: it is not kept as one.
+		c.Correction.Text, c.Correction.URLs = "", nil
+		c.Correction.Warnings = append(c.Correction.Warnings, fmt.Sprintf("the model declined to write a correction (%q); no correction is kept", clip(guarded, 120)))
+		r.item(StageCorrection, c.Correction, "model declined")
 		return 0, fmt.Errorf("write correction: the model declined (%q): %w", clip(guarded, 120), ErrBadAnswer)
 	}
 	var more []string
@@ -238,6 +264,21 @@ func isRefusal(text string) bool {
 		}
 	}
 	return false
+}
+
+// writtenIn is the language text is plainly written in when that is not
+// want, else "": a correction long enough to tell (a dozen words) whose
+// detection is reliable. Quotes and names in another language do not tip
+// a correction written around them.
+func writtenIn(text, want string) string {
+	if want == "" || len(strings.Fields(text)) < 12 {
+		return ""
+	}
+	d := lang.Detect(text)
+	if !d.Reliable || d.Code == "" || lang.Base(d.Code) == lang.Base(want) {
+		return ""
+	}
+	return d.Code
 }
 
 // correctionLanguage is the language the correction is written in (ISO

@@ -190,10 +190,17 @@ func (m *Model) usageBlock() string {
 	for _, s := range pipeline.Stages {
 		u, ok := by[string(s)]
 		tok := u.Tokens()
-		if !ok || (tok == 0 && u.CostUSD == 0) {
+		if !ok || (tok == 0 && u.CostUSD == 0 && u.UnreportedCalls == 0) {
 			continue
 		}
-		rows = append(rows, fmt.Sprintf("%-10s %4s %6s", s, shortCount(tok), shortCost(u.CostUSD)))
+		cost := shortCost(u.CostUSD)
+		switch {
+		case u.UnreportedCalls > 0 && u.CostUSD == 0:
+			cost = "?" // the server reported no usage: not free
+		case u.UnreportedCalls > 0:
+			cost += "+?"
+		}
+		rows = append(rows, fmt.Sprintf("%-10s %4s %6s", s, shortCount(tok), cost))
 	}
 	if len(rows) == 0 {
 		return ""
@@ -407,7 +414,10 @@ func (m *Model) statusLeft() string {
 		// The engine counts a replayed reply's tokens; none were used.
 		parts = append(parts, fmt.Sprintf("%s tokens, %d of %d replies from the cache (free)", thousands(t), u.CachedCalls, u.LLMCalls))
 	}
-	if u.CostUSD > 0 {
+	switch {
+	case u.UnreportedCalls > 0:
+		parts = append(parts, u.CostText())
+	case u.CostUSD > 0:
 		parts = append(parts, fmt.Sprintf("$%.4f", u.CostUSD))
 	}
 	return strings.Join(parts, " · ")

@@ -106,8 +106,8 @@ func markdown(c *pipeline.Check, leftOut bool) string {
 	if u.CachedPromptTokens > 0 {
 		prompt = fmt.Sprintf("%d prompt tokens (%d of them from the server's prompt cache)", u.PromptTokens+u.CachedPromptTokens, u.CachedPromptTokens)
 	}
-	fmt.Fprintf(&b, "## Cost\n\n%d model calls, %s and %d completion tokens, $%.4f, %.0f s.\n",
-		u.LLMCalls, prompt, u.CompletionTokens, u.CostUSD, u.Seconds)
+	fmt.Fprintf(&b, "## Cost\n\n%d model calls, %s and %d completion tokens, %s, %.0f s.\n",
+		u.LLMCalls, prompt, u.CompletionTokens, u.CostText(), u.Seconds)
 	if c.ID != "" {
 		fmt.Fprintf(&b, "\nCase %s, checked %s.\n", c.ID, day(c.CreatedAt))
 	}

@@ -40,11 +40,11 @@ func UsageLine(u pipeline.Usage) string {
 	if u.CachedPromptTokens > 0 {
 		fmt.Fprintf(&b, " (%d prompt tokens from the server's prompt cache)", u.CachedPromptTokens)
 	}
-	fmt.Fprintf(&b, ", $%.4f", u.CostUSD)
+	fmt.Fprintf(&b, ", %s", u.CostText())
 	var parts []string
 	for _, st := range pipeline.Stages {
 		if s, ok := u.ByStage[string(st)]; ok && s.LLMCalls > 0 {
-			parts = append(parts, fmt.Sprintf("%s $%.4f", st, s.CostUSD))
+			parts = append(parts, fmt.Sprintf("%s %s", st, s.CostText()))
 		}
 	}
 	if len(parts) > 0 {

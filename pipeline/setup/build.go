@@ -301,7 +301,14 @@ func newLLMClient(ctx context.Context, cfg *Config, opts pipeline.Options, hc, d
 	lc := llm.Config{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, Model: cfg.Model, Models: cfg.Models,
 		EmbeddingModel: cfg.EmbeddingModel, Timeout: opts.LLMTimeout, RetryBaseDelay: opts.LLMRetryDelay,
 		Deadline: opts.LLMDeadline, MaxAnswerBytes: opts.LLMMaxAnswerBytes, ContextWindow: opts.ContextWindow,
-		Prices: map[string]llm.Price{}, HTTPClient: hc, SpendGuard: guard}
+		Prices: map[string]llm.Price{}, HTTPClient: hc, SpendGuard: guard,
+		Provider: cfg.Provider, AzureAPIVersion: cfg.AzureAPIVersion}
+	if len(cfg.Capabilities) > 0 {
+		lc.Capabilities = map[string]llm.Capabilities{}
+	}
+	for name, m := range cfg.Capabilities {
+		lc.Capabilities[name] = llmCapabilities(m)
+	}
 	for name, p := range cfg.Prices {
 		lc.Prices[name] = llm.Price{PromptPerMTok: p.Prompt, CompletionPerMTok: p.Completion, CachedPromptPerMTok: p.CachedPrompt}
 	}
@@ -322,7 +329,8 @@ func newLLMClient(ctx context.Context, cfg *Config, opts pipeline.Options, hc, d
 			lc.EmbeddingModel = first(embed)
 		}
 	}
-	if lc.BaseURL != "" && lc.Model == "" && !isOpenAI(lc.BaseURL) {
+	// An Azure deployment's address names the model (its deployment).
+	if lc.BaseURL != "" && lc.Model == "" && !isOpenAI(lc.BaseURL) && !strings.Contains(lc.BaseURL, "/openai/deployments/") {
 		return nil, fmt.Errorf("%w: OPENAI_BASE_URL is set (%s) but no model is named for it: set MUSE_MODEL (or model in config.toml) to one of the server's models",
 			pipeline.ErrNoModel, maskURL(lc.BaseURL))
 	}
@@ -331,6 +339,21 @@ func newLLMClient(ctx context.Context, cfg *Config, opts pipeline.Options, hc, d
 		return nil, fmt.Errorf("%w: %w", pipeline.ErrNoModel, err)
 	}
 	return c, nil
+}
+
+// llmCapabilities is a [capabilities."model"] table as the model client
+// takes it; a value it does not know (a Problem of Load) is left out.
+func llmCapabilities(m ModelCapabilities) llm.Capabilities {
+	cp := llm.Capabilities{
+		NoTemperature:       m.Temperature != nil && !*m.Temperature,
+		MaxCompletionTokens: m.TokenLimit == "max_completion_tokens",
+		NoStreamOptions:     m.StreamOptions != nil && !*m.StreamOptions,
+	}
+	switch m.ResponseFormat {
+	case llm.FormatJSONObject, llm.FormatNone:
+		cp.Format = m.ResponseFormat
+	}
+	return cp
 }
 
 // OllamaURL is where an Ollama server is looked for: OLLAMA_HOST (with or

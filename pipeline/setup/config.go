@@ -30,13 +30,25 @@ import (
 // override them; secret fields are masked wherever they are shown.
 type Config struct {
 	// Model (any OpenAI-compatible server).
-	OpenAIBaseURL  string            `toml:"openai_base_url" env:"OPENAI_BASE_URL"`
-	OpenAIAPIKey   string            `toml:"openai_api_key" env:"OPENAI_API_KEY" secret:"true"`
-	Model          string            `toml:"model" env:"MUSE_MODEL"`
-	Models         map[string]string `toml:"models"` // per task: queries, evidence, correction, vision, embeddings
-	EmbeddingModel string            `toml:"embedding_model" env:"MUSE_EMBEDDING_MODEL"`
-	OllamaURL      string            `toml:"ollama_url" env:"OLLAMA_HOST"`
-	Prices         map[string]Price  `toml:"prices"` // USD per million tokens, by model name
+	OpenAIBaseURL string `toml:"openai_base_url" env:"OPENAI_BASE_URL"`
+	OpenAIAPIKey  string `toml:"openai_api_key" env:"OPENAI_API_KEY" secret:"true"`
+	// Provider names the server's dialect when its host does not show it:
+	// "azure" for Azure OpenAI (the key goes in the api-key header, the
+	// model names the deployment). A *.openai.azure.com address is Azure
+	// without it.
+	Provider string `toml:"provider" env:"MUSE_PROVIDER"`
+	// AzureAPIVersion is the api-version of Azure OpenAI deployment URLs
+	// (empty: the one in openai_base_url, else llm.DefaultAzureAPIVersion).
+	AzureAPIVersion string            `toml:"azure_api_version" env:"OPENAI_API_VERSION"`
+	Model           string            `toml:"model" env:"MUSE_MODEL"`
+	Models          map[string]string `toml:"models"` // per task: queries, evidence, correction, vision, embeddings
+	EmbeddingModel  string            `toml:"embedding_model" env:"MUSE_EMBEDDING_MODEL"`
+	OllamaURL       string            `toml:"ollama_url" env:"OLLAMA_HOST"`
+	Prices          map[string]Price  `toml:"prices"` // USD per million tokens, by model name
+	// Capabilities, by model name, say which request parameters a model
+	// takes when its name does not show it; muse learns the rest from the
+	// server's 400s as it goes.
+	Capabilities map[string]ModelCapabilities `toml:"capabilities"`
 
 	// Search providers.
 	SearXNGURL      string `toml:"searxng_url" env:"SEARXNG_URL"`
@@ -114,6 +126,51 @@ type Price struct {
 	CachedPrompt float64 `toml:"cached_prompt"`
 }
 
+// ModelCapabilities are a model's [capabilities."name"] table. Unset
+// fields keep muse's default (or what the server teaches).
+type ModelCapabilities struct {
+	// Temperature false: the model takes only its default temperature.
+	Temperature *bool `toml:"temperature"`
+	// TokenLimit is the parameter that caps the answer: "max_tokens" or
+	// "max_completion_tokens".
+	TokenLimit string `toml:"token_limit"`
+	// ResponseFormat is what a structured answer is asked with:
+	// "json_schema", "json_object" or "none".
+	ResponseFormat string `toml:"response_format"`
+	// StreamOptions false: send no stream_options (a stream then reports
+	// no usage).
+	StreamOptions *bool `toml:"stream_options"`
+}
+
+func (m ModelCapabilities) String() string {
+	var parts []string
+	if m.Temperature != nil {
+		parts = append(parts, fmt.Sprintf("temperature=%v", *m.Temperature))
+	}
+	if m.TokenLimit != "" {
+		parts = append(parts, "token_limit="+m.TokenLimit)
+	}
+	if m.ResponseFormat != "" {
+		parts = append(parts, "response_format="+m.ResponseFormat)
+	}
+	if m.StreamOptions != nil {
+		parts = append(parts, fmt.Sprintf("stream_options=%v", *m.StreamOptions))
+	}
+	return "{" + strings.Join(parts, " ") + "}"
+}
+
+// problems says what in m muse cannot use.
+func (m ModelCapabilities) problems(model string) []string {
+	var out []string
+	if m.TokenLimit != "" && m.TokenLimit != "max_tokens" && m.TokenLimit != "max_completion_tokens" {
+		out = append(out, fmt.Sprintf(`capabilities.%s.token_limit %q is not max_tokens or max_completion_tokens; it is ignored`, model, m.TokenLimit))
+	}
+	if m.ResponseFormat != "" && !slices.Contains([]string{"json_schema", "json_object", "none"}, m.ResponseFormat) {
+		out = append(out, fmt.Sprintf(`capabilities.%s.response_format %q is not json_schema, json_object or none; it is ignored`, model, m.ResponseFormat))
+	}
+	return out
+}
+
 // ErrConfig is wrapped by Load's error when the configuration cannot be
 // used as it is: a value of the wrong type in the file or the environment.
 var ErrConfig = errors.New("configuration error")
@@ -146,6 +203,12 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 	}
 	bad = append(bad, applyEnv(c, getenv)...)
 	c.Problems = append(c.Problems, bad...)
+	for _, model := range slices.Sorted(maps.Keys(c.Capabilities)) {
+		c.Problems = append(c.Problems, c.Capabilities[model].problems(model)...)
+	}
+	if p := strings.ToLower(c.Provider); p != "" && p != "azure" && p != "openai" {
+		c.Problems = append(c.Problems, fmt.Sprintf("provider %q is not one muse knows (azure, openai); it is ignored", c.Provider))
+	}
 	if c.DataDir == "" {
 		c.DataDir = xdgDir(getenv, "XDG_DATA_HOME", filepath.Join(".local", "share"))
 	}

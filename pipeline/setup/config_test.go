@@ -1,12 +1,18 @@
 package setup
 
 import (
+	"context"
 	"errors"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/sources/llm"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -120,8 +126,8 @@ func TestTemplateHasEveryKey(t *testing.T) {
 	for _, l := range lines {
 		if strings.HasPrefix(l, "[") {
 			inTable = true
-		} else if !strings.HasPrefix(l, "prompt") && !strings.HasPrefix(l, "completion") &&
-			!strings.HasPrefix(l, "queries") && !strings.HasPrefix(l, "correction") {
+		} else if !slices.ContainsFunc([]string{"prompt", "completion", "queries", "correction",
+			"temperature", "token_limit", "response_format", "stream_options"}, func(k string) bool { return strings.HasPrefix(l, k+" ") }) {
 			inTable = false
 		}
 		if inTable {
@@ -183,5 +189,83 @@ func TestStoresFollowDatabaseURL(t *testing.T) {
 	c.DatabaseURL = ""
 	if c.ArchivePath() != "/data/muse/archive.db" {
 		t.Errorf("without database_url: archive %q", c.ArchivePath())
+	}
+}
+
+// TestAzureSettings: provider and azure_api_version (and their
+// environment variables) reach the model client: muse then talks to a
+// loopback Azure OpenAI resource that checks the path, api-version and
+// api-key header as Azure does; the deployment's address alone names the
+// model. An unknown provider is a problem, not silence.
+func TestAzureSettings(t *testing.T) {
+	az := &llmtest.Azure{Key: "azure-key-1", Deployments: []string{"muse-gpt4o"}, Versions: []string{"2024-06-01"}, Text: "ok"}
+	srv := httptest.NewServer(az)
+	defer srv.Close()
+	for name, env := range map[string]map[string]string{
+		"provider and api version": {"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "azure-key-1", "MUSE_MODEL": "muse-gpt4o",
+			"MUSE_PROVIDER": "azure", "OPENAI_API_VERSION": "2024-06-01"},
+		"deployment address": {"OPENAI_BASE_URL": srv.URL + "/openai/deployments/muse-gpt4o/chat/completions?api-version=2024-06-01",
+			"OPENAI_API_KEY": "azure-key-1", "MUSE_PROVIDER": "azure"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			env["HOME"] = t.TempDir()
+			cfg, err := Load("", func(k string) string { return env[k] })
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := NewLLMClient(context.Background(), cfg, pipeline.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Complete(context.Background(), llm.Request{Messages: []llm.Message{{Role: "user", Content: "hi"}}}); err != nil {
+				t.Fatalf("%v (requests %+v)", err, az.Requests())
+			}
+		})
+	}
+	cfg, _ := Load("", func(k string) string { return map[string]string{"HOME": t.TempDir(), "MUSE_PROVIDER": "azur"}[k] })
+	if !strings.Contains(strings.Join(cfg.Problems, "\n"), `provider "azur"`) {
+		t.Errorf("problems %q do not name the unknown provider", cfg.Problems)
+	}
+}
+
+// TestCapabilitiesSetting: [capabilities."model"] reaches the model
+// client, so a model that takes neither temperature nor max_tokens gets
+// its first request right; a value muse does not know is a problem.
+func TestCapabilitiesSetting(t *testing.T) {
+	picky := &llmtest.Picky{NoTemperature: true, NoMaxTokens: true, Text: "ok"}
+	srv := httptest.NewServer(picky)
+	defer srv.Close()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "config.toml")
+	text := "[capabilities.house-reasoner]\ntemperature = false\ntoken_limit = \"max_completion_tokens\"\n" +
+		"[capabilities.other]\nresponse_format = \"xml\"\n"
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(file, env(map[string]string{"HOME": dir, "OPENAI_BASE_URL": srv.URL + "/v1", "MUSE_MODEL": "house-reasoner"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(cfg.Problems, "\n"), `capabilities.other.response_format "xml"`) {
+		t.Errorf("problems %q", cfg.Problems)
+	}
+	c, err := NewLLMClient(context.Background(), cfg, pipeline.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Complete(context.Background(), llm.Request{Messages: []llm.Message{{Role: "user", Content: "hi"}}, MaxTokens: 200}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(picky.Bodies()); n != 1 {
+		t.Errorf("%d requests, want 1: the configured capabilities were not used", n)
+	}
+	var shown string
+	for _, s := range cfg.Settings() {
+		if s.Key == "capabilities" {
+			shown = s.Value
+		}
+	}
+	if !strings.Contains(shown, "house-reasoner={temperature=false token_limit=max_completion_tokens}") {
+		t.Errorf("config show: %q", shown)
 	}
 }

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -73,7 +74,8 @@ func (c *Client) chat(ctx context.Context, req Request, onDelta func(string)) (*
 		return nil, fmt.Errorf("llm %s: no messages to send", req.Task)
 	}
 	msgs := req.Messages
-	shortened := false
+	shortened, enlarged := false, false
+	var earlier Usage // of a cut answer asked again
 	dctx, cancel := context.WithTimeout(ctx, c.cfg.Deadline)
 	defer cancel()
 	for {
@@ -97,13 +99,45 @@ func (c *Client) chat(ctx context.Context, req Request, onDelta func(string)) (*
 				continue
 			}
 		}
+		if more := c.largerLimit(dctx, req, msgs, resp, err); more > 0 && !enlarged {
+			// Cut at the token limit (a reasoning model may spend it all
+			// before any text): once more with a larger limit that fits.
+			req.MaxTokens, enlarged = more, true
+			earlier.Add(resp.Usage)
+			continue
+		}
+		if resp != nil {
+			resp.Enlarged = enlarged
+			resp.Usage.Add(earlier) // the cut answer was paid for too
+		}
 		return resp, err
 	}
 }
 
+// largerLimit is the answer limit to try again with after an answer cut at
+// req.MaxTokens (finish_reason "length", with or without text): twice it,
+// at most what the context window leaves; 0 when the answer was not cut,
+// the call had no limit of its own, or no larger one fits.
+func (c *Client) largerLimit(ctx context.Context, req Request, msgs []Message, resp *Response, err error) int {
+	if resp == nil || resp.FinishReason != string(openai.FinishReasonLength) || req.MaxTokens <= 0 {
+		return 0
+	}
+	if err != nil && !errors.Is(err, ErrEmpty) {
+		return 0
+	}
+	more := 2 * req.MaxTokens
+	if w := c.ContextWindow(ctx, req.Task); w.Tokens > 0 {
+		more = min(more, w.Tokens-MessagesTokens(msgs))
+	}
+	if more <= req.MaxTokens {
+		return 0
+	}
+	return more
+}
+
 // deadlineError says that a call ran out of Config.Deadline.
 func (c *Client) deadlineError(req Request, stream bool, err error) error {
-	ci := callInfo{op: "chat completion", task: req.Task, model: c.ModelFor(req.Task), baseURL: c.cfg.BaseURL}
+	ci := callInfo{op: "chat completion", task: req.Task, model: c.ModelFor(req.Task), baseURL: c.cfg.BaseURL, provider: c.provider}
 	if stream {
 		ci.op = "chat stream"
 	}
@@ -114,36 +148,48 @@ func (c *Client) deadlineError(req Request, stream bool, err error) error {
 	return e
 }
 
-// chatSchema sends with the schema when the server supports it and falls back
-// to plain text when the server says it does not.
+// chatSchema sends with the schema when the server supports it, and sends
+// again changed when the server's 400 names a parameter the model does not
+// take (learn): without temperature, with max_completion_tokens for
+// max_tokens, with json_object and then no response_format for json_schema.
 func (c *Client) chatSchema(ctx context.Context, req Request, msgs []Message, onDelta func(string)) (*Response, error) {
-	structured := req.Schema != nil && !c.noSchema.Load()
-	resp, err := c.chatRetry(ctx, req, msgs, structured, onDelta)
-	if structured && isSchemaRejection(err) {
-		c.noSchema.Store(true)
-		structured = false
-		resp, err = c.chatRetry(ctx, req, msgs, false, onDelta)
+	model := c.ModelFor(req.Task)
+	for tries := 0; ; tries++ {
+		format := ""
+		if req.Schema != nil {
+			format = FormatNone
+			if !c.noSchema.Load() {
+				format = cmp.Or(c.Capabilities(model).Format, FormatJSONSchema)
+			}
+		}
+		resp, err := c.chatRetry(ctx, req, msgs, format, onDelta)
+		if tries < 4 && c.learn(model, req.Schema != nil, err) {
+			if c.Capabilities(model).Format == FormatNone {
+				c.noSchema.Store(true)
+			}
+			continue
+		}
+		if resp != nil {
+			resp.Structured = format == FormatJSONSchema
+		}
+		return resp, err
 	}
-	if resp != nil {
-		resp.Structured = structured
-	}
-	return resp, err
 }
 
-func (c *Client) chatRetry(ctx context.Context, req Request, msgs []Message, structured bool, onDelta func(string)) (*Response, error) {
-	ci := callInfo{op: "chat completion", task: req.Task, model: c.ModelFor(req.Task), baseURL: c.cfg.BaseURL}
+func (c *Client) chatRetry(ctx context.Context, req Request, msgs []Message, format string, onDelta func(string)) (*Response, error) {
+	ci := callInfo{op: "chat completion", task: req.Task, model: c.ModelFor(req.Task), baseURL: c.cfg.BaseURL, provider: c.provider}
 	if onDelta != nil {
 		ci.op = "chat stream"
 	}
 	var resp *Response
 	err := c.retry(ctx, func() error {
-		creq := c.buildChat(req, msgs, ci.model, structured)
+		creq := c.buildChat(req, msgs, ci.model, format)
 		maxTokens, err := c.fitAnswer(ctx, ci, req, creq.Messages)
 		if err != nil {
 			resp = nil
 			return err
 		}
-		if creq.MaxCompletionTokens > 0 || isReasoningModel(ci.model) {
+		if c.Capabilities(ci.model).MaxCompletionTokens {
 			creq.MaxCompletionTokens = maxTokens
 		} else {
 			creq.MaxTokens = maxTokens
@@ -158,6 +204,10 @@ func (c *Client) chatRetry(ctx context.Context, req Request, msgs []Message, str
 			spent := 0.0
 			if resp != nil {
 				spent = resp.Usage.CostUSD
+				if resp.Usage.UnreportedCalls > 0 {
+					// No usage from the server: held at muse's own count.
+					spent += c.countedCost(ci.model, creq.Messages, resp.Text)
+				}
 			}
 			settle(spent)
 		}()
@@ -204,18 +254,24 @@ func (c *Client) retry(ctx context.Context, op func() error) error {
 	}
 }
 
-// buildChat makes the request body. Reasoning models (o1, o3, o4, gpt-5)
-// accept only their default temperature and max_completion_tokens.
-func (c *Client) buildChat(req Request, msgs []Message, model string, structured bool) openai.ChatCompletionRequest {
+// buildChat makes the request body for the model's capabilities: a
+// reasoning model (o1, o3, o4, gpt-5), or one the server said so of, gets
+// no temperature and max_completion_tokens. format is the response_format
+// for a request with a schema (FormatJSONSchema, FormatJSONObject or
+// FormatNone); "" for one without.
+func (c *Client) buildChat(req Request, msgs []Message, model, format string) openai.ChatCompletionRequest {
+	cp := c.Capabilities(model)
 	creq := openai.ChatCompletionRequest{Model: model}
-	if isReasoningModel(model) {
+	if !cp.NoTemperature {
+		creq.Temperature = ZeroTemperature
+	}
+	if cp.MaxCompletionTokens {
 		creq.MaxCompletionTokens = req.MaxTokens
 	} else {
-		creq.Temperature = ZeroTemperature
 		creq.MaxTokens = req.MaxTokens
 	}
 	switch {
-	case req.Schema != nil && structured:
+	case req.Schema != nil && format == FormatJSONSchema:
 		creq.Messages = msgs
 		creq.ResponseFormat = &openai.ChatCompletionResponseFormat{
 			Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
@@ -226,6 +282,11 @@ func (c *Client) buildChat(req Request, msgs []Message, model string, structured
 				Strict:      true,
 			},
 		}
+	case req.Schema != nil && format == FormatJSONObject:
+		// JSON mode: the server makes the answer a JSON object, the
+		// instruction says which.
+		creq.Messages = withFormatNote(msgs, (&Schema{JSON: req.Schema.JSON}).fallbackText())
+		creq.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject}
 	case req.Schema != nil:
 		creq.Messages = withFormatNote(msgs, req.Schema.fallbackText())
 	default:
@@ -349,7 +410,7 @@ func (ci callInfo) checkAnswer(text, refusal, finish string, filtered []string) 
 
 func (c *Client) streamOnce(ctx context.Context, ci callInfo, creq openai.ChatCompletionRequest, onDelta func(string)) (*Response, error) {
 	creq.Stream = true
-	if !c.noStreamUsage.Load() {
+	if !c.noStreamUsage.Load() && !c.Capabilities(ci.model).NoStreamOptions {
 		creq.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
 	}
 	info := &respInfo{maxBytes: c.wireCap()}
@@ -382,9 +443,11 @@ func (c *Client) streamOnce(ctx context.Context, ci callInfo, creq openai.ChatCo
 	}
 	_, header := info.get()
 	cached := fromCache(header)
-	resp := &Response{Usage: Usage{LLMCalls: 1}}
+	// Unreported until a chunk carries usage (a server without
+	// stream_options sends none).
+	resp := &Response{Usage: Usage{LLMCalls: 1, UnreportedCalls: 1}}
 	if cached {
-		resp.Usage.CachedCalls = 1
+		resp.Usage = Usage{LLMCalls: 1, CachedCalls: 1}
 	}
 	chunks := 0
 	var filtered []string // what a content filter flagged, at the finish

@@ -34,7 +34,7 @@ func (c *Client) embedBatch(ctx context.Context, batch []string) ([][]float32, U
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Deadline)
 	defer cancel()
 	model := c.ModelFor(TaskEmbeddings)
-	ci := callInfo{op: "embeddings", task: TaskEmbeddings, model: model, baseURL: c.cfg.BaseURL}
+	ci := callInfo{op: "embeddings", task: TaskEmbeddings, model: model, baseURL: c.cfg.BaseURL, provider: c.provider}
 	input := make([]string, len(batch))
 	for i, t := range batch {
 		// OpenAI rejects empty strings in input.

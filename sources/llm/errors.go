@@ -1,6 +1,8 @@
 package llm
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -57,8 +59,9 @@ type APIError struct {
 	// Status is the HTTP status, 0 when no response arrived (or 200 for a bad answer).
 	Status int
 	Kind   error
-	// Code, Type and Message are the server's error.code, error.type, error.message.
-	Code, Type, Message string
+	// Code, Type, Param and Message are the server's error.code,
+	// error.type, error.param, error.message.
+	Code, Type, Param, Message string
 	// Provider names the server's dialect when its answer shows it:
 	// "Azure" (innererror, content_filter_results) or "OpenRouter"
 	// (error.metadata), else from the host; "" when unknown.
@@ -67,6 +70,9 @@ type APIError struct {
 	// "hate, medium" (Azure's category and severity), "violence/graphic"
 	// (OpenRouter's moderation reasons).
 	Filtered []string
+	// Quota names the quota a 429 says ran out, in the server's words
+	// (Gemini's quotaId and limit: "GenerateRequestsPerDayPerProjectPerModel-FreeTier, 200").
+	Quota string
 	// Advice tells the user what to do about it.
 	Advice string
 	// RetryAfter is what the server asked us to wait (Retry-After, retry-after-ms).
@@ -111,6 +117,8 @@ func (e *APIError) Unwrap() error { return e.Err }
 
 type callInfo struct {
 	op, task, model, baseURL string
+	// provider is the client's dialect ("Azure"), when known.
+	provider string
 }
 
 func (ci callInfo) newError(kind error, msg string) *APIError {
@@ -146,6 +154,9 @@ func (ci callInfo) classify(parent context.Context, err error, info *respInfo) e
 		if ae.Code != nil {
 			e.Code = fmt.Sprint(ae.Code)
 		}
+		if ae.Param != nil {
+			e.Param = *ae.Param
+		}
 	case re != nil:
 		if re.HTTPStatusCode != 0 {
 			e.Status = re.HTTPStatusCode
@@ -175,12 +186,30 @@ func (ci callInfo) classifyStatus(e *APIError) {
 	case e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden || code == "invalid_api_key":
 		e.Kind = ErrAuth
 		e.Advice = fmt.Sprintf("%s rejected the API key: check OPENAI_API_KEY (and OPENAI_BASE_URL if the key is for another server)", host)
+		if e.Provider == "Azure" {
+			e.Advice = fmt.Sprintf("%s rejected the API key: OPENAI_API_KEY must be a key of this Azure OpenAI resource (muse sends it as the api-key header)", host)
+		}
+	case code == "deploymentnotfound":
+		e.Kind = ErrModelNotFound
+		e.Advice = fmt.Sprintf("%s has no deployment for model %q: set MUSE_MODEL (or the per-task model) to the deployment's name, or name the deployment in OPENAI_BASE_URL", host, ci.model)
 	case code == "model_not_found" || (e.Status == http.StatusNotFound && strings.Contains(msg, "model")):
 		e.Kind = ErrModelNotFound
 		e.Advice = fmt.Sprintf("%s has no model %q: set MUSE_MODEL (or the per-task model) to a model the server lists; for Ollama run `ollama pull %s`", host, ci.model, ci.model)
 	case isContextLength(code, msg) || isContextLength(strings.ToLower(e.Type), ""):
 		e.Kind = ErrContextLength
 		e.Advice = "the prompt is longer than the model's context: shorten the article or use a model with a longer context"
+	case e.Status == http.StatusTooManyRequests && code == "resource_exhausted" && !isDailyQuota(e.Quota) &&
+		(e.RetryAfter > 0 || strings.Contains(strings.ToLower(e.Quota), "perminute")):
+		// Gemini's per-minute limit: its message speaks of quota and
+		// billing too, but it resets in retryDelay.
+		e.Kind = ErrRateLimited
+		e.Advice = fmt.Sprintf("%s's per-minute limit (%s) was reached; muse waits the %s it asks and retries, lower the parallelism if it keeps happening",
+			cmp.Or(e.Provider, host), cmp.Or(e.Quota, "requests per minute"), e.RetryAfter.Round(time.Second))
+		e.retryable = true
+	case e.Status == http.StatusTooManyRequests && code == "resource_exhausted":
+		e.Kind = ErrQuota
+		e.Advice = fmt.Sprintf("%s's quota %s is used up and does not reset within minutes: a daily quota resets at midnight Pacific time; enable billing on the project or use another key",
+			cmp.Or(e.Provider, host), cmp.Or(e.Quota, "(unnamed)"))
 	case e.Status == http.StatusTooManyRequests && (code == "insufficient_quota" || strings.Contains(msg, "quota")):
 		e.Kind = ErrQuota
 		e.Advice = fmt.Sprintf("the account at %s has no quota left: check billing or use another key", host)
@@ -195,6 +224,9 @@ func (ci callInfo) classifyStatus(e *APIError) {
 		e.Kind = ErrServer
 		e.Advice = fmt.Sprintf("%s failed; muse retries, try again later if it persists", host)
 		e.retryable = true
+	case e.Status == http.StatusNotFound && e.Provider == "Azure":
+		e.Kind = ErrBadRequest
+		e.Advice = fmt.Sprintf("%s has no such deployment or API version: check that model (or the deployment in OPENAI_BASE_URL) names a deployment of this resource, and azure_api_version; or use the v1 API, OPENAI_BASE_URL=https://%s/openai/v1", host, host)
 	case e.Status == http.StatusNotFound:
 		e.Kind = ErrBadRequest
 		e.Advice = fmt.Sprintf("%s has no such endpoint: OPENAI_BASE_URL should end in the API version, e.g. /v1", host)
@@ -247,7 +279,11 @@ type routerMetadata struct {
 // upstream provider. The message is the server's own, kept as it is.
 func (ci callInfo) readDialect(e *APIError, body []byte) {
 	if e.Provider == "" {
-		e.Provider = providerOf(ci.baseURL)
+		e.Provider = cmp.Or(ci.provider, providerOf(ci.baseURL))
+	}
+	if g := readGoogle(body); g != nil {
+		ci.readGoogle(e, g)
+		return
 	}
 	var b errorBody
 	if len(body) == 0 || json.Unmarshal(body, &b) != nil || b.Error == nil {
@@ -337,6 +373,82 @@ func (ci callInfo) inBand(body []byte) *APIError {
 	return e
 }
 
+// googleError is the error object of Google's APIs (Gemini's
+// OpenAI-compatible endpoint sends it wrapped in a JSON list):
+// {"error": {"code", "message", "status", "details": [{"@type", …}]}}.
+type googleError struct {
+	Error *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+		Status  string `json:"status"`
+		Details []struct {
+			Type       string `json:"@type"`
+			RetryDelay string `json:"retryDelay"`
+			Violations []struct {
+				QuotaID    string `json:"quotaId"`
+				QuotaValue string `json:"quotaValue"`
+			} `json:"violations"`
+		} `json:"details"`
+	} `json:"error"`
+}
+
+// readGoogle reads a Google error body, list or object; nil for any other.
+func readGoogle(body []byte) *googleError {
+	body = bytes.TrimSpace(body)
+	var g googleError
+	if len(body) > 0 && body[0] == '[' {
+		var list []googleError
+		if json.Unmarshal(body, &list) != nil || len(list) == 0 {
+			return nil
+		}
+		g = list[0]
+	} else if json.Unmarshal(body, &g) != nil {
+		return nil
+	}
+	if g.Error == nil || g.Error.Status == "" {
+		return nil // OpenAI's own error objects have no status
+	}
+	return &g
+}
+
+// readGoogle puts what a Google error says into e: the message (never the
+// raw JSON), the status as the code, the quota that ran out and the
+// RetryInfo's retryDelay, honoured like Retry-After.
+func (ci callInfo) readGoogle(e *APIError, g *googleError) {
+	if p := providerOf(ci.baseURL); p != "" {
+		e.Provider = p
+	} else {
+		e.Provider = "Gemini"
+	}
+	e.Message = g.Error.Message
+	e.Code = g.Error.Status
+	var quotas []string
+	for _, d := range g.Error.Details {
+		switch {
+		case strings.HasSuffix(d.Type, "google.rpc.RetryInfo"):
+			if dur, err := time.ParseDuration(d.RetryDelay); err == nil && dur > 0 && e.RetryAfter == 0 {
+				e.RetryAfter = dur
+			}
+		case strings.HasSuffix(d.Type, "google.rpc.QuotaFailure"):
+			for _, v := range d.Violations {
+				q := v.QuotaID
+				if v.QuotaValue != "" {
+					q += ", limit " + v.QuotaValue
+				}
+				quotas = append(quotas, q)
+			}
+		}
+	}
+	e.Quota = strings.Join(quotas, "; ")
+}
+
+// isDailyQuota: a quota that resets daily (or never, a billing one), not
+// within minutes.
+func isDailyQuota(quota string) bool {
+	q := strings.ToLower(quota)
+	return strings.Contains(q, "perday") || strings.Contains(q, "per_day") || strings.Contains(q, "billing")
+}
+
 // providerOf names the hosted servers whose dialect muse reads by their host.
 func providerOf(base string) string {
 	h := strings.ToLower(hostOf(base))
@@ -345,6 +457,8 @@ func providerOf(base string) string {
 		return "Azure"
 	case h == "openrouter.ai" || strings.HasSuffix(h, ".openrouter.ai"):
 		return "OpenRouter"
+	case h == "generativelanguage.googleapis.com":
+		return "Gemini"
 	}
 	return ""
 }
@@ -452,11 +566,45 @@ func bodyMessage(body []byte) string {
 			return s
 		}
 	}
+	if g := readGoogle(body); g != nil {
+		return g.Error.Message
+	}
+	var v any
+	if json.Unmarshal(body, &v) == nil {
+		// JSON of a shape muse does not know: its first message, never
+		// the raw JSON.
+		if m := firstMessage(v); m != "" {
+			return m
+		}
+		return fmt.Sprintf("the server's error (%d bytes of JSON) has no message", len(body))
+	}
 	s := strings.TrimSpace(string(body))
 	if len(s) > 300 {
 		s = s[:300] + "…"
 	}
 	return s
+}
+
+// firstMessage is the first "message" string in a JSON value, depth first.
+func firstMessage(v any) string {
+	switch v := v.(type) {
+	case map[string]any:
+		if s, ok := v["message"].(string); ok && s != "" {
+			return s
+		}
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if m := firstMessage(v[k]); m != "" {
+				return m
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if m := firstMessage(x); m != "" {
+				return m
+			}
+		}
+	}
+	return ""
 }
 
 // isSchemaRejection says whether the server refused the request because of

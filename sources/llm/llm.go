@@ -116,6 +116,18 @@ type Config struct {
 	// ContextWindow is the model's context in tokens (prompt and answer);
 	// 0 means ask the server (ContextWindow).
 	ContextWindow int
+	// Provider names the server's dialect when its host does not show it:
+	// "azure" for Azure OpenAI behind another host name. Empty: read from
+	// the host (*.openai.azure.com, *.cognitiveservices.azure.com are Azure).
+	Provider string
+	// AzureAPIVersion is the api-version query sent to an Azure OpenAI
+	// deployment URL. Empty: the one in BaseURL's query, else
+	// DefaultAzureAPIVersion. The /openai/v1 API needs none.
+	AzureAPIVersion string
+	// Capabilities, by model name, say which parameters a model takes
+	// when its name does not (a reasoning model behind an alias); what
+	// a server's 400 teaches is added to them for the process.
+	Capabilities map[string]Capabilities
 }
 
 // Request is one chat call.
@@ -149,13 +161,18 @@ type Response struct {
 	Structured bool
 	// Shortened is true when Request.Shorten was used.
 	Shortened bool
+	// Enlarged is true when the answer was cut at Request.MaxTokens and
+	// the call was made again with a larger limit (FinishReason is then
+	// the second answer's: "length" if it was cut again).
+	Enlarged bool
 }
 
 // Client calls one OpenAI-compatible server. It is safe for concurrent use.
 type Client struct {
-	cfg    Config
-	api    *openai.Client
-	prices map[string]Price
+	cfg      Config
+	provider string // the dialect: "Azure", "OpenRouter" or ""
+	api      *openai.Client
+	prices   map[string]Price
 
 	// The server told us it cannot do these; don't ask again.
 	noSchema      atomic.Bool
@@ -166,6 +183,9 @@ type Client struct {
 
 	mu     sync.Mutex
 	byTask map[string]Usage
+
+	capsMu sync.Mutex
+	caps   map[string]Capabilities // learned, by model
 
 	winMu   sync.Mutex
 	windows map[string]Window // by model
@@ -181,6 +201,21 @@ func New(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("llm: base URL %q is not an http(s) URL (set OPENAI_BASE_URL, e.g. https://api.openai.com/v1)", cfg.BaseURL)
 	}
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	provider := providerOf(cfg.BaseURL)
+	if strings.EqualFold(cfg.Provider, "azure") {
+		provider = "Azure"
+	}
+	var az azureTarget
+	if provider == "Azure" {
+		az = azureConfig(cfg, u)
+		cfg.BaseURL = az.base
+		if cfg.Model == "" {
+			cfg.Model = az.deployment
+		}
+		if cfg.APIKey == "" {
+			return nil, fmt.Errorf("llm: no API key for Azure OpenAI at %s: set OPENAI_API_KEY to the resource's key (muse sends it as the api-key header)", u.Host)
+		}
+	}
 	official := u.Host == "api.openai.com"
 	if official && cfg.APIKey == "" {
 		return nil, fmt.Errorf("llm: no API key for %s: set OPENAI_API_KEY, or OPENAI_BASE_URL for another server", cfg.BaseURL)
@@ -220,18 +255,25 @@ func New(cfg Config) (*Client, error) {
 	}
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = cfg.BaseURL
-	oc.HTTPClient = headerDoer{hc: hc}
+	doer := headerDoer{hc: hc}
+	if az.on {
+		oc = az.clientConfig(cfg.APIKey, cfg.Model)
+		doer.apiKey = cfg.APIKey
+	}
+	oc.HTTPClient = doer
 	prices := DefaultPrices()
 	for k, v := range cfg.Prices {
 		prices[k] = v
 	}
 	return &Client{
-		cfg:     cfg,
-		api:     openai.NewClientWithConfig(oc),
-		prices:  prices,
-		sleep:   sleepCtx,
-		byTask:  map[string]Usage{},
-		windows: map[string]Window{},
+		cfg:      cfg,
+		provider: provider,
+		api:      openai.NewClientWithConfig(oc),
+		prices:   prices,
+		sleep:    sleepCtx,
+		byTask:   map[string]Usage{},
+		caps:     map[string]Capabilities{},
+		windows:  map[string]Window{},
 	}, nil
 }
 
@@ -291,7 +333,12 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // the request context, so nothing is shared between calls. It also caps the
 // bytes read from a response (maxBytes) and notes a stream's "[DONE]", so
 // that a stream ended by it is complete with or without a finish reason.
-type headerDoer struct{ hc *http.Client }
+// For Azure OpenAI it sends the key as the api-key header in place of a
+// bearer token (apiKey set), as Azure wants for a resource key.
+type headerDoer struct {
+	hc     *http.Client
+	apiKey string
+}
 
 // maxEmbeddingBytes caps an embeddings response: 128 texts of 3,072
 // dimensions in JSON floats stay well below it.
@@ -317,6 +364,10 @@ type respInfo struct {
 const headBytes = 16 << 10
 
 func (d headerDoer) Do(req *http.Request) (*http.Response, error) {
+	if d.apiKey != "" {
+		req.Header.Del("Authorization")
+		req.Header.Set(openai.AzureAPIKeyHeader, d.apiKey)
+	}
 	resp, err := d.hc.Do(req)
 	if err != nil {
 		return resp, err

@@ -2,7 +2,11 @@ package llm
 
 import (
 	"cmp"
+	"fmt"
 	"strings"
+	"sync"
+
+	"github.com/tiktoken-go/tokenizer"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -25,6 +29,26 @@ type Usage struct {
 	CachedPromptTokens int     `json:"cached_prompt_tokens"`
 	CompletionTokens   int     `json:"completion_tokens"`
 	CostUSD            float64 `json:"cost_usd"`
+	// UnreportedCalls counts the calls among LLMCalls whose server sent
+	// no usage: their tokens and cost are not known (not 0), and are not
+	// in the counts above. The spend caps hold them at muse's own count
+	// of their tokens.
+	UnreportedCalls int `json:"unreported_calls,omitempty"`
+}
+
+// CostText is the cost as a report says it: "$0.0123"; "cost unknown
+// (the server reported no usage)" when no call's usage is known; "$0.0123
+// and 2 calls of unknown cost" when some are not.
+func (u Usage) CostText() string {
+	switch {
+	case u.UnreportedCalls > 0 && u.UnreportedCalls >= u.LLMCalls-u.CachedCalls:
+		return "cost unknown (the server reported no usage)"
+	case u.UnreportedCalls == 1:
+		return fmt.Sprintf("$%.4f and 1 call of unknown cost", u.CostUSD)
+	case u.UnreportedCalls > 1:
+		return fmt.Sprintf("$%.4f and %d calls of unknown cost", u.CostUSD, u.UnreportedCalls)
+	}
+	return fmt.Sprintf("$%.4f", u.CostUSD)
 }
 
 // Add adds o to u.
@@ -35,6 +59,7 @@ func (u *Usage) Add(o Usage) {
 	u.CachedPromptTokens += o.CachedPromptTokens
 	u.CompletionTokens += o.CompletionTokens
 	u.CostUSD += o.CostUSD
+	u.UnreportedCalls += o.UnreportedCalls
 }
 
 // Tokens is every token of the calls: the prompt (read afresh or from the
@@ -127,6 +152,9 @@ func (c *Client) costOf(model string, u Usage) float64 {
 // usageOf is one call's usage, the prompt tokens the server read from its
 // prompt cache apart; a replay from the response cache cost nothing.
 func (c *Client) usageOf(model string, u openai.Usage, cached bool) Usage {
+	if !cached && u.PromptTokens == 0 && u.CompletionTokens == 0 && u.TotalTokens == 0 {
+		return Usage{LLMCalls: 1, UnreportedCalls: 1}
+	}
 	cachedPrompt := 0
 	if d := u.PromptTokensDetails; d != nil {
 		cachedPrompt = min(max(d.CachedTokens, 0), u.PromptTokens)
@@ -139,4 +167,40 @@ func (c *Client) usageOf(model string, u openai.Usage, cached bool) Usage {
 		out.CostUSD = c.costOf(model, out)
 	}
 	return out
+}
+
+var (
+	codecOnce sync.Once
+	codec     tokenizer.Codec
+)
+
+// countTokens is muse's own count of text's tokens (OpenAI's o200k
+// encoding, close enough for other models' budgets), for a call whose
+// server reported no usage; EstimateTokens' high guess if the encoding
+// cannot be had.
+func countTokens(text string) int {
+	codecOnce.Do(func() { codec, _ = tokenizer.Get(tokenizer.O200kBase) })
+	if codec != nil {
+		if n, err := codec.Count(text); err == nil {
+			return n
+		}
+	}
+	return EstimateTokens(text)
+}
+
+// countedCost is what a call whose server reported no usage is taken to
+// have cost, for the spend caps: muse's count of the prompt and answer
+// tokens at the model's price.
+func (c *Client) countedCost(model string, msgs []Message, answer string) float64 {
+	prompt := 0
+	for _, m := range msgs {
+		prompt += 4 + countTokens(m.Content)
+		for _, p := range m.MultiContent {
+			prompt += countTokens(p.Text)
+			if p.ImageURL != nil {
+				prompt += 800
+			}
+		}
+	}
+	return c.costOf(model, Usage{PromptTokens: prompt, CompletionTokens: countTokens(answer)})
 }

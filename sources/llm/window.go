@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/musecheck/muse/sources/httpcache"
+	openai "github.com/sashabaranov/go-openai"
 )
 
 // A model's context window holds the prompt and the answer together. The
@@ -166,7 +167,10 @@ func (c *Client) getJSON(ctx context.Context, hc *http.Client, method, url strin
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if c.cfg.APIKey != "" {
+	switch {
+	case c.provider == "Azure":
+		req.Header.Set(openai.AzureAPIKeyHeader, c.cfg.APIKey)
+	case c.cfg.APIKey != "":
 		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
 	}
 	resp, err := hc.Do(req)
