@@ -210,6 +210,10 @@ func (c *Check) conclusion(a Accounting) string {
 	if n[FateRefutes]+n[FateContext] > 0 || len(c.IncludedEvidence()) > 0 || a.FactChecks > 0 {
 		return ConclusionEvidence
 	}
+	if t := strings.TrimSpace(c.Correction.Text); t != "" && !c.Correction.Unsourced() && !c.NoLLM {
+		// A correction muse wrote rests on evidence (or a person wrote it).
+		return ConclusionEvidence
+	}
 	assessed := n[FateNothing] + n[FateOffTopic]
 	unread := n[FateFetchFailed] + n[FateTooShort] + n[FateNotFetched]
 	switch {
@@ -264,7 +268,9 @@ func (a Accounting) summary(c *Check) string {
 		if a.FactChecks > 0 {
 			found = append(found, fmt.Sprintf("%d published fact-check%s of the claim", a.FactChecks, plural(a.FactChecks)))
 		}
-		parts = append(parts, strings.Join(found, "; "))
+		if len(found) > 0 {
+			parts = append(parts, strings.Join(found, "; "))
+		}
 	}
 	if k := n[FateNothing] + n[FateOffTopic]; k > 0 {
 		parts = append(parts, fmt.Sprintf("%s %s read and none addresses the post", pageCount(k), verb(k, "was", "were")))
@@ -434,7 +440,9 @@ func NoEvidenceText(c *Check) string {
 	if t := NotJudgedText(c); t != "" {
 		return t
 	}
-	a := c.Account()
+	d := *c
+	d.Correction = Correction{} // the text being written is no evidence
+	a := d.Account()
 	if a.Genuine() {
 		return NoSourceText
 	}
