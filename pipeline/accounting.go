@@ -273,9 +273,13 @@ func (a Accounting) summary(c *Check) string {
 		}
 	}
 	if k := n[FateNothing] + n[FateOffTopic]; k > 0 {
-		parts = append(parts, fmt.Sprintf("%s %s read and none addresses the post", pageCount(k), verb(k, "was", "were")))
-		if k == 1 {
-			parts[len(parts)-1] = "1 page was read and it does not address the post"
+		switch {
+		case a.Conclusion == ConclusionEvidence:
+			parts = append(parts, fmt.Sprintf("%d more %s read and %s not address it", k, verb(k, "was", "were"), verb(k, "does", "do")))
+		case k == 1:
+			parts = append(parts, "1 page was read and it does not address the post")
+		default:
+			parts = append(parts, fmt.Sprintf("%d pages were read and none addresses the post", k))
 		}
 	}
 	// more names pages beside those already named ("2 more were too
@@ -314,7 +318,7 @@ func (a Accounting) summary(c *Check) string {
 		parts = append(parts, fmt.Sprintf("you dropped %s", pageCount(k)))
 	}
 	if k := n[FateNotSent]; k > 0 && a.Conclusion == ConclusionEvidence {
-		parts = append(parts, fmt.Sprintf("%s more %s not needed", pageCount(k), verb(k, "was", "were")))
+		parts = append(parts, fmt.Sprintf("%d more %s not needed", k, verb(k, "was", "were")))
 	}
 	if len(parts) == 0 {
 		return "The search found no pages"
