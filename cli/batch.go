@@ -79,8 +79,8 @@ func batchCmd(app *App) *cobra.Command {
 			run := batch.Kept(eng, ro)
 			st, err := batch.Run(cmd.Context(), eng, in, out,
 				batch.Options{Parallel: parallel, Done: done, Progress: app.progress(), TTY: app.StderrTTY, Run: run})
-			fmt.Fprintf(app.Stderr, "muse: %d posts: %d done, %d failed, %d skipped (already done); %d model calls (%d from the cache), $%.4f\n",
-				st.Total, st.Done, st.Failed, st.Skipped, st.LLMCalls, st.CachedCalls, st.CostUSD)
+			fmt.Fprintf(app.Stderr, "muse: %d posts: %s, %d skipped (already done); %d model calls (%d from the cache), $%.4f\n",
+				st.Total, st.Counts(), st.Skipped, st.LLMCalls, st.CachedCalls, st.CostUSD)
 			if ro.Store != nil && st.Done+st.Failed > 0 {
 				fmt.Fprintln(app.Stderr, "muse: every check is kept as a case: muse cases")
 			}
@@ -126,7 +126,7 @@ func batchStatusCmd(app *App) *cobra.Command {
 			return batch.WriteStatus(app.Stdout, rs)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: for a results file a JSON array, one object per post (line, key, status, error, correction, cost_usd); for a queued batch one JSON object (batch_id, total, queued, running, done, failed)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: for a results file a JSON array, one object per post (line, key, status, error, correction, cost_usd, conclusion); for a queued batch one JSON object (batch_id, total, queued, running, done, failed, nothing_found, could_not_check)")
 	return cmd
 }
 
@@ -177,11 +177,27 @@ func queuedStatus(cmd *cobra.Command, app *App, id string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		return writeJSON(app.Stdout, st)
+	// The checks without evidence, apart: found nothing, or could not check.
+	rs, err := q.Results(cmd.Context(), id)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(app.Stdout, "batch %s: %d posts, %d queued, %d running, %d done, %d failed\n",
-		st.BatchID, st.Total, st.Queued, st.Running, st.Done, st.Failed)
+	counts := batch.Stats{Done: st.Done, Failed: st.Failed}
+	for _, r := range rs {
+		var res batch.Result
+		if len(r.Output) > 0 && json.Unmarshal(r.Output, &res) == nil && res.Check != nil {
+			counts.Count(res.Check.Account().Conclusion)
+		}
+	}
+	if asJSON {
+		return writeJSON(app.Stdout, struct {
+			jobs.Status
+			NothingFound int `json:"nothing_found"`
+			NotChecked   int `json:"could_not_check"`
+		}{st, counts.NothingFound, counts.NotChecked})
+	}
+	fmt.Fprintf(app.Stdout, "batch %s: %d posts, %d queued, %d running, %s\n",
+		st.BatchID, st.Total, st.Queued, st.Running, counts.Counts())
 	return nil
 }
 

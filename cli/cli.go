@@ -285,7 +285,7 @@ const (
 	exitOK         = 0 // done
 	exitFailed     = 1 // failed: the reason is on stderr
 	exitUsage      = 2 // usage or configuration: a bad flag or argument, nothing to check, nothing set up
-	exitNoEvidence = 3 // no evidence could be obtained: every page or provider failed, or the model's answers were lost
+	exitNoEvidence = 3 // could not check (pipeline.Accounting): every provider failed, no page could be read, or the model's answers were lost
 )
 
 // exitTable is the table in words, in code order.
@@ -293,10 +293,10 @@ var exitTable = []struct {
 	Code    int
 	Meaning string
 }{
-	{exitOK, "done (a check whose every page was judged and found no credible source is done too)"},
+	{exitOK, "done (a check that looked and found nothing is done too: accounting conclusion nothing_found)"},
 	{exitFailed, "failed; the last line on stderr says why"},
 	{exitUsage, "usage or configuration: unknown command or flag, bad argument, nothing to check, no model or search configured"},
-	{exitNoEvidence, "no evidence could be obtained: every page or search provider failed, or the model's answers were lost (filtered, refused, unreadable) so pages were not judged"},
+	{exitNoEvidence, "could not check, no evidence could be obtained (accounting conclusion could_not_check): every web search provider failed, no page could be read and none was judged, or the model's answers were lost (filtered, refused, unreadable) so pages were not judged"},
 }
 
 // usageError marks an error as the user's to fix in the command line or

@@ -28,14 +28,18 @@ type Check struct {
 	FactChecks []FactCheck `json:"fact_checks,omitempty"`
 	Images     []Image     `json:"images,omitempty"`
 	Queries    []Query     `json:"queries"`
-	Hits       []Hit       `json:"hits,omitempty"`
-	Sources    []Source    `json:"sources"`
-	Evidence   []Evidence  `json:"evidence"`
-	Correction Correction  `json:"correction"`
-	Usage      Usage       `json:"usage"`
-	Stages     []StageInfo `json:"stages,omitempty"`
-	Events     []Event     `json:"events,omitempty"`
-	NoLLM      bool        `json:"no_llm,omitempty"` // produced by the extractive --no-llm mode: a digest, never a verdict
+	// Searches is every search provider's answer to every query (hits,
+	// none, or its error); the accounting (Account) is derived from them
+	// with the hits, sources and evidence.
+	Searches   []SearchRecord `json:"searches,omitempty"`
+	Hits       []Hit          `json:"hits,omitempty"`
+	Sources    []Source       `json:"sources"`
+	Evidence   []Evidence     `json:"evidence"`
+	Correction Correction     `json:"correction"`
+	Usage      Usage          `json:"usage"`
+	Stages     []StageInfo    `json:"stages,omitempty"`
+	Events     []Event        `json:"events,omitempty"`
+	NoLLM      bool           `json:"no_llm,omitempty"` // produced by the extractive --no-llm mode: a digest, never a verdict
 }
 
 // FactCheck is a published fact-check of the claim the post makes.
@@ -285,6 +289,7 @@ func (c *Check) Clone() *Check {
 	}
 	d.FactChecks = slices.Clone(c.FactChecks)
 	d.Queries = slices.Clone(c.Queries)
+	d.Searches = slices.Clone(c.Searches)
 	d.Hits = make([]Hit, len(c.Hits))
 	for i, h := range c.Hits {
 		d.Hits[i] = h.clone()

@@ -238,12 +238,6 @@ type run struct {
 	read     map[string]bool // evidence stage: pages already quoted (canonical URL)
 	excluded map[string]bool // evidence stage: quotes the person unticked
 
-	// What happened, for ErrNoEvidence: every first search failed; pages
-	// read for evidence whose quotes were all off the page, and that had
-	// nothing to quote (pages not judged are in the Check, StatusNotJudged).
-	searchFailed       bool
-	evWrong, evNothing int
-
 	// partial, set by the stage running, says what part of its work could
 	// not be done: the stage is then StatePartial rather than StateDone.
 	partial string
@@ -315,7 +309,8 @@ func (e *Engine) Run(ctx context.Context, c *Check, from Stage, events chan<- Ev
 }
 
 // noEvidence says why a check that ran its evidence stage has no evidence,
-// when it is a failure rather than a genuine absence of sources.
+// when its accounting says it could not check (Accounting.Checked) rather
+// than checked and found nothing.
 func (r *run) noEvidence() error {
 	c := r.c
 	if len(c.IncludedEvidence()) > 0 || slices.ContainsFunc(c.Evidence, func(e Evidence) bool { return e.Verified }) {
@@ -324,30 +319,34 @@ func (r *run) noEvidence() error {
 	if len(r.factCheckEvidence()) > 0 {
 		return nil // a published fact-check of the claim is evidence the correction cites
 	}
-	read, failed := 0, 0
-	for _, s := range c.Sources {
-		if !s.FetchedAt.IsZero() {
-			read++
-		}
-		if s.Status == StatusFetchFailed {
-			failed++
-		}
+	a := c.Account()
+	if a.Checked() {
+		return nil
 	}
+	n := a.Counts
 	judged, lost := c.judging()
 	switch {
-	case r.searchFailed:
-		return fmt.Errorf("%w: every web search provider failed (see the warnings)", ErrNoEvidence)
-	case read == 0 && failed > 0:
-		return fmt.Errorf("%w: every page failed to be read (%d pages)", ErrNoEvidence, failed)
+	case a.searchFailed():
+		return fmt.Errorf("%w: every web search provider failed (%s)", ErrNoEvidence, strings.Join(a.failedProviders(), "; "))
 	case len(lost) > 0:
 		// Not "no credible source": the pages not judged may hold one.
 		return fmt.Errorf("%w: the model's answers could not be used for %d of %s: %s",
 			ErrNoEvidence, len(lost), pageCount(judged+len(lost)), lostWhy(lost, "them"))
-	case r.evWrong > 0 && r.evNothing == 0:
-		return fmt.Errorf("%w: the model's answers could not be used (for %d pages quoting nothing that is on the page)",
-			ErrNoEvidence, r.evWrong)
+	case n[FateNothing] > 0:
+		return fmt.Errorf("%w: the model's answers could not be used (for %s quoting nothing that is on the page)",
+			ErrNoEvidence, pageCount(n[FateNothing]))
+	case n[FateFetchFailed] > 0 && n[FateTooShort]+n[FateNotFetched] == 0:
+		return fmt.Errorf("%w: every page failed to be read (%s)", ErrNoEvidence, pageCount(n[FateFetchFailed]))
 	}
-	return nil
+	return fmt.Errorf("%w: no page could be read: %s", ErrNoEvidence, lowerFirst(a.Summary))
+}
+
+// lowerFirst puts a sentence's first letter in lower case, to follow a colon.
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
 }
 
 // stage runs one stage with its start and finish events.

@@ -389,8 +389,16 @@ func TestNoEvidenceCitesNothing(t *testing.T) {
 	if _, err := runCheck(t, e, c); err != nil {
 		t.Fatal(err)
 	}
-	if c.Correction.Text != NoSourceText || len(c.Correction.URLs) != 0 || m.corrections != 0 {
-		t.Fatalf("correction %+v after %d calls", c.Correction, m.corrections)
+	// Not "no credible source": pages were not read, and the correction
+	// says which (the accounting's sentence).
+	want := "6 pages were read and none addresses the post; 1 more could not be fetched (timed out); 1 more was too short to read; " +
+		"1 page was left out because its publisher is not rated a credible reference, so muse cannot write a sourced correction. " +
+		"Nothing here says whether the post is true or false."
+	if c.Correction.Text != want || len(c.Correction.URLs) != 0 || m.corrections != 0 || !c.Correction.Unsourced() {
+		t.Fatalf("correction %+v after %d calls, want %q", c.Correction, m.corrections, want)
+	}
+	if a := c.Account(); a.Conclusion != ConclusionNothingFound || a.Counts[FateNothing] != 5 || a.Counts[FateOffTopic] != 1 || a.Genuine() {
+		t.Errorf("accounting %s %v %+v", a.Conclusion, a.Counts, a.Pages)
 	}
 }
 
@@ -406,8 +414,11 @@ func TestEverythingFails(t *testing.T) {
 	if _, err := runCheck(t, e, c); !errors.Is(err, ErrNoEvidence) || !strings.Contains(err.Error(), "every page failed to be read") {
 		t.Fatalf("every page failed: err %v, want ErrNoEvidence naming the pages", err)
 	}
-	if c.Correction.Text != NoSourceText || len(c.Evidence) != 0 {
-		t.Fatalf("correction %+v", c.Correction)
+	if want := "8 pages could not be fetched; 1 page was left out because its publisher is not rated a credible reference, so muse cannot write"; !strings.HasPrefix(c.Correction.Text, want) || len(c.Evidence) != 0 {
+		t.Fatalf("correction %+v, want it to begin %q", c.Correction, want)
+	}
+	if a := c.Account(); a.Conclusion != ConclusionNotChecked || a.Counts[FateFetchFailed] != 8 {
+		t.Errorf("accounting %+v", a)
 	}
 	// Nothing found at all is a genuine "no credible source": no error.
 	w.results = map[int][]string{}

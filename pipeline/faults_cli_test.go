@@ -175,7 +175,8 @@ func TestFaultCLI(t *testing.T) {
 		}, code: 0, out: []string{"This post is false", "www.reuters.com", "compression bomb", "refusing to connect to 192.168.1.1"}},
 		{name: "search down", setup: func(t *testing.T, fe *faultEnv) {
 			fe.Cfg.SearXNGURL = "http://127.0.0.1:1"
-		}, code: 3, out: []string{pipeline.NoSourceText[:40]}, last: []string{"no evidence could be obtained", "every web search provider failed"}},
+		}, code: 3, out: []string{"Search failed (searxng failed 3 queries: connection refused); nothing was checked"},
+			last: []string{"no evidence could be obtained", "every web search provider failed"}},
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {

@@ -176,15 +176,40 @@ func faultInvariants(t *testing.T, c *pipeline.Check) {
 }
 
 // noSourceOnlyWhenJudged: a correction says no credible source was found
-// only when the model judged every page sent to it.
+// only when every page found was judged (or read and found off the
+// subject) and none bears on the post, and the search did not fail; a
+// correction that says no sourced correction could be written is the one
+// its accounting derives.
 func noSourceOnlyWhenJudged(t *testing.T, c *pipeline.Check) {
 	t.Helper()
+	if c.Correction.Unsourced() && !c.Correction.Edited && c.Correction.Text != pipeline.NoEvidenceText(c) {
+		t.Errorf("the correction %q is not what its accounting says: %q", c.Correction.Text, pipeline.NoEvidenceText(c))
+	}
 	if !strings.Contains(c.Correction.Text, pipeline.NoSourceText) {
 		return
 	}
 	for _, s := range c.Sources {
-		if s.Status == pipeline.StatusNotJudged {
+		switch {
+		case s.Status == pipeline.StatusNotJudged:
 			t.Errorf("the correction says no credible source was found while %s was not judged (%s)", s.URL, s.Reason)
+		case s.Status == pipeline.StatusUsed:
+			t.Errorf("the correction says no credible source was found while %s bears on the post (%s)", s.URL, s.Reason)
+		case s.Status == pipeline.StatusIrrelevant, s.Status == pipeline.StatusDuplicate,
+			s.Status == pipeline.StatusNotNeeded && strings.HasPrefix(s.Reason, "read: "):
+		default:
+			t.Errorf("the correction says no credible source was found while %s was never judged (%s: %s)", s.URL, s.Status, s.Reason)
+		}
+	}
+	for _, h := range c.Hits {
+		if c.SourceByURL(h.URL) == nil {
+			t.Errorf("the correction says no credible source was found while %s was never read", h.URL)
+		}
+	}
+	for _, q := range c.Searches {
+		if q.Outcome() == pipeline.SearchFailed && q.Provider != "archive" && !slices.ContainsFunc(c.Searches, func(o pipeline.SearchRecord) bool {
+			return o.Provider != "archive" && o.Outcome() != pipeline.SearchFailed
+		}) {
+			t.Errorf("the correction says no credible source was found while every web search failed (%s: %s)", q.Provider, q.Error)
 		}
 	}
 }
@@ -634,8 +659,9 @@ func TestFaultCorrectionStreamErrors(t *testing.T) {
 }
 
 // TestFaultSearch: the search provider fails. The user is told which
-// provider failed and why; the check still finishes, with muse's fixed
-// "no credible source" text, and says no evidence could be obtained
+// provider failed and why; the check still finishes, its correction says
+// the search failed and nothing was checked (never "no credible source"),
+// the search stage is partial, and it says no evidence could be obtained
 // (ErrNoEvidence) when no web provider answered.
 func TestFaultSearch(t *testing.T) {
 	t.Parallel()
@@ -648,7 +674,7 @@ func TestFaultSearch(t *testing.T) {
 		anything bool // pages were still found
 	}{
 		{"SearXNG down", func(t *testing.T, fe *faultEnv) { fe.Cfg.SearXNGURL = closed.URL },
-			[]string{"searxng", "connection refused", "the search found nothing"}, false},
+			[]string{"searxng", "connection refused", "every web search provider failed: searxng failed 3 queries: "}, false},
 		{"SearXNG answers its HTML front page", func(t *testing.T, fe *faultEnv) {
 			srv := httptest.NewServer(fixedPage("text/html", []byte("<html><head><title>SearXNG</title></head><body>search</body></html>")))
 			t.Cleanup(srv.Close)
@@ -693,8 +719,19 @@ func TestFaultSearch(t *testing.T) {
 			wantContains(t, "warnings", pipeline.Warnings(c), row.warn...)
 			if row.anything {
 				wantUsed(t, c, "www.reuters.com", "apnews.com")
-			} else if c.Correction.Text != pipeline.NoSourceText || len(c.Sources) != 0 {
-				t.Errorf("sources %d, correction %q", len(c.Sources), c.Correction.Text)
+			} else {
+				a := c.Account()
+				if !strings.HasPrefix(c.Correction.Text, "Search failed (searxng failed 3 queries: ") ||
+					!strings.Contains(c.Correction.Text, "); nothing was checked, so muse cannot write a sourced correction.") ||
+					len(c.Sources) != 0 || !c.Correction.Unsourced() {
+					t.Errorf("sources %d, correction %q", len(c.Sources), c.Correction.Text)
+				}
+				if a.Conclusion != pipeline.ConclusionNotChecked || len(a.Searches) == 0 || a.Searches[0].Outcome != pipeline.SearchFailed {
+					t.Errorf("accounting %+v, want could_not_check with failed searches", a)
+				}
+				if st := c.Stage(pipeline.StageSearch); st.State != pipeline.StatePartial || !strings.Contains(st.Error, "every web search provider failed") {
+					t.Errorf("search stage %+v, want partial saying every provider failed", st)
+				}
 			}
 			for _, key := range []string{"serp-test-key", "brave-test-key", "fc-test-key", "cse-test-key"} {
 				if strings.Contains(pipeline.Warnings(c), key) {

@@ -17,20 +17,20 @@ import (
 
 // NoSourceText is the whole correction when no evidence survived: muse says
 // so plainly and cites nothing rather than let a model write from memory.
-const NoSourceText = "No credible source was found that addresses this post, so muse cannot write a sourced correction. " +
-	"Nothing here says whether the post is true or false."
+const NoSourceText = "No credible source was found that addresses this post, so muse cannot write a sourced correction. " + noVerdict
 
 // NotJudgedLead opens the correction muse writes instead of NoSourceText
 // when the model could not judge some of the pages: there may be a source
 // among them, so muse does not say there is none (NotJudgedText).
 const NotJudgedLead = "No source could be checked"
 
-// Unsourced reports whether the correction is one of muse's fixed texts
-// saying that no sourced correction could be written (NoSourceText, or
-// the text that begins NotJudgedLead) rather than a correction.
+// Unsourced reports whether the correction is one of muse's texts saying
+// that no sourced correction could be written (NoEvidenceText: NoSourceText,
+// the text that begins NotJudgedLead, or the accounting's sentence) rather
+// than a correction.
 func (c Correction) Unsourced() bool {
 	t := strings.TrimSpace(c.Text)
-	return t == NoSourceText || strings.HasPrefix(t, NotJudgedLead)
+	return strings.HasSuffix(t, "so muse cannot write a sourced correction. "+noVerdict) || strings.HasPrefix(t, NotJudgedLead)
 }
 
 // NotJudgedText is the whole correction when no evidence survived and the
@@ -77,14 +77,16 @@ func (r *run) correction(ctx context.Context) (int, error) {
 	if len(ev) == 0 && note != "" {
 		// Pages the model did not judge may refute the post: say so, and
 		// never ask the model to write from "no facts were found".
-		c.Correction.Text = NotJudgedText(c)
+		c.Correction.Text = NoEvidenceText(c)
 		c.Correction.Warnings = []string{note}
 		r.partial = "no sourced correction: " + note
 		r.item(StageCorrection, c.Correction, "pages not judged")
 		return 0, nil
 	}
 	if len(ev) == 0 {
-		c.Correction.Text = NoSourceText
+		// What the accounting says happened, never "no credible source"
+		// unless every page found was judged.
+		c.Correction.Text = NoEvidenceText(c)
 		r.item(StageCorrection, c.Correction, "no evidence")
 		return 0, nil
 	}

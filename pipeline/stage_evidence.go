@@ -421,11 +421,9 @@ func (r *run) addQuotes(url string, res PageQuotes) int {
 	case kept[KindRefutes]+kept[KindContext] > 0:
 		s.Status, s.Reason = StatusUsed, fmt.Sprintf("%d refuting and %d context quotes", kept[KindRefutes], kept[KindContext])
 	case len(res.Refutes)+len(res.Context) > 0:
-		s.Status, s.Reason = StatusNotNeeded, judgedReason+"its quotes could not be found on the page"
-		r.evWrong++
+		s.Status, s.Reason = StatusNotNeeded, judgedReason+quotesOffPage
 	default:
 		s.Status, s.Reason = StatusNotNeeded, judgedReason+"no paragraph refutes or explains the post"
-		r.evNothing++
 	}
 	return kept[KindRefutes]
 }
@@ -496,6 +494,10 @@ func clip(s string, n int) string {
 // judgedReason opens the reason of a page the model read and found nothing
 // to quote on: it was judged.
 const judgedReason = "read: "
+
+// quotesOffPage ends the reason of a page judged whose quotes are none of
+// them on the page.
+const quotesOffPage = "its quotes could not be found on the page"
 
 // lostCause is one reason why the model's answer about pages was lost: the
 // opening of the page's Reason, and the same said of several pages, %s

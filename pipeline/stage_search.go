@@ -36,7 +36,7 @@ func (r *run) reverseImageSearch(ctx context.Context) ([]search.Hit, []search.Pr
 
 // search runs the first search pass.
 func (r *run) search(ctx context.Context) (int, error) {
-	r.c.Hits = nil
+	r.c.Hits, r.c.Searches = nil, nil
 	r.matchFactChecks(ctx)
 	_, err := r.searchPass(ctx, StageSearch, 1, r.e.opts.FirstPassHits)
 	r.factCheckHits()
@@ -85,6 +85,8 @@ func (r *run) searchPass(ctx context.Context, st Stage, pass, count int) ([]Hit,
 		}
 	}()
 	found, failures := search.Run(ctx, searchers, qs)
+	c.Searches = slices.DeleteFunc(c.Searches, func(s SearchRecord) bool { return s.Pass == pass })
+	r.recordSearches(pass, texts, searchers, found, failures)
 	if pass == 1 && ctx.Err() == nil && !allFailed(failures, len(qs), searchers) && r.fewCredible(found) {
 		// Too few credible pages on the first result page: ask for the
 		// second (providers that cannot page answer nothing).
@@ -101,6 +103,7 @@ func (r *run) searchPass(ctx context.Context, st Stage, pass, count int) ([]Hit,
 			Message: fmt.Sprintf("fewer than %d hits from credible publishers: asked for a second page of results", r.e.opts.MinCredibleHits)})
 	}
 	<-imgDone
+	r.recordSearches(pass, nil, nil, imgHits, imgFailures)
 	for _, f := range imgFailures {
 		r.warn(st, "%v", f)
 	}
@@ -110,15 +113,6 @@ func (r *run) searchPass(ctx context.Context, st Stage, pass, count int) ([]Hit,
 	}
 	for _, f := range failures {
 		r.warn(st, "%v", f)
-	}
-	if len(failures) > 0 && len(failures) == len(qs)*len(r.e.deps.Searchers) {
-		r.warn(st, "every search failed")
-	}
-	if pass == 1 && allFailed(failures, len(qs), r.e.deps.Searchers) {
-		r.searchFailed = true
-		if len(failures) != len(qs)*len(r.e.deps.Searchers) {
-			r.warn(st, "every web search provider failed; only the local archive answered")
-		}
 	}
 	seen := map[string]bool{}
 	for _, h := range c.Hits {
@@ -137,10 +131,56 @@ func (r *run) searchPass(ctx context.Context, st Stage, pass, count int) ([]Hit,
 		added = append(added, hit)
 		r.item(st, hit, "hit found")
 	}
-	if len(found) == 0 && (pass > 1 || len(c.FactChecks) == 0) { // a matched fact-check is a hit already
-		r.warn(st, "the search found nothing")
+	// What the search did, from its records: a stage whose searches all
+	// failed did not do its work.
+	a := c.Account()
+	switch {
+	case pass == 1 && a.searchFailed():
+		r.partial = "every web search provider failed: " + strings.Join(a.failedProviders(), "; ")
+		if len(c.Hits) > 0 {
+			r.partial += "; only the local archive answered"
+		}
+		r.warn(st, "%s", r.partial)
+	case len(found) == 0 && (pass > 1 || len(c.FactChecks) == 0): // a matched fact-check is a hit already
+		r.warn(st, "%s", a.searchSentence())
 	}
 	return added, nil
+}
+
+// recordSearches keeps each provider's answer to each query of a pass
+// (Check.Searches): the hits it gave, or its error, adding to what the
+// pass recorded so far. The reverse image searches are recorded the same
+// way.
+func (r *run) recordSearches(pass int, texts []string, searchers []search.Searcher, found []search.Hit, failures []search.ProviderError) {
+	c := r.c
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	type key struct{ provider, query string }
+	index := map[key]int{}
+	add := func(k key) int {
+		i, ok := index[k]
+		if !ok {
+			i = len(c.Searches)
+			index[k] = i
+			c.Searches = append(c.Searches, SearchRecord{Pass: pass, Query: k.query, Provider: k.provider})
+		}
+		return i
+	}
+	for _, t := range texts {
+		for _, s := range searchers {
+			add(key{s.Name(), t})
+		}
+	}
+	for _, h := range found {
+		for _, o := range h.Origins() {
+			c.Searches[add(key{o.Provider, o.Query})].Hits++
+		}
+	}
+	for _, f := range failures {
+		if i := add(key{f.Provider, f.Query}); c.Searches[i].Error == "" && f.Err != nil {
+			c.Searches[i].Error = f.Err.Error()
+		}
+	}
 }
 
 // searchWider runs the paper's second, wider search pass (top

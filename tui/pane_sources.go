@@ -116,6 +116,9 @@ func (m *Model) sourcesPane(w, h int) string {
 	for _, f := range m.check.FactChecks {
 		lines = append(lines, m.st.Ok.Render(truncate(safe(f.String()), w-2, "…")))
 	}
+	// What became of the search, from the check's own records: the
+	// sources' summary line.
+	lines = append(lines, m.st.Dim.Render(truncate(safe(m.check.Account().Summary), w-2, "…")))
 	lines = append(lines, m.st.Bold.Render("  "+row(titles)))
 	at := 0
 	for _, i := range m.order(pipeline.StageSources) {
@@ -295,6 +298,13 @@ func (m *Model) whyPane(w, h int) string {
 		status += " — " + s.Reason
 	}
 	add("status", status)
+	a := m.check.Account()
+	for _, p := range a.Pages {
+		if p.URL == s.URL {
+			add("became", strings.ReplaceAll(string(p.Fate), "_", " "))
+		}
+	}
+	add("of all", a.Summary)
 	if len(s.FoundBy) > 0 {
 		add("found by", strings.Join(s.FoundBy, "; "))
 	}

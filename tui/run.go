@@ -231,6 +231,8 @@ func (m *Model) onRunDone(msg runDoneMsg) tea.Cmd {
 		switch t := strings.TrimSpace(m.check.Correction.Text); {
 		case t == pipeline.NoSourceText:
 			status = "check finished — no credible source found: nothing to correct with"
+		case m.check.Correction.Unsourced():
+			status = "check finished — no sourced correction: " + m.check.Account().Summary
 		case m.check.NoLLM && t != "":
 			status = "check finished — reading list ready (no verdict without a model)"
 		case t != "":

@@ -99,8 +99,37 @@ type RunFunc func(ctx context.Context, c *pipeline.Check, from pipeline.Stage) e
 // Stats says what a batch run did and what its model calls cost.
 type Stats struct {
 	Total, Skipped, Done, Failed int
-	LLMCalls, CachedCalls        int
-	CostUSD                      float64
+	// NothingFound and NotChecked count the checks that ended without
+	// evidence, by their accounting (pipeline.Accounting): checked and
+	// found nothing (done), or could not check (failed, ErrNoEvidence).
+	NothingFound, NotChecked int
+	LLMCalls, CachedCalls    int
+	CostUSD                  float64
+}
+
+// Count counts a check without evidence by its accounting's conclusion.
+func (st *Stats) Count(conclusion string) {
+	switch conclusion {
+	case pipeline.ConclusionNothingFound:
+		st.NothingFound++
+	case pipeline.ConclusionNotChecked:
+		st.NotChecked++
+	}
+}
+
+// Counts says how the posts ended, the checks without evidence apart:
+// "5 done (1 checked and found nothing), 2 failed (1 could not be
+// checked)".
+func (st Stats) Counts() string {
+	s := fmt.Sprintf("%d done", st.Done)
+	if st.NothingFound > 0 {
+		s += fmt.Sprintf(" (%d checked and found nothing)", st.NothingFound)
+	}
+	s += fmt.Sprintf(", %d failed", st.Failed)
+	if st.NotChecked > 0 {
+		s += fmt.Sprintf(" (%d could not be checked)", st.NotChecked)
+	}
+	return s
 }
 
 // FinishedKeys reads an earlier output file and returns the keys of the
@@ -129,6 +158,9 @@ type Outcome struct {
 	Error      string  `json:"error,omitempty"`
 	Correction string  `json:"correction"`
 	CostUSD    float64 `json:"cost_usd"`
+	// Conclusion is the check's accounting's (pipeline.Accounting):
+	// evidence, nothing_found or could_not_check.
+	Conclusion string `json:"conclusion,omitempty"`
 }
 
 // ReadResults reads an output file of Run: the last result of each post,
@@ -155,6 +187,7 @@ func ReadResults(path string) ([]Outcome, error) {
 		o := Outcome{Line: r.Line, Key: r.Key, Status: r.Status, Error: r.Error}
 		if r.Check != nil {
 			o.Correction, o.CostUSD = r.Check.Correction.Text, r.Check.Usage.CostUSD
+			o.Conclusion = r.Check.Account().Conclusion
 		}
 		id := cmp.Or(r.Key, fmt.Sprint("line ", r.Line))
 		if i, ok := at[id]; ok {
@@ -173,16 +206,18 @@ func ReadResults(path string) ([]Outcome, error) {
 // WriteStatus prints the counts of a results file and each failure, for
 // people.
 func WriteStatus(w io.Writer, rs []Outcome) error {
-	done, failed, cost := 0, 0, 0.0
+	var st Stats
+	cost := 0.0
 	for _, r := range rs {
 		if r.Status == "done" {
-			done++
+			st.Done++
 		} else {
-			failed++
+			st.Failed++
 		}
+		st.Count(r.Conclusion)
 		cost += r.CostUSD
 	}
-	if _, err := fmt.Fprintf(w, "%d posts: %d done, %d failed; $%.4f\n", len(rs), done, failed, cost); err != nil {
+	if _, err := fmt.Fprintf(w, "%d posts: %s; $%.4f\n", len(rs), st.Counts(), cost); err != nil {
 		return err
 	}
 	for _, r := range rs {
@@ -276,6 +311,7 @@ func Run(ctx context.Context, e *pipeline.Engine, in io.Reader, out io.Writer, o
 		}
 		cost := 0.0
 		if r.Check != nil {
+			st.Count(r.Check.Account().Conclusion)
 			st.LLMCalls += r.Check.Usage.LLMCalls
 			st.CachedCalls += r.Check.Usage.CachedCalls
 			st.CostUSD += r.Check.Usage.CostUSD

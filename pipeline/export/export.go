@@ -192,6 +192,8 @@ func writeSources(b *strings.Builder, c *pipeline.Check) {
 		return 1
 	})
 	b.WriteString("## Sources\n\n")
+	// What became of the search, from the check's accounting.
+	b.WriteString("_" + inline(c.Account().Summary) + "._\n\n")
 	for _, s := range srcs {
 		title := cmp.Or(s.Title, s.Publisher, s.Domain, s.URL)
 		fmt.Fprintf(b, "- [%s](%s) — %s", inline(title), cmp.Or(s.FinalURL, s.URL), inline(cmp.Or(s.Publisher, s.Domain)))

@@ -81,8 +81,12 @@ func isHTTP(u string) bool {
 // even the first sentence with one URL does not fit, Note refuses with
 // ErrTooLong and says by how much; it never truncates mid-sentence.
 func Note(c *pipeline.Check) (string, error) {
-	if c == nil || strings.TrimSpace(c.Correction.Text) == "" || c.Correction.Unsourced() {
+	if c == nil || strings.TrimSpace(c.Correction.Text) == "" {
 		return "", fmt.Errorf("write note: %w", ErrNoCorrection)
+	}
+	if c.Correction.Unsourced() {
+		// Say what the check found, from its accounting.
+		return "", fmt.Errorf("write note: %w: %s", ErrNoCorrection, c.Account().Summary)
 	}
 	if c.NoLLM {
 		return "", fmt.Errorf("write note: %w", ErrDigest)

@@ -1,0 +1,81 @@
+package pipeline
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestNoSourceTextProperty: over random checks without evidence (pages in
+// every status, searches that answer or fail, hits never read), the
+// no-evidence correction says "No credible source was found" only when
+// every page found was judged or read and found off the subject, none
+// bears on the post and the search did not fail; it says a page was not
+// judged whenever one was; and otherwise it is the accounting's sentence.
+func TestNoSourceTextProperty(t *testing.T) {
+	statuses := []struct {
+		st     Status
+		reason string
+	}{
+		{StatusNotNeeded, judgedReason + "no paragraph refutes or explains the post"},
+		{StatusNotNeeded, judgedReason + quotesOffPage},
+		{StatusNotNeeded, "not read for evidence: the stage stopped early"},
+		{StatusIrrelevant, "shares 0% of the key words of the post"},
+		{StatusDuplicate, "same text as https://a.example/0"},
+		{StatusNotJudged, lostFilter.reason},
+		{StatusFetchFailed, "HTTP 403 Forbidden"},
+		{StatusTooShort, "12 words of main text; at least 100 needed"},
+		{StatusExcludedCutoff, "published 2024-03-06, after the cutoff 2024-03-05"},
+		{StatusUndated, "no publication date, so it cannot be shown to predate the cutoff"},
+		{StatusExcludedRating, "publisher rated factuality low: not a credible reference"},
+		{StatusPending, ""},
+	}
+	rng := rand.New(rand.NewPCG(48, 2403))
+	for i := range 3000 {
+		c := &Check{Post: Post{Text: "post", PostedAt: time.Date(2024, 3, 5, 0, 0, 0, 0, time.UTC)}}
+		c.Cutoff = c.Post.PostedAt
+		for q := range rng.IntN(3) {
+			r := SearchRecord{Pass: 1, Query: fmt.Sprint("q", q), Provider: "searxng", Hits: rng.IntN(2)}
+			if r.Hits == 0 && rng.IntN(2) == 0 {
+				r.Error = "HTTP 429 Too Many Requests"
+			}
+			c.Searches = append(c.Searches, r)
+		}
+		for p := range rng.IntN(5) {
+			s := statuses[rng.IntN(len(statuses))]
+			u := fmt.Sprintf("https://a.example/%d", p)
+			c.Sources = append(c.Sources, Source{URL: u, Status: s.st, Reason: s.reason, Dropped: rng.IntN(12) == 0})
+			c.Hits = append(c.Hits, Hit{URL: u})
+		}
+		if rng.IntN(6) == 0 {
+			c.Hits = append(c.Hits, Hit{URL: "https://unread.example/x"})
+		}
+		text := NoEvidenceText(c)
+		a := c.Account()
+		if !(Correction{Text: text}).Unsourced() {
+			t.Fatalf("check %d: %q is not one of the unsourced texts", i, text)
+		}
+		_, lost := c.judging()
+		switch {
+		case len(lost) > 0:
+			if !strings.HasPrefix(text, NotJudgedLead) {
+				t.Fatalf("check %d: %d pages not judged, correction %q", i, len(lost), text)
+			}
+		case text == NoSourceText:
+			for _, p := range a.Pages {
+				if !p.Fate.Judged() && p.Fate != FateOffTopic && p.Fate != FateDuplicate || p.Fate.Bears() {
+					t.Fatalf("check %d: no credible source while %s is %s (%s)", i, p.URL, p.Fate, p.Reason)
+				}
+			}
+			if a.searchFailed() {
+				t.Fatalf("check %d: no credible source while every search failed", i)
+			}
+		default:
+			if !strings.HasPrefix(text, a.Summary+", so muse cannot write a sourced correction.") {
+				t.Fatalf("check %d: correction %q is not the accounting's %q", i, text, a.Summary)
+			}
+		}
+	}
+}
