@@ -189,6 +189,18 @@ func (c *Check) Account() Accounting {
 	return a
 }
 
+// nothingSearched reports whether the check has no search on record and
+// nothing found: no provider was asked anything, so nothing was checked.
+func (a Accounting) nothingSearched() bool {
+	return len(a.Searches) == 0 && len(a.Pages) == 0 && a.FactChecks == 0
+}
+
+// webSearched reports whether a web search provider (not only the local
+// archive) was asked.
+func (a Accounting) webSearched() bool {
+	return slices.ContainsFunc(a.Searches, func(s SearchAnswer) bool { return s.Provider != "archive" })
+}
+
 // searchFailed reports whether every web search provider failed every
 // query of the first search: nothing it should have found was looked at.
 func (a Accounting) searchFailed() bool {
@@ -217,7 +229,7 @@ func (c *Check) conclusion(a Accounting) string {
 	assessed := n[FateNothing] + n[FateOffTopic]
 	unread := n[FateFetchFailed] + n[FateTooShort] + n[FateNotFetched]
 	switch {
-	case a.searchFailed(), n[FateNotJudged] > 0:
+	case a.searchFailed(), a.nothingSearched(), n[FateNotJudged] > 0:
 		return ConclusionNotChecked
 	case assessed == 0 && unread > 0:
 		return ConclusionNotChecked
@@ -239,7 +251,7 @@ func (a Accounting) Checked() bool { return a.Conclusion != ConclusionNotChecked
 // off the subject, and none bears on the post: the one case where muse
 // says that no credible source was found (NoSourceText).
 func (a Accounting) Genuine() bool {
-	if a.Conclusion == ConclusionEvidence || a.searchFailed() {
+	if a.Conclusion == ConclusionEvidence || a.searchFailed() || !a.webSearched() {
 		return false
 	}
 	for f, k := range a.Counts {
@@ -330,8 +342,17 @@ func (a Accounting) summary(c *Check) string {
 // searchSentence says what went wrong with the search, if anything: every
 // provider failed, or the search found no pages.
 func (a Accounting) searchSentence() string {
+	if a.nothingSearched() {
+		return "no search was made (no search provider is set up and the local archive has no pages, or no query was ticked); nothing was checked"
+	}
 	if len(a.Searches) == 0 {
 		return ""
+	}
+	if !a.webSearched() {
+		if len(a.Pages) == 0 {
+			return "the local archive was searched and holds no page about the post; no web search provider is set up, so the web was not checked"
+		}
+		return "only the local archive was searched: no web search provider is set up"
 	}
 	if a.searchFailed() {
 		who := a.failedProviders()

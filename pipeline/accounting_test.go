@@ -79,3 +79,37 @@ func TestNoSourceTextProperty(t *testing.T) {
 		}
 	}
 }
+
+// A check on record without any search (no provider set up and an empty
+// archive, or every query unticked) checked nothing: it never says that no
+// credible source was found.
+func TestNothingSearchedIsNotChecked(t *testing.T) {
+	c := &Check{Post: Post{Text: "The mayor banned bicycles on Main Street"},
+		Queries: []Query{{Text: "mayor bicycle ban", Enabled: true}}}
+	a := c.Account()
+	if a.Conclusion != ConclusionNotChecked || a.Genuine() || !strings.Contains(strings.ToLower(a.Summary), "no search was made") {
+		t.Errorf("accounting %+v", a)
+	}
+	if txt := NoEvidenceText(c); txt == NoSourceText || !strings.Contains(txt, "nothing was checked") {
+		t.Errorf("correction %q", txt)
+	}
+	// A search on record that found nothing is checked, and found nothing.
+	c.Searches = []SearchRecord{{Pass: 1, Query: "mayor bicycle ban", Provider: "searxng"}}
+	if a := c.Account(); a.Conclusion != ConclusionNothingFound || !a.Genuine() {
+		t.Errorf("a search that found nothing: %+v", a)
+	}
+}
+
+// With only the local archive searched, the web was not checked: muse says
+// so, and never that no credible source was found.
+func TestArchiveOnlySaysTheWebWasNotChecked(t *testing.T) {
+	c := &Check{Post: Post{Text: "The mayor banned bicycles on Main Street"},
+		Searches: []SearchRecord{{Pass: 1, Query: "mayor bicycle ban", Provider: "archive"}}}
+	a := c.Account()
+	if a.Genuine() || !strings.Contains(a.Summary, "the web was not checked") {
+		t.Errorf("accounting %+v", a)
+	}
+	if txt := NoEvidenceText(c); txt == NoSourceText {
+		t.Errorf("correction %q", txt)
+	}
+}
