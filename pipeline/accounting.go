@@ -350,7 +350,7 @@ func (a Accounting) searchSentence() string {
 	}
 	if !a.webSearched() {
 		if len(a.Pages) == 0 {
-			return "the local archive was searched and holds no page about the post; no web search provider is set up, so the web was not checked"
+			return "the local archive was searched and holds no page about the post; no web search provider is set up: the web was not checked"
 		}
 		return "only the local archive was searched: no web search provider is set up"
 	}
