@@ -343,7 +343,7 @@ func (a Accounting) summary(c *Check) string {
 // provider failed, or the search found no pages.
 func (a Accounting) searchSentence() string {
 	if a.nothingSearched() {
-		return "no search was made (no search provider is set up and the local archive has no pages, or no query was ticked); nothing was checked"
+		return "no search was made (no query was made of the post, or no search provider is set up and the local archive has no pages); nothing was checked"
 	}
 	if len(a.Searches) == 0 {
 		return ""

@@ -50,7 +50,7 @@ func TestExportsSayWhatHappened(t *testing.T) {
 			page("https://c.example", pipeline.StatusFetchFailed, "HTTP 402 Payment Required"),
 			page("https://d.example", pipeline.StatusTooShort, "12 words of main text; at least 100 needed")},
 			"2 pages were read and none addresses the post; 1 more could not be fetched (HTTP 402 Payment Required); 1 more was too short to read", true},
-		{"every page judged", nil, []pipeline.Source{
+		{"every page judged", []pipeline.SearchRecord{{Pass: 1, Query: "q", Provider: "searxng", Hits: 2}}, []pipeline.Source{
 			page("https://a.example", pipeline.StatusNotNeeded, judgedNothing),
 			page("https://b.example", pipeline.StatusIrrelevant, "shares 0% of the key words of the post")},
 			"2 pages were read and none addresses the post", true},
