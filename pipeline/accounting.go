@@ -274,7 +274,11 @@ func (a Accounting) summary(c *Check) string {
 		if k := n[FateRefutes]; k > 0 {
 			found = append(found, fmt.Sprintf("%s %s the post", pageCount(k), verb(k, "refutes", "refute")))
 		}
-		if k := n[FateContext]; k > 0 {
+		if k := n[FateContext]; k > 0 && c.NoLLM {
+			// The extractive mode lists related paragraphs; no model
+			// judged them.
+			found = append(found, fmt.Sprintf("%s %s paragraphs related to the post (no model judged %s)", pageCount(k), verb(k, "has", "have"), verb(k, "it", "them")))
+		} else if k > 0 {
 			found = append(found, fmt.Sprintf("%s %s context", pageCount(k), verb(k, "gives", "give")))
 		}
 		if a.FactChecks > 0 {
@@ -284,7 +288,9 @@ func (a Accounting) summary(c *Check) string {
 			parts = append(parts, strings.Join(found, "; "))
 		}
 	}
-	if k := n[FateNothing] + n[FateOffTopic]; k > 0 {
+	// Judged pages that bear on nothing; the relevance gate's pages were
+	// not judged, only counted as sharing too few of the post's words.
+	if k := n[FateNothing]; k > 0 {
 		switch {
 		case a.Conclusion == ConclusionEvidence:
 			parts = append(parts, fmt.Sprintf("%d more %s read and %s not address it", k, verb(k, "was", "were"), verb(k, "does", "do")))
@@ -306,6 +312,7 @@ func (a Accounting) summary(c *Check) string {
 		}
 		parts = append(parts, lead+" "+verb(k, one, many))
 	}
+	more(n[FateOffTopic], "shared too few of the post's words to be judged", "shared too few of the post's words to be judged")
 	more(n[FateNotJudged], "was not judged: the model's answer about it was lost",
 		"were not judged: the model's answers about them were lost")
 	why := a.reasonOf(FateFetchFailed)

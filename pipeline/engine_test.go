@@ -391,7 +391,8 @@ func TestNoEvidenceCitesNothing(t *testing.T) {
 	}
 	// Not "no credible source": pages were not read, and the correction
 	// says which (the accounting's sentence).
-	want := "6 pages were read and none addresses the post; 1 more could not be fetched (timed out); 1 more was too short to read; " +
+	want := "5 pages were read and none addresses the post; 1 more shared too few of the post's words to be judged; " +
+		"1 more could not be fetched (timed out); 1 more was too short to read; " +
 		"1 page was left out because its publisher is not rated a credible reference, so muse cannot write a sourced correction. " +
 		"Nothing here says whether the post is true or false."
 	if c.Correction.Text != want || len(c.Correction.URLs) != 0 || m.corrections != 0 || !c.Correction.Unsourced() {

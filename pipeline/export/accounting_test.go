@@ -53,7 +53,7 @@ func TestExportsSayWhatHappened(t *testing.T) {
 		{"every page judged", []pipeline.SearchRecord{{Pass: 1, Query: "q", Provider: "searxng", Hits: 2}}, []pipeline.Source{
 			page("https://a.example", pipeline.StatusNotNeeded, judgedNothing),
 			page("https://b.example", pipeline.StatusIrrelevant, "shares 0% of the key words of the post")},
-			"2 pages were read and none addresses the post", true},
+			"1 page was read and it does not address the post; 1 more shared too few of the post's words to be judged", true},
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
