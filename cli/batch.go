@@ -79,8 +79,8 @@ func batchCmd(app *App) *cobra.Command {
 			run := batch.Kept(eng, ro)
 			st, err := batch.Run(cmd.Context(), eng, in, out,
 				batch.Options{Parallel: parallel, Done: done, Progress: app.progress(), TTY: app.StderrTTY, Run: run})
-			fmt.Fprintf(app.Stderr, "muse: %d posts: %s, %d skipped (already done); %d model calls (%d from the cache), $%.4f\n",
-				st.Total, st.Counts(), st.Skipped, st.LLMCalls, st.CachedCalls, st.CostUSD)
+			fmt.Fprintf(app.Stderr, "muse: %d posts: %s, %d skipped (already done); %d model calls (%d from the cache), %s\n",
+				st.Total, st.Counts(), st.Skipped, st.LLMCalls, st.CachedCalls, st.Usage().CostText())
 			if ro.Store != nil && st.Done+st.Failed > 0 {
 				fmt.Fprintln(app.Stderr, "muse: every check is kept as a case: muse cases")
 			}

@@ -28,9 +28,11 @@ func TestBatchCountsNothingFoundApart(t *testing.T) {
 			c.Sources = []pipeline.Source{{URL: "https://a.example/1", Status: pipeline.StatusUsed}}
 			c.Evidence = []pipeline.Evidence{{SourceURL: "https://a.example/1", Quote: "q", Kind: pipeline.KindRefutes, Verified: true, Included: true}}
 			c.Correction = pipeline.Correction{Text: "This post is false.", URLs: []string{"https://a.example/1"}}
+			c.Usage.LLMCalls, c.Usage.CostUSD = 2, 0.01
 		case strings.Contains(c.Post.Text, "nothing"):
 			c.Sources = []pipeline.Source{{URL: "https://a.example/2", Status: pipeline.StatusNotNeeded, Reason: "read: no paragraph refutes or explains the post"}}
 			c.Correction = pipeline.Correction{Text: pipeline.NoEvidenceText(c)}
+			c.Usage.LLMCalls, c.Usage.UnreportedCalls = 1, 1 // a server that sent no usage
 		default: // every search failed
 			c.Searches = []pipeline.SearchRecord{{Pass: 1, Query: "q", Provider: "searxng", Error: "HTTP 429 Too Many Requests"}}
 			c.Correction = pipeline.Correction{Text: pipeline.NoEvidenceText(c)}
@@ -44,7 +46,7 @@ func TestBatchCountsNothingFoundApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Done != 2 || st.Failed != 1 || st.NothingFound != 1 || st.NotChecked != 1 {
+	if st.Done != 2 || st.Failed != 1 || st.NothingFound != 1 || st.NotChecked != 1 || st.Usage().CostText() != "$0.0100 and 1 call of unknown cost" {
 		t.Errorf("stats %+v", st)
 	}
 	if got, want := st.Counts(), "2 done (1 checked and found nothing), 1 failed (1 could not be checked)"; got != want {
@@ -62,7 +64,7 @@ func TestBatchCountsNothingFoundApart(t *testing.T) {
 	if err := WriteStatus(&status, rs); err != nil {
 		t.Fatal(err)
 	}
-	if want := "3 posts: 2 done (1 checked and found nothing), 1 failed (1 could not be checked); $0.0000\n"; !strings.HasPrefix(status.String(), want) {
+	if want := "3 posts: 2 done (1 checked and found nothing), 1 failed (1 could not be checked); $0.0100 and 1 call of unknown cost\n"; !strings.HasPrefix(status.String(), want) {
 		t.Errorf("status %q, want it to begin %q", status.String(), want)
 	}
 }

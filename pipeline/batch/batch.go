@@ -20,6 +20,7 @@ import (
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/llm"
 )
 
 // Post is one line of a `muse batch` input file.
@@ -105,6 +106,14 @@ type Stats struct {
 	NothingFound, NotChecked int
 	LLMCalls, CachedCalls    int
 	CostUSD                  float64
+	// UnreportedCalls counts the calls whose server reported no usage:
+	// their cost is unknown, not 0.
+	UnreportedCalls int
+}
+
+// Usage is the run's model calls and cost.
+func (st Stats) Usage() llm.Usage {
+	return llm.Usage{LLMCalls: st.LLMCalls, CachedCalls: st.CachedCalls, CostUSD: st.CostUSD, UnreportedCalls: st.UnreportedCalls}
 }
 
 // Count counts a check without evidence by its accounting's conclusion.
@@ -161,6 +170,10 @@ type Outcome struct {
 	// Conclusion is the check's accounting's (pipeline.Accounting):
 	// evidence, nothing_found or could_not_check.
 	Conclusion string `json:"conclusion,omitempty"`
+	// UnreportedCalls counts the model calls whose server reported no
+	// usage: the cost is at least CostUSD, not CostUSD.
+	UnreportedCalls int `json:"unreported_calls,omitempty"`
+	usage           llm.Usage
 }
 
 // ReadResults reads an output file of Run: the last result of each post,
@@ -187,6 +200,7 @@ func ReadResults(path string) ([]Outcome, error) {
 		o := Outcome{Line: r.Line, Key: r.Key, Status: r.Status, Error: r.Error}
 		if r.Check != nil {
 			o.Correction, o.CostUSD = r.Check.Correction.Text, r.Check.Usage.CostUSD
+			o.UnreportedCalls, o.usage = r.Check.Usage.UnreportedCalls, r.Check.Usage.Usage
 			o.Conclusion = r.Check.Account().Conclusion
 		}
 		id := cmp.Or(r.Key, fmt.Sprint("line ", r.Line))
@@ -207,7 +221,7 @@ func ReadResults(path string) ([]Outcome, error) {
 // people.
 func WriteStatus(w io.Writer, rs []Outcome) error {
 	var st Stats
-	cost := 0.0
+	var u llm.Usage
 	for _, r := range rs {
 		if r.Status == "done" {
 			st.Done++
@@ -215,9 +229,9 @@ func WriteStatus(w io.Writer, rs []Outcome) error {
 			st.Failed++
 		}
 		st.Count(r.Conclusion)
-		cost += r.CostUSD
+		u.Add(r.usage)
 	}
-	if _, err := fmt.Fprintf(w, "%d posts: %s; $%.4f\n", len(rs), st.Counts(), cost); err != nil {
+	if _, err := fmt.Fprintf(w, "%d posts: %s; %s\n", len(rs), st.Counts(), u.CostText()); err != nil {
 		return err
 	}
 	for _, r := range rs {
@@ -309,16 +323,17 @@ func Run(ctx context.Context, e *pipeline.Engine, in io.Reader, out io.Writer, o
 		} else {
 			st.Failed++
 		}
-		cost := 0.0
+		var u llm.Usage
 		if r.Check != nil {
 			st.Count(r.Check.Account().Conclusion)
-			st.LLMCalls += r.Check.Usage.LLMCalls
-			st.CachedCalls += r.Check.Usage.CachedCalls
-			st.CostUSD += r.Check.Usage.CostUSD
-			cost = r.Check.Usage.CostUSD
+			u = r.Check.Usage.Usage
+			st.LLMCalls += u.LLMCalls
+			st.CachedCalls += u.CachedCalls
+			st.CostUSD += u.CostUSD
+			st.UnreportedCalls += u.UnreportedCalls
 		}
 		if prog != nil {
-			prog.finished(r.Line, r.Status != "done", r.Error, cost)
+			prog.finished(r.Line, r.Status != "done", r.Error, u)
 		}
 	}
 	g, gctx := errgroup.WithContext(ctx)

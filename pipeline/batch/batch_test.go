@@ -23,6 +23,7 @@ import (
 	"github.com/musecheck/muse/pipeline/testworld"
 
 	"github.com/musecheck/muse/sources/extract"
+	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/sources/llm/llmtest"
 )
 
@@ -248,24 +249,27 @@ func TestProgressLine(t *testing.T) {
 	var plain bytes.Buffer
 	p := newProgress(&plain, false, 5, 1, now)
 	at = at.Add(10 * time.Second)
-	p.finished(2, false, "", 0.01)
+	p.finished(2, false, "", llm.Usage{LLMCalls: 2, CostUSD: 0.01})
 	at = at.Add(10 * time.Second)
-	p.finished(3, true, "every model call failed", 0.02)
+	p.finished(3, true, "every model call failed", llm.Usage{LLMCalls: 1, CostUSD: 0.02})
+	at = at.Add(10 * time.Second)
+	p.finished(4, false, "", llm.Usage{LLMCalls: 3, UnreportedCalls: 3}) // a server that sends no usage
 	p.close()
 	want := "muse: batch: 4 posts to check (1 already done, skipped)\n" +
 		"muse: 1/4 done, 0 failed, 10s elapsed, ETA 30s, $0.0100 so far\n" +
-		"muse: 2/4 done, 1 failed, 20s elapsed, ETA 20s, $0.0300 so far; line 3 failed: every model call failed\n"
+		"muse: 2/4 done, 1 failed, 20s elapsed, ETA 20s, $0.0300 so far; line 3 failed: every model call failed\n" +
+		"muse: 3/4 done, 1 failed, 30s elapsed, ETA 10s, ≥$0.0300 so far\n"
 	if plain.String() != want {
 		t.Errorf("plain progress:\n%s\nwant:\n%s", plain.String(), want)
 	}
 	var tty bytes.Buffer
 	p = newProgress(&tty, true, 2, 0, now)
-	p.finished(1, true, "no text", 0)
-	p.finished(2, false, "", 0)
+	p.finished(1, true, "no text", llm.Usage{})
+	p.finished(2, false, "", llm.Usage{LLMCalls: 2, UnreportedCalls: 2})
 	p.close()
 	out := tty.String()
 	if strings.Count(out, "\n") != 3 || !strings.Contains(out, "\r") || !strings.Contains(out, "muse: line 1 failed: no text\n") ||
-		!strings.HasSuffix(out, "2/2 done, 1 failed, 0s elapsed, $0.0000 so far\n") {
+		!strings.HasSuffix(out, "2/2 done, 1 failed, 0s elapsed, cost unknown so far\n") {
 		t.Errorf("terminal progress %q", out)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/progress"
 	"github.com/muesli/termenv"
+	"github.com/musecheck/muse/sources/llm"
 )
 
 // progressPrinter tells a person how a batch is going, on stderr: on a
@@ -25,7 +26,7 @@ type progressPrinter struct {
 	mu                  sync.Mutex
 	total, done, failed int
 	skipped             int
-	cost                float64
+	usage               llm.Usage
 	stop                chan struct{}
 	stopped             sync.WaitGroup
 	lastLen             int
@@ -67,14 +68,14 @@ func (p *progressPrinter) tick() {
 }
 
 // finished counts one post and says so.
-func (p *progressPrinter) finished(line int, failed bool, why string, cost float64) {
+func (p *progressPrinter) finished(line int, failed bool, why string, u llm.Usage) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done++
 	if failed {
 		p.failed++
 	}
-	p.cost += cost
+	p.usage.Add(u)
 	if !p.tty {
 		msg := "muse: " + p.status()
 		if failed {
@@ -119,7 +120,8 @@ func (p *progressPrinter) draw() {
 	p.lastLen = len([]rune(line))
 }
 
-// status is "3/10 done, 1 failed, 42s elapsed, ETA 1m30s, $0.0123 so far".
+// status is "3/10 done, 1 failed, 42s elapsed, ETA 1m30s, $0.0123 so far"
+// ("≥$0.0123" when a server reported no usage for some calls).
 func (p *progressPrinter) status() string {
 	running := p.total - p.skipped
 	elapsed := p.now().Sub(p.start)
@@ -128,7 +130,10 @@ func (p *progressPrinter) status() string {
 		eta := time.Duration(float64(elapsed) / float64(p.done) * float64(running-p.done))
 		s += ", ETA " + round(eta).String()
 	}
-	return s + fmt.Sprintf(", $%.4f so far", p.cost)
+	if cost := p.usage.CostCell(); cost != "unknown" {
+		return s + ", " + cost + " so far"
+	}
+	return s + ", cost unknown so far"
 }
 
 func round(d time.Duration) time.Duration { return d.Round(time.Second) }

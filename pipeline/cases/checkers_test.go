@@ -251,7 +251,8 @@ func TestUpgradeFromUserVersionSchema(t *testing.T) {
 		args []any
 	}{
 		{`INSERT INTO cases (id, created_at, updated_at, post_excerpt, check_json) VALUES (?, ?, ?, ?, ?)`,
-			[]any{c.ID, c.CreatedAt.UnixMilli(), c.CreatedAt.UnixMilli(), "old post", `{"id":"` + c.ID + `","post":{"text":"old post"}}`}},
+			[]any{c.ID, c.CreatedAt.UnixMilli(), c.CreatedAt.UnixMilli(), "old post",
+				`{"id":"` + c.ID + `","post":{"text":"old post"},"usage":{"llm_calls":3,"cached_calls":1,"unreported_calls":2,"cost_usd":0}}`}},
 		{`INSERT INTO drafts (case_id, at, text, edited) VALUES (?, ?, ?, 1)`, []any{c.ID, c.CreatedAt.UnixMilli(), "old draft"}},
 		{`INSERT INTO snapshots (case_id, url, fetched_at, text_gz, html_gz) VALUES (?, ?, ?, ?, ?)`,
 			[]any{c.ID, "https://a.example/", c.CreatedAt.UnixMilli(), tz, hz}},
@@ -279,6 +280,8 @@ func TestUpgradeFromUserVersionSchema(t *testing.T) {
 	list, _ := s.List(ctx, ListOptions{})
 	if len(list) != 1 || list[0].CreatedBy != "" || list[0].Version != 1 {
 		t.Errorf("old case listed as %+v", list)
+	} else if cost := list[0].Usage().CostCell(); cost != "unknown" {
+		t.Errorf("old case whose server reported no usage listed at %q, want unknown", cost)
 	}
 	got.Correction.Text = "carol's edit"
 	if err := s.Save(ctx, got); err != nil {

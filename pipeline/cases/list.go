@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/sources/llm"
 )
 
 // Summary is one line of the case list.
@@ -23,10 +24,15 @@ type Summary struct {
 	CorrectionLine string    `json:"correction_line"` // first line of the correction; empty before one is written
 	SourcesUsed    int       `json:"sources_used"`
 	CostUSD        float64   `json:"cost_usd"`
-	Events         int       `json:"events"`
-	CreatedBy      string    `json:"created_by"` // the checker who made the case ("" before checkers were recorded)
-	UpdatedBy      string    `json:"updated_by"` // the checker who saved it last
-	Version        int64     `json:"version"`    // moves on with every save
+	// The model calls, those answered by the response cache and those
+	// whose server reported no usage (their cost is unknown, not 0).
+	LLMCalls        int    `json:"llm_calls"`
+	CachedCalls     int    `json:"cached_calls"`
+	UnreportedCalls int    `json:"unreported_calls,omitempty"`
+	Events          int    `json:"events"`
+	CreatedBy       string `json:"created_by"` // the checker who made the case ("" before checkers were recorded)
+	UpdatedBy       string `json:"updated_by"` // the checker who saved it last
+	Version         int64  `json:"version"`    // moves on with every save
 }
 
 // ListOptions filters and pages the case list. The zero value lists every
@@ -48,8 +54,8 @@ type ListOptions struct {
 
 // List returns case summaries, newest first.
 func (s *Store) List(ctx context.Context, o ListOptions) ([]Summary, error) {
-	q := `SELECT id, created_at, updated_at, post_excerpt, post_url, correction_line, sources_used, cost_usd, events,
-	created_by, updated_by, version
+	q := `SELECT id, created_at, updated_at, post_excerpt, post_url, correction_line, sources_used, cost_usd, llm_calls, cached_calls,
+	unreported_calls, events, created_by, updated_by, version
 FROM cases WHERE 1=1`
 	var args []any
 	if !o.Since.IsZero() {
@@ -95,7 +101,7 @@ FROM cases WHERE 1=1`
 		var sm Summary
 		var created, updated int64
 		if err := rows.Scan(&sm.ID, &created, &updated, &sm.PostExcerpt, &sm.PostURL, &sm.CorrectionLine,
-			&sm.SourcesUsed, &sm.CostUSD, &sm.Events, &sm.CreatedBy, &sm.UpdatedBy, &sm.Version); err != nil {
+			&sm.SourcesUsed, &sm.CostUSD, &sm.LLMCalls, &sm.CachedCalls, &sm.UnreportedCalls, &sm.Events, &sm.CreatedBy, &sm.UpdatedBy, &sm.Version); err != nil {
 			return nil, fmt.Errorf("list cases: %w", err)
 		}
 		sm.CreatedAt, sm.UpdatedAt = time.UnixMilli(created), time.UnixMilli(updated)
@@ -107,6 +113,11 @@ FROM cases WHERE 1=1`
 	return out, nil
 }
 
+// Usage is the case's model calls and cost, as the list keeps them.
+func (sm Summary) Usage() llm.Usage {
+	return llm.Usage{LLMCalls: sm.LLMCalls, CachedCalls: sm.CachedCalls, UnreportedCalls: sm.UnreportedCalls, CostUSD: sm.CostUSD}
+}
+
 // Summarize computes a Check's list line, as Save indexes it.
 func Summarize(c *pipeline.Check) Summary {
 	sm := summarize(c)
@@ -116,11 +127,14 @@ func Summarize(c *pipeline.Check) Summary {
 
 func summarize(c *pipeline.Check) Summary {
 	sm := Summary{
-		PostExcerpt:    excerpt(c.Post.Text, 100),
-		PostURL:        c.Post.URL,
-		CorrectionLine: excerpt(firstLine(c.Correction.Text), 160),
-		CostUSD:        c.Usage.CostUSD,
-		Events:         len(c.Events),
+		PostExcerpt:     excerpt(c.Post.Text, 100),
+		PostURL:         c.Post.URL,
+		CorrectionLine:  excerpt(firstLine(c.Correction.Text), 160),
+		CostUSD:         c.Usage.CostUSD,
+		LLMCalls:        c.Usage.LLMCalls,
+		CachedCalls:     c.Usage.CachedCalls,
+		UnreportedCalls: c.Usage.UnreportedCalls,
+		Events:          len(c.Events),
 	}
 	if sm.PostExcerpt == "" {
 		sm.PostExcerpt = c.Post.URL
@@ -170,8 +184,8 @@ func WriteTable(w io.Writer, list []Summary) error {
 		if sm.UpdatedBy != "" && sm.UpdatedBy != by {
 			by += "→" + sm.UpdatedBy
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t$%.4f\t%s\t%s\n", sm.ID, sm.CreatedAt.Local().Format("2006-01-02 15:04"), cmp.Or(by, "-"),
-			sm.SourcesUsed, sm.CostUSD, excerpt(sm.PostExcerpt, 50), excerpt(corr, 70))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", sm.ID, sm.CreatedAt.Local().Format("2006-01-02 15:04"), cmp.Or(by, "-"),
+			sm.SourcesUsed, sm.Usage().CostCell(), excerpt(sm.PostExcerpt, 50), excerpt(corr, 70))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write case list: %w", err)

@@ -318,7 +318,7 @@ func (s *Store) write(ctx context.Context, c *pipeline.Check, raw []byte, base i
 	now := s.now().UnixMilli()
 	sm := summarize(c)
 	args := []any{c.CreatedAt.UnixMilli(), now, s.clean(sm.PostExcerpt), s.clean(sm.PostURL), s.clean(sm.CorrectionLine),
-		sm.SourcesUsed, sm.CostUSD, sm.Events, raw, s.user}
+		sm.SourcesUsed, sm.CostUSD, sm.LLMCalls, sm.CachedCalls, sm.UnreportedCalls, sm.Events, raw, s.user}
 	var conflict *ConflictError
 	var v int64
 	switch {
@@ -329,9 +329,9 @@ func (s *Store) write(ctx context.Context, c *pipeline.Check, raw []byte, base i
 			conflict.By, conflict.At = s.lastDeletion(ctx, tx, c.ID)
 		}
 		_, err = tx.ExecContext(ctx, s.q(`
-INSERT INTO cases (created_at, updated_at, post_excerpt, post_url, correction_line, sources_used, cost_usd, events, check_json,
-	updated_by, version, writer, created_by, id)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), append(args, v, s.writer, s.user, c.ID)...)
+INSERT INTO cases (created_at, updated_at, post_excerpt, post_url, correction_line, sources_used, cost_usd,
+	llm_calls, cached_calls, unreported_calls, events, check_json, updated_by, version, writer, created_by, id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), append(args, v, s.writer, s.user, c.ID)...)
 	case err != nil:
 		return 0, nil, err
 	default:
@@ -348,7 +348,8 @@ ON CONFLICT (case_id, version) DO NOTHING`), c.ID); err != nil {
 		}
 		_, err = tx.ExecContext(ctx, s.q(`
 UPDATE cases SET created_at = ?, updated_at = ?, post_excerpt = ?, post_url = ?, correction_line = ?, sources_used = ?,
-	cost_usd = ?, events = ?, check_json = ?, updated_by = ?, version = ?, writer = ?
+	cost_usd = ?, llm_calls = ?, cached_calls = ?, unreported_calls = ?, events = ?, check_json = ?, updated_by = ?,
+	version = ?, writer = ?
 WHERE id = ?`), append(args, v, s.writer, c.ID)...)
 	}
 	if err != nil {

@@ -138,6 +138,21 @@ func testSaveReopenRoundTrip(t *testing.T, path string) {
 	if !strings.Contains(buf.String(), c.ID) || !strings.Contains(buf.String(), "$0.0123") || !strings.Contains(buf.String(), "This post is false") {
 		t.Errorf("table:\n%s", buf.String())
 	}
+	// A call whose server reported no usage: the list says the cost is at
+	// least what was counted, not that it was all of it.
+	got.Usage.LLMCalls++
+	got.Usage.UnreportedCalls++
+	if err := s2.Save(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	list, _ = s2.List(ctx, ListOptions{})
+	buf.Reset()
+	if err := WriteTable(&buf, list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].UnreportedCalls != 1 || !strings.Contains(buf.String(), "≥$0.0123") {
+		t.Errorf("with a call of unknown cost: %+v\n%s", list, buf.String())
+	}
 
 	if err := s2.Delete(ctx, c.ID); err != nil {
 		t.Fatal(err)

@@ -51,6 +51,18 @@ func (u Usage) CostText() string {
 	return fmt.Sprintf("$%.4f", u.CostUSD)
 }
 
+// CostCell is the cost in a table's column: "$0.0123"; "unknown" when no
+// call's usage is known; "≥$0.0123" (at least that) when some are not.
+func (u Usage) CostCell() string {
+	switch {
+	case u.UnreportedCalls > 0 && u.UnreportedCalls >= u.LLMCalls-u.CachedCalls:
+		return "unknown"
+	case u.UnreportedCalls > 0:
+		return fmt.Sprintf("≥$%.4f", u.CostUSD)
+	}
+	return fmt.Sprintf("$%.4f", u.CostUSD)
+}
+
 // Add adds o to u.
 func (u *Usage) Add(o Usage) {
 	u.LLMCalls += o.LLMCalls

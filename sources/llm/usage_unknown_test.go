@@ -55,4 +55,17 @@ func TestUnreportedUsage(t *testing.T) {
 	if got := total.CostText(); got != "$0.0100 and 1 call of unknown cost" {
 		t.Errorf("mixed: %q", got)
 	}
+	for _, c := range []struct {
+		u    Usage
+		want string
+	}{
+		{Usage{LLMCalls: 2, CostUSD: 0.0123}, "$0.0123"},
+		{total, "≥$0.0100"},
+		{Usage{LLMCalls: 3, CachedCalls: 1, UnreportedCalls: 2}, "unknown"},
+		{Usage{}, "$0.0000"},
+	} {
+		if got := c.u.CostCell(); got != c.want {
+			t.Errorf("CostCell of %+v = %q, want %q", c.u, got, c.want)
+		}
+	}
 }
