@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -620,6 +621,93 @@ func TestFaultLostAnswers(t *testing.T) {
 				t.Logf("→ %v; %d evidence calls for %d pages", err, evidenceCalls.Load(), sent)
 			})
 		}
+	}
+}
+
+// TestFaultCutAnswers: the evidence answer about AP's page is cut at its
+// length limit (finish_reason "length") however large the limit. Cut
+// before any quote was written whole, the page is not judged and the
+// correction's warnings say why — it is not a page that "does not address
+// the post"; cut after a whole quote, the quote is kept, the one cut in
+// half is not, and a warning says the answer was cut. The pages read with
+// AP's are asked about again without it and judged.
+func TestFaultCutAnswers(t *testing.T) {
+	t.Parallel()
+	apTitle := testworld.Pages()["apnews.com"].Title
+	for _, row := range []struct {
+		name, text string
+		quoted     bool
+	}{
+		{"cut before any quote", `{"articles":[{"article":1,"refutes":["No order banning bicycles on Main Street was sig`, false},
+		{"cut after a whole quote", `{"articles":[{"article":1,"refutes":[` + strconv.Quote(testworld.QuoteR2) + `,"The AP's reporter said`, true},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			t.Parallel()
+			fe := newFaultEnv(t)
+			fe.llmFault = func(kind string, _ int, w http.ResponseWriter, r *http.Request) bool {
+				body, _ := io.ReadAll(r.Body)
+				var req openai.ChatCompletionRequest
+				if kind == "evidence" && json.Unmarshal(body, &req) == nil && strings.Contains(llmtest.LastUser(req), apTitle) {
+					r.Body = io.NopCloser(bytes.NewReader(body))
+					llmtest.CutAnswer(row.text)(w, r)
+					return true
+				}
+				return false
+			}
+			c, err := fe.run(t, fe.Options(), testworld.Post)
+			if err != nil {
+				t.Fatalf("the check stopped: %v", err)
+			}
+			faultInvariants(t, c)
+			wantUsed(t, c, "www.reuters.com")
+			ap := c.SourceByURL(testworld.PageURL("apnews.com", fe.Pages["apnews.com"]))
+			var apQuotes []string
+			for _, e := range c.Evidence {
+				if e.SourceURL == ap.URL {
+					apQuotes = append(apQuotes, e.Quote)
+				}
+			}
+			if !row.quoted {
+				if ap.Status != pipeline.StatusNotJudged || ap.Reason != "the model's answer was cut at its length limit" || len(apQuotes) != 0 {
+					t.Errorf("AP's page %s: %s, quotes %q; want not judged, its answer cut", ap.Status, ap.Reason, apQuotes)
+				}
+				wantContains(t, "correction warnings", strings.Join(c.Correction.Warnings, "\n"),
+					" pages was not judged: the model's answer about it was cut at its length limit")
+				return
+			}
+			if ap.Status != pipeline.StatusUsed || len(apQuotes) != 1 || apQuotes[0] != testworld.QuoteR2 {
+				t.Errorf("AP's page %s: %s, quotes %q; want used with the whole quote only", ap.Status, ap.Reason, apQuotes)
+			}
+			wantContains(t, "warnings", pipeline.Warnings(c), "was cut at its length limit: the quotes before the cut are kept")
+		})
+	}
+}
+
+// TestFaultCorrectionCut: the correction's stream ends at the server's
+// own token limit (finish_reason "length"). The text is kept, a warning
+// says it may end mid-sentence, and the stage is partial, not done.
+func TestFaultCorrectionCut(t *testing.T) {
+	t.Parallel()
+	fe := newFaultEnv(t)
+	const cut = "This post is false: Springfield's council has not banned bicycles, a spokesperson told"
+	fe.llmFault = func(kind string, _ int, w http.ResponseWriter, r *http.Request) bool {
+		if kind == "correction" {
+			llmtest.StreamCutAnswer(cut)(w, r)
+			return true
+		}
+		return false
+	}
+	c, err := fe.run(t, fe.Options(), testworld.Post)
+	if err != nil {
+		t.Fatalf("the check stopped: %v", err)
+	}
+	faultInvariants(t, c)
+	if c.Correction.Text != cut {
+		t.Errorf("correction %q, want the text streamed", c.Correction.Text)
+	}
+	wantContains(t, "correction warnings", strings.Join(c.Correction.Warnings, "\n"), "the correction may end mid-sentence")
+	if st := c.Stage(pipeline.StageCorrection); st.State != pipeline.StatePartial || !strings.Contains(st.Error, "length limit") {
+		t.Errorf("correction stage %+v, want partial", st)
 	}
 }
 

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/musecheck/muse/prompts"
 	"github.com/musecheck/muse/sources/lang"
 	"github.com/musecheck/muse/sources/llm"
+	"github.com/sashabaranov/go-openai"
 )
 
 // LLMModel is the Model (and Embedder) that talks to an OpenAI-compatible
@@ -147,6 +149,9 @@ func (m *LLMModel) Correction(ctx context.Context, in CorrectionInput, onDelta f
 	}
 	if err != nil {
 		return text, usageOf(resp), badAnswer(err)
+	}
+	if resp.FinishReason == string(openai.FinishReasonLength) {
+		return text, usageOf(resp), ErrAnswerCut
 	}
 	return text, usageOf(resp), nil
 }
@@ -292,18 +297,63 @@ func (m *LLMModel) evidenceCall(ctx context.Context, post prompts.Post, pages []
 			return out, used, err2
 		}
 	}
+	if err != nil && resp != nil && resp.FinishReason == string(openai.FinishReasonLength) && errors.Is(err, llm.ErrEmpty) {
+		// Hidden reasoning spent the whole limit, the larger one too.
+		err = fmt.Errorf("%w: %w", ErrAnswerCut, err)
+	}
 	if err != nil {
 		return nil, usageOf(resp), badAnswer(err)
 	}
+	// Cut at its length limit even after the client asked again with a
+	// larger one: with several pages, asked about again in smaller calls
+	// (judgeBatch); with one, what came before the cut is kept and the
+	// page says its answer was cut.
+	cut := resp.FinishReason == string(openai.FinishReasonLength)
+	if cut && len(pages) > 1 {
+		return nil, usageOf(resp), fmt.Errorf("%w: %w", ErrBadAnswer, ErrAnswerCut)
+	}
 	pqs, err := prompts.ParseEvidencePages(resp.Text)
 	if err != nil {
+		if cut {
+			err = fmt.Errorf("%w: %w", ErrAnswerCut, err)
+		}
 		return nil, usageOf(resp), badAnswer(&unreadAnswer{resp.Text, err})
 	}
 	out := make([]PageQuotes, len(pqs))
 	for i, q := range pqs {
 		out[i] = PageQuotes{Page: q.Article, Refutes: q.Refutes, Context: q.Context}
 	}
+	if cut {
+		out = closedQuotes(out, resp.Text)
+	}
 	return out, usageOf(resp), nil
+}
+
+// ErrAnswerCut marks an answer cut at its length limit (finish_reason
+// "length") even after it was asked for again with a larger one.
+var ErrAnswerCut = errors.New("the model's answer was cut at its length limit")
+
+// closedQuotes keeps, of an answer about one page cut at its length limit,
+// the quotes written whole: a quote the repair of the cut JSON closed is
+// the part of one before the cut, and is left out. The result says the
+// answer was cut.
+func closedQuotes(pqs []PageQuotes, raw string) []PageQuotes {
+	whole := func(qs []string) []string {
+		var out []string
+		for _, q := range qs {
+			if b, err := json.Marshal(q); err == nil && strings.Contains(raw, string(b)) {
+				out = append(out, q)
+			}
+		}
+		return out
+	}
+	for i := range pqs {
+		pqs[i].Refutes, pqs[i].Context, pqs[i].Cut = whole(pqs[i].Refutes), whole(pqs[i].Context), true
+	}
+	if len(pqs) == 0 {
+		pqs = []PageQuotes{{Page: 1, Cut: true}}
+	}
+	return pqs
 }
 
 // shrinkEvidence makes the call smaller by one step — half the pages in

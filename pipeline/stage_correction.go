@@ -145,6 +145,15 @@ func (r *run) correction(ctx context.Context) (int, error) {
 		warnings = append(warnings, note+"; the correction rests on the pages judged")
 	}
 	c.Correction = Correction{Text: guarded, URLs: cited, Warnings: warnings, Model: r.e.deps.Model.ModelName("correction")}
+	if errors.Is(err, ErrAnswerCut) {
+		// The server's own token limit: the text is kept, and said to be
+		// cut, for the checker to finish.
+		err = nil
+		cut := "the model's answer reached its length limit: the correction may end mid-sentence"
+		c.Correction.Warnings = append(c.Correction.Warnings, cut)
+		r.warn(StageCorrection, "%s", cut)
+		r.partial = cut
+	}
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:

@@ -149,6 +149,9 @@ type PageQuotes struct {
 	// page of the call it is found on, or nowhere.
 	Page             int
 	Refutes, Context []string
+	// Cut is set when the answer was cut at its length limit: quotes
+	// after the cut are lost.
+	Cut bool
 }
 
 type evidenceResult struct {
@@ -302,14 +305,33 @@ func (r *run) weigh(res evidenceResult, pages map[string]EvidencePage, answered 
 	}
 	*answered++
 	refuted := 0
+	cut := slices.ContainsFunc(res.quotes, func(q PageQuotes) bool { return q.Cut })
 	for i, q := range r.attribute(res.urls, res.quotes) {
 		if r.addQuotes(res.urls[i], q) >= 1 {
 			refuted++
+		}
+		if cut {
+			r.cutAnswer(res.urls[i])
 		}
 	}
 	if refuted > 0 && r.refutingPages() >= r.e.opts.RefutingPages {
 		stop()
 	}
+}
+
+// cutAnswer records that the model's answer about a page was cut at its
+// length limit: a page it quoted keeps the quotes written before the cut,
+// with a warning; a page it had not yet quoted was not judged.
+func (r *run) cutAnswer(url string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.c.SourceByURL(url)
+	if s.Status == StatusUsed {
+		r.warnLocked(StageEvidence, "the model's answer about %s was cut at its length limit: the quotes before the cut are kept, any after it are lost", url)
+		return
+	}
+	s.Status, s.Reason = StatusNotJudged, lostCut.reason
+	r.warnLocked(StageEvidence, "evidence from %s: %s, before it quoted the page", url, lostCut.reason)
 }
 
 // attribute gives each page of a batch the quotes the model gave for it.
@@ -513,10 +535,11 @@ var (
 	lostJSON     = lostCause{"the answer could not be read as JSON", "no answer about %s could be read as JSON"}
 	lostEmpty    = lostCause{"the model's answer was empty", "the model answered nothing about %s"}
 	lostLong     = lostCause{"the model's answer was longer than muse accepts", "the answer about %s was longer than muse accepts"}
+	lostCut      = lostCause{"the model's answer was cut at its length limit", "the model's answer about %s was cut at its length limit"}
 	lostSpendCap = lostCause{"the spend cap was reached", "the spend cap was reached before %s could be read"}
 	lostUnusable = lostCause{"the model's answer could not be used", "no answer about %s could be used"}
 	lostFailed   = lostCause{"the model server failed", "the model server failed on %s"}
-	lostCauses   = []lostCause{lostFilter, lostRefusal, lostInBand, lostJSON, lostEmpty, lostLong, lostSpendCap, lostUnusable, lostFailed}
+	lostCauses   = []lostCause{lostFilter, lostRefusal, lostInBand, lostJSON, lostEmpty, lostLong, lostCut, lostSpendCap, lostUnusable, lostFailed}
 )
 
 // lostReason says in plain words why the model's answer about a page could
@@ -553,6 +576,8 @@ func lostReason(err error) string {
 			words = ae.Provider + ": " + words
 		}
 		return lostInBand.reason + " (" + words + ")"
+	case errors.Is(err, ErrAnswerCut):
+		return lostCut.reason
 	case errors.Is(err, llm.ErrMalformed):
 		return lostJSON.reason
 	case errors.Is(err, llm.ErrEmpty):

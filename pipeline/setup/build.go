@@ -3,9 +3,11 @@ package setup
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -93,7 +95,7 @@ func NewFromConfig(ctx context.Context, cfg *Config, opts pipeline.Options) (e *
 			guard = ledger.DayGuard(cfg.SpendCapDayUSD)
 		}
 		client, err := newLLMClient(ctx, cfg, opts, cachedClient(cache, &http.Client{Transport: modelTr}),
-			&http.Client{Timeout: ollamaDetectTimeout, Transport: modelTr}, guard)
+			&http.Client{Timeout: ollamaDetectTimeout, Transport: modelTr}, guard, cache)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -291,13 +293,14 @@ func SearchOptions(cfg *Config) search.Options {
 // OpenAI-compatible server it names, or else an Ollama answering on
 // localhost (OLLAMA_HOST), or else an error wrapping ErrNoModel.
 func NewLLMClient(ctx context.Context, cfg *Config, opts pipeline.Options) (*llm.Client, error) {
-	return newLLMClient(ctx, cfg, opts, nil, nil, nil)
+	return newLLMClient(ctx, cfg, opts, nil, nil, nil, nil)
 }
 
 // newLLMClient is NewLLMClient with the HTTP client for model calls (the
 // response cache's), the one that looks for Ollama (nil: a plain one) and
-// the per-day spend guard.
-func newLLMClient(ctx context.Context, cfg *Config, opts pipeline.Options, hc, detect *http.Client, guard llm.SpendGuard) (*llm.Client, error) {
+// the per-day spend guard; the model capabilities learned are kept in
+// cache when it is not nil.
+func newLLMClient(ctx context.Context, cfg *Config, opts pipeline.Options, hc, detect *http.Client, guard llm.SpendGuard, cache *httpcache.Cache) (*llm.Client, error) {
 	lc := llm.Config{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, Model: cfg.Model, Models: cfg.Models,
 		EmbeddingModel: cfg.EmbeddingModel, Timeout: opts.LLMTimeout, RetryBaseDelay: opts.LLMRetryDelay,
 		Deadline: opts.LLMDeadline, MaxAnswerBytes: opts.LLMMaxAnswerBytes, ContextWindow: opts.ContextWindow,
@@ -333,6 +336,9 @@ func newLLMClient(ctx context.Context, cfg *Config, opts pipeline.Options, hc, d
 	if lc.BaseURL != "" && lc.Model == "" && !isOpenAI(lc.BaseURL) && !strings.Contains(lc.BaseURL, "/openai/deployments/") {
 		return nil, fmt.Errorf("%w: OPENAI_BASE_URL is set (%s) but no model is named for it: set MUSE_MODEL (or model in config.toml) to one of the server's models",
 			pipeline.ErrNoModel, maskURL(lc.BaseURL))
+	}
+	if cache != nil {
+		rememberCapabilities(ctx, &lc, cache)
 	}
 	c, err := llm.New(lc)
 	if err != nil {
@@ -408,4 +414,42 @@ func (a raterAdapter) Rate(u string) pipeline.Rating {
 	rt := a.r.Rate(u)
 	return pipeline.Rating{Domain: cmp.Or(rt.Domain, sources.HostOf(u)), Publisher: rt.Publisher, Factuality: rt.Factuality,
 		Bias: rt.Bias, Tier: rt.Tier, Origin: rt.Origin, UserContent: rt.UserContent, Boost: rt.Boost, Drop: rt.Drop}
+}
+
+// rememberCapabilities gives the client what earlier processes learned of
+// the models of its server (a parameter a model does not take costs one
+// rejected call, not one a process) and keeps what it learns. The cache
+// is an extra: when it cannot be read or written, the client learns again.
+func rememberCapabilities(ctx context.Context, lc *llm.Config, cache *httpcache.Cache) {
+	server := capabilitiesServer(lc.BaseURL)
+	kept, err := cache.Capabilities(ctx, server)
+	if err != nil {
+		return
+	}
+	for model, raw := range kept {
+		var cp llm.Capabilities
+		if json.Unmarshal(raw, &cp) != nil {
+			continue
+		}
+		if lc.Learned == nil {
+			lc.Learned = map[string]llm.Capabilities{}
+		}
+		lc.Learned[model] = cp
+	}
+	lc.OnLearn = func(model string, cp llm.Capabilities) {
+		if raw, err := json.Marshal(cp); err == nil {
+			_ = cache.SetCapabilities(context.WithoutCancel(ctx), server, model, raw)
+		}
+	}
+}
+
+// capabilitiesServer names a model server in the cache: its base URL
+// without credentials, query or fragment.
+func capabilitiesServer(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return base
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return strings.TrimRight(u.String(), "/")
 }

@@ -269,3 +269,53 @@ func TestCapabilitiesSetting(t *testing.T) {
 		t.Errorf("config show: %q", shown)
 	}
 }
+
+// TestCapabilitiesRemembered: what a model server's 400s taught one
+// process of a model (no temperature, max_completion_tokens) is kept in
+// the response cache, so the next process gets its first request right;
+// `muse cache clear` forgets it.
+func TestCapabilitiesRemembered(t *testing.T) {
+	ctx := context.Background()
+	picky := &llmtest.Picky{NoTemperature: true, NoMaxTokens: true, Text: "ok"}
+	srv := httptest.NewServer(picky)
+	defer srv.Close()
+	dir := t.TempDir()
+	cfg, err := Load("", env(map[string]string{"HOME": dir, "OPENAI_BASE_URL": srv.URL + "/v1", "MUSE_MODEL": "house-alias"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	requests := func() int {
+		t.Helper()
+		cache, err := openCache(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cache.Close()
+		c, err := newLLMClient(ctx, cfg, pipeline.Options{}, nil, nil, nil, cache)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := len(picky.Bodies())
+		if _, err := c.Complete(ctx, llm.Request{Messages: []llm.Message{{Role: "user", Content: "hi"}}, MaxTokens: 200}); err != nil {
+			t.Fatal(err)
+		}
+		return len(picky.Bodies()) - before
+	}
+	if n := requests(); n != 3 {
+		t.Fatalf("first process: %d requests, want 3 (two rejected)", n)
+	}
+	if n := requests(); n != 1 {
+		t.Errorf("second process: %d requests, want 1: what the first learned was not kept", n)
+	}
+	cache, err := openCache(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cache.Clear(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cache.Close()
+	if n := requests(); n != 3 {
+		t.Errorf("after muse cache clear: %d requests, want 3", n)
+	}
+}

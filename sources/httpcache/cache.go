@@ -182,10 +182,16 @@ func (c *Cache) Close() error {
 	return nil
 }
 
-// Clear removes every entry (`muse cache clear`) and returns how many.
+// Clear removes every entry (`muse cache clear`) and returns how many, and
+// the model capabilities learned.
 func (c *Cache) Clear(ctx context.Context) (int64, error) {
 	res, err := c.db.ExecContext(ctx, c.sql("DELETE FROM entries"))
 	if err != nil {
+		return 0, fmt.Errorf("clear cache %s: %w", c.where(), err)
+	}
+	// What servers taught of their models goes too: a lesson learned from
+	// a passing error is not kept for ever.
+	if _, err := c.db.ExecContext(ctx, "DELETE FROM model_capabilities"); err != nil {
 		return 0, fmt.Errorf("clear cache %s: %w", c.where(), err)
 	}
 	n, _ := res.RowsAffected()
@@ -507,4 +513,45 @@ func redactURL(u *url.URL) string {
 		r.RawQuery = q.Encode()
 	}
 	return r.String()
+}
+
+// Capabilities returns what earlier processes learned of the models of
+// the model server at base URL server (SetCapabilities), by model, as
+// the JSON they kept. A bypassed cache (--no-cache) remembers nothing.
+func (c *Cache) Capabilities(ctx context.Context, server string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	if c.opts.Bypass {
+		return out, nil
+	}
+	rows, err := c.db.QueryContext(ctx, c.sql("SELECT model, caps FROM model_capabilities WHERE server = ?"), server)
+	if err != nil {
+		return nil, fmt.Errorf("read learned model capabilities from %s: %w", c.where(), err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var model, caps string
+		if err := rows.Scan(&model, &caps); err != nil {
+			return nil, fmt.Errorf("read learned model capabilities from %s: %w", c.where(), err)
+		}
+		out[model] = []byte(caps)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read learned model capabilities from %s: %w", c.where(), err)
+	}
+	return out, nil
+}
+
+// SetCapabilities keeps what a model server's answer taught of one of its
+// models, as JSON, for later processes. `muse cache clear` forgets it.
+func (c *Cache) SetCapabilities(ctx context.Context, server, model string, caps []byte) error {
+	if c.opts.Bypass {
+		return nil
+	}
+	_, err := c.db.ExecContext(ctx, c.sql(`INSERT INTO model_capabilities (server, model, caps, learned_at) VALUES (?, ?, ?, ?)
+ON CONFLICT (server, model) DO UPDATE SET caps = excluded.caps, learned_at = excluded.learned_at`),
+		server, model, string(caps), c.now().UnixMilli())
+	if err != nil {
+		return fmt.Errorf("keep learned model capabilities in %s: %w", c.where(), err)
+	}
+	return nil
 }

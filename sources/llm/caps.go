@@ -14,15 +14,15 @@ import (
 // a 400 that names one of them teaches the client the rest of the process.
 type Capabilities struct {
 	// NoTemperature: send no temperature (the model takes only its default).
-	NoTemperature bool
+	NoTemperature bool `json:"no_temperature,omitempty"`
 	// MaxCompletionTokens: send the answer's limit as max_completion_tokens.
-	MaxCompletionTokens bool
+	MaxCompletionTokens bool `json:"max_completion_tokens,omitempty"`
 	// Format is the response_format for a request with a schema: ""
 	// (json_schema), FormatJSONObject, or FormatNone (the schema's plain
 	// fallback instruction, no response_format).
-	Format string
+	Format string `json:"format,omitempty"`
 	// NoStreamOptions: send no stream_options (so no usage in a stream).
-	NoStreamOptions bool
+	NoStreamOptions bool `json:"no_stream_options,omitempty"`
 }
 
 // Response formats for Capabilities.Format.
@@ -97,6 +97,9 @@ func (c *Client) learn(model string, schema bool, err error) bool {
 	c.capsMu.Lock()
 	c.caps[model] = cp
 	c.capsMu.Unlock()
+	if c.cfg.OnLearn != nil {
+		c.cfg.OnLearn(model, cp)
+	}
 	return true
 }
 

@@ -128,6 +128,12 @@ type Config struct {
 	// when its name does not (a reasoning model behind an alias); what
 	// a server's 400 teaches is added to them for the process.
 	Capabilities map[string]Capabilities
+	// Learned are capabilities an earlier process learned from this
+	// server's 400s (kept in the response cache), by model; a model named
+	// in Capabilities keeps those. OnLearn is told each one learned now,
+	// to keep it.
+	Learned map[string]Capabilities
+	OnLearn func(model string, cp Capabilities)
 }
 
 // Request is one chat call.
@@ -265,6 +271,12 @@ func New(cfg Config) (*Client, error) {
 	for k, v := range cfg.Prices {
 		prices[k] = v
 	}
+	caps := map[string]Capabilities{}
+	for model, cp := range cfg.Learned {
+		if _, set := cfg.Capabilities[model]; !set {
+			caps[model] = cp
+		}
+	}
 	return &Client{
 		cfg:      cfg,
 		provider: provider,
@@ -272,7 +284,7 @@ func New(cfg Config) (*Client, error) {
 		prices:   prices,
 		sleep:    sleepCtx,
 		byTask:   map[string]Usage{},
-		caps:     map[string]Capabilities{},
+		caps:     caps,
 		windows:  map[string]Window{},
 	}, nil
 }

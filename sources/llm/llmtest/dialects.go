@@ -1,6 +1,7 @@
 package llmtest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	openai "github.com/sashabaranov/go-openai"
 )
 
 // Hosted servers that speak OpenAI's protocol in their own dialect when a
@@ -139,6 +142,23 @@ func Answer(text string) http.HandlerFunc {
 			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
 				"message": map[string]any{"role": "assistant", "content": text}}},
 			"usage": map[string]any{"prompt_tokens": 900, "completion_tokens": 40, "total_tokens": 940},
+		})
+	}
+}
+
+// CutAnswer answers HTTP 200 with text cut at the request's limit, as
+// every server does when the answer reaches max_tokens (or
+// max_completion_tokens): finish_reason "length", the whole limit spent.
+func CutAnswer(text string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req openai.ChatCompletionRequest
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		limit := cmp.Or(req.MaxCompletionTokens, req.MaxTokens, 4096)
+		writeJSON(w, http.StatusOK, map[string]any{
+			"id": "chatcmpl-cut", "object": "chat.completion", "created": time.Now().Unix(), "model": "test-model",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "length",
+				"message": map[string]any{"role": "assistant", "content": text}}},
+			"usage": map[string]any{"prompt_tokens": 900, "completion_tokens": limit, "total_tokens": 900 + limit},
 		})
 	}
 }
@@ -382,8 +402,19 @@ func GeminiRateLimit(quotaID, limit, retryDelay string, asList bool) http.Handle
 // text, one with finish_reason "stop", then (unless noUsage) a usage chunk,
 // and "data: [DONE]".
 func StreamAnswer(text string, noUsage bool) http.HandlerFunc {
+	return streamAnswer(text, "stop", noUsage)
+}
+
+// StreamCutAnswer streams text as a server does when the answer reaches
+// its own token limit (Ollama's num_predict, a vLLM or llama.cpp default):
+// the text, then finish_reason "length".
+func StreamCutAnswer(text string) http.HandlerFunc {
+	return streamAnswer(text, "length", false)
+}
+
+func streamAnswer(text, finish string, noUsage bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
-		events := []any{chunkEvent(map[string]any{"role": "assistant", "content": text}, nil), chunkEvent(map[string]any{}, "stop")}
+		events := []any{chunkEvent(map[string]any{"role": "assistant", "content": text}, nil), chunkEvent(map[string]any{}, finish)}
 		if !noUsage {
 			events = append(events, map[string]any{"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": time.Now().Unix(),
 				"model": "test-model", "choices": []any{},
