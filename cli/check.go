@@ -152,6 +152,11 @@ func runCheck(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, a
 	if errors.As(runErr, &notKept) {
 		runErr = nil
 	}
+	if !errors.Is(runErr, pipeline.ErrEmptyPost) && (len(c.Searches) > 0 || len(c.Sources) > 0) {
+		// What became of the search, as the accounting says it: the
+		// same words as the report's and the app's.
+		fmt.Fprintln(app.Stderr, "muse: searched:", c.Account().Summary)
+	}
 	fmt.Fprintln(app.Stderr, "muse:", export.UsageLine(c.Usage))
 	if ro.Store != nil && runErr == nil && notKept == nil {
 		fmt.Fprintf(app.Stderr, "muse: kept as case %s (muse cases open %s)\n", c.ID, c.ID)

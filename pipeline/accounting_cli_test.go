@@ -139,6 +139,8 @@ func TestNothingFoundCauses(t *testing.T) {
 			if got := out.Check.Account(); got.Summary != out.Accounting.Summary || got.Conclusion != out.Accounting.Conclusion {
 				t.Errorf("the JSON's accounting %q is not the Check's own %q", out.Accounting.Summary, got.Summary)
 			}
+			// The progress on stderr says it too, in the same words.
+			wantContains(t, "stderr", res.stderr, "muse: searched: "+out.Accounting.Summary+"\n")
 			t.Logf("exit %d: %s", res.code, out.Correction.Text)
 		})
 	}
