@@ -48,3 +48,34 @@ func TestNothingBeforeTheCutoff(t *testing.T) {
 		t.Errorf("correction %q", txt)
 	}
 }
+
+// TestAnswersLostInTheApp: the model refuses every evidence call. The app
+// says no page was judged and why — in the status line, the sources pane's
+// summary line and "why this source" — never that no credible source was
+// found, and the check could not check (its accounting's conclusion).
+func TestAnswersLostInTheApp(t *testing.T) {
+	w := englishWorld
+	w.refuseEvidence = true
+	r := newRunner(t, w)
+	opts := testOptions(r)
+	opts.Start = true
+	tm := teatest.NewTestModel(t, New(context.Background(), opts), teatest.WithInitialTermSize(160, 40))
+	const said = "not judged: the model's answers about them were lost"
+	waitFor(t, tm, "no sourced correction")
+	tm.Type("4") // sources
+	waitFor(t, tm, said)
+	tm.Send(keyMsg(tea.KeyEnter)) // why this source
+	waitFor(t, tm, "the model refused")
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	m := tm.FinalModel(t).(*Model)
+	a := m.check.Account()
+	if a.Conclusion != pipeline.ConclusionNotChecked || a.Counts[pipeline.FateNotJudged] == 0 || !strings.Contains(a.Summary, said) {
+		t.Errorf("accounting %s %v %q", a.Conclusion, a.Counts, a.Summary)
+	}
+	if txt := m.check.Correction.Text; strings.Contains(txt, pipeline.NoSourceText) || !strings.HasPrefix(txt, pipeline.NotJudgedLead) {
+		t.Errorf("correction %q", txt)
+	}
+}

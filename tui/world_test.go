@@ -54,6 +54,9 @@ type world struct {
 	pages      []page
 	lead       string
 	background string
+	// refuseEvidence: the model refuses every evidence call, in OpenAI's
+	// refusal field.
+	refuseEvidence bool
 }
 
 const englishBackground = "%s correspondents also covered the city budget debate, a rail strike and the weekend's football results; " +
@@ -172,6 +175,9 @@ func (w world) model(req openai.ChatCompletionRequest) (llmtest.Reply, error) {
 		b, _ := json.Marshal(map[string][]string{"queries": qs})
 		return llmtest.Reply{Text: string(b), PromptTokens: queriesTokens[0], CompletionTokens: queriesTokens[1]}, nil
 	case "evidence":
+		if w.refuseEvidence {
+			return llmtest.Reply{Refusal: "I'm sorry, but I can't help with that request."}, nil
+		}
 		text := testworld.EvidenceAnswer(testworld.Articles(prompt), func(art string) (ref, ctx []string) {
 			for _, p := range w.pages {
 				for _, q := range p.Refutes {
