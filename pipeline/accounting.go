@@ -472,6 +472,9 @@ func NoEvidenceText(c *Check) string {
 	if t := NotJudgedText(c); t != "" {
 		return t
 	}
+	if t := untickedText(c); t != "" {
+		return t
+	}
 	d := *c
 	d.Correction = Correction{} // the text being written is no evidence
 	a := d.Account()
@@ -479,6 +482,35 @@ func NoEvidenceText(c *Check) string {
 		return NoSourceText
 	}
 	return a.Summary + ", so muse cannot write a sourced correction. " + noVerdict
+}
+
+// untickedLead opens untickedText.
+const untickedLead = "You unticked every quote found"
+
+// untickedText is the whole correction when the person unticked every
+// verified quote on the pages they kept: the evidence is there, their
+// choice left none for the correction ("" when that is not so).
+func untickedText(c *Check) string {
+	quotes, pages := 0, map[string]bool{}
+	for _, e := range c.Evidence {
+		if !e.Verified {
+			continue
+		}
+		s := c.SourceByURL(e.SourceURL)
+		if s == nil || !s.Eligible() {
+			continue
+		}
+		if e.Included {
+			return ""
+		}
+		quotes++
+		pages[sources.Key(s.URL)] = true
+	}
+	if quotes == 0 {
+		return ""
+	}
+	return fmt.Sprintf(untickedLead+" (%d %s from %s), so muse wrote no correction from them: tick the quotes to use and write again. %s",
+		quotes, verb(quotes, "quote", "quotes"), pageCount(len(pages)), noVerdict)
 }
 
 // noVerdict closes every text saying no sourced correction was written.
@@ -492,8 +524,10 @@ type checkJSON Check
 // `muse check --json`, batch results and stored cases carry it; it is
 // never read back, only derived again.
 func (c Check) MarshalJSON() ([]byte, error) {
+	cj := checkJSON(c)
+	cj.Correction.Warnings = c.CorrectionWarnings() // as of the text written
 	return json.Marshal(struct {
 		checkJSON
 		Accounting Accounting `json:"accounting"`
-	}{checkJSON(c), c.Account()})
+	}{cj, c.Account()})
 }

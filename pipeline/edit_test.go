@@ -236,6 +236,16 @@ func TestIncludeQuote(t *testing.T) {
 	if err := c.IncludeQuote(-1, true); !errors.Is(err, ErrNotInCheck) {
 		t.Errorf("no such quote: %v", err)
 	}
+	// Every quote unticked: the correction says so, not that no credible
+	// source was found, and no model is asked to write from nothing.
+	for i := range c.Evidence {
+		c.Evidence[i].Included = false
+	}
+	rerun(t, e, c, StageCorrection)
+	if !strings.HasPrefix(c.Correction.Text, "You unticked every quote found (") || strings.Contains(c.Correction.Text, NoSourceText) ||
+		!c.Correction.Unsourced() || len(c.Correction.URLs) != 0 {
+		t.Errorf("with every quote unticked the correction is %q", c.Correction.Text)
+	}
 }
 
 // The person's queries: each edit makes the search and what follows it

@@ -30,7 +30,8 @@ const NotJudgedLead = "No source could be checked"
 // than a correction.
 func (c Correction) Unsourced() bool {
 	t := strings.TrimSpace(c.Text)
-	return strings.HasSuffix(t, "so muse cannot write a sourced correction. "+noVerdict) || strings.HasPrefix(t, NotJudgedLead)
+	return strings.HasSuffix(t, "so muse cannot write a sourced correction. "+noVerdict) || strings.HasPrefix(t, NotJudgedLead) ||
+		strings.HasPrefix(t, untickedLead) && strings.HasSuffix(t, noVerdict)
 }
 
 // NotJudgedText is the whole correction when no evidence survived and the
@@ -181,7 +182,9 @@ func (r *run) correction(ctx context.Context) (int, error) {
 	}
 	var more []string
 	if len(cited) == 0 {
-		more = append(more, "the correction cites none of the evidence pages")
+		// Said now, and derived from the text whenever it is read
+		// (CorrectionWarnings), not kept beside it.
+		r.warn(StageCorrection, "%s", citesNone)
 	}
 	if in.Language == "en" && !strings.HasPrefix(strings.TrimLeft(guarded, "\"'“*_ "), prompts.CorrectionStart) {
 		more = append(more, fmt.Sprintf("the correction does not start with %q", prompts.CorrectionStart))

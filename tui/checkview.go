@@ -239,6 +239,9 @@ func shortCost(usd float64) string {
 // stageMark is a stage's icon, its short state, and the style to draw it in.
 func (m *Model) stageMark(s pipeline.Stage) (string, string, lipgloss.Style) {
 	info := m.stage(s)
+	if s == pipeline.StageCorrection && info.State != pipeline.StateRunning {
+		info.Count = m.check.CitedPages() // the text as it is now, edits too
+	}
 	switch info.State {
 	case pipeline.StateRunning:
 		return m.spin.View(), fmt.Sprintf("%.0fs", m.now().Sub(m.stageStarted(s)).Seconds()), m.st.Running
@@ -362,7 +365,7 @@ func (m *Model) detailLine(s pipeline.Stage) string {
 func (m *Model) warningBlock(s pipeline.Stage, w int) string {
 	var ws []string
 	for _, x := range m.stageWarnings(s) {
-		if s != pipeline.StageCorrection || !slices.Contains(m.check.Correction.Warnings, x) {
+		if s != pipeline.StageCorrection || !slices.Contains(m.check.Correction.Warnings, x) && !strings.HasPrefix(x, "the correction cites ") {
 			ws = append(ws, x) // the correction pane lists its own
 		}
 	}

@@ -63,7 +63,7 @@ func (m *Model) correctionPane(w, h int) string {
 	if c.Edited {
 		meta = append(meta, m.st.Dim.Render("edited by you"))
 	}
-	for _, warn := range c.Warnings {
+	for _, warn := range m.check.CorrectionWarnings() {
 		meta = append(meta, m.st.Warn.Render(wrap("⚠ "+safe(warn), w)))
 	}
 	if len(c.URLs) > 0 {

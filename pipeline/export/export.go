@@ -85,7 +85,7 @@ func markdown(c *pipeline.Check, leftOut bool) string {
 	} else {
 		b.WriteString("_No correction was written._\n\n")
 	}
-	for _, w := range c.Correction.Warnings {
+	for _, w := range c.CorrectionWarnings() {
 		b.WriteString("> **Warning:** " + inline(w) + "\n\n")
 	}
 	writeEvidence(&b, c)

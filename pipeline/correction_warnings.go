@@ -1,0 +1,102 @@
+package pipeline
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/links"
+)
+
+// What the correction cites is said of its current text: these warnings
+// are derived by CorrectionWarnings every time they are read, never kept
+// beside the text (an edit that adds the Reuters link must not leave
+// "cites none of the evidence pages" standing).
+const (
+	citesNone    = "the correction cites none of the evidence pages"
+	citesPrefix  = "the correction cites "
+	notEvidenceF = "the correction cites %s, which holds none of the quotes it rests on"
+)
+
+// Warnings the run wrote about the model's draft: once the person has
+// edited the text they describe a draft that is no longer there.
+var draftWarnings = []string{"removed ", "the correction does not start with ", "the correction is written in ",
+	"the model's answer reached its length limit"}
+
+// CorrectionWarnings are the correction's warnings as of its current text
+// and evidence: what the run that wrote it found (a page not judged, a
+// stream cut short, a link removed from the model's draft — the last kinds
+// only while the text is the model's), and what the text cites now: none
+// of the evidence pages, or a page none of whose quotes is included.
+func (c *Check) CorrectionWarnings() []string {
+	var out []string
+	for _, w := range c.Correction.Warnings {
+		switch {
+		case strings.HasPrefix(w, citesPrefix):
+			continue // derived below, from the text as it is
+		case c.Correction.Edited && slices.ContainsFunc(draftWarnings, func(p string) bool { return strings.HasPrefix(w, p) }):
+			continue
+		}
+		out = append(out, w)
+	}
+	text := strings.TrimSpace(c.Correction.Text)
+	if text == "" || c.Correction.Unsourced() || c.NoLLM {
+		return out
+	}
+	evidence := c.evidencePages()
+	cited, foreign := false, []string(nil)
+	for _, l := range links.Find(text) {
+		switch {
+		case evidence[sources.Key(l.URL)]:
+			cited = true
+		case !slices.Contains(foreign, l.URL):
+			foreign = append(foreign, l.URL)
+		}
+	}
+	if !cited {
+		out = append(out, citesNone)
+	}
+	for _, u := range foreign {
+		out = append(out, strings.Replace(notEvidenceF, "%s", u, 1))
+	}
+	return out
+}
+
+// CitedPages counts the evidence pages the correction's text cites as it
+// is now (the correction stage's count, kept current through edits).
+func (c *Check) CitedPages() int {
+	evidence := c.evidencePages()
+	seen := map[string]bool{}
+	for _, l := range links.Find(c.Correction.Text) {
+		if k := sources.Key(l.URL); evidence[k] {
+			seen[k] = true
+		}
+	}
+	return len(seen)
+}
+
+// evidencePages are the pages a correction may cite, by sources.Key: each
+// page (and the address it moved to) with an included, verified quote the
+// person has not dropped, and each published fact-check with a rating.
+func (c *Check) evidencePages() map[string]bool {
+	out := map[string]bool{}
+	for _, e := range c.Evidence {
+		if !e.Included || !e.Verified {
+			continue
+		}
+		s := c.SourceByURL(e.SourceURL)
+		if s == nil || !s.Eligible() {
+			continue
+		}
+		out[sources.Key(s.URL)] = true
+		if s.FinalURL != "" {
+			out[sources.Key(s.FinalURL)] = true
+		}
+	}
+	for _, f := range c.FactChecks {
+		if f.URL != "" && f.Rating != "" {
+			out[sources.Key(f.URL)] = true
+		}
+	}
+	return out
+}
