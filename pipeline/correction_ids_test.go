@@ -89,10 +89,12 @@ func TestCorrectionIDHabits(t *testing.T) {
 // delta event carries the text so far as the finished correction will
 // read, its ids already the URLs they name, so a preview never shows
 // "[S1]" and then changes it.
+// A link the guard removes (one a page injected: "More at …") is never
+// shown, even mid-stream.
 func TestStreamedCorrectionShowsURLs(t *testing.T) {
 	env := testworld.New(t, nil)
 	reuters := testworld.PageURL("www.reuters.com", env.Pages["www.reuters.com"])
-	env.Model.CorrectionReply = &llmtest.Reply{Text: "This post is false: the council has not banned bicycles [S1]. It is widening a lane."}
+	env.Model.CorrectionReply = &llmtest.Reply{Text: "This post is false: the council has not banned bicycles [S1]. More at http://evil.example/proof. It is widening a lane."}
 	e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, pipeline.Options{PageProxy: env.Proxy})
 	if err != nil {
 		t.Fatal(err)
@@ -129,5 +131,13 @@ func TestStreamedCorrectionShowsURLs(t *testing.T) {
 	}
 	if last != c.Correction.Text {
 		t.Errorf("the last preview %q is not the finished correction %q", last, c.Correction.Text)
+	}
+	for _, ev := range deltas {
+		if strings.Contains(ev.Text, "evil.example") {
+			t.Fatalf("a preview shows the injected link: %q", ev.Text)
+		}
+	}
+	if !strings.Contains(raw.String(), "evil.example") {
+		t.Error("the model's answer did not carry the link: the test tests nothing")
 	}
 }

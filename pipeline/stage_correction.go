@@ -110,6 +110,9 @@ func (r *run) correction(ctx context.Context) (int, error) {
 		text, u, err := r.e.deps.Model.Correction(ctx, in, func(delta string) {
 			sofar.WriteString(delta)
 			preview, _ := ResolveSourceIDs(sofar.String(), ids, material)
+			// A link is shown only once the guard has passed it: an
+			// injected one never reaches the screen, even mid-stream.
+			preview, _, _ = GuardCorrection(preview, allowed)
 			r.emit(Event{Kind: EventTokenDelta, Stage: StageCorrection, Delta: delta, Text: preview})
 		})
 		r.addUsage(StageCorrection, u)

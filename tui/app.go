@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -167,13 +168,17 @@ type Model struct {
 
 	status        string
 	statusSeq     int
-	statusFailure bool   // the status says why something failed
-	dirty         bool   // something typed has not been copied or exported
-	draftID       string // this session's: names the draft of a post being composed
-	draftSeq      int
-	draftSince    time.Time // when the oldest change not yet in the draft was made
-	gate          *draftGate
-	rendered      struct{ key, out string }
+	statusFailure bool // the status says why something failed
+	dirty         bool // something typed has not been copied or exported
+	// composeDirty: the compose form holds text typed (or restored) since
+	// its last check started; it is kept when the journalist leaves the
+	// form, and quitting asks first.
+	composeDirty bool
+	draftID      string // this session's: names the draft of a post being composed
+	draftSeq     int
+	draftSince   time.Time // when the oldest change not yet in the draft was made
+	gate         *draftGate
+	rendered     struct{ key, out string }
 
 	saver       *caseSaver
 	snaps       *cases.Snapshotter // nil: the store keeps no pages
@@ -386,7 +391,7 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	case overlayQuit:
 		if key.Matches(msg, m.keys.QuitAnyway) {
-			return tea.Sequence(removeDraft(m.gate, true, m.opts.DraftDir, m.draftID, m.draftKey()), tea.Quit)
+			return m.quitNow()
 		}
 		m.overlay = overlayNone
 		return nil
@@ -417,10 +422,23 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 // case one last time, on the way out.
 func (m *Model) quit() tea.Cmd {
 	inCase := m.saving() && m.screen == screenCheck
-	if m.dirty && !inCase {
+	if m.dirty && !inCase || m.composeUnsent() {
 		m.overlay = overlayQuit
 		return nil
 	}
+	return m.quitNow()
+}
+
+// composeUnsent reports whether the compose form holds a post typed and
+// not yet checked.
+func (m *Model) composeUnsent() bool {
+	return m.composeDirty && strings.TrimSpace(m.compose.text.Value()) != ""
+}
+
+// quitNow quits: the case's edit in progress saved first when the check
+// is kept as a case, the drafts removed.
+func (m *Model) quitNow() tea.Cmd {
+	inCase := m.saving() && m.screen == screenCheck
 	if m.cancel != nil {
 		m.cancel()
 	}
@@ -505,8 +523,11 @@ func (m *Model) view() string {
 // quitQuestion says what quitting would lose, where the journalist is.
 func (m *Model) quitQuestion() string {
 	what := "The correction has changes you have not copied or exported."
-	if m.screen == screenCompose {
+	switch {
+	case m.screen == screenCompose:
 		what = "The post you are composing has not been checked yet."
+	case m.composeUnsent():
+		what = "The post you were composing has not been checked yet (n goes back to it)."
 	}
 	q := m.keys.QuitAnyway.Help()
 	return what + "\nQuitting discards the saved draft.\n\n" + q.Key + " " + q.Desc

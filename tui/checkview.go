@@ -563,6 +563,10 @@ func (m *Model) onCheckKey(msg tea.KeyMsg) tea.Cmd {
 			return m.setStatus("stop the run first (esc)")
 		}
 		m.screen = screenCompose
+		if m.composeUnsent() {
+			// The post typed before esc, not an empty form over it.
+			return tea.Batch(m.compose.setFocus(fieldText), m.setStatus("the post you were composing, not checked yet"))
+		}
 		m.compose = newCompose(m.st, pipeline.Post{}, time.Time{}) // a new post, not the last one's handle and cutoff
 		return m.compose.setFocus(fieldText)
 	case key.Matches(msg, k.Copy):

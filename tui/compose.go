@@ -167,6 +167,9 @@ func (m *Model) onComposeKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Back):
 		if m.check != nil && m.stageRan() {
 			m.screen = screenCheck // back to the check that was open
+			if m.composeUnsent() {
+				return m.setStatus("the post you were composing is kept: n goes back to it")
+			}
 		}
 		return nil
 	case key.Matches(msg, k.Help) && c.focus == fieldSubmit:
@@ -180,6 +183,7 @@ func (m *Model) onComposeKey(msg tea.KeyMsg) tea.Cmd {
 	if after := c.text.Value() + strings.Join(c.values(), "\x00"); after != before {
 		c.err = ""
 		m.dirty = strings.TrimSpace(c.text.Value()) != ""
+		m.composeDirty = true
 		return tea.Batch(cmd, m.scheduleDraft())
 	}
 	return cmd
@@ -232,6 +236,7 @@ func (m *Model) startComposed(c *pipeline.Check) tea.Cmd {
 	}
 	m.check = c
 	m.screen = screenCheck
+	m.composeDirty = false // the post is the check's now
 	m.sel = 0
 	m.cursor, m.cursorKey, m.filter = map[pipeline.Stage]int{}, map[pipeline.Stage]string{}, map[pipeline.Stage]string{}
 	m.runErr, m.lastRun, m.why = "", 0, false

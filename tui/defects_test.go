@@ -591,3 +591,38 @@ func TestZeroRelevanceIsShown(t *testing.T) {
 		t.Errorf("the kept-out page's row %q does not show its relevance 0.00", row)
 	}
 }
+
+// A post composed and not checked is never lost: esc from the form keeps
+// it (n goes back to it, not to an empty form), and quitting from the
+// check screen asks first, naming it; answering no keeps it.
+func TestComposedPostKept(t *testing.T) {
+	m, _ := caseModel(t, newRunner(t), 80, 24)
+	m.opts.DraftDir = t.TempDir()
+	press(t, m, "ctrl+s")
+	press(t, m, "n")
+	press(t, m, "The mayor banned cars downtown")
+	press(t, m, "esc")
+	if m.screen != screenCheck || !strings.Contains(m.status, "n goes back to it") {
+		t.Fatalf("esc: screen %v, status %q", m.screen, m.status)
+	}
+	press(t, m, "n")
+	if m.screen != screenCompose || m.compose.text.Value() != "The mayor banned cars downtown" {
+		t.Fatalf("n after esc: screen %v with %q, want the post typed", m.screen, m.compose.text.Value())
+	}
+	press(t, m, "esc")
+	press(t, m, "q")
+	if v := m.View(); m.overlay != overlayQuit || !strings.Contains(v, "post you were composing") {
+		t.Fatalf("q with a post not checked: overlay %v\n%s", m.overlay, v)
+	}
+	press(t, m, "esc") // not quitting
+	press(t, m, "n")
+	if m.compose.text.Value() != "The mayor banned cars downtown" {
+		t.Errorf("after declining to quit the post is %q", m.compose.text.Value())
+	}
+	// Checked, it is the case's: n opens an empty form again.
+	press(t, m, "ctrl+s")
+	press(t, m, "n")
+	if m.compose.text.Value() != "" {
+		t.Errorf("n after the post was checked: %q", m.compose.text.Value())
+	}
+}

@@ -275,6 +275,7 @@ func (m *Model) onRestoreKey(msg tea.KeyMsg) tea.Cmd {
 			// A post being composed: back in the form, checked as a new case.
 			m.compose = newCompose(m.st, d.Check.Post, d.Check.Cutoff)
 			m.screen = screenCompose
+			m.composeDirty = true
 			return tea.Batch(drop, m.scheduleDraft(), m.setStatus("draft restored: ctrl+s checks it as a new case"))
 		}
 		m.openCase(d.Check)
