@@ -76,6 +76,18 @@ func startTUI(ctx context.Context, app *App, eo pipeline.Options, mouse bool, op
 	opts.Remember = func(domain string, boost bool) error {
 		return ratings.SetOverride(app.Cfg.OverridesFile, domain, ratings.Override{Boost: boost, Drop: !boost})
 	}
+	opts.NewsroomChoice = func(domain string) (string, string) {
+		o, ok, err := ratings.OverrideOf(app.Cfg.OverridesFile, domain)
+		switch {
+		case err != nil || !ok:
+			return "", ""
+		case o.Drop:
+			return "drop", app.Cfg.OverridesFile
+		case o.Boost:
+			return "boost", app.Cfg.OverridesFile
+		}
+		return "", ""
+	}
 	st, err := openCases(ctx, app)
 	if err != nil {
 		if opts.Case != nil {

@@ -45,6 +45,10 @@ type Options struct {
 	// Remember stores a drop or boost for the newsroom (the overrides
 	// file). Nil: only this check's drops and boosts are possible.
 	Remember func(domain string, boost bool) error
+	// NewsroomChoice says what the newsroom's overrides file decides of
+	// domain ("drop", "boost" or "") and names the file, so that undoing
+	// a drop or boost in one check does not claim to undo the newsroom's.
+	NewsroomChoice func(domain string) (choice, file string)
 	// Clipboard copies text; nil uses OSC 52 on Output plus the native
 	// clipboard when there is one.
 	Clipboard func(text string) error
@@ -174,11 +178,14 @@ type Model struct {
 	// its last check started; it is kept when the journalist leaves the
 	// form, and quitting asks first.
 	composeDirty bool
-	draftID      string // this session's: names the draft of a post being composed
-	draftSeq     int
-	draftSince   time.Time // when the oldest change not yet in the draft was made
-	gate         *draftGate
-	rendered     struct{ key, out string }
+	// confirmRemember is the newsroom-wide drop or boost asked for by the
+	// last key ("D example.com"): the same key again writes it.
+	confirmRemember string
+	draftID         string // this session's: names the draft of a post being composed
+	draftSeq        int
+	draftSince      time.Time // when the oldest change not yet in the draft was made
+	gate            *draftGate
+	rendered        struct{ key, out string }
 
 	saver       *caseSaver
 	snaps       *cases.Snapshotter // nil: the store keeps no pages
@@ -385,6 +392,9 @@ func (m *Model) updateFocused(msg tea.Msg) tea.Cmd {
 }
 
 func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
+	if !key.Matches(msg, m.keys.RememberDrop, m.keys.RememberBoost) {
+		m.confirmRemember = "" // a newsroom-wide rule is confirmed by the same key at once
+	}
 	switch m.overlay {
 	case overlayHelp, overlayLog:
 		m.onScrollKey(msg)

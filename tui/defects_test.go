@@ -16,6 +16,7 @@ import (
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/cases"
+	"github.com/musecheck/muse/sources/ratings"
 )
 
 // The defects of issue 13, each with the test that shows it fixed.
@@ -624,5 +625,39 @@ func TestComposedPostKept(t *testing.T) {
 	press(t, m, "n")
 	if m.compose.text.Value() != "" {
 		t.Errorf("n after the post was checked: %q", m.compose.text.Value())
+	}
+}
+
+// Undoing a newsroom-wide drop in one check says the overrides file still
+// drops the publisher everywhere else, and names the file, rather than
+// "restored" as if the newsroom's choice were undone.
+func TestRestoreSaysTheNewsroomFileStillDecides(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "overrides.toml")
+	r := newRunner(t)
+	opts := testOptions(r)
+	opts.Remember = func(domain string, boost bool) error {
+		return ratings.SetOverride(file, domain, ratings.Override{Boost: boost, Drop: !boost})
+	}
+	opts.NewsroomChoice = func(domain string) (string, string) {
+		if o, ok, err := ratings.OverrideOf(file, domain); err == nil && ok && o.Drop {
+			return "drop", file
+		}
+		return "", ""
+	}
+	m := New(t.Context(), opts)
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 35})
+	press(t, m, "ctrl+s", "4")
+	dom := m.currentSource().Domain
+	press(t, m, "D")
+	if _, ok, _ := ratings.OverrideOf(file, dom); ok || !strings.Contains(m.status, "D again to drop "+dom+" for every check in the newsroom") {
+		t.Fatalf("one D wrote a newsroom-wide rule (%v) or did not ask: %q", ok, m.status)
+	}
+	press(t, m, "D")
+	if o, ok, err := ratings.OverrideOf(file, dom); err != nil || !ok || !o.Drop {
+		t.Fatalf("D did not write the newsroom's drop of %s: %+v %v %v", dom, o, ok, err)
+	}
+	press(t, m, "u")
+	if !strings.Contains(m.status, "restored "+dom+" for this check; the newsroom's overrides file still drops it") || !strings.Contains(m.status, file) {
+		t.Errorf("status after u: %q", m.status)
 	}
 }

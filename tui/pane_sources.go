@@ -204,6 +204,20 @@ func (m *Model) onSourcesKey(msg tea.KeyMsg) tea.Cmd {
 	if key.Matches(msg, k.RememberDrop, k.RememberBoost) && m.opts.Remember == nil {
 		return m.setStatus("no overrides file configured: drop and boost apply to this check only")
 	}
+	if key.Matches(msg, k.RememberDrop, k.RememberBoost) {
+		// One key would write a rule for every check in the newsroom:
+		// asked first.
+		ask := msg.String() + " " + s.Domain
+		if m.confirmRemember != ask {
+			m.confirmRemember = ask
+			verb := "drop"
+			if key.Matches(msg, k.RememberBoost) {
+				verb = "boost"
+			}
+			return m.setStatus(fmt.Sprintf("%s again to %s %s for every check in the newsroom (the overrides file); any other key cancels", msg.String(), verb, dom))
+		}
+		m.confirmRemember = ""
+	}
 	var (
 		from pipeline.Stage
 		err  error
@@ -230,7 +244,14 @@ func (m *Model) onSourcesKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return tea.Batch(m.edited(), m.remember(s.Domain, boost, note))
 	case key.Matches(msg, k.Restore):
-		status = "restored " + dom
+		status = "restored " + dom + " for this check"
+		if m.opts.NewsroomChoice != nil {
+			if choice, file := m.opts.NewsroomChoice(s.Domain); choice != "" {
+				// The file still decides every other check: said, not undone.
+				return tea.Batch(m.edited(), m.setStatus(fmt.Sprintf("%s; the newsroom's overrides file still %ss it for every other check (%s): edit that file to undo it there",
+					status, choice, safe(file))))
+			}
+		}
 	case boost:
 		status = "boosted " + dom + ": it goes first"
 	default:

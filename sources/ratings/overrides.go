@@ -163,6 +163,30 @@ func SetOverride(path, domain string, o Override) error {
 	return nil
 }
 
+// OverrideOf reads the newsroom's decision about domain (a domain, a
+// "host/path" prefix or a URL's host, as SetOverride takes it) from the
+// overrides file at path: ok is false when the file has none.
+func OverrideOf(path, domain string) (Override, bool, error) {
+	key := domain
+	if strings.Contains(key, "://") {
+		key = sources.HostOf(key)
+	}
+	host, p, err := splitKey(key)
+	if err != nil {
+		return Override{}, false, err
+	}
+	f, err := readOverrides(path)
+	if err != nil {
+		return Override{}, false, err
+	}
+	for k, o := range f.Domains {
+		if kh, kp, err := splitKey(k); err == nil && kh+kp == host+p {
+			return o, true, nil
+		}
+	}
+	return Override{}, false, nil
+}
+
 // encodeOverrides writes the document; the encoder sorts map keys, so the
 // domains come out in order and the file diffs well.
 func encodeOverrides(buf *bytes.Buffer, f overridesFile) error {
