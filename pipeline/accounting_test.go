@@ -19,7 +19,7 @@ func TestNoSourceTextProperty(t *testing.T) {
 		st     Status
 		reason string
 	}{
-		{StatusNotNeeded, judgedReason + "no paragraph refutes or explains the post"},
+		{StatusNotNeeded, judgedReason + "the model quoted no paragraph of it as refuting or explaining the post"},
 		{StatusNotNeeded, judgedReason + quotesOffPage},
 		{StatusNotNeeded, "not read for evidence: the stage stopped early"},
 		{StatusIrrelevant, "shares 0% of the key words of the post"},

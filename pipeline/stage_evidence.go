@@ -445,7 +445,7 @@ func (r *run) addQuotes(url string, res PageQuotes) int {
 	case len(res.Refutes)+len(res.Context) > 0:
 		s.Status, s.Reason = StatusNotNeeded, judgedReason+quotesOffPage
 	default:
-		s.Status, s.Reason = StatusNotNeeded, judgedReason+"no paragraph refutes or explains the post"
+		s.Status, s.Reason = StatusNotNeeded, judgedReason+"the model quoted no paragraph of it as refuting or explaining the post"
 	}
 	return kept[KindRefutes]
 }

@@ -118,6 +118,7 @@ const (
 	overlayPrompt
 	overlayExport
 	overlayLog
+	overlayPost
 	overlayVersions
 )
 
@@ -396,7 +397,7 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		m.confirmRemember = "" // a newsroom-wide rule is confirmed by the same key at once
 	}
 	switch m.overlay {
-	case overlayHelp, overlayLog:
+	case overlayHelp, overlayLog, overlayPost:
 		m.onScrollKey(msg)
 		return nil
 	case overlayQuit:
@@ -515,6 +516,8 @@ func (m *Model) view() string {
 		return m.helpView()
 	case overlayLog:
 		return m.logView()
+	case overlayPost:
+		return m.postView()
 	case overlayQuit:
 		return m.boxView("Quit muse?", m.quitQuestion())
 	case overlayRestore:

@@ -578,6 +578,9 @@ func (m *Model) onCheckKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Log):
 		m.overlay, m.helpScroll = overlayLog, 0
 		return nil
+	case key.Matches(msg, k.Post):
+		m.overlay, m.helpScroll = overlayPost, 0
+		return nil
 	case key.Matches(msg, k.Filter):
 		return m.filterList()
 	case key.Matches(msg, k.Sidebar):
@@ -796,6 +799,34 @@ func (m *Model) logView() string {
 		lines = []string{m.st.Dim.Render("no messages yet")}
 	}
 	return m.scrollView("messages", lines, "any other key closes")
+}
+
+// postView is the whole post, one key away from every pane: its text,
+// who posted it and when, against the cutoff, its address and images.
+func (m *Model) postView() string {
+	p := m.check.Post
+	w := min(m.width, readWidth)
+	var lines []string
+	add := func(s string) { lines = append(lines, strings.Split(s, "\n")...) }
+	if who := strings.TrimSpace(p.Author + " " + p.Handle); who != "" {
+		add(m.st.Bold.Render(wrap(safe(who), w)))
+	}
+	if !p.PostedAt.IsZero() {
+		add(m.st.Dim.Render("posted " + formatWhen(p.PostedAt.Local())))
+	}
+	if !m.check.Cutoff.IsZero() {
+		add(m.st.Dim.Render("cutoff " + formatWhen(m.check.Cutoff.Local()) + ": pages published after it are left out"))
+	}
+	if p.URL != "" {
+		add(m.st.Dim.Render(wrap(safe(p.URL), w)))
+	}
+	add("")
+	add(wrap(safe(p.Text), w))
+	for _, im := range m.check.Images {
+		add("")
+		add(m.st.Dim.Render(wrap("image "+safe(im.Source)+": "+safe(firstNonEmpty(im.Description, im.AltText, "not described")), w)))
+	}
+	return m.scrollView("the post", lines, "any other key closes")
 }
 
 // boxView centres a small framed message on an otherwise empty screen.

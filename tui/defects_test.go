@@ -12,6 +12,7 @@ import (
 
 	"github.com/atotto/clipboard"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/musecheck/muse/pipeline"
@@ -659,5 +660,55 @@ func TestRestoreSaysTheNewsroomFileStillDecides(t *testing.T) {
 	press(t, m, "u")
 	if !strings.Contains(m.status, "restored "+dom+" for this check; the newsroom's overrides file still drops it") || !strings.Contains(m.status, file) {
 		t.Errorf("status after u: %q", m.status)
+	}
+}
+
+// "Why this source" shows each quote in its page — the paragraph before
+// it and the quote marked in its own — and marks a quote the model gave
+// that is not on the page, rather than listing it as if it were.
+func TestWhyShowsTheQuoteInItsPage(t *testing.T) {
+	m, _ := finished(t, 120, 60)
+	press(t, m, "4")
+	s := m.currentSource()
+	var quote string
+	for _, e := range m.check.Evidence {
+		if e.SourceURL == s.URL && e.Verified {
+			quote = e.Quote
+			break
+		}
+	}
+	if quote == "" {
+		t.Fatalf("the first source %s has no verified quote", s.URL)
+	}
+	m.check.Evidence = append(m.check.Evidence, pipeline.Evidence{SourceURL: s.URL, Quote: "The bridge was never there.",
+		Kind: pipeline.KindRefutes, Reason: "not found on the page"})
+	press(t, m, "enter")
+	v := ansi.Strip(m.View())
+	flat := strings.Join(strings.Fields(v), " ")
+	if !strings.Contains(flat, "In the page") || !strings.Contains(flat, "»"+strings.Join(strings.Fields(quote)[:4], " ")) {
+		t.Errorf("the quote is not shown in its page:\n%s", v)
+	}
+	if !strings.Contains(flat, "✗ not on this page: refutes: “The bridge was never there.”") {
+		t.Errorf("the quote not on the page is not marked:\n%s", v)
+	}
+}
+
+// The whole post is one key away from every pane: p shows all of it, not
+// the header's first words.
+func TestWholePostOneKeyAway(t *testing.T) {
+	m, _ := finished(t, 80, 24)
+	long := m.check.Post.Text
+	for _, pane := range []string{"1", "4", "6"} {
+		press(t, m, pane, "p")
+		if m.overlay != overlayPost {
+			t.Fatalf("p on pane %s: overlay %v", pane, m.overlay)
+		}
+		flat := strings.Join(strings.Fields(ansi.Strip(m.View())), " ")
+		words := strings.Fields(long)
+		if len(long) < 80 || !strings.Contains(flat, strings.Join(words[:6], " ")) || !strings.Contains(flat, strings.Join(words[len(words)-6:], " ")) ||
+			!strings.Contains(flat, "posted ") {
+			t.Errorf("pane %s: the post is not shown whole:\n%s", pane, m.View())
+		}
+		press(t, m, "esc")
 	}
 }

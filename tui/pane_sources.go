@@ -332,16 +332,39 @@ func (m *Model) whyPane(w, h int) string {
 	if s.Words > 0 {
 		add("length", fmt.Sprintf("%d words", s.Words))
 	}
-	var quotes []string
+	var quotes, inPage []string
 	for _, e := range m.check.Evidence {
-		if e.SourceURL == s.URL || e.SourceURL == s.FinalURL {
-			quotes = append(quotes, string(e.Kind)+": “"+e.Quote+"”")
+		if e.SourceURL != s.URL && e.SourceURL != s.FinalURL {
+			continue
+		}
+		// What the page holds apart from what the model and the person
+		// did with it: a quote not on the page is marked so.
+		q := "• " + string(e.Kind) + ": “" + safe(e.Quote) + "”"
+		switch {
+		case !e.Verified:
+			q = m.st.Warn.Render(wrap("✗ not on this page: "+string(e.Kind)+": “"+safe(e.Quote)+"” ("+safe(firstNonEmpty(e.Reason, "not found"))+")", w))
+		case !e.Included:
+			q = wrap(q+" (left out by you)", w)
+		default:
+			q = wrap(q, w)
+		}
+		quotes = append(quotes, q)
+		if e.Verified {
+			if ctx := quoteInPage(s.Paragraphs, e.Quote); ctx != "" {
+				inPage = append(inPage, wrap(safe(ctx), w))
+			}
 		}
 	}
 	if len(quotes) > 0 {
 		lines = append(lines, "", m.st.Bold.Render("Quotes taken"))
-		for _, q := range quotes {
-			lines = append(lines, wrap("• "+safe(q), w))
+		lines = append(lines, quotes...)
+	}
+	if len(inPage) > 0 {
+		// Each quote in its page: the paragraph before it, and the quote
+		// between » « in its own paragraph.
+		lines = append(lines, "", m.st.Bold.Render("In the page"))
+		for _, p := range inPage {
+			lines = append(lines, p, "")
 		}
 	}
 	if len(s.Paragraphs) > 0 {
@@ -397,4 +420,27 @@ func plural(n int, unit string) string {
 // scored 0 is shown as 0.00, not as a page never scored.
 func scored(s pipeline.Source) bool {
 	return s.Relevance != 0 || s.Status == pipeline.StatusIrrelevant
+}
+
+// quoteInPage is a verified quote in its page: the end of the paragraph
+// before it, then its paragraph with the quote between » and «; "" when
+// no one paragraph holds it.
+func quoteInPage(paras []string, quote string) string {
+	for i, p := range paras {
+		at := strings.Index(p, quote)
+		if at < 0 {
+			continue
+		}
+		var b strings.Builder
+		if i > 0 {
+			prev := []rune(paras[i-1])
+			if len(prev) > 240 {
+				prev = append([]rune("…"), prev[len(prev)-240:]...)
+			}
+			b.WriteString(string(prev) + "\n")
+		}
+		b.WriteString(fmt.Sprintf("¶%d  %s»%s«%s", i+1, p[:at], quote, p[at+len(quote):]))
+		return b.String()
+	}
+	return ""
 }
