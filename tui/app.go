@@ -205,6 +205,9 @@ type promptState struct {
 	input textinput.Model
 	done  func(m *Model, value string) tea.Cmd
 	edit  *draftPrompt // set for an edit of the check, kept in the draft
+	// live, when set, follows the value as it is typed (a filter), and
+	// esc calls it with "" (the filter cleared).
+	live func(m *Model, value string)
 }
 
 // New builds the app model. ctx ends when the app ends; runs are children of it.

@@ -53,7 +53,7 @@ func newCompose(st Styles, p pipeline.Post, cutoff time.Time) composeModel {
 	c.text.SetValue(p.Text)
 	c.text.Prompt = "│ "
 	c.text.FocusedStyle.CursorLine = lipgloss.NewStyle()
-	placeholders := [...]string{"", "display name", "@handle", "YYYY-MM-DD or YYYY-MM-DD HH:MM or RFC 3339",
+	placeholders := [...]string{"", "display name", "@handle", "YYYY-MM-DD HH:MM in UTC, or RFC 3339 with its zone",
 		"image paths or URLs, separated by spaces", "https://…",
 		"detected from the text; or a code or name: es, ar, hi, Spanish…", "same as posted time"}
 	for i := fieldAuthor; i <= fieldCutoff; i++ {

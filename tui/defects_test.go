@@ -712,3 +712,21 @@ func TestWholePostOneKeyAway(t *testing.T) {
 		press(t, m, "esc")
 	}
 }
+
+// / filters as the journalist types, enter keeps the filter and esc
+// clears it, as in k9s and lazygit.
+func TestFilterAsYouType(t *testing.T) {
+	m, _ := finished(t, 120, 35)
+	press(t, m, "4", "/", "r", "e", "u", "t")
+	if m.overlay != overlayPrompt || m.filter[pipeline.StageSources] != "reut" || !strings.Contains(m.View(), "match “reut”") {
+		t.Fatalf("typing a filter: overlay %v, filter %q\n%s", m.overlay, m.filter[pipeline.StageSources], m.View())
+	}
+	press(t, m, "esc")
+	if m.filter[pipeline.StageSources] != "" || strings.Contains(m.View(), "match “") {
+		t.Errorf("esc did not clear the filter: %q", m.filter[pipeline.StageSources])
+	}
+	press(t, m, "/", "b", "b", "c", "enter")
+	if m.filter[pipeline.StageSources] != "bbc" || !strings.Contains(m.View(), "match “bbc”") {
+		t.Errorf("enter did not keep the filter: %q", m.filter[pipeline.StageSources])
+	}
+}

@@ -174,10 +174,12 @@ func (m *Model) filterList() tea.Cmd {
 	if s == pipeline.StageCorrection {
 		return m.setStatus("/ filters a list: queries, search results, sources, evidence or images")
 	}
-	return m.ask("Filter "+string(s)+" (empty shows all):", m.filter[s], func(m *Model, v string) tea.Cmd {
+	cmd := m.ask("Filter "+string(s)+" as you type (enter keeps it, esc clears it):", m.filter[s], func(m *Model, v string) tea.Cmd {
 		m.filter[s] = strings.TrimSpace(v)
 		return nil
 	})
+	m.prompt.live = func(m *Model, v string) { m.filter[s] = strings.TrimSpace(v) }
+	return cmd
 }
 
 // filterCount is "3/11 match “bbc”" while a filter hides rows.
@@ -284,6 +286,9 @@ func (m *Model) onPromptKey(msg tea.KeyMsg) tea.Cmd {
 		return m.prompt.done(m, m.prompt.input.Value())
 	case key.Matches(msg, m.keys.Cancel):
 		m.overlay = overlayNone
+		if m.prompt.live != nil {
+			m.prompt.live(m, "")
+		}
 		return nil
 	}
 	before := m.prompt.input.Value()
@@ -291,6 +296,9 @@ func (m *Model) onPromptKey(msg tea.KeyMsg) tea.Cmd {
 	m.prompt.input, cmd = m.prompt.input.Update(msg)
 	if m.prompt.edit != nil && m.prompt.input.Value() != before {
 		cmd = tea.Batch(cmd, m.scheduleDraft())
+	}
+	if m.prompt.live != nil && m.prompt.input.Value() != before {
+		m.prompt.live(m, m.prompt.input.Value())
 	}
 	return cmd
 }
