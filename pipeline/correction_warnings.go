@@ -40,8 +40,8 @@ func (c *Check) CorrectionWarnings() []string {
 		out = append(out, w)
 	}
 	text := strings.TrimSpace(c.Correction.Text)
-	if text == "" || c.Correction.Unsourced() || c.NoLLM {
-		return out
+	if text == "" || c.Correction.Unsourced() || c.NoLLM || c.Stage(StageCorrection).State == StateRunning {
+		return out // nothing to cite, or not yet written
 	}
 	evidence := c.evidencePages()
 	cited, foreign := false, []string(nil)
