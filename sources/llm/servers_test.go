@@ -3,6 +3,9 @@ package llm
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -160,5 +163,21 @@ func TestOllamaPromptOverNumCtxIsNotSent(t *testing.T) {
 	}
 	if srv.Truncated() != 0 || srv.Count("/v1/chat/completions") != 0 {
 		t.Errorf("the prompt was sent and cut silently")
+	}
+}
+
+// A server that answers any path with a JSON object (a proxy, a gateway
+// with a catch-all route) is not taken for Ollama: its window stays
+// unknown rather than Ollama's default of 4,096 tokens, which would cut
+// every call to it.
+func TestAnyJSONIsNotOllama(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"status":"ok","path":"`+r.URL.Path+`"}`)
+	}))
+	defer srv.Close()
+	c, _ := newClient(t, srv.URL+"/v1", nil)
+	if w := c.ContextWindow(context.Background(), TaskEvidence); w.Tokens != 0 || w.Ollama {
+		t.Errorf("window %+v from a server that answers every path with JSON, want unknown", w)
 	}
 }

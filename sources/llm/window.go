@@ -135,9 +135,14 @@ func (c *Client) discoverWindow(ctx context.Context, model string) Window {
 	var show struct {
 		Parameters string         `json:"parameters"`
 		ModelInfo  map[string]any `json:"model_info"`
+		Modelfile  string         `json:"modelfile"`
+		Template   string         `json:"template"`
 	}
 	body, _ := json.Marshal(map[string]string{"model": model})
-	if c.getJSON(ctx, hc, http.MethodPost, root+"/api/show", body, &show) == nil {
+	// Only Ollama's answer is Ollama's: its model_info, modelfile,
+	// template or parameters, not any JSON a proxy sends to every path.
+	if c.getJSON(ctx, hc, http.MethodPost, root+"/api/show", body, &show) == nil &&
+		(len(show.ModelInfo) > 0 || show.Modelfile != "" || show.Template != "" || show.Parameters != "") {
 		w := Window{Tokens: OllamaDefaultContext, Source: "ollama default", Ollama: true}
 		if m := numCtxRe.FindStringSubmatch(show.Parameters); m != nil {
 			w.Tokens, _ = strconv.Atoi(m[1])
