@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -103,9 +104,17 @@ func (m *Model) versionsView() string {
 		if i == v.mark {
 			mark = "◆ "
 		}
-		first := strings.Join(strings.Fields(safe(d.Text)), " ")
+		// Each row shows what sets it apart: a restore names the version it
+		// brought back; other rows start where they differ from the one
+		// before, not with the opening every version shares.
+		what := strings.Join(strings.Fields(safe(d.Text)), " ")
+		if j := sameAs(v.list[:i], d.Text); j >= 0 {
+			what = fmt.Sprintf("= version %d, restored", j+1)
+		} else if i > 0 {
+			what = fromFirstChange(v.list[i-1].Text, d.Text)
+		}
 		line := fmt.Sprintf("%s%s%2d  %s  %-5s  %3d ch  %s", m.marker(i == v.cursor), mark, i+1,
-			d.Time.Local().Format("01-02 15:04"), who, export.NoteLength(d.Text), first)
+			d.Time.Local().Format("01-02 15:04"), who, export.NoteLength(d.Text), what)
 		line = truncate(line, w, "…")
 		if i == v.cursor {
 			line = m.st.Cursor.Render(line)
@@ -115,39 +124,88 @@ func (m *Model) versionsView() string {
 	k := m.keys
 	lines = append(lines, "", m.st.Dim.Render(wrap("◆ marks the version compared with (none: the correction now) · "+m.hints(k.Mark, k.Diff, k.RestoreVersion, k.Close), w)))
 	if v.diff != "" {
-		lines = append(lines, "", m.st.Bold.Render("− removed  + added, from ◆ to the selected version"))
-		lines = append(lines, strings.Split(wrap(v.diff, w), "\n")...)
+		lines = append(lines, "", m.st.Bold.Render("[-removed-] {+added+}, from ◆ to the selected version"))
+		lines = append(lines, strings.Split(m.colourDiff(wrap(v.diff, w)), "\n")...)
+	} else if len(v.list) > 0 {
+		lines = append(lines, "", m.st.Bold.Render(fmt.Sprintf("Version %d", v.cursor+1)))
+		lines = append(lines, strings.Split(wrap(safe(v.list[v.cursor].Text), w), "\n")...)
 	}
 	return m.scrollView("versions of the correction", lines, "esc closes")
 }
 
 // wordDiff shows, word by word, how b differs from a: [-removed-] and
-// {+added+}, readable without colour.
+// {+added+}, readable without colour; b's line breaks are kept.
 func wordDiff(a, b string) string {
 	dmp := diffmatchpatch.New()
 	ca, cb, words := dmp.DiffLinesToChars(wordLines(safe(a)), wordLines(safe(b)))
 	diffs := dmp.DiffCharsToLines(dmp.DiffMain(ca, cb, false), words)
 	var out strings.Builder
 	for _, d := range diffs {
-		text := strings.ReplaceAll(d.Text, "\n", "")
+		text := strings.ReplaceAll(strings.ReplaceAll(d.Text, "\n", ""), lineBreak, "\n")
 		switch d.Type {
 		case diffmatchpatch.DiffDelete:
-			out.WriteString("[-" + strings.TrimSpace(text) + "-] ")
+			out.WriteString("[-" + strings.TrimSpace(strings.ReplaceAll(text, "\n", " ")) + "-] ")
 		case diffmatchpatch.DiffInsert:
-			out.WriteString("{+" + strings.TrimSpace(text) + "+} ")
+			body := strings.TrimLeft(text, " \n")
+			out.WriteString(text[:len(text)-len(body)] + "{+" + strings.TrimSpace(body) + "+} ") // line breaks before it stay outside
 		default:
 			out.WriteString(text)
 		}
 	}
-	return strings.TrimSpace(out.String())
+	return strings.TrimSpace(strings.ReplaceAll(out.String(), " \n", "\n"))
 }
 
+// lineBreak stands for a line break among the words of wordLines.
+const lineBreak = "\u2028"
+
 // wordLines puts each word (with the space after it) on a line of its own,
-// so the line diff compares words.
+// so the line diff compares words; a line break is a word of its own.
 func wordLines(s string) string {
 	var b strings.Builder
-	for _, w := range strings.Fields(s) {
-		b.WriteString(w + " \n")
+	for i, line := range strings.Split(s, "\n") {
+		if i > 0 {
+			b.WriteString(lineBreak + "\n")
+		}
+		for _, w := range strings.Fields(line) {
+			b.WriteString(w + " \n")
+		}
 	}
 	return b.String()
+}
+
+// colourDiff colours a wordDiff's removals and additions; the markers stay,
+// so it reads the same without colour.
+func (m *Model) colourDiff(s string) string {
+	return diffMark.ReplaceAllStringFunc(s, func(x string) string {
+		if strings.HasPrefix(x, "[-") {
+			return m.st.Fail.Render(x)
+		}
+		return m.st.Ok.Render(x)
+	})
+}
+
+var diffMark = regexp.MustCompile(`(?s)\[-.*?-\]|\{\+.*?\+\}`)
+
+// sameAs is the earliest of earlier holding text, -1 when none does.
+func sameAs(earlier []cases.Draft, text string) int {
+	for j, d := range earlier {
+		if d.Text == text {
+			return j
+		}
+	}
+	return -1
+}
+
+// fromFirstChange is b from a little before its first word that differs
+// from a ("…" before it), or b whole when they differ from the start.
+func fromFirstChange(a, b string) string {
+	aw, bw := strings.Fields(safe(a)), strings.Fields(safe(b))
+	i := 0
+	for i < len(aw) && i < len(bw) && aw[i] == bw[i] {
+		i++
+	}
+	if i <= 3 {
+		return strings.Join(bw, " ")
+	}
+	return "…" + strings.Join(bw[i-2:], " ")
 }

@@ -42,4 +42,31 @@ func TestVersions(t *testing.T) {
 	}
 	saved := storedCase(t, store, func(c *pipeline.Check) bool { return c.Correction.Text == model })
 	_ = saved
+	// The restore is a third version, labelled as the one it brought back;
+	// the edit's row starts where it differs from the model's draft; the
+	// selected version is shown whole.
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if d, _ := store.Drafts(t.Context(), m.check.ID); len(d) == 3 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("the restore was not kept as a version")
+		}
+	}
+	press(t, m, "v")
+	v = m.View()
+	if !strings.Contains(v, "= version 1, restored") {
+		t.Errorf("the restore is not labelled:\n%s", v)
+	}
+	if !strings.Contains(v, "Version 3") || !strings.Contains(strings.Join(strings.Fields(v), " "), strings.Join(strings.Fields(model)[:5], " ")) {
+		t.Errorf("the selected version is not shown whole:\n%s", v)
+	}
+}
+
+// A diff keeps the lines of the text it shows.
+func TestWordDiffKeepsLines(t *testing.T) {
+	got := wordDiff("This post is misleading.\nSource: A", "This post is false.\nSource: A\nSee also B")
+	if want := "This post is [-misleading.-] {+false.+}\nSource: A\n{+See also B+}"; got != want {
+		t.Errorf("diff %q, want %q", got, want)
+	}
 }
