@@ -71,6 +71,7 @@ func addTUI(root *cobra.Command, app *App) {
 // shown read-only, since reading a case is offline.
 func startTUI(ctx context.Context, app *App, eo pipeline.Options, mouse bool, opts tui.Options) error {
 	opts.DraftDir = filepath.Join(app.Cfg.DataDir, "drafts")
+	opts.ReviewerFile = filepath.Join(app.Cfg.DataDir, "reviewer.json")
 	opts.Mouse = mouse
 	opts.Secrets = app.Cfg.Secrets()
 	opts.Remember = func(domain string, boost bool) error {

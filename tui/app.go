@@ -94,6 +94,9 @@ type Options struct {
 	// Reviewer prefills the questions the ClaimReview export asks (the
 	// reviewing organisation, its page); the verdict is always asked.
 	Reviewer export.Reviewer
+	// ReviewerFile keeps the ClaimReview answers (organisation and pages,
+	// never the verdict) for the next session; "" keeps them for this one.
+	ReviewerFile string
 	// Secrets are redacted from every export (the configuration's keys).
 	Secrets []string
 	// Setup, when set, opens the app on the first-run setup screen
@@ -242,6 +245,9 @@ func New(ctx context.Context, opts Options) *Model {
 		m.snaps = &cases.Snapshotter{Store: ss, Pages: opts.Pages}
 	}
 	m.reviewer = opts.Reviewer
+	if m.reviewer.Name == "" && opts.ReviewerFile != "" {
+		m.reviewer = loadReviewer(opts.ReviewerFile)
+	}
 	if opts.Case != nil {
 		m.openCase(opts.Case)
 	}

@@ -422,3 +422,41 @@ func TestCaseKeepsEvidencePages(t *testing.T) {
 		t.Errorf("Snapshot(%s) = %+v, %v", used[1].URL, one, err)
 	}
 }
+
+// A note that cites no page is refused before a file name is asked for,
+// with the reason.
+func TestNoteRefusedBeforeAskingWhere(t *testing.T) {
+	m, _ := finished(t, 80, 24)
+	m.check.Correction.Text = "This post is misleading: the video is from Genoa in 2018."
+	m.check.Correction.URLs = nil
+	press(t, m, "x", "n")
+	if m.overlay == overlayPrompt || !strings.Contains(m.status, "note not exported: ") || !strings.Contains(m.status, "a note must cite") {
+		t.Errorf("overlay %v, status %q: want the refusal, no file name asked", m.overlay, m.status)
+	}
+}
+
+// The ClaimReview answers (organisation and review page, not the verdict)
+// are offered again in the next session.
+func TestReviewerRemembered(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "data", "reviewer.json")
+	m, _ := finished(t, 100, 30)
+	m.opts.ReviewerFile = file
+	press(t, m, "x", "c")
+	press(t, m, "Desk Check", "enter", "https://desk.example/checks/bridge", "enter", "false", "enter")
+	if m.overlay != overlayPrompt || !strings.Contains(m.prompt.title, "Export claimreview to:") {
+		t.Fatalf("the ClaimReview questions did not lead to the file name: %q (status %q)", m.prompt.title, m.status)
+	}
+	press(t, m, "esc")
+	opts := testOptions(newRunner(t))
+	opts.ReviewerFile = file
+	m2 := New(t.Context(), opts)
+	m2.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	press(t, m2, "ctrl+s", "x", "c")
+	if got := m2.prompt.input.Value(); got != "Desk Check" {
+		t.Errorf("next session's organisation %q, want the one given before", got)
+	}
+	press(t, m2, "enter")
+	if got := m2.prompt.input.Value(); got != "https://desk.example/checks/bridge" {
+		t.Errorf("next session's review page %q", got)
+	}
+}

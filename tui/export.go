@@ -1,9 +1,12 @@
 package tui
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -100,7 +103,8 @@ func (m *Model) askClaimReview(c exportChoice) tea.Cmd {
 				m.verdict = strings.TrimSpace(v)
 				rev := m.reviewer
 				rev.Published = m.now()
-				return m.askExportPath(c, export.Options{Format: c.format, Reviewer: rev, Rating: rating})
+				return tea.Batch(saveReviewer(m.opts.ReviewerFile, m.reviewer),
+					m.askExportPath(c, export.Options{Format: c.format, Reviewer: rev, Rating: rating}))
 			})
 		})
 	})
@@ -110,6 +114,11 @@ func (m *Model) askClaimReview(c exportChoice) tea.Cmd {
 // case ID (or the time) in the export directory.
 func (m *Model) askExportPath(c exportChoice, o export.Options) tea.Cmd {
 	o.Secrets = m.opts.Secrets
+	// A format that refuses this check (a note that cites no page) says so
+	// before a file name is asked for.
+	if _, err := export.Render(cloneCheck(m.check), o); err != nil {
+		return m.setFailure(c.format + " not exported: " + err.Error())
+	}
 	name := "muse-" + m.now().Format("2006-01-02-1504")
 	if m.check.ID != "" {
 		name = "muse-" + m.check.ID
@@ -155,5 +164,38 @@ func exportCheck(c *pipeline.Check, o export.Options, path string) tea.Cmd {
 			return resultMsg{what: what, err: err}
 		}
 		return resultMsg{what: what, saved: true, text: "exported " + o.Format + " to " + path}
+	}
+}
+
+// loadReviewer reads the ClaimReview answers kept by saveReviewer; a file
+// missing or unreadable gives none.
+func loadReviewer(path string) export.Reviewer {
+	var r export.Reviewer
+	if b, err := os.ReadFile(path); err == nil {
+		_ = json.Unmarshal(b, &r)
+	}
+	r.Published = time.Time{}
+	return r
+}
+
+// saveReviewer keeps the ClaimReview answers for the next session ("" path:
+// not kept).
+func saveReviewer(path string, r export.Reviewer) tea.Cmd {
+	if path == "" || r.Name == "" {
+		return nil
+	}
+	r.Published = time.Time{}
+	return func() tea.Msg {
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err == nil {
+			err = os.MkdirAll(filepath.Dir(path), 0o700)
+		}
+		if err == nil {
+			err = writeAtomic(path, b)
+		}
+		if err != nil {
+			return resultMsg{what: "remember the reviewer", err: err}
+		}
+		return nil
 	}
 }
