@@ -15,7 +15,7 @@ import (
 // and fabrications made from the same sentences (a changed word, a flipped
 // negation, a changed number, a stitched or borrowed sentence, an ellipsis
 // over a negation) never. The variants are generated from the pages; the
-// figures go in the README.
+// figures go in docs/benchmarks.md.
 func TestQuoteGuardOnRealPages(t *testing.T) {
 	_, articles := voLee(t)
 	urls := make([]string, 0, len(articles))

@@ -137,7 +137,7 @@ func LexicalRelevance(post Text, title string, page Text) float64 {
 // out for its language); every other page reaches the evidence model,
 // which decides whether it refutes. TestRelevanceOnRealPairs chooses the
 // threshold on half of the real pairs and measures it on the other half
-// (README, "Benchmarks and figures").
+// (docs/benchmarks.md).
 func Relevance(post Text, queries []Text, title string, page Text) float64 {
 	code := lang.Base(page.Lang)
 	terms := termSet(words(title+" "+page.Text, code))

@@ -237,7 +237,7 @@ const claimSaturation = 3.0
 // ClaimMatchThreshold is the least MatchClaims score at which a post is
 // taken to repeat an archived claim. It was chosen on half of the real
 // tweet↔fact-check pairs of the benchmark and checked on the other half
-// (TestClaimMatchThreshold), which the README reports.
+// (TestClaimMatchThreshold), which docs/benchmarks.md reports.
 const ClaimMatchThreshold = 0.9
 
 // MatchingFactChecks is MatchClaims kept to the matches at or above

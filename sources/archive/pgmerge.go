@@ -21,8 +21,8 @@ import (
 // 15 batches (30k pages) into a new archive merges nothing, while a term
 // of an import of 1M pages has 500. Merged, an archive of 100k pages
 // imported searched a little faster than before (the server's CPU a
-// search 8.0-8.7 ms against 9.9), one of 1M nearly twice as fast (see the
-// README).
+// search 8.0-8.7 ms against 9.9), one of 1M nearly twice as fast (see
+// docs/benchmarks.md).
 const mergeRows = 16
 
 // mergedRowIDs is how many ids a merged row holds at most: 32 KiB of ids,

@@ -76,7 +76,7 @@ var plainBM25 = ranker{wTitle: 1, wText: 1, wPublisher: 1}
 
 // defaultRanker is what Search uses. Its params are what the tuning
 // procedure of TestRetrievalCrossValidated picks on all 1,013 benchmark
-// tweets; the README reports that procedure's figure out of sample. RM3
+// tweets; docs/benchmarks.md reports that procedure's figure out of sample. RM3
 // is there to be tried, and the procedure leaves it off (fbDocs 0): it
 // did not help out of sample.
 var defaultRanker = ranker{

@@ -6,8 +6,8 @@ import "math"
 // go-htmldate. Each one was chosen by 5-fold cross-validation on the
 // benchmark pages, the folds fixed by a hash of each page's file name
 // (TestRulesCrossValidated in tuning_test.go): a rule is on only because it
-// beat the library alone on pages it was not chosen on, and the README
-// reports that out-of-fold figure beside the library's on the same pages.
+// beat the library alone on pages it was not chosen on, and
+// docs/benchmarks.md reports that out-of-fold figure beside the library's on the same pages.
 type rules struct {
 	// fallbackBelow is the length of main text (in runes) under which
 	// trafilatura's first pass is unsure enough to run its readability and

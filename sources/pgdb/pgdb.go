@@ -78,7 +78,7 @@ func Open(ctx context.Context, rawURL string) (*pgxpool.Pool, error) {
 // a JSON array, a hundred terms assumed), so JIT compiled each archive
 // search's postings read, about 7 ms of server CPU each time: at 1M pages
 // the server spent 41.4–42.8 ms a search with it, 27.6–30.8 ms without
-// (README). It is set after connecting rather than as a startup
+// (docs/benchmarks.md). It is set after connecting rather than as a startup
 // parameter, which PgBouncer refuses; a server without JIT (before
 // PostgreSQL 11) has no such setting, and that is fine.
 func jitOff(ctx context.Context, c *pgx.Conn) error {

@@ -26,7 +26,7 @@
 // keeps. A named rule is no rating: the file wins over it. Only the
 // overrides file lowers a publisher either vouches for. The rule was chosen
 // among six by two-fold cross-validation over AVeriTeC's claims
-// (TestCombineRuleOutOfSample), the README gives its held-out figures.
+// (TestCombineRuleOutOfSample); docs/benchmarks.md gives its held-out figures.
 //
 // Hosts are matched lower-cased without "www.", through a file's aliases
 // (bbc.co.uk → bbc.com), by the longest path-prefixed entry
