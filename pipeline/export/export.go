@@ -43,14 +43,14 @@ func JSON(c *pipeline.Check) ([]byte, error) {
 
 // Markdown renders the check for an editor: the correction (and whether a
 // person edited it), the quotes it rests on with links and the date each
-// page was read, every source with its tier and why it was used or not,
-// the post, the queries and the cost.
-func Markdown(c *pipeline.Check) string { return sanitize.String(markdown(c, false)) }
+// page was read, the quotes left out (not found on their page, or
+// unticked) and why, so what the model proposed is never hidden, every
+// source with its tier and why it was used or not, the post, the queries
+// and the cost.
+func Markdown(c *pipeline.Check) string { return sanitize.String(markdown(c, true)) }
 
-// Report is Markdown for the checker, as `muse check` prints it: the same
-// document with the quotes that were left out (not found on their page, or
-// unticked) and why, so what the model proposed is never hidden.
-func Report(c *pipeline.Check) string { return sanitize.String(markdown(c, true)) }
+// Report is Markdown as `muse check` prints it: the same document.
+func Report(c *pipeline.Check) string { return Markdown(c) }
 
 func markdown(c *pipeline.Check, leftOut bool) string {
 	if c == nil {
