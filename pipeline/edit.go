@@ -378,3 +378,51 @@ func (c *Check) SetCorrection(text string, edited bool) {
 		}
 	}
 }
+
+// QuoteFoundOn lists the other pages read for this check (eligible, not
+// dropped) whose text holds quote i, which is not on the page the model
+// put it on: the model may have filed a page's sentence under its
+// neighbour in the same call. Empty when the quote is on its page.
+func (c *Check) QuoteFoundOn(i int) []string {
+	if i < 0 || i >= len(c.Evidence) || c.Evidence[i].Verified {
+		return nil
+	}
+	e := c.Evidence[i]
+	var out []string
+	for _, s := range c.Sources {
+		if !s.Eligible() || sources.Key(s.URL) == sources.Key(e.SourceURL) || len(s.Paragraphs) == 0 {
+			continue
+		}
+		if LocateQuote(cmp.Or(e.ModelQuote, e.Quote), strings.Join(s.Paragraphs, "\n")).Verified {
+			out = append(out, s.URL)
+		}
+	}
+	return out
+}
+
+// MoveQuote files quote i under the page at url, where its text is found
+// (QuoteFoundOn): it becomes that page's verified quote, in the page's
+// wording, ticked, and the correction goes stale. A page that does not
+// hold it is refused.
+func (c *Check) MoveQuote(i int, url string) error {
+	if i < 0 || i >= len(c.Evidence) {
+		return fmt.Errorf("quote %d: %w", i+1, ErrNotInCheck)
+	}
+	s := c.SourceByURL(url)
+	if s == nil || !s.Eligible() {
+		return fmt.Errorf("page %s: %w", url, ErrNotInCheck)
+	}
+	e := &c.Evidence[i]
+	asked := cmp.Or(e.ModelQuote, e.Quote)
+	m := LocateQuote(asked, strings.Join(s.Paragraphs, "\n"))
+	if !m.Verified {
+		return fmt.Errorf("the quote is not on %s either: %s", url, cmp.Or(m.Reason, "not found"))
+	}
+	e.SourceURL, e.Verified, e.Included, e.Reason = s.URL, true, true, ""
+	e.Quote, e.ModelQuote = m.PageQuote, ""
+	if m.PageQuote != asked {
+		e.ModelQuote = asked
+	}
+	c.markStale(StageCorrection)
+	return nil
+}

@@ -414,3 +414,39 @@ func TestMarkStoppedAfterACancelledRun(t *testing.T) {
 		t.Errorf("after the stop: %s, %d sources", states(c), len(c.Sources))
 	}
 }
+
+// A quote the model filed under the wrong page of a call is offered for
+// the page that holds it, and moved there verified and ticked; a page
+// that does not hold it is refused.
+func TestMoveQuote(t *testing.T) {
+	c := &Check{
+		Sources: []Source{
+			{URL: "https://www.reuters.com/a", Status: StatusUsed, Paragraphs: []string{"The council has not banned bicycles."}},
+			{URL: "https://apnews.com/b", Status: StatusNotNeeded, Reason: "read: the model quoted no paragraph of it",
+				Paragraphs: []string{"No order banning bicycles on Main Street was signed, the mayor's office said."}},
+			{URL: "https://www.bbc.co.uk/c", Status: StatusNotNeeded, Paragraphs: []string{"The lane will be widened."}},
+		},
+		Evidence: []Evidence{{SourceURL: "https://www.reuters.com/a", Quote: "No order banning bicycles on Main Street was signed",
+			Kind: KindRefutes, Reason: "not found on the page"}},
+	}
+	c.Stages = []StageInfo{{Stage: StageCorrection, State: StateDone}}
+	on := c.QuoteFoundOn(0)
+	if len(on) != 1 || on[0] != "https://apnews.com/b" {
+		t.Fatalf("found on %v, want AP's page", on)
+	}
+	if err := c.MoveQuote(0, "https://www.bbc.co.uk/c"); err == nil {
+		t.Error("moved to a page that does not hold it")
+	}
+	if err := c.MoveQuote(0, on[0]); err != nil {
+		t.Fatal(err)
+	}
+	if e := c.Evidence[0]; e.SourceURL != "https://apnews.com/b" || !e.Verified || !e.Included || e.Reason != "" {
+		t.Errorf("moved quote %+v", e)
+	}
+	if c.Stage(StageCorrection).State != StateStale {
+		t.Errorf("the correction is %s, want stale", c.Stage(StageCorrection).State)
+	}
+	if on := c.QuoteFoundOn(0); on != nil {
+		t.Errorf("a verified quote is offered elsewhere: %v", on)
+	}
+}

@@ -730,3 +730,32 @@ func TestFilterAsYouType(t *testing.T) {
 		t.Errorf("enter did not keep the filter: %q", m.filter[pipeline.StageSources])
 	}
 }
+
+// A quote the model filed under Reuters but found on AP's page is marked
+// with where it is, and m moves it there.
+func TestMoveQuoteInTheApp(t *testing.T) {
+	m, _ := finished(t, 120, 40)
+	reuters := englishWorld.pages[0].URL
+	const apSentence = "The footage circulating this week first appeared online in 2019 and shows the aftermath in Genoa."
+	m.check.Evidence = append(m.check.Evidence, pipeline.Evidence{SourceURL: reuters, Quote: apSentence, Kind: pipeline.KindRefutes,
+		Reason: "not found on the page"})
+	i := len(m.check.Evidence) - 1
+	if on := m.check.QuoteFoundOn(i); len(on) != 1 {
+		t.Fatalf("AP's sentence is found on %v", on)
+	}
+	press(t, m, "5")
+	for m.cur(pipeline.StageEvidence) != i {
+		before := m.cur(pipeline.StageEvidence)
+		press(t, m, "j")
+		if m.cur(pipeline.StageEvidence) == before {
+			t.Fatalf("the cursor cannot reach the quote (at %d)", before)
+		}
+	}
+	if v := m.View(); !strings.Contains(v, "it is on apnews.com: m moves it there") {
+		t.Errorf("the quote is not marked with the page it is on:\n%s", v)
+	}
+	press(t, m, "m")
+	if e := m.check.Evidence[i]; !strings.Contains(e.SourceURL, "apnews.com") || !e.Verified || !strings.Contains(m.status, "moved the quote to apnews.com") {
+		t.Errorf("after m: %+v, status %q", e, m.status)
+	}
+}

@@ -26,7 +26,7 @@ type keyMap struct {
 	// images
 	EditDescription, QueriesAgain key.Binding
 	// evidence / correction
-	Include, WriteAgain, EditInline, EditExternal, Versions key.Binding
+	Include, MoveQuote, WriteAgain, EditInline, EditExternal, Versions key.Binding
 	// inline editor, prompts, version list
 	Save, Accept, Cancel, Mark, Diff, RestoreVersion, Close key.Binding
 	// dialogs: a draft found after a crash, quitting with unsaved work
@@ -86,6 +86,7 @@ func newKeyMap() keyMap {
 		QueriesAgain:    b("s", "queries again, then search", "s"),
 
 		Include:      b("space", "include/leave out", " ", "space"),
+		MoveQuote:    b("m", "move a quote to the page it is on", "m"),
 		WriteAgain:   b("w", "write again", "w"),
 		EditInline:   b("e", "edit inline", "e", "enter"),
 		EditExternal: b("E", "edit in $EDITOR", "E"),
@@ -122,7 +123,7 @@ func (k keyMap) keyGroups() []keyGroup {
 		{"images", []key.Binding{k.EditDescription, k.QueriesAgain, k.Open}},
 		{"queries", []key.Binding{k.Toggle, k.Edit, k.Add, k.Delete, k.SearchAgain}},
 		{"sources", []key.Binding{k.Enter, k.Drop, k.Boost, k.Restore, k.RememberDrop, k.RememberBoost, k.Open, k.SearchAgain, k.EvidenceAgain}},
-		{"evidence", []key.Binding{k.Include, k.Open, k.WriteAgain}},
+		{"evidence", []key.Binding{k.Include, k.MoveQuote, k.Open, k.WriteAgain}},
 		{"correction", []key.Binding{k.EditInline, k.EditExternal, k.Save, k.WriteAgain, k.Versions}},
 		{"versions", []key.Binding{k.Mark, k.Diff, k.RestoreVersion, k.Close}},
 		{"prompts", []key.Binding{k.Accept, k.Cancel}},

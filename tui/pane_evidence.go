@@ -41,6 +41,9 @@ func (m *Model) evidencePane(w, h int) string {
 			mark := m.st.Ok.Render("✓ verified")
 			if !e.Verified {
 				mark = m.st.Warn.Render("! not found in page")
+				if on := m.check.QuoteFoundOn(i); len(on) == 1 {
+					mark += m.st.Warn.Render(" — it is on " + safe(hostOf(on[0])) + ": m moves it there")
+				}
 			}
 			head := m.marker(i == cur) + box + " " + kind + " " + mark
 			if i == cur {
@@ -124,6 +127,22 @@ func (m *Model) onEvidenceKey(msg tea.KeyMsg) tea.Cmd {
 			return m.setFailure(safe(err.Error()))
 		}
 		return m.edited()
+	case key.Matches(msg, k.MoveQuote):
+		i := m.cur(pipeline.StageEvidence)
+		if i < 0 {
+			return nil
+		}
+		if cmd, ok := m.editable(); !ok {
+			return cmd
+		}
+		on := m.check.QuoteFoundOn(i)
+		if len(on) != 1 {
+			return m.setStatus("m moves a quote not found on its page to the one other page it is on; this one has none")
+		}
+		if err := m.check.MoveQuote(i, on[0]); err != nil {
+			return m.setFailure(safe(err.Error()))
+		}
+		return tea.Batch(m.edited(), m.setStatus("moved the quote to "+safe(hostOf(on[0]))+" — w writes the correction again"))
 	case key.Matches(msg, k.Open):
 		return m.openURL(m.selectedURL())
 	case key.Matches(msg, k.WriteAgain):
