@@ -26,11 +26,13 @@ type postFlags struct {
 	correctionLanguage                         string
 	noLLM                                      bool
 	hits                                       int
+	// asOfPost sets the cutoff at the post's time (the paper's protocol).
+	asOfPost bool
 }
 
 // register adds the post flags to fl.
 func (f *postFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&f.before, "before", "", "cutoff: only pages published before TIME count (YYYY-MM-DD, YYYY-MM-DD HH:MM UTC, or RFC 3339; default the post's time)")
+	fl.StringVar(&f.before, "before", "", "cutoff: only pages published before TIME count (YYYY-MM-DD, YYYY-MM-DD HH:MM UTC, or RFC 3339; default none: every page up to now, each shown before or after the post)")
 	fl.StringArrayVar(&f.images, "image", nil, "an image of the post, path or URL (repeatable)")
 	fl.StringVar(&f.author, "author", "", "the post's author")
 	fl.StringVar(&f.handle, "handle", "", "the post author's handle (@name)")
@@ -45,6 +47,7 @@ func (f *postFlags) registerEngine(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.noLLM, "no-llm", false, "extractive mode: sources and quotes without a model, and no verdict")
 	fl.IntVar(&f.hits, "hits", 0, "hits per query from each search provider in the first search (config hits_per_query; default 5)")
 	fl.StringVar(&f.correctionLanguage, "correction-language", "", "write the correction in this language (es, de, English…); default: the post's")
+	fl.BoolVar(&f.asOfPost, "as-of-post", false, "the paper's protocol: cutoff at the post's own time, so only pages published before the post count (needs the post's time)")
 }
 
 // engineOptions are the engine options the flags set.
@@ -104,6 +107,7 @@ func checkCmd(app *App) *cobra.Command {
 		},
 	}
 	f.register(cmd.Flags())
+	cmd.MarkFlagsMutuallyExclusive("before", "as-of-post")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the Check as one JSON object (snake_case keys, see the README) instead of Markdown")
 	cmd.Flags().BoolVar(&noSave, "no-save", false, "do not keep this check as a case (see muse cases)")
 	return cmd
@@ -137,6 +141,11 @@ func runCheck(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, a
 	// A post given by its URL is read from there, the flags laid over it.
 	if post, err = eng.ReadPost(ctx, post); err != nil {
 		return usage(err)
+	}
+	if f.asOfPost {
+		if cutoff, err = pipeline.AsOfPost(post); err != nil {
+			return usagef("--as-of-post: %w (--posted-at TIME, or --before TIME)", err)
+		}
 	}
 	c := eng.NewCheck(post, cutoff)
 	ro, closeCases, storeErr := recordOptions(ctx, app, noSave)

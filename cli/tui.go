@@ -21,6 +21,7 @@ func addTUI(root *cobra.Command, app *App) {
 	f := &postFlags{}
 	var mouse bool
 	f.register(root.Flags())
+	root.MarkFlagsMutuallyExclusive("before", "as-of-post")
 	root.Flags().BoolVar(&mouse, "mouse", false, "wheel scrolling and clicks (turns off the terminal's own text selection)")
 	root.Args = func(cmd *cobra.Command, args []string) error {
 		word := len(args) == 1 && !strings.ContainsAny(args[0], " \t\n")
@@ -49,7 +50,7 @@ func addTUI(root *cobra.Command, app *App) {
 		if err != nil {
 			return err
 		}
-		opts := tui.Options{Post: post, Cutoff: cutoff}
+		opts := tui.Options{Post: post, Cutoff: cutoff, AsOfPost: f.asOfPost}
 		if arg := strings.TrimSpace(strings.Join(args, " ")); arg != "" {
 			p := pipeline.PostFromArg(arg)
 			opts.Post.Text, opts.Post.URL, opts.Start = p.Text, p.URL, true

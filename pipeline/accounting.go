@@ -488,12 +488,14 @@ const noVerdict = "Nothing here says whether the post is true or false."
 // "accounting" derived as it is written.
 type checkJSON Check
 
-// MarshalJSON writes the Check with its accounting (Account), so that
-// `muse check --json`, batch results and stored cases carry it; it is
-// never read back, only derived again.
+// MarshalJSON writes the Check with its accounting (Account) and each
+// source's time relative to the post (sourcesJSON), so that `muse check
+// --json`, batch results and stored cases carry them; they are never read
+// back, only derived again.
 func (c Check) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		checkJSON
-		Accounting Accounting `json:"accounting"`
-	}{checkJSON(c), c.Account()})
+		Sources    []sourceJSON `json:"sources"`
+		Accounting Accounting   `json:"accounting"`
+	}{checkJSON(c), c.sourcesJSON(), c.Account()})
 }
