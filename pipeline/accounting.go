@@ -181,6 +181,7 @@ func (c *Check) Account() Accounting {
 			a.FactChecks++
 		}
 	}
+	a.FactChecks += c.postVerdicts()
 	a.Conclusion = c.conclusion(a)
 	a.Summary = a.summary(c)
 	if len(a.Counts) == 0 {
