@@ -68,6 +68,9 @@ func (f *postFlags) engineOptions(cmd *cobra.Command) (pipeline.Options, error) 
 // engine options they set. A bad value is a usage error naming the flag.
 func (f *postFlags) parse(cmd *cobra.Command) (post pipeline.Post, cutoff time.Time, opts pipeline.Options, err error) {
 	post = pipeline.Post{Author: f.author, Handle: f.handle, Images: f.images}
+	if f.asOfPost && f.before != "" {
+		return post, cutoff, opts, usagef("--as-of-post and --before both set the cutoff: give one")
+	}
 	if f.before != "" {
 		if cutoff, err = timeFlag("before", f.before); err != nil {
 			return post, cutoff, opts, err
@@ -107,7 +110,6 @@ func checkCmd(app *App) *cobra.Command {
 		},
 	}
 	f.register(cmd.Flags())
-	cmd.MarkFlagsMutuallyExclusive("before", "as-of-post")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the Check as one JSON object (snake_case keys, see the README) instead of Markdown")
 	cmd.Flags().BoolVar(&noSave, "no-save", false, "do not keep this check as a case (see muse cases)")
 	return cmd

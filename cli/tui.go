@@ -21,7 +21,6 @@ func addTUI(root *cobra.Command, app *App) {
 	f := &postFlags{}
 	var mouse bool
 	f.register(root.Flags())
-	root.MarkFlagsMutuallyExclusive("before", "as-of-post")
 	root.Flags().BoolVar(&mouse, "mouse", false, "wheel scrolling and clicks (turns off the terminal's own text selection)")
 	root.Args = func(cmd *cobra.Command, args []string) error {
 		word := len(args) == 1 && !strings.ContainsAny(args[0], " \t\n")
