@@ -273,14 +273,14 @@ func (a Accounting) summary(c *Check) string {
 	if a.Conclusion == ConclusionEvidence {
 		var found []string
 		if k := n[FateRefutes]; k > 0 {
-			found = append(found, fmt.Sprintf("%s %s the post", pageCount(k), verb(k, "refutes", "refute")))
+			found = append(found, fmt.Sprintf("%s %s the post", pageCount(k), verb(k, "refutes", "refute"))+c.afterPost(FateRefutes, k))
 		}
 		if k := n[FateContext]; k > 0 && c.NoLLM {
 			// The extractive mode lists related paragraphs; no model
 			// judged them.
 			found = append(found, fmt.Sprintf("%s %s paragraphs related to the post (no model judged %s)", pageCount(k), verb(k, "has", "have"), verb(k, "it", "them")))
 		} else if k > 0 {
-			found = append(found, fmt.Sprintf("%s %s context", pageCount(k), verb(k, "gives", "give")))
+			found = append(found, fmt.Sprintf("%s %s context", pageCount(k), verb(k, "gives", "give"))+c.afterPost(FateContext, k))
 		}
 		if a.FactChecks > 0 {
 			found = append(found, fmt.Sprintf("%d published fact-check%s of the claim", a.FactChecks, plural(a.FactChecks)))

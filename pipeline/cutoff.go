@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/musecheck/muse/prompts"
@@ -68,4 +69,24 @@ func (c *Check) sourcesJSON() []sourceJSON {
 		out[i] = sourceJSON{s, c.Timing(s)}
 	}
 	return out
+}
+
+// afterPost says how many of the k pages of fate f were published after
+// the post, for the accounting's sentence: " (published after it)" when
+// all were, " (1 of them published after it)" when some were, "" when none
+// was or the post's time is not known.
+func (c *Check) afterPost(f Fate, k int) string {
+	after := 0
+	for _, s := range c.Sources {
+		if fateOf(s, c) == f && c.Timing(s).After() {
+			after++
+		}
+	}
+	switch {
+	case after == 0:
+		return ""
+	case after == k:
+		return " (published after it)"
+	}
+	return fmt.Sprintf(" (%d of them published after it)", after)
 }

@@ -69,9 +69,13 @@ func TestNewClaimRefutedAfterThePost(t *testing.T) {
 	if s := c.SourceByURL(reuters); s == nil || s.OfPost != "" {
 		t.Errorf("Reuters does not name the post: %+v", s)
 	}
-	// Refuted, and cited, by pages after the post.
-	if c.Account().Conclusion != pipeline.ConclusionEvidence || len(c.Correction.URLs) == 0 {
-		t.Fatalf("conclusion %s, correction %q", c.Account().Conclusion, c.Correction.Text)
+	// Refuted, and cited, by pages after the post, and the accounting says so.
+	a := c.Account()
+	if a.Conclusion != pipeline.ConclusionEvidence || len(c.Correction.URLs) == 0 {
+		t.Fatalf("conclusion %s, correction %q", a.Conclusion, c.Correction.Text)
+	}
+	if !strings.HasPrefix(a.Summary, "2 pages refute the post (published after it)") {
+		t.Errorf("summary %q does not say the refuting pages came after the post", a.Summary)
 	}
 	for _, u := range c.Correction.URLs {
 		s := c.SourceByURL(u)
