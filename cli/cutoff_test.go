@@ -27,6 +27,14 @@ type cutoffJSON struct {
 	} `json:"evidence"`
 }
 
+// claimEnv is the environment that points the muse binary at the
+// new-claim world.
+func claimEnv(w *testworld.ClaimEnv) []string {
+	return []string{"OPENAI_BASE_URL=" + w.Cfg.OpenAIBaseURL, "OPENAI_API_KEY=sk-test-key", "MUSE_MODEL=test-model",
+		"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
+		"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + w.Proxy.String(), "MUSE_NO_CACHE=1"}
+}
+
 func (c cutoffJSON) refutedBy() []string {
 	var out []string
 	for _, e := range c.Evidence {
@@ -43,9 +51,7 @@ func (c cutoffJSON) refutedBy() []string {
 func TestCheckCutoffDefaultAndAsOfPost(t *testing.T) {
 	isolate(t)
 	w := testworld.NewClaim(t)
-	env := []string{"OPENAI_BASE_URL=" + w.Cfg.OpenAIBaseURL, "OPENAI_API_KEY=sk-test-key", "MUSE_MODEL=test-model",
-		"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
-		"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + w.Proxy.String(), "MUSE_NO_CACHE=1"}
+	env := claimEnv(w)
 	posted := testworld.NewClaimPostedAt.Format(time.RFC3339)
 	check := func(args ...string) cutoffJSON {
 		t.Helper()
@@ -116,9 +122,7 @@ func TestCheckCutoffDefaultAndAsOfPost(t *testing.T) {
 func TestBatchAsOfPost(t *testing.T) {
 	isolate(t)
 	w := testworld.NewClaim(t)
-	env := []string{"OPENAI_BASE_URL=" + w.Cfg.OpenAIBaseURL, "OPENAI_API_KEY=sk-test-key", "MUSE_MODEL=test-model",
-		"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
-		"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + w.Proxy.String(), "MUSE_NO_CACHE=1"}
+	env := claimEnv(w)
 	timed, _ := json.Marshal(map[string]string{"text": testworld.NewClaimPost, "url": testworld.NewClaimPostURL,
 		"posted_at": testworld.NewClaimPostedAt.Format(time.RFC3339)})
 	untimed, _ := json.Marshal(map[string]string{"text": testworld.NewClaimPost + " (again)"})

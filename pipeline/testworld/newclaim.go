@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -163,11 +162,8 @@ func NewClaim(t testing.TB) *ClaimEnv {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, p.html())
 	}))
-	dir := t.TempDir()
-	cfg := &setup.Config{OpenAIBaseURL: srv.BaseURL, OpenAIAPIKey: "sk-test", Model: "test-model",
-		SearXNGURL: sx.URL, AllowPrivateAddresses: true, IgnoreRobots: true, NoCache: true,
-		RatingsFile: writeRatings(t, dir), DataDir: dir,
-		OverridesFile: filepath.Join(dir, "overrides.toml"), ConfigDir: dir}
+	cfg := worldConfig(t, srv.BaseURL, sx.URL)
+	cfg.NoCache = true
 	return &ClaimEnv{Cfg: cfg, LLM: srv, Proxy: proxy}
 }
 
