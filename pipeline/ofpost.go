@@ -14,8 +14,9 @@ import (
 // A fact-check of this very post: a page whose ClaimReview names the
 // post's address as where the claim appeared, or a page that links to or
 // embeds the post (a report or fact-check of it). Such a page is read
-// first whatever its words share with the post, ranked first, and its
-// ClaimReview's rating is shown and given to the correction.
+// whatever its words share with the post, ranked first (after the pages
+// the checker boosted), and its ClaimReview's rating is shown and given
+// to the correction.
 
 // How a page was found to be about the post (Source.OfPost).
 const (

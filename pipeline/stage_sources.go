@@ -282,8 +282,8 @@ func (r *run) eligibleCount() int {
 	return n
 }
 
-// rank orders sources: usable ones first (pages about the post itself,
-// then boosted, then tier high > medium > low > unrated, then relevance),
+// rank orders sources: usable ones first (boosted, then pages about the
+// post itself, then tier high > medium > low > unrated, then relevance),
 // then the rest in the order found.
 func (r *run) rank() {
 	slices.SortStableFunc(r.c.Sources, func(a, b Source) int {
@@ -297,14 +297,14 @@ func (r *run) rank() {
 		if !ea {
 			return 0
 		}
-		if c := cmp.Compare(ofPostRank(a), ofPostRank(b)); c != 0 {
-			return c // a fact-check of the post itself first
-		}
 		if a.Boosted != b.Boosted {
 			if a.Boosted {
 				return -1
 			}
 			return 1
+		}
+		if c := cmp.Compare(ofPostRank(a), ofPostRank(b)); c != 0 {
+			return c // a fact-check of the post itself before the rest
 		}
 		if c := cmp.Compare(a.Tier.Rank(), b.Tier.Rank()); c != 0 {
 			return c
