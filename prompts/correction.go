@@ -75,8 +75,10 @@ type sourceFacts struct {
 	Published        time.Time
 	Refutes, Context []string
 	// Timing is when the source was published relative to the post (nil
-	// when either date is unknown), so that the correction can tell what
-	// came after the post from what the author could have known.
+	// when either date is unknown). The prompt marks a source published
+	// after the post, so that the correction can tell it from what the
+	// author could have known, and one a year or more older (stale); a
+	// source shortly before the post needs no more than its date.
 	Timing *Timing
 }
 
