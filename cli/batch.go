@@ -78,7 +78,7 @@ func batchCmd(app *App) *cobra.Command {
 			defer closeCases()
 			run := batch.Kept(eng, ro)
 			st, err := batch.Run(cmd.Context(), eng, in, out,
-				batch.Options{Parallel: parallel, Done: done, Progress: app.progress(), TTY: app.StderrTTY, Run: run})
+				batch.Options{Parallel: parallel, Done: done, Progress: app.progress(), TTY: app.StderrTTY, Run: run, AsOfPost: ef.asOfPost})
 			fmt.Fprintf(app.Stderr, "muse: %d posts: %s, %d skipped (already done); %d model calls (%d from the cache), %s\n",
 				st.Total, st.Counts(), st.Skipped, st.LLMCalls, st.CachedCalls, st.Usage().CostText())
 			if ro.Store != nil && st.Done+st.Failed > 0 {
@@ -151,7 +151,9 @@ func enqueueBatch(cmd *cobra.Command, app *App, in io.Reader, ef *postFlags, noS
 		return err
 	}
 	defer q.Close()
-	enq, err := batch.Enqueue(cmd.Context(), q, in, app.Cfg.Model, batch.OptionsOf(eo, noSave))
+	co := batch.OptionsOf(eo, noSave)
+	co.AsOfPost = ef.asOfPost
+	enq, err := batch.Enqueue(cmd.Context(), q, in, app.Cfg.Model, co)
 	for _, b := range enq.Bad {
 		fmt.Fprintln(app.Stderr, "muse: skipped", b)
 	}

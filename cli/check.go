@@ -26,11 +26,13 @@ type postFlags struct {
 	correctionLanguage                         string
 	noLLM                                      bool
 	hits                                       int
+	// asOfPost sets the cutoff at the post's time (the paper's protocol).
+	asOfPost bool
 }
 
 // register adds the post flags to fl.
 func (f *postFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&f.before, "before", "", "cutoff: only pages published before TIME count (YYYY-MM-DD, YYYY-MM-DD HH:MM UTC, or RFC 3339; default the post's time)")
+	fl.StringVar(&f.before, "before", "", "cutoff: only pages published before TIME count (YYYY-MM-DD, YYYY-MM-DD HH:MM UTC, or RFC 3339; default none: every page up to now, each shown before or after the post)")
 	fl.StringArrayVar(&f.images, "image", nil, "an image of the post, path or URL (repeatable)")
 	fl.StringVar(&f.author, "author", "", "the post's author")
 	fl.StringVar(&f.handle, "handle", "", "the post author's handle (@name)")
@@ -45,6 +47,7 @@ func (f *postFlags) registerEngine(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.noLLM, "no-llm", false, "extractive mode: sources and quotes without a model, and no verdict")
 	fl.IntVar(&f.hits, "hits", 0, "hits per query from each search provider in the first search (config hits_per_query; default 5)")
 	fl.StringVar(&f.correctionLanguage, "correction-language", "", "write the correction in this language (es, de, English…); default: the post's")
+	fl.BoolVar(&f.asOfPost, "as-of-post", false, "the paper's protocol: cutoff at the post's own time, so only pages published before the post count (needs the post's time)")
 }
 
 // engineOptions are the engine options the flags set.
@@ -65,6 +68,9 @@ func (f *postFlags) engineOptions(cmd *cobra.Command) (pipeline.Options, error) 
 // engine options they set. A bad value is a usage error naming the flag.
 func (f *postFlags) parse(cmd *cobra.Command) (post pipeline.Post, cutoff time.Time, opts pipeline.Options, err error) {
 	post = pipeline.Post{Author: f.author, Handle: f.handle, Images: f.images}
+	if f.asOfPost && f.before != "" {
+		return post, cutoff, opts, usagef("--as-of-post and --before both set the cutoff: give one")
+	}
 	if f.before != "" {
 		if cutoff, err = timeFlag("before", f.before); err != nil {
 			return post, cutoff, opts, err
@@ -137,6 +143,11 @@ func runCheck(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, a
 	// A post given by its URL is read from there, the flags laid over it.
 	if post, err = eng.ReadPost(ctx, post); err != nil {
 		return usage(err)
+	}
+	if f.asOfPost {
+		if cutoff, err = pipeline.AsOfPost(post); err != nil {
+			return usagef("--as-of-post: %w (--posted-at TIME, or --before TIME)", err)
+		}
 	}
 	c := eng.NewCheck(post, cutoff)
 	ro, closeCases, storeErr := recordOptions(ctx, app, noSave)

@@ -49,7 +49,7 @@ func addTUI(root *cobra.Command, app *App) {
 		if err != nil {
 			return err
 		}
-		opts := tui.Options{Post: post, Cutoff: cutoff}
+		opts := tui.Options{Post: post, Cutoff: cutoff, AsOfPost: f.asOfPost}
 		if arg := strings.TrimSpace(strings.Join(args, " ")); arg != "" {
 			p := pipeline.PostFromArg(arg)
 			opts.Post.Text, opts.Post.URL, opts.Start = p.Text, p.URL, true

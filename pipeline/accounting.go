@@ -181,6 +181,7 @@ func (c *Check) Account() Accounting {
 			a.FactChecks++
 		}
 	}
+	a.FactChecks += c.postVerdicts()
 	a.Conclusion = c.conclusion(a)
 	a.Summary = a.summary(c)
 	if len(a.Counts) == 0 {
@@ -272,14 +273,14 @@ func (a Accounting) summary(c *Check) string {
 	if a.Conclusion == ConclusionEvidence {
 		var found []string
 		if k := n[FateRefutes]; k > 0 {
-			found = append(found, fmt.Sprintf("%s %s the post", pageCount(k), verb(k, "refutes", "refute")))
+			found = append(found, fmt.Sprintf("%s %s the post", pageCount(k), verb(k, "refutes", "refute"))+c.afterPost(FateRefutes, k))
 		}
 		if k := n[FateContext]; k > 0 && c.NoLLM {
 			// The extractive mode lists related paragraphs; no model
 			// judged them.
 			found = append(found, fmt.Sprintf("%s %s paragraphs related to the post (no model judged %s)", pageCount(k), verb(k, "has", "have"), verb(k, "it", "them")))
 		} else if k > 0 {
-			found = append(found, fmt.Sprintf("%s %s context", pageCount(k), verb(k, "gives", "give")))
+			found = append(found, fmt.Sprintf("%s %s context", pageCount(k), verb(k, "gives", "give"))+c.afterPost(FateContext, k))
 		}
 		if a.FactChecks > 0 {
 			found = append(found, fmt.Sprintf("%d published fact-check%s of the claim", a.FactChecks, plural(a.FactChecks)))
@@ -520,14 +521,16 @@ const noVerdict = "Nothing here says whether the post is true or false."
 // "accounting" derived as it is written.
 type checkJSON Check
 
-// MarshalJSON writes the Check with its accounting (Account), so that
-// `muse check --json`, batch results and stored cases carry it; it is
-// never read back, only derived again.
+// MarshalJSON writes the Check with its accounting (Account) and each
+// source's time relative to the post (sourcesJSON), so that `muse check
+// --json`, batch results and stored cases carry them; they are never read
+// back, only derived again.
 func (c Check) MarshalJSON() ([]byte, error) {
 	cj := checkJSON(c)
 	cj.Correction.Warnings = c.CorrectionWarnings() // as of the text written
 	return json.Marshal(struct {
 		checkJSON
-		Accounting Accounting `json:"accounting"`
-	}{cj, c.Account()})
+		Sources    []sourceJSON `json:"sources"`
+		Accounting Accounting   `json:"accounting"`
+	}{cj, c.sourcesJSON(), c.Account()})
 }

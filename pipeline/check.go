@@ -220,6 +220,13 @@ type Source struct {
 	// best perceptual-hash similarity between it and a post image.
 	Image           string  `json:"image,omitempty"`
 	ImageSimilarity float64 `json:"image_similarity,omitempty"`
+	// OfPost says how the page was found to be about this very post (a
+	// fact-check or report of it): OfPostClaimReview or OfPostLinks; ""
+	// when it is not. Such a page is ranked first (ofpost.go).
+	OfPost string `json:"of_post,omitempty"`
+	// ClaimReview is the page's own fact-check of the post, its rating
+	// shown and given to the correction; nil when it has none.
+	ClaimReview *sources.ClaimReview `json:"claim_review,omitempty"`
 }
 
 // Kind is what a quote does to the post (prompts.Kind, with its Rank:
@@ -327,6 +334,11 @@ func (h Hit) clone() Hit {
 func (s Source) clone() Source {
 	s.Paragraphs = slices.Clone(s.Paragraphs)
 	s.FoundBy = slices.Clone(s.FoundBy)
+	if s.ClaimReview != nil {
+		cr := *s.ClaimReview
+		cr.Appearances = slices.Clone(cr.Appearances)
+		s.ClaimReview = &cr
+	}
 	return s
 }
 

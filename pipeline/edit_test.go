@@ -19,7 +19,9 @@ func checked(t *testing.T, opts Options) (*Engine, *Check, *fakeWorld) {
 	t.Helper()
 	w := newWorld()
 	e := newTestEngine(t, w, &fakeModel{evidence: quoting}, opts)
-	c := e.NewCheck(Post{Text: post, PostedAt: time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)}, time.Time{})
+	// The paper's protocol (AsOfPost): the world's late and undated pages are kept out by the cutoff.
+	posted := time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)
+	c := e.NewCheck(Post{Text: post, PostedAt: posted}, posted)
 	if _, err := runCheck(t, e, c); err != nil {
 		t.Fatal(err)
 	}

@@ -199,12 +199,11 @@ func (e *Engine) NewCheck(p Post, cutoff time.Time) *Check {
 }
 
 // NewCheckAt makes a Check for a post, created at now: its ID (NewIDAt),
-// its images with their alt text, and its cutoff, which defaults to the
-// post's time when known — the one place the cutoff is defaulted.
+// its images with their alt text, and its cutoff as the checker set it.
+// A zero cutoff is none: every page up to now counts, those published after
+// the post too, each shown with its time relative to the post (Timing).
+// The paper's protocol, the cutoff at the post's own time, is AsOfPost.
 func NewCheckAt(p Post, cutoff, now time.Time) *Check {
-	if cutoff.IsZero() {
-		cutoff = p.PostedAt
-	}
 	c := &Check{
 		ID:        NewIDAt(now),
 		CreatedAt: now,

@@ -238,7 +238,9 @@ func TestRunWholeCheck(t *testing.T) {
 	w := newWorld()
 	m := &fakeModel{evidence: quoting}
 	e := newTestEngine(t, w, m, Options{})
-	c := e.NewCheck(Post{Text: post, PostedAt: time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)}, time.Time{})
+	// The paper's protocol (AsOfPost): the world's late and undated pages are kept out by the cutoff.
+	posted := time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)
+	c := e.NewCheck(Post{Text: post, PostedAt: posted}, posted)
 	evs, err := runCheck(t, e, c)
 	if err != nil {
 		t.Fatal(err)

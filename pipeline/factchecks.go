@@ -97,6 +97,13 @@ func (r *run) factCheckEvidence() []EvidenceForPrompt {
 		out = append(out, EvidenceForPrompt{URL: f.URL, Publisher: f.Reviewer, Tier: rt.Tier, Published: f.ReviewDate,
 			Kind: KindContext, Quote: f.verdict()})
 	}
+	// A page's own fact-check of this very post (ofpost.go), unless claim
+	// matching found the same page.
+	for _, e := range r.c.postVerdictEvidence() {
+		if !slices.ContainsFunc(out, func(o EvidenceForPrompt) bool { return sources.Key(o.URL) == sources.Key(e.URL) }) {
+			out = append(out, e)
+		}
+	}
 	return out
 }
 

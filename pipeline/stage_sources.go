@@ -153,6 +153,7 @@ func (r *run) fetchAndExtract(ctx context.Context, s *Source) bool {
 	s.Words = textWords(a.Text)
 	s.Language = lang.Normalise(a.Language)
 	s.Image = a.Image
+	r.markOfPost(s, a, body)
 	if r.e.deps.Archive != nil && (a.Title != "" || a.Text != "") {
 		err := r.e.deps.Archive.Save(ctx, ArchivedPage{URL: cmp.Or(final, s.URL), Title: a.Title, Text: a.Text,
 			Publisher: s.Publisher, Published: a.Published, Language: s.Language})
@@ -281,8 +282,9 @@ func (r *run) eligibleCount() int {
 	return n
 }
 
-// rank orders sources: usable ones first (boosted, then tier high > medium
-// > low > unrated, then relevance), then the rest in the order found.
+// rank orders sources: usable ones first (boosted, then pages about the
+// post itself, then tier high > medium > low > unrated, then relevance),
+// then the rest in the order found.
 func (r *run) rank() {
 	slices.SortStableFunc(r.c.Sources, func(a, b Source) int {
 		ea, eb := a.Eligible(), b.Eligible()
@@ -300,6 +302,9 @@ func (r *run) rank() {
 				return -1
 			}
 			return 1
+		}
+		if c := cmp.Compare(ofPostRank(a), ofPostRank(b)); c != 0 {
+			return c // a fact-check of the post itself before the rest
 		}
 		if c := cmp.Compare(a.Tier.Rank(), b.Tier.Rank()); c != 0 {
 			return c

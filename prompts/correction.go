@@ -42,7 +42,13 @@ func Correction(p Post, ev []EvidenceItem, language string) ([]llm.Message, erro
 	if strings.HasSuffix(language, "(en)") {
 		language = ""
 	}
-	return messages("correction", map[string]any{"Post": p, "Evidence": factsBySource(orderEvidence(ev)), "Language": language})
+	facts := factsBySource(orderEvidence(ev))
+	after := false
+	for i := range facts {
+		facts[i].Timing = TimingOf(facts[i].Published, p.PostedAt)
+		after = after || facts[i].Timing.After()
+	}
+	return messages("correction", map[string]any{"Post": p, "Evidence": facts, "Language": language, "AfterPost": after})
 }
 
 // SourceID is how the correction prompt names its i-th source (from 0):
@@ -68,6 +74,12 @@ type sourceFacts struct {
 	Tier             ratings.Tier
 	Published        time.Time
 	Refutes, Context []string
+	// Timing is when the source was published relative to the post (nil
+	// when either date is unknown). The prompt marks a source published
+	// after the post, so that the correction can tell it from what the
+	// author could have known, and one a year or more older (stale); a
+	// source shortly before the post needs no more than its date.
+	Timing *Timing
 }
 
 // factsBySource groups ordered items by URL, in the order of each URL's

@@ -183,8 +183,9 @@ func TestCorrectionPrompt(t *testing.T) {
 		last = i
 	}
 	for _, want := range []string{
-		"[S1] Reuters, high priority, 3 Apr 2020\nRefutes: Q-high-1\nRefutes: Q-high-2\n[S2] AP,",
+		"[S1] Reuters, high priority, 3 Apr 2020 (published 1 day after the post)\nRefutes: Q-high-1\nRefutes: Q-high-2\n[S2] AP,",
 		"[S3] AP, high priority, 1 Apr 2020\nContext: Q-high-context\n[S4] CNN",
+		`says when a fact it uses was published after the post ("Since the post, Reuters reported …")`,
 		`starts with "This post is"`,
 		"cites its sources by id, as [S1], and no URL",
 	} {

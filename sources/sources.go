@@ -29,6 +29,10 @@ type ClaimReview struct {
 	// declares it (schema.org inLanguage, Fact Check Tools' languageCode);
 	// "" when not declared.
 	Language string `json:"language,omitempty"`
+	// Appearances are the addresses where the reviewed claim appeared
+	// (schema.org itemReviewed's appearance and firstAppearance): the post
+	// a fact-check is about, when it names it.
+	Appearances []string `json:"appearances,omitempty"`
 }
 
 // trackingParams are query parameters that identify a click, not a page.

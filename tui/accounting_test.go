@@ -27,6 +27,7 @@ func TestNothingBeforeTheCutoff(t *testing.T) {
 	r := newRunner(t, w)
 	opts := testOptions(r)
 	opts.Start = true
+	opts.AsOfPost = true // the paper's protocol (--as-of-post): the cutoff at the post's time
 	tm := teatest.NewTestModel(t, New(context.Background(), opts), teatest.WithInitialTermSize(160, 40))
 	const said = "published after the post were left out by the cutoff you set"
 	waitFor(t, tm, "check finished")

@@ -32,9 +32,12 @@ import (
 type Options struct {
 	// Runner runs the pipeline stages (the engine). Required to check.
 	Runner Runner
-	// Post prefills the compose view; Cutoff too (zero: the posted time).
-	Post   pipeline.Post
-	Cutoff time.Time
+	// Post prefills the compose view; Cutoff too (zero: none, every page
+	// up to now counts). AsOfPost puts the cutoff at the posted time (the
+	// paper's protocol), once the post's time is known.
+	Post     pipeline.Post
+	Cutoff   time.Time
+	AsOfPost bool
 	// Start begins the check at once (muse TEXT|URL) instead of composing.
 	Start bool
 	// Model names the language model in the status bar.
@@ -238,6 +241,9 @@ func New(ctx context.Context, opts Options) *Model {
 	}
 	m.draftID = now().UTC().Format("20060102-150405")
 	m.compose = newCompose(st, opts.Post, opts.Cutoff)
+	if opts.AsOfPost {
+		m.compose.inputs[fieldCutoff].SetValue(cutoffAtPost)
+	}
 	m.editor = textarea.New()
 	m.saver = &caseSaver{}
 	m.gate = &draftGate{}

@@ -243,6 +243,7 @@ func TestKilledRunReopens(t *testing.T) {
 	opts := testOptions(r)
 	opts.Cases = store
 	opts.Start = true
+	opts.AsOfPost = true // a cutoff, to see it kept
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	tm := teatest.NewTestModel(t, New(ctx, opts), teatest.WithInitialTermSize(80, 24))
@@ -257,7 +258,7 @@ func TestKilledRunReopens(t *testing.T) {
 	cancel() // the kill
 	_ = tm.Quit()
 
-	if len(saved.Sources) != len(englishWorld.pages) || saved.Cutoff.IsZero() || saved.Post.Text != testPost.Text {
+	if len(saved.Sources) != len(englishWorld.pages) || !saved.Cutoff.Equal(testPost.PostedAt) || saved.Post.Text != testPost.Text {
 		t.Errorf("case saved mid-run lost work: %d sources, cutoff %v", len(saved.Sources), saved.Cutoff)
 	}
 	opts2 := testOptions(newRunner(t))

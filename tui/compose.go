@@ -55,7 +55,7 @@ func newCompose(st Styles, p pipeline.Post, cutoff time.Time) composeModel {
 	c.text.FocusedStyle.CursorLine = lipgloss.NewStyle()
 	placeholders := [...]string{"", "display name", "@handle", "YYYY-MM-DD HH:MM in UTC, or RFC 3339 with its zone",
 		"image paths or URLs, separated by spaces", "https://…",
-		"detected from the text; or a code or name: es, ar, hi, Spanish…", "same as posted time"}
+		"detected from the text; or a code or name: es, ar, hi, Spanish…", "none: every page up to now; or a time, or \"post\" for the posted time"}
 	for i := fieldAuthor; i <= fieldCutoff; i++ {
 		in := textinput.New()
 		in.Prompt = ""
@@ -71,7 +71,11 @@ func newCompose(st Styles, p pipeline.Post, cutoff time.Time) composeModel {
 	c.inputs[fieldImages].SetValue(strings.Join(p.Images, " "))
 	c.inputs[fieldURL].SetValue(p.URL)
 	c.inputs[fieldLanguage].SetValue(p.Language)
-	if !cutoff.IsZero() && !cutoff.Equal(p.PostedAt) {
+	switch {
+	case cutoff.IsZero():
+	case cutoff.Equal(p.PostedAt):
+		c.inputs[fieldCutoff].SetValue(cutoffAtPost)
+	default:
 		c.inputs[fieldCutoff].SetValue(formatWhen(cutoff))
 	}
 	c.text.Focus()
@@ -133,11 +137,33 @@ func (c *composeModel) check(now time.Time) (*pipeline.Check, error) {
 	if p.PostedAt, err = pipeline.ParseTime(c.inputs[fieldPosted].Value()); err != nil {
 		return nil, fmt.Errorf("posted time: %w", err)
 	}
-	cutoff, err := pipeline.ParseTime(c.inputs[fieldCutoff].Value())
+	cutoff, err := c.cutoff(p)
 	if err != nil {
 		return nil, fmt.Errorf("cutoff: %w", err)
 	}
 	return &pipeline.Check{CreatedAt: now, Post: p, Cutoff: cutoff}, nil
+}
+
+// cutoffAtPost, typed in the cutoff field, puts the cutoff at the posted
+// time (pipeline.AsOfPost, the paper's protocol; --as-of-post).
+const cutoffAtPost = "post"
+
+// cutoff reads the cutoff field: empty is none, cutoffAtPost the posted
+// time, anything else a time. A post still to be read from its URL has its
+// time only once read (onPostFetched reads the form again then).
+func (c *composeModel) cutoff(p pipeline.Post) (time.Time, error) {
+	v := strings.TrimSpace(c.inputs[fieldCutoff].Value())
+	if !strings.EqualFold(v, cutoffAtPost) {
+		return pipeline.ParseTime(v)
+	}
+	if p.PostedAt.IsZero() && p.NeedsReading() {
+		return time.Time{}, nil
+	}
+	t, err := pipeline.AsOfPost(p)
+	if err != nil {
+		return t, fmt.Errorf("%q: %w (type it under Posted)", v, err)
+	}
+	return t, nil
 }
 
 func formatWhen(t time.Time) string {
@@ -222,8 +248,7 @@ func (m *Model) submitCompose() tea.Cmd {
 // startComposed starts a fresh check of c, the composed post's bare Check.
 func (m *Model) startComposed(c *pipeline.Check) tea.Cmd {
 	// The engine's new Check: its ID, set before the run so every save of
-	// it lands in one case, and its cutoff (the posted time unless one was
-	// typed).
+	// it lands in one case, and its cutoff as typed (none when empty).
 	if m.opts.NewCheck != nil {
 		c = m.opts.NewCheck(c.Post, c.Cutoff)
 	} else {
@@ -331,5 +356,9 @@ func (m *Model) onPostFetched(msg postFetchedMsg) tea.Cmd {
 		return nil
 	}
 	composed.Post = p
+	if composed.Cutoff, err = c.cutoff(p); err != nil { // "post": the post's time as read, to the second
+		c.err = "cutoff: " + err.Error()
+		return nil
+	}
 	return m.startComposed(composed)
 }

@@ -372,7 +372,7 @@ func TestLanguageKeyWritesQueriesAgain(t *testing.T) {
 	if last := froms[len(froms)-1]; last != pipeline.StageQueries || seen[len(seen)-1].Post.Language != "pt" {
 		t.Fatalf("ran from %s with language %q, want queries with pt", last, seen[len(seen)-1].Post.Language)
 	}
-	if m.check.Post.Language != "pt" || !strings.Contains(strings.Split(m.View(), "\n")[0], " pt · ") {
+	if m.check.Post.Language != "pt" || !strings.Contains(strings.Split(m.View(), "\n")[0]+" ", " pt ") {
 		t.Errorf("language after the rerun: %q\n%s", m.check.Post.Language, m.View())
 	}
 	n := len(froms)

@@ -3,6 +3,7 @@ package tui
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,7 +21,12 @@ type column struct {
 }
 
 func (m *Model) sourceColumns(w int) []column {
-	pub := column{"publisher", 16, func(s pipeline.Source) string { return firstNonEmpty(s.Publisher, s.Domain) }}
+	pub := column{"publisher", 16, func(s pipeline.Source) string {
+		if s.OfPost != "" {
+			return "★ " + firstNonEmpty(s.Publisher, s.Domain) // about this very post
+		}
+		return firstNonEmpty(s.Publisher, s.Domain)
+	}}
 	tier := column{"tier", 8, func(s pipeline.Source) string { return string(s.Tier) }}
 	fact := column{"factuality", 11, func(s pipeline.Source) string { return s.Factuality }}
 	bias := column{"bias", 13, func(s pipeline.Source) string { return s.Bias }}
@@ -37,9 +43,13 @@ func (m *Model) sourceColumns(w int) []column {
 		return fmt.Sprintf("%.2f", s.Relevance)
 	}}
 	status := column{"status", 14, func(s pipeline.Source) string { return statusWord(s) }}
-	cols := []column{pub, tier, published, rel, status}
+	vsPost := column{"vs post", 12, m.vsPost}
+	cols := []column{pub, tier, published, vsPost, rel, status}
 	if w >= 100 {
-		cols = []column{pub, tier, fact, bias, published, rel, status}
+		cols = []column{pub, tier, fact, bias, published, vsPost, rel, status}
+	}
+	if m.check.Post.PostedAt.IsZero() {
+		cols = slices.DeleteFunc(cols, func(c column) bool { return c.title == vsPost.title })
 	}
 	used := len(cols) - 1
 	for _, c := range cols {
@@ -112,7 +122,13 @@ func (m *Model) sourcesPane(w, h int) string {
 	}
 	cur := m.cur(pipeline.StageSources)
 	var lines []string
-	// A published fact-check of the post's claim comes before any page.
+	// A fact-check of the post itself, then a published fact-check of the
+	// post's claim, come before any page.
+	for _, s := range srcs {
+		if line := s.OfPostLine(); line != "" && !s.Dropped {
+			lines = append(lines, m.st.Ok.Render(truncate("★ "+safe(line), w-2, "…")))
+		}
+	}
 	for _, f := range m.check.FactChecks {
 		lines = append(lines, m.st.Ok.Render(truncate(safe(f.String()), w-2, "…")))
 	}
@@ -311,6 +327,14 @@ func (m *Model) whyPane(w, h int) string {
 	add("rating", rating)
 	add("rated by", firstNonEmpty(s.RatingOrigin, "no rating found"))
 	add("published", m.dateVsCutoff(s.Published))
+	add("vs post", m.timingWords(*s))
+	if line := s.OfPostLine(); line != "" {
+		how := "its fact-check (ClaimReview) names the post's address"
+		if s.OfPost == pipeline.OfPostLinks {
+			how = "it links to or embeds the post"
+		}
+		add("this post", line+" — "+how+", so it is read first")
+	}
 	if scored(*s) {
 		add("relevance", fmt.Sprintf("%.2f", s.Relevance))
 	}
@@ -393,7 +417,7 @@ func (m *Model) dateVsCutoff(t time.Time) string {
 	out := formatWhen(t)
 	cut := m.check.Cutoff
 	if cut.IsZero() {
-		return out + " (no cutoff)"
+		return out + " (no cutoff: every page up to now counts)"
 	}
 	d := cut.Sub(t)
 	switch days := int(d.Hours() / 24); {

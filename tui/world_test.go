@@ -43,6 +43,7 @@ type page struct {
 	Factuality, Bias, RatedAs   string
 	Refutes, Context            []string
 	Lang                        string
+	Links                       []string // addresses the article links to
 }
 
 // world is what the web says in one language: the model's queries, the
@@ -118,6 +119,9 @@ func (w world) html(p page) string {
 		html.EscapeString(p.Title))
 	for _, para := range w.paragraphs(p) {
 		fmt.Fprintf(&b, "<p>%s</p>\n", html.EscapeString(para))
+	}
+	for _, u := range p.Links {
+		fmt.Fprintf(&b, "<p>The <a href=\"%s\">post</a> was shared widely.</p>\n", html.EscapeString(u))
 	}
 	b.WriteString("</article></main>\n<footer><p>Contact us</p><p>Terms of use</p></footer></body></html>\n")
 	return b.String()

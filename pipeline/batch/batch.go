@@ -87,6 +87,10 @@ type Options struct {
 	// updated in place.
 	Progress io.Writer
 	TTY      bool
+	// AsOfPost puts each check's cutoff at its post's time, the paper's
+	// protocol (--as-of-post); a post whose time is not known fails,
+	// saying so. Otherwise a check has no cutoff.
+	AsOfPost bool
 	// Run, when set, runs each check in place of e.Run(ctx, c, from, nil):
 	// `muse batch` uses it to keep every check as a case under its ID as it
 	// runs (cases.Record).
@@ -347,7 +351,7 @@ func Run(ctx context.Context, e *pipeline.Engine, in io.Reader, out io.Writer, o
 			break
 		}
 		g.Go(func() error {
-			c, err := newCheck(ctx, e, t.post)
+			c, err := newCheck(ctx, e, t.post, opts.AsOfPost)
 			if err != nil {
 				write(Result{Line: t.line, Key: t.key, Status: "failed", Error: err.Error()})
 				return nil
@@ -450,13 +454,20 @@ func (p Post) post() pipeline.Post {
 
 // newCheck is the check of a post, not yet run: a post given by its URL
 // alone is read from there first, the line's other fields laid over it
-// (Engine.ReadPost, as muse check does).
-func newCheck(ctx context.Context, e *pipeline.Engine, p Post) (*pipeline.Check, error) {
+// (Engine.ReadPost, as muse check does). Its cutoff is none, or with
+// asOfPost the post's time (pipeline.AsOfPost).
+func newCheck(ctx context.Context, e *pipeline.Engine, p Post, asOfPost bool) (*pipeline.Check, error) {
 	post, err := e.ReadPost(ctx, p.post())
 	if err != nil {
 		return nil, err
 	}
-	return e.NewCheck(post, time.Time{}), nil
+	var cutoff time.Time
+	if asOfPost {
+		if cutoff, err = pipeline.AsOfPost(post); err != nil {
+			return nil, fmt.Errorf("as of the post: %w (posted_at)", err)
+		}
+	}
+	return e.NewCheck(post, cutoff), nil
 }
 
 // checkOne runs a post's check c from the stage from, returning its result

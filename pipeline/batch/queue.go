@@ -51,6 +51,8 @@ type CheckOptions struct {
 	// NoSave keeps no case of the check, nor its pages' snapshots. It is
 	// not part of the job's key: the check is the same.
 	NoSave bool `json:"no_save,omitempty"`
+	// AsOfPost puts the cutoff at the post's time (Options.AsOfPost).
+	AsOfPost bool `json:"as_of_post,omitempty"`
 }
 
 // OptionsOf are the check options o and noSave set.
@@ -74,6 +76,9 @@ func (co CheckOptions) key(model string) string {
 	k := fmt.Sprintf("model=%s hits=%d no-llm=%t", model, co.Hits, co.NoLLM)
 	if co.CorrectionLanguage != "" {
 		k += " correction-language=" + co.CorrectionLanguage
+	}
+	if co.AsOfPost {
+		k += " as-of-post"
 	}
 	return k
 }
@@ -326,7 +331,8 @@ func resume(ctx context.Context, store CaseReader, e *pipeline.Engine, j jobs.Jo
 			id = pipeline.NewID()
 		}
 	}
-	c, err := newCheck(ctx, e, p)
+	co, _ := jobOptions(j) // Work has read them already
+	c, err := newCheck(ctx, e, p, co.AsOfPost)
 	if err != nil {
 		return nil, "", &unreadPost{err}
 	}

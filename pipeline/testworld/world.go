@@ -320,12 +320,17 @@ func New(t testing.TB, order []string, llmOpts ...llmtest.Option) *Env {
 			return urlsFor([]string{"www.cityherald.example", "www.weather.example", "www.gone.example", "www.unratedblog.example"})
 		}
 	})
+	return &Env{Cfg: worldConfig(t, srv.BaseURL, sx.URL), Model: model, LLM: srv, Proxy: NewsProxy(t, pages), Pages: pages}
+}
+
+// worldConfig is the configuration of a world: its model server and
+// SearXNG, the world's ratings, and a data directory of its own.
+func worldConfig(t testing.TB, llmURL, searxngURL string) *setup.Config {
 	dir := t.TempDir()
-	cfg := &setup.Config{OpenAIBaseURL: srv.BaseURL, OpenAIAPIKey: "sk-test", Model: "test-model",
-		SearXNGURL: sx.URL, AllowPrivateAddresses: true, IgnoreRobots: true,
+	return &setup.Config{OpenAIBaseURL: llmURL, OpenAIAPIKey: "sk-test", Model: "test-model",
+		SearXNGURL: searxngURL, AllowPrivateAddresses: true, IgnoreRobots: true,
 		RatingsFile: writeRatings(t, dir), DataDir: dir,
 		OverridesFile: filepath.Join(dir, "overrides.toml"), ConfigDir: dir}
-	return &Env{Cfg: cfg, Model: model, LLM: srv, Proxy: NewsProxy(t, pages), Pages: pages}
 }
 
 func (env *Env) Options() pipeline.Options { return worldOptions(env.Proxy) }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/musecheck/muse/sources"
@@ -62,6 +63,7 @@ func claimReview(n node) sources.ClaimReview {
 	// A claim's appearance is the post or speech where it was made; its
 	// author is the claimant when the Claim itself names none.
 	for _, key := range []string{"appearance", "firstAppearance"} {
+		cr.Appearances = append(cr.Appearances, appearanceURLs(item[key])...)
 		app := item.obj(key)
 		if app == nil {
 			continue
@@ -73,6 +75,8 @@ func claimReview(n node) sources.ClaimReview {
 			cr.ClaimDate = app.date("datePublished")
 		}
 	}
+	slices.Sort(cr.Appearances)
+	cr.Appearances = slices.Compact(cr.Appearances)
 	return cr
 }
 
@@ -140,4 +144,26 @@ func inLanguage(n node) string {
 		return cmp.Or(lang.Normalise(l.str("alternateName")), lang.Normalise(l.str("name")))
 	}
 	return lang.Normalise(n.str("inLanguage"))
+}
+
+// appearanceURLs are the http(s) addresses an appearance property gives:
+// a URL, an object's url or @id (a CreativeWork, a SocialMediaPosting), or
+// a list of either.
+func appearanceURLs(v any) []string {
+	var out []string
+	switch x := v.(type) {
+	case string:
+		if _, err := sources.ParseHTTP(strings.TrimSpace(x)); err == nil {
+			out = append(out, strings.TrimSpace(x))
+		}
+	case map[string]any:
+		for _, k := range []string{"url", "@id", "sameAs"} {
+			out = append(out, appearanceURLs(x[k])...)
+		}
+	case []any:
+		for _, e := range x {
+			out = append(out, appearanceURLs(e)...)
+		}
+	}
+	return out
 }

@@ -90,3 +90,22 @@ func TestClaimReviewLanguage(t *testing.T) {
 		}
 	}
 }
+
+// A ClaimReview names where the claim appeared (itemReviewed's appearance
+// and firstAppearance, as a URL, an object or a list of them): the post a
+// fact-check is about.
+func TestClaimReviewAppearances(t *testing.T) {
+	crs, err := ClaimReviewsJSON([]byte(`{"@context": "https://schema.org", "@type": "ClaimReview",
+	  "claimReviewed": "The mayor resigned", "reviewRating": {"@type": "Rating", "alternateName": "False"},
+	  "itemReviewed": {"@type": "Claim",
+	    "appearance": [{"@type": "SocialMediaPosting", "url": "https://x.com/cityrumours/status/1766912345678901234"},
+	                   "https://bsky.app/profile/rumours.bsky.social/post/3kabc2xyz", "not a URL"],
+	    "firstAppearance": {"@type": "CreativeWork", "@id": "https://x.com/cityrumours/status/1766912345678901234"}}}`))
+	if err != nil || len(crs) != 1 {
+		t.Fatalf("%+v, %v", crs, err)
+	}
+	want := []string{"https://bsky.app/profile/rumours.bsky.social/post/3kabc2xyz", "https://x.com/cityrumours/status/1766912345678901234"}
+	if got := crs[0].Appearances; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("appearances %q, want %q", got, want)
+	}
+}
