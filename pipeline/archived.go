@@ -34,9 +34,18 @@ func (r *run) readArchived(ctx context.Context, s *Source, fetchErr error) bool 
 		return false
 	}
 	p, ok := ar.Lookup(ctx, s.URL)
-	if !ok {
+	if !ok || !r.fillArchived(s, p) {
 		return false
 	}
+	why := cmp.Or(blockedReason(fetchErr), fetchErr.Error())
+	s.TextFrom = "the local archive (" + why + ")"
+	s.Reason = "read from the local archive (" + why + ")"
+	return true
+}
+
+// fillArchived reads the archive's copy p of s's page into s, and says
+// whether it holds any text.
+func (r *run) fillArchived(s *Source, p ArchivedPage) bool {
 	var paras []string
 	words := 0
 	// Pages muse read keep a blank line between paragraphs; an imported
@@ -63,7 +72,6 @@ func (r *run) readArchived(ctx context.Context, s *Source, fetchErr error) bool 
 	}
 	s.Paragraphs, s.Words = paras, words
 	s.Language = cmp.Or(s.Language, p.Language)
-	s.Reason = "read from the local archive (" + fetchErr.Error() + ")"
 	return true
 }
 

@@ -105,9 +105,14 @@ func ConsentHTML(p Page) string {
 // container, and the JSON-LD that declares the article not free, with the
 // part behind the wall named by its cssSelector (Google's markup for
 // paywalled content).
-func PaywallTeaserHTML(p Page, n int) string {
+// canonical, when not "", is the page's canonical URL.
+func PaywallTeaserHTML(p Page, n int, canonical string) string {
 	ld := articleJSONLD(p, `"isAccessibleForFree": "False", "hasPart": {"@type": "WebPageElement", "isAccessibleForFree": "False", "cssSelector": ".article-body__premium"}`)
-	return wallHead(p, ld, `<script async src="https://cdn.tinypass.com/api/tinypass.min.js"></script>`) + "<body>\n" + wallNav +
+	tags := []string{`<script async src="https://cdn.tinypass.com/api/tinypass.min.js"></script>`}
+	if canonical != "" {
+		tags = append(tags, `<link rel="canonical" href="`+html.EscapeString(canonical)+`">`)
+	}
+	return wallHead(p, ld, tags...) + "<body>\n" + wallNav +
 		`<main><article><h1>` + html.EscapeString(p.Title) + "</h1>\n<div class=\"article-body\">\n" + paras(p.Paras[:n]) + "</div>\n" +
 		`<div class="article-body__premium"></div>` +
 		`<div id="piano-inline-offer" class="tp-container-inner paywall-offer"><h3>Subscribe to continue reading</h3>` +

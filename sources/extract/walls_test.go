@@ -33,7 +33,7 @@ func TestWalls(t *testing.T) {
 		amp      string
 	}{
 		{"consent overlay", testworld.ConsentHTML(art), "", nil, testworld.WallWords(len(art.Paras)) - 5, 1 << 20, ""},
-		{"paywall teaser", testworld.PaywallTeaserHTML(art, 2), extract.WallPaywall,
+		{"paywall teaser", testworld.PaywallTeaserHTML(art, 2, ""), extract.WallPaywall,
 			[]string{"isAccessibleForFree: false", "subscribe to continue reading", "Piano (TinyPass)"}, testworld.WallWords(2) - 5, testworld.WallWords(2) + 5, ""},
 		{"subscriber's page, declared not free", testworld.PaywallFullHTML(art, 2), "", nil, testworld.WallWords(len(art.Paras)) - 5, 1 << 20, ""},
 		{"registration wall", testworld.RegistrationWallHTML(art, 3), extract.WallRegistration,

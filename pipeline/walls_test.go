@@ -1,0 +1,222 @@
+package pipeline_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/testworld"
+	"github.com/musecheck/muse/sources/archive"
+	"github.com/musecheck/muse/sources/fetch/fetchtest"
+)
+
+// The walls publishers serve in front of an article, end to end: a whole
+// check (NewFromConfig + Run) over a world whose search finds the
+// Springfield Ledger's story, behind one wall, and a blog page that says
+// nothing about the claim. The refuting sentence is in the story's fifth
+// paragraph: past what a teaser leaves readable.
+
+const ledger = "www.springfieldledger.example"
+
+var ledgerURL = "http://" + ledger + testworld.WallArticle.Path
+
+// wallWorld serves pages (by host and path) with the blog page beside
+// them, and makes the search find results (and the blog page); archived
+// pages are put in the local archive first.
+func wallWorld(t *testing.T, pages map[string]http.Handler, results []string, archived ...archive.Doc) *testworld.Env {
+	t.Helper()
+	env := testworld.New(t, nil)
+	blog := env.Pages["www.unratedblog.example"]
+	blogURL := testworld.PageURL("www.unratedblog.example", blog)
+	env.Proxy = fetchtest.NewProxy(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := strings.ToLower(r.Host) + r.URL.Path
+		if h, ok := pages[key]; ok {
+			h.ServeHTTP(w, r)
+			return
+		}
+		if "http://"+key == blogURL {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, testworld.ArticleHTML(blog))
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	sx := testworld.SearXNG(t, func(string) []string { return append(append([]string{}, results...), blogURL) })
+	env.Cfg.SearXNGURL = sx.URL
+	if len(archived) > 0 {
+		st, err := archive.Open(context.Background(), env.Cfg.ArchivePath())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.AddAll(context.Background(), archived); err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+	}
+	return env
+}
+
+func htmlPage(doc string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, doc)
+	})
+}
+
+// wholeStory is the story as the archive keeps a page muse read whole.
+func wholeStory(u string) archive.Doc {
+	a := testworld.WallArticle
+	return archive.Doc{URL: u, Title: a.Title, Text: strings.Join(a.Paras, "\n\n"), Publisher: a.Site,
+		Published: testworld.Cutoff.AddDate(0, 0, -11)}
+}
+
+func TestWallsEndToEnd(t *testing.T) {
+	t.Parallel()
+	art := testworld.WallArticle
+	path := ledger + art.Path
+	ampPath := ledger + "/amp" + art.Path
+	teaserWords := testworld.WallWords(2)
+	type want struct {
+		status   pipeline.Status
+		refutes  bool     // the story's refuting sentence is quoted from it
+		reason   []string // words its reason carries
+		textFrom []string // words its TextFrom carries ("" none)
+		summary  []string // words the accounting's summary carries
+	}
+	rows := []struct {
+		name     string
+		pages    map[string]http.Handler
+		results  []string
+		archived []archive.Doc
+		want     want
+	}{
+		{"consent overlay", map[string]http.Handler{path: htmlPage(testworld.ConsentHTML(art))}, nil, nil,
+			want{status: pipeline.StatusUsed, refutes: true, reason: []string{"1 refuting"}}},
+		{"paywall teaser", map[string]http.Handler{path: htmlPage(testworld.PaywallTeaserHTML(art, 2, ""))}, nil, nil,
+			want{status: pipeline.StatusPartial,
+				reason:  []string{fmt.Sprintf("paywalled: only the first %d words were readable", teaserWords), "none of them refutes"},
+				summary: []string{"1 page was read and it does not address the post", fmt.Sprintf("1 more was behind a paywall: only its first %d words could be read", teaserWords)}}},
+		{"paywall teaser, the whole story archived", map[string]http.Handler{path: htmlPage(testworld.PaywallTeaserHTML(art, 2, ""))}, nil,
+			[]archive.Doc{wholeStory(ledgerURL)},
+			want{status: pipeline.StatusUsed, refutes: true, reason: []string{"1 refuting", "text from the local archive (the live page is paywalled"},
+				textFrom: []string{"the local archive", "isAccessibleForFree: false"}}},
+		{"paywall teaser at a short link, the story archived at its canonical URL",
+			map[string]http.Handler{ledger + "/s/8fk2": htmlPage(testworld.PaywallTeaserHTML(art, 2, ledgerURL))},
+			[]string{"http://" + ledger + "/s/8fk2"}, []archive.Doc{wholeStory(ledgerURL)},
+			want{status: pipeline.StatusUsed, refutes: true, textFrom: []string{"the local archive", "paywall"}}},
+		{"registration wall", map[string]http.Handler{path: htmlPage(testworld.RegistrationWallHTML(art, 3))}, nil, nil,
+			want{status: pipeline.StatusPartial,
+				reason:  []string{fmt.Sprintf("behind a registration wall: only the first %d words were readable", testworld.WallWords(3))},
+				summary: []string{"behind a registration wall"}}},
+		{"JavaScript shell with an AMP link", map[string]http.Handler{
+			path:    htmlPage(testworld.ShellHTML(art, "/amp"+art.Path)),
+			ampPath: htmlPage(testworld.AMPHTML(art))}, nil, nil,
+			want{status: pipeline.StatusUsed, refutes: true, textFrom: []string{"AMP version http://" + ampPath, "the live page has"}}},
+		{"JavaScript shell whose AMP link is another site's", map[string]http.Handler{
+			path:                              htmlPage(testworld.ShellHTML(art, "http://www.elsewhere.example/amp/story")),
+			"www.elsewhere.example/amp/story": htmlPage(testworld.AMPHTML(art))}, nil, nil,
+			want{status: pipeline.StatusTooShort, reason: []string{"words of main text"}}},
+		{"Cloudflare challenge, the story archived", map[string]http.Handler{path: testworld.Challenges[0]}, nil,
+			[]archive.Doc{wholeStory(ledgerURL)},
+			want{status: pipeline.StatusUsed, refutes: true,
+				textFrom: []string{"the local archive (the site's bot protection refused muse (Cloudflare, HTTP 403))"}}},
+	}
+	for _, c := range testworld.Challenges {
+		rows = append(rows, struct {
+			name     string
+			pages    map[string]http.Handler
+			results  []string
+			archived []archive.Doc
+			want     want
+		}{c.Vendor + " challenge", map[string]http.Handler{path: c}, nil, nil,
+			want{status: pipeline.StatusBlocked,
+				reason:  []string{fmt.Sprintf("the site's bot protection refused muse (%s, HTTP %d)", c.Vendor, c.Status)},
+				summary: []string{fmt.Sprintf("1 more could not be read: the site's bot protection refused muse (HTTP %d)", c.Status)}}})
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			t.Parallel()
+			results := row.results
+			if results == nil {
+				results = []string{ledgerURL}
+			}
+			env := wallWorld(t, row.pages, results, row.archived...)
+			c, err := env.Check(t, env.Options())
+			if err != nil && row.want.refutes {
+				t.Fatalf("the check stopped: %v", err)
+			}
+			faultInvariants(t, c)
+			s := c.SourceByURL(results[0])
+			if s == nil {
+				t.Fatalf("no source for %s", results[0])
+			}
+			a := c.Account()
+			t.Logf("%s: %s (%s) text from %q; %s", row.name, s.Status, s.Reason, s.TextFrom, a.Summary)
+			if s.Status != row.want.status {
+				t.Errorf("status %s (%s), want %s", s.Status, s.Reason, row.want.status)
+			}
+			wantContains(t, "reason", s.Reason, row.want.reason...)
+			wantContains(t, "text from", s.TextFrom, row.want.textFrom...)
+			if len(row.want.textFrom) == 0 && s.TextFrom != "" {
+				t.Errorf("text from %q, want the live page", s.TextFrom)
+			}
+			wantContains(t, "summary", a.Summary, row.want.summary...)
+			quoted := false
+			for _, e := range c.IncludedEvidence() {
+				if e.Kind == pipeline.KindRefutes && strings.Contains(e.Quote, "has not banned bicycles") && c.SourceByURL(e.SourceURL) == s {
+					quoted = true
+				}
+			}
+			if quoted != row.want.refutes {
+				t.Errorf("refuting sentence quoted from the page: %v, want %v (evidence %+v)", quoted, row.want.refutes, c.Evidence)
+			}
+			if row.want.refutes {
+				if !strings.Contains(strings.Join(c.Correction.URLs, " "), results[0]) {
+					t.Errorf("the correction does not cite the story: %q %v", c.Correction.Text, c.Correction.URLs)
+				}
+				return
+			}
+			// No readable copy: nothing may say the page was read and
+			// found wanting.
+			for _, p := range a.Pages {
+				if p.URL == s.URL && (p.Fate == pipeline.FateNothing || p.Fate.Judged()) {
+					t.Errorf("the page is counted %s: %s", p.Fate, p.Reason)
+				}
+			}
+			if a.Genuine() || strings.Contains(c.Correction.Text, pipeline.NoSourceText) {
+				t.Errorf("the correction says no credible source was found: %q", c.Correction.Text)
+			}
+			if strings.Contains(c.Correction.Text, "2 pages were read") || strings.Contains(a.Summary, "2 pages were read") {
+				t.Errorf("the story is counted among the pages read: %q", a.Summary)
+			}
+		})
+	}
+}
+
+// TestWallTeaserNotArchived: a paywall teaser is not kept in the local
+// archive, where it would stand for the page or replace its whole copy.
+func TestWallTeaserNotArchived(t *testing.T) {
+	t.Parallel()
+	art := testworld.WallArticle
+	env := wallWorld(t, map[string]http.Handler{ledger + art.Path: htmlPage(testworld.PaywallTeaserHTML(art, 2, ""))}, []string{ledgerURL},
+		wholeStory(ledgerURL))
+	env.Pages = nil
+	if _, err := env.Check(t, env.Options()); err != nil {
+		t.Fatal(err)
+	}
+	st, err := archive.Open(context.Background(), env.Cfg.ArchivePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	d, err := st.Get(context.Background(), ledgerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(d.Text, testworld.QuoteR1) {
+		t.Errorf("the archive's whole copy was replaced by the teaser:\n%s", d.Text)
+	}
+}
