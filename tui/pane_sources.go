@@ -83,6 +83,10 @@ func engineStatusWord(status pipeline.Status) string {
 		return "not needed"
 	case pipeline.StatusNotJudged:
 		return "? not judged"
+	case pipeline.StatusPartial:
+		return "~ partial" // read, but only the opening a wall leaves
+	case pipeline.StatusBlocked:
+		return "✗ bot wall"
 	case pipeline.StatusExcludedRating:
 		return "✗ rating"
 	case pipeline.StatusExcludedCutoff:
@@ -308,6 +312,10 @@ func (m *Model) whyPane(w, h int) string {
 	if len(s.FoundBy) > 0 {
 		add("found by", strings.Join(s.FoundBy, "; "))
 	}
+	if s.Wall != nil {
+		add("wall", s.Wall.String()+" — only the opening was read; "+m.keys.Open.Help().Key+" opens the page in your browser")
+	}
+	add("text from", s.TextFrom)
 	if s.Words > 0 {
 		add("length", fmt.Sprintf("%d words", s.Words))
 	}
