@@ -46,20 +46,7 @@ func (r *run) readArchived(ctx context.Context, s *Source, fetchErr error) bool 
 // fillArchived reads the archive's copy p of s's page into s, and says
 // whether it holds any text.
 func (r *run) fillArchived(s *Source, p ArchivedPage) bool {
-	var paras []string
-	words := 0
-	// Pages muse read keep a blank line between paragraphs; an imported
-	// record may use single line breaks instead.
-	sep := "\n\n"
-	if !strings.Contains(p.Text, sep) {
-		sep = "\n"
-	}
-	for _, para := range strings.Split(p.Text, sep) {
-		if para = strings.TrimSpace(para); para != "" {
-			paras = append(paras, para)
-			words += textWords(para)
-		}
-	}
+	paras, words := splitText(p.Text)
 	if len(paras) == 0 {
 		return false
 	}
@@ -73,6 +60,24 @@ func (r *run) fillArchived(s *Source, p ArchivedPage) bool {
 	s.Paragraphs, s.Words = paras, words
 	s.Language = cmp.Or(s.Language, p.Language)
 	return true
+}
+
+// splitText splits a page's text into paragraphs, and counts its words.
+// Pages muse read keep a blank line between paragraphs; an imported
+// record or a pasted text may use single line breaks instead.
+func splitText(text string) (paras []string, words int) {
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	sep := "\n\n"
+	if !strings.Contains(text, sep) {
+		sep = "\n"
+	}
+	for _, para := range strings.Split(text, sep) {
+		if para = strings.TrimSpace(para); para != "" {
+			paras = append(paras, para)
+			words += textWords(para)
+		}
+	}
+	return paras, words
 }
 
 // ArchiveOf is the engine's Archiver and ArchiveReader over the page archive.

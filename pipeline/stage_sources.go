@@ -114,6 +114,9 @@ func (r *run) readOne(ctx context.Context, s *Source) {
 			return
 		}
 	}
+	if s.TextFrom == TextPasted && s.Published.IsZero() {
+		r.datePasted(s)
+	}
 	if s.FinalURL != "" && sources.Key(s.FinalURL) != sources.Key(s.URL) {
 		// A redirect to another publisher is rated as that publisher.
 		r.applyRating(s, s.FinalURL)

@@ -5,14 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"net/url"
 	"strings"
+	"time"
 
 	"golang.org/x/net/publicsuffix"
 
 	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/extract"
 	"github.com/musecheck/muse/sources/fetch"
+	"github.com/musecheck/muse/sources/sanitize"
 )
 
 // Pages muse could not read whole: behind a paywall or registration wall
@@ -58,10 +61,14 @@ func (s Source) withTextFrom(reason string) string {
 	if s.TextFrom == "" {
 		return reason
 	}
-	if reason == "" {
-		return "text from " + s.TextFrom
+	from := "text from " + s.TextFrom
+	if s.TextFrom == TextPasted {
+		from = "text " + TextPasted
 	}
-	return reason + "; text from " + s.TextFrom
+	if reason == "" {
+		return from
+	}
+	return reason + "; " + from
 }
 
 // blockedReason says a bot protection refused muse: "the site's bot
@@ -159,4 +166,53 @@ func siteOf(u string) string {
 		return d
 	}
 	return h
+}
+
+// TextPasted is a source's TextFrom once the checker pasted its text.
+const TextPasted = "pasted by the checker"
+
+// ErrNoText is wrapped by PasteSourceText's error for a text with no
+// words.
+var ErrNoText = errors.New("no text")
+
+// PasteSourceText makes text, which the checker copied from the page in
+// their browser (past a paywall or a bot challenge muse could not pass),
+// the text of source i: what its evidence is quoted from and verified
+// against, its TextFrom saying so. The page is read again from its text by
+// the sources stage, which the Stage returned names and marks stale with
+// the stages after it: the pasted text is judged by the same rules as a
+// page muse read (its length, its date, its relevance), never fetched over.
+func (c *Check) PasteSourceText(i int, text string, now time.Time) (Stage, error) {
+	s, err := c.source(i)
+	if err != nil {
+		return "", err
+	}
+	paras, words := splitText(sanitize.String(text))
+	if words == 0 {
+		return "", fmt.Errorf("paste into %s: %w", cmp.Or(s.Domain, sources.HostOf(s.URL)), ErrNoText)
+	}
+	s.Paragraphs, s.Words = paras, words
+	s.Wall, s.TextFrom = nil, TextPasted
+	s.FetchedAt = now
+	switch s.Status {
+	case StatusFetchFailed, StatusBlocked, StatusTooShort, StatusPartial, StatusDuplicate:
+		s.Status, s.Reason = StatusPending, s.withTextFrom("")
+	}
+	c.markStale(StageSources)
+	return StageSources, nil
+}
+
+// datePasted dates a pasted text as a page is dated: the extractor reads
+// it as a page at the source's address (a dateline in the text, a date in
+// the address).
+func (r *run) datePasted(s *Source) {
+	var b strings.Builder
+	b.WriteString("<!doctype html><html><head><title>" + html.EscapeString(s.Title) + "</title></head><body><article>\n")
+	for _, p := range s.Paragraphs {
+		b.WriteString("<p>" + html.EscapeString(p) + "</p>\n")
+	}
+	b.WriteString("</article></body></html>\n")
+	if a, err := r.e.deps.Extract([]byte(b.String()), s.URL); err == nil {
+		s.Published = a.Published
+	}
 }

@@ -2,12 +2,16 @@ package pipeline_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/setup"
 	"github.com/musecheck/muse/pipeline/testworld"
 	"github.com/musecheck/muse/sources/archive"
 	"github.com/musecheck/muse/sources/fetch/fetchtest"
@@ -218,5 +222,52 @@ func TestWallTeaserNotArchived(t *testing.T) {
 	}
 	if !strings.Contains(d.Text, testworld.QuoteR1) {
 		t.Errorf("the archive's whole copy was replaced by the teaser:\n%s", d.Text)
+	}
+}
+
+// TestPasteSourceText: the checker reads a page muse could not (behind a
+// bot challenge) in their browser and pastes its text into the source; a
+// rerun from the sources stage reads that text, the refuting sentence is
+// quoted from it, and the source says the text was pasted.
+func TestPasteSourceText(t *testing.T) {
+	t.Parallel()
+	art := testworld.WallArticle
+	env := wallWorld(t, map[string]http.Handler{ledger + art.Path: testworld.Challenges[0]}, []string{ledgerURL})
+	e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, env.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	c := e.NewCheck(pipeline.Post{Text: testworld.Post, PostedAt: testworld.Cutoff}, testworld.Cutoff)
+	_ = e.Run(context.Background(), c, pipeline.StageImages, nil) // no evidence: the story was refused
+	i := slices.IndexFunc(c.Sources, func(s pipeline.Source) bool { return s.URL == ledgerURL })
+	if i < 0 || c.Sources[i].Status != pipeline.StatusBlocked {
+		t.Fatalf("the story is not blocked: %+v", c.Sources)
+	}
+	if _, err := c.PasteSourceText(i, "   \n\n ", time.Now()); !errors.Is(err, pipeline.ErrNoText) {
+		t.Errorf("an empty paste: %v", err)
+	}
+	// As a browser copies it: the headline, the byline and date, then
+	// the paragraphs one line each.
+	pasted := art.Title + "\r\nBy Maria Chen, Springfield Ledger\r\nJanuary 21, 2024 at 8:15 a.m. EST\r\n" + strings.Join(art.Paras, "\r\n")
+	from, err := c.PasteSourceText(i, pasted, time.Now())
+	if err != nil || from != pipeline.StageSources || c.Stage(pipeline.StageSources).State != pipeline.StateStale {
+		t.Fatalf("paste: %v, rerun from %q, sources %s", err, from, c.Stage(pipeline.StageSources).State)
+	}
+	if err := e.Run(context.Background(), c, from, nil); err != nil {
+		t.Fatalf("the rerun stopped: %v", err)
+	}
+	faultInvariants(t, c)
+	s := c.SourceByURL(ledgerURL)
+	if s.Published.Format(time.DateOnly) != "2024-01-21" {
+		t.Errorf("the pasted text is dated %v, want its dateline's 2024-01-21", s.Published)
+	}
+	if s.Status != pipeline.StatusUsed || s.TextFrom != pipeline.TextPasted || !strings.Contains(s.Reason, "text pasted by the checker") {
+		t.Errorf("after the paste: %s (%s), text from %q", s.Status, s.Reason, s.TextFrom)
+	}
+	if !slices.ContainsFunc(c.IncludedEvidence(), func(e pipeline.Evidence) bool {
+		return e.Kind == pipeline.KindRefutes && e.Quote == testworld.QuoteR1 && e.SourceURL == ledgerURL
+	}) {
+		t.Errorf("the refuting sentence was not quoted from the pasted text: %+v", c.Evidence)
 	}
 }
