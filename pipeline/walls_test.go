@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -168,6 +169,22 @@ func TestWallsEndToEnd(t *testing.T) {
 				t.Errorf("text from %q, want the live page", s.TextFrom)
 			}
 			wantContains(t, "summary", a.Summary, row.want.summary...)
+			// What `muse check --json` prints says the same.
+			js, err := json.Marshal(c.ForOutput())
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantJSON := []string{fmt.Sprintf(`"status":%q`, row.want.status)}
+			switch row.want.status {
+			case pipeline.StatusPartial:
+				wantJSON = append(wantJSON, `"wall":{"kind":`, `"fate":"partial"`)
+			case pipeline.StatusBlocked:
+				wantJSON = append(wantJSON, `"fate":"blocked"`)
+			}
+			if len(row.want.textFrom) > 0 {
+				wantJSON = append(wantJSON, `"text_from":"`)
+			}
+			wantContains(t, "the check's JSON", string(js), wantJSON...)
 			quoted := false
 			for _, e := range c.IncludedEvidence() {
 				if e.Kind == pipeline.KindRefutes && strings.Contains(e.Quote, "has not banned bicycles") && c.SourceByURL(e.SourceURL) == s {
