@@ -117,7 +117,7 @@ func (r *run) betterCopy(ctx context.Context, s *Source, a *extract.Article, fin
 	if alt == "" || sources.Key(alt) == sources.Key(final) {
 		alt, what = a.CanonicalURL, "canonical address"
 	}
-	if alt == "" || sources.Key(alt) == sources.Key(final) || sources.Key(alt) == sources.Key(s.URL) || len(sameSite(final, alt)) == 0 {
+	if alt == "" || sources.Key(alt) == sources.Key(final) || sources.Key(alt) == sources.Key(s.URL) || len(sameSite(final, alt)) == 0 || siteRoot(alt) {
 		return false
 	}
 	body, got, err := r.e.deps.Fetcher.Fetch(ctx, alt)
@@ -125,7 +125,7 @@ func (r *run) betterCopy(ctx context.Context, s *Source, a *extract.Article, fin
 		return false
 	}
 	b, err := r.e.deps.Extract(body, got)
-	if err != nil || b.Wall != nil || b.Words < enough {
+	if err != nil || b.Wall != nil || b.Words < enough || !sameStory(a.Title, b.Title) {
 		return false
 	}
 	s.Title = cmp.Or(s.Title, b.Title)
@@ -136,6 +136,20 @@ func (r *run) betterCopy(ctx context.Context, s *Source, a *extract.Article, fin
 	s.Language = cmp.Or(s.Language, b.Language)
 	s.Wall, s.TextFrom = nil, fmt.Sprintf("the page's %s %s (%s)", what, got, why)
 	return true
+}
+
+// sameStory reports whether two pages' titles name the same story (one
+// holds the other, as "Headline" and "Headline | Site" do), or either has
+// none: a canonical link to the home page or a section is not the story.
+func sameStory(a, b string) bool {
+	a, b = normaliseForMatch(a), normaliseForMatch(b)
+	return a == "" || b == "" || strings.Contains(a, b) || strings.Contains(b, a)
+}
+
+// siteRoot reports whether u is a site's home page.
+func siteRoot(u string) bool {
+	p, err := url.Parse(u)
+	return err == nil && strings.Trim(p.Path, "/") == ""
 }
 
 // sameSite keeps the URLs of us on the site (registrable domain) of page,

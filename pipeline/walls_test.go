@@ -117,12 +117,24 @@ func TestWallsEndToEnd(t *testing.T) {
 				reason:  []string{fmt.Sprintf("behind a registration wall: only the first %d words were readable", testworld.WallWords(3))},
 				summary: []string{"behind a registration wall"}}},
 		{"JavaScript shell with an AMP link", map[string]http.Handler{
-			path:    htmlPage(testworld.ShellHTML(art, "/amp"+art.Path)),
+			path:    htmlPage(testworld.ShellHTML(art, "/amp"+art.Path, art.Path)),
 			ampPath: htmlPage(testworld.AMPHTML(art))}, nil, nil,
 			want{status: pipeline.StatusUsed, refutes: true, textFrom: []string{"AMP version http://" + ampPath, "the live page has"}}},
 		{"JavaScript shell whose AMP link is another site's", map[string]http.Handler{
-			path:                              htmlPage(testworld.ShellHTML(art, "http://www.elsewhere.example/amp/story")),
+			path:                              htmlPage(testworld.ShellHTML(art, "http://www.elsewhere.example/amp/story", art.Path)),
 			"www.elsewhere.example/amp/story": htmlPage(testworld.AMPHTML(art))}, nil, nil,
+			want{status: pipeline.StatusTooShort, reason: []string{"words of main text"}}},
+		{"JavaScript shell at a short link whose canonical URL is the story", map[string]http.Handler{
+			ledger + "/s/q7": htmlPage(testworld.ShellHTML(art, "", ledgerURL)),
+			path:             htmlPage(testworld.ConsentHTML(art))}, []string{"http://" + ledger + "/s/q7"}, nil,
+			want{status: pipeline.StatusUsed, refutes: true, textFrom: []string{"canonical address " + ledgerURL}}},
+		{"JavaScript shell whose canonical URL is the home page", map[string]http.Handler{
+			path:         htmlPage(testworld.ShellHTML(art, "", "/")),
+			ledger + "/": htmlPage(testworld.ConsentHTML(art))}, nil, nil,
+			want{status: pipeline.StatusTooShort, reason: []string{"words of main text"}}},
+		{"JavaScript shell whose canonical URL is another story", map[string]http.Handler{
+			path:                         htmlPage(testworld.ShellHTML(art, "", "/news/other-story")),
+			ledger + "/news/other-story": htmlPage(testworld.ArticleHTML(testworld.Page{Title: "Harbor Avenue repaving begins", Site: art.Site, Date: art.Date, Paras: testworld.Background("The Ledger", 8)}))}, nil, nil,
 			want{status: pipeline.StatusTooShort, reason: []string{"words of main text"}}},
 		{"Cloudflare challenge, the story archived", map[string]http.Handler{path: testworld.Challenges[0]}, nil,
 			[]archive.Doc{wholeStory(ledgerURL)},

@@ -144,10 +144,17 @@ func RegistrationWallHTML(p Page, n int) string {
 }
 
 // ShellHTML is a JavaScript application's page before its script runs:
-// no article text, a link to the page's AMP version and its canonical URL.
-func ShellHTML(p Page, amp string) string {
-	return wallHead(p, articleJSONLD(p, ""), `<link rel="canonical" href="`+html.EscapeString(p.Path)+`">`,
-		`<link rel="amphtml" href="`+html.EscapeString(amp)+`">`) +
+// no article text, links to the page's AMP version and its canonical URL
+// (each left out when "").
+func ShellHTML(p Page, amp, canonical string) string {
+	var tags []string
+	if canonical != "" {
+		tags = append(tags, `<link rel="canonical" href="`+html.EscapeString(canonical)+`">`)
+	}
+	if amp != "" {
+		tags = append(tags, `<link rel="amphtml" href="`+html.EscapeString(amp)+`">`)
+	}
+	return wallHead(p, articleJSONLD(p, ""), tags...) +
 		`<body><div id="root"></div><noscript>You need to enable JavaScript to run this app.</noscript>` +
 		`<script src="/static/js/main.4f2a9c1e.js"></script></body></html>` + "\n"
 }

@@ -40,7 +40,7 @@ func TestWalls(t *testing.T) {
 			[]string{"create a free account to continue reading"}, testworld.WallWords(3) - 5, testworld.WallWords(3) + 5, ""},
 		{"free page with a paywall vendor's script", freeWithPiano, "", nil, testworld.WallWords(len(art.Paras)) - 5, 1 << 20, ""},
 		{"a story that mentions subscribe boxes", testworld.ConsentHTML(aboutPaywalls), "", nil, testworld.WallWords(len(art.Paras)), 1 << 20, ""},
-		{"JavaScript shell", testworld.ShellHTML(art, "/amp/news/2024/01/21/springfield-main-street-bicycles"), "", nil, 0, 30,
+		{"JavaScript shell", testworld.ShellHTML(art, "/amp/news/2024/01/21/springfield-main-street-bicycles", art.Path), "", nil, 0, 30,
 			"https://www.springfieldledger.example/amp/news/2024/01/21/springfield-main-street-bicycles"},
 		{"AMP page", testworld.AMPHTML(art), "", nil, testworld.WallWords(len(art.Paras)) - 5, 1 << 20, ""},
 	}
