@@ -254,7 +254,7 @@ func (r *run) relevance(ctx context.Context, st Stage, from int) {
 	}
 	gate := func(s *Source, reason string) {
 		switch {
-		case s.Boosted:
+		case s.Boosted, s.Wall != nil: // a walled page's opening says too little of it to keep it out
 		case unsegmented[lang.Base(s.Language)]:
 			s.Reason = "written in " + lang.Label(lang.Base(s.Language)) + ", whose words are not cut apart here: judged by the evidence model"
 		case !sharesLanguage(s.Language, post, queries):
@@ -297,7 +297,7 @@ func (r *run) digestRelevance(post Text, idx []int) {
 		s := &r.c.Sources[i]
 		s.Relevance = Relevance(post, written, s.Title, Text{strings.Join(s.Paragraphs, "\n"), pageLanguage(s)})
 		switch {
-		case s.Boosted || s.Relevance >= r.e.opts.DigestThreshold:
+		case s.Boosted || s.Relevance >= r.e.opts.DigestThreshold || s.Wall != nil:
 		case unsegmented[lang.Base(s.Language)]:
 			s.Reason = "written in " + lang.Label(lang.Base(s.Language)) + ", whose words are not cut apart here: listed without a model to judge it"
 		default:

@@ -84,6 +84,16 @@ func TestWallsEndToEnd(t *testing.T) {
 	path := ledger + art.Path
 	ampPath := ledger + "/amp" + art.Path
 	teaserWords := testworld.WallWords(2)
+	// A story whose opening is about the weather: the relevance gate would
+	// keep a page out for it, but says nothing of the rest of the story.
+	offTopic := art
+	offTopic.Title = "What a rainy January did to the orchards"
+	offTopic.Paras = append([]string{
+		"Apple growers in the valley say the wettest January in thirty years has left their orchards waterlogged, with some " +
+			"rows standing in puddles for weeks and the pruning season pushed back until the ground firms up again.",
+		"Several farms have brought in extra pumps, and the growers' cooperative expects the first blossom to arrive late, " +
+			"though it says a dry February would still let most trees catch up before the spring frosts are over.",
+	}, art.Paras...)
 	type want struct {
 		status   pipeline.Status
 		refutes  bool     // the story's refuting sentence is quoted from it
@@ -112,6 +122,9 @@ func TestWallsEndToEnd(t *testing.T) {
 			map[string]http.Handler{ledger + "/s/8fk2": htmlPage(testworld.PaywallTeaserHTML(art, 2, ledgerURL))},
 			[]string{"http://" + ledger + "/s/8fk2"}, []archive.Doc{wholeStory(ledgerURL)},
 			want{status: pipeline.StatusUsed, refutes: true, textFrom: []string{"the local archive", "paywall"}}},
+		{"paywall teaser whose opening shares none of the post's words", map[string]http.Handler{path: htmlPage(testworld.PaywallTeaserHTML(offTopic, 2, ""))}, nil, nil,
+			want{status: pipeline.StatusPartial, reason: []string{"paywalled: only the first", "none of them refutes"},
+				summary: []string{"1 more was behind a paywall"}}},
 		{"registration wall", map[string]http.Handler{path: htmlPage(testworld.RegistrationWallHTML(art, 3))}, nil, nil,
 			want{status: pipeline.StatusPartial,
 				reason:  []string{fmt.Sprintf("behind a registration wall: only the first %d words were readable", testworld.WallWords(3))},
