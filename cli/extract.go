@@ -78,8 +78,12 @@ type jsonArticle struct {
 	Image        string                `json:"image"`
 	Words        int                   `json:"words"`
 	ClaimReviews []sources.ClaimReview `json:"claim_reviews"`
-	Text         string                `json:"text"`
-	Paragraphs   []string              `json:"paragraphs"`
+	// Wall is the paywall or registration wall the page shows (null when
+	// none): then the text is only what it leaves readable.
+	Wall       *extract.Wall `json:"wall"`
+	AMPURL     string        `json:"amp_url"`
+	Text       string        `json:"text"`
+	Paragraphs []string      `json:"paragraphs"`
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -95,7 +99,7 @@ func writeArticleJSON(w io.Writer, a *extract.Article) error {
 	j := jsonArticle{
 		URL: a.URL, CanonicalURL: a.CanonicalURL, Title: a.Title, Publisher: a.Publisher, Site: a.SiteName,
 		Author: a.Author, Published: timePtr(a.Published), Modified: timePtr(a.Modified), Language: a.Language,
-		Image: a.Image, Words: a.Words, ClaimReviews: a.ClaimReviews, Text: a.Text, Paragraphs: a.Paragraphs,
+		Image: a.Image, Words: a.Words, ClaimReviews: a.ClaimReviews, Wall: a.Wall, AMPURL: a.AMPURL, Text: a.Text, Paragraphs: a.Paragraphs,
 	}
 	if j.ClaimReviews == nil {
 		j.ClaimReviews = []sources.ClaimReview{}
@@ -140,8 +144,12 @@ func writeArticle(w io.Writer, a *extract.Article) error {
 	if a.CanonicalURL != a.URL {
 		field("Canonical", a.CanonicalURL)
 	}
+	field("AMP", a.AMPURL)
 	field("Image", a.Image)
 	field("Words", fmt.Sprint(a.Words))
+	if a.Wall != nil {
+		field("Wall", a.Wall.String()+": only the text before it was read")
+	}
 	for _, cr := range a.ClaimReviews {
 		fmt.Fprintf(&b, "\nFact-check: %q\n", cr.Claim)
 		field("  Rating", cr.Rating)

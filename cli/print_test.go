@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/musecheck/muse/pipeline/testworld"
 	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/archive"
 	"github.com/musecheck/muse/sources/extract"
@@ -73,7 +74,8 @@ func TestArticleJSONKeys(t *testing.T) {
 	if err := writeArticleJSON(&buf, &extract.Article{}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), `"published": null`) || !strings.Contains(buf.String(), `"claim_reviews": []`) {
+	if !strings.Contains(buf.String(), `"published": null`) || !strings.Contains(buf.String(), `"claim_reviews": []`) ||
+		!strings.Contains(buf.String(), `"wall": null`) {
 		t.Errorf("empty article JSON = %s", buf.String())
 	}
 }
@@ -254,5 +256,32 @@ func TestArticleTextSanitised(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "Evidence paragraph") {
 		t.Errorf("writeArticle = %q, want the text kept", out.String())
+	}
+}
+
+// A paywall teaser says what wall stopped the text, as text and as JSON.
+func TestArticleWall(t *testing.T) {
+	const u = "https://www.springfieldledger.example/news/2024/01/21/springfield-main-street-bicycles"
+	a, err := extract.Extract([]byte(testworld.PaywallTeaserHTML(testworld.WallArticle, 2, "")), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := writeArticle(&buf, a); err != nil {
+		t.Fatal(err)
+	}
+	if want := "Wall:       paywall (isAccessibleForFree: false"; !strings.Contains(buf.String(), want) {
+		t.Errorf("text output lacks %q:\n%s", want, buf.String())
+	}
+	buf.Reset()
+	if err := writeArticleJSON(&buf, a); err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Wall  *extract.Wall `json:"wall"`
+		Words int           `json:"words"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &m); err != nil || m.Wall == nil || m.Wall.Kind != extract.WallPaywall || m.Words != testworld.WallWords(2) {
+		t.Errorf("JSON wall %+v, %d words (%v):\n%s", m.Wall, m.Words, err, buf.String())
 	}
 }

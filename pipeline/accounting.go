@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/extract"
 )
 
 // SearchRecord is one search provider's answer to one query in one search
@@ -61,6 +62,8 @@ const (
 	FateExcludedRating Fate = "excluded_rating" // its publisher is not a credible reference
 	FateDropped        Fate = "dropped"         // dropped by the person
 	FateDuplicate      Fate = "duplicate"       // the same page or text as another
+	FatePartial        Fate = "partial"         // behind a paywall or registration wall: only its opening was read, and it bears on nothing
+	FateBlocked        Fate = "blocked"         // the site's bot protection refused muse
 )
 
 // Judged reports whether the model gave its answer about the page.
@@ -137,7 +140,14 @@ func fateOf(s Source, c *Check) Fate {
 	case StatusFetchFailed:
 		return FateFetchFailed
 	case StatusTooShort:
+		if s.Wall != nil {
+			return FatePartial
+		}
 		return FateTooShort
+	case StatusPartial:
+		return FatePartial
+	case StatusBlocked:
+		return FateBlocked
 	case StatusExcludedCutoff:
 		return FateExcludedCutoff
 	case StatusUndated:
@@ -228,14 +238,14 @@ func (c *Check) conclusion(a Accounting) string {
 		return ConclusionEvidence
 	}
 	assessed := n[FateNothing] + n[FateOffTopic]
-	unread := n[FateFetchFailed] + n[FateTooShort] + n[FateNotFetched]
+	unread := n[FateFetchFailed] + n[FateTooShort] + n[FateNotFetched] + n[FatePartial] + n[FateBlocked]
 	switch {
 	case a.searchFailed(), a.nothingSearched(), n[FateNotJudged] > 0:
 		return ConclusionNotChecked
 	case assessed == 0 && unread > 0:
 		return ConclusionNotChecked
 	case n[FateNothing] > 0 && !slices.ContainsFunc(a.Pages, func(p PageFate) bool {
-		return p.Fate == FateNothing && p.Reason != judgedReason+quotesOffPage
+		return p.Fate == FateNothing && !strings.HasPrefix(p.Reason, judgedReason+quotesOffPage)
 	}):
 		// Every page judged quoted something that is not on it: the
 		// model's answers could not be used.
@@ -316,7 +326,13 @@ func (a Accounting) summary(c *Check) string {
 	more(n[FateOffTopic], "shared too few of the post's words to be judged", "shared too few of the post's words to be judged")
 	more(n[FateNotJudged], "was not judged: the model's answer about it was lost",
 		"were not judged: the model's answers about them were lost")
-	why := a.reasonOf(FateFetchFailed)
+	if k := n[FatePartial]; k > 0 {
+		one, many := partialSentences(c)
+		more(k, one, many)
+	}
+	why := a.reasonOf(FateBlocked)
+	more(n[FateBlocked], "could not be read: the site's bot protection refused muse"+why, "could not be read: their sites' bot protection refused muse"+why)
+	why = a.reasonOf(FateFetchFailed)
 	more(n[FateFetchFailed], "could not be fetched"+why, "could not be fetched"+why)
 	more(n[FateTooShort], "was too short to read", "were too short to read")
 	more(n[FateNotFetched], "was found but not fetched", "were found but not fetched")
@@ -345,6 +361,33 @@ func (a Accounting) summary(c *Check) string {
 	}
 	s := strings.Join(parts, "; ")
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// partialSentences are the summary's predicates for pages read partly
+// (fateOf FatePartial), for one page and for several: "was paywalled:
+// only its first 79 words could be read", "were behind paywalls or
+// registration walls: only their openings could be read".
+func partialSentences(c *Check) (one, many string) {
+	kinds := map[string]bool{}
+	var words int
+	for _, s := range c.Sources {
+		if fateOf(s, c) == FatePartial && s.Wall != nil {
+			kinds[s.Wall.Kind] = true
+			words = s.Words
+		}
+	}
+	wall, walls := "behind a paywall", "behind paywalls"
+	switch {
+	case len(kinds) > 1:
+		wall, walls = "behind a paywall or registration wall", "behind paywalls or registration walls"
+	case kinds[extract.WallRegistration]:
+		wall, walls = "behind a registration wall", "behind registration walls"
+	}
+	one = wall + ": only its opening could be read"
+	if words > 0 {
+		one = fmt.Sprintf("%s: only its first %d %s could be read", wall, words, verb(words, "word", "words"))
+	}
+	return "was " + one, "were " + walls + ": only their openings could be read"
 }
 
 // searchSentence says what went wrong with the search, if anything: every

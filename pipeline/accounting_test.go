@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/musecheck/muse/sources/extract"
 )
 
 // TestNoSourceTextProperty: over random checks without evidence (pages in
@@ -31,6 +33,9 @@ func TestNoSourceTextProperty(t *testing.T) {
 		{StatusUndated, "no publication date, so it cannot be shown to predate the cutoff"},
 		{StatusExcludedRating, "publisher rated factuality low: not a credible reference"},
 		{StatusPending, ""},
+		{StatusPartial, "paywalled: only the first 79 words were readable" + partialJudged + "it quoted none of them as refuting or explaining the post"},
+		{StatusPartial, "paywalled: only the first 79 words were readable; not read for evidence: the stage stopped early"},
+		{StatusBlocked, "the site's bot protection refused muse (Cloudflare, HTTP 403)"},
 	}
 	rng := rand.New(rand.NewPCG(48, 2403))
 	for i := range 3000 {
@@ -46,7 +51,11 @@ func TestNoSourceTextProperty(t *testing.T) {
 		for p := range rng.IntN(5) {
 			s := statuses[rng.IntN(len(statuses))]
 			u := fmt.Sprintf("https://a.example/%d", p)
-			c.Sources = append(c.Sources, Source{URL: u, Status: s.st, Reason: s.reason, Dropped: rng.IntN(12) == 0})
+			src := Source{URL: u, Status: s.st, Reason: s.reason, Dropped: rng.IntN(12) == 0}
+			if s.st == StatusPartial {
+				src.Words, src.Wall = 79, &extract.Wall{Kind: extract.WallPaywall, Signs: []string{"isAccessibleForFree: false"}}
+			}
+			c.Sources = append(c.Sources, src)
 			c.Hits = append(c.Hits, Hit{URL: u})
 		}
 		if rng.IntN(6) == 0 {
@@ -58,6 +67,18 @@ func TestNoSourceTextProperty(t *testing.T) {
 			t.Fatalf("check %d: %q is not one of the unsourced texts", i, text)
 		}
 		_, lost := c.judging()
+		// Pages read partly or refused are named apart, never among the
+		// pages read.
+		if k := a.Counts[FatePartial]; k > 0 && !strings.Contains(a.Summary, "behind a paywall") && !strings.Contains(a.Summary, "behind paywalls") {
+			t.Fatalf("check %d: %d partial pages, summary %q", i, k, a.Summary)
+		}
+		if k := a.Counts[FateBlocked]; k > 0 && !strings.Contains(a.Summary, "bot protection refused muse (HTTP 403)") {
+			t.Fatalf("check %d: %d blocked pages, summary %q", i, k, a.Summary)
+		}
+		if k := a.Counts[FateNothing]; k != 1 && strings.Contains(a.Summary, "1 page was read and") ||
+			k > 1 && !strings.Contains(a.Summary, fmt.Sprintf("%d pages were read and none", k)) {
+			t.Fatalf("check %d: %d pages judged, summary %q", i, k, a.Summary)
+		}
 		switch {
 		case len(lost) > 0:
 			if !strings.HasPrefix(text, NotJudgedLead) {

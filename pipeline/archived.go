@@ -34,23 +34,19 @@ func (r *run) readArchived(ctx context.Context, s *Source, fetchErr error) bool 
 		return false
 	}
 	p, ok := ar.Lookup(ctx, s.URL)
-	if !ok {
+	if !ok || !r.fillArchived(s, p) {
 		return false
 	}
-	var paras []string
-	words := 0
-	// Pages muse read keep a blank line between paragraphs; an imported
-	// record may use single line breaks instead.
-	sep := "\n\n"
-	if !strings.Contains(p.Text, sep) {
-		sep = "\n"
-	}
-	for _, para := range strings.Split(p.Text, sep) {
-		if para = strings.TrimSpace(para); para != "" {
-			paras = append(paras, para)
-			words += textWords(para)
-		}
-	}
+	why := cmp.Or(blockedReason(fetchErr), fetchErr.Error())
+	s.TextFrom = "the local archive (" + why + ")"
+	s.Reason = "read from the local archive (" + why + ")"
+	return true
+}
+
+// fillArchived reads the archive's copy p of s's page into s, and says
+// whether it holds any text.
+func (r *run) fillArchived(s *Source, p ArchivedPage) bool {
+	paras, words := splitText(p.Text)
 	if len(paras) == 0 {
 		return false
 	}
@@ -63,8 +59,25 @@ func (r *run) readArchived(ctx context.Context, s *Source, fetchErr error) bool 
 	}
 	s.Paragraphs, s.Words = paras, words
 	s.Language = cmp.Or(s.Language, p.Language)
-	s.Reason = "read from the local archive (" + fetchErr.Error() + ")"
 	return true
+}
+
+// splitText splits a page's text into paragraphs, and counts its words.
+// Pages muse read keep a blank line between paragraphs; an imported
+// record or a pasted text may use single line breaks instead.
+func splitText(text string) (paras []string, words int) {
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	sep := "\n\n"
+	if !strings.Contains(text, sep) {
+		sep = "\n"
+	}
+	for _, para := range strings.Split(text, sep) {
+		if para = strings.TrimSpace(para); para != "" {
+			paras = append(paras, para)
+			words += textWords(para)
+		}
+	}
+	return paras, words
 }
 
 // ArchiveOf is the engine's Archiver and ArchiveReader over the page archive.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/musecheck/muse/prompts"
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/extract"
 	"github.com/musecheck/muse/sources/lang"
 	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/sources/ratings"
@@ -188,6 +189,17 @@ const (
 	// the model's own words. Such a page neither refutes nor fails to: it
 	// was not judged, and a rerun of the evidence stage asks again.
 	StatusNotJudged Status = "not_judged"
+	// StatusPartial: the page is behind a paywall or registration wall
+	// (Wall says what showed it) and no whole copy of it was found: only
+	// its opening was read. That opening is read for evidence like any
+	// page, and a quote from it counts; when it yields none the page stays
+	// partial, and nothing says it does not refute or support the post.
+	StatusPartial Status = "partial"
+	// StatusBlocked: the site's bot protection (a challenge or block page
+	// of Cloudflare, Akamai, …) answered in place of the page, and the
+	// local archive holds no copy of it: the page exists but muse could
+	// not read it, which is not a missing page.
+	StatusBlocked Status = "blocked"
 )
 
 // Source is one candidate page: how it was rated, read and judged.
@@ -227,6 +239,15 @@ type Source struct {
 	// ClaimReview is the page's own fact-check of the post, its rating
 	// shown and given to the correction; nil when it has none.
 	ClaimReview *sources.ClaimReview `json:"claim_review,omitempty"`
+	// Wall is the paywall or registration wall the page shows when its
+	// text is only what the wall leaves readable; nil when it was read
+	// whole (or a whole copy was read instead: TextFrom says which).
+	Wall *extract.Wall `json:"wall,omitempty"`
+	// TextFrom says where the text read came from when it is not the live
+	// page, and why: "the local archive (the live page is paywalled)",
+	// "the page's AMP version https://… (the live page has 12 words of
+	// text)", "pasted by the checker"; "" for the live page.
+	TextFrom string `json:"text_from,omitempty"`
 }
 
 // Kind is what a quote does to the post (prompts.Kind, with its Rank:
@@ -338,6 +359,11 @@ func (s Source) clone() Source {
 		cr := *s.ClaimReview
 		cr.Appearances = slices.Clone(cr.Appearances)
 		s.ClaimReview = &cr
+	}
+	if s.Wall != nil {
+		w := *s.Wall
+		w.Signs = slices.Clone(w.Signs)
+		s.Wall = &w
 	}
 	return s
 }

@@ -115,7 +115,7 @@ func (c *Check) markStaleStage(s Stage) {
 // statuses (Eligible adds that the person has not dropped it).
 func eligibleStatus(st Status) bool {
 	switch st {
-	case StatusPending, StatusBoosted, StatusUsed, StatusNotNeeded, StatusNotJudged:
+	case StatusPending, StatusBoosted, StatusUsed, StatusNotNeeded, StatusNotJudged, StatusPartial:
 		return true
 	}
 	return false

@@ -334,8 +334,10 @@ func (r *run) noEvidence() error {
 	case n[FateNothing] > 0:
 		return fmt.Errorf("%w: the model's answers could not be used (for %s quoting nothing that is on the page)",
 			ErrNoEvidence, pageCount(n[FateNothing]))
-	case n[FateFetchFailed] > 0 && n[FateTooShort]+n[FateNotFetched] == 0:
+	case n[FateFetchFailed] > 0 && n[FateTooShort]+n[FateNotFetched]+n[FatePartial]+n[FateBlocked] == 0:
 		return fmt.Errorf("%w: every page failed to be read (%s)", ErrNoEvidence, pageCount(n[FateFetchFailed]))
+	case n[FatePartial] > 0:
+		return fmt.Errorf("%w: no page could be read whole: %s", ErrNoEvidence, lowerFirst(a.Summary))
 	}
 	return fmt.Errorf("%w: no page could be read: %s", ErrNoEvidence, lowerFirst(a.Summary))
 }

@@ -254,7 +254,7 @@ func (r *run) relevance(ctx context.Context, st Stage, from int) {
 	}
 	gate := func(s *Source, reason string) {
 		switch {
-		case s.Boosted:
+		case s.Boosted, s.Wall != nil: // a walled page's opening says too little of it to keep it out
 		case s.OfPost != "":
 			s.Reason = "it names this post: judged by the evidence model"
 		case unsegmented[lang.Base(s.Language)]:
@@ -299,7 +299,7 @@ func (r *run) digestRelevance(post Text, idx []int) {
 		s := &r.c.Sources[i]
 		s.Relevance = Relevance(post, written, s.Title, Text{strings.Join(s.Paragraphs, "\n"), pageLanguage(s)})
 		switch {
-		case s.Boosted || s.OfPost != "" || s.Relevance >= r.e.opts.DigestThreshold:
+		case s.Boosted || s.OfPost != "" || s.Relevance >= r.e.opts.DigestThreshold || s.Wall != nil:
 		case unsegmented[lang.Base(s.Language)]:
 			s.Reason = "written in " + lang.Label(lang.Base(s.Language)) + ", whose words are not cut apart here: listed without a model to judge it"
 		default:

@@ -35,9 +35,12 @@ func (r *run) evidence(ctx context.Context) (int, error) {
 		case s.Dropped:
 			s.Status, s.Reason = StatusDropped, "dropped by you"
 		case s.Eligible():
-			s.Status, s.Reason = StatusPending, ""
+			s.Status, s.Reason = StatusPending, s.withTextFrom("")
+			if s.Wall != nil {
+				s.Status, s.Reason = StatusPartial, partialReason(*s)
+			}
 			if s.Boosted {
-				s.Status, s.Reason = StatusBoosted, "boosted by you"
+				s.Status, s.Reason = StatusBoosted, s.withTextFrom(s.withPartial("boosted by you"))
 			}
 		}
 	}
@@ -55,7 +58,7 @@ func (r *run) evidence(ctx context.Context) (int, error) {
 	}
 	for i := range c.Sources {
 		s := &c.Sources[i]
-		if (s.Status == StatusPending || s.Status == StatusBoosted) && !r.read[sources.Key(s.URL)] {
+		if (s.Status == StatusPending || s.Status == StatusBoosted || s.Status == StatusPartial) && !r.read[sources.Key(s.URL)] {
 			s.Status = StatusNotNeeded
 			switch {
 			case err != nil:
@@ -66,6 +69,10 @@ func (r *run) evidence(ctx context.Context) (int, error) {
 			default:
 				s.Reason = "not read for evidence: enough pages had already refuted the post"
 			}
+			if s.Wall != nil {
+				s.Status, s.Reason = StatusPartial, partialReason(*s)+"; "+s.Reason
+			}
+			s.Reason = s.withTextFrom(s.Reason)
 		}
 	}
 	return len(c.IncludedEvidence()), err
@@ -441,12 +448,18 @@ func (r *run) addQuotes(url string, res PageQuotes) int {
 	add(KindContext, res.Context)
 	switch {
 	case kept[KindRefutes]+kept[KindContext] > 0:
-		s.Status, s.Reason = StatusUsed, fmt.Sprintf("%d refuting and %d context quotes", kept[KindRefutes], kept[KindContext])
+		s.Status, s.Reason = StatusUsed, s.withPartial(fmt.Sprintf("%d refuting and %d context quotes", kept[KindRefutes], kept[KindContext]))
+	case s.Wall != nil && len(res.Refutes)+len(res.Context) > 0:
+		s.Status, s.Reason = StatusPartial, partialReason(*s)+partialJudged+quotesOffPage
+	case s.Wall != nil:
+		// Only the opening was read: nothing is said of the rest.
+		s.Status, s.Reason = StatusPartial, partialReason(*s)+partialJudged+"it quoted none of them as refuting or explaining the post"
 	case len(res.Refutes)+len(res.Context) > 0:
 		s.Status, s.Reason = StatusNotNeeded, judgedReason+quotesOffPage
 	default:
 		s.Status, s.Reason = StatusNotNeeded, judgedReason+"the model quoted no paragraph of it as refuting or explaining the post"
 	}
+	s.Reason = s.withTextFrom(s.Reason)
 	return kept[KindRefutes]
 }
 
@@ -494,14 +507,19 @@ func (r *run) digestEvidence() {
 			r.c.Evidence = append(r.c.Evidence, e)
 			r.item(StageEvidence, e, "paragraph found")
 		}
-		if took > 0 {
+		switch {
+		case took > 0:
 			s.Status, s.Reason = StatusUsed, "1 related paragraph"
 			if took > 1 {
 				s.Reason = fmt.Sprintf("%d related paragraphs", took)
 			}
-		} else {
+			s.Reason = s.withPartial(s.Reason)
+		case s.Wall != nil:
+			s.Status, s.Reason = StatusPartial, partialReason(*s)+partialJudged+"none of them shares words with the post"
+		default:
 			s.Status, s.Reason = StatusNotNeeded, "no paragraph shares words with the post"
 		}
+		s.Reason = s.withTextFrom(s.Reason)
 	}
 }
 
@@ -516,6 +534,10 @@ func clip(s string, n int) string {
 // judgedReason opens the reason of a page the model read and found nothing
 // to quote on: it was judged.
 const judgedReason = "read: "
+
+// partialJudged follows partialReason in the reason of a partial page
+// the model read (its opening) and found nothing to quote on.
+const partialJudged = ", and the model read them: "
 
 // quotesOffPage ends the reason of a page judged whose quotes are none of
 // them on the page.
@@ -600,7 +622,8 @@ func (c *Check) judging() (judged int, lost []Source) {
 		case s.Dropped:
 		case s.Status == StatusNotJudged:
 			lost = append(lost, s)
-		case s.Status == StatusUsed, s.Status == StatusNotNeeded && strings.HasPrefix(s.Reason, judgedReason):
+		case s.Status == StatusUsed, s.Status == StatusNotNeeded && strings.HasPrefix(s.Reason, judgedReason),
+			s.Status == StatusPartial && strings.Contains(s.Reason, partialJudged):
 			judged++
 		}
 	}

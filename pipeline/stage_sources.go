@@ -114,6 +114,9 @@ func (r *run) readOne(ctx context.Context, s *Source) {
 			return
 		}
 	}
+	if s.TextFrom == TextPasted && s.Published.IsZero() {
+		r.datePasted(s)
+	}
 	if s.FinalURL != "" && sources.Key(s.FinalURL) != sources.Key(s.URL) {
 		// A redirect to another publisher is rated as that publisher.
 		r.applyRating(s, s.FinalURL)
@@ -131,6 +134,9 @@ func (r *run) fetchAndExtract(ctx context.Context, s *Source) bool {
 			return true
 		}
 		s.Status, s.Reason = StatusFetchFailed, err.Error()
+		if why := blockedReason(err); why != "" {
+			s.Status, s.Reason = StatusBlocked, why
+		}
 		return false
 	}
 	a, err := r.e.deps.Extract(body, final)
@@ -154,7 +160,13 @@ func (r *run) fetchAndExtract(ctx context.Context, s *Source) bool {
 	s.Language = lang.Normalise(a.Language)
 	s.Image = a.Image
 	r.markOfPost(s, a, body)
-	if r.e.deps.Archive != nil && (a.Title != "" || a.Text != "") {
+	s.Wall, s.TextFrom = a.Wall, ""
+	if r.betterCopy(ctx, s, a, final) {
+		return true
+	}
+	// A partial page is not archived: its teaser would stand for the
+	// page, or replace the whole copy the archive holds.
+	if r.e.deps.Archive != nil && (a.Title != "" || a.Text != "") && a.Wall == nil {
 		err := r.e.deps.Archive.Save(ctx, ArchivedPage{URL: cmp.Or(final, s.URL), Title: a.Title, Text: a.Text,
 			Publisher: s.Publisher, Published: a.Published, Language: s.Language})
 		if err != nil && ctx.Err() == nil {
@@ -225,7 +237,11 @@ func (r *run) datedLate(s *Source) bool {
 func (r *run) judgeDate(s *Source) {
 	cutoff := r.c.Cutoff
 	switch {
-	case s.Words < r.e.opts.MinWords:
+	case s.Wall != nil && s.Words == 0:
+		s.Status, s.Reason = StatusTooShort, partialReason(*s)
+	case s.Words < r.e.opts.MinWords && s.Wall == nil:
+		// A walled page's opening is read however short: the page is an
+		// article, and its opening is all the wall leaves.
 		s.Status, s.Reason = StatusTooShort, fmt.Sprintf("%d words of main text; at least %d needed", s.Words, r.e.opts.MinWords)
 	case !cutoff.IsZero() && s.Published.IsZero():
 		s.Status, s.Reason = StatusUndated, "no publication date, so it cannot be shown to predate the cutoff"
@@ -233,9 +249,12 @@ func (r *run) judgeDate(s *Source) {
 		s.Status = StatusExcludedCutoff
 		s.Reason = fmt.Sprintf("published %s, after the cutoff %s", s.Published.Format(time.DateOnly), cutoff.Format(time.DateOnly))
 	default:
-		s.Status, s.Reason = StatusPending, ""
+		s.Status, s.Reason = StatusPending, s.withTextFrom("")
+		if s.Wall != nil {
+			s.Status, s.Reason = StatusPartial, partialReason(*s)
+		}
 		if s.Boosted {
-			s.Status, s.Reason = StatusBoosted, "boosted by you"
+			s.Status, s.Reason = StatusBoosted, s.withTextFrom(s.withPartial("boosted by you"))
 		}
 	}
 }

@@ -672,7 +672,7 @@ func (m *Model) checkHelp() helpKeys {
 		if m.why {
 			enter = k.Back
 		}
-		pane = []key.Binding{enter, k.Drop, k.Boost, k.Restore, k.Open, k.SearchAgain, k.EvidenceAgain}
+		pane = []key.Binding{enter, k.Drop, k.Boost, k.Restore, k.Open, k.SearchAgain, k.EvidenceAgain, k.PasteText}
 		if m.opts.Remember != nil {
 			pane = append(pane, k.RememberDrop, k.RememberBoost)
 		}

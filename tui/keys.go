@@ -22,7 +22,7 @@ type keyMap struct {
 	// queries
 	Toggle, Edit, Add, Delete, SearchAgain key.Binding
 	// sources
-	Drop, Boost, Restore, Open, RememberDrop, RememberBoost, EvidenceAgain key.Binding
+	Drop, Boost, Restore, Open, PasteText, RememberDrop, RememberBoost, EvidenceAgain key.Binding
 	// images
 	EditDescription, QueriesAgain key.Binding
 	// evidence / correction
@@ -78,6 +78,7 @@ func newKeyMap() keyMap {
 		Boost:         b("b", "boost (this check)", "b"),
 		Restore:       b("u", "restore", "u"),
 		Open:          b("o", "open in browser", "o"),
+		PasteText:     b("P", "paste its text", "P"),
 		RememberDrop:  b("D", "drop for the newsroom", "D"),
 		RememberBoost: b("B", "boost for the newsroom", "B"),
 		EvidenceAgain: b("r", "find evidence again", "r"),
@@ -122,7 +123,7 @@ func (k keyMap) keyGroups() []keyGroup {
 		{"stages", []key.Binding{k.NextStage, k.PrevStage, k.Jump, k.Up, k.Down, k.Top, k.Bottom, k.Filter, k.Sidebar, k.Zoom, k.Language}},
 		{"images", []key.Binding{k.EditDescription, k.QueriesAgain, k.Open}},
 		{"queries", []key.Binding{k.Toggle, k.Edit, k.Add, k.Delete, k.SearchAgain}},
-		{"sources", []key.Binding{k.Enter, k.Drop, k.Boost, k.Restore, k.RememberDrop, k.RememberBoost, k.Open, k.SearchAgain, k.EvidenceAgain}},
+		{"sources", []key.Binding{k.Enter, k.Drop, k.Boost, k.Restore, k.RememberDrop, k.RememberBoost, k.Open, k.PasteText, k.SearchAgain, k.EvidenceAgain}},
 		{"evidence", []key.Binding{k.Include, k.MoveQuote, k.Open, k.WriteAgain}},
 		{"correction", []key.Binding{k.EditInline, k.EditExternal, k.Save, k.WriteAgain, k.Versions}},
 		{"versions", []key.Binding{k.Mark, k.Diff, k.RestoreVersion, k.Close}},

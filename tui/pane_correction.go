@@ -159,19 +159,28 @@ func (m *Model) storeCorrection(text string) tea.Cmd {
 	return tea.Batch(m.scheduleDraft(), m.saveCase(), m.saveVersion(text, true))
 }
 
+// editorReadyMsg and editorDoneMsg carry an edit in $EDITOR: of the
+// correction, or, when source names one, of the text pasted into that
+// source.
 type editorReadyMsg struct {
-	path string
-	err  error
+	path   string
+	source string
+	err    error
 }
 
 type editorDoneMsg struct {
-	text string
-	err  error
+	text   string
+	source string
+	err    error
 }
 
 func writeEditorFile(text string) tea.Cmd {
+	return writeEditorFileFor(text, "", "muse-correction-*.md")
+}
+
+func writeEditorFileFor(text, source, pattern string) tea.Cmd {
 	return func() tea.Msg {
-		f, err := os.CreateTemp("", "muse-correction-*.md")
+		f, err := os.CreateTemp("", pattern)
 		if err != nil {
 			return editorReadyMsg{err: fmt.Errorf("create file for the editor: %w", err)}
 		}
@@ -184,7 +193,7 @@ func writeEditorFile(text string) tea.Cmd {
 		if err != nil {
 			return editorReadyMsg{err: fmt.Errorf("write file for the editor: %w", err)}
 		}
-		return editorReadyMsg{path: f.Name()}
+		return editorReadyMsg{path: f.Name(), source: source}
 	}
 }
 
@@ -194,17 +203,17 @@ func (m *Model) openEditor(msg editorReadyMsg) tea.Cmd {
 		return m.setStatus(msg.err.Error())
 	}
 	cmd, args := editorCmd(m.opts.Editor, msg.path), strings.Fields(firstNonEmpty(m.opts.Editor, "vi"))
-	path := msg.path
+	path, source := msg.path, msg.source
 	return tea.ExecProcess(cmd, func(err error) tea.Msg {
 		defer os.Remove(path)
 		if err != nil {
-			return editorDoneMsg{err: fmt.Errorf("run editor %s: %w", args[0], err)}
+			return editorDoneMsg{source: source, err: fmt.Errorf("run editor %s: %w", args[0], err)}
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return editorDoneMsg{err: fmt.Errorf("read back the edited correction: %w", err)}
+			return editorDoneMsg{source: source, err: fmt.Errorf("read back the edited text: %w", err)}
 		}
-		return editorDoneMsg{text: string(b)}
+		return editorDoneMsg{text: string(b), source: source}
 	})
 }
 
@@ -217,6 +226,9 @@ func editorCmd(editor, path string) *exec.Cmd {
 func (m *Model) onEditorDone(msg editorDoneMsg) tea.Cmd {
 	if msg.err != nil {
 		return m.setStatus(msg.err.Error())
+	}
+	if msg.source != "" {
+		return m.pasteSourceText(msg.source, msg.text)
 	}
 	return m.setCorrection(strings.TrimRight(msg.text, "\n"), "edit from the editor saved")
 }

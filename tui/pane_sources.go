@@ -93,6 +93,10 @@ func engineStatusWord(status pipeline.Status) string {
 		return "not needed"
 	case pipeline.StatusNotJudged:
 		return "? not judged"
+	case pipeline.StatusPartial:
+		return "~ partial" // read, but only the opening a wall leaves
+	case pipeline.StatusBlocked:
+		return "✗ bot wall"
 	case pipeline.StatusExcludedRating:
 		return "✗ rating"
 	case pipeline.StatusExcludedCutoff:
@@ -209,6 +213,12 @@ func (m *Model) onSourcesKey(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.Open):
 		return m.openURL(firstNonEmpty(s.FinalURL, s.URL))
+	case key.Matches(msg, k.PasteText):
+		if cmd, ok := m.editable(); !ok {
+			return cmd
+		}
+		// An empty file: what the journalist pastes and saves is the text.
+		return writeEditorFileFor("", s.URL, "muse-page-text-*.txt")
 	}
 	if !key.Matches(msg, k.Drop, k.Boost, k.Restore, k.RememberDrop, k.RememberBoost) {
 		return nil
@@ -273,6 +283,31 @@ func (m *Model) onSourcesKey(msg tea.KeyMsg) tea.Cmd {
 	default:
 		status = "dropped " + dom + " for this check"
 	}
+	if again := rerunWords(from); again != "" {
+		status += " — " + again
+	}
+	return tea.Batch(m.edited(), m.setStatus(status))
+}
+
+// pasteSourceText makes the text the journalist pasted in $EDITOR the
+// text of the source at url (pipeline.Check.PasteSourceText).
+func (m *Model) pasteSourceText(url, text string) tea.Cmd {
+	if cmd, ok := m.editable(); !ok {
+		return cmd
+	}
+	i := slices.IndexFunc(m.check.Sources, func(s pipeline.Source) bool { return s.URL == url })
+	if i < 0 {
+		return m.setStatus("the page is no longer among the sources: nothing pasted")
+	}
+	if strings.TrimSpace(text) == "" {
+		return m.setStatus("nothing pasted: the page's text is unchanged")
+	}
+	from, err := m.check.PasteSourceText(i, text, time.Now())
+	if err != nil {
+		return m.setFailure(safe(err.Error()))
+	}
+	s := m.check.Sources[i]
+	status := fmt.Sprintf("%d words pasted as the text of %s", s.Words, safe(firstNonEmpty(s.Domain, s.URL)))
 	if again := rerunWords(from); again != "" {
 		status += " — " + again
 	}
@@ -353,6 +388,10 @@ func (m *Model) whyPane(w, h int) string {
 	if len(s.FoundBy) > 0 {
 		add("found by", strings.Join(s.FoundBy, "; "))
 	}
+	if s.Wall != nil {
+		add("wall", s.Wall.String()+" — only the opening was read; "+m.keys.Open.Help().Key+" opens the page in your browser")
+	}
+	add("text from", s.TextFrom)
 	if s.Words > 0 {
 		add("length", fmt.Sprintf("%d words", s.Words))
 	}

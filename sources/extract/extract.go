@@ -52,6 +52,12 @@ type Article struct {
 	Modified     time.Time             `json:"modified,omitzero"`
 	ClaimReviews []sources.ClaimReview `json:"claim_reviews,omitempty"`
 	Words        int                   `json:"words"`
+	// Wall is the paywall or registration wall the page shows, nil when
+	// it shows none: then Text is only what the wall leaves readable.
+	Wall *Wall `json:"wall,omitempty"`
+	// AMPURL is the page's AMP version (link rel="amphtml"), "" when it
+	// names none.
+	AMPURL string `json:"amp_url,omitempty"`
 }
 
 // Options tunes extraction. The zero value is what muse uses.
@@ -117,6 +123,7 @@ func (o Options) Extract(htmlBytes []byte, pageURL string) (*Article, error) {
 		dateURL, _ = gq.Find(`link[rel="canonical"]`).First().Attr("href")
 	}
 	a.Published = o.publishedDate(doc, gq, ld, dateURL)
+	wall := readWallSigns(gq, ld, pageURL) // before pruning, which drops the hidden parts a wall hides
 
 	prune(doc)
 	res, paras := o.mainText(doc, pageURL, a.Published)
@@ -124,6 +131,7 @@ func (o Options) Extract(htmlBytes []byte, pageURL string) (*Article, error) {
 	if !o.Raw {
 		a.Paragraphs = o.rules().clean(a.Paragraphs, res.Metadata.Title, hostOf(pageURL, res.Metadata.URL))
 	}
+	wall.apply(a)
 	a.Text = strings.Join(a.Paragraphs, "\n\n")
 	a.Words = len(strings.Fields(a.Text))
 

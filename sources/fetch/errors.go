@@ -48,14 +48,25 @@ var (
 type StatusError struct {
 	Code   int
 	Status string // e.g. "404 Not Found"
+	// Challenge names the bot-protection service whose challenge or
+	// block page came in place of the page ("Cloudflare"), "" for a plain
+	// refusal; such an error matches ErrChallenge.
+	Challenge string
 }
 
 func (e *StatusError) Error() string {
+	s := fmt.Sprintf("HTTP %d %s", e.Code, http.StatusText(e.Code))
 	if e.Status != "" {
-		return "HTTP " + e.Status
+		s = "HTTP " + e.Status
 	}
-	return fmt.Sprintf("HTTP %d %s", e.Code, http.StatusText(e.Code))
+	if e.Challenge != "" {
+		s += ": " + e.Challenge + " bot protection challenge"
+	}
+	return s
 }
+
+// Is makes errors.Is(err, ErrChallenge) true for a challenge.
+func (e *StatusError) Is(target error) bool { return target == ErrChallenge && e.Challenge != "" }
 
 // AddressError is a connection muse refused to make because its destination
 // is not a public address. It matches ErrPrivateAddress.

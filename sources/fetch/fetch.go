@@ -333,7 +333,9 @@ func (f *Fetcher) readPage(resp *http.Response, asked string, final *url.URL) (*
 		at = " (at " + final.String() + ")"
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, fmt.Errorf("%w%s", &StatusError{Code: resp.StatusCode, Status: resp.Status}, at)
+		head, _ := readBody(resp, challengeBytes) // nil past the bound: no challenge page is that long
+		return nil, fmt.Errorf("%w%s", &StatusError{Code: resp.StatusCode, Status: resp.Status,
+			Challenge: challengeOf(resp.StatusCode, resp.Header, head)}, at)
 	}
 	ct := resp.Header.Get("Content-Type")
 	if err := checkDeclaredType(ct); err != nil {
@@ -345,6 +347,9 @@ func (f *Fetcher) readPage(resp *http.Response, asked string, final *url.URL) (*
 	}
 	if len(strings.TrimSpace(string(raw))) == 0 {
 		return nil, fmt.Errorf("%w (HTTP %d)%s", ErrEmpty, resp.StatusCode, at)
+	}
+	if v := challengeOf(resp.StatusCode, resp.Header, raw); v != "" {
+		return nil, fmt.Errorf("%w%s", &StatusError{Code: resp.StatusCode, Status: resp.Status, Challenge: v}, at)
 	}
 	mt, err := checkContent(ct, raw)
 	if err != nil {
