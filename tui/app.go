@@ -188,11 +188,15 @@ type Model struct {
 	// confirmRemember is the newsroom-wide drop or boost asked for by the
 	// last key ("D example.com"): the same key again writes it.
 	confirmRemember string
-	draftID         string // this session's: names the draft of a post being composed
-	draftSeq        int
-	draftSince      time.Time // when the oldest change not yet in the draft was made
-	gate            *draftGate
-	rendered        struct{ key, out string }
+	// lastRunSources are the sources, by sources.Key, as they were when
+	// the latest run started (nil for a first run): rows new or changed
+	// since are marked.
+	lastRunSources map[string]string
+	draftID        string // this session's: names the draft of a post being composed
+	draftSeq       int
+	draftSince     time.Time // when the oldest change not yet in the draft was made
+	gate           *draftGate
+	rendered       struct{ key, out string }
 
 	saver       *caseSaver
 	snaps       *cases.Snapshotter // nil: the store keeps no pages

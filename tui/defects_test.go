@@ -761,3 +761,22 @@ func TestMoveQuoteInTheApp(t *testing.T) {
 		t.Errorf("after m: %+v, status %q", e, m.status)
 	}
 }
+
+// After a rerun the sources pane marks the rows the run changed (±) or
+// added (+); a first run marks none.
+func TestRowsChangedByTheLastRunMarked(t *testing.T) {
+	m, _ := finished(t, 120, 40)
+	press(t, m, "4")
+	if v := m.View(); strings.Contains(v, "changed by the last run") {
+		t.Fatalf("a first run marks rows:\n%s", v)
+	}
+	press(t, m, "d", "r")
+	if m.running {
+		t.Fatal("the rerun did not finish")
+	}
+	press(t, m, "4")
+	v := m.View()
+	if !strings.Contains(v, "± changed by the last run") || !strings.Contains(v, "±") {
+		t.Errorf("no row marked after the rerun:\n%s", v)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/export"
+	"github.com/musecheck/muse/sources"
 )
 
 // column is one column of the sources table.
@@ -42,7 +43,7 @@ func (m *Model) sourceColumns(w int) []column {
 		}
 		return fmt.Sprintf("%.2f", s.Relevance)
 	}}
-	status := column{"status", 14, func(s pipeline.Source) string { return statusWord(s) }}
+	status := column{"status", 14, func(s pipeline.Source) string { return m.sinceLastRun(s) + statusWord(s) }}
 	vsPost := column{"vs post", 12, m.vsPost}
 	cols := []column{pub, tier, published, vsPost, rel, status}
 	if w >= 100 {
@@ -139,6 +140,9 @@ func (m *Model) sourcesPane(w, h int) string {
 	// What became of the search, from the check's own records: the
 	// sources' summary line.
 	lines = append(lines, m.st.Dim.Render(truncate(safe(m.check.Account().Summary), w-2, "…")))
+	if m.rerunMarks() {
+		lines = append(lines, m.st.Dim.Render(truncate("+ new in the last run · ± changed by the last run", w-2, "…")))
+	}
 	lines = append(lines, m.st.Bold.Render("  "+row(titles)))
 	at := 0
 	for _, i := range m.order(pipeline.StageSources) {
@@ -506,4 +510,32 @@ func quoteInPage(paras []string, quote string) string {
 		return b.String()
 	}
 	return ""
+}
+
+// sinceLastRun marks a source new ("+") or changed ("±", another status,
+// or dropped or boosted since) against the sources as they were when the
+// latest run started; nothing after a first run.
+func (m *Model) sinceLastRun(s pipeline.Source) string {
+	if m.lastRunSources == nil || m.running {
+		return ""
+	}
+	was, ok := m.lastRunSources[sources.Key(s.URL)]
+	switch {
+	case !ok:
+		return "+"
+	case was != sourceState(s):
+		return "±"
+	}
+	return ""
+}
+
+// rerunMarks reports whether any source is marked by sinceLastRun.
+func (m *Model) rerunMarks() bool {
+	return slices.ContainsFunc(m.check.Sources, func(s pipeline.Source) bool { return m.sinceLastRun(s) != "" })
+}
+
+// sourceState is what sinceLastRun compares: the engine's status and the
+// person's choice.
+func sourceState(s pipeline.Source) string {
+	return fmt.Sprintf("%s %v %v", s.Status, s.Dropped, s.Boosted)
 }

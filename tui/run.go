@@ -12,6 +12,7 @@ import (
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/cases"
 	"github.com/musecheck/muse/pipeline/export"
+	"github.com/musecheck/muse/sources"
 )
 
 // stage is a stage's state as the check records it (Check.Stage).
@@ -123,6 +124,13 @@ func (m *Model) startRun(from pipeline.Stage) tea.Cmd {
 	m.userMoved = false
 	m.stream = ""
 	m.before = nil
+	m.lastRunSources = nil
+	if len(m.check.Sources) > 0 { // a rerun: its rows are marked new or changed against these
+		m.lastRunSources = map[string]string{}
+		for _, s := range m.check.Sources {
+			m.lastRunSources[sources.Key(s.URL)] = sourceState(s)
+		}
+	}
 	if strings.TrimSpace(m.check.Correction.Text) != "" {
 		prev := m.check.Correction
 		m.before = &prev // kept if the person stops the rewrite
