@@ -826,7 +826,45 @@ func (m *Model) postView() string {
 		add("")
 		add(m.st.Dim.Render(wrap("image "+safe(im.Source)+": "+safe(firstNonEmpty(im.Description, im.AltText, "not described")), w)))
 	}
+	if tl := m.timeline(); len(tl) > 0 {
+		add("")
+		add(m.st.Bold.Render("Timeline"))
+		for _, l := range tl {
+			add(truncate(l, w, "…"))
+		}
+	}
 	return m.scrollView("the post", lines, "any other key closes")
+}
+
+// timeline lists the posted time, the cutoff and each dated source read,
+// oldest first, one line each.
+func (m *Model) timeline() []string {
+	type event struct {
+		at   time.Time
+		what string
+	}
+	var evs []event
+	if p := m.check.Post.PostedAt; !p.IsZero() {
+		evs = append(evs, event{p, "▶ the post"})
+	}
+	if c := m.check.Cutoff; !c.IsZero() {
+		evs = append(evs, event{c, "✂ the cutoff: pages after it are left out"})
+	}
+	for _, s := range m.check.Sources {
+		if s.Published.IsZero() || s.Dropped {
+			continue
+		}
+		evs = append(evs, event{s.Published, "  " + safe(firstNonEmpty(s.Publisher, s.Domain)) + " — " + statusWord(s)})
+	}
+	if len(evs) < 2 {
+		return nil
+	}
+	slices.SortStableFunc(evs, func(a, b event) int { return a.at.Compare(b.at) })
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = e.at.Local().Format("2006-01-02 15:04") + "  " + e.what
+	}
+	return out
 }
 
 // boxView centres a small framed message on an otherwise empty screen.

@@ -713,6 +713,12 @@ func TestWholePostOneKeyAway(t *testing.T) {
 		}
 		press(t, m, "esc")
 	}
+	// Its timeline: the post among the dates of the pages read.
+	press(t, m, "p")
+	v := ansi.Strip(m.View())
+	if !strings.Contains(v, "Timeline") || !strings.Contains(v, "▶ the post") || !strings.Contains(v, "Reuters — ") {
+		t.Errorf("no timeline of the post and its sources:\n%s", v)
+	}
 }
 
 // / filters as the journalist types, enter keeps the filter and esc
