@@ -8,6 +8,7 @@ import (
 
 	"github.com/musecheck/muse/sources/archive"
 	"github.com/musecheck/muse/sources/fetch"
+	"github.com/musecheck/muse/sources/lang"
 )
 
 // ArchiveReader is an Archiver that can also hand back a page it holds. The
@@ -48,7 +49,7 @@ func (r *run) readArchived(ctx context.Context, s *Source, fetchErr error) bool 
 	for _, para := range strings.Split(p.Text, sep) {
 		if para = strings.TrimSpace(para); para != "" {
 			paras = append(paras, para)
-			words += textWords(para)
+			words += lang.Words(para)
 		}
 	}
 	if len(paras) == 0 {

@@ -59,8 +59,8 @@ type Options struct {
 	// first 20,000 characters.
 	EvidenceTokens int
 	// MinWords: shorter pages are kept out as too short (default 100, the
-	// paper's); in a script written without spaces two letters count as a
-	// word (textWords).
+	// paper's), counted in lang.Words: UAX #29 words, and in a script
+	// written without spaces two characters a word.
 	MinWords int
 	// LexicalThreshold is the lowest Relevance (the share of the post's or
 	// a query's key words on the page) a page may have (default 0.10:

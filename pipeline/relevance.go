@@ -215,11 +215,10 @@ func cutAtSentence(s string, n int) string {
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n-- // never split a character
 	}
-	cut := s[:n]
-	if i := strings.LastIndexAny(cut, ".!?"); i > n/2 {
-		return cut[:i+1]
+	if i := lang.SentenceCut(s, n); i > n/2 {
+		return s[:i]
 	}
-	return cut
+	return s[:n]
 }
 
 // relevance scores sources from index `from` on and keeps out only the
@@ -312,29 +311,6 @@ func (r *run) digestRelevance(post Text, idx []int) {
 // their shared words cannot be counted, so their pages are never kept out
 // by the count.
 var unsegmented = map[string]bool{"zh": true, "ja": true, "th": true, "lo": true, "km": true, "my": true}
-
-// unsegmentedScripts are the scripts of those languages.
-var unsegmentedScripts = []*unicode.RangeTable{unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Lao,
-	unicode.Khmer, unicode.Myanmar}
-
-// textWords is how many words a text has, for the length rule
-// (Options.MinWords): its words between spaces, where a run of letters of
-// a script written without spaces counts a word for every two letters. A
-// Chinese word is one or two characters; Thai's are longer, so Thai pages
-// are judged leniently rather than kept out for a length they have.
-func textWords(text string) int {
-	n := 0
-	for _, f := range strings.Fields(text) {
-		letters := 0
-		for _, r := range f {
-			if unicode.In(r, unsegmentedScripts...) {
-				letters++
-			}
-		}
-		n += max(1, (letters+1)/2)
-	}
-	return n
-}
 
 // postText is the post as the relevance judges it: its text with the
 // image descriptions, in its language.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/musecheck/muse/sources/lang"
 )
 
 // Relevance in the five tested languages: inflected forms meet through
@@ -104,13 +106,13 @@ func TestRelevanceAcrossLanguages(t *testing.T) {
 // a one-line blurb is still too short.
 func TestTextWordsWithoutSpaces(t *testing.T) {
 	story := strings.Repeat("网上流传的视频并非巴尔的摩大桥倒塌，而是二零一九年在意大利热那亚拍摄的。", 8)
-	if n := textWords(story); n < 100 || n > 200 {
+	if n := lang.Words(story); n < 100 || n > 200 {
 		t.Errorf("a story of %d characters counts %d words", len([]rune(story)), n)
 	}
-	if n := textWords("A video of the Genoa bridge, shared as Baltimore's."); n != 9 {
+	if n := lang.Words("A video of the Genoa bridge, shared as Baltimore's."); n != 9 {
 		t.Errorf("English: %d words", n)
 	}
-	if n := textWords("BBC中文 报道：大桥倒塌"); n != 4 {
+	if n := lang.Words("BBC中文 报道：大桥倒塌"); n != 5 { // BBC, and 8 characters
 		t.Errorf("mixed: %d words", n)
 	}
 	w := newWorld()

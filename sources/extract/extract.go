@@ -125,7 +125,7 @@ func (o Options) Extract(htmlBytes []byte, pageURL string) (*Article, error) {
 		a.Paragraphs = o.rules().clean(a.Paragraphs, res.Metadata.Title, hostOf(pageURL, res.Metadata.URL))
 	}
 	a.Text = strings.Join(a.Paragraphs, "\n\n")
-	a.Words = len(strings.Fields(a.Text))
+	a.Words = lang.Words(a.Text)
 
 	fillMetadata(a, res.Metadata, ld, gq)
 	a.Modified = modifiedDate(ld, gq, a.Published, o.now())

@@ -107,7 +107,7 @@ func words(s string) int {
 	for _, w := range strings.Fields(s) {
 		unspaced := 0
 		for _, r := range w {
-			if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar) {
+			if Unspaced(r) {
 				unspaced++
 			}
 		}
