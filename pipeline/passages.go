@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/musecheck/muse/sources/lang"
 )
 
 // The evidence stage does not send a page's first 20,000 characters, as the
@@ -173,16 +175,21 @@ func splitPassages(paras []string, limit, most int) []string {
 			out = append(out, p)
 			continue
 		}
-		run := ""
-		for _, s := range sentences(p) {
+		// A run of sentences is the paragraph's own text from the first's
+		// start to the last's end, with the spaces between them as the
+		// page has them (none in Chinese or Japanese).
+		run, start, pos := "", 0, 0
+		for _, s := range lang.Sentences(p) {
+			i := pos + strings.Index(p[pos:], s)
+			pos = i + len(s)
 			switch {
-			case run != "" && len(run)+1+len(s) <= limit:
-				run += " " + s
+			case run != "" && pos-start <= limit:
+				run = p[start:pos]
 				continue
 			case run != "":
 				out = append(out, run)
 			}
-			run = cutAtWord(s, max(limit, most))
+			run, start = cutAtWord(s, max(limit, most)), i
 		}
 		if run != "" {
 			out = append(out, run)
@@ -191,30 +198,12 @@ func splitPassages(paras []string, limit, most int) []string {
 	return out
 }
 
-// sentences splits a paragraph after each ".", "!" or "?" followed by a
-// space, trimming the spaces between sentences.
-func sentences(p string) []string {
-	var out []string
-	start := 0
-	for i := 0; i < len(p); i++ {
-		if c := p[i]; (c == '.' || c == '!' || c == '?') && i+1 < len(p) && p[i+1] == ' ' {
-			if s := strings.TrimSpace(p[start : i+1]); s != "" {
-				out = append(out, s)
-			}
-			start = i + 1
-		}
-	}
-	if s := strings.TrimSpace(p[start:]); s != "" {
-		out = append(out, s)
-	}
-	return out
-}
-
-// cutAtWord shortens s to at most n bytes, ending before a space when
-// there is one in its second half.
+// cutAtWord shortens s to at most n bytes, at a sentence end when there is
+// one in its second half, else before a space when there is one there.
 func cutAtWord(s string, n int) string {
+	whole := s
 	s = cutAtSentence(s, n)
-	if len(s) < n || strings.HasSuffix(s, ".") {
+	if len(s) < n || lang.SentenceCut(whole, n) == n {
 		return s
 	}
 	if i := strings.LastIndexByte(s, ' '); i > n/2 {

@@ -7,8 +7,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/musecheck/muse/internal/testkit"
+	"github.com/musecheck/muse/sources/lang"
 )
 
 // rulingPair is a tweet and the PolitiFact article that debunks it, with
@@ -311,6 +314,27 @@ func TestRankTiesKeepPageOrder(t *testing.T) {
 		tied := slices.DeleteFunc(slices.Clone(got), func(i int) bool { return i >= 4 })
 		if !slices.Equal(tied, []int{0, 1, 2, 3}) {
 			t.Fatalf("tied paragraphs out of page order: %v", got)
+		}
+	}
+}
+
+// A long paragraph in any script is cut at its own sentence ends: the
+// danda, the ideographic full stop, the Arabic question mark.
+func TestSplitPassagesEveryScript(t *testing.T) {
+	for _, p := range []string{
+		"स्वास्थ्य मंत्रालय ने मंगलवार को कहा कि यह दावा ग़लत है। वीडियो 2018 का है और इटली में फिल्माया गया था। पुलिस ने भी इसकी पुष्टि की।",
+		"厚生労働省は5日、この投稿は誤りだと発表した。動画は2018年にイタリアで撮影されたものだった。警察もこれを確認している。",
+		"هل الفيديو حديث؟ لا، فقد صُوّر في إيطاليا عام 2018. وأكدت الشرطة ذلك يوم الثلاثاء.",
+	} {
+		got := splitPassages([]string{p}, 140, 1000)
+		if len(got) < 2 {
+			t.Errorf("not cut at its sentence ends: %q", got)
+		}
+		for _, s := range got {
+			last, _ := utf8.DecodeLastRuneInString(s)
+			if !strings.Contains(p, s) || len(s) > 140 && len(lang.Sentences(s)) > 1 || !unicode.Is(unicode.Sentence_Terminal, last) {
+				t.Errorf("passage %q is not whole sentences of the paragraph within 140 bytes (or one longer one)", s)
+			}
 		}
 	}
 }
