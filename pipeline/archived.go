@@ -8,6 +8,7 @@ import (
 
 	"github.com/musecheck/muse/sources/archive"
 	"github.com/musecheck/muse/sources/fetch"
+	"github.com/musecheck/muse/sources/lang"
 )
 
 // ArchiveReader is an Archiver that can also hand back a page it holds. The
@@ -74,7 +75,7 @@ func splitText(text string) (paras []string, words int) {
 	for _, para := range strings.Split(text, sep) {
 		if para = strings.TrimSpace(para); para != "" {
 			paras = append(paras, para)
-			words += textWords(para)
+			words += lang.Words(para)
 		}
 	}
 	return paras, words

@@ -203,8 +203,12 @@ func countPrompts(c *pipeline.Check, chat []llmtest.Call, pc promptCount) checkW
 }
 
 // The goal for prompt size: at most this share of the paper's prompt words
-// on BenchmarkCheck's post and pages.
-const promptRatioGoal = 0.25
+// on BenchmarkCheck's post and pages. It was 0.25 while page text was
+// budgeted at four bytes a token; counted in o200k tokens (the same share
+// for a page in any script) the budget the split chose, 175 tokens, sends
+// an English page about 10 tokens more than 200 four-byte tokens did, and
+// the check's prompts came to 0.2535 of the paper's.
+const promptRatioGoal = 0.26
 
 // TestPromptWordsWithinGoal runs BenchmarkCheck's check (without the
 // model's delay) and fails when its prompts grow past promptRatioGoal of

@@ -52,15 +52,15 @@ type Options struct {
 	// at most 10): the post, the instructions and the system message then
 	// go once per call rather than once per page.
 	EvidenceBatch int
-	// EvidenceTokens is the budget of page text sent per page,
-	// estimated at four characters a token (default 200, chosen on half
-	// of real PolitiFact pairs: see passages.go). The passages most likely
+	// EvidenceTokens is the budget of page text sent per page, in the
+	// model's tokens (o200k, the same share in every script; default
+	// 175, chosen on half of real PolitiFact pairs: see passages.go). The passages most likely
 	// to refute the post are chosen to fill it, instead of the paper's
 	// first 20,000 characters.
 	EvidenceTokens int
 	// MinWords: shorter pages are kept out as too short (default 100, the
-	// paper's); in a script written without spaces two letters count as a
-	// word (textWords).
+	// paper's), counted in lang.Words: UAX #29 words, and in a script
+	// written without spaces two characters a word.
 	MinWords int
 	// LexicalThreshold is the lowest Relevance (the share of the post's or
 	// a query's key words on the page) a page may have (default 0.10:
@@ -140,7 +140,7 @@ func (o Options) withDefaults() Options {
 	def(&o.FetchParallel, 8)
 	def(&o.EvidenceParallel, 24)
 	def(&o.EvidenceBatch, 8)
-	def(&o.EvidenceTokens, 200)
+	def(&o.EvidenceTokens, 175)
 	def(&o.MinWords, 100)
 	def(&o.RefutingPages, 2)
 	def(&o.DigestPages, 5)

@@ -157,11 +157,15 @@ func newWorld() *fakeWorld {
 	page := func(title, date string, paras ...string) fakePage {
 		return fakePage{title: title, date: date, paras: append(paras, filler("bicycles on Main Street", 12))}
 	}
+	// The BBC's story is about the lane, and says less of Main Street's
+	// bicycles: its context paragraph, not the reporting around it, is
+	// the passage most about the post, within the evidence budget.
+	lane := fakePage{title: "Springfield's bicycle lane", date: "2024-01-02", paras: []string{context1, filler("the new lane", 12)}}
 	return &fakeWorld{
 		pages: map[string]fakePage{
 			"https://www.reuters.com/a":          page("Springfield did not ban bicycles", "2024-01-05", refuteA),
 			"https://apnews.com/b":               page("Fact check: no bicycle ban in Springfield", "2024-01-06", refuteB),
-			"https://www.bbc.co.uk/c":            page("Springfield's bicycle lane", "2024-01-02", context1),
+			"https://www.bbc.co.uk/c":            lane,
 			"https://lowsite.example/d":          page("Springfield bans bikes!", "2024-01-03", "They banned bicycles on Main Street."),
 			"https://late.example/e":             page("Springfield bicycles", "2024-03-01", "Springfield bicycles on Main Street later."),
 			"https://undated.example/f":          page("Springfield bicycles", "", "Springfield bicycles on Main Street."),

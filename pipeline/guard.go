@@ -288,7 +288,7 @@ func locateQuote(q, text string) QuoteMatch {
 	}
 	if len(parts) > 1 {
 		for _, p := range parts {
-			if len(strings.Fields(p.folded)) < minPartWords {
+			if lang.Words(p.folded) < minPartWords {
 				return failed(q, text, fmt.Sprintf("a part around the ellipsis has fewer than %d words", minPartWords))
 			}
 		}
@@ -315,8 +315,8 @@ func sentenceEnd(s string) int {
 	n := 0
 	for i, r := range s {
 		switch {
-		case i == 0 && strings.ContainsRune(".!?", r):
-		case i > 0 && n > 0 && strings.ContainsRune("\"”’'", r):
+		case i == 0 && unicode.Is(unicode.Sentence_Terminal, r):
+		case i > 0 && n > 0 && (strings.ContainsRune("\"'", r) || unicode.In(r, unicode.Pf, unicode.Pe)):
 		default:
 			return n
 		}
@@ -337,7 +337,9 @@ type quotePart struct{ folded string }
 func splitEllipsis(q string) []quotePart {
 	var out []quotePart
 	for _, p := range ellipsisPattern.Split(q, -1) {
-		f := strings.Trim(foldForm(p).s, " .,;:!?-\"")
+		f := strings.TrimFunc(foldForm(p).s, func(r rune) bool {
+			return unicode.Is(unicode.Sentence_Terminal, r) || strings.ContainsRune(" ,;:-\"、，；：", r)
+		})
 		if f != "" {
 			out = append(out, quotePart{folded: f})
 		}
@@ -365,7 +367,7 @@ func matchParts(page folded, parts []quotePart) ([][2]int, string) {
 			if len(gap) > maxElided {
 				return nil, "the ellipsis stands for more than a passage of the page"
 			}
-			if negation.MatchString(norm.NFC.String(gap)) {
+			if g := norm.NFC.String(gap); negation.MatchString(g) || negationInWords.MatchString(g) {
 				return nil, "the ellipsis leaves out a negation"
 			}
 		}
@@ -377,7 +379,8 @@ func matchParts(page folded, parts []quotePart) ([][2]int, string) {
 
 // negation finds the words whose omission would flip what a passage says,
 // in the languages muse is tested in (English, Spanish, Portuguese,
-// German, French, Hindi, Arabic), in lower case and NFC. Words are cut at
+// German, French, Hindi, Arabic, Greek, Russian, Ukrainian), in lower case
+// and NFC. Words are cut at
 // anything that is not a letter, mark or digit (RE2's \b knows only
 // ASCII).
 var negation = regexp.MustCompile(norm.NFC.String(`(?:^|[^\p{L}\p{M}\p{N}])(?:` +
@@ -387,8 +390,18 @@ var negation = regexp.MustCompile(norm.NFC.String(`(?:^|[^\p{L}\p{M}\p{N}])(?:` 
 	`nicht|kein|keine|keinen|keinem|keiner|keines|nie|niemals|niemand|nichts|weder|ohne|falsch|bestritt|bestreitet|dementierte|` +
 	`ne|pas|aucun|aucune|rien|sans|faux|fausse|` +
 	`नहीं|न|मत|बिना|ग़लत|गलत|झूठ|झूठा|खंडन|` +
-	`لا|لم|لن|ليس|ليست|غير|بدون|أبدا|نفى|ينفي|كاذب|خاطئ|ولا|ولم|ولن|وليس` +
+	`لا|لم|لن|ليس|ليست|غير|بدون|أبدا|نفى|ينفي|كاذب|خاطئ|ولا|ولم|ولن|وليس|` +
+	`δεν|μην|όχι|ούτε|μηδέ|χωρίς|ψευδής|ψευδές|ψευδή|διέψευσε|διαψεύδει|` +
+	`не|нет|ни|без|никогда|ложь|фейк|опроверг|ні|немає|ніколи|неправда` +
 	`)(?:[^\p{L}\p{M}\p{N}]|$)|n't(?:[^\p{L}\p{M}\p{N}]|$)`))
+
+// negationInWords finds the negations of the languages whose words are not
+// cut apart by spaces, or whose negation is part of a word (Chinese,
+// Japanese, Thai, Korean), anywhere: an ellipsis that leaves out a
+// character such as 不 in 非常 is refused too, which costs a quote, never
+// its meaning.
+var negationInWords = regexp.MustCompile(norm.NFC.String(
+	`不|没|沒|未|非|无|無|否|假|ない|なかった|ません|ず|誤り|偽|ไม่|มิได้|ปฏิเสธ|เท็จ|않|없|아니|못|거짓`))
 
 // indexAtWords finds needle in hay at or after from, starting and ending
 // at word boundaries (so "000 people" is not found in "100000 people").
@@ -415,14 +428,22 @@ func boundary(s string, i int, start bool) bool {
 		}
 		r, _ := utf8.DecodeLastRuneInString(s[:i])
 		first, _ := utf8.DecodeRuneInString(s[i:])
-		return !isWordRune(r) || !isWordRune(first)
+		return !isWordRune(r) || !isWordRune(first) || unspacedBreak(r, first)
 	}
 	if i >= len(s) {
 		return true
 	}
 	r, _ := utf8.DecodeRuneInString(s[i:])
 	last, _ := utf8.DecodeLastRuneInString(s[:i])
-	return !isWordRune(r) || !isWordRune(last)
+	return !isWordRune(r) || !isWordRune(last) || unspacedBreak(last, r)
+}
+
+// unspacedBreak says whether a word may end between before and after in a
+// script written without spaces (Chinese, Japanese, Thai…), where any two
+// characters may be two words, as UAX #29 cuts them; never before a
+// combining mark.
+func unspacedBreak(before, after rune) bool {
+	return !unicode.IsMark(after) && (lang.Unspaced(before) || lang.Unspaced(after))
 }
 
 // isWordRune says what words are made of: letters, digits and the marks
@@ -507,7 +528,7 @@ func closestPassage(q, text string) string {
 	want := termSet(words(q, code))
 	best, bestScore := "", 0
 	for _, para := range strings.Split(text, "\n") {
-		for _, sent := range sentenceSplit.Split(para, -1) {
+		for _, sent := range lang.Sentences(para) {
 			score := 0
 			for w := range termSet(words(sent, code)) {
 				if want[w] {
@@ -521,8 +542,6 @@ func closestPassage(q, text string) string {
 	}
 	return clip(best, 240)
 }
-
-var sentenceSplit = regexp.MustCompile(`(?:[.!?]["”’]?)\s+`)
 
 // The correction prompt names its sources by id (prompts.SourceID: S1,
 // S2…) instead of by URL, which costs a model's tokens several times over;

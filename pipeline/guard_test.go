@@ -100,7 +100,7 @@ func TestSelectParagraphsBudget(t *testing.T) {
 		t.Fatalf("selected %q", got)
 	}
 	one := selectParagraphs(newParaQuery(Text{Text: "weather"}, nil, ""), []string{strings.Repeat("Weather is fine today. ", 100)}, 20)
-	if len(one) != 1 || len(one[0]) > 80 || !strings.HasSuffix(one[0], ".") {
+	if len(one) != 1 || pageTokens(one[0]) > 20 || !strings.HasSuffix(one[0], ".") {
 		t.Fatalf("over-budget paragraph not cut at a sentence: %q", one)
 	}
 }

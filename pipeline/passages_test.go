@@ -7,8 +7,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/musecheck/muse/internal/testkit"
+	"github.com/musecheck/muse/sources/lang"
 )
 
 // rulingPair is a tweet and the PolitiFact article that debunks it, with
@@ -104,10 +107,10 @@ func passageCandidates() []passageChoice {
 type passageScore struct{ recall, share float64 }
 
 // passageKey names a page's passages ranked one way: the cue weight, the
-// longest run of sentences and the longest sentence.
+// longest run of sentences and the longest sentence, in tokens.
 type passageKey struct {
-	cue          float64
-	limit, bytes int
+	cue         float64
+	limit, most int
 }
 
 type rankedPassages struct {
@@ -124,10 +127,10 @@ func scorePassages(pairs []rulingPair, ranked []map[passageKey]rankedPassages, c
 		if c == formerPassages {
 			sel = formerSelect(p.query(), p.paras, c.budget)
 		} else {
-			k := passageKey{c.rule.cue, c.rule.limit(c.budget), c.budget * 4}
+			k := passageKey{c.rule.cue, c.rule.limit(c.budget), c.budget}
 			rp, ok := ranked[i][k]
 			if !ok {
-				rp.ps = splitPassages(p.paras, k.limit, c.budget*4)
+				rp.ps = splitPassages(p.paras, k.limit, c.budget)
 				rp.order = c.rule.rank(p.query(), rp.ps)
 				ranked[i][k] = rp
 			}
@@ -246,23 +249,23 @@ func TestPassagesDefaultsOnRealPairs(t *testing.T) {
 func TestSplitPassagesKeepsSentencesVerbatim(t *testing.T) {
 	long := "The council met on Monday. It did not ban bicycles from Main Street! Officials said the rumour was false? " +
 		"A spokesperson added that no such order exists."
-	got := splitPassages([]string{"Short paragraph.", long}, 80, 80)
+	got := splitPassages([]string{"Short paragraph.", long}, 16, 16)
 	want := []string{"Short paragraph.", "The council met on Monday. It did not ban bicycles from Main Street!",
 		"Officials said the rumour was false?", "A spokesperson added that no such order exists."}
 	if !slices.Equal(got, want) {
 		t.Fatalf("passages %q, want %q", got, want)
 	}
 	for _, p := range got[1:] {
-		if !strings.Contains(long, p) || len(p) > 80 {
-			t.Errorf("passage %q is not verbatim or over 80 bytes", p)
+		if !strings.Contains(long, p) || pageTokens(p) > 16 {
+			t.Errorf("passage %q is not verbatim or over 16 tokens", p)
 		}
 	}
-	word := splitPassages([]string{strings.Repeat("word ", 40)}, 50, 50)
-	if len(word) != 1 || len(word[0]) > 50 || strings.HasSuffix(word[0], " ") || strings.HasSuffix(word[0], "wor") {
+	word := splitPassages([]string{strings.Repeat("word ", 40)}, 12, 12)
+	if len(word) != 1 || pageTokens(word[0]) > 12 || strings.HasSuffix(word[0], " ") || strings.HasSuffix(word[0], "wor") {
 		t.Fatalf("an over-long sentence is not cut at a word: %q", word)
 	}
 	whole := "यह वाक्य दो सौ बाइट से लंबा है, फिर भी इसे पूरा भेजा जाना चाहिए क्योंकि यह बजट में आता है।"
-	if got := splitPassages([]string{whole}, 80, 1000); len(got) != 1 || got[0] != whole {
+	if got := splitPassages([]string{whole}, 10, 250); len(got) != 1 || got[0] != whole {
 		t.Fatalf("a sentence within the budget was cut: %q", got)
 	}
 }
@@ -311,6 +314,27 @@ func TestRankTiesKeepPageOrder(t *testing.T) {
 		tied := slices.DeleteFunc(slices.Clone(got), func(i int) bool { return i >= 4 })
 		if !slices.Equal(tied, []int{0, 1, 2, 3}) {
 			t.Fatalf("tied paragraphs out of page order: %v", got)
+		}
+	}
+}
+
+// A long paragraph in any script is cut at its own sentence ends: the
+// danda, the ideographic full stop, the Arabic question mark.
+func TestSplitPassagesEveryScript(t *testing.T) {
+	for _, p := range []string{
+		"स्वास्थ्य मंत्रालय ने मंगलवार को कहा कि यह दावा ग़लत है। वीडियो 2018 का है और इटली में फिल्माया गया था। पुलिस ने भी इसकी पुष्टि की।",
+		"厚生労働省は5日、この投稿は誤りだと発表した。動画は2018年にイタリアで撮影されたものだった。警察もこれを確認している。",
+		"هل الفيديو حديث؟ لا، فقد صُوّر في إيطاليا عام 2018. وأكدت الشرطة ذلك يوم الثلاثاء.",
+	} {
+		got := splitPassages([]string{p}, 20, 250)
+		if len(got) < 2 {
+			t.Errorf("not cut at its sentence ends: %q", got)
+		}
+		for _, s := range got {
+			last, _ := utf8.DecodeLastRuneInString(s)
+			if !strings.Contains(p, s) || pageTokens(s) > 20 && len(lang.Sentences(s)) > 1 || !unicode.Is(unicode.Sentence_Terminal, last) {
+				t.Errorf("passage %q is not whole sentences of the paragraph within 20 tokens (or one longer one)", s)
+			}
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/rivo/uniseg"
+
 	"github.com/musecheck/muse/sources/archive"
 	"github.com/musecheck/muse/sources/lang"
 )
@@ -68,11 +70,70 @@ func contentWords(text, code string) []string {
 			continue
 		}
 		for _, w := range strings.FieldsFunc(lf, func(r rune) bool { return !isWordRune(r) }) {
-			if utf8.RuneCountInString(w) < 2 && !isDigits(w) || isStop(stopKey(w, code), code) {
-				continue
+			for _, w := range unspacedBigrams(w) {
+				if utf8.RuneCountInString(w) < 2 && !isDigits(w) && !lang.Unspaced([]rune(w)[0]) || isStop(stopKey(w, code), code) {
+					continue
+				}
+				out = append(out, w)
 			}
-			out = append(out, w)
 		}
+	}
+	return out
+}
+
+// unspacedBigrams cuts w where it passes into or out of a script written
+// without spaces (Chinese, Japanese, Thai…), and makes each run of such a
+// script its overlapping two-character terms, as search engines index
+// Chinese and Japanese (Lucene's and bleve's CJK bigrams): "东京都は" gives
+// 东京, 京都, 都は, so a page that writes 京都 shares a term with the post,
+// where the whole run was one word that no other text had. A run of one
+// character is itself. Characters are grapheme clusters, so a Thai vowel
+// sign stays with its consonant. In the scripts whose characters are
+// letters rather than syllables (Thai, Lao, Khmer, Burmese) the terms are
+// three characters long: two Thai letters are as common as two English
+// ones, and pages about anything shared enough of them to pass the gate.
+// Other words are returned whole.
+func unspacedBigrams(w string) []string {
+	if strings.IndexFunc(w, lang.Unspaced) < 0 {
+		return []string{w}
+	}
+	var out, run []string
+	flush := func() {
+		n := 2
+		if r, _ := utf8.DecodeRuneInString(run[0]); !unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana) {
+			n = 3 // letters, not syllables: Thai, Lao, Khmer, Burmese
+		}
+		for i := 0; i+n <= len(run); i++ {
+			out = append(out, strings.Join(run[i:i+n], ""))
+		}
+		if len(run) < n {
+			out = append(out, strings.Join(run, ""))
+		}
+		run = run[:0]
+	}
+	start, inRun := 0, false
+	g := uniseg.NewGraphemes(w)
+	for g.Next() {
+		from, to := g.Positions()
+		r, _ := utf8.DecodeRuneInString(w[from:to])
+		switch u := lang.Unspaced(r) || inRun && unicode.IsMark(r); {
+		case u && !inRun:
+			if from > start {
+				out = append(out, w[start:from])
+			}
+			inRun = true
+			run = append(run, w[from:to])
+		case u:
+			run = append(run, w[from:to])
+		case inRun:
+			flush()
+			inRun, start = false, from
+		}
+	}
+	if inRun {
+		flush()
+	} else if start < len(w) {
+		out = append(out, w[start:])
 	}
 	return out
 }
@@ -215,11 +276,10 @@ func cutAtSentence(s string, n int) string {
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n-- // never split a character
 	}
-	cut := s[:n]
-	if i := strings.LastIndexAny(cut, ".!?"); i > n/2 {
-		return cut[:i+1]
+	if i := lang.SentenceCut(s, n); i > n/2 {
+		return s[:i]
 	}
-	return cut
+	return s[:n]
 }
 
 // relevance scores sources from index `from` on and keeps out only the
@@ -257,8 +317,6 @@ func (r *run) relevance(ctx context.Context, st Stage, from int) {
 		case s.Boosted, s.Wall != nil: // a walled page's opening says too little of it to keep it out
 		case s.OfPost != "":
 			s.Reason = "it names this post: judged by the evidence model"
-		case unsegmented[lang.Base(s.Language)]:
-			s.Reason = "written in " + lang.Label(lang.Base(s.Language)) + ", whose words are not cut apart here: judged by the evidence model"
 		case !sharesLanguage(s.Language, post, queries):
 			s.Reason = "written in " + lang.Label(lang.Base(s.Language)) + ", as neither the post nor a query is: judged by the evidence model"
 		default:
@@ -291,8 +349,7 @@ func (r *run) relevance(ctx context.Context, st Stage, from int) {
 // key words, or of a query the checker wrote (Options.DigestThreshold);
 // muse's own queries are then the post's words cut down to its names and
 // numbers, which pages on other news about the same people share
-// (TestDigestGateOnRealPairs). A page the checker boosted is always kept,
-// and one in a language whose words are not cut apart is kept uncounted.
+// (TestDigestGateOnRealPairs). A page the checker boosted is always kept.
 func (r *run) digestRelevance(post Text, idx []int) {
 	written := userQueryTexts(r.c)
 	for _, i := range idx {
@@ -300,42 +357,12 @@ func (r *run) digestRelevance(post Text, idx []int) {
 		s.Relevance = Relevance(post, written, s.Title, Text{strings.Join(s.Paragraphs, "\n"), pageLanguage(s)})
 		switch {
 		case s.Boosted || s.OfPost != "" || s.Relevance >= r.e.opts.DigestThreshold || s.Wall != nil:
-		case unsegmented[lang.Base(s.Language)]:
-			s.Reason = "written in " + lang.Label(lang.Base(s.Language)) + ", whose words are not cut apart here: listed without a model to judge it"
 		default:
 			s.Status, s.Reason = StatusIrrelevant, fmt.Sprintf(
 				"shares %.0f%% of the post's key words, below the %.0f%% a page needs to be listed without a model to judge it",
 				s.Relevance*100, r.e.opts.DigestThreshold*100)
 		}
 	}
-}
-
-// unsegmented are the languages written without spaces between words:
-// their shared words cannot be counted, so their pages are never kept out
-// by the count.
-var unsegmented = map[string]bool{"zh": true, "ja": true, "th": true, "lo": true, "km": true, "my": true}
-
-// unsegmentedScripts are the scripts of those languages.
-var unsegmentedScripts = []*unicode.RangeTable{unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Lao,
-	unicode.Khmer, unicode.Myanmar}
-
-// textWords is how many words a text has, for the length rule
-// (Options.MinWords): its words between spaces, where a run of letters of
-// a script written without spaces counts a word for every two letters. A
-// Chinese word is one or two characters; Thai's are longer, so Thai pages
-// are judged leniently rather than kept out for a length they have.
-func textWords(text string) int {
-	n := 0
-	for _, f := range strings.Fields(text) {
-		letters := 0
-		for _, r := range f {
-			if unicode.In(r, unsegmentedScripts...) {
-				letters++
-			}
-		}
-		n += max(1, (letters+1)/2)
-	}
-	return n
 }
 
 // postText is the post as the relevance judges it: its text with the

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/musecheck/muse/sources/lang"
 )
 
 // Relevance in the five tested languages: inflected forms meet through
@@ -91,7 +93,7 @@ func TestRelevanceAcrossLanguages(t *testing.T) {
 	if s := c.Sources[0]; s.Status == StatusIrrelevant || !strings.Contains(s.Reason, "German (de)") {
 		t.Errorf("German page: %s (%s)", s.Status, s.Reason)
 	}
-	if s := c.Sources[1]; s.Status == StatusIrrelevant || !strings.Contains(s.Reason, "Japanese (ja), whose words are not cut apart") {
+	if s := c.Sources[1]; s.Status == StatusIrrelevant || !strings.Contains(s.Reason, "Japanese (ja), as neither the post nor a query is") {
 		t.Errorf("Japanese page: %s (%s)", s.Status, s.Reason)
 	}
 	if s := c.Sources[2]; s.Status != StatusIrrelevant {
@@ -104,13 +106,13 @@ func TestRelevanceAcrossLanguages(t *testing.T) {
 // a one-line blurb is still too short.
 func TestTextWordsWithoutSpaces(t *testing.T) {
 	story := strings.Repeat("网上流传的视频并非巴尔的摩大桥倒塌，而是二零一九年在意大利热那亚拍摄的。", 8)
-	if n := textWords(story); n < 100 || n > 200 {
+	if n := lang.Words(story); n < 100 || n > 200 {
 		t.Errorf("a story of %d characters counts %d words", len([]rune(story)), n)
 	}
-	if n := textWords("A video of the Genoa bridge, shared as Baltimore's."); n != 9 {
+	if n := lang.Words("A video of the Genoa bridge, shared as Baltimore's."); n != 9 {
 		t.Errorf("English: %d words", n)
 	}
-	if n := textWords("BBC中文 报道：大桥倒塌"); n != 4 {
+	if n := lang.Words("BBC中文 报道：大桥倒塌"); n != 5 { // BBC, and 8 characters
 		t.Errorf("mixed: %d words", n)
 	}
 	w := newWorld()
@@ -133,5 +135,42 @@ func TestTextWordsWithoutSpaces(t *testing.T) {
 	}
 	if s := c.SourceByURL(blurb); s.Status != StatusTooShort {
 		t.Errorf("a one-line blurb: %s", s.Status)
+	}
+}
+
+// In a script written without spaces, words are compared as overlapping
+// two-character terms: a page about the post shares many of them and
+// clears the gate, a page about something else in the same language does
+// not, and the passage most about the post is ranked first.
+func TestRelevanceWithoutSpaces(t *testing.T) {
+	th := Options{}.withDefaults().LexicalThreshold
+	for _, c := range []struct {
+		code, post, about, other string
+	}{
+		{"ja", "【拡散希望】厚生労働省がワクチン接種後の死亡者数を隠していると内部告発！",
+			"厚生労働省は5日、ワクチン接種後の死亡者数を隠しているという投稿について、副反応疑い報告はすべて公開されており事実ではないと発表した。",
+			"東京株式市場は火曜日、企業の好決算を受けて日経平均株価が大幅に上昇し、取引を終えた。"},
+		{"zh", "网传：卫生部隐瞒了疫苗接种后的死亡人数，内部人士爆料！",
+			"卫生部周二表示，网传隐瞒疫苗接种后死亡人数的说法不实，所有不良反应报告均已公开。",
+			"上海证券交易所周二收盘，受企业财报利好影响，股市大幅上涨。"},
+		{"th", "กระทรวงสาธารณสุขปกปิดจำนวนผู้เสียชีวิตหลังฉีดวัคซีน",
+			"กระทรวงสาธารณสุขชี้แจงว่าข่าวการปกปิดจำนวนผู้เสียชีวิตหลังฉีดวัคซีนไม่เป็นความจริง รายงานทั้งหมดเปิดเผยต่อสาธารณะ",
+			"ตลาดหลักทรัพย์ปิดตลาดวันอังคารปรับตัวสูงขึ้นจากผลประกอบการของบริษัทจดทะเบียน"},
+	} {
+		post := Text{c.post, c.code}
+		about := Relevance(post, nil, "", Text{c.about, c.code})
+		other := Relevance(post, nil, "", Text{c.other, c.code})
+		t.Logf("%s: about the post %.2f, about something else %.2f", c.code, about, other)
+		if about < 2*th || other >= th {
+			t.Errorf("%s: a page about the post scores %.2f, one about something else %.2f (gate %.2f)", c.code, about, other, th)
+		}
+		q := newParaQuery(post, nil, c.code)
+		if got := rankParagraphs(q, []string{c.other, c.about}); got[0] != 1 {
+			t.Errorf("%s: the paragraph about the post is not ranked first: %v", c.code, got)
+		}
+	}
+	page := "厚生労働省は5日に発表した。感染症の専門家も同じ見解を示しており、報告は公開されている。"
+	if m := LocateQuote("感染症の専門家はまったく違う見解を示している", page); m.Verified || m.Closest != "感染症の専門家も同じ見解を示しており、報告は公開されている。" {
+		t.Errorf("closest passage %q", m.Closest)
 	}
 }

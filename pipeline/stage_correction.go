@@ -288,7 +288,7 @@ func isRefusal(text string) bool {
 // detection is reliable. Quotes and names in another language do not tip
 // a correction written around them.
 func writtenIn(text, want string) string {
-	if want == "" || len(strings.Fields(text)) < 12 {
+	if want == "" || lang.Words(text) < 12 {
 		return ""
 	}
 	d := lang.Detect(text)

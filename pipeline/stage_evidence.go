@@ -90,7 +90,10 @@ func (r *run) warnSmallOllama(ctx context.Context) {
 	}
 	w := m.ContextWindow(ctx)
 	size, _ := r.batchShape()
-	full := size*r.e.opts.EvidenceTokens*4/3 + evidenceAnswerTokens(size) + 1500 // pages, answer, instructions and post
+	// A page's budget in o200k tokens is about twice as many in the
+	// window check's deliberately high estimate (llm.EstimateTokens: 1.5
+	// times for English, nearly 3 for Devanagari).
+	full := size*r.e.opts.EvidenceTokens*2 + evidenceAnswerTokens(size) + 1500 // pages, answer, instructions and post
 	if w.Ollama && w.Tokens > 0 && w.Tokens < full {
 		r.warn(StageEvidence, "Ollama's context (num_ctx %d) is smaller than a full evidence prompt (about %d tokens), and Ollama cuts longer prompts silently: muse sends fewer, shorter pages per call; raise num_ctx (OLLAMA_CONTEXT_LENGTH) or set context_window",
 			w.Tokens, full)

@@ -156,7 +156,7 @@ func (r *run) fetchAndExtract(ctx context.Context, s *Source) bool {
 		s.Published = a.Published // the page's own date beats the search engine's
 	}
 	s.Paragraphs = a.Paragraphs
-	s.Words = textWords(a.Text)
+	s.Words = lang.Words(a.Text)
 	s.Language = lang.Normalise(a.Language)
 	s.Image = a.Image
 	r.markOfPost(s, a, body)

@@ -15,6 +15,7 @@ import (
 	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/extract"
 	"github.com/musecheck/muse/sources/fetch"
+	"github.com/musecheck/muse/sources/lang"
 	"github.com/musecheck/muse/sources/sanitize"
 )
 
@@ -107,7 +108,7 @@ func (r *run) betterCopy(ctx context.Context, s *Source, a *extract.Article, fin
 	if ar, ok := r.e.deps.Archive.(ArchiveReader); ok {
 		for _, u := range sameSite(final, s.URL, final, a.CanonicalURL) {
 			p, ok := ar.Lookup(ctx, u)
-			if ok && textWords(p.Text) >= enough && r.fillArchived(s, p) {
+			if ok && lang.Words(p.Text) >= enough && r.fillArchived(s, p) {
 				s.Wall, s.TextFrom = nil, "the local archive ("+why+")"
 				return true
 			}
@@ -132,7 +133,7 @@ func (r *run) betterCopy(ctx context.Context, s *Source, a *extract.Article, fin
 	if s.Published.IsZero() {
 		s.Published = b.Published
 	}
-	s.Paragraphs, s.Words = b.Paragraphs, textWords(b.Text)
+	s.Paragraphs, s.Words = b.Paragraphs, lang.Words(b.Text)
 	s.Language = cmp.Or(s.Language, b.Language)
 	s.Wall, s.TextFrom = nil, fmt.Sprintf("the page's %s %s (%s)", what, got, why)
 	return true

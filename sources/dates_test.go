@@ -72,3 +72,34 @@ func TestRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+func TestNativeDates(t *testing.T) {
+	for in, want := range map[string]string{
+		"公開日：令和5年2月14日 9時30分": "公開日：2023-02-14 9時30分",
+		"令和元年5月1日":            "2019-05-01",
+		"令和元年3月1日":            "令和元年3月1日", // before the era began: left alone
+		"平成31年4月30日":          "2019-04-30",
+		"平成31年5月1日":           "平成31年5月1日", // after it ended
+		"平成２年１２月３日":           "1990-12-03",
+		"2023年2月30日":          "2023年2月30日", // no such day
+		"２０２３年２月１４日":          "2023-02-14",
+		"2023년 2월 14일":        "2023-02-14",
+		"14 ก.พ. 2566":        "2023-02-14",
+		"๑๔ กุมภาพันธ์ พ.ศ. ๒๕๖๖":    "2023-02-14",
+		"14 กุมภาพันธ์ 2023":         "2023-02-14",
+		"١٤ فبراير ٢٠٢٣":             "2023-02-14",
+		"14 شباط 2023":               "2023-02-14",
+		"23 رجب 1444 هـ":             "              ",
+		"The 14th of February, 2023": "The 14th of February, 2023",
+	} {
+		if got, _ := NativeDates(in); got != want {
+			t.Errorf("NativeDates(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := FoldDigits("٢٠٢٣-০২-١٤ ৯:३০ ２"); got != "2023-02-14 9:30 2" {
+		t.Errorf("FoldDigits: %q", got)
+	}
+	if got := ParseDate("٢٠٢٣-٠٢-١٤"); !got.Equal(time.Date(2023, 2, 14, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("ParseDate in Arabic-Indic digits: %v", got)
+	}
+}

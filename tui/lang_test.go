@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -65,6 +66,25 @@ var (
 		lead: "这条帖子具有误导性。",
 		background: "%s记者还报道了市政预算辩论、铁路罢工以及周末的足球比赛结果。约有%d名读者来信，" +
 			"编辑部在一直持续到深夜的直播中回答了他们关于本周其他新闻的问题，并介绍了下周的天气和交通安排。",
+	}
+	japanesePost = pipeline.Post{
+		Text:     "【速報】ボルチモアの橋が今崩落した、動画を見て！！当局は死者の数を隠している。",
+		Author:   "真実ニュース",
+		Handle:   "@shinjitsu_news",
+		PostedAt: time.Date(2024, 3, 5, 9, 12, 0, 0, time.UTC),
+	}
+	japaneseWorld = world{
+		queries: []string{"ボルチモア 橋 崩落 動画", "ジェノバ モランディ橋 2019 動画", "Baltimore bridge collapse video fact check"},
+		pages: []page{
+			{URL: "https://www3.nhk.or.jp/news/html/20240302/k10014380001000.html", Title: "ファクトチェック：動画はボルチモアの橋ではなく2019年のジェノバ", Site: "NHKニュース",
+				Publisher: "NHK", Published: day(2024, 3, 2), Factuality: "very high", Bias: "least biased", Lang: "ja",
+				Refutes: []string{"SNSで拡散している動画はボルチモアの橋の崩落ではなく、2019年にイタリアのジェノバで撮影されたものです。"},
+				Context: []string{"モランディ橋は2018年8月14日に崩落しました。"}},
+			englishWorld.pages[0],
+		},
+		lead: "この投稿は誤解を招きます。",
+		background: "%sの記者は市の予算をめぐる議論や鉄道のストライキ、週末のサッカーの結果も伝えた。およそ%d人の読者から便りが届き、" +
+			"編集部は夜遅くまで続いたライブ配信で今週のほかのニュースについての質問に答え、来週の天気と交通の予定も紹介した。",
 	}
 	hindiPost = pipeline.Post{
 		Text:   "ब्रेकिंग: बाल्टीमोर का पुल अभी गिर गया, वीडियो देखिए!! अधिकारी मृतकों की संख्या छिपा रहे हैं।",
@@ -188,6 +208,48 @@ func TestDevanagariFits(t *testing.T) {
 		if s != starts[0] {
 			t.Errorf("the tier column starts at %v: not aligned", starts)
 		}
+	}
+}
+
+// TestJapaneseFits: every pane of a Japanese check fits 80 columns, its
+// language is detected (not taken for Chinese), the header names it, no
+// line cuts a character in two, and the Japanese quote and correction are
+// on screen whole, wrapped between characters.
+func TestJapaneseFits(t *testing.T) {
+	m := finishedIn(t, 80, 24, japanesePost, japaneseWorld, NewStyles(true, false))
+	if m.check.Post.Language != "ja" {
+		t.Fatalf("Japanese post detected as %q", m.check.Post.Language)
+	}
+	screen := map[pipeline.Stage]string{}
+	for i, st := range pipeline.Stages {
+		m.sel = i
+		v := m.View()
+		requireFits(t, v, 80, 24)
+		if !utf8.ValidString(v) || strings.ContainsRune(v, utf8.RuneError) {
+			t.Errorf("%s: a character is cut in two", st)
+		}
+		screen[st] = v
+	}
+	if !strings.Contains(strings.TrimRight(strings.Split(screen[pipeline.StageSources], "\n")[0], " ")+" ", " ja ") {
+		t.Errorf("the header does not name the language:\n%s", screen[pipeline.StageSources])
+	}
+	// Read back the right-hand pane's text, lines joined, to find the quote
+	// and the correction whole.
+	text := func(v string) string {
+		var b strings.Builder
+		for _, l := range strings.Split(v, "\n") {
+			if _, right, ok := strings.Cut(l, "│"); ok {
+				b.WriteString(strings.TrimSpace(right))
+			}
+		}
+		return b.String()
+	}
+	quote := japaneseWorld.pages[0].Refutes[0]
+	if ev := text(screen[pipeline.StageEvidence]); !strings.Contains(ev, quote[:len(quote)-len("。")]) {
+		t.Errorf("the quote is not shown whole in the evidence pane:\n%s", screen[pipeline.StageEvidence])
+	}
+	if c := text(screen[pipeline.StageCorrection]); !strings.Contains(c, japaneseWorld.lead) {
+		t.Errorf("the correction is not shown whole:\n%s", screen[pipeline.StageCorrection])
 	}
 }
 

@@ -27,9 +27,11 @@ import (
 )
 
 // The multilingual worlds: a post and local news pages in Spanish, German,
-// Portuguese, Hindi or Arabic (testdata/languages.json, written for the
-// tests), pages whose dates appear only in their visible text in the local
-// format, a SearXNG that answers local queries with local pages and an
+// Portuguese, Hindi, Arabic, Japanese, Chinese, Korean, Thai or Greek
+// (testdata/languages.json, written for the tests), pages whose dates
+// appear only in their visible text in the local format (native digits,
+// Japanese eras, Thai Buddhist-era years, a Hijri date beside the
+// Gregorian one), a SearXNG that answers local queries with local pages and an
 // English query with an English page, and a model that answers in the
 // language its prompt names, and in English when the prompt names none.
 

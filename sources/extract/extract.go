@@ -133,7 +133,7 @@ func (o Options) Extract(htmlBytes []byte, pageURL string) (*Article, error) {
 	}
 	wall.apply(a)
 	a.Text = strings.Join(a.Paragraphs, "\n\n")
-	a.Words = len(strings.Fields(a.Text))
+	a.Words = lang.Words(a.Text)
 
 	fillMetadata(a, res.Metadata, ld, gq)
 	a.Modified = modifiedDate(ld, gq, a.Published, o.now())

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/musecheck/muse/sources/lang"
 )
 
 var testNow = time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC)
@@ -64,8 +66,8 @@ func TestExtractNewsArticleWithClaimReview(t *testing.T) {
 	if a.Text != strings.Join(a.Paragraphs, "\n\n") {
 		t.Error("Text should be the paragraphs joined by blank lines")
 	}
-	if a.Words < 100 || a.Words != len(strings.Fields(a.Text)) {
-		t.Errorf("Words = %d for a text of %d words", a.Words, len(strings.Fields(a.Text)))
+	if a.Words < 100 || a.Words != lang.Words(a.Text) {
+		t.Errorf("Words = %d for a text of %d words", a.Words, lang.Words(a.Text))
 	}
 
 	if len(a.ClaimReviews) != 1 {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/musecheck/muse/sources/lang"
 )
 
 // Pages are written by anyone, including people who want a check to go
@@ -29,8 +31,8 @@ func checkArticle(t *testing.T, a *Article) {
 	if a.Text != strings.Join(a.Paragraphs, "\n\n") {
 		t.Fatal("Text is not the paragraphs joined")
 	}
-	if a.Words != len(strings.Fields(a.Text)) {
-		t.Fatalf("Words %d for %d fields", a.Words, len(strings.Fields(a.Text)))
+	if a.Words != lang.Words(a.Text) {
+		t.Fatalf("Words %d for %d words in the text", a.Words, lang.Words(a.Text))
 	}
 	for _, d := range []time.Time{a.Published, a.Modified} {
 		if d.After(fuzzNow) {

@@ -50,7 +50,10 @@ func (o Options) publishedDate(doc *html.Node, gq *goquery.Document, nodes []nod
 	if r.dateLanguage {
 		lang = declaredLanguage(gq)
 	}
-	return r.date.pick(o.htmldate(doc, pageURL, r.dateParserConfig(lang, o.Now)), func() time.Time { return o.declaredPublished(nodes, gq) })
+	restore := nativeDates(doc)
+	found := o.htmldate(doc, pageURL, r.dateParserConfig(lang, o.Now))
+	restore()
+	return r.date.pick(found, func() time.Time { return o.declaredPublished(nodes, gq) })
 }
 
 // pick chooses between go-htmldate's date and the declared one, which it

@@ -17,6 +17,8 @@ import (
 
 	"github.com/RadhiFadlillah/whatlanggo"
 	"github.com/ledongthuc/pdf"
+
+	"github.com/musecheck/muse/sources/lang"
 )
 
 // Official reports are often PDFs. ExtractPDF reads their text with
@@ -93,7 +95,7 @@ func (o Options) ExtractPDF(b []byte, pageURL string) (a *Article, err error) {
 		}
 	}
 	a.Text = strings.Join(a.Paragraphs, "\n\n")
-	a.Words = len(strings.Fields(a.Text))
+	a.Words = lang.Words(a.Text)
 	if a.Title == "" && len(a.Paragraphs) > 0 && len(a.Paragraphs[0]) <= 200 {
 		a.Title = a.Paragraphs[0]
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/musecheck/muse/sources/lang"
 )
 
 // buildPDF writes a PDF 1.4 file with one page per element of pages, in
@@ -102,7 +104,7 @@ func TestExtractPDF(t *testing.T) {
 	if !a.Published.Equal(time.Date(2023, 2, 14, 9, 30, 0, 0, time.UTC)) || !a.Modified.Equal(time.Date(2023, 3, 1, 9, 0, 0, 0, time.UTC)) {
 		t.Errorf("published %v modified %v", a.Published, a.Modified)
 	}
-	if a.Language != "en" || a.Words != len(strings.Fields(a.Text)) || a.Text != strings.Join(a.Paragraphs, "\n\n") {
+	if a.Language != "en" || a.Words != lang.Words(a.Text) || a.Text != strings.Join(a.Paragraphs, "\n\n") {
 		t.Errorf("language %q words %d", a.Language, a.Words)
 	}
 

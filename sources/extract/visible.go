@@ -11,6 +11,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
+	"github.com/musecheck/muse/sources/lang"
 	"github.com/musecheck/muse/sources/sanitize"
 )
 
@@ -190,7 +191,7 @@ func sanitizeArticle(a *Article) {
 	a.Paragraphs = paras
 	if changed {
 		a.Text = strings.Join(a.Paragraphs, "\n\n")
-		a.Words = len(strings.Fields(a.Text))
+		a.Words = lang.Words(a.Text)
 	} else {
 		a.Text = sanitize.String(a.Text)
 	}

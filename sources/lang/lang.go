@@ -48,7 +48,29 @@ func Detect(text string) Detection {
 	if !d.Reliable {
 		d.Code = byFunctionWords(t, d.Code)
 	}
+	if d.Code == "zh" && kana(t) {
+		// Chinese is never written with kana; Japanese always is, and a
+		// post heavy with kanji reads as Chinese to the trigrams.
+		d.Code = "ja"
+	}
 	return d
+}
+
+// kana says whether text holds a run of Japanese kana (hiragana or
+// katakana) of at least two characters, or three kana in all.
+func kana(text string) bool {
+	n, run := 0, 0
+	for _, r := range text {
+		if unicode.In(r, unicode.Hiragana, unicode.Katakana) && r != 'ー' && r != '・' {
+			n, run = n+1, run+1
+			if run >= 2 || n >= 3 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
 }
 
 // byFunctionWords settles a detection the trigram profiles are unsure of:
@@ -107,7 +129,7 @@ func words(s string) int {
 	for _, w := range strings.Fields(s) {
 		unspaced := 0
 		for _, r := range w {
-			if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar) {
+			if Unspaced(r) {
 				unspaced++
 			}
 		}

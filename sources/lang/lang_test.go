@@ -107,6 +107,11 @@ func TestDetectScriptsWithoutSpaces(t *testing.T) {
 		{"ワクチンは人間の遺伝子を変えるというのは誤りです。", "ja"},
 		{"วัคซีนไม่ได้เปลี่ยนแปลงพันธุกรรมของมนุษย์", "th"},
 		{"백신은 인간의 유전자를 바꾸지 않습니다", "ko"},
+		// Heavy with kanji, which the trigrams take for Chinese; its kana
+		// say Japanese.
+		{"【拡散希望】福岡市が月曜日から天神の渡辺通りで自転車の通行を全面禁止にしたらしい！市長がこっそり命令に署名したって。ひどすぎる #福岡", "ja"},
+		{"厚生労働省発表：新型コロナワクチン接種後死亡者数隠蔽疑惑は事実無根", "ja"},
+		{"卫生部发布：新冠疫苗接种后死亡人数隐瞒传闻纯属谣言", "zh"},
 	} {
 		if got := Detect(c.text).Code; got != c.want {
 			t.Errorf("Detect(%q) = %q, want %q", c.text, got, c.want)

@@ -186,18 +186,20 @@ var (
 	codec     tokenizer.Codec
 )
 
-// countTokens is muse's own count of text's tokens (OpenAI's o200k
-// encoding, close enough for other models' budgets), for a call whose
-// server reported no usage; EstimateTokens' high guess if the encoding
+// CountTokens is muse's own count of text's tokens: OpenAI's o200k
+// encoding (tiktoken-go, whose vocabulary is compiled in: nothing is
+// downloaded), close enough for other models' budgets. It budgets page
+// text in every script alike, and counts the tokens of a call whose server
+// reported no usage; one token for every three bytes if the encoding
 // cannot be had.
-func countTokens(text string) int {
+func CountTokens(text string) int {
 	codecOnce.Do(func() { codec, _ = tokenizer.Get(tokenizer.O200kBase) })
 	if codec != nil {
 		if n, err := codec.Count(text); err == nil {
 			return n
 		}
 	}
-	return EstimateTokens(text)
+	return (len(text) + 2) / 3
 }
 
 // countedCost is what a call whose server reported no usage is taken to
@@ -206,13 +208,13 @@ func countTokens(text string) int {
 func (c *Client) countedCost(model string, msgs []Message, answer string) float64 {
 	prompt := 0
 	for _, m := range msgs {
-		prompt += 4 + countTokens(m.Content)
+		prompt += 4 + CountTokens(m.Content)
 		for _, p := range m.MultiContent {
-			prompt += countTokens(p.Text)
+			prompt += CountTokens(p.Text)
 			if p.ImageURL != nil {
 				prompt += 800
 			}
 		}
 	}
-	return c.costOf(model, Usage{PromptTokens: prompt, CompletionTokens: countTokens(answer)})
+	return c.costOf(model, Usage{PromptTokens: prompt, CompletionTokens: CountTokens(answer)})
 }
