@@ -110,7 +110,7 @@ func GuardCorrection(text string, allowed []string) (string, []string, []string)
 	// X's own link pattern: a bare "evil.com" is a link on X, so it is one
 	// here.
 	clean, removed := links.RemoveLinked(text, keep)
-	clean, tags := stripHTML(htmlToMarkdown(clean, page))
+	clean, tags := StripHTML(htmlToMarkdown(clean, page))
 	if len(tags) > 0 {
 		// Taking a tag out may join text into a new link.
 		var more []string
@@ -148,7 +148,7 @@ var reHTML = regexp.MustCompile(`(?is)<(script|style)\b[^>]*>.*?</(?:script|styl
 // or style element's content: a correction is text, and a tag is markup a
 // renderer would act on. It returns the text and the tags' names, each
 // once.
-func stripHTML(text string) (string, []string) {
+func StripHTML(text string) (string, []string) {
 	var names []string
 	out := reHTML.ReplaceAllStringFunc(text, func(tag string) string {
 		m := reHTML.FindStringSubmatch(tag)
