@@ -268,6 +268,9 @@ func defangLinks(s string) string {
 	var b strings.Builder
 	last := 0
 	for _, l := range links.Find(s) {
+		if defanged(l.URL) {
+			continue
+		}
 		b.WriteString(s[last:l.Start])
 		if l.Label != "" {
 			b.WriteString(l.Label + " ")
@@ -279,6 +282,13 @@ func defangLinks(s string) string {
 		s = b.String() + s[last:]
 	}
 	return defangRest(s)
+}
+
+// defanged says whether u is written defanged already ("hxxps://…"): no
+// renderer follows it.
+func defanged(u string) bool {
+	u = strings.ToLower(u)
+	return strings.HasPrefix(u, "hxxp") || strings.HasPrefix(u, "fxp")
 }
 
 // defangRest defangs what a renderer links that is no link to
