@@ -20,7 +20,7 @@ type column struct {
 }
 
 func (m *Model) sourceColumns(w int) []column {
-	pub := column{"publisher", 16, func(s pipeline.Source) string { return firstNonEmpty(s.Publisher, s.Domain) }}
+	pub := column{"publisher", 16, func(s pipeline.Source) string { return s.Label() }}
 	tier := column{"tier", 8, func(s pipeline.Source) string { return string(s.Tier) }}
 	fact := column{"factuality", 11, func(s pipeline.Source) string { return s.Factuality }}
 	bias := column{"bias", 13, func(s pipeline.Source) string { return s.Bias }}
@@ -285,7 +285,7 @@ func (m *Model) whyPane(w, h int) string {
 	}
 	lines = append(lines, m.st.Bold.Render(wrap(safe(firstNonEmpty(s.Title, s.URL)), w)))
 	add("page", firstNonEmpty(s.FinalURL, s.URL))
-	add("publisher", firstNonEmpty(s.Publisher, s.Domain))
+	add("publisher", s.Label())
 	rating := strings.TrimSpace(fmt.Sprintf("%s tier · factuality %s · bias %s", s.Tier, firstNonEmpty(s.Factuality, "unknown"), firstNonEmpty(s.Bias, "unknown")))
 	add("rating", rating)
 	add("rated by", firstNonEmpty(s.RatingOrigin, "no rating found"))

@@ -131,7 +131,7 @@ func writeEvidence(b *strings.Builder, c *pipeline.Check) {
 		src := c.SourceByURL(e.SourceURL)
 		name, link, read := e.SourceURL, e.SourceURL, "date read unknown"
 		if src != nil {
-			name = cmp.Or(src.Publisher, src.Domain, src.URL)
+			name = src.Label()
 			if !src.FetchedAt.IsZero() {
 				read = "read " + day(src.FetchedAt)
 			}
@@ -161,7 +161,7 @@ func writeLeftOut(b *strings.Builder, c *pipeline.Check) {
 	for _, e := range ev {
 		name := e.SourceURL
 		if src := c.SourceByURL(e.SourceURL); src != nil {
-			name = cmp.Or(src.Publisher, src.Domain, src.URL)
+			name = src.Label()
 		}
 		why := "left out by you"
 		if !e.Verified {
@@ -197,8 +197,8 @@ func writeSources(b *strings.Builder, c *pipeline.Check) {
 	// What became of the search, from the check's accounting.
 	b.WriteString("_" + inline(c.Account().Summary) + "._\n\n")
 	for _, s := range srcs {
-		title := cmp.Or(s.Title, s.Publisher, s.Domain, s.URL)
-		fmt.Fprintf(b, "- %s — %s", mdLink(inline(title), cmp.Or(s.FinalURL, s.URL)), inline(cmp.Or(s.Publisher, s.Domain)))
+		title := cmp.Or(s.Title, s.Label())
+		fmt.Fprintf(b, "- %s — %s", mdLink(inline(title), cmp.Or(s.FinalURL, s.URL)), inline(s.Label()))
 		tier := cmp.Or(s.Tier, pipeline.TierUnrated)
 		fmt.Fprintf(b, "; %s tier", tier)
 		if s.Factuality != "" || s.Bias != "" {
@@ -349,13 +349,17 @@ func urlText(u string) string {
 	return "<" + pctUnsafe(u) + ">"
 }
 
-// factCheckLine announces a fact-check, its page linked.
+// factCheckLine announces a fact-check, its page linked when its reviewer
+// is verified.
 func factCheckLine(f pipeline.FactCheck) string {
 	u := f.URL
-	f.URL = ""
-	s := inline(f.String())
-	if u != "" {
+	s := inline(strings.TrimSuffix(f.String(), " ("+u+")"))
+	switch {
+	case u == "":
+	case f.ReviewerVerified:
 		s += " (" + urlText(u) + ")"
+	default:
+		s += " (" + inline(u) + ")" // not a page muse vouches for: no link
 	}
 	return s
 }

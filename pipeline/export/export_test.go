@@ -20,7 +20,7 @@ func sample() *pipeline.Check {
 		Sources: []pipeline.Source{
 			{URL: "https://blog.example/c", Domain: "blog.example", Tier: pipeline.TierExcluded, Status: pipeline.StatusExcludedRating,
 				Reason: "publisher rated low factuality"},
-			{URL: "https://www.reuters.com/a", Title: "Council approves [cycle] lanes", Publisher: "Reuters", Domain: "reuters.com",
+			{URL: "https://www.reuters.com/a", Title: "Council approves [cycle] lanes", Publisher: "Reuters", PublisherRated: true, Domain: "reuters.com",
 				Tier: pipeline.TierHigh, Factuality: "very high", Bias: "least biased", Status: pipeline.StatusUsed,
 				Reason: "refutes the post", Published: time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC),
 				FetchedAt: time.Date(2024, 3, 2, 10, 1, 0, 0, time.UTC)},
