@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestStoresArePrivate: the case, archive and cache databases muse creates
+// (with their -wal and -shm) are the user's alone under a permissive
+// umask; `muse doctor` warns of a store others can read and of a config
+// file holding a key that others can read.
+func TestStoresArePrivate(t *testing.T) {
+	old := syscall.Umask(0o002)
+	defer syscall.Umask(old)
+	dataDir := isolate(t)
+	saveCase(t, dataDir, hostileCase())
+	page := filepath.Join(t.TempDir(), "tides.jsonl")
+	os.WriteFile(page, []byte(`{"url":"https://t.example/1","title":"Tides","text":"tide tables for the harbour"}`+"\n"), 0o644)
+	if _, errOut, code := muse(t, "", nil, "archive", "add", page); code != 0 {
+		t.Fatalf("archive add: exit %d\n%s", code, errOut)
+	}
+	files, _ := filepath.Glob(filepath.Join(dataDir, "*.db*"))
+	if len(files) < 2 {
+		t.Fatalf("stores: %q", files)
+	}
+	for _, f := range files {
+		if st, err := os.Stat(f); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v %v; want 600", f, st.Mode(), err)
+		}
+	}
+	out, _, _ := muse(t, "", nil, "doctor", "--json")
+	if !strings.Contains(out, `"name": "file permissions",`+"\n    \"status\": \"ok\"") {
+		t.Errorf("doctor on private files:\n%s", out)
+	}
+	cfg := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "muse", "config.toml")
+	os.MkdirAll(filepath.Dir(cfg), 0o700)
+	os.WriteFile(cfg, []byte("openai_api_key = \"sk-0123456789\"\n"), 0o644)
+	os.Chmod(filepath.Join(dataDir, "cases.db"), 0o644)
+	out, _, code := muse(t, "", nil, "doctor", "--json")
+	var items []struct{ Name, Status, Detail, Fix string }
+	json.Unmarshal([]byte(out), &items)
+	var found bool
+	for _, it := range items {
+		if it.Name == "file permissions" {
+			found = true
+			if it.Status != "warn" || !strings.Contains(it.Detail, "config.toml (644, holds a key)") || !strings.Contains(it.Detail, "cases.db (644)") ||
+				!strings.HasPrefix(it.Fix, "chmod 600 ") {
+				t.Errorf("doctor: %+v", it)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("doctor (exit %d) has no file permissions item:\n%s", code, out)
+	}
+}
+
+// TestArchiveAddSkipsOversizedRecord: a JSONL line over the record limit
+// is skipped with a message naming its line, and the records after it are
+// imported.
+func TestArchiveAddSkipsOversizedRecord(t *testing.T) {
+	isolate(t)
+	path := filepath.Join(t.TempDir(), "big.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	w.WriteString(`{"url":"https://t.example/1","title":"Tides one","text":"tide tables for the harbour"}` + "\n")
+	w.WriteString(`{"url":"https://t.example/big","text":"`)
+	chunk := strings.Repeat("x", 1<<20)
+	for range 65 {
+		w.WriteString(chunk)
+	}
+	w.WriteString("\"}\n")
+	w.WriteString(`{"url":"https://t.example/2","title":"Tides two","text":"lock gates of the harbour"}` + "\n")
+	w.Flush()
+	f.Close()
+	_, errOut, code := muse(t, "", nil, "archive", "add", path)
+	if !strings.Contains(errOut, "2 added, 1 failed") || !strings.Contains(errOut, "big.jsonl:2: the record is") {
+		t.Errorf("archive add: exit %d\n%s", code, errOut)
+	}
+	out, _, _ := muse(t, "", nil, "archive", "search", "--json", "lock gates harbour")
+	if !strings.Contains(out, "https://t.example/2") {
+		t.Errorf("the record after the oversized one was not imported:\n%s", out)
+	}
+}
