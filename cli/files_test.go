@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestStoresArePrivate: the case, archive and cache databases muse creates
@@ -87,5 +88,27 @@ func TestArchiveAddSkipsOversizedRecord(t *testing.T) {
 	out, _, _ := muse(t, "", nil, "archive", "search", "--json", "lock gates harbour")
 	if !strings.Contains(out, "https://t.example/2") {
 		t.Errorf("the record after the oversized one was not imported:\n%s", out)
+	}
+}
+
+// TestNestedTOMLRefused: a config file or an overrides file of deeply
+// nested inline tables (which the TOML decoder takes minutes and
+// gigabytes over) is refused at once, naming the file and the line.
+func TestNestedTOMLRefused(t *testing.T) {
+	isolate(t)
+	n := 78 << 10 / 4
+	nested := "x = " + strings.Repeat("{a=", n) + "1" + strings.Repeat("}", n) + "\n"
+	cfg := filepath.Join(t.TempDir(), "config.toml")
+	os.WriteFile(cfg, []byte(nested), 0o600)
+	start := time.Now()
+	_, errOut, code := muse(t, "", nil, "--config", cfg, "doctor")
+	if code == 0 || !strings.Contains(errOut, "read config "+cfg+": line 1: arrays or inline tables nested more than 16 deep") || time.Since(start) > 20*time.Second {
+		t.Errorf("nested config: exit %d after %v\n%s", code, time.Since(start), errOut)
+	}
+	ov := filepath.Join(t.TempDir(), "overrides.toml")
+	os.WriteFile(ov, []byte("[domains.\"example.com\"]\ntier = \"high\"\nnote = "+strings.Repeat("[", 5000)+strings.Repeat("]", 5000)+"\n"), 0o600)
+	out, errOut, code := muse(t, "", []string{"MUSE_OVERRIDES=" + ov}, "sources", "rate", "example.com")
+	if code == 0 || !strings.Contains(out+errOut, "nested more than 16 deep") {
+		t.Errorf("nested overrides: exit %d\n%s%s", code, out, errOut)
 	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/agnivade/levenshtein"
+	"github.com/musecheck/muse/internal/tomlguard"
 	"github.com/musecheck/muse/sources/jobs"
 )
 
@@ -189,7 +190,7 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 		path = filepath.Join(c.ConfigDir, "config.toml")
 	}
 	var bad []string
-	switch b, err := os.ReadFile(path); {
+	switch b, err := tomlguard.ReadFile(path, maxConfigBytes); {
 	case err == nil:
 		typeErrs, err := decodeFile(c, string(b))
 		if err != nil {
@@ -224,6 +225,10 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 	}
 	return c, nil
 }
+
+// maxConfigBytes is the largest config file read; the commented template
+// is under 20 KiB.
+const maxConfigBytes = 1 << 20
 
 // decodeFile decodes a config file key by key, so that one value of the
 // wrong type is reported without losing the others; unknown keys (the TOML
