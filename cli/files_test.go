@@ -3,12 +3,16 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/musecheck/muse/pipeline/testworld"
+	"github.com/musecheck/muse/sources/images/imagetest"
 )
 
 // TestStoresArePrivate: the case, archive and cache databases muse creates
@@ -110,5 +114,29 @@ func TestNestedTOMLRefused(t *testing.T) {
 	out, errOut, code := muse(t, "", []string{"MUSE_OVERRIDES=" + ov}, "sources", "rate", "example.com")
 	if code == 0 || !strings.Contains(out+errOut, "nested more than 16 deep") {
 		t.Errorf("nested overrides: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestCheckHostileImages: `muse check` with six 16-bit PNG bombs reads the
+// first four, refuses each from its header, says so, and still corrects
+// the post.
+func TestCheckHostileImages(t *testing.T) {
+	isolate(t)
+	w := testworld.New(t, nil)
+	env := []string{"OPENAI_BASE_URL=" + w.Cfg.OpenAIBaseURL, "OPENAI_API_KEY=sk-test", "MUSE_MODEL=test-model",
+		"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
+		"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + w.Proxy.String()}
+	bomb := imagetest.PNG16(t, 7000, 7000)
+	args := []string{"check", "--before", testworld.Cutoff.Format(time.RFC3339)}
+	dir := t.TempDir()
+	for i := range 6 {
+		p := filepath.Join(dir, fmt.Sprintf("bomb%d.png", i))
+		os.WriteFile(p, bomb, 0o600)
+		args = append(args, "--image", p)
+	}
+	out, errOut, code := muse(t, "", env, append(args, testworld.Post)...)
+	if code != 0 || !strings.Contains(errOut, "the post has 6 images; muse reads the first 4") ||
+		strings.Count(errOut, "8 bytes a pixel") != 4 || !strings.Contains(out, "This post is") {
+		t.Errorf("check with six bombs: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
