@@ -140,3 +140,20 @@ func TestCheckHostileImages(t *testing.T) {
 		t.Errorf("check with six bombs: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// TestLongUserRefused: a 100,000-character MUSE_USER is refused before a
+// check runs (and pays), not after, when its case could not be kept.
+func TestLongUserRefused(t *testing.T) {
+	isolate(t)
+	w := testworld.New(t, nil)
+	env := []string{"OPENAI_BASE_URL=" + w.Cfg.OpenAIBaseURL, "OPENAI_API_KEY=sk-test", "MUSE_MODEL=test-model",
+		"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
+		"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + w.Proxy.String(), "MUSE_USER=" + strings.Repeat("x", 100000)}
+	out, errOut, code := muse(t, "", env, "check", "--before", testworld.Cutoff.Format(time.RFC3339), testworld.Post)
+	if code == 0 || !strings.Contains(errOut, "user (MUSE_USER) is 100000 bytes long; a checker's name is at most 128") {
+		t.Errorf("long MUSE_USER: exit %d\n%s%s", code, out, errOut[:min(len(errOut), 400)])
+	}
+	if n := len(w.LLM.ChatCalls()); n != 0 {
+		t.Errorf("%d model calls made before the name was refused", n)
+	}
+}
