@@ -24,8 +24,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/agnivade/levenshtein"
-	"github.com/musecheck/muse/internal/tomlguard"
 	"github.com/musecheck/muse/sources/jobs"
+	"github.com/musecheck/muse/sources/tomlguard"
 )
 
 // Config is everything muse can be configured with. The toml tags are the

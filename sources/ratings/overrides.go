@@ -11,8 +11,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/musecheck/muse/internal/tomlguard"
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/tomlguard"
 )
 
 // Override is the newsroom's own decision about one domain, kept in the
