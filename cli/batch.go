@@ -54,7 +54,7 @@ func batchCmd(app *App) *cobra.Command {
 				if done, err = batch.FinishedKeys(outPath); err != nil {
 					return usage(err)
 				}
-				file, err := os.OpenFile(outPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+				file, err := appendOutput(outPath)
 				if err != nil {
 					return usagef("open results: %w", err)
 				}

@@ -121,9 +121,10 @@ func casesCmd(app *App) *cobra.Command {
 func casesExportCmd(app *App) *cobra.Command {
 	var format, out, rating string
 	var version int64
+	var force bool
 	var rev export.Reviewer
 	cmd := &cobra.Command{
-		Use:               "export ID --format md|json|note|claimreview [-o FILE] [--version N]",
+		Use:               "export ID --format md|json|note|claimreview [-o FILE [--force]] [--version N]",
 		ValidArgsFunction: app.completeCaseIDs,
 		Short:             "Export a saved check for editors (md), scripts (json), Community Notes (note) or ClaimReview JSON-LD",
 		Long: "ID may be any unique prefix of a case ID (see `muse cases`). A note is at most 280 characters with\n" +
@@ -162,6 +163,15 @@ func casesExportCmd(app *App) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("case %s: %w", id, err)
 			}
+			// The file is refused (it exists, it is a link) before the
+			// export is recorded.
+			var file *os.File
+			if out != "" && out != "-" {
+				if file, err = createOutput(out, force); err != nil {
+					return fmt.Errorf("write export: %w", err)
+				}
+				defer file.Close()
+			}
 			what := format
 			if version > 0 {
 				what += fmt.Sprintf(", version %d", version)
@@ -173,7 +183,11 @@ func casesExportCmd(app *App) *cobra.Command {
 				_, err = app.Stdout.Write(b)
 				return err
 			}
-			if err := os.WriteFile(out, app.redact.Bytes(b), 0o644); err != nil {
+			if _, err := file.Write(app.redact.Bytes(b)); err != nil {
+				file.Close()
+				return fmt.Errorf("write export: %w", err)
+			}
+			if err := file.Close(); err != nil {
 				return fmt.Errorf("write export: %w", err)
 			}
 			fmt.Fprintf(app.Stderr, "muse: wrote case %s as %s to %s\n", id, format, out)
@@ -183,7 +197,8 @@ func casesExportCmd(app *App) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&format, "format", "md", "md, json, note or claimreview")
 	cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(export.Formats, cobra.ShellCompDirectiveNoFileComp))
-	f.StringVarP(&out, "output", "o", "", "write to FILE instead of stdout")
+	f.StringVarP(&out, "output", "o", "", "write to FILE instead of stdout (a new file; never through a symbolic link)")
+	f.BoolVar(&force, "force", false, "overwrite FILE if it exists")
 	f.Int64Var(&version, "version", 0, "export kept version N instead of the case as it is")
 	f.StringVar(&rev.Name, "reviewer", "", "claimreview: the fact-checking organisation's name")
 	f.StringVar(&rev.URL, "reviewer-url", "", "claimreview: the organisation's home page")

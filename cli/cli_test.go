@@ -1737,7 +1737,7 @@ func TestArchiveAddClaimReview(t *testing.T) {
 		t.Errorf("a file without fact-checks: exit %d\n%s", code, errOut)
 	}
 	out, errOut, code := muse(t, "", env, "check", "--no-save", "--before", testworld.Cutoff.Format(time.RFC3339), testworld.Post)
-	want := "Already checked by Reuters, rated False, 2024-01-20 (" + reuters + ")\n"
+	want := "Already checked by Reuters, rated False, 2024-01-20 (<" + reuters + ">)\n" // the page linked, as an autolink
 	if code != 0 || !strings.HasPrefix(out, want) {
 		t.Errorf("check: exit %d; stdout starts %q, want %q\n%s", code, out[:min(len(out), 200)], want, errOut)
 	}
@@ -1769,7 +1769,7 @@ func TestFactChecksAloneAreSomethingToSearch(t *testing.T) {
 		t.Fatalf("archive add --claimreview: exit %d\n%s", code, errOut)
 	}
 	out, errOut, code := muse(t, "", nil, "check", "--no-llm", "--no-save", "--before", "2024-03-01", post)
-	want := "Already checked by Maldita, rated False, 2024-02-12 (https://maldita.es/bulo-bicicleta-madrid)\n"
+	want := "Already checked by Maldita, rated False, 2024-02-12 (<https://maldita.es/bulo-bicicleta-madrid>)\n"
 	if code != 0 || !strings.HasPrefix(out, want) {
 		t.Errorf("check: exit %d; stdout starts %q, want %q\n%s", code, out[:min(len(out), 200)], want, errOut)
 	}
@@ -1793,7 +1793,7 @@ func TestFactCheckLanguageThroughTheBinary(t *testing.T) {
 	}
 	post := "¡URGENTE! El Gobierno prohíbe las bicicletas en el centro de Madrid desde el lunes. ¡Compartid!"
 	out, errOut, code := muse(t, "", nil, "check", "--no-llm", "--no-save", "--language", "Spanish", "--before", "2024-03-01", post)
-	want := "Already checked by Maldita, rated Falso, 2024-02-12, in Spanish (https://maldita.es/bulo-bicicleta-madrid)\n"
+	want := "Already checked by Maldita, rated Falso, 2024-02-12, in Spanish (<https://maldita.es/bulo-bicicleta-madrid>)\n"
 	if code != 0 || !strings.HasPrefix(out, want) {
 		t.Errorf("check: exit %d; stdout starts %q, want %q\n%s", code, out[:min(len(out), 200)], want, errOut)
 	}

@@ -187,7 +187,7 @@ func (c *Check) Account() Accounting {
 		}
 	}
 	for _, f := range c.FactChecks {
-		if f.URL != "" && f.Rating != "" {
+		if f.URL != "" && f.Rating != "" && f.ReviewerVerified {
 			a.FactChecks++
 		}
 	}

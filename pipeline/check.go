@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/musecheck/muse/prompts"
 	"github.com/musecheck/muse/sources"
@@ -56,12 +57,27 @@ type FactCheck struct {
 	Language string `json:"language,omitempty"`
 	// Score is how much of the fact-check's claim the post holds, 0 to 1.
 	Score float64 `json:"score"`
+	// ReviewerVerified says the reviewer is who the page's domain is: the
+	// ratings name that domain's publisher so, or the reviewer's name is
+	// the domain's own. An unverified fact-check is shown as such and is
+	// never cited: a ClaimReview may claim any reviewer.
+	ReviewerVerified bool `json:"reviewer_verified"`
 }
 
 // String is the one line that announces the fact-check: "Already checked
-// by PolitiFact, rated False, 2020-05-01, in English (https://…)".
+// by PolitiFact, rated False, 2020-05-01, in English (https://…)"; one
+// whose reviewer is not verified says so first: "A fact-check that claims
+// to be by PolitiFact (not verified: its page is on evil.example), …".
 func (f FactCheck) String() string {
 	s := "Already checked by " + cmp.Or(f.Reviewer, "a fact-checker")
+	if !f.ReviewerVerified {
+		s = "A fact-check that claims to be by " + cmp.Or(f.Reviewer, "a fact-checker")
+		if h := sources.HostOf(f.URL); h != "" {
+			s += " (not verified: its page is on " + h + ")"
+		} else {
+			s += " (not verified)"
+		}
+	}
 	if f.Rating != "" {
 		s += ", rated " + f.Rating
 	}
@@ -204,22 +220,26 @@ const (
 
 // Source is one candidate page: how it was rated, read and judged.
 type Source struct {
-	URL          string    `json:"url"`
-	FinalURL     string    `json:"final_url,omitempty"`
-	Title        string    `json:"title,omitempty"`
-	Publisher    string    `json:"publisher,omitempty"`
-	Domain       string    `json:"domain"`
-	Published    time.Time `json:"published,omitzero"`
-	Tier         Tier      `json:"tier"`
-	Factuality   string    `json:"factuality,omitempty"`
-	Bias         string    `json:"bias,omitempty"`
-	RatingOrigin string    `json:"rating_origin,omitempty"`
-	Relevance    float64   `json:"relevance"`
-	Status       Status    `json:"status"`
-	Reason       string    `json:"reason,omitempty"` // human words for Status
-	Boosted      bool      `json:"boosted,omitempty"`
-	Dropped      bool      `json:"dropped,omitempty"` // dropped by the person; survives reruns
-	Words        int       `json:"words,omitempty"`
+	URL       string `json:"url"`
+	FinalURL  string `json:"final_url,omitempty"`
+	Title     string `json:"title,omitempty"`
+	Publisher string `json:"publisher,omitempty"`
+	// PublisherRated says Publisher is the name the ratings give the
+	// domain; otherwise it is what the page (og:site_name) or the search
+	// result called itself, a claim (see Label).
+	PublisherRated bool      `json:"publisher_rated,omitempty"`
+	Domain         string    `json:"domain"`
+	Published      time.Time `json:"published,omitzero"`
+	Tier           Tier      `json:"tier"`
+	Factuality     string    `json:"factuality,omitempty"`
+	Bias           string    `json:"bias,omitempty"`
+	RatingOrigin   string    `json:"rating_origin,omitempty"`
+	Relevance      float64   `json:"relevance"`
+	Status         Status    `json:"status"`
+	Reason         string    `json:"reason,omitempty"` // human words for Status
+	Boosted        bool      `json:"boosted,omitempty"`
+	Dropped        bool      `json:"dropped,omitempty"` // dropped by the person; survives reruns
+	Words          int       `json:"words,omitempty"`
 	// Language is the page's language (ISO 639-1): what the extractor
 	// found, else detected from its text when its relevance is judged.
 	Language   string    `json:"language,omitempty"`
@@ -436,4 +456,34 @@ func (c *Check) ForOutput() *Check {
 		d.Sources[i].Paragraphs = nil
 	}
 	return d
+}
+
+// maxClaimedName is how many characters of a name a page gives itself are
+// shown.
+const maxClaimedName = 60
+
+// Label is the name muse gives the source, on one line: the publisher as
+// the ratings name it; otherwise its domain, followed by the name the page
+// or the search result gives itself as that page's claim ("evil.example
+// (calls itself “Reuters”)"), so that a page cannot take a rated
+// publisher's name. Brackets, quotes and markers are taken out of the
+// claimed name, so it can forge nothing where it is shown.
+func (s Source) Label() string {
+	if s.PublisherRated && strings.TrimSpace(s.Publisher) != "" {
+		return strings.Join(strings.Fields(s.Publisher), " ")
+	}
+	domain := cmp.Or(s.Domain, sources.HostOf(cmp.Or(s.FinalURL, s.URL)), s.URL)
+	name := strings.Join(strings.Fields(strings.Map(func(r rune) rune {
+		if strings.ContainsRune(`[]<>"“”«»{}|`+"`", r) || unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s.Publisher)), " ")
+	if r := []rune(name); len(r) > maxClaimedName {
+		name = string(r[:maxClaimedName-1]) + "…"
+	}
+	if name == "" || strings.EqualFold(name, domain) {
+		return domain
+	}
+	return domain + " (calls itself “" + name + "”)"
 }

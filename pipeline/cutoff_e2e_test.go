@@ -95,7 +95,7 @@ func TestNewClaimRefutedAfterThePost(t *testing.T) {
 		"BBC, high priority, 12 Mar 2024 (published 1 day after the post)",
 		"Reuters, high priority, 11 Mar 2024 (published 1 day after the post)",
 		`says when a fact it uses was published after the post ("Since the post, Reuters reported …")`,
-		"BBC Verify fact-checked this post",
+		"BBC fact-checked this post", // the ratings' name, not the one the page gives its reviewer
 		"and rated it False.",
 	} {
 		if !strings.Contains(prompt, want) {

@@ -161,7 +161,7 @@ func TestEndToEndGuards(t *testing.T) {
 		t.Error("invented quote not recorded")
 	}
 	if strings.Contains(c.Correction.Text, "springfield-truth") || len(c.Correction.Warnings) != 1 ||
-		!strings.Contains(c.Correction.Warnings[0], "https://www.springfield-truth.example/ban-exposed") {
+		!strings.Contains(c.Correction.Warnings[0], "hxxps://www[.]springfield-truth[.]example/ban-exposed") {
 		t.Errorf("invented URL: %+v", c.Correction)
 	}
 }

@@ -382,7 +382,7 @@ func TestInventedQuoteAndURL(t *testing.T) {
 		t.Fatal("the invented quote was not recorded as unverified")
 	}
 	if strings.Contains(c.Correction.Text, "made-up.example") || len(c.Correction.Warnings) != 1 ||
-		!strings.Contains(c.Correction.Warnings[0], "https://made-up.example/story") {
+		!strings.Contains(c.Correction.Warnings[0], "hxxps://made-up[.]example/story") { // named defanged
 		t.Fatalf("correction %+v", c.Correction)
 	}
 }

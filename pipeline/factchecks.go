@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/musecheck/muse/sources"
 )
@@ -44,10 +45,42 @@ func (r *run) matchFactChecks(ctx context.Context) {
 		}
 		return
 	}
+	for i := range fcs {
+		fcs[i].ReviewerVerified = r.reviewerVerified(fcs[i])
+	}
 	c.FactChecks = fcs
 	for _, f := range fcs {
 		r.item(StageSearch, f, f.String())
 	}
+}
+
+// reviewerVerified says whether a fact-check's reviewer is who its page's
+// domain is: the ratings give the domain that publisher's name, or the
+// domain's own name is the reviewer's ("PolitiFact" on politifact.com,
+// "AFP Fact Check" on afp.com). Names are compared by their letters and
+// digits alone, in any case.
+func (r *run) reviewerVerified(f FactCheck) bool {
+	u, err := sources.ParseHTTP(f.URL)
+	want := nameKey(f.Reviewer)
+	if err != nil || want == "" {
+		return false
+	}
+	if rt := r.e.deps.Rater.Rate(f.URL); rt.Publisher != "" && nameKey(rt.Publisher) == want {
+		return true
+	}
+	label, _, _ := strings.Cut(sources.RegistrableDomain(u.Hostname()), ".")
+	label = nameKey(label)
+	return label != "" && (label == want || label == strings.TrimSuffix(want, "factcheck"))
+}
+
+// nameKey is a name's letters and digits in lower case.
+func nameKey(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return unicode.ToLower(r)
+		}
+		return -1
+	}, s)
 }
 
 // factCheckHits puts the matched fact-checks' pages first among the hits:
@@ -56,8 +89,8 @@ func (r *run) factCheckHits() {
 	c := r.c
 	var first []Hit
 	for i, f := range c.FactChecks {
-		if _, err := sources.ParseHTTP(f.URL); err != nil {
-			continue
+		if _, err := sources.ParseHTTP(f.URL); err != nil || !f.ReviewerVerified {
+			continue // an unverified reviewer's page is not put first
 		}
 		key := sources.Key(f.URL)
 		cr := &sources.ClaimReview{Claim: f.Claim, Claimant: f.Claimant, Rating: f.Rating, Reviewer: f.Reviewer,
@@ -84,8 +117,8 @@ func (r *run) factCheckEvidence() []EvidenceForPrompt {
 	var out []EvidenceForPrompt
 	cutoff := r.c.Cutoff
 	for _, f := range r.c.FactChecks {
-		if _, err := sources.ParseHTTP(f.URL); err != nil || f.Rating == "" {
-			continue
+		if _, err := sources.ParseHTTP(f.URL); err != nil || f.Rating == "" || !f.ReviewerVerified {
+			continue // not citable: anyone can claim to be a fact-checker
 		}
 		if !cutoff.IsZero() && !f.ReviewDate.IsZero() && !f.ReviewDate.Before(cutoff) {
 			continue

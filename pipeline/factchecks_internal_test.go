@@ -56,7 +56,7 @@ func TestFactCheckMatcherFails(t *testing.T) {
 func TestFactCheckEvidenceRules(t *testing.T) {
 	day := func(s string) time.Time { t, _ := time.Parse(time.DateOnly, s); return t }
 	fcs := []FactCheck{
-		{Claim: "Springfield banned bicycles", Rating: "False", Reviewer: "AP", URL: "https://apnews.com/b", ReviewDate: day("2024-01-06")},
+		{Claim: "Springfield banned bicycles", Rating: "False", Reviewer: "Associated Press", URL: "https://apnews.com/b", ReviewDate: day("2024-01-06")},
 		{Claim: "Springfield banned bicycles", Rating: "True", Reviewer: "Low Site", URL: "https://lowsite.example/d", ReviewDate: day("2024-01-03")},
 		{Claim: "Springfield banned bicycles", Rating: "False", Reviewer: "Late", URL: "https://late.example/e", ReviewDate: day("2024-03-01")},
 	}

@@ -51,7 +51,7 @@ func TestFactCheckMatchEndToEnd(t *testing.T) {
 	if s := c.SourceByURL(reuters); s == nil || s.Status != pipeline.StatusUsed {
 		t.Errorf("the fact-check's page as a source: %+v", s)
 	}
-	want := "Already checked by Reuters, rated False, 2024-01-20 (" + reuters + ")"
+	want := "Already checked by Reuters, rated False, 2024-01-20 (<" + reuters + ">)" // the page linked, as an autolink
 	if r := export.Report(c); !strings.HasPrefix(r, want+"\n") {
 		t.Errorf("report starts %q; want %q", r[:min(len(r), 200)], want)
 	}
@@ -110,5 +110,41 @@ func TestFactCheckNoMatch(t *testing.T) {
 		if h.Provider == pipeline.ProviderClaimReview {
 			t.Errorf("unrelated post got a claim-match hit %+v", h)
 		}
+	}
+}
+
+// An imported ClaimReview whose reviewer is not its page's domain (here
+// "PolitiFact" on a rumour site) is shown as a claim, never cited: it is
+// not put first among the hits, the correction prompt does not get its
+// verdict, the report does not open "Already checked by PolitiFact" and
+// does not link its page.
+func TestFactCheckImpostorReviewer(t *testing.T) {
+	w := testworld.New(t, nil)
+	importFactChecks(t, w, "testdata/impostor_factchecks.json")
+	c, err := w.Check(t, w.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.FactChecks) != 1 || c.FactChecks[0].ReviewerVerified {
+		t.Fatalf("FactChecks = %+v; want the impostor, unverified", c.FactChecks)
+	}
+	for _, h := range c.Hits {
+		if h.Provider == pipeline.ProviderClaimReview || h.ClaimReview != nil {
+			t.Errorf("the impostor's page became a claim-match hit: %+v", h)
+		}
+	}
+	for _, call := range w.LLM.ChatCalls() {
+		if strings.Contains(string(call.Body), "PolitiFact checked the claim") {
+			t.Error("the impostor's verdict was given to the model as a source")
+		}
+	}
+	r := export.Report(c)
+	if strings.Contains(r, "Already checked by PolitiFact") ||
+		!strings.HasPrefix(r, "A fact-check that claims to be by PolitiFact (not verified: its page is on springfield-truth.example)") ||
+		strings.Contains(r, "https://www.springfield-truth.example/politifact-check") {
+		t.Errorf("report starts %q", r[:min(len(r), 300)])
+	}
+	if strings.Contains(c.Correction.Text, "springfield-truth") || c.Account().FactChecks != 0 {
+		t.Errorf("the impostor is cited or counted: %q, %+v", c.Correction.Text, c.Account())
 	}
 }

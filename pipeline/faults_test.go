@@ -1138,7 +1138,7 @@ func TestPromptInjection(t *testing.T) {
 					t.Errorf("correction cites %s: %q", bad, c.Correction.Text)
 				}
 			}
-			wantContains(t, "warnings", strings.Join(c.Correction.Warnings, "\n"), "removed "+evilURL, "removed http://www.rumours.example")
+			wantContains(t, "warnings", strings.Join(c.Correction.Warnings, "\n"), "removed "+links.Defang(evilURL), "removed hxxp://www[.]rumours[.]example")
 			// The excluded publisher's page never reaches the model.
 			for _, call := range fe.LLM.ChatCalls() {
 				if strings.Contains(llmtest.LastUser(*call.Chat), "insiders say") {

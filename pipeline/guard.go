@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"net/url"
@@ -102,21 +103,97 @@ func GuardCorrection(text string, allowed []string) (string, []string, []string)
 		orig, ok := allow[pageKey(u)]
 		return orig, ok
 	}
-	clean, removed := links.Remove(text, func(u string) bool {
+	keep := func(u string) bool {
 		_, ok := page(u)
 		return ok
-	})
+	}
+	// X's own link pattern: a bare "evil.com" is a link on X, so it is one
+	// here.
+	clean, removed := links.RemoveLinked(text, keep)
+	clean, tags := StripHTML(htmlToMarkdown(clean, page))
+	if len(tags) > 0 {
+		// Taking a tag out may join text into a new link.
+		var more []string
+		clean, more = links.RemoveLinked(clean, keep)
+		for _, u := range more {
+			if !slices.Contains(removed, u) {
+				removed = append(removed, u)
+			}
+		}
+	}
 	clean = toEvidenceURLs(clean, page)
 	var cited, warnings []string
-	for _, l := range links.Find(clean) {
+	for _, l := range links.FindLinked(clean) {
 		if orig, ok := page(l.URL); ok && !slices.Contains(cited, orig) {
 			cited = append(cited, orig)
 		}
 	}
 	for _, u := range removed {
-		warnings = append(warnings, fmt.Sprintf("removed %s: not one of the evidence pages", u))
+		// Defanged: a warning is shown and exported, and must not be a
+		// link a renderer follows.
+		warnings = append(warnings, fmt.Sprintf("removed %s: not one of the evidence pages", links.Defang(u)))
+	}
+	if len(tags) > 0 {
+		warnings = append(warnings, fmt.Sprintf("removed HTML markup: %s", strings.Join(tags, ", ")))
 	}
 	return strings.TrimSpace(clean), cited, warnings
+}
+
+// reHTML is an HTML tag, comment or declaration as a browser reads one
+// ("<script>", "</svg>", "<meta http-equiv=refresh …>", "<!-- … -->"),
+// and a script or style element with its content.
+var reHTML = regexp.MustCompile(`(?is)<(script|style)\b[^>]*>.*?</(?:script|style)\s*>|<!--.*?(?:-->|$)|<[!?][^>]*>|</?([a-z][a-z0-9-]*)(?:[\s/][^>]*)?>`)
+
+// stripHTML removes every HTML tag from a correction whole, with a script
+// or style element's content: a correction is text, and a tag is markup a
+// renderer would act on. It returns the text and the tags' names, each
+// once.
+func StripHTML(text string) (string, []string) {
+	var names []string
+	out := reHTML.ReplaceAllStringFunc(text, func(tag string) string {
+		m := reHTML.FindStringSubmatch(tag)
+		name := strings.ToLower(cmp.Or(m[1], m[2], "!"))
+		if name == "!" {
+			name = "comment"
+		}
+		name = "<" + name + ">"
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+		return ""
+	})
+	if len(names) == 0 {
+		return text, nil
+	}
+	return strings.TrimSpace(doubleBlank.ReplaceAllString(out, " ")), names
+}
+
+var doubleBlank = regexp.MustCompile(`[ \t]{2,}`)
+
+// htmlToMarkdown writes an HTML link to an evidence page as the Markdown
+// link it is ("<a href=URL>Reuters</a>" → "[Reuters](URL)"), or the URL
+// alone when it has no text, so that taking the tags out keeps the
+// citation.
+func htmlToMarkdown(text string, page func(string) (string, bool)) string {
+	var b strings.Builder
+	last := 0
+	for _, l := range links.Find(text) {
+		orig, ok := page(l.URL)
+		if l.Kind != links.KindHTML || !ok {
+			continue
+		}
+		b.WriteString(text[last:l.Start])
+		if l.Label != "" {
+			b.WriteString("[" + l.Label + "](" + orig + ")")
+		} else {
+			b.WriteString(orig)
+		}
+		last = l.End
+	}
+	if last == 0 {
+		return text
+	}
+	return b.String() + text[last:]
 }
 
 // toEvidenceURLs writes the evidence page's own URL in place of a link to

@@ -46,7 +46,7 @@ func TestGuardCorrection(t *testing.T) {
 	if !slices.Equal(cited, allowed) {
 		t.Errorf("cited = %v, want %v", cited, allowed)
 	}
-	if len(warns) != 2 || !strings.Contains(warns[0], "https://fake.example/post") || !strings.Contains(warns[1], "https://invented.example/x") {
+	if len(warns) != 2 || !strings.Contains(warns[0], "hxxps://fake[.]example/post") || !strings.Contains(warns[1], "hxxps://invented[.]example/x") {
 		t.Errorf("warnings = %v", warns)
 	}
 }
@@ -148,6 +148,43 @@ func TestKeyPhrasesAndFallback(t *testing.T) {
 		}
 		if names != want {
 			t.Errorf("%q: names query %q, want %q (all: %q)", post, names, want, qs)
+		}
+	}
+}
+
+// A link X would make is a link: a bare or percent-encoded domain is
+// removed and named defanged; HTML tags go whole; prose with dots stays.
+func TestGuardCorrectionHostileForms(t *testing.T) {
+	ev := "https://www.reuters.com/world/a"
+	for _, c := range []struct {
+		in, want string
+		warn     []string
+	}{
+		{"False, see %68ttps://evil-proof.com/e and " + ev, "False, and " + ev,
+			[]string{"removed hxxps://evil-proof[.]com/e"}},
+		{"False: evil-proof.com says otherwise, but " + ev + " shows it.", "False: says otherwise, but " + ev + " shows it.",
+			[]string{"removed hxxps://evil-proof[.]com"}},
+		{"False " + ev + ` <meta http-equiv="refresh" content="0;url=https://evil.example/x"> <svg onload=alert(1)></svg>`, "False " + ev,
+			[]string{"removed hxxps://evil[.]example/x", "removed HTML markup: <meta>, <svg>"}},
+		{"False <script>fetch('//evil.example/k')</script>" + ev, "False " + ev, []string{"removed HTML markup: <script>"}},
+		{`False, as <a href="` + ev + `">Reuters</a> found.`, "False, as [Reuters](" + ev + ") found.", []string{"removed HTML markup"}[:0]},
+		{"The U.S. agency, e.g. in Node.js docs and main.go, says 3.5 " + ev, "The U.S. agency, e.g. in Node.js docs and main.go, says 3.5 " + ev, nil},
+	} {
+		got, cited, warns := GuardCorrection(c.in, []string{ev})
+		if got != c.want {
+			t.Errorf("GuardCorrection(%q)\n = %q\nwant %q", c.in, got, c.want)
+		}
+		if !slices.Equal(cited, []string{ev}) {
+			t.Errorf("GuardCorrection(%q) cited %q", c.in, cited)
+		}
+		if len(warns) != len(c.warn) {
+			t.Errorf("GuardCorrection(%q) warnings %q, want %q", c.in, warns, c.warn)
+			continue
+		}
+		for i, w := range c.warn {
+			if !strings.HasPrefix(warns[i], w) {
+				t.Errorf("GuardCorrection(%q) warning %q, want %q…", c.in, warns[i], w)
+			}
 		}
 	}
 }

@@ -75,7 +75,7 @@ func (s Source) PostVerdict() string {
 // exports show: "Fact-check of this post by Reuters, rated False, 2024-03-12
 // (https://…)".
 func (s Source) OfPostLine() string {
-	who := cmp.Or(s.Publisher, s.Domain)
+	who := s.Label() // the ratings' name, or the page's own marked as its claim
 	var line string
 	switch s.OfPost {
 	case OfPostClaimReview:
@@ -104,7 +104,9 @@ func (c *Check) postVerdictEvidence() []EvidenceForPrompt {
 		if v == "" || !s.Eligible() {
 			continue
 		}
-		who := cmp.Or(s.ClaimReview.Reviewer, s.Publisher, s.Domain)
+		// The ratings' name of the page's publisher, or its own marked as
+		// its claim: never a reviewer the page names for itself.
+		who := s.Label()
 		q := who + " fact-checked this post"
 		if s.ClaimReview.Claim != "" {
 			q += fmt.Sprintf(" (the claim %q)", s.ClaimReview.Claim)
@@ -112,7 +114,7 @@ func (c *Check) postVerdictEvidence() []EvidenceForPrompt {
 		if d := cmp.Or(s.ClaimReview.ReviewDate, s.Published); !d.IsZero() {
 			q += " on " + d.Format(time.DateOnly)
 		}
-		out = append(out, EvidenceForPrompt{URL: s.URL, Publisher: cmp.Or(s.Publisher, who), Tier: s.Tier,
+		out = append(out, EvidenceForPrompt{URL: s.URL, Publisher: who, Tier: s.Tier,
 			Published: cmp.Or(s.Published, s.ClaimReview.ReviewDate), Kind: KindContext, Quote: q + " and rated it " + v + "."})
 	}
 	return out

@@ -220,7 +220,7 @@ func (r *run) orderedEvidence() []EvidenceForPrompt {
 			if !s.Eligible() {
 				continue // its page was dropped after it was quoted
 			}
-			p.Publisher, p.Tier, p.Published = cmp.Or(s.Publisher, s.Domain), s.Tier, s.Published
+			p.Publisher, p.Tier, p.Published = s.Label(), s.Tier, s.Published
 		}
 		out = append(out, p)
 	}

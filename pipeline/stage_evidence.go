@@ -186,7 +186,7 @@ func (r *run) evidenceRound(ctx context.Context, urls []string) (int, error) {
 	for _, u := range urls {
 		s := r.c.SourceByURL(u)
 		q := newParaQuery(post, queries, pageLanguage(s))
-		pages[u] = EvidencePage{URL: u, Title: s.Title, Publisher: s.Publisher, Published: s.Published,
+		pages[u] = EvidencePage{URL: u, Title: s.Title, Publisher: s.Label(), Published: s.Published,
 			Paragraphs: selectParagraphs(q, s.Paragraphs, r.e.opts.EvidenceTokens)}
 	}
 	size, calls := r.batchShape()

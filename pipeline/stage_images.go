@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,6 +68,17 @@ func (r *run) images(ctx context.Context) (int, bool, error) {
 	if len(c.Images) == 0 {
 		return 0, true, nil
 	}
+	if len(c.Images) > MaxPostImages {
+		r.warn(StageImages, "the post has %d images; muse reads the first %d, the most X, Bluesky and Mastodon show on a post",
+			len(c.Images), MaxPostImages)
+		r.mu.Lock()
+		c.Images = slices.Clip(c.Images[:MaxPostImages])
+		r.mu.Unlock()
+	}
+	for i := range c.Images {
+		// Every prompt carries the alt texts: each is bounded.
+		c.Images[i].AltText = clipText(strings.TrimSpace(c.Images[i].AltText), MaxAltText-len("…"))
+	}
 	d := &describer{r: r}
 	if vm, ok := r.e.deps.Model.(VisionModel); ok && !r.e.opts.NoLLM {
 		d.vision = vm
@@ -96,6 +108,15 @@ func (r *run) images(ctx context.Context) (int, bool, error) {
 	}
 	return describedImages(c.Images), false, nil
 }
+
+// MaxPostImages is how many of a post's images are read: the most X,
+// Bluesky and Mastodon show on one post. Each is downloaded, decoded and
+// described, and its alt text goes into every prompt.
+const MaxPostImages = 4
+
+// MaxAltText is the most of an image's alt text kept, in bytes: Mastodon's
+// limit is 1,500 characters, X's 1,000.
+const MaxAltText = 1500
 
 // describer is one images stage: what it learned about the model and
 // tesseract is shared by the images it describes at once.

@@ -152,29 +152,35 @@ func TestBadImagesKeepTheCheckGoing(t *testing.T) {
 		"fine":      WriteFile(t, dir, "fine.jpg", full), // a PNG named .jpg is read by its content
 	}
 	w := newWorld()
-	var list []string
-	for _, k := range []string{"truncated", "huge", "wrongext", "notimage", "missing", "fine"} {
-		list = append(list, srcs[k])
-	}
 	e, err := New(Deps{Model: &fakeModel{evidence: quoting}, Searchers: []search.Searcher{w}, Fetcher: w, Extract: w.extract,
 		Rater: w, OCR: func(context.Context, *images.Image) (string, error) { return "", images.ErrNoTesseract }}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := e.NewCheck(Post{Text: post, Images: list, AltTexts: map[string]string{srcs["truncated"]: "a council order"}}, day("2024-02-01"))
-	evs, err := runCheck(t, e, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]error{"truncated": images.ErrCorrupt, "huge": images.ErrTooLarge, "wrongext": images.ErrNotImage, "notimage": images.ErrNotImage}
+	// Two posts, since a post's images are read up to MaxPostImages.
 	byKey := map[string]Image{}
-	for _, im := range c.Images {
-		for k, s := range srcs {
-			if s == im.Source {
-				byKey[k] = im
+	var evs []Event
+	var c *Check
+	for _, keys := range [][]string{{"truncated", "huge", "wrongext", "notimage"}, {"missing", "fine"}} {
+		var list []string
+		for _, k := range keys {
+			list = append(list, srcs[k])
+		}
+		c = e.NewCheck(Post{Text: post, Images: list, AltTexts: map[string]string{srcs["truncated"]: "a council order"}}, day("2024-02-01"))
+		ev, err := runCheck(t, e, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev...)
+		for _, im := range c.Images {
+			for k, s := range srcs {
+				if s == im.Source {
+					byKey[k] = im
+				}
 			}
 		}
 	}
+	want := map[string]error{"truncated": images.ErrCorrupt, "huge": images.ErrTooLarge, "wrongext": images.ErrNotImage, "notimage": images.ErrNotImage}
 	for k := range want {
 		im := byKey[k]
 		if im.Error == "" || !strings.Contains(im.Error, im.Source) {

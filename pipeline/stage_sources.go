@@ -180,7 +180,7 @@ func (r *run) applyRating(s *Source, u string) {
 	rt := r.e.deps.Rater.Rate(u)
 	s.Domain = rt.Domain
 	if rt.Publisher != "" {
-		s.Publisher = rt.Publisher
+		s.Publisher, s.PublisherRated = rt.Publisher, true
 	}
 	s.Factuality, s.Bias, s.RatingOrigin = rt.Factuality, rt.Bias, rt.Origin
 	s.Tier = cmp.Or(rt.Tier, TierUnrated)

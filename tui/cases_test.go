@@ -125,6 +125,16 @@ func TestCaseFlow(t *testing.T) {
 	waitFor(t, tm, "Export claimreview to:")
 	tm.Send(keyMsg(tea.KeyEnter))
 	waitFor(t, tm, "exported claimreview")
+	// The same export again: the file exists, and is kept unless the
+	// person says to replace it.
+	tm.Type("x")
+	waitFor(t, tm, "Export the check as")
+	tm.Type("m")
+	waitFor(t, tm, "Export md to:")
+	tm.Send(keyMsg(tea.KeyEnter))
+	waitFor(t, tm, "exists; replace it? (y/n)")
+	tm.Send(keyMsg(tea.KeyEnter))
+	waitFor(t, tm, "not exported:")
 
 	// Killed: no quit, no last save; what the store holds is what the
 	// saves made as the journalist worked.

@@ -854,7 +854,7 @@ func (m *Model) timeline() []string {
 		if s.Published.IsZero() || s.Dropped {
 			continue
 		}
-		evs = append(evs, event{s.Published, "  " + safe(firstNonEmpty(s.Publisher, s.Domain)) + " — " + statusWord(s)})
+		evs = append(evs, event{s.Published, "  " + safe(s.Label()) + " — " + statusWord(s)})
 	}
 	if len(evs) < 2 {
 		return nil

@@ -129,7 +129,20 @@ func (m *Model) askExportPath(c exportChoice, o export.Options) tea.Cmd {
 		if v == "" {
 			return nil
 		}
-		return noted(exportCheck(cloneCheck(m.check), o, v), m.auditCase(cases.ActionExported, o.Format))
+		write := func(m *Model) tea.Cmd {
+			return noted(exportCheck(cloneCheck(m.check), o, v), m.auditCase(cases.ActionExported, o.Format))
+		}
+		if _, err := os.Lstat(v); err != nil {
+			return write(m)
+		}
+		// An existing file (or a link) is replaced only when the person
+		// says so; the rename replaces a link, never writes through it.
+		return m.ask(v+" exists; replace it? (y/n)", "n", func(m *Model, a string) tea.Cmd {
+			if !strings.HasPrefix(strings.ToLower(strings.TrimSpace(a)), "y") {
+				return m.setFailure("not exported: " + v + " exists")
+			}
+			return write(m)
+		})
 	})
 }
 

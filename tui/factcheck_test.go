@@ -12,7 +12,7 @@ import (
 func TestSourcesPaneShowsFactCheck(t *testing.T) {
 	m, _ := finished(t, 80, 24)
 	m.check.FactChecks = []pipeline.FactCheck{{Claim: "Vaccines hold microchips", Rating: "False", Reviewer: "PolitiFact",
-		URL: "https://www.politifact.com/x", ReviewDate: time.Date(2020, 5, 1, 0, 0, 0, 0, time.UTC)}}
+		URL: "https://www.politifact.com/x", ReviewDate: time.Date(2020, 5, 1, 0, 0, 0, 0, time.UTC), ReviewerVerified: true}}
 	m.sel = stageIndex(pipeline.StageSources)
 	v := m.View()
 	want := "Already checked by PolitiFact, rated False, 2020-05-01"

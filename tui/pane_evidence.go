@@ -86,7 +86,7 @@ func (m *Model) evidenceGroups() []evidenceGroup {
 func (m *Model) sourceTitle(url string) string {
 	for _, s := range m.check.Sources {
 		if s.URL == url || s.FinalURL == url {
-			t := firstNonEmpty(s.Publisher, s.Domain)
+			t := s.Label()
 			if s.Tier != "" {
 				t += " (" + string(s.Tier) + ")"
 			}

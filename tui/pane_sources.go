@@ -24,9 +24,9 @@ type column struct {
 func (m *Model) sourceColumns(w int) []column {
 	pub := column{"publisher", 16, func(s pipeline.Source) string {
 		if s.OfPost != "" {
-			return "★ " + firstNonEmpty(s.Publisher, s.Domain) // about this very post
+			return "★ " + s.Label() // about this very post
 		}
-		return firstNonEmpty(s.Publisher, s.Domain)
+		return s.Label()
 	}}
 	tier := column{"tier", 8, func(s pipeline.Source) string { return string(s.Tier) }}
 	fact := column{"factuality", 11, func(s pipeline.Source) string { return s.Factuality }}
@@ -361,7 +361,7 @@ func (m *Model) whyPane(w, h int) string {
 	}
 	lines = append(lines, m.st.Bold.Render(wrap(safe(firstNonEmpty(s.Title, s.URL)), w)))
 	add("page", firstNonEmpty(s.FinalURL, s.URL))
-	add("publisher", firstNonEmpty(s.Publisher, s.Domain))
+	add("publisher", s.Label())
 	rating := strings.TrimSpace(fmt.Sprintf("%s tier · factuality %s · bias %s", s.Tier, firstNonEmpty(s.Factuality, "unknown"), firstNonEmpty(s.Bias, "unknown")))
 	add("rating", rating)
 	add("rated by", firstNonEmpty(s.RatingOrigin, "no rating found"))

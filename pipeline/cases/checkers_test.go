@@ -300,3 +300,21 @@ func TestUpgradeFromUserVersionSchema(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestLongCheckerNameSaves: a checker's name longer than PostgreSQL's
+// NOTIFY payload limit (8000 bytes) does not stop the case from saving;
+// the case keeps the name whole, the notification a cut of it.
+func TestLongCheckerNameSaves(t *testing.T) { engines(t, testLongCheckerNameSaves) }
+
+func testLongCheckerNameSaves(t *testing.T, loc string) {
+	name := strings.Repeat("é", 50000) // 100,000 bytes
+	s := openAs(t, loc, name)
+	c := sampleCheck()
+	if err := s.Save(context.Background(), c); err != nil {
+		t.Fatalf("save as a 100,000-byte name: %v", err)
+	}
+	got, err := s.Get(context.Background(), c.ID)
+	if err != nil || got.ID != c.ID {
+		t.Fatalf("get: %v", err)
+	}
+}

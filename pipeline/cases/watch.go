@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -42,13 +43,22 @@ type payload struct {
 	Writer  string `json:"writer"`
 }
 
+// maxNotifyBy is the most of a checker's name a notification carries.
+const maxNotifyBy = 1024
+
 // notify tells PostgreSQL listeners about a change when tx commits (NOTIFY
 // is transactional); SQLite watchers poll instead.
 func (s *Store) notify(ctx context.Context, tx execer, c Change) error {
 	if !s.postgres {
 		return nil
 	}
-	b, err := json.Marshal(payload{ID: c.ID, Version: c.Version, By: c.By, At: c.At.UnixMilli(), Deleted: c.Deleted, Writer: s.writer})
+	// PostgreSQL refuses a payload of 8000 bytes or more, and with it the
+	// save: the name is cut to fit (the case and its trail keep it whole).
+	by := c.By
+	if len(by) > maxNotifyBy {
+		by = strings.ToValidUTF8(by[:maxNotifyBy], "")
+	}
+	b, err := json.Marshal(payload{ID: c.ID, Version: c.Version, By: by, At: c.At.UnixMilli(), Deleted: c.Deleted, Writer: s.writer})
 	if err != nil {
 		return err
 	}

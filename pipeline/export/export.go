@@ -10,6 +10,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/lang"
+	"github.com/musecheck/muse/sources/links"
 	"github.com/musecheck/muse/sources/sanitize"
 )
 
@@ -58,7 +60,7 @@ func markdown(c *pipeline.Check, leftOut bool) string {
 	}
 	var b strings.Builder
 	for _, f := range c.FactChecks {
-		b.WriteString(inline(f.String()) + "\n\n")
+		b.WriteString(factCheckLine(f) + "\n\n")
 	}
 	b.WriteString("# Correction\n\n")
 	note := c.NotJudgedNote()
@@ -67,16 +69,16 @@ func markdown(c *pipeline.Check, leftOut bool) string {
 		b.WriteString("> **Not judged:** " + inline(note) + ".\n\n")
 	}
 	if c.Post.Language != "" {
-		b.WriteString("_The post is in " + lang.Label(c.Post.Language) + "._\n\n")
+		b.WriteString("_The post is in " + inline(lang.Label(c.Post.Language)) + "._\n\n")
 	}
 	if t := strings.TrimSpace(c.Correction.Text); t != "" {
-		b.WriteString(t + "\n\n")
+		b.WriteString(correctionMarkdown(c, t) + "\n\n")
 		var notes []string
 		notes = append(notes, fmt.Sprintf("%d/%d characters as a note (each link counts as 1)", NoteLength(t), NoteLimit))
 		if c.Correction.Edited {
 			notes = append(notes, "edited by a person")
 		} else if c.Correction.Model != "" {
-			notes = append(notes, "written by "+c.Correction.Model)
+			notes = append(notes, "written by "+inline(c.Correction.Model))
 		}
 		if c.NoLLM {
 			notes = append(notes, "extractive digest made without a language model, not a verdict")
@@ -129,7 +131,7 @@ func writeEvidence(b *strings.Builder, c *pipeline.Check) {
 		src := c.SourceByURL(e.SourceURL)
 		name, link, read := e.SourceURL, e.SourceURL, "date read unknown"
 		if src != nil {
-			name = cmp.Or(src.Publisher, src.Domain, src.URL)
+			name = src.Label()
 			if !src.FetchedAt.IsZero() {
 				read = "read " + day(src.FetchedAt)
 			}
@@ -138,7 +140,7 @@ func writeEvidence(b *strings.Builder, c *pipeline.Check) {
 		if !e.Verified {
 			mark = " (not found word for word in the page)"
 		}
-		fmt.Fprintf(b, "- **%s**%s: “%s” — [%s](%s), %s\n", e.Kind, mark, inline(e.Quote), inline(name), link, read)
+		fmt.Fprintf(b, "- **%s**%s: “%s” — %s, %s\n", e.Kind, mark, inline(e.Quote), mdLink(inline(name), link), read)
 	}
 	b.WriteString("\n")
 }
@@ -159,7 +161,7 @@ func writeLeftOut(b *strings.Builder, c *pipeline.Check) {
 	for _, e := range ev {
 		name := e.SourceURL
 		if src := c.SourceByURL(e.SourceURL); src != nil {
-			name = cmp.Or(src.Publisher, src.Domain, src.URL)
+			name = src.Label()
 		}
 		why := "left out by you"
 		if !e.Verified {
@@ -168,7 +170,7 @@ func writeLeftOut(b *strings.Builder, c *pipeline.Check) {
 		if e.Reason != "" {
 			why += ": " + e.Reason
 		}
-		fmt.Fprintf(b, "- **%s**: “%s” — [%s](%s); %s\n", e.Kind, inline(e.Quote), inline(name), e.SourceURL, inline(why))
+		fmt.Fprintf(b, "- **%s**: “%s” — %s; %s\n", e.Kind, inline(e.Quote), mdLink(inline(name), e.SourceURL), inline(why))
 	}
 	b.WriteString("\n")
 }
@@ -195,8 +197,8 @@ func writeSources(b *strings.Builder, c *pipeline.Check) {
 	// What became of the search, from the check's accounting.
 	b.WriteString("_" + inline(c.Account().Summary) + "._\n\n")
 	for _, s := range srcs {
-		title := cmp.Or(s.Title, s.Publisher, s.Domain, s.URL)
-		fmt.Fprintf(b, "- [%s](%s) — %s", inline(title), cmp.Or(s.FinalURL, s.URL), inline(cmp.Or(s.Publisher, s.Domain)))
+		title := cmp.Or(s.Title, s.Label())
+		fmt.Fprintf(b, "- %s — %s", mdLink(inline(title), cmp.Or(s.FinalURL, s.URL)), inline(s.Label()))
 		tier := cmp.Or(s.Tier, pipeline.TierUnrated)
 		fmt.Fprintf(b, "; %s tier", tier)
 		if s.Factuality != "" || s.Bias != "" {
@@ -219,8 +221,9 @@ func writeSources(b *strings.Builder, c *pipeline.Check) {
 
 func writePost(b *strings.Builder, c *pipeline.Check) {
 	b.WriteString("## Post\n\n")
+	// The post is quoted as text: its links defanged, its markup escaped.
 	for _, line := range strings.Split(strings.TrimSpace(c.Post.Text), "\n") {
-		b.WriteString("> " + line + "\n")
+		b.WriteString(strings.TrimRight("> "+escapeMD(defangLinks(strings.TrimSpace(line))), " ") + "\n")
 	}
 	var who []string
 	for _, s := range []string{c.Post.Author, c.Post.Handle, c.Post.Platform} {
@@ -232,7 +235,7 @@ func writePost(b *strings.Builder, c *pipeline.Check) {
 		who = append(who, c.Post.PostedAt.Format("2006-01-02 15:04 MST"))
 	}
 	if c.Post.URL != "" {
-		who = append(who, "<"+c.Post.URL+">")
+		who = append(who, urlText(c.Post.URL))
 	}
 	if len(who) > 0 {
 		b.WriteString("\n— " + strings.Join(who, ", ") + "\n")
@@ -245,11 +248,169 @@ func writePost(b *strings.Builder, c *pipeline.Check) {
 	b.WriteString("\n")
 }
 
-// inline makes text safe inside one Markdown line: no line breaks, and the
-// characters that would start a link, emphasis or HTML escaped.
+// inline makes text safe inside one Markdown line: no line breaks, every
+// link in it defanged (links.Defang: a renderer would autolink a bare
+// URL), and the characters that would start a link, emphasis, an entity or
+// HTML escaped.
 func inline(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	return strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`, "*", `\*`, "_", `\_`, "`", "\\`", "<", `\<`, ">", `\>`).Replace(s)
+	return escapeMD(defangLinks(strings.Join(strings.Fields(s), " ")))
+}
+
+var mdEscaper = strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`, "*", `\*`, "_", `\_`, "`", "\\`", "<", `\<`, ">", `\>`, "&", `\&`)
+
+// escapeMD escapes the characters of s that Markdown would read as markup
+// in a line: links, emphasis, code, HTML and entities.
+func escapeMD(s string) string { return mdEscaper.Replace(s) }
+
+// defangLinks writes every link in s (sources/links) defanged, with its
+// label: text is never a link.
+func defangLinks(s string) string {
+	var b strings.Builder
+	last := 0
+	for _, l := range links.Find(s) {
+		if defanged(l.URL) {
+			continue
+		}
+		b.WriteString(s[last:l.Start])
+		if l.Label != "" {
+			b.WriteString(l.Label + " ")
+		}
+		b.WriteString(links.Defang(l.URL))
+		last = l.End
+	}
+	if last > 0 {
+		s = b.String() + s[last:]
+	}
+	return defangRest(s)
+}
+
+// defanged says whether u is written defanged already ("hxxps://…"): no
+// renderer follows it.
+func defanged(u string) bool {
+	u = strings.ToLower(u)
+	return strings.HasPrefix(u, "hxxp") || strings.HasPrefix(u, "fxp")
+}
+
+// defangRest defangs what a renderer links that is no link to
+// sources/links (a host under no public suffix, "www.anything").
+func defangRest(s string) string {
+	return reLinkable.ReplaceAllStringFunc(s, func(m string) string {
+		if strings.EqualFold(m, "www.") {
+			return m[:3] + "[.]"
+		}
+		return links.Defang(m)
+	})
+}
+
+// reLinkable is what renderers autolink in text whatever follows it.
+var reLinkable = regexp.MustCompile(`(?i)\b(?:https?|ftps?)://|\bwww\.`)
+
+// pctUnsafe percent-encodes what may not stand in a Markdown autolink or
+// link destination: blanks, control characters, "<", ">", quotes, the
+// backquote, the backslash and every byte outside ASCII. A browser encodes
+// them the same way, so the
+// URL is the one given.
+func pctUnsafe(u string) string {
+	var b strings.Builder
+	for i := 0; i < len(u); i++ {
+		switch c := u[i]; {
+		case c <= ' ' || c >= 0x7f || strings.IndexByte(`<>"'\`+"`", c) >= 0:
+			fmt.Fprintf(&b, "%%%02X", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// mdDest is u written as a Markdown link destination: encoded (pctUnsafe),
+// with the parentheses that would end it escaped and "&" written as the
+// entity, so that what follows it is never read as one.
+func mdDest(u string) string {
+	return strings.NewReplacer("(", `\(`, ")", `\)`, "&", `&amp;`).Replace(pctUnsafe(u))
+}
+
+// mdLink is a Markdown link with label (already escaped) to u when u is
+// an http(s) URL; any other URL (javascript:, data:, a relative one) is
+// no link: the label is followed by the URL defanged.
+func mdLink(label, u string) string {
+	if !isHTTPURL(u) {
+		return label + " (" + inline(u) + ")"
+	}
+	return "[" + label + "](" + mdDest(u) + ")"
+}
+
+// urlText is u on its own: an autolink when it is an http(s) URL,
+// defanged text otherwise.
+func urlText(u string) string {
+	if !isHTTPURL(u) {
+		return inline(u)
+	}
+	return "<" + pctUnsafe(u) + ">"
+}
+
+// factCheckLine announces a fact-check, its page linked when its reviewer
+// is verified.
+func factCheckLine(f pipeline.FactCheck) string {
+	u := f.URL
+	s := inline(strings.TrimSuffix(f.String(), " ("+u+")"))
+	switch {
+	case u == "":
+	case f.ReviewerVerified:
+		s += " (" + urlText(u) + ")"
+	default:
+		s += " (" + inline(u) + ")" // not a page muse vouches for: no link
+	}
+	return s
+}
+
+// ownURL is the http(s) URL of the check's page that u links to, as the
+// check holds it; "" when u links to no page of the check.
+func ownURL(c *pipeline.Check, u string) string {
+	src := c.SourceByURL(u)
+	if src == nil {
+		return ""
+	}
+	own := src.URL
+	if sources.Key(own) != sources.Key(u) {
+		own = src.FinalURL
+	}
+	if !isHTTPURL(own) {
+		return ""
+	}
+	return own
+}
+
+// correctionMarkdown writes the correction as Markdown: its lines escaped
+// as text, and its links to the check's own http(s) sources kept as links
+// (a bare URL as an autolink, a Markdown one with its label); any other
+// link is written defanged, as text.
+func correctionMarkdown(c *pipeline.Check, t string) string {
+	lines := strings.Split(t, "\n")
+	for i, line := range lines {
+		var b strings.Builder
+		last := 0
+		for _, l := range links.Find(line) {
+			b.WriteString(escapeMD(defangRest(line[last:l.Start])))
+			last = l.End
+			label := strings.Join(strings.Fields(l.Label), " ")
+			u := ownURL(c, l.URL)
+			switch {
+			case u == "":
+				if label != "" {
+					b.WriteString(inline(label) + " ")
+				}
+				b.WriteString(escapeMD(links.Defang(l.URL)))
+			case label != "" && !strings.HasPrefix(line[l.Start:], "!"):
+				b.WriteString(mdLink(inline(label), u))
+			default:
+				b.WriteString(urlText(u))
+			}
+		}
+		b.WriteString(escapeMD(defangRest(line[last:])))
+		lines[i] = b.String()
+	}
+	return strings.Join(lines, "\n")
 }
 
 func day(t time.Time) string { return t.Format(time.DateOnly) }

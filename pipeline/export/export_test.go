@@ -20,7 +20,7 @@ func sample() *pipeline.Check {
 		Sources: []pipeline.Source{
 			{URL: "https://blog.example/c", Domain: "blog.example", Tier: pipeline.TierExcluded, Status: pipeline.StatusExcludedRating,
 				Reason: "publisher rated low factuality"},
-			{URL: "https://www.reuters.com/a", Title: "Council approves [cycle] lanes", Publisher: "Reuters", Domain: "reuters.com",
+			{URL: "https://www.reuters.com/a", Title: "Council approves [cycle] lanes", Publisher: "Reuters", PublisherRated: true, Domain: "reuters.com",
 				Tier: pipeline.TierHigh, Factuality: "very high", Bias: "least biased", Status: pipeline.StatusUsed,
 				Reason: "refutes the post", Published: time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC),
 				FetchedAt: time.Date(2024, 3, 2, 10, 1, 0, 0, time.UTC)},
@@ -43,7 +43,7 @@ func TestMarkdown(t *testing.T) {
 		"- **refutes**: “The council approved new cycle lanes.” — [Reuters](https://www.reuters.com/a), read 2024-03-02",
 		"[Council approves \\[cycle\\] lanes](https://www.reuters.com/a) — Reuters; high tier (factuality very high, bias least biased); used: refutes the post; published 2024-03-01; read 2024-03-02",
 		"; excluded rating: publisher rated low factuality",
-		"> The council banned *all* bicycles from Monday!",
+		"> The council banned \\*all\\* bicycles from Monday!", // the post is text: its markup escaped
 		"— Jo Doe, @jodoe, x, 2024-03-01 09:30 UTC, <https://x.com/jodoe/status/1>",
 		"- council bicycle ban\n",
 		"3 model calls, 900 prompt and 120 completion tokens, $0.0042",
@@ -125,6 +125,9 @@ func TestNote(t *testing.T) {
 	}
 
 	// Markdown flattened; URL appended when the text cites none inline.
+	// A note links only to the check's pages: these are two more.
+	long := "https://www.reuters.com/world/a-very-long-url-" + strings.Repeat("x", 300)
+	c.Sources = append(c.Sources, pipeline.Source{URL: "https://apnews.com/b"}, pipeline.Source{URL: long})
 	c.Correction.Text = "This post is **false**: see [Reuters](https://www.reuters.com/a) and <https://apnews.com/b>."
 	if n, _ := Note(c); n != "This post is false: see Reuters https://www.reuters.com/a and https://apnews.com/b." {
 		t.Errorf("flattened = %q", n)
@@ -138,7 +141,6 @@ func TestNote(t *testing.T) {
 	s1 := "This post is false: the council approved new cycle lanes on 1 March and did not ban bicycles anywhere in the city, according to Reuters."
 	s2 := " The vote passed 7-2 after a long debate about parking, delivery vans, school routes and the cost of repainting roads."
 	s3 := " Officials said the lanes would open in stages over the summer and that no fines for cyclists were proposed at any point."
-	long := "https://www.reuters.com/world/a-very-long-url-" + strings.Repeat("x", 300)
 	c.Correction.Text = s1 + s2 + s3 + " Source: " + long
 	n, err = Note(c)
 	if err != nil {

@@ -62,6 +62,8 @@ func TestNoteDropsWholeSentencesInAnyScript(t *testing.T) {
 		{"这条帖子具有误导性：视频摄于2019年的热那亚 https://www.zaobao.com.sg/a 。", "巴尔的摩没有大桥倒塌。"},
 	} {
 		c := sample()
+		// The note links only to the check's pages.
+		c.Sources = append(c.Sources, pipeline.Source{URL: "https://www.bbc.com/hindi/a"}, pipeline.Source{URL: "https://www.zaobao.com.sg/a"})
 		c.Correction = pipeline.Correction{Text: tc.first + " " + strings.Repeat(tc.filler, 40)}
 		n, err := Note(c)
 		if err != nil {

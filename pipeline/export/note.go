@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/rivo/uniseg"
@@ -24,6 +25,8 @@ var (
 	ErrNoURL        = errors.New("a note must cite at least one source URL and the correction cites none")
 	ErrTooLong      = errors.New("the correction does not fit in a note")
 	ErrDigest       = errors.New("a --no-llm digest is a reading list, not a note")
+	ErrForeignLink  = errors.New("a note may link only to the check's pages")
+	ErrMarkup       = errors.New("a note may not hold HTML")
 )
 
 // NoteLength counts s the way a note's length is checked, after trimming
@@ -92,6 +95,9 @@ func Note(c *pipeline.Check) (string, error) {
 		return "", fmt.Errorf("write note: %w", ErrDigest)
 	}
 	text := plainText(sanitize.String(c.Correction.Text))
+	if _, tags := pipeline.StripHTML(text); len(tags) > 0 {
+		return "", fmt.Errorf("write note: %w: the correction holds HTML markup (%s); a note is plain text, remove it", ErrMarkup, strings.Join(tags, ", "))
+	}
 	if len(urlSpans(text)) == 0 {
 		first := ""
 		for _, u := range c.Correction.URLs {
@@ -104,6 +110,15 @@ func Note(c *pipeline.Check) (string, error) {
 			return "", fmt.Errorf("write note: %w", ErrNoURL)
 		}
 		text += " " + first
+	}
+	// X links what its URL pattern finds, a bare "evil.com" too: every
+	// link the note makes must be one of the check's own pages.
+	for _, l := range links.FindLinked(text) {
+		// A sentence's closing mark in another script ("।") may be read
+		// as part of the URL; the page is the one without it.
+		if !isHTTP(l.URL) || c.SourceByURL(l.URL) == nil && c.SourceByURL(links.Normalise(strings.TrimRightFunc(text[l.Start:l.End], unicode.IsPunct))) == nil {
+			return "", fmt.Errorf("write note: %w: the correction links to %s, which is not one of the check's pages; remove it", ErrForeignLink, links.Defang(l.URL))
+		}
 	}
 	if NoteLength(text) <= NoteLimit {
 		return text, nil

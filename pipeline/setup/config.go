@@ -19,10 +19,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 	"github.com/agnivade/levenshtein"
 	"github.com/musecheck/muse/sources/jobs"
+	"github.com/musecheck/muse/sources/tomlguard"
 )
 
 // Config is everything muse can be configured with. The toml tags are the
@@ -189,7 +192,7 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 		path = filepath.Join(c.ConfigDir, "config.toml")
 	}
 	var bad []string
-	switch b, err := os.ReadFile(path); {
+	switch b, err := tomlguard.ReadFile(path, maxConfigBytes); {
 	case err == nil:
 		typeErrs, err := decodeFile(c, string(b))
 		if err != nil {
@@ -202,6 +205,9 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 		return nil, fmt.Errorf("read config %s: %w", path, err)
 	}
 	bad = append(bad, applyEnv(c, getenv)...)
+	if p := userProblem(c.User); p != "" {
+		bad = append(bad, p)
+	}
 	c.Problems = append(c.Problems, bad...)
 	for _, model := range slices.Sorted(maps.Keys(c.Capabilities)) {
 		c.Problems = append(c.Problems, c.Capabilities[model].problems(model)...)
@@ -224,6 +230,10 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 	}
 	return c, nil
 }
+
+// maxConfigBytes is the largest config file read; the commented template
+// is under 20 KiB.
+const maxConfigBytes = 1 << 20
 
 // decodeFile decodes a config file key by key, so that one value of the
 // wrong type is reported without losing the others; unknown keys (the TOML
@@ -426,6 +436,22 @@ func (c *Config) CachePath() string {
 		return c.DatabaseURL
 	}
 	return filepath.Join(cmp.Or(c.CacheDir, c.DataDir), "cache.db")
+}
+
+// MaxUserLen is the longest checker name (MUSE_USER, user) in bytes: it
+// goes into every save's audit row and into the PostgreSQL notification
+// of it, whose payload is limited to 8000 bytes.
+const MaxUserLen = 128
+
+// userProblem says what is wrong with a checker's name, "" when nothing.
+func userProblem(u string) string {
+	switch {
+	case len(u) > MaxUserLen:
+		return fmt.Sprintf("user (MUSE_USER) is %d bytes long; a checker's name is at most %d", len(u), MaxUserLen)
+	case !utf8.ValidString(u) || strings.ContainsFunc(u, unicode.IsControl):
+		return "user (MUSE_USER) holds control characters or invalid UTF-8; a checker's name is one line of text"
+	}
+	return ""
 }
 
 // osUser is the operating system's name for the user running muse ($USER

@@ -53,6 +53,7 @@ func Doctor(ctx context.Context, cfg *Config) []DoctorItem {
 		conf.Fix = "correct or remove those keys (`muse config init --print` shows every key with its type)"
 	}
 	out = append(out, conf)
+	out = append(out, doctorFiles(cfg))
 	out = append(out, doctorModel(ctx, cfg)...)
 	out = append(out, doctorSearch(ctx, cfg)...)
 	out = append(out, doctorRatings(cfg))

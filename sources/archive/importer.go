@@ -296,24 +296,69 @@ func (s *Store) readJSONL(ctx context.Context, r io.Reader, path string, out cha
 			return false
 		}
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
-	for line := 1; sc.Scan(); line++ {
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
+	br := bufio.NewReaderSize(r, 64*1024)
+	for line := 1; ; line++ {
+		raw, n, rerr := readLine(br, maxRecordBytes)
+		if rerr != nil && rerr != io.EOF {
+			return rerr
 		}
 		d := lineDoc{where: fmt.Sprintf("%s:%d", path, line)}
-		d.row, d.err = s.decodeRecord(b)
-		size += len(b)
-		if batch = append(batch, d); (len(batch) == batchSize || size >= batchBytes) && !send() {
-			return ctx.Err()
+		b := bytes.TrimSpace(raw)
+		switch {
+		case n > maxRecordBytes:
+			// Skipped without being held in memory; the lines after it
+			// are read as usual.
+			d.err = fmt.Errorf("the record is %d bytes, over the limit of %d MiB; skipped", n, maxRecordBytes>>20)
+		case len(b) == 0:
+			if rerr == io.EOF {
+				break
+			}
+			continue
+		default:
+			d.row, d.err = s.decodeRecord(b)
+			size += len(b)
+		}
+		if n > maxRecordBytes || len(b) > 0 {
+			if batch = append(batch, d); (len(batch) == batchSize || size >= batchBytes) && !send() {
+				return ctx.Err()
+			}
+		}
+		if rerr == io.EOF {
+			break
 		}
 	}
 	if len(batch) > 0 && !send() {
 		return ctx.Err()
 	}
-	return sc.Err()
+	return nil
+}
+
+// maxRecordBytes is the largest JSONL record read; a longer line is
+// skipped with an error and the import goes on.
+const maxRecordBytes = 64 << 20
+
+// readLine reads one line of br, without its newline: its bytes when it is
+// at most max long, and its length n either way (a longer line is read
+// through and dropped, never held whole). err is io.EOF after the last
+// line.
+func readLine(br *bufio.Reader, max int) (line []byte, n int, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		n += len(chunk)
+		if n <= max+1 {
+			line = append(line, chunk...)
+		} else {
+			line = nil
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			line = line[:len(line)-1]
+			n--
+		}
+		return line, n, err
+	}
 }
 
 // decodeRecord reads one JSONL record into a row.

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"image/color"
 	"image/gif"
 	"image/jpeg"
 	"image/png"
@@ -53,9 +54,15 @@ type Options struct {
 	MaxBytes int64
 	// MaxSide caps width and height each. Default 12000 pixels.
 	MaxSide int
-	// MaxPixels caps width×height, which bounds the memory a decode takes
-	// (4 bytes a pixel and more). Default 50 million.
+	// MaxPixels caps width×height. Default 50 million.
 	MaxPixels int64
+	// MaxDecodedBytes caps the memory the decoded pixels take, computed
+	// from the header before decoding: width × height × the bytes a pixel
+	// of its colour model takes (8 for 16-bit RGBA PNG, 4 for 8-bit, 3 at
+	// most for JPEG's YCbCr, 1 for a palette). Default 128 MiB: a 7000×7000
+	// 16-bit PNG (392 MB decoded, from a 394 KB file) is refused, a
+	// 24-megapixel photo is not.
+	MaxDecodedBytes int64
 	// Timeout bounds one URL download as a whole. Default 20s.
 	Timeout time.Duration
 	// AllowPrivate lets URLs reach loopback, private and other non-public
@@ -83,6 +90,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxPixels <= 0 {
 		o.MaxPixels = 50_000_000
+	}
+	if o.MaxDecodedBytes <= 0 {
+		o.MaxDecodedBytes = 128 << 20
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 20 * time.Second
@@ -201,6 +211,10 @@ func Decode(src string, data []byte, opts Options) (*Image, error) {
 	if cfg.Width > opts.MaxSide || cfg.Height > opts.MaxSide || int64(cfg.Width)*int64(cfg.Height) > opts.MaxPixels {
 		return fail(fmt.Errorf("%w: %d×%d pixels, limit %d a side and %d in all", ErrTooLarge, cfg.Width, cfg.Height, opts.MaxSide, opts.MaxPixels))
 	}
+	if n := DecodedBytes(cfg); n > opts.MaxDecodedBytes {
+		return fail(fmt.Errorf("%w: %d×%d pixels at %d bytes a pixel take %d MiB decoded, limit %d MiB",
+			ErrTooLarge, cfg.Width, cfg.Height, bytesPerPixel(cfg.ColorModel), n>>20, opts.MaxDecodedBytes>>20))
+	}
 	pix, err := decodePixels(format, data)
 	if err != nil {
 		return fail(fmt.Errorf("%w: %s: %v", ErrCorrupt, format, err))
@@ -222,6 +236,35 @@ func Decode(src string, data []byte, opts Options) (*Image, error) {
 	}
 	img.Hash = h
 	return img, nil
+}
+
+// DecodedBytes is the memory an image's pixels take once decoded, from its
+// header: width × height × the bytes a pixel of its colour model takes.
+func DecodedBytes(cfg image.Config) int64 {
+	return int64(cfg.Width) * int64(cfg.Height) * int64(bytesPerPixel(cfg.ColorModel))
+}
+
+// bytesPerPixel is what the standard decoders allocate a pixel for each
+// colour model: image.RGBA64/NRGBA64 8, RGBA/NRGBA, CMYK and YCbCr with
+// alpha 4, YCbCr at most 3 (4:4:4), Gray16 and Alpha16 2, Gray, Alpha and a palette 1. An
+// unknown model is taken as 8, the most.
+func bytesPerPixel(m color.Model) int {
+	switch m {
+	case color.RGBA64Model, color.NRGBA64Model:
+		return 8
+	case color.RGBAModel, color.NRGBAModel, color.CMYKModel, color.NYCbCrAModel:
+		return 4
+	case color.YCbCrModel:
+		return 3
+	case color.Gray16Model, color.Alpha16Model:
+		return 2
+	case color.GrayModel, color.AlphaModel:
+		return 1
+	}
+	if _, ok := m.(color.Palette); ok {
+		return 1
+	}
+	return 8
 }
 
 // sniff names the format by its magic bytes (the signatures in each

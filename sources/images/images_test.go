@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -300,5 +301,29 @@ func TestSimilarity(t *testing.T) {
 	a, b := &Image{Hash: base}, &Image{Hash: other}
 	if a.Similarity(b) != Similarity(base, other) {
 		t.Error("method and function disagree")
+	}
+}
+
+// A 16-bit PNG is 8 bytes a pixel decoded: a 7000×7000 one, a few hundred
+// KB on the wire and under the pixel cap, is refused from its header
+// before its pixels are decoded; a small one decodes.
+func TestDecodedSizeFromHeader(t *testing.T) {
+	bomb := imagetest.PNG16(t, 7000, 7000)
+	if len(bomb) > 1<<20 {
+		t.Fatalf("the bomb is %d bytes", len(bomb))
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Decode("bomb.png", bomb, Options{})
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "7000×7000 pixels at 8 bytes a pixel take 373 MiB decoded, limit 128 MiB") {
+		t.Errorf("bomb: %v", err)
+	}
+	if d := after.TotalAlloc - before.TotalAlloc; d > 16<<20 {
+		t.Errorf("refusing the bomb allocated %d MB", d>>20)
+	}
+	small, err := Decode("small.png", imagetest.PNG16(t, 64, 48), Options{})
+	if err != nil || small.Width != 64 {
+		t.Errorf("small 16-bit PNG: %+v, %v", small, err)
 	}
 }

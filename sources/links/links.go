@@ -14,8 +14,13 @@
 // definitions; autolinks "<u>"; raw HTML "<a href>…</a>" and any tag with
 // a src, href or action. Fullwidth and other compatibility forms
 // ("ｅｘａｍｐｌｅ．ｃｏｍ／ｘ", "。" for the dot), zero-width characters
-// inside a link and internationalised host names are read as a browser
+// inside a link, a letter or digit written percent-encoded ("%68ttps://",
+// "%65vil.com") and internationalised host names are read as a browser
 // reads them.
+//
+// FindLinked adds what X links on its own: a bare host name without a path
+// under a generic top-level domain ("evil.com", "Reuters.com"), X's URL
+// pattern taking the scheme as optional.
 package links
 
 import (
@@ -23,6 +28,7 @@ import (
 	"net/url"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -80,6 +86,8 @@ func fold(text string) *folded {
 		rep := text[i : i+n]
 		if r >= utf8.RuneSelf {
 			rep = foldRune(r)
+		} else if c, ok := percentAlnum(text[i:]); ok {
+			rep, n = c, 3
 		}
 		for k := 0; k < len(rep); k++ {
 			f.start = append(f.start, i)
@@ -90,6 +98,25 @@ func fold(text string) *folded {
 	}
 	f.s = b.String()
 	return f
+}
+
+// percentAlnum decodes a percent-encoded ASCII letter or digit at the
+// start of s ("%68" → "h"): a browser and X's link pattern read
+// "%68ttps://" and "%65vil.com" as the link they spell. Other escapes
+// ("%20", "%2F") stay as written.
+func percentAlnum(s string) (string, bool) {
+	if len(s) < 3 || s[0] != '%' {
+		return "", false
+	}
+	v, err := strconv.ParseUint(s[1:3], 16, 8)
+	if err != nil {
+		return "", false
+	}
+	c := byte(v)
+	if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+		return string(c), true
+	}
+	return "", false
 }
 
 // foldRune is how a URL parser reads one non-ASCII character.
@@ -158,10 +185,22 @@ var (
 )
 
 // Find returns every link in text, in order, none overlapping another.
-func Find(text string) []Link {
+func Find(text string) []Link { return find(text, false) }
+
+// FindLinked is Find and every bare host name X would link without a
+// path: X's URL pattern ([\w\-._~%]+\.[a-zA-Z]{2,}(/\S*)?) takes the scheme
+// as optional, and like X it takes a name under a generic top-level domain
+// ("evil.com", "Reuters.com", "news.org") or .co/.tv as a link, but not
+// one under another country code without a path ("file.py", "index.md"),
+// nor a suffix that is no top-level domain ("Node.js", "ASP.NET" is one:
+// .net), nor initials ("U.S.", "e.g."). Use it where the text is to be
+// published on X, so what X would link is judged as a link.
+func FindLinked(text string) []Link { return find(text, true) }
+
+func find(text string, x bool) []Link {
 	f := fold(text)
 	var c collector
-	c.f = f
+	c.f, c.x = f, x
 	// Markup first: a Markdown or HTML link holds a URL that is part of it.
 	defs := c.definitions()
 	c.markdown()
@@ -177,6 +216,7 @@ func Find(text string) []Link {
 
 type collector struct {
 	f     *folded
+	x     bool // also bare host names without a path (FindLinked)
 	links []Link
 	taken []bool // folded bytes already part of a link
 }
@@ -345,7 +385,7 @@ func (c *collector) bare() {
 	for _, m := range reBare.FindAllStringSubmatchIndex(c.f.s, -1) {
 		host, rest := c.f.s[m[2]:m[3]], c.f.s[m[4]:m[5]]
 		www := len(host) > 4 && strings.EqualFold(host[:4], "www.")
-		if rest == "" && !www {
+		if rest == "" && !www && !(c.x && xLinksBare(host)) {
 			continue // "example.com" alone is a name in prose; see the package comment
 		}
 		if m[2] > 0 && c.f.s[m[2]-1] == '@' && (rest == "" || rest[0] != '/') {
@@ -357,6 +397,14 @@ func (c *collector) bare() {
 		end := m[4] + len(trimEnd(rest))
 		c.add(m[2], end, Normalise("https://"+c.f.s[m[2]:end]), KindBare, "")
 	}
+}
+
+// xLinksBare says whether X links host written alone, without a scheme or
+// a path: its top-level domain is a generic one (three letters or more) or
+// .co or .tv; a country code otherwise needs a path.
+func xLinksBare(host string) bool {
+	tld := strings.ToLower(host[strings.LastIndexByte(host, '.')+1:])
+	return len(tld) > 2 || tld == "co" || tld == "tv"
 }
 
 // isHost reports whether h is a host a link could name: an IPv4 address,

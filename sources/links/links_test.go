@@ -207,3 +207,56 @@ func FuzzRemove(f *testing.F) {
 		}
 	})
 }
+
+// FindLinked takes what X links: a bare host name under a generic
+// top-level domain, and a percent-encoded letter as the letter; prose with
+// dots that X leaves alone stays text.
+func TestFindLinked(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want []string
+	}{
+		{"Reuters.com and apnews.com reported it.", []string{"https://reuters.com", "https://apnews.com"}},
+		{"proof at evil.co today", []string{"https://evil.co"}},
+		{"%68ttps://evil-proof.com/e", []string{"https://evil-proof.com/e"}},
+		{"see %65vil.com now", []string{"https://evil.com"}},
+		{"The U.S. Centers for Disease Control said so, e.g. in 2020.", nil},
+		{"Version 3.5 of the app, built with Node.js, is out; see main.go and file.py.", nil},
+		{"It costs $3.50/month, 50% more.", nil},
+		{"Write to press@example.com for details.", nil},
+	} {
+		var got []string
+		for _, l := range FindLinked(c.text) {
+			got = append(got, l.URL)
+		}
+		if strings.Join(got, " | ") != strings.Join(c.want, " | ") {
+			t.Errorf("FindLinked(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+	// Find itself reads percent-encoded letters but leaves a bare name in
+	// prose alone.
+	if got := Find("%68ttps://evil-proof.com/e"); len(got) != 1 || got[0].URL != "https://evil-proof.com/e" {
+		t.Errorf("Find(percent-encoded scheme) = %+v", got)
+	}
+	if got, removed := RemoveLinked("It is false, Reuters.com says.", keepEvidence); got != "It is false, says." || len(removed) != 1 {
+		t.Errorf("RemoveLinked = %q, %q", got, removed)
+	}
+}
+
+func TestDefang(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://evil.example/x.html":   "hxxps://evil[.]example/x.html",
+		"http://www.rumours.example":    "hxxp://www[.]rumours[.]example",
+		"javascript:alert(document.x)":  "javascript[:]alert(document.x)",
+		"evil-proof.com/e":              "evil-proof[.]com/e",
+		"ftp://files.example/a":         "fxp://files[.]example/a",
+		"data:text/html;base64,PHNjcmk": "data[:]text/html;base64,PHNjcmk",
+	} {
+		if got := Defang(in); got != want {
+			t.Errorf("Defang(%q) = %q, want %q", in, got, want)
+		}
+		if got := Defang(in); len(FindLinked(got)) > 0 && !strings.HasPrefix(got, "hxx") && !strings.HasPrefix(got, "fxp") {
+			t.Errorf("Defang(%q) = %q is still a link: %+v", in, got, FindLinked(got))
+		}
+	}
+}

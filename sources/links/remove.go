@@ -15,9 +15,19 @@ import (
 // URLs taken out, each once, in the order found. Text without a refused
 // link is returned as it is.
 func Remove(text string, keep func(url string) bool) (clean string, removed []string) {
+	return remove(text, keep, Find)
+}
+
+// RemoveLinked is Remove of every link FindLinked finds: for text to be
+// published on X, where a bare "evil.com" is a link too.
+func RemoveLinked(text string, keep func(url string) bool) (clean string, removed []string) {
+	return remove(text, keep, FindLinked)
+}
+
+func remove(text string, keep func(url string) bool, find func(string) []Link) (clean string, removed []string) {
 	for {
 		var changed bool
-		text, changed = removeOnce(text, keep, &removed)
+		text, changed = removeOnce(text, keep, find, &removed)
 		if !changed {
 			return text, removed
 		}
@@ -27,10 +37,10 @@ func Remove(text string, keep func(url string) bool) (clean string, removed []st
 
 // removeOnce is one pass; every pass that changes the text shortens it, so
 // Remove ends.
-func removeOnce(text string, keep func(string) bool, removed *[]string) (string, bool) {
+func removeOnce(text string, keep func(string) bool, find func(string) []Link, removed *[]string) (string, bool) {
 	var b strings.Builder
 	last, changed := 0, false
-	for _, l := range Find(text) {
+	for _, l := range find(text) {
 		if keep(l.URL) {
 			continue
 		}
@@ -41,7 +51,7 @@ func removeOnce(text string, keep func(string) bool, removed *[]string) (string,
 		b.WriteString(text[last:l.Start])
 		last = l.End
 		label := l.Label
-		if len(Find(label)) > 0 {
+		if len(find(label)) > 0 {
 			label = "" // a label that is itself a link goes with it
 		}
 		if label != "" {

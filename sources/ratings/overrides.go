@@ -12,6 +12,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/tomlguard"
 )
 
 // Override is the newsroom's own decision about one domain, kept in the
@@ -75,10 +76,18 @@ type overrides struct {
 	byK  map[string]Override // by normalized key ("example.com", "al.com/birmingham")
 }
 
+// maxOverridesBytes is the largest overrides file read: some hundred
+// thousand domains.
+const maxOverridesBytes = 16 << 20
+
 // readOverrides decodes an overrides file; a missing file is empty.
 func readOverrides(path string) (overridesFile, error) {
 	var f overridesFile
-	if _, err := toml.DecodeFile(path, &f); err != nil {
+	b, err := tomlguard.ReadFile(path, maxOverridesBytes)
+	if err == nil {
+		_, err = toml.Decode(string(b), &f)
+	}
+	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return overridesFile{Domains: map[string]Override{}}, nil
 		}

@@ -52,6 +52,9 @@ func Open(path string, o Options) (*sql.DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create directory: %w", err)
 	}
+	if err := createPrivate(path); err != nil {
+		return nil, err
+	}
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.Busy.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -73,6 +76,25 @@ func Open(path string, o Options) (*sql.DB, error) {
 	db.SetMaxOpenConns(cmp.Or(o.MaxConns, 4))
 	db.SetConnMaxIdleTime(time.Minute)
 	return db, nil
+}
+
+// createPrivate creates a new database file readable by its owner alone
+// (0600), whatever the umask and the directory's mode: SQLite then creates
+// the file's -wal and -shm with the same mode. An existing file is left as
+// it is (`muse doctor` warns when others can read it).
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create database: %w", err)
+	}
+	if err := f.Chmod(0o600); err != nil { // the umask may have taken bits, never added them
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // patientConnector opens connections as the driver does, but waits out a

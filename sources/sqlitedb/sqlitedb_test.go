@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -92,5 +93,32 @@ func TestOpenWaitsForTheFirstWriter(t *testing.T) {
 		}
 		db.Close()
 		first.Close()
+	}
+}
+
+// A new database, its WAL and its shared-memory file are the owner's
+// alone, in a directory others may read and under a permissive umask.
+func TestNewFilesArePrivate(t *testing.T) {
+	old := syscall.Umask(0o002)
+	defer syscall.Umask(old)
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	path := filepath.Join(dir, "cases.db")
+	db, err := Open(path, Options{Busy: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE t (x); INSERT INTO t VALUES (1)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := st.Mode().Perm(); m != 0o600 {
+			t.Errorf("%s is %o, want 600", filepath.Base(p), m)
+		}
 	}
 }
