@@ -284,7 +284,10 @@ func queryOf(u *url.URL) string {
 }
 
 // minQuoteRunes is the shortest quote worth keeping: anything shorter
-// ("The", "Yes.") matches almost any page and proves nothing. minPartWords
+// ("The", "Yes.") matches almost any page and proves nothing. It is
+// counted in characters of a spaced script (quoteLength): a character of
+// a script without spaces carries a word's worth of text in two
+// (lang.CharsPerWord), as six of English do with the space. minPartWords
 // is the shortest part of a quote around an ellipsis, so "The … was" cannot
 // stitch a sentence out of scattered words.
 const (
@@ -294,6 +297,21 @@ const (
 	// fact-checker elides within a passage, not across a page.
 	maxElided = 1200
 )
+
+// quoteLength is a quote's length in characters of a spaced script: a
+// character of a script without spaces counts as three (a word of two of
+// them holds what six characters of English do).
+func quoteLength(s string) int {
+	n := 0
+	for _, r := range s {
+		if lang.Unspaced(r) {
+			n += 6 / lang.CharsPerWord
+		} else {
+			n++
+		}
+	}
+	return n
+}
 
 // QuoteMatch is what LocateQuote found for a model's quote on a page.
 type QuoteMatch struct {
@@ -358,7 +376,7 @@ func locateQuote(q, text string) QuoteMatch {
 	}
 	total := 0
 	for _, p := range parts {
-		total += len([]rune(p.folded))
+		total += quoteLength(p.folded)
 	}
 	if total < minQuoteRunes {
 		return QuoteMatch{Reason: fmt.Sprintf("the quote is shorter than %d characters, too short to show where it is from", minQuoteRunes)}

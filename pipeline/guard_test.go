@@ -188,3 +188,27 @@ func TestGuardCorrectionHostileForms(t *testing.T) {
 		}
 	}
 }
+
+// A quote's shortest length holds the same amount of text in every
+// script: ten characters of Japanese (about five words) is a quote, as
+// twenty of English are; three characters, like "Yes.", are not.
+func TestShortestQuoteInEveryScript(t *testing.T) {
+	page := "大阪府は１４日、新しい条例を可決したと発表した。市民の反対は多かった。"
+	for _, c := range []struct {
+		quote string
+		ok    bool
+	}{
+		{"新しい条例を可決した", true},
+		{"可決した", false},
+		{"The council voted.", false},
+		{"The council voted no.", true},
+	} {
+		text := page
+		if !strings.ContainsRune(c.quote, '可') {
+			text = "The council voted no. It met on Monday."
+		}
+		if m := LocateQuote(c.quote, text); m.Verified != c.ok {
+			t.Errorf("%q: verified %v (%s), want %v", c.quote, m.Verified, m.Reason, c.ok)
+		}
+	}
+}
