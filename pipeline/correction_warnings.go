@@ -49,6 +49,8 @@ func (c *Check) CorrectionWarnings() []string {
 		switch {
 		case evidence[sources.Key(l.URL)]:
 			cited = true
+		case c.Post.URL != "" && sources.Key(l.URL) == sources.Key(c.Post.URL):
+			// The post itself: named, not cited as a source.
 		case !slices.Contains(foreign, l.URL):
 			foreign = append(foreign, l.URL)
 		}
