@@ -159,6 +159,14 @@ func casesExportCmd(app *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if strings.EqualFold(format, "json") && version == 0 {
+				// The correction's versions go with the case's JSON.
+				ds, err := st.Drafts(cmd.Context(), id)
+				if err != nil {
+					return fmt.Errorf("case %s: %w", id, err)
+				}
+				o.Versions = cases.Versions(ds)
+			}
 			b, err := export.Render(c, o)
 			if err != nil {
 				return fmt.Errorf("case %s: %w", id, err)

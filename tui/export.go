@@ -130,7 +130,20 @@ func (m *Model) askExportPath(c exportChoice, o export.Options) tea.Cmd {
 			return nil
 		}
 		write := func(m *Model) tea.Cmd {
-			return noted(exportCheck(cloneCheck(m.check), o, v), m.auditCase(cases.ActionExported, o.Format))
+			c := cloneCheck(m.check)
+			if o.Format == "json" && m.saving() {
+				// The correction's versions go with the case's JSON.
+				st, ctx := m.opts.Cases, m.appCtx
+				return noted(func() tea.Msg {
+					ds, err := st.Drafts(ctx, c.ID)
+					if err != nil {
+						return resultMsg{what: "export json", err: err}
+					}
+					o.Versions = cases.Versions(ds)
+					return exportCheck(c, o, v)()
+				}, m.auditCase(cases.ActionExported, o.Format))
+			}
+			return noted(exportCheck(c, o, v), m.auditCase(cases.ActionExported, o.Format))
 		}
 		if _, err := os.Lstat(v); err != nil {
 			return write(m)

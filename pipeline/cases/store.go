@@ -45,6 +45,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/export"
 	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/pgdb"
 	"github.com/musecheck/muse/sources/sqlitedb"
@@ -494,6 +495,15 @@ type Draft struct {
 	Text   string    `json:"text"`
 	Edited bool      `json:"edited"` // a person wrote or changed it (false: the model's)
 	By     string    `json:"by"`     // the checker whose muse saved it
+}
+
+// Versions are drafts as the JSON export writes them, "versions".
+func Versions(ds []Draft) []export.Version {
+	out := make([]export.Version, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, export.Version{Time: d.Time, Text: d.Text, Edited: d.Edited, By: d.By})
+	}
+	return out
 }
 
 // SaveDraft keeps one more draft of the case's correction: call it when the

@@ -424,6 +424,18 @@ type Options struct {
 	// Secrets are replaced by "[redacted]" in the export (sources.Redactor):
 	// a key a model echoed into the correction never reaches a file.
 	Secrets []string
+	// Versions are the correction's versions the case keeps, oldest
+	// first; the JSON export carries them as "versions".
+	Versions []Version
+}
+
+// Version is one version of the correction, as the case keeps it: the
+// model's draft or a person's edit.
+type Version struct {
+	Time   time.Time `json:"time"`
+	Text   string    `json:"text"`
+	Edited bool      `json:"edited"` // a person wrote or changed it
+	By     string    `json:"by,omitempty"`
 }
 
 // Render exports the check in o.Format, so the CLI and the TUI share one
@@ -441,7 +453,7 @@ func render(c *pipeline.Check, o Options) ([]byte, error) {
 	case "md", "markdown":
 		return []byte(Markdown(c)), nil
 	case "json":
-		return JSON(c)
+		return jsonWithVersions(c, o.Versions)
 	case "note":
 		n, err := Note(c)
 		if err != nil {
@@ -453,4 +465,21 @@ func render(c *pipeline.Check, o Options) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("export: unknown format %q; use one of %s", o.Format, strings.Join(Formats, ", "))
 	}
+}
+
+// jsonWithVersions is the Check's JSON with the correction's versions
+// beside its fields, as "versions" (the Check alone when there are none).
+func jsonWithVersions(c *pipeline.Check, vs []Version) ([]byte, error) {
+	b, err := JSON(c)
+	if err != nil || len(vs) == 0 {
+		return b, err
+	}
+	v, err := json.MarshalIndent(vs, "  ", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("export JSON of case %s: versions: %w", c.ID, err)
+	}
+	body := bytes.TrimRight(b, "\n")
+	body = bytes.TrimSuffix(body, []byte("}"))
+	body = bytes.TrimRight(body, "\n")
+	return append(append(append(body, []byte(",\n  \"versions\": ")...), v...), []byte("\n}\n")...), nil
 }
