@@ -211,6 +211,7 @@ func casesExportCmd(app *App) *cobra.Command {
 	f.StringVar(&rev.Name, "reviewer", "", "claimreview: the fact-checking organisation's name")
 	f.StringVar(&rev.URL, "reviewer-url", "", "claimreview: the organisation's home page")
 	f.StringVar(&rev.ReviewURL, "review-url", "", "claimreview: the page where the fact-check is published (default --reviewer-url)")
+	f.StringVar(&rev.Claim, "claim", "", "claimreview: the claim reviewed, in a sentence (default the post's text)")
 	f.StringVar(&rating, "rating", "", "claimreview: the verdict, e.g. false, misleading, mostly false, missing context")
 	return cmd
 }

@@ -204,7 +204,8 @@ type Model struct {
 	caseSaving  bool // a save of the case is in flight
 	casePending bool // the check changed since that save began
 	caseErr     string
-	reviewer    export.Reviewer // the last ClaimReview answers, asked again prefilled
+	reviewer    export.Reviewer   // the last ClaimReview answers, asked again prefilled
+	claimFor    map[string]string // the claim each case's ClaimReview reviews, by case ID
 	verdict     string
 }
 
@@ -254,7 +255,7 @@ func New(ctx context.Context, opts Options) *Model {
 	if ss, ok := opts.Cases.(cases.SnapshotStore); ok {
 		m.snaps = &cases.Snapshotter{Store: ss, Pages: opts.Pages}
 	}
-	m.reviewer = opts.Reviewer
+	m.reviewer, m.claimFor = opts.Reviewer, map[string]string{}
 	if m.reviewer.Name == "" && opts.ReviewerFile != "" {
 		m.reviewer = loadReviewer(opts.ReviewerFile)
 	}

@@ -119,6 +119,8 @@ func TestCaseFlow(t *testing.T) {
 	waitFor(t, tm, "URL where the review is published")
 	tm.Type("https://desk.example/checks/bridge")
 	tm.Send(keyMsg(tea.KeyEnter))
+	waitFor(t, tm, "The claim reviewed, in one sentence:")
+	tm.Send(keyMsg(tea.KeyEnter)) // the post's first sentence, as offered
 	waitFor(t, tm, "Verdict")
 	tm.Type("false")
 	tm.Send(keyMsg(tea.KeyEnter))
@@ -170,7 +172,8 @@ func TestCaseFlow(t *testing.T) {
 	}
 
 	// Every export is package export's rendering of the check as it stood.
-	rev := export.Reviewer{Name: "Desk Check", ReviewURL: "https://desk.example/checks/bridge", Published: fixedNow}
+	rev := export.Reviewer{Name: "Desk Check", ReviewURL: "https://desk.example/checks/bridge", Published: fixedNow,
+		Claim: firstSentence(saved.Post.Text)}
 	rating, _ := export.ParseRating("false")
 	for format, ext := range map[string]string{"md": ".md", "json": ".json", "note": ".note.txt", "claimreview": ".claimreview.json"} {
 		got, err := os.ReadFile(filepath.Join(exportDir, "muse-"+saved.ID+ext))
@@ -457,7 +460,11 @@ func TestReviewerRemembered(t *testing.T) {
 	m, _ := finished(t, 100, 30)
 	m.opts.ReviewerFile = file
 	press(t, m, "x", "c")
-	press(t, m, "Desk Check", "enter", "https://desk.example/checks/bridge", "enter", "false", "enter")
+	press(t, m, "Desk Check", "enter", "https://desk.example/checks/bridge", "enter")
+	if first := firstSentence(m.check.Post.Text); m.prompt.input.Value() != first || first == strings.TrimSpace(m.check.Post.Text) {
+		t.Errorf("the claim offered is %q, want the post's first sentence %q", m.prompt.input.Value(), first)
+	}
+	press(t, m, "enter", "false", "enter")
 	if m.overlay != overlayPrompt || !strings.Contains(m.prompt.title, "Export claimreview to:") {
 		t.Fatalf("the ClaimReview questions did not lead to the file name: %q (status %q)", m.prompt.title, m.status)
 	}

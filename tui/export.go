@@ -14,6 +14,7 @@ import (
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/cases"
 	"github.com/musecheck/muse/pipeline/export"
+	"github.com/musecheck/muse/sources/lang"
 )
 
 // exportChoice is one line of the export menu. The formats themselves are
@@ -83,8 +84,9 @@ func (m *Model) onExportKey(msg tea.KeyMsg) tea.Cmd {
 }
 
 // askClaimReview asks what ClaimReview needs and muse cannot know: who
-// reviews, where the review is published, and the verdict (muse writes a
-// correction, never a rating). The answers are offered again next time.
+// reviews, where the review is published, the claim in a sentence (the
+// post's first, offered) and the verdict (muse writes a correction, never
+// a rating). The answers are offered again next time.
 func (m *Model) askClaimReview(c exportChoice) tea.Cmd {
 	return m.ask("ClaimReview — reviewing organisation:", m.reviewer.Name, func(m *Model, name string) tea.Cmd {
 		name = strings.TrimSpace(name)
@@ -95,19 +97,36 @@ func (m *Model) askClaimReview(c exportChoice) tea.Cmd {
 		page := firstNonEmpty(m.reviewer.ReviewURL, m.reviewer.URL)
 		return m.ask("URL where the review is published:", page, func(m *Model, page string) tea.Cmd {
 			m.reviewer.ReviewURL = strings.TrimSpace(page)
-			return m.ask("Verdict (false, misleading, missing context…):", m.verdict, func(m *Model, v string) tea.Cmd {
-				rating, err := export.ParseRating(v)
-				if err != nil {
-					return m.setFailure("ClaimReview not exported: " + err.Error())
-				}
-				m.verdict = strings.TrimSpace(v)
-				rev := m.reviewer
-				rev.Published = m.now()
-				return tea.Batch(saveReviewer(m.opts.ReviewerFile, m.reviewer),
-					m.askExportPath(c, export.Options{Format: c.format, Reviewer: rev, Rating: rating}))
+			return m.ask("The claim reviewed, in one sentence:", firstNonEmpty(m.claimFor[m.check.ID], firstSentence(m.check.Post.Text)), func(m *Model, claim string) tea.Cmd {
+				m.claimFor[m.check.ID] = strings.TrimSpace(claim)
+				return m.askVerdict(c)
 			})
 		})
 	})
+}
+
+// askVerdict asks the ClaimReview's verdict, then where to write it.
+func (m *Model) askVerdict(c exportChoice) tea.Cmd {
+	return m.ask("Verdict (false, misleading, missing context…):", m.verdict, func(m *Model, v string) tea.Cmd {
+		rating, err := export.ParseRating(v)
+		if err != nil {
+			return m.setFailure("ClaimReview not exported: " + err.Error())
+		}
+		m.verdict = strings.TrimSpace(v)
+		rev := m.reviewer
+		rev.Published, rev.Claim = m.now(), m.claimFor[m.check.ID]
+		return tea.Batch(saveReviewer(m.opts.ReviewerFile, m.reviewer),
+			m.askExportPath(c, export.Options{Format: c.format, Reviewer: rev, Rating: rating}))
+	})
+}
+
+// firstSentence is the first sentence of text, offered as the claim a
+// ClaimReview reviews.
+func firstSentence(text string) string {
+	if ss := lang.Sentences(strings.TrimSpace(text)); len(ss) > 0 {
+		return ss[0]
+	}
+	return strings.TrimSpace(text)
 }
 
 // askExportPath asks where to write the export, offering a name from the

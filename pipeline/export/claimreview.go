@@ -24,6 +24,10 @@ type Reviewer struct {
 	ReviewURL string
 	// Published is the review's publication date; zero means now.
 	Published time.Time
+	// Claim is the claim reviewed as the reviewer states it, in a
+	// sentence ("5G networks spread COVID-19"); empty means the post's
+	// text, which may run to paragraphs.
+	Claim string
 }
 
 // Rating is the verdict. Muse itself gives none (it writes a correction),
@@ -59,15 +63,16 @@ func ParseRating(s string) (Rating, error) {
 }
 
 // ClaimReview returns schema.org ClaimReview JSON-LD for the check: the
-// post is the claim reviewed (its text, author and date, with the post URL
-// as the claim's appearance), the correction is the review body, and the
+// post is the claim reviewed (the claim as the reviewer states it, else the
+// post's text; the post's author and date, with the post URL as the
+// claim's appearance), the correction is the review body, and the
 // reviewer is the author. It refuses without a reviewer name, a review URL,
 // a rating name or a post.
 func ClaimReview(c *pipeline.Check, r Reviewer, rating Rating) ([]byte, error) {
 	if c == nil {
 		return nil, errors.New("export ClaimReview: no check given")
 	}
-	claim := excerptText(c.Post.Text, 1000)
+	claim := excerptText(cmp.Or(strings.TrimSpace(r.Claim), c.Post.Text), 1000)
 	if claim == "" {
 		return nil, fmt.Errorf("export ClaimReview of case %s: the post has no text to name as the claim reviewed", c.ID)
 	}

@@ -350,3 +350,24 @@ func TestCachedPromptTokensSaid(t *testing.T) {
 		t.Errorf("usage line without a prompt cache %q", l)
 	}
 }
+
+// A ClaimReview names the claim as the reviewer states it when one is
+// given, and the post's text otherwise.
+func TestClaimReviewClaim(t *testing.T) {
+	r := Reviewer{Name: "Desk", URL: "https://desk.example", Claim: "Springfield banned bicycles."}
+	for _, c := range []struct {
+		r    Reviewer
+		want string
+	}{{r, "Springfield banned bicycles."}, {Reviewer{Name: "Desk", URL: "https://desk.example"}, sample().Post.Text}} {
+		b, err := ClaimReview(sample(), c.r, Rating{AlternateName: "False"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			ClaimReviewed string `json:"claimReviewed"`
+		}
+		if err := json.Unmarshal(b, &doc); err != nil || doc.ClaimReviewed != c.want {
+			t.Errorf("claimReviewed %q (%v), want %q", doc.ClaimReviewed, err, c.want)
+		}
+	}
+}
