@@ -64,8 +64,11 @@ func TestHostilePostImages(t *testing.T) {
 	if !strings.HasPrefix(c.Correction.Text, "This post is") {
 		t.Errorf("correction %q", c.Correction.Text)
 	}
-	if peak.Heap > 100<<20 {
-		t.Errorf("peak heap %d MB", peak.Heap>>20)
+	// A decoded bomb is 392 MB: the process's peak heap (which also holds
+	// what earlier tests left for the collector) stays under half of one.
+	// The figure itself is the benchmark's (BenchmarkHostilePostImages).
+	if peak.Heap > 196<<20 {
+		t.Errorf("peak heap %d MB: a decoded bomb was held", peak.Heap>>20)
 	}
 	t.Logf("peak heap %d MB, anonymous RSS %d MB", peak.Heap>>20, peak.AnonRSS>>20)
 }
