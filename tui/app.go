@@ -159,7 +159,7 @@ type Model struct {
 	helpScroll    int                       // scroll of the help screen and the message log
 	zoom          bool                      // the pane takes the whole screen
 	sidebarHidden bool
-	log           []string // every status message of this session, for L
+	log           []string // every status message of this run of the app, for L
 	versions      versionsState
 	scroll        int // correction pane scroll
 
@@ -192,7 +192,7 @@ type Model struct {
 	// the latest run started (nil for a first run): rows new or changed
 	// since are marked.
 	lastRunSources map[string]string
-	draftID        string // this session's: names the draft of a post being composed
+	draftID        string // this run of the app's: names the draft of a post being composed
 	draftSeq       int
 	draftSince     time.Time // when the oldest change not yet in the draft was made
 	gate           *draftGate

@@ -780,7 +780,7 @@ func (m *Model) onScrollKey(msg tea.KeyMsg) {
 	m.overlay = overlayNone
 }
 
-// logView is every status message and engine warning of this session,
+// logView is every status message and engine warning of this run of the app,
 // whole and wrapped, newest last.
 func (m *Model) logView() string {
 	var lines []string

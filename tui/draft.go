@@ -86,7 +86,7 @@ func (m *Model) onDraftTick(msg draftTickMsg) tea.Cmd {
 }
 
 // draftKey names the draft file: the case's ID for a check kept as a case
-// (so reopening the case finds it), this session's for the post being
+// (so reopening the case finds it), this run of the app's for the post being
 // composed.
 func (m *Model) draftKey() string {
 	if m.screen == screenCheck && m.check != nil && m.check.ID != "" {
