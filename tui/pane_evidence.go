@@ -41,8 +41,12 @@ func (m *Model) evidencePane(w, h int) string {
 			mark := m.st.Ok.Render("✓ verified")
 			if !e.Verified {
 				mark = m.st.Warn.Render("! not found in page")
-				if on := m.check.QuoteFoundOn(i); len(on) == 1 {
-					mark += m.st.Warn.Render(" — it is on " + safe(hostOf(on[0])) + ": m moves it there")
+				// Looked for on the selected row only: it reads every
+				// page's text, too much for each row of every frame.
+				if i == cur {
+					if on := m.check.QuoteFoundOn(i); len(on) == 1 {
+						mark += m.st.Warn.Render(" — it is on " + safe(hostOf(on[0])) + ": m moves it there")
+					}
 				}
 			}
 			head := m.marker(i == cur) + box + " " + kind + " " + mark

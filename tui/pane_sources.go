@@ -275,22 +275,30 @@ func (m *Model) onSourcesKey(msg tea.KeyMsg) tea.Cmd {
 		return tea.Batch(m.edited(), m.remember(s.Domain, boost, note))
 	case key.Matches(msg, k.Restore):
 		status = "restored " + dom + " for this check"
-		if m.opts.NewsroomChoice != nil {
-			if choice, file := m.opts.NewsroomChoice(s.Domain); choice != "" {
-				// The file still decides every other check: said, not undone.
-				return tea.Batch(m.edited(), m.setStatus(fmt.Sprintf("%s; the newsroom's overrides file still %ss it for every other check (%s): edit that file to undo it there",
-					status, choice, safe(file))))
-			}
-		}
 	case boost:
 		status = "boosted " + dom + ": it goes first"
 	default:
 		status = "dropped " + dom + " for this check"
 	}
-	if again := rerunWords(from); again != "" {
-		status += " — " + again
+	again := ""
+	if w := rerunWords(from); w != "" {
+		again = " — " + w
 	}
-	return tea.Batch(m.edited(), m.setStatus(status))
+	cmds := []tea.Cmd{m.edited(), m.setStatus(status + again)}
+	if f := m.opts.NewsroomChoice; f != nil && key.Matches(msg, k.Restore) {
+		// The overrides file still decides every other check: said, not
+		// undone. It is read outside Update.
+		domain := s.Domain
+		cmds = append(cmds, func() tea.Msg {
+			choice, file := f(domain)
+			if choice == "" {
+				return nil
+			}
+			return resultMsg{what: "restore", text: fmt.Sprintf("%s; the newsroom's overrides file still %ss it for every other check (%s): edit that file to undo it there%s",
+				status, choice, safe(file), again)}
+		})
+	}
+	return tea.Batch(cmds...)
 }
 
 // pasteSourceText makes the text the journalist pasted in $EDITOR the
