@@ -484,9 +484,10 @@ func (m *Model) footer(keys helpKeys) string {
 }
 
 // keyLine is the footer's key hints, from the same bindings as the help
-// screen, on up to two lines: the pane's keys first, then the keys that
-// always hold (copy, export, help), which are never the ones cut; what
-// does not fit is marked … and is under `?`.
+// screen: the pane's keys first, then the keys that always hold (copy,
+// export, help). A pane's keys are never the ones cut: when they and the
+// rest do not fit on two lines, the rest gives way to "? more" (the help
+// screen lists it), and a pane with many keys takes a third line.
 func (m *Model) keyLine(h helpKeys) string {
 	items := func(keys []key.Binding) []string {
 		var out []string
@@ -498,16 +499,23 @@ func (m *Model) keyLine(h helpKeys) string {
 		return out
 	}
 	pane, always := items(h.short), items(h.always)
-	for n := len(pane); n >= 0; n-- {
-		all := append(append([]string{}, pane[:n]...), always...)
-		if n < len(pane) {
-			all = append(append(append([]string{}, pane[:n]...), m.st.Dim.Render("…")), always...)
-		}
-		if out, ok := m.flowLine(all, 2); ok {
+	if out, ok := m.flowLine(append(append([]string{}, pane...), always...), 2); ok {
+		return out
+	}
+	more := m.st.Bold.Render(m.keys.Help.Help().Key) + " " + m.st.Dim.Render("more")
+	withMore := append(append([]string{}, pane...), more)
+	for lines := 2; lines <= 3; lines++ {
+		if out, ok := m.flowLine(withMore, lines); ok {
 			return out
 		}
 	}
-	out, _ := m.flowLine(always, 2)
+	// Narrower than any pane's keys: as many as fit, then "… ? more".
+	for n := len(pane) - 1; n >= 0; n-- {
+		if out, ok := m.flowLine(append(append([]string{}, pane[:n]...), m.st.Dim.Render("…"), more), 3); ok {
+			return out
+		}
+	}
+	out, _ := m.flowLine([]string{more}, 1)
 	return out
 }
 
@@ -666,7 +674,7 @@ func (m *Model) checkHelp() helpKeys {
 	case pipeline.StageQueries:
 		pane = []key.Binding{k.Toggle, k.Edit, k.Add, k.Delete, k.SearchAgain, k.Language}
 	case pipeline.StageSearch:
-		pane = []key.Binding{k.Open, k.SearchAgain}
+		pane = []key.Binding{k.Open, k.SearchAgain, k.Filter}
 	case pipeline.StageSources:
 		enter := k.Enter
 		if m.why {
@@ -676,14 +684,20 @@ func (m *Model) checkHelp() helpKeys {
 		if m.opts.Remember != nil {
 			pane = append(pane, k.RememberDrop, k.RememberBoost)
 		}
+		if !m.why {
+			pane = append(pane, k.Filter)
+		}
 	case pipeline.StageEvidence:
 		pane = []key.Binding{k.Include, k.Open, k.WriteAgain}
 	case pipeline.StageCorrection:
-		pane = []key.Binding{k.EditInline, k.EditExternal, k.WriteAgain, k.Versions}
+		pane = []key.Binding{k.Copy, k.EditInline, k.EditExternal, k.WriteAgain, k.Versions}
 	}
-	always := []key.Binding{k.Copy, k.Export, k.Help}
-	if m.running {
-		always = append([]key.Binding{k.Stop}, always...)
+	always := []key.Binding{k.Export, k.Help}
+	if m.selected() != pipeline.StageCorrection {
+		always = append([]key.Binding{k.Copy}, always...)
+	}
+	if m.running { // stopping is never hidden while a run goes on
+		pane = append([]key.Binding{k.Stop}, pane...)
 	}
 	return helpKeys{short: pane, always: always}
 }

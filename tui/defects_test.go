@@ -452,13 +452,13 @@ func TestNoSourceIsNotACorrectionReady(t *testing.T) {
 }
 
 // At 80 columns the stage list is glyphs, `\` hides it, the footer names
-// x, a prompt's footer names its own keys, and under 60×16 the app says
+// the pane's keys and "? more", a prompt's footer names its own keys, and under 60×16 the app says
 // the terminal is too small.
 func TestNarrowLayout(t *testing.T) {
 	m, _ := finished(t, 80, 24)
 	m.sel = stageIndex(pipeline.StageSources)
 	v := m.View()
-	if !strings.Contains(v, "▸✓4 │") || !strings.Contains(v, "x export") {
+	if !strings.Contains(v, "▸✓4 │") || !strings.Contains(v, "P paste its text") || !strings.Contains(v, "? more") {
 		t.Errorf("80 columns:\n%s", v)
 	}
 	if !strings.Contains(v, "│ ↳ https://www.reuters.com/world/fact-check-bridge-video-2024-03-02/ —") {

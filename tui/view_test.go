@@ -290,3 +290,37 @@ func TestOverLimitIsFlagged(t *testing.T) {
 		t.Errorf("a 350-character note is not flagged:\n%s", v)
 	}
 }
+
+// TestFooterKeepsPaneKeys: at 80 columns every key of the pane shown is
+// in the footer (the keys that always hold give way to "? more"), in each
+// pane and in "why this source", with the newsroom's keys offered too.
+func TestFooterKeepsPaneKeys(t *testing.T) {
+	m, _ := finished(t, 80, 24)
+	m.opts.Remember = func(string, bool) error { return nil }
+	check := func(t *testing.T) {
+		t.Helper()
+		v := m.View()
+		lines := strings.Split(v, "\n")
+		foot := strings.Join(lines[len(lines)-3:], "\n")
+		for _, kb := range m.checkHelp().short {
+			if want := kb.Help().Key + " " + kb.Help().Desc; !strings.Contains(foot, want) {
+				t.Errorf("the %s footer hides %q:\n%s", m.selected(), want, foot)
+			}
+		}
+		if !strings.Contains(foot, "? ") {
+			t.Errorf("the %s footer lost the help key:\n%s", m.selected(), foot)
+		}
+	}
+	for i, s := range pipeline.Stages {
+		t.Run(string(s), func(t *testing.T) {
+			m.sel = i
+			check(t)
+		})
+	}
+	t.Run("why", func(t *testing.T) {
+		m.sel = stageIndex(pipeline.StageSources)
+		press(t, m, "enter")
+		defer press(t, m, "esc")
+		check(t)
+	})
+}
