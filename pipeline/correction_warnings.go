@@ -16,6 +16,8 @@ const (
 	citesNone    = "the correction cites none of the evidence pages"
 	citesPrefix  = "the correction cites "
 	notEvidenceF = "the correction cites %s, which holds none of the quotes it rests on"
+	leftOutF     = "the correction cites %s, whose quotes are all left out"
+	noneTicked   = "no quote is ticked, so the correction rests on no quoted evidence"
 )
 
 // Warnings the run wrote about the model's draft: once the person has
@@ -43,7 +45,7 @@ func (c *Check) CorrectionWarnings() []string {
 	if text == "" || c.Correction.Unsourced() || c.NoLLM || c.Stage(StageCorrection).State == StateRunning {
 		return out // nothing to cite, or not yet written
 	}
-	evidence := c.evidencePages()
+	evidence, leftOut := c.evidencePages(), c.leftOutPages()
 	cited, foreign := false, []string(nil)
 	for _, l := range links.Find(text) {
 		switch {
@@ -55,11 +57,39 @@ func (c *Check) CorrectionWarnings() []string {
 			foreign = append(foreign, l.URL)
 		}
 	}
-	if !cited {
+	switch {
+	case cited:
+	case len(evidence) == 0 && len(leftOut) > 0:
+		out = append(out, noneTicked)
+	default:
 		out = append(out, citesNone)
 	}
 	for _, u := range foreign {
-		out = append(out, strings.Replace(notEvidenceF, "%s", u, 1))
+		f := notEvidenceF
+		if leftOut[sources.Key(u)] {
+			f = leftOutF
+		}
+		out = append(out, strings.Replace(f, "%s", u, 1))
+	}
+	return out
+}
+
+// leftOutPages are the pages, by sources.Key, that hold a verified quote
+// the person left out and none that is included: what a link to one of
+// them rests on is there, but unticked.
+func (c *Check) leftOutPages() map[string]bool {
+	evidence := c.evidencePages()
+	out := map[string]bool{}
+	for _, e := range c.Evidence {
+		s := c.SourceByURL(e.SourceURL)
+		if e.Included || !e.Verified || s == nil || !s.Eligible() {
+			continue
+		}
+		for _, u := range []string{s.URL, s.FinalURL} {
+			if k := sources.Key(u); u != "" && !evidence[k] {
+				out[k] = true
+			}
+		}
 	}
 	return out
 }

@@ -77,8 +77,10 @@ func TestCorrectionWarningsFollowTheText(t *testing.T) {
 	if err := c.IncludeQuote(0, false); err != nil {
 		t.Fatal(err)
 	}
-	says("Reuters' quote unticked", []string{"the correction cites none of the evidence pages",
-		"the correction cites " + reuters + ", which holds none of the quotes it rests on"})
+	// Reuters holds its quote still: the warning says it is left out, not
+	// that the page holds none.
+	says("Reuters' quote unticked", []string{"no quote is ticked, so the correction rests on no quoted evidence",
+		"the correction cites " + reuters + ", whose quotes are all left out"})
 	if n := c.CitedPages(); n != 0 {
 		t.Errorf("cited pages %d after the quote was unticked, want 0", n)
 	}

@@ -122,7 +122,7 @@ func (m *Model) versionsView() string {
 		lines = append(lines, line)
 	}
 	k := m.keys
-	lines = append(lines, "", m.st.Dim.Render(wrap("◆ marks the version compared with (none: the correction now) · "+m.hints(k.Mark, k.Diff, k.RestoreVersion, k.Close), w)))
+	lines = append(lines, "", m.st.Dim.Render(wrap("◆ marks the version d compares with (the correction now when none is marked) · "+m.hints(k.Mark, k.Diff, k.RestoreVersion, k.Close), w)))
 	if v.diff != "" {
 		lines = append(lines, "", m.st.Bold.Render("[-removed-] {+added+}, from ◆ to the selected version"))
 		lines = append(lines, strings.Split(m.colourDiff(wrap(v.diff, w)), "\n")...)

@@ -38,7 +38,8 @@ type Usage struct {
 
 // CostText is the cost as a report says it: "$0.0123"; "cost unknown
 // (the server reported no usage)" when no call's usage is known; "$0.0123
-// and 2 calls of unknown cost" when some are not.
+// and 2 calls of unknown cost" when some are not; and a word on the price
+// when tokens were spent at no counted cost.
 func (u Usage) CostText() string {
 	switch {
 	case u.UnreportedCalls > 0 && u.UnreportedCalls >= u.LLMCalls-u.CachedCalls:
@@ -47,6 +48,10 @@ func (u Usage) CostText() string {
 		return fmt.Sprintf("$%.4f and 1 call of unknown cost", u.CostUSD)
 	case u.UnreportedCalls > 1:
 		return fmt.Sprintf("$%.4f and %d calls of unknown cost", u.CostUSD, u.UnreportedCalls)
+	case u.CostUSD == 0 && u.Tokens() > 0 && u.LLMCalls > u.CachedCalls:
+		// Tokens were spent and nothing was counted: muse's table has no
+		// price for the model (or a price of 0), which is not "free".
+		return "$0.0000 (no price, or a price of 0, for the model)"
 	}
 	return fmt.Sprintf("$%.4f", u.CostUSD)
 }

@@ -68,4 +68,11 @@ func TestUnreportedUsage(t *testing.T) {
 			t.Errorf("CostCell of %+v = %q, want %q", c.u, got, c.want)
 		}
 	}
+	// Tokens spent on a model without a price are not said to be free.
+	if got := (Usage{LLMCalls: 3, PromptTokens: 1607, CompletionTokens: 146}).CostText(); got != "$0.0000 (no price, or a price of 0, for the model)" {
+		t.Errorf("unpriced: %q", got)
+	}
+	if got := (Usage{LLMCalls: 2, CachedCalls: 2, PromptTokens: 100}).CostText(); got != "$0.0000" {
+		t.Errorf("replayed from the cache: %q", got)
+	}
 }
