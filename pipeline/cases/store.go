@@ -232,7 +232,10 @@ func (e *ConflictError) Error() string {
 	if e.Deleted {
 		return msg + "; your save put it back as version " + fmt.Sprint(e.Version)
 	}
-	return fmt.Sprintf("%s: both are kept, theirs as version %d, yours as version %d", msg, e.Theirs, e.Version)
+	// "Version" alone would read as one of the correction's versions (v in
+	// the app): these are saved states of the whole case.
+	return fmt.Sprintf("%s: both are kept, yours as the case now, theirs as its saved state %d (muse cases export %s --version %d)",
+		msg, e.Theirs, e.ID, e.Theirs)
 }
 
 // clock writes a time as a checker reads it: 14:02 today, else with the date.
