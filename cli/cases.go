@@ -47,7 +47,7 @@ func (app *App) completeCaseIDs(cmd *cobra.Command, args []string, prefix string
 // MUSE_DATABASE_URL, else cases.db in the data directory, recording
 // MUSE_USER as the checker.
 func openCases(ctx context.Context, app *App) (*cases.Store, error) {
-	return cases.OpenOptions(ctx, cases.Options{Path: app.Cfg.CasesPath(), User: app.Cfg.User, Secrets: app.Cfg.Secrets()})
+	return cases.OpenOptions(ctx, cases.Options{Path: app.Cfg.CasesPath(), User: app.Cfg.User, UserGiven: !app.Cfg.UserFromOS, Secrets: app.Cfg.Secrets()})
 }
 
 // readCases opens the case store for reading: as usual, or, when that
@@ -60,7 +60,7 @@ func readCases(ctx context.Context, app *App) (*cases.Store, error) {
 	if pgdb.IsURL(app.Cfg.CasesPath()) {
 		return nil, err
 	}
-	ro, rerr := cases.OpenOptions(ctx, cases.Options{Path: app.Cfg.CasesPath(), User: app.Cfg.User, Secrets: app.Cfg.Secrets(), ReadOnly: true})
+	ro, rerr := cases.OpenOptions(ctx, cases.Options{Path: app.Cfg.CasesPath(), User: app.Cfg.User, UserGiven: !app.Cfg.UserFromOS, Secrets: app.Cfg.Secrets(), ReadOnly: true})
 	if rerr != nil {
 		return nil, err
 	}
@@ -239,6 +239,10 @@ func casesOpenCmd(app *App) *cobra.Command {
 			if err == nil {
 				var c *pipeline.Check
 				if c, err = st.Get(cmd.Context(), id); err == nil {
+					// Reads are in the trail too; a read-only store cannot add one.
+					if err := st.Audit(cmd.Context(), id, cases.ActionOpened, ""); err != nil {
+						fmt.Fprintln(app.Stderr, "muse: note: the opening is not in the case's trail:", err)
+					}
 					st.Close()
 					return startTUI(cmd.Context(), app, pipeline.Options{NoLLM: noLLM || c.NoLLM}, mouse, tui.Options{Case: c})
 				}

@@ -134,6 +134,7 @@ func newRoot(app *App) *cobra.Command {
 		workerCmd(app),
 		doctorCmd(app),
 		casesCmd(app),
+		newsroomCmd(app),
 		cacheCmd(app),
 		archiveCmd(app),
 		configCmd(app),

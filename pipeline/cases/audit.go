@@ -21,6 +21,7 @@ const (
 	ActionRan      = "ran"      // a check or a rerun of stages was started
 	ActionEdited   = "edited"   // a person saved an edit of the correction
 	ActionExported = "exported" // the case was exported (the format in the detail)
+	ActionOpened   = "opened"   // the case was opened in the app (muse cases open)
 	ActionDeleted  = "deleted"
 	ActionConflict = "conflict" // a save based on a stale version; both versions kept
 )

@@ -66,8 +66,11 @@ type Options struct {
 	Path string
 	// User names the checker (MUSE_USER): recorded as the case's
 	// created_by and updated_by, as the author of drafts, and in the audit
-	// trail. Empty records no name.
-	User string
+	// trail. Empty records no name. On a PostgreSQL newsroom with roles
+	// (muse newsroom init) the login is the checker: a User that differs
+	// is refused when UserGiven (the person set it), else ignored.
+	User      string
+	UserGiven bool
 	// Secrets are strings that must never be written to the database: the
 	// API keys from the configuration. Any occurrence in a Check, a draft or
 	// a snapshot (an error message quoting a request URL, say) is replaced
@@ -93,10 +96,13 @@ type Store struct {
 	postgres bool
 	path     string // the file, or the URL with its password masked
 	user     string
-	writer   string // this Store's token in cases.writer and notifications
-	now      func() time.Time
-	redact   *sources.Redactor
-	poll     time.Duration // how often Watch reads a SQLite store
+	// roles: the PostgreSQL newsroom has roles (muse newsroom init), user
+	// is the login, and editor says whether it may change anyone's case.
+	roles, editor bool
+	writer        string // this Store's token in cases.writer and notifications
+	now           func() time.Time
+	redact        *sources.Redactor
+	poll          time.Duration // how often Watch reads a SQLite store
 
 	mu      sync.Mutex
 	last    map[string]known // per case: what this Store last read or wrote
@@ -164,6 +170,10 @@ func (s *Store) openPostgres(ctx context.Context, o Options) error {
 		return fmt.Errorf("open cases %s: %w", s.path, err)
 	}
 	s.pool, s.db = pool, db
+	if err := s.identity(ctx, o.User, o.UserGiven); err != nil {
+		s.Close()
+		return fmt.Errorf("open cases %s: %w", s.path, err)
+	}
 	return nil
 }
 
@@ -316,6 +326,9 @@ func (s *Store) write(ctx context.Context, c *pipeline.Check, raw []byte, base i
 	if s.postgres {
 		lock = " FOR UPDATE"
 	}
+	if err := s.mayChange(ctx, tx, c.ID); err != nil {
+		return 0, nil, err
+	}
 	var cur, at int64
 	var by string
 	err = tx.QueryRowContext(ctx, s.q("SELECT version, updated_by, updated_at FROM cases WHERE id = ?"+lock), c.ID).Scan(&cur, &by, &at)
@@ -455,6 +468,9 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("delete case %s: %w", id, err)
 	}
 	defer tx.Rollback()
+	if s.roles && !s.editor {
+		return fmt.Errorf("delete case %s: %w: deleting a case is an editor's (muse newsroom grant %s editor)", id, ErrNotYours, s.user)
+	}
 	var n int64
 	for _, q := range []string{"DELETE FROM cases WHERE id = ?", "DELETE FROM drafts WHERE case_id = ?",
 		"DELETE FROM snapshots WHERE case_id = ?", "DELETE FROM case_versions WHERE case_id = ?"} {
@@ -524,6 +540,9 @@ func (s *Store) SaveDraft(ctx context.Context, id, text string, edited bool) err
 		return fmt.Errorf("save draft of case %s: %w", id, err)
 	}
 	defer tx.Rollback()
+	if err := s.mayChange(ctx, tx, id); err != nil {
+		return fmt.Errorf("save draft of case %s: %w", id, err)
+	}
 	res, err := tx.ExecContext(ctx, s.q(`
 INSERT INTO drafts (case_id, at, text, edited, author)
 SELECT ?, ?, ?, ?, ?
@@ -586,6 +605,9 @@ func (s *Store) SaveSnapshot(ctx context.Context, id, pageURL, finalURL string, 
 	}
 	tz, err := gz([]byte(s.clean(text)))
 	if err != nil {
+		return fmt.Errorf("save snapshot %s of case %s: %w", pageURL, id, err)
+	}
+	if err := s.mayChange(ctx, s.db, id); err != nil {
 		return fmt.Errorf("save snapshot %s of case %s: %w", pageURL, id, err)
 	}
 	rawHTML = s.redact.Bytes(rawHTML)

@@ -44,7 +44,7 @@ func UsageLine(u pipeline.Usage) string {
 	var parts []string
 	for _, st := range pipeline.Stages {
 		if s, ok := u.ByStage[string(st)]; ok && s.LLMCalls > 0 {
-			parts = append(parts, fmt.Sprintf("%s %s", st, s.CostText()))
+			parts = append(parts, fmt.Sprintf("%s %s", st, s.CostCell()))
 		}
 	}
 	if len(parts) > 0 {

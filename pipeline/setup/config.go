@@ -100,10 +100,12 @@ type Config struct {
 	// User names the checker in the case store: who made and changed each
 	// case, in its audit trail and in `muse cases --mine`. Default: the
 	// operating system's user name.
-	User      string `toml:"user" env:"MUSE_USER"`
-	CacheDir  string `toml:"-"` // $XDG_CACHE_HOME/muse: the response cache
-	ConfigDir string `toml:"-"`
-	File      string `toml:"-"` // the config file read, if any
+	User string `toml:"user" env:"MUSE_USER"`
+	// UserFromOS: User is the default, not a name the checker gave.
+	UserFromOS bool   `toml:"-"`
+	CacheDir   string `toml:"-"` // $XDG_CACHE_HOME/muse: the response cache
+	ConfigDir  string `toml:"-"`
+	File       string `toml:"-"` // the config file read, if any
 
 	// QueueRescueAfter is how long a queued check may run before its
 	// worker is taken to be dead and the job is given to another worker
@@ -220,7 +222,7 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 	}
 	c.CacheDir = xdgDir(getenv, "XDG_CACHE_HOME", ".cache")
 	if c.User == "" {
-		c.User = osUser(getenv)
+		c.User, c.UserFromOS = osUser(getenv), true
 	}
 	if c.OverridesFile == "" {
 		c.OverridesFile = filepath.Join(c.ConfigDir, "overrides.toml")
