@@ -56,7 +56,7 @@ type bskyRecord struct {
 		Root   struct{ URI string } `json:"root"`
 		Parent struct{ URI string } `json:"parent"`
 	} `json:"reply"`
-	Facets    []struct {
+	Facets []struct {
 		Index struct {
 			ByteStart int `json:"byteStart"`
 			ByteEnd   int `json:"byteEnd"`
@@ -77,16 +77,16 @@ type bskyEmbed struct {
 		Thumb    string `json:"thumb"`
 		Alt      string `json:"alt"`
 	} `json:"images"`
-	Thumbnail string          `json:"thumbnail"` // video#view
+	Thumbnail string `json:"thumbnail"` // video#view
 	External  *struct {
 		URI         string `json:"uri"`
 		Title       string `json:"title"`
 		Description string `json:"description"`
 		Thumb       string `json:"thumb"`
 	} `json:"external"` // external#view: a link card
-	Alt       string          `json:"alt"`       // video#view
-	Record    json.RawMessage `json:"record"`    // record#view: a viewRecord; recordWithMedia#view: a record#view
-	Media     *bskyEmbed      `json:"media"`     // recordWithMedia#view
+	Alt    string          `json:"alt"`    // video#view
+	Record json.RawMessage `json:"record"` // record#view: a viewRecord; recordWithMedia#view: a record#view
+	Media  *bskyEmbed      `json:"media"`  // recordWithMedia#view
 }
 
 // bskyViewRecord is an embedded (quoted) post, or a #viewNotFound /
