@@ -58,7 +58,7 @@ func (it ContextItem) Label(nearest bool) string {
 	case ContextLink:
 		return "The article this post shares"
 	case ContextQuote:
-		return "The post this post quotes"
+		return "The post this one quotes"
 	case ContextParent:
 		switch {
 		case nearest:
