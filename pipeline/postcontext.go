@@ -48,8 +48,14 @@ type ContextItem struct {
 // little of the article to check; the article itself is read.
 const thinCardWords = 20
 
-// maxContextChars caps one context item's text in the prompts.
-const maxContextChars = 1500
+// maxContextChars caps one context item's text in the prompts (and a thin
+// card's article lead); the posts further up a thread than the one replied
+// to get maxUpThreadChars each, so that a long thread does not crowd the
+// page text out of every evidence prompt.
+const (
+	maxContextChars  = 1200
+	maxUpThreadChars = 400
+)
 
 // Label names the item as the prompts and the app show it: "The article
 // this post shares", "The post this replies to"…
@@ -207,11 +213,16 @@ func (p Post) contextForSearch() string {
 // promptContext is the context the checker kept, as the prompts show it.
 func promptContext(p Post) []prompts.ContextItem {
 	var out []prompts.ContextItem
+	nearest := nearestParent(p.Context)
 	for _, i := range p.includedContext() {
 		it := p.Context[i]
 		text := it.Body()
-		if len(text) > maxContextChars {
-			text = cutAtSentence(text, maxContextChars) + " […]"
+		limit := maxContextChars
+		if it.Kind == ContextParent && i != nearest {
+			limit = maxUpThreadChars
+		}
+		if len(text) > limit {
+			text = cutAtSentence(text, limit) + " […]"
 		}
 		out = append(out, prompts.ContextItem{Label: p.ItemLabel(i), Who: it.Who(), URL: it.URL, PostedAt: it.PostedAt, Text: text})
 	}

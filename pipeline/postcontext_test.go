@@ -51,6 +51,13 @@ func TestPostContextJSONAndUntick(t *testing.T) {
 	if s := postForSearch(c); strings.Contains(s, "banned") || !strings.Contains(s, "Springfield BANS") {
 		t.Errorf("search text %q", s)
 	}
+	// A long thread cannot crowd the prompts: posts further up get less room.
+	long := strings.Repeat("The council met again about the bicycles. ", 100)
+	c.Post.Context[0].Text, c.Post.Context[1].Text, c.Post.Context[1].Excluded = long, long, false
+	pc = promptContext(c.Post)
+	if len(pc[0].Text) > maxUpThreadChars+10 || len(pc[1].Text) > maxContextChars+10 || len(pc[1].Text) <= maxUpThreadChars+10 {
+		t.Errorf("context sizes %d (up the thread) and %d (replied to)", len(pc[0].Text), len(pc[1].Text))
+	}
 	if err := c.SetContextIncluded(5, true); !errors.Is(err, ErrNotInCheck) {
 		t.Errorf("item 6: %v", err)
 	}
