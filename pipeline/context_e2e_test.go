@@ -96,6 +96,10 @@ func contextPlatforms(t *testing.T) (*httptest.Server, func() int) {
 		"/api/v1/statuses/102":         status("102", ctxReply, mastoAccount, map[string]any{"in_reply_to_id": "100"}),
 		"/api/v1/statuses/102/context": map[string]any{"ancestors": []any{claimStatus}, "descendants": []any{}},
 		"/api/v1/statuses/103":         status("103", ctxQuote, mastoAccount, map[string]any{"quote": map[string]any{"state": "accepted", "quoted_status": claimStatus}}),
+		// A thin card whose article is gone.
+		"/api/v1/statuses/104": status("104", ctxAdmit, mastoAccount, map[string]any{"card": map[string]any{
+			"url": testworld.PageURL("www.gone.example", testworld.Pages()["www.gone.example"]), "title": "Springfield story",
+			"description": "", "type": "link", "provider_name": "", "image": nil}}),
 	}
 	claimTweet := map[string]any{"id_str": "1750800000000000001", "text": ctxClaim, "created_at": before,
 		"display_text_range": []int{0, len([]rune(ctxClaim))}, "entities": map[string]any{"urls": []any{}},
@@ -255,5 +259,15 @@ func TestContextClaimEndToEnd(t *testing.T) {
 				}
 			}
 		})
+	}
+	// A thin card whose article cannot be read keeps its card, and says so.
+	p, err := e.ReadPost(context.Background(), pipeline.Post{URL: srv.URL + "/@cityfan/104"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Context) != 1 || p.Context[0].TextFrom != "" || p.Context[0].Body() != "Springfield story" ||
+		len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "the shared article http://www.gone.example/springfield-story could not be read") ||
+		!strings.Contains(p.Notes[0], "404") {
+		t.Errorf("unreadable article: context %+v, notes %q", p.Context, p.Notes)
 	}
 }
