@@ -110,6 +110,12 @@ type Post struct {
 	// detected from the post's and its images' text before the queries
 	// are written (sources/lang); "" while unknown.
 	Language string `json:"language,omitempty"`
+	// Context is what the post points at (its link card, the post it
+	// quotes, the posts it replies to): never the author's own words.
+	Context []ContextItem `json:"context,omitempty"`
+	// Notes say what could not be read of the post and what it points at
+	// (a deleted quote, a blocked parent, posts above the ones read).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Image is one post image and what was learned from it.
@@ -327,6 +333,8 @@ func (c *Check) Clone() *Check {
 	d := *c
 	d.Post.Images = slices.Clone(c.Post.Images)
 	d.Post.AltTexts = maps.Clone(c.Post.AltTexts)
+	d.Post.Context = slices.Clone(c.Post.Context)
+	d.Post.Notes = slices.Clone(c.Post.Notes)
 	d.Images = make([]Image, len(c.Images))
 	for i, im := range c.Images {
 		im.People = slices.Clone(im.People)

@@ -270,7 +270,7 @@ func (e *Engine) Run(ctx context.Context, c *Check, from Stage, events chan<- Ev
 		}
 		r.emit(done)
 	}()
-	if strings.TrimSpace(c.Post.Text) == "" && len(c.Post.Images) == 0 && len(c.Images) == 0 {
+	if strings.TrimSpace(c.Post.Text) == "" && len(c.Post.Images) == 0 && len(c.Images) == 0 && len(c.Post.includedContext()) == 0 {
 		return ErrEmptyPost
 	}
 	c.NoLLM = e.opts.NoLLM

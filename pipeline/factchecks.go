@@ -30,7 +30,7 @@ func (r *run) matchFactChecks(ctx context.Context) {
 	if !ok {
 		return
 	}
-	parts := []string{c.Post.Text}
+	parts := []string{c.Post.Text, c.Post.contextForSearch()}
 	for _, im := range c.Images {
 		parts = append(parts, im.OCRText)
 	}

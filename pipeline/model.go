@@ -81,6 +81,7 @@ func promptPost(p Post, images []Image) prompts.Post {
 			pp.ImageDescriptions = append(pp.ImageDescriptions, d)
 		}
 	}
+	pp.Context = promptContext(p)
 	return pp
 }
 

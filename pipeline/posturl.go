@@ -20,7 +20,8 @@ const maxPostFromPage = 5000
 
 // PostFromURL reads the post at u: a Bluesky, Mastodon or X post through
 // the platform's public API (text, author, handle, time, images with their
-// alt text, the post it quotes), or any other web page through its Open
+// alt text, and as context the post it quotes, the posts it replies to and
+// its link card, with notes for what could not be read), or any other web page through its Open
 // Graph tags and main text, read with the engine's fetcher. Each platform's
 // failure comes back as one line saying what went wrong.
 func (e *Engine) PostFromURL(ctx context.Context, u string) (Post, error) {
@@ -56,17 +57,14 @@ func (e *Engine) PostFromURL(ctx context.Context, u string) (Post, error) {
 		}
 	}
 	addImages(&p, fp.Images)
+	// What the post points at is context, beside the author's words.
+	p.Context = contextItems(fp)
+	p.Notes = slices.Clone(fp.Notes)
 	if q := fp.Quote; q != nil {
-		who := strings.TrimSpace(strings.Join(nonEmpty(q.Author, q.Handle), " "))
-		if who == "" {
-			who = "another post"
-		}
-		if t := strings.TrimSpace(q.Text); t != "" {
-			p.Text = strings.TrimSpace(p.Text) + "\n\n[Quoting " + who + ": " + t + "]"
-		}
 		addImages(&p, q.Images)
 	}
-	if strings.TrimSpace(p.Text) == "" && len(p.Images) == 0 {
+	e.readThinCards(ctx, &p)
+	if strings.TrimSpace(p.Text) == "" && len(p.Images) == 0 && len(p.includedContext()) == 0 {
 		return Post{}, fmt.Errorf("read the post at %s: %w", u, errors.New("it has no text and no images"))
 	}
 	return p, nil

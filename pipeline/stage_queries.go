@@ -242,10 +242,13 @@ func describedImages(ims []Image) int {
 	return n
 }
 
-// postForSearch is the post text with image descriptions, as the
-// extractive mode and the fallback query see it.
+// postForSearch is the post text with image descriptions and the context
+// the checker kept, as the extractive mode and the fallback query see it.
 func postForSearch(c *Check) string {
 	parts := []string{c.Post.Text}
+	if ctx := c.Post.contextForSearch(); ctx != "" {
+		parts = append(parts, ctx)
+	}
 	for _, im := range c.Images {
 		if d := imageNotes(im); d != "" {
 			parts = append(parts, d)

@@ -77,6 +77,19 @@ type Post struct {
 	// (lang.Label): small local models follow that far better than "the
 	// language of the post". Empty, or English, says nothing.
 	Language string
+	// Context is what the post points at — the article it shares, the
+	// post it quotes, the posts it replies to — shown in a block of its
+	// own after the post, never as the author's words.
+	Context []ContextItem
+}
+
+// ContextItem is one thing the post points at, as the prompts show it.
+type ContextItem struct {
+	Label    string // whose words: "The article this post shares", "The post this replies to"…
+	Who      string // its author, or the article's site
+	URL      string
+	PostedAt time.Time // zero when unknown
+	Text     string
 }
 
 // postView is a post as the post template shows it: with its time of day
@@ -124,6 +137,12 @@ func cleanPost(p Post) Post {
 	for _, d := range p.ImageDescriptions {
 		if s := strings.TrimSpace(clean(d)); s != "" {
 			c.ImageDescriptions = append(c.ImageDescriptions, s)
+		}
+	}
+	for _, it := range p.Context {
+		if t := strings.TrimSpace(clean(it.Text)); t != "" {
+			c.Context = append(c.Context, ContextItem{Label: oneLine(clean(it.Label)), Who: oneLine(clean(it.Who)),
+				URL: oneLine(clean(it.URL)), PostedAt: it.PostedAt, Text: t})
 		}
 	}
 	return c

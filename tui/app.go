@@ -417,7 +417,9 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		m.confirmRemember = "" // a newsroom-wide rule is confirmed by the same key at once
 	}
 	switch m.overlay {
-	case overlayHelp, overlayLog, overlayPost:
+	case overlayPost:
+		return m.onPostKey(msg)
+	case overlayHelp, overlayLog:
 		m.onScrollKey(msg)
 		return nil
 	case overlayQuit:

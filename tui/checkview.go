@@ -834,8 +834,22 @@ func (m *Model) postView() string {
 	if p.URL != "" {
 		add(m.st.Dim.Render(wrap(safe(p.URL), w)))
 	}
+	ctx := func(kinds ...string) {
+		for i, it := range p.Context {
+			if !slices.Contains(kinds, it.Kind) {
+				continue
+			}
+			add("")
+			add(m.contextItemView(i, w))
+		}
+	}
+	ctx(pipeline.ContextParent) // the thread above, oldest first
 	add("")
 	add(wrap(safe(p.Text), w))
+	ctx(pipeline.ContextQuote, pipeline.ContextLink)
+	for _, n := range p.Notes {
+		add(m.st.Dim.Render(wrap("! "+safe(n), w)))
+	}
 	for _, im := range m.check.Images {
 		add("")
 		add(m.st.Dim.Render(wrap("image "+safe(im.Source)+": "+safe(firstNonEmpty(im.Description, im.AltText, "not described")), w)))
@@ -847,7 +861,71 @@ func (m *Model) postView() string {
 			add(truncate(l, w, "…"))
 		}
 	}
-	return m.scrollView("the post", lines, "any other key closes")
+	hint := "any other key closes"
+	if len(p.Context) > 0 {
+		hint = "1…" + fmt.Sprint(min(len(p.Context), 9)) + " leaves out or brings back a context item · s queries again · " + hint
+	}
+	return m.scrollView("the post", lines, hint)
+}
+
+// contextItemView is one thing the post points at, marked as context (not
+// the author's words), ticked while the queries and the correction see it:
+// "[x] 1 context · The post this replies to — City Rumours (@cityrumours), 2024-01-25".
+func (m *Model) contextItemView(i, w int) string {
+	it := m.check.Post.Context[i]
+	box := "[x]"
+	if it.Excluded {
+		box = "[ ]"
+	}
+	head := fmt.Sprintf("%s %d context · %s", box, i+1, m.check.Post.ItemLabel(i))
+	if who := it.Who(); who != "" {
+		head += " — " + who
+	}
+	if !it.PostedAt.IsZero() {
+		head += ", " + it.PostedAt.Local().Format(time.DateOnly)
+	}
+	body := it.Body()
+	if it.TextFrom == "article" {
+		body += "\n(read from the article: its card said too little)"
+	}
+	if it.URL != "" {
+		body += "\n" + it.URL
+	}
+	if it.Excluded {
+		body = "left out: the queries and the correction do not see it"
+	}
+	return m.st.Bold.Render(wrap(safe(head), w)) + "\n" + m.st.Dim.Render(indent(wrap(safe(body), max(w-4, 10)), "    "))
+}
+
+// onPostKey answers a key on the whole post: a digit leaves out or brings
+// back that context item (the queries and what follows go stale), s makes
+// the queries again; ↑/↓ scroll and any other key closes.
+func (m *Model) onPostKey(msg tea.KeyMsg) tea.Cmd {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.ContextItem) && len(m.check.Post.Context) > 0:
+		i := int(msg.Runes[0] - '1')
+		if i >= len(m.check.Post.Context) {
+			return m.setStatus(fmt.Sprintf("the post points at %d items", len(m.check.Post.Context)))
+		}
+		if cmd, ok := m.editable(); !ok {
+			return cmd
+		}
+		in := m.check.Post.Context[i].Excluded
+		if err := m.check.SetContextIncluded(i, in); err != nil {
+			return m.setFailure(safe(err.Error()))
+		}
+		what := "left out"
+		if in {
+			what = "brought back"
+		}
+		return tea.Batch(m.edited(), m.setStatus(fmt.Sprintf("context item %d %s — s makes the queries again", i+1, what)))
+	case key.Matches(msg, k.QueriesAgain) && len(m.check.Post.Context) > 0:
+		m.overlay = overlayNone
+		return m.rerun(pipeline.StageQueries)
+	}
+	m.onScrollKey(msg)
+	return nil
 }
 
 // timeline lists the posted time, the cutoff and each dated source read,

@@ -31,6 +31,8 @@ type keyMap struct {
 	Save, Accept, Cancel, Mark, Diff, RestoreVersion, Close key.Binding
 	// dialogs: a draft found after a crash, quitting with unsaved work
 	RestoreDraft, DiscardDraft, KeepDraft, QuitAnyway key.Binding
+	// the whole post (p): what it points at
+	ContextItem key.Binding
 }
 
 func newKeyMap() keyMap {
@@ -105,6 +107,8 @@ func newKeyMap() keyMap {
 		DiscardDraft: b("d", "discard it", "d"),
 		KeepDraft:    b("esc", "keep it for later", "esc", "q"),
 		QuitAnyway:   b("y", "quit anyway (any other key stays)", "y", "Y"),
+
+		ContextItem: b("1…9", "leave out or bring back that context item", "1", "2", "3", "4", "5", "6", "7", "8", "9"),
 	}
 }
 
@@ -129,6 +133,7 @@ func (k keyMap) keyGroups() []keyGroup {
 		{"versions", []key.Binding{k.Mark, k.Diff, k.RestoreVersion, k.Close}},
 		{"prompts", []key.Binding{k.Accept, k.Cancel}},
 		{"dialogs", []key.Binding{k.RestoreDraft, k.DiscardDraft, k.KeepDraft, k.QuitAnyway}},
+		{"the whole post", []key.Binding{k.ContextItem, k.QueriesAgain}},
 	}
 }
 

@@ -240,6 +240,24 @@ func writePost(b *strings.Builder, c *pipeline.Check) {
 	if len(who) > 0 {
 		b.WriteString("\n— " + strings.Join(who, ", ") + "\n")
 	}
+	// What the post points at is context, never the author's words.
+	for i, it := range c.Post.Context {
+		head := c.Post.ItemLabel(i)
+		if w := it.Who(); w != "" {
+			head += ", by " + w
+		}
+		if it.Excluded {
+			head += " (left out by the checker)"
+		}
+		fmt.Fprintf(b, "\nContext — %s: %s", inline(head), inline(it.Body()))
+		if it.URL != "" {
+			b.WriteString(" (" + urlText(it.URL) + ")")
+		}
+		b.WriteString("\n")
+	}
+	for _, n := range c.Post.Notes {
+		fmt.Fprintf(b, "\nNote: %s\n", inline(n))
+	}
 	for _, im := range c.Images {
 		if d := cmp.Or(im.Description, im.Caption, im.AltText); d != "" {
 			fmt.Fprintf(b, "\nImage %s: %s\n", inline(im.Source), inline(d))

@@ -226,10 +226,18 @@ type Model struct {
 	CorrectionReply *llmtest.Reply
 	FailFirst       map[string]bool // article markers whose first evidence call gets a 429
 	Failed          map[string]bool
+	// Hook, when set, answers a request first; ok false leaves it to the
+	// faithful model.
+	Hook func(req openai.ChatCompletionRequest) (r llmtest.Reply, ok bool)
 }
 
 // Handle answers one chat request as a faithful model would.
 func (m *Model) Handle(req openai.ChatCompletionRequest) (llmtest.Reply, error) {
+	if m.Hook != nil {
+		if r, ok := m.Hook(req); ok {
+			return r, nil
+		}
+	}
 	switch llmtest.SchemaName(req) {
 	case "queries":
 		if m.QueriesAnswer != "" {

@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/musecheck/muse/sources"
 )
 
 // bskyRef names a post: the author (a handle or a DID) and the record key.
@@ -48,7 +52,11 @@ type bskyAuthor struct {
 type bskyRecord struct {
 	Text      string    `json:"text"`
 	CreatedAt time.Time `json:"createdAt"`
-	Facets    []struct {
+	Reply     *struct {
+		Root   struct{ URI string } `json:"root"`
+		Parent struct{ URI string } `json:"parent"`
+	} `json:"reply"`
+	Facets []struct {
 		Index struct {
 			ByteStart int `json:"byteStart"`
 			ByteEnd   int `json:"byteEnd"`
@@ -69,10 +77,16 @@ type bskyEmbed struct {
 		Thumb    string `json:"thumb"`
 		Alt      string `json:"alt"`
 	} `json:"images"`
-	Thumbnail string          `json:"thumbnail"` // video#view
-	Alt       string          `json:"alt"`       // video#view
-	Record    json.RawMessage `json:"record"`    // record#view: a viewRecord; recordWithMedia#view: a record#view
-	Media     *bskyEmbed      `json:"media"`     // recordWithMedia#view
+	Thumbnail string `json:"thumbnail"` // video#view
+	External  *struct {
+		URI         string `json:"uri"`
+		Title       string `json:"title"`
+		Description string `json:"description"`
+		Thumb       string `json:"thumb"`
+	} `json:"external"` // external#view: a link card
+	Alt    string          `json:"alt"`    // video#view
+	Record json.RawMessage `json:"record"` // record#view: a viewRecord; recordWithMedia#view: a record#view
+	Media  *bskyEmbed      `json:"media"`  // recordWithMedia#view
 }
 
 // bskyViewRecord is an embedded (quoted) post, or a #viewNotFound /
@@ -85,16 +99,104 @@ type bskyViewRecord struct {
 	Embeds []bskyEmbed `json:"embeds"`
 }
 
+// bskyThread is getPostThread's answer: a threadViewPost whose parent is
+// another, or a notFoundPost or blockedPost where the chain breaks.
 type bskyThread struct {
-	Thread struct {
-		Type string `json:"$type"`
-		Post struct {
-			URI    string     `json:"uri"`
-			Author bskyAuthor `json:"author"`
-			Record bskyRecord `json:"record"`
-			Embed  *bskyEmbed `json:"embed"`
-		} `json:"post"`
-	} `json:"thread"`
+	Thread bskyNode `json:"thread"`
+}
+
+type bskyNode struct {
+	Type string `json:"$type"`
+	URI  string `json:"uri"`
+	Post struct {
+		URI    string     `json:"uri"`
+		Author bskyAuthor `json:"author"`
+		Record bskyRecord `json:"record"`
+		Embed  *bskyEmbed `json:"embed"`
+	} `json:"post"`
+	Parent *bskyNode `json:"parent"`
+}
+
+// getThread asks the AppView for the post at uri with parentHeight posts above it.
+func getThread(ctx context.Context, opts Options, uri string, parentHeight int) (bskyNode, error) {
+	q := url.Values{"uri": {uri}, "depth": {"0"}, "parentHeight": {strconv.Itoa(parentHeight)}}
+	var th bskyThread
+	_, err := getJSON(ctx, opts, "Bluesky: get post "+uri, join(opts.BlueskyURL, "/xrpc/app.bsky.feed.getPostThread")+"?"+q.Encode(), &th, jsonMessage)
+	return th.Thread, err
+}
+
+// bskyPost is the post a thread node holds, with its embeds read.
+func bskyPost(n *bskyNode) *Post {
+	p := &Post{
+		Platform: Bluesky,
+		Text:     bskyText(n.Post.Record),
+		Author:   strings.TrimSpace(n.Post.Author.DisplayName),
+		Handle:   "@" + n.Post.Author.Handle,
+		PostedAt: n.Post.Record.CreatedAt,
+		URL:      bskyWebURL(n.Post.URI, n.Post.Author.Handle),
+	}
+	if n.Post.Embed != nil {
+		addBskyEmbed(p, n.Post.Embed)
+	}
+	return p
+}
+
+// unreadNode is the note for a thread node that is not a post, "" for a post.
+func unreadNode(n *bskyNode, what string) string {
+	switch n.Type {
+	case "app.bsky.feed.defs#notFoundPost":
+		return what + " was deleted"
+	case "app.bsky.feed.defs#blockedPost":
+		return what + " is not shown to anonymous readers (its author blocks viewers or is blocked)"
+	}
+	if n.Post.URI == "" {
+		return what + " could not be read"
+	}
+	return ""
+}
+
+// bskyParents reads the posts above a reply from its thread: the nearest
+// MaxParents, then, when the thread goes on above them, its first post
+// (one more call), with a note for what was not read.
+func bskyParents(ctx context.Context, opts Options, p *Post, node *bskyNode) {
+	var chain []Post // nearest first
+	top := node
+	for n := node.Parent; n != nil && len(chain) < MaxParents; n = n.Parent {
+		what := "the post this replies to"
+		if len(chain) > 0 {
+			what = "a post above in the thread"
+		}
+		if note := unreadNode(n, what); note != "" {
+			p.Notes = append(p.Notes, note)
+			top = nil
+			break
+		}
+		pp := bskyPost(n)
+		p.Notes = append(p.Notes, contextNotes(pp, what)...)
+		chain = append(chain, *pp)
+		top = n
+	}
+	if node.Parent == nil && node.Post.Record.Reply != nil {
+		p.Notes = append(p.Notes, "the post this replies to could not be read")
+	}
+	if top != nil && top != node && top.Post.Record.Reply != nil {
+		// The thread goes on above the posts read: read its first post.
+		rootURI, parentURI := top.Post.Record.Reply.Root.URI, top.Post.Record.Reply.Parent.URI
+		root, err := getThread(ctx, opts, rootURI, 0)
+		switch {
+		case err != nil:
+			p.Notes = append(p.Notes, "the thread's first post could not be read: "+err.Error())
+		case unreadNode(&root, "the thread's first post") != "":
+			p.Notes = append(p.Notes, unreadNode(&root, "the thread's first post"))
+		default:
+			chain = append(chain, *bskyPost(&root))
+		}
+		if parentURI != rootURI {
+			p.Notes = append(p.Notes, parentsNote(-1))
+		}
+	}
+	slices.Reverse(chain)
+	p.Parents = chain
 }
 
 func fetchBluesky(ctx context.Context, ref *bskyRef, opts Options) (*Post, error) {
@@ -114,31 +216,23 @@ func fetchBluesky(ctx context.Context, ref *bskyRef, opts Options) (*Post, error
 		did = res.DID
 	}
 	uri := "at://" + did + "/app.bsky.feed.post/" + ref.rkey
-	q := url.Values{"uri": {uri}, "depth": {"0"}, "parentHeight": {"0"}}
-	var th bskyThread
-	if _, err := getJSON(ctx, opts, "Bluesky: get post "+uri, join(opts.BlueskyURL, "/xrpc/app.bsky.feed.getPostThread")+"?"+q.Encode(), &th, jsonMessage); err != nil {
+	node, err := getThread(ctx, opts, uri, MaxParents)
+	if err != nil {
 		return nil, bskyNotFound(err, "")
 	}
-	switch th.Thread.Type {
+	switch node.Type {
 	case "app.bsky.feed.defs#notFoundPost":
 		return nil, fmt.Errorf("Bluesky: %s: %w", uri, ErrNotFound)
 	case "app.bsky.feed.defs#blockedPost":
 		return nil, fmt.Errorf("Bluesky: %s: %w (the author blocks viewers or is blocked)", uri, ErrRefused)
 	}
-	post := th.Thread.Post
+	post := node.Post
 	if post.URI == "" {
-		return nil, fmt.Errorf("Bluesky: get post %s: answer has no post (thread type %q)", uri, th.Thread.Type)
+		return nil, fmt.Errorf("Bluesky: get post %s: answer has no post (thread type %q)", uri, node.Type)
 	}
-	p := &Post{
-		Platform: Bluesky,
-		Text:     bskyText(post.Record),
-		Author:   strings.TrimSpace(post.Author.DisplayName),
-		Handle:   "@" + post.Author.Handle,
-		PostedAt: post.Record.CreatedAt,
-	}
-	if post.Embed != nil {
-		addBskyEmbed(p, post.Embed)
-	}
+	p := bskyPost(&node)
+	bskyParents(ctx, opts, p, &node)
+	var q url.Values
 	// getPostThread's author view has no profile text; getProfile does.
 	var prof struct {
 		Description string `json:"description"`
@@ -217,6 +311,11 @@ func addBskyEmbed(p *Post, e *bskyEmbed) {
 		if e.Thumbnail != "" {
 			p.Images = append(p.Images, ImageRef{URL: e.Thumbnail, Alt: strings.TrimSpace(e.Alt)})
 			p.Notes = append(p.Notes, "the post has a video; only its thumbnail is read")
+		}
+	case "app.bsky.embed.external":
+		if x := e.External; x != nil && strings.TrimSpace(x.URI) != "" {
+			p.Card = &Card{URL: strings.TrimSpace(x.URI), Title: oneLine(x.Title), Description: strings.TrimSpace(x.Description),
+				Site: sources.HostOf(x.URI), Image: x.Thumb}
 		}
 	case "app.bsky.embed.record":
 		p.Quote = bskyQuote(e.Record, p)

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/musecheck/muse/sources"
 )
 
 // mastodonPath matches the status URLs Mastodon serves: /@user/ID,
@@ -47,7 +49,40 @@ type mastodonStatusJSON struct {
 		RemoteURL   string `json:"remote_url"`
 		Description string `json:"description"`
 	} `json:"media_attachments"`
-	Reblog *mastodonStatusJSON `json:"reblog"`
+	Reblog      *mastodonStatusJSON `json:"reblog"`
+	InReplyToID *string             `json:"in_reply_to_id"`
+	Card        *struct {
+		URL          string `json:"url"`
+		Title        string `json:"title"`
+		Description  string `json:"description"`
+		ProviderName string `json:"provider_name"`
+		Image        string `json:"image"`
+	} `json:"card"`
+	// Quote is Mastodon 4.4's quote: its state and, when it may be shown,
+	// the quoted status (a ShallowQuote names only its id).
+	Quote *struct {
+		State          string              `json:"state"`
+		QuotedStatus   *mastodonStatusJSON `json:"quoted_status"`
+		QuotedStatusID *string             `json:"quoted_status_id"`
+	} `json:"quote"`
+}
+
+// mastodonQuoteNote says why a quote in state is not shown ("" for one
+// that is).
+func mastodonQuoteNote(state string) string {
+	switch state {
+	case "accepted", "":
+		return ""
+	case "pending":
+		return "the quoted post is not shown: its author has not yet approved the quote"
+	case "rejected", "revoked":
+		return "the quoted post is not shown: its author " + map[string]string{"rejected": "refused", "revoked": "withdrew"}[state] + " permission to quote it"
+	case "deleted":
+		return "the quoted post was deleted"
+	case "unauthorized":
+		return "the quoted post is not shown to anonymous readers"
+	}
+	return "the quoted post is not shown (quote state " + state + ")"
 }
 
 func fetchMastodon(ctx context.Context, u *url.URL, id string, opts Options) (*Post, error) {
@@ -78,6 +113,71 @@ func fetchMastodon(ctx context.Context, u *url.URL, id string, opts Options) (*P
 		p.Notes = append(p.Notes, "the URL is a boost by @"+st.Account.Acct+"; the boosted post is read")
 		st = *st.Reblog
 	}
+	mastodonPost(p, &st, u.Hostname())
+	if st.Quote != nil {
+		switch note := mastodonQuoteNote(st.Quote.State); {
+		case note != "":
+			p.Notes = append(p.Notes, note)
+		case st.Quote.QuotedStatus != nil:
+			q := &Post{Platform: Mastodon}
+			mastodonPost(q, st.Quote.QuotedStatus, u.Hostname())
+			p.Notes = append(p.Notes, contextNotes(q, "the quoted post")...)
+			p.Quote = q
+		default:
+			p.Notes = append(p.Notes, "the quoted post is not shown to anonymous readers")
+		}
+	}
+	if st.InReplyToID != nil && *st.InReplyToID != "" {
+		mastodonParents(ctx, opts, p, instance, u.Hostname(), st.ID)
+	}
+	return p, nil
+}
+
+// mastodonParents reads the posts above a reply from the status's
+// context (one call, which gives every ancestor the instance may show,
+// the first post first) and keeps the nearest MaxParents, with the
+// thread's first post when there are more.
+func mastodonParents(ctx context.Context, opts Options, p *Post, instance, host, id string) {
+	var tc struct {
+		Ancestors []mastodonStatusJSON `json:"ancestors"`
+	}
+	what := "Mastodon: get the thread of status " + id + " from " + host
+	if _, err := getJSON(ctx, opts, what, instance+"/api/v1/statuses/"+id+"/context", &tc, jsonMessage); err != nil {
+		p.Notes = append(p.Notes, "the post this replies to could not be read: "+err.Error())
+		return
+	}
+	anc := tc.Ancestors
+	if len(anc) == 0 {
+		p.Notes = append(p.Notes, "the post this replies to is not shown (deleted, private or from a blocked account)")
+		return
+	}
+	if first := anc[0].InReplyToID; first != nil && *first != "" {
+		// The instance shows the thread from a reply: what is above it
+		// was deleted, is private, or never reached this instance.
+		p.Notes = append(p.Notes, "the thread's first post is not shown (deleted, private or not known to this instance)")
+	}
+	skipped := 0
+	if len(anc) > MaxParents+1 {
+		skipped = len(anc) - MaxParents - 1
+		anc = append(anc[:1:1], anc[len(anc)-MaxParents:]...)
+	}
+	for i := range anc {
+		pp := &Post{Platform: Mastodon}
+		mastodonPost(pp, &anc[i], host)
+		what := "a post above in the thread"
+		if i == len(anc)-1 {
+			what = "the post this replies to"
+		}
+		p.Notes = append(p.Notes, contextNotes(pp, what)...)
+		p.Parents = append(p.Parents, *pp)
+	}
+	if skipped > 0 {
+		p.Notes = append(p.Notes, parentsNote(skipped))
+	}
+}
+
+// mastodonPost fills p from a status: its text, author, time, media and card.
+func mastodonPost(p *Post, st *mastodonStatusJSON, host string) {
 	p.Text = htmlText(st.Content)
 	if cw := strings.TrimSpace(st.SpoilerText); cw != "" {
 		p.Text = "CW: " + cw + "\n\n" + p.Text
@@ -85,10 +185,13 @@ func fetchMastodon(ctx context.Context, u *url.URL, id string, opts Options) (*P
 	p.Author = strings.TrimSpace(st.Account.DisplayName)
 	p.Handle = "@" + st.Account.Acct
 	if !strings.Contains(st.Account.Acct, "@") {
-		p.Handle += "@" + u.Hostname() // a local account's acct has no domain
+		p.Handle += "@" + host // a local account's acct has no domain
 	}
 	p.AuthorDescription = htmlText(st.Account.Note)
 	p.PostedAt = st.CreatedAt
+	if p.URL == "" {
+		p.URL = st.URL
+	}
 	for _, m := range st.MediaAttachments {
 		switch m.Type {
 		case "image":
@@ -104,7 +207,10 @@ func fetchMastodon(ctx context.Context, u *url.URL, id string, opts Options) (*P
 			p.Notes = append(p.Notes, "an attachment of type "+m.Type+" is not read")
 		}
 	}
-	return p, nil
+	if c := st.Card; c != nil && strings.TrimSpace(c.URL) != "" {
+		p.Card = &Card{URL: strings.TrimSpace(c.URL), Title: oneLine(c.Title), Description: strings.TrimSpace(c.Description),
+			Site: firstOf(oneLine(c.ProviderName), sources.HostOf(c.URL)), Image: c.Image}
+	}
 }
 
 func firstOf(s ...string) string {

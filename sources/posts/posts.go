@@ -69,7 +69,51 @@ type Post struct {
 	Site              string     `json:"site,omitempty"`   // og:site_name of a web page
 	Images            []ImageRef `json:"images,omitempty"` // in the order the post shows them
 	Quote             *Post      `json:"quote,omitempty"`  // the post this one quotes, when it does
-	Notes             []string   `json:"notes,omitempty"`  // what went less than right without failing
+	// Card is the link card the post shows under its text: the page it
+	// shares, as the platform previewed it.
+	Card *Card `json:"card,omitempty"`
+	// Parents are the posts this one replies to, the thread's first post
+	// first and the one it answers last: at most MaxParents nearest ones,
+	// with the thread's first post before them when the thread is longer
+	// (a note then says how many in between were not read).
+	Parents []Post   `json:"parents,omitempty"`
+	Notes   []string `json:"notes,omitempty"` // what went less than right without failing, and what could not be read
+}
+
+// Card is a link card: the page a post shares as the platform previewed it.
+type Card struct {
+	URL         string `json:"url"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	Site        string `json:"site,omitempty"` // the publisher's name, or the page's host
+	Image       string `json:"image,omitempty"`
+}
+
+// MaxParents bounds the posts above a reply that are read: the nearest
+// ones, and the thread's first post besides when the thread is longer.
+const MaxParents = 5
+
+// contextNotes moves the notes of a post read as context (a parent, a
+// quote) to the post under check, saying which one they are about.
+func contextNotes(c *Post, what string) []string {
+	var out []string
+	for _, n := range c.Notes {
+		out = append(out, what+": "+n)
+	}
+	c.Notes = nil
+	return out
+}
+
+// parentsNote is the note for posts above the ones read: n of them, or an
+// unknown number when n < 0.
+func parentsNote(n int) string {
+	switch {
+	case n < 0:
+		return "more posts above were not read (the thread is longer than " + strconv.Itoa(MaxParents) + " posts; its first post is read)"
+	case n == 1:
+		return "1 more post above was not read"
+	}
+	return strconv.Itoa(n) + " more posts above were not read"
 }
 
 // ImageRef is an image attached to a post: where to download it and the

@@ -67,7 +67,24 @@ type tweet struct {
 		URL string `json:"url"`
 	} `json:"photos"`
 	QuotedTweet *tweet `json:"quoted_tweet"`
-	Tombstone   *struct {
+	// Parent is the post this one replies to, which the embed data gives
+	// (without its own parent).
+	Parent               *tweet `json:"parent"`
+	InReplyToStatusIDStr string `json:"in_reply_to_status_id_str"`
+	InReplyToScreenName  string `json:"in_reply_to_screen_name"`
+	// Card is the link card: its short t.co URL and its binding values
+	// (title, description, domain, vanity_url, thumbnail_image…).
+	Card *struct {
+		Name          string `json:"name"`
+		URL           string `json:"url"`
+		BindingValues map[string]struct {
+			StringValue string `json:"string_value"`
+			ImageValue  *struct {
+				URL string `json:"url"`
+			} `json:"image_value"`
+		} `json:"binding_values"`
+	} `json:"card"`
+	Tombstone *struct {
 		Text struct {
 			Text string `json:"text"`
 		} `json:"text"`
@@ -105,11 +122,7 @@ func fetchSyndication(ctx context.Context, id string, opts Options) (*Post, erro
 		return nil, err
 	}
 	if t.Typename == "TweetTombstone" || t.Tombstone != nil {
-		msg := ""
-		if t.Tombstone != nil {
-			msg = oneLine(t.Tombstone.Text.Text)
-		}
-		return nil, fmt.Errorf("X syndication: post %s: %w: %s", id, ErrNotFound, strings.TrimSuffix(msg, " Learn more"))
+		return nil, fmt.Errorf("X syndication: post %s: %w: %s", id, ErrNotFound, tombstoneText(&t))
 	}
 	if t.IDStr == "" && t.Text == "" {
 		return nil, fmt.Errorf("X syndication: post %s: %w (answer has no post)", id, ErrNotFound)
@@ -144,10 +157,66 @@ func tweetPost(t *tweet) *Post {
 			p.Images = append(p.Images, ImageRef{URL: ph.URL})
 		}
 	}
-	if t.QuotedTweet != nil {
-		p.Quote = tweetPost(t.QuotedTweet)
+	if q := t.QuotedTweet; q != nil {
+		if q.Typename == "TweetTombstone" || q.Tombstone != nil {
+			p.Notes = append(p.Notes, "the quoted post is not shown: "+tombstoneText(q))
+		} else {
+			p.Quote = tweetPost(q)
+			p.Notes = append(p.Notes, contextNotes(p.Quote, "the quoted post")...)
+		}
+	}
+	p.Card = tweetCard(t)
+	if t.InReplyToStatusIDStr != "" {
+		switch par := t.Parent; {
+		case par == nil:
+			p.Notes = append(p.Notes, "the post this replies to is not in X's public embed data and was not read")
+		case par.Typename == "TweetTombstone" || par.Tombstone != nil:
+			p.Notes = append(p.Notes, "the post this replies to is not shown: "+tombstoneText(par))
+		default:
+			pp := tweetPost(par)
+			p.Notes = append(p.Notes, contextNotes(pp, "the post this replies to")...)
+			p.Parents = []Post{*pp}
+			if par.InReplyToStatusIDStr != "" {
+				p.Notes = append(p.Notes, "the post this replies to is itself a reply; the posts above it were not read")
+			}
+		}
 	}
 	return p
+}
+
+func tombstoneText(t *tweet) string {
+	if t.Tombstone == nil || strings.TrimSpace(t.Tombstone.Text.Text) == "" {
+		return "deleted, protected or withheld"
+	}
+	return strings.TrimSuffix(oneLine(t.Tombstone.Text.Text), " Learn more")
+}
+
+// tweetCard is a post's link card, its t.co address replaced by the one it
+// stands for.
+func tweetCard(t *tweet) *Card {
+	c := t.Card
+	if c == nil {
+		return nil
+	}
+	bv := func(k string) string { return oneLine(c.BindingValues[k].StringValue) }
+	u := firstOf(bv("card_url"), c.URL)
+	for _, e := range t.Entities.URLs {
+		if e.URL == u && e.ExpandedURL != "" {
+			u = e.ExpandedURL
+		}
+	}
+	if u == "" || strings.HasPrefix(c.Name, "poll") {
+		return nil
+	}
+	card := &Card{URL: u, Title: bv("title"), Description: strings.TrimSpace(c.BindingValues["description"].StringValue),
+		Site: firstOf(bv("vanity_url"), bv("domain"), sources.HostOf(u))}
+	for _, k := range []string{"thumbnail_image_large", "thumbnail_image", "summary_photo_image_large", "photo_image_full_size_large"} {
+		if iv := c.BindingValues[k].ImageValue; iv != nil && iv.URL != "" {
+			card.Image = iv.URL
+			break
+		}
+	}
+	return card
 }
 
 // tweetText keeps the part of the text the post shows (display_text_range
