@@ -1,0 +1,334 @@
+package eval
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/prompts"
+	"github.com/musecheck/muse/sources/ratings"
+)
+
+// ExpertKappa is the experts' own agreement on overall quality (quadratic
+// weighted kappa, the paper).
+const ExpertKappa = 0.51
+
+// Calibration systems, in the paper's order of overall quality.
+var CalibrationOrder = []string{"muse", "note-high", "gpt-4", "note-average"}
+
+// calibrationSystem names a released response_type.
+func calibrationSystem(responseType string) string {
+	switch t := strings.ToLower(responseType); {
+	case t == "note_1_text" || t == "human-high":
+		return "note-high"
+	case t == "note_2_text" || t == "human-avg":
+		return "note-average"
+	case strings.Contains(t, "vanilla gpt-4") || t == "gpt-4":
+		return "gpt-4"
+	case strings.Contains(t, "ours") || t == "muse":
+		return "muse"
+	}
+	return ""
+}
+
+// Rated is one released correction with its experts' labels.
+type Rated struct {
+	Post       Post
+	System     string
+	Correction string
+	URLs       []string
+	Overall    []int               // one per expert
+	Credible   map[string][]string // URL → experts' credibility labels
+	Reachable  map[string][]string // URL → experts' Yes/No
+}
+
+func normSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func readCSVFile(path string) ([]map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var out []map[string]string
+	for _, r := range rows[1:] {
+		m := map[string]string{}
+		for i, h := range rows[0] {
+			if i < len(r) {
+				m[h] = r[i]
+			}
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// ReadCalibration reads the released expert ratings in dir
+// (Q9-overall_quality.csv, Q8-reference_reachability.csv,
+// Q8.1-reference_credibility.csv and posts.csv, joined by the
+// whitespace-normalised correction text).
+func ReadCalibration(dir string) ([]*Rated, error) {
+	posts, err := readCSVFile(filepath.Join(dir, "posts.csv"))
+	if err != nil {
+		return nil, err
+	}
+	postOf := map[string]Post{}
+	for _, p := range posts {
+		postOf[normSpace(p["response_text"])] = Post{ID: p["post_tweet_id"], Post: postText(p["post_text"])}
+	}
+	q9, err := readCSVFile(filepath.Join(dir, "Q9-overall_quality.csv"))
+	if err != nil {
+		return nil, err
+	}
+	by := map[string]*Rated{}
+	var order []*Rated
+	for _, r := range q9 {
+		key := normSpace(r["response_text"])
+		rt := by[key]
+		if rt == nil {
+			p, ok := postOf[key]
+			sys := calibrationSystem(r["response_type"])
+			if !ok || sys == "" {
+				continue
+			}
+			rt = &Rated{Post: p, System: sys, Correction: strings.TrimSpace(r["response_text"]), URLs: CitedURLs(r["response_text"]),
+				Credible: map[string][]string{}, Reachable: map[string][]string{}}
+			by[key] = rt
+			order = append(order, rt)
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(r["label"]))
+		if err == nil && n >= 0 && n <= 10 {
+			rt.Overall = append(rt.Overall, n)
+		}
+	}
+	for file, put := range map[string]func(*Rated) map[string][]string{
+		"Q8.1-reference_credibility.csv": func(r *Rated) map[string][]string { return r.Credible },
+		"Q8-reference_reachability.csv":  func(r *Rated) map[string][]string { return r.Reachable },
+	} {
+		rows, err := readCSVFile(filepath.Join(dir, file))
+		if err != nil {
+			return nil, err
+		}
+		for _, row := range rows {
+			if rt := by[normSpace(row["response_text"])]; rt != nil {
+				u := strings.TrimSpace(row["url"])
+				put(rt)[u] = append(put(rt)[u], strings.TrimSpace(row["label"]))
+			}
+		}
+	}
+	return order, nil
+}
+
+func postText(s string) pipeline.Post { return pipeline.Post{Text: strings.TrimSpace(s)} }
+
+// TierAgreement is the publisher tiers of the cited URLs against the
+// experts' credibility labels: no model, nothing fitted.
+type TierAgreement struct {
+	// Table counts (tier, expert label) pairs, one per expert rating.
+	Table map[string]map[string]int `json:"table"`
+	// Spearman between the tier (high 3, medium 2, low 1, excluded 0) and
+	// the expert's label on its scale, over the rated publishers (tier
+	// unrated and "Cant Determine" left out).
+	Spearman float64 `json:"spearman"`
+	N        int     `json:"n"`
+	// HighShare is, per tier, the share of expert labels High or Very High.
+	HighShare map[string]float64 `json:"high_share"`
+	Unrated   int                `json:"unrated"`
+}
+
+var tierPoints = map[string]float64{"high": 3, "medium": 2, "low": 1, "excluded": 0}
+
+// Tiers compares rater's tiers with the experts' credibility labels.
+func Tiers(rs []*Rated, rater *ratings.Rater) TierAgreement {
+	cred, _ := prompts.CriterionByKey("credibility")
+	ta := TierAgreement{Table: map[string]map[string]int{}, HighShare: map[string]float64{}}
+	var xs, ys []float64
+	highs, all := map[string]int{}, map[string]int{}
+	for _, r := range rs {
+		for u, labels := range r.Credible {
+			tier := string(rater.Rate(u).Tier)
+			for _, l := range labels {
+				if ta.Table[tier] == nil {
+					ta.Table[tier] = map[string]int{}
+				}
+				ta.Table[tier][l]++
+				y, ok := cred.Points(l)
+				if !ok {
+					continue
+				}
+				all[tier]++
+				if l == "High" || l == "Very High" {
+					highs[tier]++
+				}
+				x, rated := tierPoints[tier]
+				if !rated {
+					ta.Unrated++
+					continue
+				}
+				xs, ys = append(xs, x), append(ys, y)
+			}
+		}
+	}
+	for t, n := range all {
+		ta.HighShare[t] = float64(highs[t]) / float64(n)
+	}
+	ta.N = len(xs)
+	ta.Spearman = Spearman(xs, ys)
+	return ta
+}
+
+// JudgeAgreement is the judge against the experts on overall quality.
+type JudgeAgreement struct {
+	// Kappa is the quadratic weighted kappa between the judge's score and
+	// each expert's (one pair per expert rating), Spearman the same pairs'
+	// rank correlation.
+	Kappa       float64            `json:"weighted_kappa"`
+	Spearman    float64            `json:"spearman"`
+	Pairs       int                `json:"pairs"`
+	ExpertKappa float64            `json:"expert_kappa"`
+	JudgeMeans  map[string]float64 `json:"judge_means"`
+	ExpertMeans map[string]float64 `json:"expert_means"`
+	// OrderReproduced: the judge's means order the systems as the
+	// paper's experts did (muse > note-high > gpt-4 > note-average).
+	OrderReproduced bool `json:"order_reproduced"`
+	// Credibility is the judge's per-reference credibility against the
+	// experts' (weighted kappa on the five scored labels).
+	CredibilityKappa float64 `json:"credibility_kappa"`
+	CredibilityPairs int     `json:"credibility_pairs"`
+	// Reachability is the fetcher's reachability now against the
+	// experts' then (share agreeing), when links were fetched.
+	ReachabilityAgreement float64 `json:"reachability_agreement"`
+	ReachabilityPairs     int     `json:"reachability_pairs"`
+	Failed                int     `json:"failed"`
+}
+
+// CalibrateJudge scores every released correction with the judge (pages
+// read through reader, nil: none) and compares with the experts.
+func CalibrateJudge(ctx context.Context, rs []*Rated, judge *Judge, reader *Reader, parallel int, progress io.Writer) JudgeAgreement {
+	type scored struct {
+		j     *prompts.Judgement
+		pages map[string]*Page
+	}
+	out := make([]scored, len(rs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(parallel, 1))
+	var mu sync.Mutex
+	done := 0
+	for i, r := range rs {
+		g.Go(func() error {
+			o := Output{Text: r.Correction, URLs: r.URLs}
+			m, texts := Measure(gctx, o, nil, reader)
+			pages := map[string]*Page{}
+			for _, l := range m.Links {
+				pages[l.URL] = l.Page
+			}
+			jd, _, err := judge.Score(gctx, r.Post, r.Correction, r.URLs, texts, pages)
+			mu.Lock()
+			defer mu.Unlock()
+			out[i].pages = pages
+			if err == nil {
+				out[i].j = &jd
+			}
+			done++
+			if progress != nil {
+				fmt.Fprintf(progress, "calibrate: %d/%d judged\n", done, len(rs))
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	a := JudgeAgreement{ExpertKappa: ExpertKappa, JudgeMeans: map[string]float64{}, ExpertMeans: map[string]float64{}}
+	cred, _ := prompts.CriterionByKey("credibility")
+	var ja, ea []int
+	var jf, ef []float64
+	var ca, cb []int
+	js, es := map[string][]float64{}, map[string][]float64{}
+	agree, pairs := 0, 0
+	for i, r := range rs {
+		for _, e := range r.Overall {
+			es[r.System] = append(es[r.System], float64(e))
+		}
+		for u, labels := range r.Reachable {
+			if pg := out[i].pages[u]; pg != nil {
+				for _, l := range labels {
+					pairs++
+					if (l == "Yes") == pg.Reachable {
+						agree++
+					}
+				}
+			}
+		}
+		if out[i].j == nil {
+			a.Failed++
+			continue
+		}
+		jo, ok := out[i].j.Scores[prompts.Overall]
+		if !ok {
+			a.Failed++
+			continue
+		}
+		js[r.System] = append(js[r.System], jo)
+		for _, e := range r.Overall {
+			ja, ea = append(ja, int(math.Round(jo))), append(ea, e)
+			jf, ef = append(jf, jo), append(ef, float64(e))
+		}
+		for k, u := range r.URLs {
+			jc, ok := out[i].j.References[k]["credibility"]
+			if !ok {
+				continue
+			}
+			for _, l := range r.Credible[u] {
+				if y, ok := cred.Points(l); ok {
+					ca, cb = append(ca, int(jc)), append(cb, int(y))
+				}
+			}
+		}
+	}
+	a.Kappa, a.Spearman, a.Pairs = WeightedKappa(ja, ea, 0, 10), Spearman(jf, ef), len(ja)
+	a.CredibilityKappa, a.CredibilityPairs = WeightedKappa(ca, cb, 0, 4), len(ca)
+	if pairs > 0 {
+		a.ReachabilityAgreement, a.ReachabilityPairs = float64(agree)/float64(pairs), pairs
+	}
+	for s, xs := range js {
+		a.JudgeMeans[s] = mean(xs)
+	}
+	for s, xs := range es {
+		a.ExpertMeans[s] = mean(xs)
+	}
+	a.OrderReproduced = ordered(a.JudgeMeans)
+	return a
+}
+
+// ordered reports whether means rank the calibration systems in the
+// paper's order, strictly.
+func ordered(means map[string]float64) bool {
+	var got []string
+	for s := range means {
+		got = append(got, s)
+	}
+	if len(got) != len(CalibrationOrder) {
+		return false
+	}
+	sort.SliceStable(got, func(i, j int) bool { return means[got[i]] > means[got[j]] })
+	for i := range got {
+		if got[i] != CalibrationOrder[i] || (i > 0 && means[got[i]] == means[got[i-1]]) {
+			return false
+		}
+	}
+	return true
+}
