@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/testworld"
 	"github.com/musecheck/muse/prompts"
 	"github.com/musecheck/muse/sources/fetch"
 	"github.com/musecheck/muse/sources/llm"
@@ -67,40 +67,8 @@ func newsSite(t *testing.T) *httptest.Server {
 	return srv
 }
 
-var refBlock = regexp.MustCompile(`(?s)<<<BEGIN REFERENCE (\d+)>>>(.*?)<<<END REFERENCE \d+>>>`)
-
-// judgeDouble answers the judge's prompt with scores that depend on what
-// it is shown: the post's and correction's blocks must be there, and a
-// correction scores well only when a cited page's text carries pageFact.
-func judgeDouble(t *testing.T) *llmtest.Server {
-	return llmtest.NewServer(t, func(req openai.ChatCompletionRequest) (string, error) {
-		if llmtest.SchemaName(req) != "judgement" {
-			return "", fmt.Errorf("not a judge request: %q", llmtest.SchemaName(req))
-		}
-		prompt := llmtest.AllText(req)
-		for _, want := range []string{"<<<BEGIN POST>>>", "<<<BEGIN CORRECTION>>>", "overall (overall quality", "credibility (credibility of references"} {
-			if !strings.Contains(prompt, want) {
-				return "", fmt.Errorf("judge prompt lacks %q", want)
-			}
-		}
-		overall, informative, accuracy := 3, 2, "Half"
-		var refs []string
-		for _, m := range refBlock.FindAllStringSubmatch(prompt, -1) {
-			rel, reach := "Cant Determine", "No"
-			if !strings.Contains(m[2], "could not be read") {
-				reach = "Yes"
-			}
-			if strings.Contains(m[2], pageFact) {
-				rel = "Yes"
-				overall, informative, accuracy = 8, 9, "Fully Correct"
-			}
-			refs = append(refs, fmt.Sprintf(`{"n":%s,"reachability":%q,"reference_relevance":%q,"credibility":"High"}`, m[1], reach, rel))
-		}
-		return fmt.Sprintf(`{"explicitness":"Explicit","identification":"Exist without misidentification","comprehensiveness":"High",
-"explanation_accuracy":%q,"informativeness":%d,"relevance":9,"factuality":"Mostly Factual and Accurate","fluency":"No",
-"coherence":"Coherent and Logical","toxicity":"No","overall":%d,"references":[%s]}`, accuracy, informative, overall, strings.Join(refs, ",")), nil
-	})
-}
+// judgeDouble is the world's judge keyed on pageFact.
+func judgeDouble(t *testing.T) *llmtest.Server { return testworld.Judge(t, pageFact) }
 
 func client(t *testing.T, srv *llmtest.Server, model string, prices map[string]llm.Price) *llm.Client {
 	c, err := llm.New(llm.Config{BaseURL: srv.BaseURL, Model: model, MaxRetries: -1, Prices: prices})
