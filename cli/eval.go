@@ -159,7 +159,7 @@ func evalCmd(app *App) *cobra.Command {
 	cmd.Flags().BoolVar(&resume, "resume", false, "go on with the -o file: skip the corrections scored there")
 	cmd.Flags().IntVarP(&parallel, "jobs", "j", 2, "corrections made and scored at once")
 	cmd.Flags().Float64Var(&spendCap, "spend-cap", 0, "stop when the run's model calls (systems and judge) would cost more than USD (a resumed file's spending counts)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON instead of the terminal report")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as one JSON object instead of the terminal report")
 	cmd.Flags().StringVar(&htmlPath, "html", "", "also write the report as one self-contained HTML page with plots")
 	cmd.Flags().BoolVar(&noFetch, "no-fetch", false, "do not fetch the cited links (no reachability, evidence pages or page text for the judge)")
 	jf.register(cmd)
@@ -186,7 +186,7 @@ func evalReportCmd(app *App) *cobra.Command {
 			return writeReport(app, eval.Summarise(rs), asJSON, htmlPath)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as one JSON object")
 	cmd.Flags().StringVar(&htmlPath, "html", "", "also write the report as one self-contained HTML page with plots")
 	return cmd
 }
@@ -406,7 +406,7 @@ func evalCalibrateCmd(app *App) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the figures as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the figures as one JSON object")
 	cmd.Flags().BoolVar(&noFetch, "no-fetch", false, "do not fetch the cited links (the judge then sees no page text)")
 	cmd.Flags().IntVarP(&parallel, "jobs", "j", 2, "corrections judged at once")
 	jf.register(cmd)

@@ -1,0 +1,203 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/musecheck/muse/pipeline/eval"
+	"github.com/musecheck/muse/pipeline/testworld"
+)
+
+// evalWorld is a loopback world, a judge double keyed on its refuting
+// quote, and the environment that points muse at both.
+func evalWorld(t *testing.T) (*testworld.Env, []string) {
+	t.Helper()
+	isolate(t)
+	w := testworld.New(t, nil)
+	judge := testworld.Judge(t, testworld.QuoteR1)
+	env := []string{"OPENAI_BASE_URL=" + w.Cfg.OpenAIBaseURL, "OPENAI_API_KEY=sk-test-key", "MUSE_MODEL=test-model",
+		"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
+		"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + w.Proxy.String(), "MUSE_NO_CACHE=1",
+		"MUSE_JUDGE_BASE_URL=" + judge.BaseURL, "MUSE_JUDGE_MODEL=judge-model", "MUSE_JUDGE_API_KEY=sk-judge"}
+	return w, env
+}
+
+// writeEvalPosts writes n variants of the world's post, posted at its
+// cutoff, each with a person's note citing the world's refuting page.
+func writeEvalPosts(t *testing.T, n int) string {
+	t.Helper()
+	var b bytes.Buffer
+	for i := range n {
+		line, _ := json.Marshal(map[string]any{"id": fmt.Sprint(i), "text": fmt.Sprintf("%s (%d)", testworld.Post, i),
+			"posted_at": testworld.Cutoff.Format(time.RFC3339),
+			"corrections": map[string]string{"people": "Not true: the council banned nothing. https://www.reuters.com/world/springfield-bicycles"}})
+		b.Write(append(line, '\n'))
+	}
+	p := filepath.Join(t.TempDir(), "posts.jsonl")
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestEvalThroughTheBinary: muse, the model alone and people's notes on
+// the loopback world, judged by a model apart: the JSON summary, the
+// results file and the HTML page.
+func TestEvalThroughTheBinary(t *testing.T) {
+	_, env := evalWorld(t)
+	posts := writeEvalPosts(t, 3)
+	dir := t.TempDir()
+	results, page := filepath.Join(dir, "results.jsonl"), filepath.Join(dir, "report.html")
+	out, errOut, code := muse(t, "", env, "eval", posts, "--system", "muse=muse", "--system", "alone=model", "--system", "people=file",
+		"-o", results, "--html", page, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	var s eval.Summary
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	by := map[string]eval.SystemSummary{}
+	for _, ss := range s.Systems {
+		by[ss.Name] = ss
+	}
+	m, a, p := by["muse"], by["alone"], by["people"]
+	if m.Posts != 3 || a.Posts != 3 || p.Posts != 3 || m.Judged != 3 || m.Failed+a.Failed+p.Failed != 0 {
+		t.Fatalf("systems: %+v", s.Systems)
+	}
+	// muse cites the world's refuting page, which the judge reads; the
+	// model alone cites nothing.
+	if m.Metrics["overall"].Mean != 8 || a.Metrics["overall"].Mean != 3 || m.Metrics["m_reachable"].Mean != 1 {
+		t.Errorf("overall: muse %+v, alone %+v", m.Metrics["overall"], a.Metrics["overall"])
+	}
+	if !strings.Contains(errOut, "eval: 9/9 scored, 0 failed") {
+		t.Errorf("progress: %s", errOut)
+	}
+	rs, _ := eval.ReadResults(results)
+	if len(rs) != 9 {
+		t.Errorf("%d results in the file, want 9", len(rs))
+	}
+	html, err := os.ReadFile(page)
+	if err != nil || strings.Count(string(html), "<svg") != len(s.Metrics) {
+		t.Errorf("HTML report: %v, %d plots for %d metrics", err, strings.Count(string(html), "<svg"), len(s.Metrics))
+	}
+	// The same file reported again, as text.
+	out, _, code = muse(t, "", env, "eval", "report", results)
+	if code != 0 || !strings.Contains(out, "overall quality (0–10)") || !strings.Contains(out, "█") {
+		t.Errorf("eval report: exit %d\n%s", code, out)
+	}
+	// Without --resume an existing results file is not appended to.
+	if _, errOut, code := muse(t, "", env, "eval", posts, "-o", results); code != 2 || !strings.Contains(errOut, "--resume") {
+		t.Errorf("existing file: exit %d %s", code, errOut)
+	}
+	// The judge may not be the model under test.
+	if _, errOut, code := muse(t, "", append(env, "MUSE_JUDGE_MODEL=test-model", "MUSE_JUDGE_BASE_URL="), "eval", posts, "--system", "alone=model"); code != 2 || !strings.Contains(errOut, "apart") {
+		t.Errorf("judge = model under test: exit %d %s", code, errOut)
+	}
+}
+
+// TestEvalResumesAfterKill: 100 posts × 3 systems on the loopback world;
+// the run is killed with SIGKILL part way and resumed: every post and
+// system is scored once, and the report's page has every plot.
+func TestEvalResumesAfterKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a run of 300 corrections")
+	}
+	_, env := evalWorld(t)
+	posts := writeEvalPosts(t, 100)
+	dir := t.TempDir()
+	results, page := filepath.Join(dir, "results.jsonl"), filepath.Join(dir, "report.html")
+	args := []string{"eval", posts, "--system", "muse=muse", "--system", "alone=model", "--system", "people=file", "-o", results, "-j", "4"}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), "MUSE_TEST_AS_MUSE=1"), env...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for lines(results) < 40 {
+		if ctx.Err() != nil {
+			t.Fatal("the run did not get to 40 results")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Kill() // SIGKILL: no chance to tidy up
+	cmd.Wait()
+	killed := lines(results)
+	if killed >= 300 {
+		t.Fatalf("the run finished (%d lines) before it was killed", killed)
+	}
+	out, errOut, code := muse(t, "", env, append(args, "--resume", "--html", page)...)
+	if code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, errOut)
+	}
+	rs, err := eval.ReadResults(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, r := range rs {
+		if r.Status == eval.StatusDone {
+			seen[r.Key()]++
+		}
+	}
+	if len(seen) != 300 {
+		t.Errorf("%d corrections done, want 300", len(seen))
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("%q scored %d times", k, n)
+		}
+	}
+	if !strings.Contains(out, "muse (muse): 100 posts, 0 failed") {
+		t.Errorf("report:\n%s", out)
+	}
+	checkPlotsInChromium(t, page)
+}
+
+func lines(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		n++
+	}
+	return n
+}
+
+// checkPlotsInChromium opens the report in headless Chromium (Debian's
+// chromium) and checks that every plot was drawn: the DOM it built has an
+// SVG with bars in every figure. Without Chromium, it says so and skips.
+func checkPlotsInChromium(t *testing.T, page string) {
+	t.Helper()
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Log("chromium is not installed: the report's page was not opened in a browser")
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", "file://"+page).Output()
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	dom := string(out)
+	figures := strings.Count(dom, `<figure class="plot"`)
+	if figures == 0 || strings.Count(dom, "<svg") != figures || strings.Count(dom, "<rect") < figures {
+		t.Errorf("chromium drew %d figures, %d SVGs, %d bars", figures, strings.Count(dom, "<svg"), strings.Count(dom, "<rect"))
+	}
+}
