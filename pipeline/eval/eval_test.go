@@ -343,9 +343,10 @@ func TestReadPosts(t *testing.T) {
 		t.Fatalf("CSV: %v %+v", err, ps)
 	}
 	av := filepath.Join(dir, "dev.json")
-	os.WriteFile(av, []byte(`[{"claim":"Masks do not work.","label":"Refuted","claim_date":"31-10-2020","questions":[{"answers":[{"source_url":"https://www.cdc.gov/x"},{"source_url":""}]}]}]`), 0o644)
+	os.WriteFile(av, []byte(`[{"claim":"Masks do not work.","label":"Refuted","claim_date":"31-10-2020","questions":[{"answers":[{"source_url":"https://www.cdc.gov/x"},{"source_url":""}]}]},
+{"claim":"Second.","label":"Supported","claim_date":"9-10-2020"}]`), 0o644)
 	ps, err = ReadPosts(av)
-	if err != nil || len(ps) != 1 || ps[0].GoldLabel != "Refuted" || len(ps[0].GoldURLs) != 1 || !ps[0].Post.PostedAt.Equal(time.Date(2020, 10, 31, 0, 0, 0, 0, time.UTC)) {
+	if err != nil || len(ps) != 2 || ps[1].Post.PostedAt.Day() != 9 || ps[0].GoldLabel != "Refuted" || len(ps[0].GoldURLs) != 1 || !ps[0].Post.PostedAt.Equal(time.Date(2020, 10, 31, 0, 0, 0, 0, time.UTC)) {
 		t.Fatalf("AVeriTeC: %v %+v", err, ps)
 	}
 	os.WriteFile(jl, []byte(`{"id":"a","text":"x","posted_at":"yesterday-ish"}`), 0o644)

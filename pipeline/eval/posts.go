@@ -172,7 +172,7 @@ func readAVeriTeC(b []byte) ([]Post, error) {
 	for i, c := range claims {
 		p := Post{ID: strconv.Itoa(i), Post: pipeline.Post{Text: c.Claim, Author: c.Speaker}, GoldLabel: c.Label}
 		if c.ClaimDate != "" {
-			t, err := time.Parse("02-01-2006", c.ClaimDate)
+			t, err := time.Parse("2-1-2006", strings.TrimSpace(c.ClaimDate)) // DD-MM-YYYY, the day not always padded ("9-10-2020")
 			if err != nil {
 				return nil, fmt.Errorf("claim %d: claim_date %q: %w", i, c.ClaimDate, err)
 			}
