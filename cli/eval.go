@@ -14,6 +14,7 @@ import (
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/eval"
 	"github.com/musecheck/muse/pipeline/setup"
+	"github.com/musecheck/muse/sources/archive"
 	"github.com/musecheck/muse/sources/fetch"
 	"github.com/musecheck/muse/sources/lang"
 	"github.com/musecheck/muse/sources/ratings"
@@ -119,7 +120,9 @@ func evalCmd(app *App) *cobra.Command {
 			o := eval.Options{Systems: systems, Judge: judge, Rater: rater, Parallel: parallel, SpendCapUSD: spendCap,
 				Progress: app.progress(), TTY: app.StderrTTY, Done: map[string]bool{}}
 			if !noFetch {
-				o.Reader = &eval.Reader{Fetcher: fetch.New(setup.FetchOptions(app.Cfg))}
+				reader, closeReader := newReader(cmd, app)
+				defer closeReader()
+				o.Reader = reader
 			}
 			var earlier []eval.Result
 			out := io.Discard
@@ -165,6 +168,19 @@ func evalCmd(app *App) *cobra.Command {
 	jf.register(cmd)
 	cmd.AddCommand(evalReportCmd(app), evalCalibrateCmd(app))
 	return cmd
+}
+
+// newReader reads cited pages through the safe fetcher, and a page that
+// cannot be read from the local archive's copy when there is one.
+func newReader(cmd *cobra.Command, app *App) (*eval.Reader, func()) {
+	r := &eval.Reader{Fetcher: fetch.New(setup.FetchOptions(app.Cfg))}
+	store, err := archive.Open(cmd.Context(), app.Cfg.ArchivePath())
+	if err != nil {
+		fmt.Fprintf(app.Stderr, "muse: the local archive is left out (a cited page that cannot be read now has no copy to fall back on): %v\n", err)
+		return r, func() {}
+	}
+	r.Archive = pipeline.ArchiveOf(store)
+	return r, func() { store.Close() }
 }
 
 // evalReportCmd is `muse eval report RESULTS.jsonl`.
@@ -372,7 +388,9 @@ func evalCalibrateCmd(app *App) *cobra.Command {
 			if judge != nil {
 				var reader *eval.Reader
 				if !noFetch {
-					reader = &eval.Reader{Fetcher: fetch.New(setup.FetchOptions(app.Cfg))}
+					r, closeReader := newReader(cmd, app)
+					defer closeReader()
+					reader = r
 				}
 				ja := eval.CalibrateJudge(cmd.Context(), rs, judge, reader, parallel, app.progress())
 				report.Judge = &ja

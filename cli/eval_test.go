@@ -38,7 +38,7 @@ func writeEvalPosts(t *testing.T, n int) string {
 	var b bytes.Buffer
 	for i := range n {
 		line, _ := json.Marshal(map[string]any{"id": fmt.Sprint(i), "text": fmt.Sprintf("%s (%d)", testworld.Post, i),
-			"posted_at": testworld.Cutoff.Format(time.RFC3339),
+			"posted_at":   testworld.Cutoff.Format(time.RFC3339),
 			"corrections": map[string]string{"people": "Not true: the council banned nothing. https://www.reuters.com/world/springfield-bicycles"}})
 		b.Write(append(line, '\n'))
 	}

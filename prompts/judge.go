@@ -115,6 +115,9 @@ type JudgeReference struct {
 	URL    string
 	Text   string
 	Unread string
+	// Archived, when set, says why the live page could not be read: Text
+	// is then the local archive's copy of it.
+	Archived string
 }
 
 // JudgeInput is what the judge is shown.
@@ -133,7 +136,7 @@ const MaxJudgePageChars = 6000
 func Judge(in JudgeInput) ([]llm.Message, error) {
 	refs := make([]JudgeReference, len(in.References))
 	for i, r := range in.References {
-		refs[i] = JudgeReference{URL: oneLine(clean(r.URL)), Text: cutChars(strings.TrimSpace(clean(r.Text)), MaxJudgePageChars), Unread: oneLine(clean(r.Unread))}
+		refs[i] = JudgeReference{URL: oneLine(clean(r.URL)), Text: cutChars(strings.TrimSpace(clean(r.Text)), MaxJudgePageChars), Unread: oneLine(clean(r.Unread)), Archived: oneLine(clean(r.Archived))}
 		if refs[i].Text == "" && refs[i].Unread == "" {
 			refs[i].Unread = "no text"
 		}

@@ -137,6 +137,40 @@ func TestJudgeSeesCitedPages(t *testing.T) {
 	}
 }
 
+// archiveOf is a local archive holding pages by URL.
+type archiveOf map[string]string
+
+func (a archiveOf) Lookup(_ context.Context, u string) (pipeline.ArchivedPage, bool) {
+	t, ok := a[u]
+	return pipeline.ArchivedPage{URL: u, Text: t}, ok
+}
+
+// TestArchivedCopyOfAGonePage: a cited page gone now is not reachable, but
+// the archive's copy of it is shown to the judge, said to be a copy.
+func TestArchivedCopyOfAGonePage(t *testing.T) {
+	site := newsSite(t)
+	gone := site.URL + "/news/gone"
+	var judged string
+	srv := llmtest.NewServer(t, func(req openai.ChatCompletionRequest) (string, error) {
+		judged = llmtest.AllText(req)
+		return `{"overall":6,"references":[{"n":1,"reachability":"No","reference_relevance":"Yes","credibility":"High"}]}`, nil
+	})
+	reader := loopbackReader()
+	reader.Archive = archiveOf{gone: pageFact + " " + strings.Join(filler, " ")}
+	rs, err := Run(context.Background(), []Post{waterPost("1", "This post is misleading. "+gone)},
+		Options{Systems: []System{&Given{SystemName: "notes"}}, Judge: &Judge{Client: client(t, srv, "judge-model", nil)}, Reader: reader}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := rs[0].Measures.Links[0]
+	if l.Page.Reachable || !l.Page.Archived || !l.EvidencePage {
+		t.Errorf("gone page with an archived copy: %+v", l.Page)
+	}
+	if !strings.Contains(judged, pageFact) || !strings.Contains(judged, "this is an archived copy of what it said") {
+		t.Errorf("the judge was not shown the archived copy as one:\n%s", judged)
+	}
+}
+
 func TestMeasuresWithoutAModel(t *testing.T) {
 	text := "This post is false. See https://www.reuters.com/world/us/some-story-2023-02-14/ and https://bad_host/x"
 	m, _ := Measure(context.Background(), Output{Text: text, URLs: CitedURLs(text), Language: "en"}, nil, nil)

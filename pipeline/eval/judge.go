@@ -26,6 +26,9 @@ func (j *Judge) Score(ctx context.Context, p Post, correction string, urls []str
 	refs := make([]prompts.JudgeReference, len(urls))
 	for i, u := range urls {
 		refs[i] = prompts.JudgeReference{URL: u, Text: texts[u]}
+		if pg := pages[u]; pg != nil && pg.Archived {
+			refs[i].Archived = pg.Error
+		}
 		if refs[i].Text == "" {
 			refs[i].Unread = "no text"
 			if pg := pages[u]; pg != nil && pg.Error != "" {

@@ -41,12 +41,21 @@ type Page struct {
 	Error     string `json:"error,omitempty"`
 	Text      string `json:"-"`
 	Words     int    `json:"words"`
+	// Archived: the live page could not be read and Text is the local
+	// archive's copy: evidence of what it said, not that it is reachable.
+	Archived bool `json:"archived,omitempty"`
+}
+
+// Archive hands back a page the local archive holds (pipeline.ArchiveOf).
+type Archive interface {
+	Lookup(ctx context.Context, url string) (pipeline.ArchivedPage, bool)
 }
 
 // Reader reads cited pages through the safe fetcher, each URL once per
-// run.
+// run, and a page that cannot be read from the archive when it has one.
 type Reader struct {
 	Fetcher *fetch.Fetcher
+	Archive Archive // nil: none
 	mu      sync.Mutex
 	pages   map[string]*pageOnce
 }
@@ -79,6 +88,11 @@ func (r *Reader) read(ctx context.Context, u string) Page {
 		var se *fetch.StatusError
 		if errors.As(err, &se) {
 			p.Status = se.Code
+		}
+		if r.Archive != nil {
+			if a, ok := r.Archive.Lookup(ctx, u); ok && a.Text != "" {
+				p.Archived, p.Text, p.Words = true, a.Text, lang.Words(a.Text)
+			}
 		}
 		return p
 	}
@@ -140,7 +154,7 @@ func Measure(ctx context.Context, out Output, rater *ratings.Rater, reader *Read
 		if reader != nil {
 			p := reader.Read(ctx, u)
 			l.Page = &p
-			l.EvidencePage = p.Reachable && p.Words >= EvidenceWords && !isHome(u)
+			l.EvidencePage = (p.Reachable || p.Archived) && p.Words >= EvidenceWords && !isHome(u)
 			if p.Text != "" {
 				texts[u] = p.Text
 			}
