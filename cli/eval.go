@@ -33,7 +33,11 @@ func (f *judgeFlags) register(cmd *cobra.Command) {
 // judge builds the judge from the flags and environment; nil when none is
 // named.
 func (f *judgeFlags) judge(ctx context.Context, app *App) (*eval.Judge, string, error) {
-	model := firstNonEmpty(f.model, os.Getenv("MUSE_JUDGE_MODEL"))
+	return f.judgeFor(ctx, app, firstNonEmpty(f.model, os.Getenv("MUSE_JUDGE_MODEL")))
+}
+
+// judgeFor is the judge with model on the judge's server; nil for "".
+func (f *judgeFlags) judgeFor(ctx context.Context, app *App, model string) (*eval.Judge, string, error) {
 	if model == "" {
 		return nil, "", nil
 	}
@@ -365,7 +369,8 @@ func evalCalibrateCmd(app *App) *cobra.Command {
 			"against the experts' credibility labels. With --judge-model: the judge scores every released\n" +
 			"correction, and its agreement with the experts is reported (weighted kappa and Spearman on overall\n" +
 			"quality, next to the experts' own kappa of 0.51; credibility; reachability of the links now\n" +
-			"against the experts' then) with whether it orders the systems as the experts did.",
+			"against the experts' then) with whether it orders the systems as the experts did. Several judge\n" +
+			"models, comma-separated, are compared on half of the posts; the best is reported on the other half.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rs, err := eval.ReadCalibration(args[0])
@@ -380,20 +385,37 @@ func evalCalibrateCmd(app *App) *cobra.Command {
 				Corrections int                  `json:"corrections"`
 				Tiers       eval.TierAgreement   `json:"tiers"`
 				Judge       *eval.JudgeAgreement `json:"judge,omitempty"`
+				Choice      *eval.Choice         `json:"choice,omitempty"`
 			}{Corrections: len(rs), Tiers: eval.Tiers(rs, rater)}
-			judge, _, err := jf.judge(cmd.Context(), app)
-			if err != nil {
-				return err
-			}
-			if judge != nil {
-				var reader *eval.Reader
-				if !noFetch {
-					r, closeReader := newReader(cmd, app)
-					defer closeReader()
-					reader = r
+			var models []string
+			for _, m := range strings.Split(firstNonEmpty(jf.model, os.Getenv("MUSE_JUDGE_MODEL")), ",") {
+				if m = strings.TrimSpace(m); m != "" {
+					models = append(models, m)
 				}
-				ja := eval.CalibrateJudge(cmd.Context(), rs, judge, reader, parallel, app.progress())
+			}
+			var reader *eval.Reader
+			if len(models) > 0 && !noFetch {
+				r, closeReader := newReader(cmd, app)
+				defer closeReader()
+				reader = r
+			}
+			judged := map[string]eval.Judged{}
+			for _, m := range models {
+				judge, _, err := jf.judgeFor(cmd.Context(), app, m)
+				if err != nil {
+					return err
+				}
+				judged[m] = eval.ScoreReleased(cmd.Context(), rs, judge, reader, parallel, app.progress())
+			}
+			switch {
+			case len(models) == 1:
+				// One judge, nothing chosen: the whole set.
+				ja := eval.Agree(rs, judged[models[0]], nil)
+				ja.Model = models[0]
 				report.Judge = &ja
+			case len(models) > 1:
+				c := eval.Choose(rs, models, judged)
+				report.Choice, report.Judge = &c, &c.HeldOut
 			}
 			if asJSON {
 				enc := json.NewEncoder(app.Stdout)
@@ -409,8 +431,15 @@ func evalCalibrateCmd(app *App) *cobra.Command {
 					fmt.Fprintf(w, "  tier %-8s: %5.1f%% rated High or Very High by the experts\n", tier, 100*share)
 				}
 			}
+			if c := report.Choice; c != nil {
+				fmt.Fprintf(w, "\nJudges compared on one half of the posts (weighted kappa on overall quality):\n")
+				for _, a := range c.Candidates {
+					fmt.Fprintf(w, "  %-20s %.3f over %d pairs\n", a.Model, a.Kappa, a.Pairs)
+				}
+				fmt.Fprintf(w, "Chosen: %s. Its figures below are on the other half, which the choice did not see.\n", c.Chosen)
+			}
 			if ja := report.Judge; ja != nil {
-				fmt.Fprintf(w, "\nJudge against the experts on overall quality (%d pairs, %d corrections not scored):\n", ja.Pairs, ja.Failed)
+				fmt.Fprintf(w, "\nJudge %s against the experts on overall quality, %d corrections (%d pairs, %d not scored):\n", ja.Model, ja.Corrections, ja.Pairs, ja.Failed)
 				fmt.Fprintf(w, "  weighted kappa %.3f (experts among themselves: %.2f), Spearman %.3f\n", ja.Kappa, ja.ExpertKappa, ja.Spearman)
 				for _, s := range eval.CalibrationOrder {
 					fmt.Fprintf(w, "  %-13s judge %.2f, experts %.2f\n", s, ja.JudgeMeans[s], ja.ExpertMeans[s])
@@ -428,5 +457,6 @@ func evalCalibrateCmd(app *App) *cobra.Command {
 	cmd.Flags().BoolVar(&noFetch, "no-fetch", false, "do not fetch the cited links (the judge then sees no page text)")
 	cmd.Flags().IntVarP(&parallel, "jobs", "j", 2, "corrections judged at once")
 	jf.register(cmd)
+	cmd.Flags().Lookup("judge-model").Usage = "the judge's model (env MUSE_JUDGE_MODEL); several, comma-separated, are compared on half of the posts and the best reported on the other half"
 	return cmd
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math"
 	"os"
@@ -194,6 +195,8 @@ func Tiers(rs []*Rated, rater *ratings.Rater) TierAgreement {
 
 // JudgeAgreement is the judge against the experts on overall quality.
 type JudgeAgreement struct {
+	Model       string `json:"model,omitempty"`
+	Corrections int    `json:"corrections"`
 	// Kappa is the quadratic weighted kappa between the judge's score and
 	// each expert's (one pair per expert rating), Spearman the same pairs'
 	// rank correlation.
@@ -217,14 +220,22 @@ type JudgeAgreement struct {
 	Failed                int     `json:"failed"`
 }
 
+// Judged is the judge's answer for each released correction, by its
+// place in the corrections, with the cited pages as read.
+type Judged struct {
+	Judgements []*prompts.Judgement
+	Pages      []map[string]*Page
+}
+
 // CalibrateJudge scores every released correction with the judge (pages
 // read through reader, nil: none) and compares with the experts.
 func CalibrateJudge(ctx context.Context, rs []*Rated, judge *Judge, reader *Reader, parallel int, progress io.Writer) JudgeAgreement {
-	type scored struct {
-		j     *prompts.Judgement
-		pages map[string]*Page
-	}
-	out := make([]scored, len(rs))
+	return Agree(rs, ScoreReleased(ctx, rs, judge, reader, parallel, progress), nil)
+}
+
+// ScoreReleased asks the judge about every released correction.
+func ScoreReleased(ctx context.Context, rs []*Rated, judge *Judge, reader *Reader, parallel int, progress io.Writer) Judged {
+	out := Judged{Judgements: make([]*prompts.Judgement, len(rs)), Pages: make([]map[string]*Page, len(rs))}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(parallel, 1))
 	var mu sync.Mutex
@@ -240,18 +251,33 @@ func CalibrateJudge(ctx context.Context, rs []*Rated, judge *Judge, reader *Read
 			jd, _, err := judge.Score(gctx, r.Post, r.Correction, r.URLs, texts, pages)
 			mu.Lock()
 			defer mu.Unlock()
-			out[i].pages = pages
+			out.Pages[i] = pages
 			if err == nil {
-				out[i].j = &jd
+				out.Judgements[i] = &jd
 			}
 			done++
 			if progress != nil {
-				fmt.Fprintf(progress, "calibrate: %d/%d judged\n", done, len(rs))
+				fmt.Fprintf(progress, "calibrate: %d/%d judged (%s)\n", done, len(rs), judge.Model())
 			}
 			return nil
 		})
 	}
 	_ = g.Wait()
+	return out
+}
+
+// InSplit reports whether a released correction is in the split a choice
+// among judges is made on: half the posts, by a hash of the post's ID, so
+// all four corrections of a post fall on the same side.
+func InSplit(r *Rated) bool {
+	h := fnv.New32a()
+	h.Write([]byte(r.Post.ID))
+	return h.Sum32()%2 == 0
+}
+
+// Agree compares the judge's answers with the experts' labels over the
+// corrections keep accepts (nil: all).
+func Agree(rs []*Rated, jd Judged, keep func(*Rated) bool) JudgeAgreement {
 	a := JudgeAgreement{ExpertKappa: ExpertKappa, JudgeMeans: map[string]float64{}, ExpertMeans: map[string]float64{}}
 	cred, _ := prompts.CriterionByKey("credibility")
 	var ja, ea []int
@@ -260,11 +286,15 @@ func CalibrateJudge(ctx context.Context, rs []*Rated, judge *Judge, reader *Read
 	js, es := map[string][]float64{}, map[string][]float64{}
 	agree, pairs := 0, 0
 	for i, r := range rs {
+		if keep != nil && !keep(r) {
+			continue
+		}
+		a.Corrections++
 		for _, e := range r.Overall {
 			es[r.System] = append(es[r.System], float64(e))
 		}
 		for u, labels := range r.Reachable {
-			if pg := out[i].pages[u]; pg != nil {
+			if pg := jd.Pages[i][u]; pg != nil {
 				for _, l := range labels {
 					pairs++
 					if (l == "Yes") == pg.Reachable {
@@ -273,11 +303,11 @@ func CalibrateJudge(ctx context.Context, rs []*Rated, judge *Judge, reader *Read
 				}
 			}
 		}
-		if out[i].j == nil {
+		if jd.Judgements[i] == nil {
 			a.Failed++
 			continue
 		}
-		jo, ok := out[i].j.Scores[prompts.Overall]
+		jo, ok := jd.Judgements[i].Scores[prompts.Overall]
 		if !ok {
 			a.Failed++
 			continue
@@ -288,7 +318,7 @@ func CalibrateJudge(ctx context.Context, rs []*Rated, judge *Judge, reader *Read
 			jf, ef = append(jf, jo), append(ef, float64(e))
 		}
 		for k, u := range r.URLs {
-			jc, ok := out[i].j.References[k]["credibility"]
+			jc, ok := jd.Judgements[i].References[k]["credibility"]
 			if !ok {
 				continue
 			}
@@ -331,4 +361,34 @@ func ordered(means map[string]float64) bool {
 		}
 	}
 	return true
+}
+
+// Choice is a judge chosen among several: each candidate's agreement on the
+// split the choice is made on (InSplit), the one with the highest weighted
+// kappa there, and its agreement on the other split, which the choice did
+// not see: the figure to report.
+type Choice struct {
+	Candidates []JudgeAgreement `json:"candidates"`
+	Chosen     string           `json:"chosen"`
+	HeldOut    JudgeAgreement   `json:"held_out"`
+}
+
+// Choose picks among the judges' answers (by model, in the order given).
+func Choose(rs []*Rated, models []string, judged map[string]Judged) Choice {
+	var c Choice
+	best := math.Inf(-1)
+	for _, m := range models {
+		a := Agree(rs, judged[m], InSplit)
+		a.Model = m
+		c.Candidates = append(c.Candidates, a)
+		if !math.IsNaN(a.Kappa) && a.Kappa > best {
+			best, c.Chosen = a.Kappa, m
+		}
+	}
+	if c.Chosen == "" && len(models) > 0 {
+		c.Chosen = models[0]
+	}
+	c.HeldOut = Agree(rs, judged[c.Chosen], func(r *Rated) bool { return !InSplit(r) })
+	c.HeldOut.Model = c.Chosen
+	return c
 }

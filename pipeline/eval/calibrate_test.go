@@ -16,51 +16,60 @@ import (
 )
 
 // writeCalibration writes expert ratings in the released files' format:
-// one post, four corrections (muse citing three pages that carry the fact,
+// posts posts, each with four corrections (muse citing three pages that carry the fact,
 // the high note two, GPT-4 one, the average note a page that is gone), two
 // experts each.
-func writeCalibration(t *testing.T, site string) string {
+func writeCalibration(t *testing.T, site string, posts int) string {
 	dir := t.TempDir()
-	page := func(i int) string { return fmt.Sprintf("%s/news/water-tests?p=%d", site, i) }
-	corr := map[string]string{
-		"muse":        "This post is misleading. Tests found no contamination. " + page(1) + " " + page(2) + " " + page(3),
-		"note_1_text": "Water tests found no contamination.\n" + page(4) + "\n" + page(5),
-		"vanilla":     "This post is misleading: the river was tested. " + page(6),
-		"note_2_text": "The river is fine.   " + site + "/news/gone",
+	rows := map[string][][]string{}
+	for n := range posts {
+		calibrationPost(t, site, fmt.Sprint(1624961860498776069+n), n, rows)
 	}
-	types := map[string]string{"muse": "correction_response (ours, high)", "note_1_text": "note_1_text", "vanilla": "correction_response (vanilla gpt-4)", "note_2_text": "note_2_text"}
-	short := map[string]string{"muse": "muse", "note_1_text": "human-high", "vanilla": "gpt-4", "note_2_text": "human-avg"}
-	experts := map[string][2]string{"muse": {"8", "9"}, "note_1_text": {"6", "5"}, "vanilla": {"4", "4"}, "note_2_text": {"2", "3"}}
-	write := func(name string, rows [][]string) {
+	for name, r := range rows {
 		f, err := os.Create(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		w := csv.NewWriter(f)
-		w.WriteAll(rows)
+		w.WriteAll(r)
 		f.Close()
 	}
-	posts := [][]string{{"created_at", "updated_at", "post_id", "post_tweet_id", "post_text", "response_text", "response_type", "annotated"}}
-	q9 := [][]string{{"id", "post_id", "response_id", "username", "label", "response_text", "response_type"}}
-	q8 := [][]string{{"id", "post_id", "response_id", "response_url_id", "username", "label", "response_text", "response_type", "url"}}
-	q81 := [][]string{q8[0]}
+	return dir
+}
+
+func calibrationPost(t *testing.T, site, tweet string, n int, rows map[string][][]string) {
+	page := func(i int) string { return fmt.Sprintf("%s/news/water-tests?p=%d&post=%d", site, i, n) }
+	corr := map[string]string{
+		"muse":        "This post is misleading. Tests found no contamination. " + page(1) + " " + page(2) + " " + page(3),
+		"note_1_text": "Water tests found no contamination.\n" + page(4) + "\n" + page(5),
+		"vanilla":     "This post is misleading: the river was tested. " + page(6),
+		"note_2_text": fmt.Sprintf("The river is fine (%d).   %s/news/gone", n, site),
+	}
+	types := map[string]string{"muse": "correction_response (ours, high)", "note_1_text": "note_1_text", "vanilla": "correction_response (vanilla gpt-4)", "note_2_text": "note_2_text"}
+	short := map[string]string{"muse": "muse", "note_1_text": "human-high", "vanilla": "gpt-4", "note_2_text": "human-avg"}
+	experts := map[string][2]string{"muse": {"8", "9"}, "note_1_text": {"6", "5"}, "vanilla": {"4", "4"}, "note_2_text": {"2", "3"}}
+	head := func(name string, h ...string) {
+		if rows[name] == nil {
+			rows[name] = [][]string{h}
+		}
+	}
+	head("posts.csv", "created_at", "updated_at", "post_id", "post_tweet_id", "post_text", "response_text", "response_type", "annotated")
+	head("Q9-overall_quality.csv", "id", "post_id", "response_id", "username", "label", "response_text", "response_type")
+	head("Q8-reference_reachability.csv", "id", "post_id", "response_id", "response_url_id", "username", "label", "response_text", "response_type", "url")
+	head("Q8.1-reference_credibility.csv", rows["Q8-reference_reachability.csv"][0]...)
+	add := func(name string, r ...string) { rows[name] = append(rows[name], r) }
 	for k, text := range corr {
 		// The released texts carry stray spaces that the join ignores.
-		posts = append(posts, []string{"", "", "2", "1624961860498776069", "The spill has poisoned the river that 5 million people drink.", text + "  ", short[k], "Y"})
+		add("posts.csv", "", "", "2", tweet, "The spill has poisoned the river that 5 million people drink.", text+"  ", short[k], "Y")
 		for e, label := range experts[k] {
 			user := fmt.Sprintf("group1_user%d", e+1)
-			q9 = append(q9, []string{"1", "2", "1", user, label, strings.ReplaceAll(text, "\n", " \n"), types[k]})
+			add("Q9-overall_quality.csv", "1", "2", "1", user, label, strings.ReplaceAll(text, "\n", " \n"), types[k])
 			for _, u := range CitedURLs(text) {
-				q8 = append(q8, []string{"1", "2", "1", "1", user, "Yes", text, types[k], u})
-				q81 = append(q81, []string{"1", "2", "1", "1", user, "Very High", text, types[k], u})
+				add("Q8-reference_reachability.csv", "1", "2", "1", "1", user, "Yes", text, types[k], u)
+				add("Q8.1-reference_credibility.csv", "1", "2", "1", "1", user, "Very High", text, types[k], u)
 			}
 		}
 	}
-	write("posts.csv", posts)
-	write("Q9-overall_quality.csv", q9)
-	write("Q8-reference_reachability.csv", q8)
-	write("Q8.1-reference_credibility.csv", q81)
-	return dir
 }
 
 // countingJudge scores overall 2 + 2 × the cited pages whose text it is
@@ -79,7 +88,7 @@ func countingJudge(t *testing.T) *llmtest.Server {
 
 func TestCalibrate(t *testing.T) {
 	site := newsSite(t)
-	dir := writeCalibration(t, site.URL)
+	dir := writeCalibration(t, site.URL, 1)
 	rs, err := ReadCalibration(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -112,6 +121,38 @@ func TestCalibrate(t *testing.T) {
 	if b.OrderReproduced || b.JudgeMeans["muse"] != 2 {
 		t.Errorf("a judge shown no pages reproduced the order: %+v", b)
 	}
+}
+
+// TestChooseJudgeOnOneHalf: among two judges, the one that agrees with
+// the experts is chosen on one half of the posts, and its figures are
+// those of the other half.
+func TestChooseJudgeOnOneHalf(t *testing.T) {
+	site := newsSite(t)
+	rs, err := ReadCalibration(writeCalibration(t, site.URL, 8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := 0
+	for _, r := range rs {
+		if InSplit(r) {
+			in++
+		}
+	}
+	if len(rs) != 32 || in == 0 || in == 32 || in%4 != 0 {
+		t.Fatalf("%d corrections, %d in the choosing half (a post's four on one side)", len(rs), in)
+	}
+	flat := llmtest.NewServer(t, func(req openai.ChatCompletionRequest) (string, error) {
+		return `{"overall":5,"references":[]}`, nil
+	})
+	judged := map[string]Judged{
+		"flat":     ScoreReleased(context.Background(), rs, &Judge{Client: client(t, flat, "flat", nil)}, loopbackReader(), 2, nil),
+		"counting": ScoreReleased(context.Background(), rs, &Judge{Client: client(t, countingJudge(t), "counting", nil)}, loopbackReader(), 2, nil),
+	}
+	c := Choose(rs, []string{"flat", "counting"}, judged)
+	if c.Chosen != "counting" || c.HeldOut.Model != "counting" || c.HeldOut.Corrections != 32-in || c.Candidates[1].Corrections != in {
+		t.Fatalf("choice: %+v", c)
+	}
+	near(t, "held-out kappa", c.HeldOut.Kappa, 0.962962962962963, 1e-9)
 }
 
 func TestTiersAgainstExperts(t *testing.T) {
