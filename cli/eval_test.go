@@ -6,9 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -181,7 +184,9 @@ func lines(path string) int {
 
 // checkPlotsInChromium opens the report in headless Chromium (Debian's
 // chromium) and checks that every plot was drawn: the DOM it built has an
-// SVG with bars in every figure. Without Chromium, it says so and skips.
+// SVG in every figure, and its screenshot has as many bands of the bars'
+// colour as the page has bars wide enough to see. Without Chromium, it
+// says so and checks nothing more.
 func checkPlotsInChromium(t *testing.T, page string) {
 	t.Helper()
 	bin, err := exec.LookPath("chromium")
@@ -191,13 +196,53 @@ func checkPlotsInChromium(t *testing.T, page string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", "file://"+page).Output()
+	flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--force-device-scale-factor=1"}
+	out, err := exec.CommandContext(ctx, bin, append(flags, "--dump-dom", "file://"+page)...).Output()
 	if err != nil {
 		t.Fatalf("chromium: %v", err)
 	}
 	dom := string(out)
 	figures := strings.Count(dom, `<figure class="plot"`)
+	t.Logf("chromium built %d figures, %d SVGs, %d bars", figures, strings.Count(dom, "<svg"), strings.Count(dom, "<rect"))
 	if figures == 0 || strings.Count(dom, "<svg") != figures || strings.Count(dom, "<rect") < figures {
-		t.Errorf("chromium drew %d figures, %d SVGs, %d bars", figures, strings.Count(dom, "<svg"), strings.Count(dom, "<rect"))
+		t.Errorf("chromium built %d figures, %d SVGs, %d bars", figures, strings.Count(dom, "<svg"), strings.Count(dom, "<rect"))
+	}
+	html, _ := os.ReadFile(page)
+	visible := 0
+	for _, m := range regexp.MustCompile(`<rect class="bar"[^>]* width="([0-9.]+)"`).FindAllStringSubmatch(string(html), -1) {
+		if w, _ := strconv.ParseFloat(m[1], 64); w >= 2 {
+			visible++
+		}
+	}
+	shot := filepath.Join(t.TempDir(), "report.png")
+	if err := exec.CommandContext(ctx, bin, append(flags, "--window-size=800,6000", "--screenshot="+shot, "file://"+page)...).Run(); err != nil {
+		t.Fatalf("chromium screenshot: %v", err)
+	}
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Bands: runs of pixel rows holding the bars' colour (#4a7ab7).
+	bands, in := 0, false
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		row := false
+		for x := b.Min.X; x < b.Max.X && !row; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			row = r>>8 == 0x4a && g>>8 == 0x7a && bl>>8 == 0xb7
+		}
+		if row && !in {
+			bands++
+		}
+		in = row
+	}
+	t.Logf("the screenshot has %d bars drawn; the page has %d wide enough to see", bands, visible)
+	if visible == 0 || bands != visible {
+		t.Errorf("chromium drew %d bars, the page has %d", bands, visible)
 	}
 }
