@@ -23,6 +23,14 @@ import (
 // judgeFlags name the judge model, apart from the model under test.
 type judgeFlags struct {
 	model, baseURL string
+	closers        []func() error
+}
+
+// close closes the judges' response caches.
+func (f *judgeFlags) close() {
+	for _, c := range f.closers {
+		c()
+	}
 }
 
 func (f *judgeFlags) register(cmd *cobra.Command) {
@@ -49,10 +57,11 @@ func (f *judgeFlags) judgeFor(ctx context.Context, app *App, model string) (*eva
 	if key := os.Getenv("MUSE_JUDGE_API_KEY"); key != "" {
 		jc.OpenAIAPIKey = key
 	}
-	client, err := setup.NewLLMClient(ctx, &jc, pipeline.Options{})
+	client, closeClient, err := setup.NewCachedLLMClient(ctx, &jc, pipeline.Options{})
 	if err != nil {
 		return nil, "", usagef("judge: %w", err)
 	}
+	f.closers = append(f.closers, closeClient)
 	return &eval.Judge{Client: client}, jc.OpenAIBaseURL, nil
 }
 
@@ -102,6 +111,7 @@ func evalCmd(app *App) *cobra.Command {
 				specs = defaultSystems(posts)
 			}
 			judge, judgeBase, err := jf.judge(ctx, app)
+			defer jf.close()
 			if err != nil {
 				return err
 			}
@@ -339,17 +349,17 @@ func buildSystem(ctx context.Context, app *App, s string) (eval.System, func(), 
 		if err != nil {
 			return nil, none, usage(err)
 		}
-		model := ""
-		if client, err := setup.NewLLMClient(ctx, cfg, opts); err == nil {
-			model = client.ModelFor("correction")
+		model := cfg.Models["correction"]
+		if model == "" {
+			model = cfg.Model
 		}
 		return &eval.Muse{SystemName: sp.name, ModelName: model, Engine: eng, CorrectionLanguage: opts.CorrectionLanguage}, func() { _ = closeEng() }, nil
 	case eval.KindModel:
-		client, err := setup.NewLLMClient(ctx, cfg, opts)
+		client, closeClient, err := setup.NewCachedLLMClient(ctx, cfg, opts)
 		if err != nil {
 			return nil, none, usagef("--system %s: %w", sp.name, err)
 		}
-		return &eval.ModelAlone{SystemName: sp.name, Client: client}, none, nil
+		return &eval.ModelAlone{SystemName: sp.name, Client: client}, func() { closeClient() }, nil
 	case eval.KindFile:
 		return &eval.Given{SystemName: sp.name}, none, nil
 	}
@@ -400,6 +410,7 @@ func evalCalibrateCmd(app *App) *cobra.Command {
 				reader = r
 			}
 			judged := map[string]eval.Judged{}
+			defer jf.close()
 			for _, m := range models {
 				judge, _, err := jf.judgeFor(cmd.Context(), app, m)
 				if err != nil {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,11 +19,18 @@ import (
 
 	"github.com/musecheck/muse/pipeline/eval"
 	"github.com/musecheck/muse/pipeline/testworld"
+	"github.com/musecheck/muse/sources/llm/llmtest"
 )
 
 // evalWorld is a loopback world, a judge double keyed on its refuting
 // quote, and the environment that points muse at both.
 func evalWorld(t *testing.T) (*testworld.Env, []string) {
+	w, env, _ := evalWorldJudge(t)
+	return w, env
+}
+
+// evalWorldJudge is evalWorld with its judge server.
+func evalWorldJudge(t *testing.T) (*testworld.Env, []string, *llmtest.Server) {
 	t.Helper()
 	isolate(t)
 	w := testworld.New(t, nil)
@@ -31,7 +39,39 @@ func evalWorld(t *testing.T) (*testworld.Env, []string) {
 		"SEARXNG_URL=" + w.Cfg.SearXNGURL, "MUSE_RATINGS=" + w.Cfg.RatingsFile, "MUSE_IGNORE_ROBOTS=1",
 		"MUSE_ALLOW_PRIVATE_ADDRESSES=1", "HTTP_PROXY=" + w.Proxy.String(), "MUSE_NO_CACHE=1",
 		"MUSE_JUDGE_BASE_URL=" + judge.BaseURL, "MUSE_JUDGE_MODEL=judge-model", "MUSE_JUDGE_API_KEY=sk-judge"}
-	return w, env
+	return w, env, judge
+}
+
+// TestEvalReusesCachedAnswers: a second run over the same posts asks
+// neither the judge nor the model alone again: their answers come from
+// the response cache, at no cost; --no-cache asks again.
+func TestEvalReusesCachedAnswers(t *testing.T) {
+	w, env, judge := evalWorldJudge(t)
+	env = slices.DeleteFunc(env, func(s string) bool { return s == "MUSE_NO_CACHE=1" })
+	posts := writeEvalPosts(t, 2)
+	args := []string{"eval", posts, "--system", "alone=model", "--system", "people=file", "--no-fetch", "--json"}
+	if _, errOut, code := muse(t, "", env, args...); code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	judged, modelled := judge.Count("/v1/chat/completions"), w.LLM.Count("/v1/chat/completions")
+	if judged != 4 || modelled != 2 {
+		t.Fatalf("first run: %d judge calls, %d model calls", judged, modelled)
+	}
+	out, errOut, code := muse(t, "", env, args...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	if j, m := judge.Count("/v1/chat/completions"), w.LLM.Count("/v1/chat/completions"); j != judged || m != modelled {
+		t.Errorf("the second run asked again: %d judge calls, %d model calls", j-judged, m-modelled)
+	}
+	var s eval.Summary
+	json.Unmarshal([]byte(out), &s)
+	if len(s.Systems) != 2 || s.Systems[0].Metrics["overall"].N != 2 {
+		t.Errorf("cached answers not scored: %s", out)
+	}
+	if _, _, code := muse(t, "", env, append(args, "--no-cache")...); code != 0 || judge.Count("/v1/chat/completions") != judged+4 {
+		t.Errorf("--no-cache: exit %d, %d judge calls", code, judge.Count("/v1/chat/completions")-judged)
+	}
 }
 
 // writeEvalPosts writes n variants of the world's post, posted at its
