@@ -100,3 +100,16 @@ func TestBaselineIsThePapersPrompt(t *testing.T) {
 		}
 	}
 }
+
+func TestVerdict(t *testing.T) {
+	msgs, err := Verdict(Post{Text: "Masks do not work."}, "This claim is false.")
+	if err != nil || !strings.Contains(msgs[len(msgs)-1].Content, `"Conflicting Evidence/Cherrypicking"`) || !strings.Contains(msgs[len(msgs)-1].Content, "This claim is false.") {
+		t.Fatalf("%v %v", err, msgs)
+	}
+	for answer, want := range map[string]string{`{"verdict":"Refuted"}`: "Refuted", "not enough evidence.": "Not Enough Evidence", `{"verdict":"Maybe"}`: ""} {
+		got, err := ParseVerdict(answer)
+		if got != want || (want == "") != (err != nil) {
+			t.Errorf("ParseVerdict(%q) = %q, %v; want %q", answer, got, err, want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -393,5 +394,35 @@ func TestResultsJSONHasNoNaN(t *testing.T) {
 	rs := []Result{{PostID: "1", System: "a", Status: StatusDone, Measures: &Measures{}}, {PostID: "1", System: "b", Status: StatusDone, Measures: &Measures{}}}
 	if _, err := json.Marshal(Summarise(rs)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAVeriTeCLabelWithAJudge: with a judge, the verdict the correction
+// reaches is read by it and scored against the gold label.
+func TestAVeriTeCLabelWithAJudge(t *testing.T) {
+	srv := llmtest.NewServer(t, func(req openai.ChatCompletionRequest) (string, error) {
+		if llmtest.SchemaName(req) == "verdict" {
+			if strings.Contains(llmtest.AllText(req), "is false") {
+				return `{"verdict":"Refuted"}`, nil
+			}
+			return `{"verdict":"Supported"}`, nil
+		}
+		return `{"overall":5,"references":[]}`, nil
+	})
+	mk := func(id, label, correction string) Post {
+		return Post{ID: id, Post: pipeline.Post{Text: "Masks do not work.", PostedAt: postedAt}, GoldLabel: label,
+			GoldURLs: []string{"https://www.cdc.gov/x"}, Corrections: map[string]string{"notes": correction}}
+	}
+	posts := []Post{mk("1", "Refuted", "This claim is false: https://www.cdc.gov/x"), mk("2", "Refuted", "This is right."), mk("3", "Supported", "This is right.")}
+	rs, err := Run(context.Background(), posts, Options{Systems: []System{&Given{SystemName: "notes"}}, Judge: &Judge{Client: client(t, srv, "judge-model", nil)}}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Summarise(rs)
+	if iv := s.Systems[0].Metrics["m_gold_label"]; iv.N != 3 || math.Abs(iv.Mean-2.0/3) > 1e-9 {
+		t.Errorf("label accuracy %+v, want 2 of 3", iv)
+	}
+	if iv := s.Systems[0].Metrics["m_gold_url"]; iv.Mean != 1.0/3 {
+		t.Errorf("gold URL %+v, want 1 of 3", iv)
 	}
 }

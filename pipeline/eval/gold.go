@@ -11,6 +11,10 @@ import (
 type Gold struct {
 	URLHit    bool `json:"url_hit"`
 	DomainHit bool `json:"domain_hit"`
+	// Verdict is the one the judge reads in the correction (with a judge),
+	// LabelCorrect whether it is the gold label.
+	Verdict      string `json:"verdict,omitempty"`
+	LabelCorrect *bool  `json:"label_correct,omitempty"`
 }
 
 // MatchGold compares the pages a system cited or read with the gold

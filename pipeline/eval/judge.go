@@ -36,11 +36,7 @@ func (j *Judge) Score(ctx context.Context, p Post, correction string, urls []str
 			}
 		}
 	}
-	pp := prompts.Post{Text: p.Post.Text, Author: p.Post.Author, Handle: p.Post.Handle, URL: p.Post.URL, PostedAt: p.Post.PostedAt}
-	if p.Post.Language != "" {
-		pp.Language = lang.Label(p.Post.Language)
-	}
-	msgs, err := prompts.Judge(prompts.JudgeInput{Post: pp, Correction: correction, References: refs})
+	msgs, err := prompts.Judge(prompts.JudgeInput{Post: promptPost(p), Correction: correction, References: refs})
 	if err != nil {
 		return prompts.Judgement{}, llm.Usage{}, err
 	}
@@ -50,4 +46,27 @@ func (j *Judge) Score(ctx context.Context, p Post, correction string, urls []str
 	}
 	jd, err := prompts.ParseJudge(resp.Text, len(urls))
 	return jd, resp.Usage, err
+}
+
+// Verdict asks the judge which AVeriTeC verdict the correction reaches.
+func (j *Judge) Verdict(ctx context.Context, p Post, correction string) (string, llm.Usage, error) {
+	msgs, err := prompts.Verdict(promptPost(p), correction)
+	if err != nil {
+		return "", llm.Usage{}, err
+	}
+	resp, err := j.Client.Complete(ctx, llm.Request{Task: TaskJudge, Messages: msgs, Schema: prompts.VerdictSchema(), MaxTokens: 50})
+	if err != nil {
+		return "", llm.Usage{}, err
+	}
+	v, err := prompts.ParseVerdict(resp.Text)
+	return v, resp.Usage, err
+}
+
+// promptPost is the post as the prompts show it.
+func promptPost(p Post) prompts.Post {
+	pp := prompts.Post{Text: p.Post.Text, Author: p.Post.Author, Handle: p.Post.Handle, URL: p.Post.URL, PostedAt: p.Post.PostedAt}
+	if p.Post.Language != "" {
+		pp.Language = lang.Label(p.Post.Language)
+	}
+	return pp
 }

@@ -44,6 +44,7 @@ func Metrics() []Metric {
 		Metric{Key: "m_quotes", Name: "quotes found on a cited page", Top: 1},
 		Metric{Key: "m_gold_url", Name: "gold evidence URL among pages (AVeriTeC)", Top: 1},
 		Metric{Key: "m_gold_domain", Name: "gold evidence domain among pages (AVeriTeC)", Top: 1},
+		Metric{Key: "m_gold_label", Name: "verdict read in the correction is the gold label (AVeriTeC, judge)", Top: 1},
 	)
 }
 
@@ -98,6 +99,9 @@ func Values(r Result) map[string]float64 {
 	}
 	if r.Gold != nil {
 		v["m_gold_url"], v["m_gold_domain"] = b01(r.Gold.URLHit), b01(r.Gold.DomainHit)
+		if r.Gold.LabelCorrect != nil {
+			v["m_gold_label"] = b01(*r.Gold.LabelCorrect)
+		}
 	}
 	return v
 }

@@ -271,6 +271,16 @@ func scoreOne(ctx context.Context, p Post, sys System, o Options) (Result, bool)
 			return r, errors.Is(err, llm.ErrSpendCap)
 		}
 		r.Judge = &jd
+		if r.Gold != nil && p.GoldLabel != "" {
+			v, u, err := o.Judge.Verdict(ctx, p, out.Text)
+			r.JudgeUSD += u.CostUSD
+			if err != nil {
+				r.JudgeError = "verdict: " + err.Error()
+				return r, errors.Is(err, llm.ErrSpendCap)
+			}
+			ok := v == p.GoldLabel
+			r.Gold.Verdict, r.Gold.LabelCorrect = v, &ok
+		}
 	}
 	return r, false
 }

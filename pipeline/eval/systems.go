@@ -9,7 +9,6 @@ import (
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/prompts"
-	"github.com/musecheck/muse/sources/lang"
 	"github.com/musecheck/muse/sources/links"
 	"github.com/musecheck/muse/sources/llm"
 )
@@ -100,11 +99,7 @@ func (m *ModelAlone) Model() string { return m.Client.ModelFor(llm.TaskCorrectio
 // Correct asks the model once.
 func (m *ModelAlone) Correct(ctx context.Context, p Post) (Output, error) {
 	start := time.Now()
-	pp := prompts.Post{Text: p.Post.Text, Author: p.Post.Author, Handle: p.Post.Handle, URL: p.Post.URL, PostedAt: p.Post.PostedAt}
-	if p.Post.Language != "" {
-		pp.Language = lang.Label(p.Post.Language)
-	}
-	msgs, err := prompts.Baseline(pp)
+	msgs, err := prompts.Baseline(promptPost(p))
 	if err != nil {
 		return Output{}, err
 	}
