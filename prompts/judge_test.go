@@ -113,3 +113,35 @@ func TestVerdict(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseJudge: any answer parses or fails, never panics, and every
+// score it keeps is on its criterion's scale.
+func FuzzParseJudge(f *testing.F) {
+	f.Add(`{"overall":7,"explicitness":"Explicit","references":[{"n":1,"credibility":"High"}]}`, 2)
+	f.Add(`{"overall":"11","references":[{"n":-3},{"n":99,"credibility":"Very High"}]}`, 1)
+	f.Add("```json\n{\"fluency\": \"Yes, but minor\"\n```", 0)
+	f.Fuzz(func(t *testing.T, answer string, refs int) {
+		refs = min(max(refs, 0), 20)
+		j, err := ParseJudge(answer, refs)
+		if err != nil {
+			return
+		}
+		if len(j.References) != refs {
+			t.Fatalf("%d references for %d", len(j.References), refs)
+		}
+		check := func(key string, v float64) {
+			c, ok := CriterionByKey(key)
+			if !ok || v < 0 || v > c.Top() {
+				t.Fatalf("%s = %v off its scale", key, v)
+			}
+		}
+		for k, v := range j.Scores {
+			check(k, v)
+		}
+		for _, r := range j.References {
+			for k, v := range r {
+				check(k, v)
+			}
+		}
+	})
+}

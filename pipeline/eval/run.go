@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -199,22 +200,24 @@ func Run(ctx context.Context, posts []Post, o Options, out io.Writer) ([]Result,
 	var mu sync.Mutex
 	var results []Result
 	var writeErr error
-	capped := false
+	var capped atomic.Bool
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(par)
 	for _, it := range items {
 		if gctx.Err() != nil {
 			break
 		}
-		if sp.over() {
-			capped = true
+		if sp.over() || capped.Load() {
+			capped.Store(true)
 			break
 		}
 		g.Go(func() error {
 			r, capErr := scoreOne(gctx, it.p, it.sys, o)
+			if capErr {
+				capped.Store(true)
+			}
 			mu.Lock()
 			defer mu.Unlock()
-			capped = capped || capErr
 			results = append(results, r)
 			if b, err := json.Marshal(r); err == nil {
 				if _, err := out.Write(append(b, '\n')); err != nil && writeErr == nil {
@@ -232,7 +235,7 @@ func Run(ctx context.Context, posts []Post, o Options, out io.Writer) ([]Result,
 		return results, fmt.Errorf("write results: %w", writeErr)
 	case ctx.Err() != nil:
 		return results, ctx.Err()
-	case capped || sp.over():
+	case capped.Load() || sp.over():
 		return results, fmt.Errorf("%w ($%.2f of $%.2f)", ErrSpendCap, sp.spent, sp.cap)
 	}
 	return results, nil
