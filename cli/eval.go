@@ -149,12 +149,14 @@ func evalCmd(app *App) *cobra.Command {
 				if earlier, err = eval.ReadResults(outPath); err != nil {
 					return usagef("read results: %w", err)
 				}
+				for _, r := range earlier {
+					o.SpentUSD += r.CostUSD + r.JudgeUSD // what every earlier attempt cost
+				}
 				for _, r := range eval.Latest(earlier) {
 					// A correction not judged when a judge is asked for is scored again.
 					if r.Status == eval.StatusDone && (judge == nil || r.Judge != nil) {
 						o.Done[r.Key()] = true
 					}
-					o.SpentUSD += r.CostUSD + r.JudgeUSD
 				}
 				f, err := eval.OpenResults(outPath)
 				if err != nil {

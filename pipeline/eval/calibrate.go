@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -20,6 +21,18 @@ import (
 	"github.com/musecheck/muse/prompts"
 	"github.com/musecheck/muse/sources/ratings"
 )
+
+// Figure is a statistic that may not be computable (too few pairs, no
+// variance): NaN then, written as JSON null.
+type Figure float64
+
+// MarshalJSON writes NaN as null.
+func (f Figure) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(f))
+}
 
 // ExpertKappa is the experts' own agreement on overall quality (quadratic
 // weighted kappa, the paper).
@@ -65,6 +78,9 @@ func readCSVFile(path string) ([]map[string]string, error) {
 	rows, err := csv.NewReader(f).ReadAll()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("%s: empty", path)
 	}
 	var out []map[string]string
 	for _, r := range rows[1:] {
@@ -145,8 +161,8 @@ type TierAgreement struct {
 	// Spearman between the tier (high 3, medium 2, low 1, excluded 0) and
 	// the expert's label on its scale, over the rated publishers (tier
 	// unrated and "Cant Determine" left out).
-	Spearman float64 `json:"spearman"`
-	N        int     `json:"n"`
+	Spearman Figure `json:"spearman"`
+	N        int    `json:"n"`
 	// HighShare is, per tier, the share of expert labels High or Very High.
 	HighShare map[string]float64 `json:"high_share"`
 	Unrated   int                `json:"unrated"`
@@ -189,7 +205,7 @@ func Tiers(rs []*Rated, rater *ratings.Rater) TierAgreement {
 		ta.HighShare[t] = float64(highs[t]) / float64(n)
 	}
 	ta.N = len(xs)
-	ta.Spearman = Spearman(xs, ys)
+	ta.Spearman = Figure(Spearman(xs, ys))
 	return ta
 }
 
@@ -200,8 +216,8 @@ type JudgeAgreement struct {
 	// Kappa is the quadratic weighted kappa between the judge's score and
 	// each expert's (one pair per expert rating), Spearman the same pairs'
 	// rank correlation.
-	Kappa       float64            `json:"weighted_kappa"`
-	Spearman    float64            `json:"spearman"`
+	Kappa       Figure             `json:"weighted_kappa"`
+	Spearman    Figure             `json:"spearman"`
 	Pairs       int                `json:"pairs"`
 	ExpertKappa float64            `json:"expert_kappa"`
 	JudgeMeans  map[string]float64 `json:"judge_means"`
@@ -211,8 +227,8 @@ type JudgeAgreement struct {
 	OrderReproduced bool `json:"order_reproduced"`
 	// Credibility is the judge's per-reference credibility against the
 	// experts' (weighted kappa on the five scored labels).
-	CredibilityKappa float64 `json:"credibility_kappa"`
-	CredibilityPairs int     `json:"credibility_pairs"`
+	CredibilityKappa Figure `json:"credibility_kappa"`
+	CredibilityPairs int    `json:"credibility_pairs"`
 	// Reachability is the fetcher's reachability now against the
 	// experts' then (share agreeing), when links were fetched.
 	ReachabilityAgreement float64 `json:"reachability_agreement"`
@@ -329,8 +345,8 @@ func Agree(rs []*Rated, jd Judged, keep func(*Rated) bool) JudgeAgreement {
 			}
 		}
 	}
-	a.Kappa, a.Spearman, a.Pairs = WeightedKappa(ja, ea, 0, 10), Spearman(jf, ef), len(ja)
-	a.CredibilityKappa, a.CredibilityPairs = WeightedKappa(ca, cb, 0, 4), len(ca)
+	a.Kappa, a.Spearman, a.Pairs = Figure(WeightedKappa(ja, ea, 0, 10)), Figure(Spearman(jf, ef)), len(ja)
+	a.CredibilityKappa, a.CredibilityPairs = Figure(WeightedKappa(ca, cb, 0, 4)), len(ca)
 	if pairs > 0 {
 		a.ReachabilityAgreement, a.ReachabilityPairs = float64(agree)/float64(pairs), pairs
 	}
@@ -381,8 +397,8 @@ func Choose(rs []*Rated, models []string, judged map[string]Judged) Choice {
 		a := Agree(rs, judged[m], InSplit)
 		a.Model = m
 		c.Candidates = append(c.Candidates, a)
-		if !math.IsNaN(a.Kappa) && a.Kappa > best {
-			best, c.Chosen = a.Kappa, m
+		if k := float64(a.Kappa); !math.IsNaN(k) && k > best {
+			best, c.Chosen = k, m
 		}
 	}
 	if c.Chosen == "" && len(models) > 0 {

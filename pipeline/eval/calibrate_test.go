@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -101,8 +102,8 @@ func TestCalibrate(t *testing.T) {
 	// Judge 8, 6, 4, 2 against experts (8, 9), (6, 5), (4, 4), (2, 3):
 	// sklearn's quadratic kappa and scipy's Spearman of those 8 pairs,
 	// by hand.
-	near(t, "kappa", a.Kappa, 0.962962962962963, 1e-9)
-	near(t, "spearman", a.Spearman, 0.981761387347632, 1e-9)
+	near(t, "kappa", float64(a.Kappa), 0.962962962962963, 1e-9)
+	near(t, "spearman", float64(a.Spearman), 0.981761387347632, 1e-9)
 	if a.Pairs != 8 || !a.OrderReproduced || a.ExpertKappa != 0.51 || a.Failed != 0 {
 		t.Errorf("agreement: %+v", a)
 	}
@@ -112,9 +113,13 @@ func TestCalibrate(t *testing.T) {
 		t.Errorf("reachability: %d pairs, %.3f", a.ReachabilityPairs, a.ReachabilityAgreement)
 	}
 	// The judge says High (3) where the experts say Very High (4)
-	// throughout: no variance to agree on, and no agreement.
-	if a.CredibilityPairs != 14 {
-		t.Errorf("credibility pairs %d", a.CredibilityPairs)
+	// throughout: no agreement beyond chance (sklearn: 0).
+	if a.CredibilityPairs != 14 || a.CredibilityKappa != 0 {
+		t.Errorf("credibility: %d pairs, kappa %v", a.CredibilityPairs, a.CredibilityKappa)
+	}
+	// A figure that cannot be computed is null in JSON, not an error.
+	if b, err := json.Marshal(Tiers(nil, nil)); err != nil || !strings.Contains(string(b), `"spearman":null`) {
+		t.Errorf("JSON: %v %s", err, b)
 	}
 	// Without the pages the judge cannot tell the systems apart.
 	b := CalibrateJudge(context.Background(), rs, judge, nil, 2, nil)
@@ -152,7 +157,7 @@ func TestChooseJudgeOnOneHalf(t *testing.T) {
 	if c.Chosen != "counting" || c.HeldOut.Model != "counting" || c.HeldOut.Corrections != 32-in || c.Candidates[1].Corrections != in {
 		t.Fatalf("choice: %+v", c)
 	}
-	near(t, "held-out kappa", c.HeldOut.Kappa, 0.962962962962963, 1e-9)
+	near(t, "held-out kappa", float64(c.HeldOut.Kappa), 0.962962962962963, 1e-9)
 }
 
 func TestTiersAgainstExperts(t *testing.T) {
@@ -172,5 +177,5 @@ func TestTiersAgainstExperts(t *testing.T) {
 		t.Errorf("tiers: %+v", ta)
 	}
 	// high (3) ×3 with 4, 3, 4; excluded (0) ×2 with 0, 1: by hand.
-	near(t, "spearman", ta.Spearman, 0.8885233166386385, 1e-9)
+	near(t, "spearman", float64(ta.Spearman), 0.8885233166386385, 1e-9)
 }

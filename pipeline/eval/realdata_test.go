@@ -37,7 +37,7 @@ func TestTiersOnExpertLabels(t *testing.T) {
 			tc.name, len(rs), ta.N, ta.Spearman, ta.Unrated, ta.HighShare["high"], ta.HighShare["medium"], ta.HighShare["low"], ta.HighShare["excluded"], ta.HighShare["unrated"])
 		// The tiers must order the experts' judgement: a high-tier link is
 		// rated credible far more often than an excluded one.
-		if ta.Spearman < 0.3 || ta.HighShare["high"] < ta.HighShare["low"] || ta.HighShare["low"] < ta.HighShare["excluded"] {
+		if float64(ta.Spearman) < 0.3 || ta.HighShare["high"] < ta.HighShare["low"] || ta.HighShare["low"] < ta.HighShare["excluded"] {
 			t.Errorf("%s: tiers do not follow the experts: %+v", tc.name, ta)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/musecheck/muse/prompts"
+	"github.com/musecheck/muse/sources/lang"
 	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/sources/ratings"
 )
@@ -256,6 +257,12 @@ func scoreOne(ctx context.Context, p Post, sys System, o Options) (Result, bool)
 		return r, errors.Is(err, llm.ErrSpendCap)
 	}
 	r.Status, r.Correction, r.URLs = StatusDone, out.Text, out.URLs
+	if out.Language == "" {
+		// Asked nothing else, a correction is due in the post's language.
+		if d := lang.Detect(p.Post.Text); d.Reliable {
+			out.Language = d.Code
+		}
+	}
 	m, texts := Measure(ctx, out, o.Rater, o.Reader)
 	r.Measures = &m
 	if p.GoldURLs != nil {
