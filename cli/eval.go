@@ -378,7 +378,8 @@ func evalCalibrateCmd(app *App) *cobra.Command {
 		Short: "Measure the judge and the publisher tiers against the Muse paper's expert ratings",
 		Long: "DIR holds the paper's released expert ratings (Q9-overall_quality.csv, Q8-reference_reachability.csv,\n" +
 			"Q8.1-reference_credibility.csv, posts.csv). Without a judge: the publisher tiers of the cited links\n" +
-			"against the experts' credibility labels. With --judge-model: the judge scores every released\n" +
+			"against the experts' credibility labels, and the measures that need no model by system (links\n" +
+			"fetched now unless --no-fetch). With --judge-model: the judge scores every released\n" +
 			"correction, and its agreement with the experts is reported (weighted kappa and Spearman on overall\n" +
 			"quality, next to the experts' own kappa of 0.51; credibility; reachability of the links now\n" +
 			"against the experts' then) with whether it orders the systems as the experts did. Several judge\n" +
@@ -398,6 +399,7 @@ func evalCalibrateCmd(app *App) *cobra.Command {
 				Tiers       eval.TierAgreement   `json:"tiers"`
 				Judge       *eval.JudgeAgreement `json:"judge,omitempty"`
 				Choice      *eval.Choice         `json:"choice,omitempty"`
+				Measures    eval.Summary         `json:"measures"`
 			}{Corrections: len(rs), Tiers: eval.Tiers(rs, rater)}
 			var models []string
 			for _, m := range strings.Split(firstNonEmpty(jf.model, os.Getenv("MUSE_JUDGE_MODEL")), ",") {
@@ -406,11 +408,12 @@ func evalCalibrateCmd(app *App) *cobra.Command {
 				}
 			}
 			var reader *eval.Reader
-			if len(models) > 0 && !noFetch {
+			if !noFetch {
 				r, closeReader := newReader(cmd, app)
 				defer closeReader()
 				reader = r
 			}
+			report.Measures = eval.MeasureReleased(cmd.Context(), rs, rater, reader)
 			judged := map[string]eval.Judged{}
 			defer jf.close()
 			for _, m := range models {
@@ -443,6 +446,10 @@ func evalCalibrateCmd(app *App) *cobra.Command {
 				if share, ok := t.HighShare[tier]; ok {
 					fmt.Fprintf(w, "  tier %-8s: %5.1f%% rated High or Very High by the experts\n", tier, 100*share)
 				}
+			}
+			fmt.Fprintln(w, "\nMeasures of the released corrections without a model, by system:")
+			if err := eval.WriteText(w, report.Measures); err != nil {
+				return err
 			}
 			if c := report.Choice; c != nil {
 				fmt.Fprintf(w, "\nJudges compared on one half of the posts (weighted kappa on overall quality):\n")

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/prompts"
+	"github.com/musecheck/muse/sources/lang"
 	"github.com/musecheck/muse/sources/ratings"
 )
 
@@ -407,4 +409,24 @@ func Choose(rs []*Rated, models []string, judged map[string]Judged) Choice {
 	c.HeldOut = Agree(rs, judged[c.Chosen], func(r *Rated) bool { return !InSplit(r) })
 	c.HeldOut.Model = c.Chosen
 	return c
+}
+
+// MeasureReleased is the deterministic measures of the released
+// corrections, by system (the links fetched through reader; nil: not
+// fetched), summarised as a run's results are.
+func MeasureReleased(ctx context.Context, rs []*Rated, rater *ratings.Rater, reader *Reader) Summary {
+	var results []Result
+	for _, r := range rs {
+		o := Output{Text: r.Correction, URLs: r.URLs}
+		if d := lang.Detect(r.Post.Post.Text); d.Reliable {
+			o.Language = d.Code
+		}
+		m, _ := Measure(ctx, o, rater, reader)
+		results = append(results, Result{PostID: r.Post.ID + "/" + r.System, System: r.System, Kind: KindFile, Status: StatusDone, Measures: &m})
+	}
+	// In the paper's order.
+	sort.SliceStable(results, func(i, j int) bool {
+		return slices.Index(CalibrationOrder, results[i].System) < slices.Index(CalibrationOrder, results[j].System)
+	})
+	return Summarise(results)
 }

@@ -127,7 +127,7 @@ func TestJudgeSeesCitedPages(t *testing.T) {
 	if !gl.Page.Reachable || !gl.EvidencePage || gl.ValidByX || bl.Page.Reachable || bl.Page.Status != 404 || bl.EvidencePage {
 		t.Errorf("links: %+v %+v / %+v %+v", gl, gl.Page, bl, bl.Page)
 	}
-	if g.Measures.Quotes != 1 || g.Measures.QuotesVerified != 1 {
+	if g.Measures.Quotes != 1 || g.Measures.QuotesVerified != 1 || !g.Measures.QuotesChecked {
 		t.Errorf("quote on the page not verified: %+v", g.Measures)
 	}
 	if g.Measures.LanguageOK == nil || !*g.Measures.LanguageOK {
@@ -180,6 +180,12 @@ func TestMeasuresWithoutAModel(t *testing.T) {
 	}
 	if m.Links[0].Page != nil {
 		t.Error("fetched without a reader")
+	}
+	quoted := `This post is false: officials said "no samples showed contamination above the limits" on Tuesday.`
+	if m, _ := Measure(context.Background(), Output{Text: quoted}, nil, nil); m.Quotes != 1 || m.QuotesChecked {
+		t.Errorf("a quote with no page to look in: %+v", m)
+	} else if _, ok := Values(Result{Status: StatusDone, Measures: &m})["m_quotes"]; ok {
+		t.Error("a quote no page was read for was scored")
 	}
 	// Each link counts 1: 47 characters of text and two links.
 	if want := len([]rune("This post is false. See  and ")) + 2; m.NoteLength != want || !m.WithinLimit {

@@ -134,6 +134,9 @@ type Measures struct {
 	// page's text (pipeline.VerifyQuote).
 	Quotes         int `json:"quotes"`
 	QuotesVerified int `json:"quotes_verified"`
+	// QuotesChecked: some cited page's text was there to look in; without
+	// it the quotes are counted but not judged.
+	QuotesChecked bool `json:"quotes_checked"`
 }
 
 // quoteRe finds passages in straight or curly double quotes.
@@ -172,6 +175,7 @@ func Measure(ctx context.Context, out Output, rater *ratings.Rater, reader *Read
 			m.LanguageOK = &ok
 		}
 	}
+	m.QuotesChecked = len(texts) > 0
 	for _, q := range quoteRe.FindAllStringSubmatch(out.Text, -1) {
 		quote := q[1] + q[2]
 		if len(strings.Fields(quote)) < 5 {

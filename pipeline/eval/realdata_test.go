@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -63,5 +64,33 @@ func TestAVeriTeCAsPosts(t *testing.T) {
 	t.Logf("%d claims, %d with gold evidence URLs, %d URLs", len(ps), withGold, urls)
 	if len(ps) != 500 || withGold < 450 {
 		t.Errorf("%d claims, %d with gold URLs", len(ps), withGold)
+	}
+}
+
+// TestMeasuresOfReleasedCorrections: the measures that need no model and
+// no network, by system, over the released corrections (nothing fitted).
+func TestMeasuresOfReleasedCorrections(t *testing.T) {
+	rs, err := ReadCalibration(testkit.SharedData(t, "muse-expert-labels-calibration"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rater, err := ratings.Load(ratings.Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := MeasureReleased(context.Background(), rs, rater, nil)
+	by := map[string]SystemSummary{}
+	for _, ss := range s.Systems {
+		by[ss.Name] = ss
+		t.Logf("%-13s n=%d: fits a note %.3f, length %.0f, links %.2f, credible links %.3f, valid by X %.3f", ss.Name, ss.Posts,
+			ss.Metrics["m_within_limit"].Mean, ss.Metrics["m_length"].Mean, ss.Metrics["m_links"].Mean, ss.Metrics["m_credible"].Mean, ss.Metrics["m_valid_x"].Mean)
+	}
+	if len(by) != 4 || by["muse"].Posts+by["note-high"].Posts+by["gpt-4"].Posts+by["note-average"].Posts != len(rs) {
+		t.Fatalf("systems: %+v", s.Systems)
+	}
+	// People's notes were written for the 280-character limit; muse's
+	// and GPT-4's corrections of the paper were not.
+	if by["note-high"].Metrics["m_within_limit"].Mean < 0.8 || by["muse"].Metrics["m_within_limit"].Mean > 0.5 {
+		t.Errorf("note lengths do not follow who wrote for the limit")
 	}
 }

@@ -93,7 +93,7 @@ func Values(r Result) map[string]float64 {
 		if m.LanguageOK != nil {
 			v["m_language"] = b01(*m.LanguageOK)
 		}
-		if m.Quotes > 0 {
+		if m.Quotes > 0 && m.QuotesChecked {
 			v["m_quotes"] = float64(m.QuotesVerified) / float64(m.Quotes)
 		}
 	}
