@@ -170,7 +170,19 @@ func evalCmd(app *App) *cobra.Command {
 			if err := writeReport(app, s, asJSON, htmlPath); err != nil {
 				return err
 			}
-			return runErr
+			if runErr != nil {
+				return runErr
+			}
+			failed := 0
+			for _, r := range results {
+				if r.Status == eval.StatusFailed {
+					failed++
+				}
+			}
+			if failed > 0 {
+				return fmt.Errorf("%d of %d corrections failed; the results say why, and --resume tries them again", failed, len(results))
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringArrayVar(&specs, "system", nil, "a system to evaluate, NAME=muse|model|file[,model=M][,config=FILE][,hits=N][,language=CODE] (repeatable)")
