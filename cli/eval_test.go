@@ -142,6 +142,14 @@ func TestEvalThroughTheBinary(t *testing.T) {
 	if _, errOut, code := muse(t, "", env, "eval", posts, "-o", results); code != 2 || !strings.Contains(errOut, "--resume") {
 		t.Errorf("existing file: exit %d %s", code, errOut)
 	}
+	// A post without a time cannot be checked as of it: that correction
+	// fails, the report still comes, and the exit code says so.
+	untimed := filepath.Join(dir, "untimed.jsonl")
+	os.WriteFile(untimed, []byte(`{"id":"u","text":"`+testworld.Post+`"}`+"\n"), 0o644)
+	out, errOut, code = muse(t, "", env, "eval", untimed, "--system", "muse=muse", "--no-fetch")
+	if code != 1 || !strings.Contains(errOut, "1 of 1 corrections failed") || !strings.Contains(out, "muse (muse): 1 posts, 1 failed") {
+		t.Errorf("untimed post: exit %d\n%s\n%s", code, out, errOut)
+	}
 	// The judge may not be the model under test.
 	if _, errOut, code := muse(t, "", append(env, "MUSE_JUDGE_MODEL=test-model", "MUSE_JUDGE_BASE_URL="), "eval", posts, "--system", "alone=model"); code != 2 || !strings.Contains(errOut, "apart") {
 		t.Errorf("judge = model under test: exit %d %s", code, errOut)
