@@ -131,6 +131,7 @@ func newRoot(app *App) *cobra.Command {
 		extractCmd(app),
 		checkCmd(app),
 		batchCmd(app),
+		evalCmd(app),
 		workerCmd(app),
 		doctorCmd(app),
 		casesCmd(app),

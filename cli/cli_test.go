@@ -919,7 +919,7 @@ func TestReadmeTables(t *testing.T) {
 		if c.Hidden || c.Name() == "help" {
 			return
 		}
-		if c.Name() == "completion" || !c.HasSubCommands() || c == root || c.Name() == "batch" || c.Name() == "cases" {
+		if c.Name() == "completion" || !c.HasSubCommands() || c == root || c.Name() == "batch" || c.Name() == "cases" || c.Name() == "eval" {
 			tree[c.CommandPath()] = c
 		}
 		if c.Name() != "completion" {
