@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -41,7 +42,7 @@ func (f *judgeFlags) register(cmd *cobra.Command) {
 // judge builds the judge from the flags and environment; nil when none is
 // named.
 func (f *judgeFlags) judge(ctx context.Context, app *App) (*eval.Judge, string, error) {
-	return f.judgeFor(ctx, app, firstNonEmpty(f.model, os.Getenv("MUSE_JUDGE_MODEL")))
+	return f.judgeFor(ctx, app, cmp.Or(f.model, app.Cfg.JudgeModel))
 }
 
 // judgeFor is the judge with model on the judge's server; nil for "".
@@ -51,10 +52,10 @@ func (f *judgeFlags) judgeFor(ctx context.Context, app *App, model string) (*eva
 	}
 	jc := *app.Cfg
 	jc.Models, jc.Model = nil, model
-	if base := firstNonEmpty(f.baseURL, os.Getenv("MUSE_JUDGE_BASE_URL")); base != "" && base != app.Cfg.OpenAIBaseURL {
+	if base := cmp.Or(f.baseURL, app.Cfg.JudgeBaseURL); base != "" && base != app.Cfg.OpenAIBaseURL {
 		jc.OpenAIBaseURL, jc.OpenAIAPIKey = base, ""
 	}
-	if key := os.Getenv("MUSE_JUDGE_API_KEY"); key != "" {
+	if key := app.Cfg.JudgeAPIKey; key != "" {
 		jc.OpenAIAPIKey = key
 	}
 	client, closeClient, err := setup.NewCachedLLMClient(ctx, &jc, pipeline.Options{})
@@ -63,15 +64,6 @@ func (f *judgeFlags) judgeFor(ctx context.Context, app *App, model string) (*eva
 	}
 	f.closers = append(f.closers, closeClient)
 	return &eval.Judge{Client: client}, jc.OpenAIBaseURL, nil
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // evalCmd is `muse eval POSTS [--system NAME=SPEC]…`.
@@ -414,7 +406,7 @@ func evalCalibrateCmd(app *App) *cobra.Command {
 				Measures    eval.Summary         `json:"measures"`
 			}{Corrections: len(rs), Tiers: eval.Tiers(rs, rater)}
 			var models []string
-			for _, m := range strings.Split(firstNonEmpty(jf.model, os.Getenv("MUSE_JUDGE_MODEL")), ",") {
+			for _, m := range strings.Split(cmp.Or(jf.model, app.Cfg.JudgeModel), ",") {
 				if m = strings.TrimSpace(m); m != "" {
 					models = append(models, m)
 				}
