@@ -48,11 +48,11 @@ type Config struct {
 	EmbeddingModel  string            `toml:"embedding_model" env:"MUSE_EMBEDDING_MODEL"`
 	// The LLM judge of `muse eval`, apart from the model under test: its
 	// model, and its server and key when not the configured ones.
-	JudgeModel   string `toml:"judge_model" env:"MUSE_JUDGE_MODEL"`
-	JudgeBaseURL string `toml:"judge_base_url" env:"MUSE_JUDGE_BASE_URL"`
-	JudgeAPIKey  string `toml:"judge_api_key" env:"MUSE_JUDGE_API_KEY" secret:"true"`
-	OllamaURL       string            `toml:"ollama_url" env:"OLLAMA_HOST"`
-	Prices          map[string]Price  `toml:"prices"` // USD per million tokens, by model name
+	JudgeModel   string           `toml:"judge_model" env:"MUSE_JUDGE_MODEL"`
+	JudgeBaseURL string           `toml:"judge_base_url" env:"MUSE_JUDGE_BASE_URL"`
+	JudgeAPIKey  string           `toml:"judge_api_key" env:"MUSE_JUDGE_API_KEY" secret:"true"`
+	OllamaURL    string           `toml:"ollama_url" env:"OLLAMA_HOST"`
+	Prices       map[string]Price `toml:"prices"` // USD per million tokens, by model name
 	// Capabilities, by model name, say which request parameters a model
 	// takes when its name does not show it; muse learns the rest from the
 	// server's 400s as it goes.
