@@ -264,6 +264,11 @@ func tokenBytes(s string, n int) int {
 // fill takes passages in the given order while the budget lasts and
 // returns them in page order.
 func fill(ps []string, order []int, budget int) []string {
+	return pick(ps, fillIndexes(ps, order, budget))
+}
+
+// fillIndexes is fill's choice as indexes of ps, in page order.
+func fillIndexes(ps []string, order []int, budget int) []int {
 	chosen := map[int]bool{}
 	used := 0
 	for _, i := range order {
@@ -272,9 +277,5 @@ func fill(ps []string, order []int, budget int) []string {
 			used += t
 		}
 	}
-	var out []string
-	for _, i := range slices.Sorted(maps.Keys(chosen)) {
-		out = append(out, ps[i])
-	}
-	return out
+	return slices.Sorted(maps.Keys(chosen))
 }
