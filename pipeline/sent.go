@@ -99,10 +99,13 @@ const (
 // pageLimits are what may be sent of each page in one evidence round.
 type pageLimits struct {
 	cap     int    // tokens a page, after the spend cap
-	capWhy  string // why a page over cap is cut
-	maxByte int    // bytes a page the context window takes with one page a call; 0: no limit
-	room    int    // the context window less the answer and the instructions, in llm.EstimateTokens; 0: unknown
-	window  int
+	capWhy  string // why a page over the setting is cut
+	setting int    // the cap set (evidence.page_tokens)
+	// spendWhy says why a page over cap is cut when the spend cap lowered
+	// cap.
+	spendWhy string
+	maxByte  int // bytes a page the context window takes with one page a call; 0: no limit
+	window   int
 }
 
 // promptOverhead estimates, in llm.EstimateTokens, what an evidence call
@@ -124,22 +127,22 @@ const pageFence = 80
 // shrunk when the spend cap left would not pay for the pages at it, and
 // the bytes a page may take when the model's context window is small.
 func (r *run) limits(ctx context.Context, urls []string) pageLimits {
-	l := pageLimits{cap: r.e.opts.EvidenceTokens}
+	l := pageLimits{cap: r.e.opts.EvidenceTokens, setting: r.e.opts.EvidenceTokens}
 	l.capWhy = fmt.Sprintf("the page being longer than the cap of %d tokens a page (evidence.page_tokens)", l.cap)
 	if m, ok := r.e.deps.Model.(interface {
 		ContextWindow(context.Context) llm.Window
 	}); ok {
 		if w := m.ContextWindow(ctx); w.Tokens > 0 {
 			l.window = w.Tokens
-			l.room = max(w.Tokens-evidenceAnswerTokens(1)-r.promptOverhead()-pageFence, 0)
-			l.maxByte = max(l.room*3, 1200) // llm.EstimateTokens is a token per three bytes
+			room := max(w.Tokens-evidenceAnswerTokens(1)-r.promptOverhead()-pageFence, 0)
+			l.maxByte = max(room*3, 1200) // llm.EstimateTokens is a token per three bytes
 		}
 	}
-	if cap, left, ok := r.spendCapPageTokens(urls, l.cap); ok && cap < l.cap {
+	if cap, left, ok := r.spendCapPageTokens(urls, l.cap); ok && cap < l.cap && r.estimateEvidence(urls, cap).Tokens < r.estimateEvidence(urls, l.cap).Tokens {
 		r.warn(StageEvidence, "the spend cap ($%.2f per check, $%.4f left) pays for about %d tokens a page, not the %d set (evidence.page_tokens): longer pages are cut to their passages, and each says so",
-			r.e.opts.SpendCapCheckUSD, left, cap, l.cap)
+			r.e.opts.SpendCapCheckUSD, max(left, 0), cap, l.cap)
 		l.cap = cap
-		l.capWhy = fmt.Sprintf("the spend cap ($%.2f per check) leaving %d tokens a page", r.e.opts.SpendCapCheckUSD, cap)
+		l.spendWhy = fmt.Sprintf("the spend cap ($%.2f per check) leaving %d tokens a page, under the %d set", r.e.opts.SpendCapCheckUSD, cap, l.setting)
 	}
 	return l
 }
@@ -161,12 +164,12 @@ func (r *run) spendCapPageTokens(urls []string, cap int) (int, float64, bool) {
 	spent := r.c.Usage.CostUSD
 	r.mu.Unlock()
 	left := r.e.opts.SpendCapCheckUSD - spent - m.Client.Cost(m.Client.ModelFor(llm.TaskCorrection), correctionReserve, llm.DefaultCompletionEstimate)
-	for ; cap > minPageTokens; cap = max(cap*3/4, minPageTokens) {
-		if est := r.estimateEvidence(urls, cap); est.CostUSD <= left {
+	for {
+		if r.estimateEvidence(urls, cap).CostUSD <= left || cap <= minPageTokens {
 			return cap, left, true
 		}
+		cap = max(cap*3/4, minPageTokens)
 	}
-	return cap, left, true
 }
 
 // EvidencePlan is what the evidence step expects to send, worked out
@@ -334,6 +337,9 @@ func passageLimit(budget int) int { return min(chosenPassages.limit(budget), 300
 // context window takes.
 func (l pageLimits) pageBudget(text string, tokens int) (int, string) {
 	budget, why := l.cap, l.capWhy
+	if l.spendWhy != "" {
+		why = l.spendWhy
+	}
 	if runes := utf8.RuneCountInString(text); runes > prompts.MaxArticleChars {
 		if b := tokens * prompts.MaxArticleChars / runes; b < budget {
 			budget, why = b, fmt.Sprintf("the page being longer than the %d characters a page the evidence prompt takes", prompts.MaxArticleChars)
@@ -481,4 +487,115 @@ func (s *Source) inPartSent() string {
 		return ""
 	}
 	return "in the part sent (" + s.Sent.Part() + "), "
+}
+
+// PageTokens is the setting evidence.page_tokens: a number of tokens, or
+// "thrifty" (ThriftyPageTokens) or "default" (DefaultPageTokens); 0 is
+// the default.
+type PageTokens int
+
+// ParsePageTokens reads a PageTokens from its text: a whole number of at
+// least minPageTokens, "thrifty" or "default".
+func ParsePageTokens(s string) (PageTokens, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "thrifty":
+		return ThriftyPageTokens, nil
+	case "default", "":
+		return DefaultPageTokens, nil
+	}
+	var n int
+	if _, err := fmt.Sscan(s, &n); err != nil || fmt.Sprint(n) != strings.TrimSpace(s) {
+		return 0, fmt.Errorf("want a number of tokens a page (%d or more), thrifty or default", minPageTokens)
+	}
+	return checkPageTokens(n)
+}
+
+func checkPageTokens(n int) (PageTokens, error) {
+	if n < minPageTokens {
+		return 0, fmt.Errorf("%d tokens a page: want %d or more (thrifty is %d)", n, minPageTokens, ThriftyPageTokens)
+	}
+	return PageTokens(n), nil
+}
+
+// UnmarshalText reads the environment's and a flag's text.
+func (p *PageTokens) UnmarshalText(b []byte) error {
+	v, err := ParsePageTokens(string(b))
+	if err == nil {
+		*p = v
+	}
+	return err
+}
+
+// UnmarshalTOML reads the config file's value: a number or a string.
+func (p *PageTokens) UnmarshalTOML(v any) error {
+	switch x := v.(type) {
+	case int64:
+		n, err := checkPageTokens(int(x))
+		if err == nil {
+			*p = n
+		}
+		return err
+	case string:
+		return p.UnmarshalText([]byte(x))
+	}
+	return fmt.Errorf("want a number of tokens a page, thrifty or default")
+}
+
+// Tokens is the cap in tokens, the default for 0.
+func (p PageTokens) Tokens() int {
+	if p <= 0 {
+		return DefaultPageTokens
+	}
+	return int(p)
+}
+
+func (p PageTokens) String() string {
+	switch p.Tokens() {
+	case ThriftyPageTokens:
+		return fmt.Sprintf("%d (thrifty)", ThriftyPageTokens)
+	}
+	return fmt.Sprint(p.Tokens())
+}
+
+// EvidenceLine says what the evidence step expected to send and what it
+// sent: "evidence: expected up to 12 pages, about 18400 tokens (up to
+// $0.0510); sent 9800 tokens of page text from 8 pages (7 whole, 1 cut to
+// its passages), 3 calls, $0.0290". "" when no page was sent.
+func (c *Check) EvidenceLine() string {
+	pages, whole, tokens := 0, 0, 0
+	for _, s := range c.Sources {
+		if s.Sent == nil {
+			continue
+		}
+		pages++
+		tokens += s.Sent.Tokens
+		if s.Sent.Whole {
+			whole++
+		}
+	}
+	if pages == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("evidence: ")
+	if p := c.EvidencePlan; p != nil {
+		fmt.Fprintf(&b, "expected up to %s, about %d tokens", pageCount(p.Pages), p.Tokens)
+		if p.CostUSD > 0 {
+			fmt.Fprintf(&b, " (up to $%.4f)", p.CostUSD)
+		}
+		b.WriteString("; ")
+	}
+	fmt.Fprintf(&b, "sent %d tokens of page text from %s (%d whole", tokens, pageCount(pages), whole)
+	switch cut := pages - whole; cut {
+	case 0:
+	case 1:
+		b.WriteString(", 1 cut to its passages")
+	default:
+		fmt.Fprintf(&b, ", %d cut to their passages", cut)
+	}
+	b.WriteString(")")
+	if u, ok := c.Usage.ByStage[string(StageEvidence)]; ok && u.LLMCalls > 0 {
+		fmt.Fprintf(&b, ", %d model calls, %d tokens, %s", u.LLMCalls, u.Tokens(), u.CostText())
+	}
+	return b.String()
 }
