@@ -3,8 +3,8 @@ package setup
 import (
 	"context"
 	"errors"
-	"net/http/httptest"
 	"maps"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
