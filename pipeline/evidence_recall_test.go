@@ -93,6 +93,27 @@ func loadParaphrases(t *testing.T) (cases []recallCase, missing int) {
 	return cases, missing
 }
 
+// selectParagraphs picks the passages of a page within budget tokens by
+// the rule, in page order so that a quote keeps its surrounding order:
+// what the evidence step sent of every page before it sent pages whole
+// (the yardstick of TestEvidenceRecallOnParaphrases).
+func selectParagraphs(q paraQuery, paras []string, budget int) []string {
+	return chosenPassages.choose(q, paras, budget)
+}
+
+// choose splits the page into passages no longer than the rule allows,
+// ranks them and takes the best while the budget lasts.
+func (r passageRule) choose(q paraQuery, paras []string, budget int) []string {
+	ps := splitPassages(paras, r.limit(budget), budget)
+	return fill(ps, r.rank(q, ps), budget)
+}
+
+// fill takes passages in the given order while the budget lasts and
+// returns them in page order.
+func fill(ps []string, order []int, budget int) []string {
+	return pick(ps, fillIndexes(ps, order, budget))
+}
+
 // sendRule is a way of choosing what of a page is sent.
 type sendRule struct {
 	name string
