@@ -446,6 +446,22 @@ func (r *run) packBatches(ctx context.Context, urls []string, pages map[string]E
 	})
 }
 
+// callsInFlight is how many evidence calls run at once: as many as keep
+// about EvidenceParallel pages in flight (batchShape), counted with the
+// calls as packed, so that pages the context window sends one or two a
+// call are not read fewer at a time.
+func (r *run) callsInFlight(batches [][]string) int {
+	size, calls := r.batchShape()
+	if size <= 1 {
+		return calls
+	}
+	most := 1
+	for _, b := range batches {
+		most = max(most, len(b))
+	}
+	return max(calls, r.e.opts.EvidenceParallel/most)
+}
+
 // packPages cuts urls, in order, into runs of at most size pages whose
 // estimated prompt (overhead, then each page's cost) and answer fit in
 // window tokens (0: unknown, pages are counted only). A page that does

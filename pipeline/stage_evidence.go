@@ -188,7 +188,8 @@ func (r *run) evidenceRound(ctx context.Context, urls []string) (int, error) {
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
 	pages := r.evidencePages(rctx, urls)
-	_, calls := r.batchShape()
+	batches := r.packBatches(rctx, urls, pages)
+	calls := r.callsInFlight(batches)
 	var (
 		g        errgroup.Group
 		weighing sync.Mutex // one answer weighed at a time
@@ -196,7 +197,7 @@ func (r *run) evidenceRound(ctx context.Context, urls []string) (int, error) {
 		answered int
 	)
 	g.SetLimit(calls)
-	for _, batch := range r.packBatches(rctx, urls, pages) {
+	for _, batch := range batches {
 		if rctx.Err() != nil {
 			break
 		}
