@@ -502,8 +502,11 @@ func (s *Source) inPartSent() string {
 	if s.Sent == nil || s.Sent.Whole {
 		return ""
 	}
-	return "in the part sent (" + s.Sent.Part() + "), "
+	return partSent + "(" + s.Sent.Part() + "), "
 }
+
+// partSent opens what is said of a page read in part.
+const partSent = "in the part sent "
 
 // PageTokens is the setting evidence.page_tokens: a number of tokens, or
 // "thrifty" (ThriftyPageTokens) or "default" (DefaultPageTokens); 0 is

@@ -121,6 +121,9 @@ func TestEvidenceCutPageSaysSo(t *testing.T) {
 	if line := s.Sent.Line(); !strings.Contains(line, "longer than the cap of 300 tokens") || !strings.Contains(line, "BM25") {
 		t.Errorf("line %q", line)
 	}
+	if sum := c.Account().Summary; !strings.Contains(sum, "in the part sent to the model") && !strings.Contains(sum, "in the part of it sent to the model") {
+		t.Errorf("the summary does not say a page was read in part: %q", sum)
+	}
 	// A whole page the model found nothing on is not said to be in part.
 	b := c.SourceByURL("https://apnews.com/b")
 	if b.Sent == nil || !b.Sent.Whole || strings.Contains(b.Reason, "part sent") {
