@@ -96,7 +96,7 @@ func (r *run) warnSmallOllama(ctx context.Context) {
 	// times for English, nearly 3 for Devanagari).
 	full := size*r.e.opts.EvidenceTokens*2 + evidenceAnswerTokens(size) + 1500 // pages, answer, instructions and post
 	if one := r.e.opts.EvidenceTokens*2 + evidenceAnswerTokens(1) + 1500; w.Ollama && w.Tokens > 0 && w.Tokens < one {
-		r.warn(StageEvidence, "Ollama's context (num_ctx %d) cannot hold one page at the cap of %d tokens a page (evidence.page_tokens), and Ollama cuts longer prompts silently: muse sends one page a call and cuts longer pages to the passages that fit, and each page says how much of it was sent; raise num_ctx (OLLAMA_CONTEXT_LENGTH) or set context_window",
+		r.warn(StageEvidence, "Ollama's context (num_ctx %d) cannot hold one page at the cap of %d tokens a page (evidence.page_tokens), and Ollama cuts longer prompts silently: muse sends fewer pages a call and cuts longer pages to the passages that fit, and each page says how much of it was sent; raise num_ctx (OLLAMA_CONTEXT_LENGTH) or set context_window",
 			w.Tokens, r.e.opts.EvidenceTokens)
 		return
 	}
