@@ -252,7 +252,7 @@ func workerCmd(app *App) *cobra.Command {
 		Long: "Takes posts from the job queue (the newsroom's database with MUSE_DATABASE_URL, else queue.db\n" +
 			"in the data directory) and checks each, keeping it as a case. Any number of workers may run,\n" +
 			"on any machine that reaches the database: each post is checked once, with the options it was\n" +
-			"queued with (--hits, --no-llm, --correction-language, --no-save of muse batch). A model server that is\n" +
+			"queued with (--hits, --page-tokens, --no-llm, --correction-language, --no-save of muse batch). A model server that is\n" +
 			"busy or failing is retried with backoff; a post that cannot be checked fails with the reason.\n" +
 			"On SIGTERM or Ctrl-C the worker finishes the checks in hand within --grace, or releases them\n" +
 			"to another worker. A worker killed outright leaves its job to another once it has run for\n" +

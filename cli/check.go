@@ -26,6 +26,7 @@ type postFlags struct {
 	correctionLanguage                         string
 	noLLM                                      bool
 	hits                                       int
+	pageTokens                                 string
 	// asOfPost sets the cutoff at the post's time (the paper's protocol).
 	asOfPost bool
 }
@@ -46,6 +47,7 @@ func (f *postFlags) register(fl *pflag.FlagSet) {
 func (f *postFlags) registerEngine(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.noLLM, "no-llm", false, "extractive mode: sources and quotes without a model, and no verdict")
 	fl.IntVar(&f.hits, "hits", 0, "hits per query from each search provider in the first search (config hits_per_query; default 5)")
+	fl.StringVar(&f.pageTokens, "page-tokens", "", "the most tokens of each page the model reads for evidence: a number, or thrifty (config evidence.page_tokens; default 5000, the paper's 20,000 characters)")
 	fl.StringVar(&f.correctionLanguage, "correction-language", "", "write the correction in this language (es, de, English…); default: the post's")
 	fl.BoolVar(&f.asOfPost, "as-of-post", false, "the paper's protocol: cutoff at the post's own time, so only pages published before the post count (needs the post's time)")
 }
@@ -61,7 +63,14 @@ func (f *postFlags) engineOptions(cmd *cobra.Command) (pipeline.Options, error) 
 			return pipeline.Options{}, usagef("--correction-language %q: not a language (try a code such as es, de or en)", f.correctionLanguage)
 		}
 	}
-	return pipeline.Options{NoLLM: f.noLLM, FirstPassHits: f.hits, CorrectionLanguage: cl}, nil
+	var pt pipeline.PageTokens
+	if cmd.Flags().Changed("page-tokens") {
+		var err error
+		if pt, err = pipeline.ParsePageTokens(f.pageTokens); err != nil {
+			return pipeline.Options{}, usagef("--page-tokens %q: %v", f.pageTokens, err)
+		}
+	}
+	return pipeline.Options{NoLLM: f.noLLM, FirstPassHits: f.hits, CorrectionLanguage: cl, EvidenceTokens: int(pt)}, nil
 }
 
 // parse reads the post flags: the post's metadata, the cutoff and the
@@ -169,6 +178,9 @@ func runCheck(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, a
 		fmt.Fprintln(app.Stderr, "muse: searched:", c.Account().Summary)
 	}
 	fmt.Fprintln(app.Stderr, "muse:", export.UsageLine(c.Usage))
+	if line := c.EvidenceLine(); line != "" {
+		fmt.Fprintln(app.Stderr, "muse:", line)
+	}
 	if ro.Store != nil && runErr == nil && notKept == nil {
 		fmt.Fprintf(app.Stderr, "muse: kept as case %s (muse cases open %s)\n", c.ID, c.ID)
 	}

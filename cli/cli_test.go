@@ -1572,7 +1572,9 @@ func TestDayCapHeldByFourWorkers(t *testing.T) {
 		if err := os.WriteFile(conf, []byte("[prices.\"test-model\"]\nprompt = 10.0\ncompletion = 10.0\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		env := append(queueEnv(w, w.Cfg.OpenAIBaseURL, db), fmt.Sprintf("MUSE_SPEND_CAP_DAY_USD=%.2f", capUSD))
+		// Pages cut to 250 tokens: the evidence call of a check whose pages
+		// go whole would cost more than the cap on its own.
+		env := append(queueEnv(w, w.Cfg.OpenAIBaseURL, db), fmt.Sprintf("MUSE_SPEND_CAP_DAY_USD=%.2f", capUSD), "MUSE_EVIDENCE_PAGE_TOKENS=250")
 		id := enqueuePosts(t, env, " #1", " #2", " #3", " #4", " #5", " #6", " #7", " #8", " #9", " #10", " #11", " #12")
 		ledger, err := spend.Open(context.Background(), cmp.Or(db, filepath.Join(os.Getenv("XDG_DATA_HOME"), "muse", "spend.db")))
 		if err != nil {

@@ -310,6 +310,21 @@ func (a Accounting) summary(c *Check) string {
 		default:
 			parts = append(parts, fmt.Sprintf("%d pages were read and none addresses the post", k))
 		}
+		// Said of what the model was shown: a page longer than the cap
+		// was read in part (Source.Sent).
+		inPart := 0
+		for _, p := range a.Pages {
+			if p.Fate == FateNothing && strings.HasPrefix(p.Reason, judgedReason+partSent) {
+				inPart++
+			}
+		}
+		switch {
+		case inPart == 0:
+		case k == 1:
+			parts[len(parts)-1] += " in the part of it sent to the model"
+		default:
+			parts[len(parts)-1] += fmt.Sprintf(" (%d of them in the part sent to the model)", inPart)
+		}
 	}
 	// more names pages beside those already named ("2 more were too
 	// short to read"); one and many are the predicates.

@@ -203,12 +203,15 @@ func countPrompts(c *pipeline.Check, chat []llmtest.Call, pc promptCount) checkW
 }
 
 // The goal for prompt size: at most this share of the paper's prompt words
-// on BenchmarkCheck's post and pages. It was 0.25 while page text was
-// budgeted at four bytes a token; counted in o200k tokens (the same share
-// for a page in any script) the budget the split chose, 175 tokens, sends
-// an English page about 10 tokens more than 200 four-byte tokens did, and
-// the check's prompts came to 0.2535 of the paper's.
-const promptRatioGoal = 0.26
+// on BenchmarkCheck's post and pages. It was 0.26 while the evidence step
+// sent 175 tokens of passages a page; since it sends each page whole up to
+// the paper's 20,000 characters (sent.go: the passages missed the sentence
+// a paraphrasing post contradicts on a third of real news pages), page
+// text is about what the paper sends, a little more on this check because
+// muse reads a wave of pages at once where the paper reads tier by tier
+// and stops sooner: 1.020 of the paper's words, 0.986 of its o200k tokens.
+// The goal keeps it from drifting further.
+const promptRatioGoal = 1.10
 
 // TestPromptWordsWithinGoal runs BenchmarkCheck's check (without the
 // model's delay) and fails when its prompts grow past promptRatioGoal of

@@ -39,9 +39,13 @@ type Check struct {
 	Evidence   []Evidence     `json:"evidence"`
 	Correction Correction     `json:"correction"`
 	Usage      Usage          `json:"usage"`
-	Stages     []StageInfo    `json:"stages,omitempty"`
-	Events     []Event        `json:"events,omitempty"`
-	NoLLM      bool           `json:"no_llm,omitempty"` // produced by the extractive --no-llm mode: a digest, never a verdict
+	// EvidencePlan is what the evidence step expected to send, worked out
+	// before its calls (its last round); Usage.ByStage["evidence"] is what
+	// it did.
+	EvidencePlan *EvidencePlan `json:"evidence_plan,omitempty"`
+	Stages       []StageInfo   `json:"stages,omitempty"`
+	Events       []Event       `json:"events,omitempty"`
+	NoLLM        bool          `json:"no_llm,omitempty"` // produced by the extractive --no-llm mode: a digest, never a verdict
 }
 
 // FactCheck is a published fact-check of the claim the post makes.
@@ -248,12 +252,15 @@ type Source struct {
 	Words          int       `json:"words,omitempty"`
 	// Language is the page's language (ISO 639-1): what the extractor
 	// found, else detected from its text when its relevance is judged.
-	Language   string    `json:"language,omitempty"`
-	Paragraphs []string  `json:"paragraphs,omitempty"` // extracted main text, for quoting and verification
-	Snapshot   string    `json:"snapshot,omitempty"`   // archive key of the stored page
-	SentChars  int       `json:"sent_chars,omitempty"` // page text sent to the model for evidence
-	FetchedAt  time.Time `json:"fetched_at,omitzero"`
-	FoundBy    []string  `json:"found_by,omitempty"` // "provider: query"
+	Language   string   `json:"language,omitempty"`
+	Paragraphs []string `json:"paragraphs,omitempty"` // extracted main text, for quoting and verification
+	Snapshot   string   `json:"snapshot,omitempty"`   // archive key of the stored page
+	SentChars  int      `json:"sent_chars,omitempty"` // page text sent to the model for evidence
+	// Sent says how much of the page the model was shown for evidence:
+	// all of it, or which passages and why; nil when it was not sent.
+	Sent      *PageSent `json:"sent,omitempty"`
+	FetchedAt time.Time `json:"fetched_at,omitzero"`
+	FoundBy   []string  `json:"found_by,omitempty"` // "provider: query"
 	// Image is the page's lead image (og:image); ImageSimilarity is the
 	// best perceptual-hash similarity between it and a post image.
 	Image           string  `json:"image,omitempty"`
@@ -361,6 +368,10 @@ func (c *Check) Clone() *Check {
 		d.Sources = nil
 	}
 	d.Evidence = slices.Clone(c.Evidence)
+	if c.EvidencePlan != nil {
+		p := *c.EvidencePlan
+		d.EvidencePlan = &p
+	}
 	d.Correction.URLs = slices.Clone(c.Correction.URLs)
 	d.Correction.Warnings = slices.Clone(c.Correction.Warnings)
 	d.Usage.ByStage = maps.Clone(c.Usage.ByStage)
@@ -392,6 +403,11 @@ func (s Source) clone() Source {
 		w := *s.Wall
 		w.Signs = slices.Clone(w.Signs)
 		s.Wall = &w
+	}
+	if s.Sent != nil {
+		p := *s.Sent
+		p.Passages = slices.Clone(p.Passages)
+		s.Sent = &p
 	}
 	return s
 }

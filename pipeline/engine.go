@@ -52,11 +52,13 @@ type Options struct {
 	// at most 10): the post, the instructions and the system message then
 	// go once per call rather than once per page.
 	EvidenceBatch int
-	// EvidenceTokens is the budget of page text sent per page, in the
-	// model's tokens (o200k, the same share in every script; default
-	// 175, chosen on half of real PolitiFact pairs: see passages.go). The passages most likely
-	// to refute the post are chosen to fill it, instead of the paper's
-	// first 20,000 characters.
+	// EvidenceTokens is the most page text sent per page, in the model's
+	// tokens (o200k, the same share in every script; default
+	// DefaultPageTokens, the paper's 20,000 characters; the setting
+	// evidence.page_tokens): a page under it is sent whole, a longer one
+	// cut to its passages most related to the post (sent.go). The spend
+	// cap and the model's context window may lower it, and a page cut says
+	// so (Source.Sent).
 	EvidenceTokens int
 	// MinWords: shorter pages are kept out as too short (default 100, the
 	// paper's), counted in lang.Words: UAX #29 words, and in a script
@@ -140,7 +142,7 @@ func (o Options) withDefaults() Options {
 	def(&o.FetchParallel, 8)
 	def(&o.EvidenceParallel, 24)
 	def(&o.EvidenceBatch, 8)
-	def(&o.EvidenceTokens, 175)
+	def(&o.EvidenceTokens, DefaultPageTokens)
 	def(&o.MinWords, 100)
 	def(&o.RefutingPages, 2)
 	def(&o.DigestPages, 5)
@@ -234,8 +236,9 @@ type run struct {
 	events chan<- Event
 	mu     sync.Mutex // guards c while a stage's workers write to it
 
-	read     map[string]bool // evidence stage: pages already quoted (canonical URL)
-	excluded map[string]bool // evidence stage: quotes the person unticked
+	read     map[string]bool     // evidence stage: pages already quoted (canonical URL)
+	excluded map[string]bool     // evidence stage: quotes the person unticked
+	sent     map[string]PageSent // evidence stage: what is sent of each page (canonical URL)
 
 	// partial, set by the stage running, says what part of its work could
 	// not be done: the stage is then StatePartial rather than StateDone.

@@ -13,15 +13,20 @@ import (
 	"github.com/musecheck/muse/sources/llm"
 )
 
-// The evidence stage does not send a page's first 20,000 characters, as the
-// paper does, but the passages most likely to refute the post, within a
-// budget of tokens per page (Options.EvidenceTokens). A passage is likely
-// to refute when it is about the post (BM25 against the post's words, the
-// page's paragraphs being the collection) and when it is worded as a
-// refutation: "false", "no evidence", "did not", "misleading". The weight
-// of that wording, the budget and how much of it one paragraph may take
-// were chosen on half of real PolitiFact tweet/fact-check pairs and are
-// measured on the other half (TestPassagesOnRealPairs in passages_test.go).
+// A page longer than the evidence step's cap (sent.go) is cut to its
+// passages most likely to refute the post, within the cap, when no
+// embeddings model ranks them by meaning. A passage is likely to refute
+// when it is about the post (BM25 against the post's words, the page's
+// paragraphs being the collection) and when it is worded as a refutation:
+// "false", "no evidence", "did not", "misleading". The weight of that
+// wording and how much of the budget one paragraph may take were chosen on
+// half of real PolitiFact tweet/fact-check pairs, when this rule chose
+// what was sent of every page within 175 tokens, and are measured on the
+// other half (TestPassagesOnRealPairs in passages_test.go); the weight
+// was checked again at the thrifty cap on the tuning half of paraphrased
+// posts over real news pages (TestEvidenceRecallOnParaphrases), where it
+// neither gains nor loses. A page under the cap is sent whole and nothing
+// here ranks it.
 
 // passageRule is how page text is chosen for an evidence call.
 type passageRule struct {
@@ -172,20 +177,6 @@ var tokenMemo = struct {
 	bytes int
 }{m: map[string]int{}}
 
-// selectParagraphs picks the passages of a page to send with the post in
-// an evidence call, within budget tokens, in page order so that a quote
-// keeps its surrounding order.
-func selectParagraphs(q paraQuery, paras []string, budget int) []string {
-	return chosenPassages.choose(q, paras, budget)
-}
-
-// choose splits the page into passages no longer than the rule allows,
-// ranks them and takes the best while the budget lasts.
-func (r passageRule) choose(q paraQuery, paras []string, budget int) []string {
-	ps := splitPassages(paras, r.limit(budget), budget)
-	return fill(ps, r.rank(q, ps), budget)
-}
-
 // limit is the longest passage in tokens: 1/parts of the budget, and at
 // least 50 (one sentence) unless the budget is smaller.
 func (r passageRule) limit(budget int) int {
@@ -261,9 +252,8 @@ func tokenBytes(s string, n int) int {
 	return offs[max(k-1, 0)]
 }
 
-// fill takes passages in the given order while the budget lasts and
-// returns them in page order.
-func fill(ps []string, order []int, budget int) []string {
+// fillIndexes is fill's choice as indexes of ps, in page order.
+func fillIndexes(ps []string, order []int, budget int) []int {
 	chosen := map[int]bool{}
 	used := 0
 	for _, i := range order {
@@ -272,9 +262,5 @@ func fill(ps []string, order []int, budget int) []string {
 			used += t
 		}
 	}
-	var out []string
-	for _, i := range slices.Sorted(maps.Keys(chosen)) {
-		out = append(out, ps[i])
-	}
-	return out
+	return slices.Sorted(maps.Keys(chosen))
 }

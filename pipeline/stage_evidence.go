@@ -35,6 +35,7 @@ func (r *run) evidence(ctx context.Context) (int, error) {
 		case s.Dropped:
 			s.Status, s.Reason = StatusDropped, "dropped by you"
 		case s.Eligible():
+			s.Sent = nil
 			s.Status, s.Reason = StatusPending, s.withTextFrom("")
 			if s.Wall != nil {
 				s.Status, s.Reason = StatusPartial, partialReason(*s)
@@ -94,6 +95,11 @@ func (r *run) warnSmallOllama(ctx context.Context) {
 	// window check's deliberately high estimate (llm.EstimateTokens: 1.5
 	// times for English, nearly 3 for Devanagari).
 	full := size*r.e.opts.EvidenceTokens*2 + evidenceAnswerTokens(size) + 1500 // pages, answer, instructions and post
+	if one := r.e.opts.EvidenceTokens*2 + evidenceAnswerTokens(1) + 1500; w.Ollama && w.Tokens > 0 && w.Tokens < one {
+		r.warn(StageEvidence, "Ollama's context (num_ctx %d) cannot hold one page at the cap of %d tokens a page (evidence.page_tokens), and Ollama cuts longer prompts silently: muse sends fewer pages a call and cuts longer pages to the passages that fit, and each page says how much of it was sent; raise num_ctx (OLLAMA_CONTEXT_LENGTH) or set context_window",
+			w.Tokens, r.e.opts.EvidenceTokens)
+		return
+	}
 	if w.Ollama && w.Tokens > 0 && w.Tokens < full {
 		r.warn(StageEvidence, "Ollama's context (num_ctx %d) is smaller than a full evidence prompt (about %d tokens), and Ollama cuts longer prompts silently: muse sends fewer, shorter pages per call; raise num_ctx (OLLAMA_CONTEXT_LENGTH) or set context_window",
 			w.Tokens, full)
@@ -181,15 +187,9 @@ func (r *run) evidenceRound(ctx context.Context, urls []string) (int, error) {
 	}
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
-	pages := map[string]EvidencePage{}
-	post, queries := postText(r.c), queryTexts(r.c)
-	for _, u := range urls {
-		s := r.c.SourceByURL(u)
-		q := newParaQuery(post, queries, pageLanguage(s))
-		pages[u] = EvidencePage{URL: u, Title: s.Title, Publisher: s.Label(), Published: s.Published,
-			Paragraphs: selectParagraphs(q, s.Paragraphs, r.e.opts.EvidenceTokens)}
-	}
-	size, calls := r.batchShape()
+	pages := r.evidencePages(rctx, urls)
+	batches := r.packBatches(rctx, urls, pages)
+	calls := r.callsInFlight(batches)
 	var (
 		g        errgroup.Group
 		weighing sync.Mutex // one answer weighed at a time
@@ -197,7 +197,7 @@ func (r *run) evidenceRound(ctx context.Context, urls []string) (int, error) {
 		answered int
 	)
 	g.SetLimit(calls)
-	for batch := range slices.Chunk(urls, size) {
+	for _, batch := range batches {
 		if rctx.Err() != nil {
 			break
 		}
@@ -297,6 +297,7 @@ func (r *run) weigh(res evidenceResult, pages map[string]EvidencePage, answered 
 		for _, p := range pages[u].Paragraphs {
 			s.SentChars += len(p)
 		}
+		s.Sent = r.sentRecord(u)
 	}
 	r.mu.Unlock()
 	if res.err != nil {
@@ -460,7 +461,7 @@ func (r *run) addQuotes(url string, res PageQuotes) int {
 	case len(res.Refutes)+len(res.Context) > 0:
 		s.Status, s.Reason = StatusNotNeeded, judgedReason+quotesOffPage
 	default:
-		s.Status, s.Reason = StatusNotNeeded, judgedReason+"the model quoted no paragraph of it as refuting or explaining the post"
+		s.Status, s.Reason = StatusNotNeeded, judgedReason+s.inPartSent()+"the model quoted no paragraph of it as refuting or explaining the post"
 	}
 	s.Reason = s.withTextFrom(s.Reason)
 	return kept[KindRefutes]

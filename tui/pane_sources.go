@@ -407,6 +407,11 @@ func (m *Model) whyPane(w, h int) string {
 	if s.Words > 0 {
 		add("length", fmt.Sprintf("%d words", s.Words))
 	}
+	if s.Sent != nil {
+		// What the model was shown: so that "quoted nothing" is read as
+		// said of the whole page or of the part sent.
+		add("sent", s.Sent.Line())
+	}
 	var quotes, inPage []string
 	for _, e := range m.check.Evidence {
 		if e.SourceURL != s.URL && e.SourceURL != s.FinalURL {
@@ -440,6 +445,15 @@ func (m *Model) whyPane(w, h int) string {
 		lines = append(lines, "", m.st.Bold.Render("In the page"))
 		for _, p := range inPage {
 			lines = append(lines, p, "")
+		}
+	}
+	if s.Sent != nil && len(s.Sent.Passages) > 0 {
+		lines = append(lines, "", m.st.Bold.Render("Passages sent"))
+		text := strings.Join(s.Paragraphs, "\n")
+		for _, p := range s.Sent.Passages {
+			if p.Offset+p.Bytes <= len(text) {
+				lines = append(lines, wrap(fmt.Sprintf("• ranked %d: “%s”", p.Rank, safe(export.Clip(text[p.Offset:p.Offset+p.Bytes], 160))), w))
+			}
 		}
 	}
 	if len(s.Paragraphs) > 0 {

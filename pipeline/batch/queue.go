@@ -35,7 +35,7 @@ type Enqueued struct {
 }
 
 // CheckOptions are the options of `muse batch` that change how each post
-// is checked (its flags --hits, --no-llm, --correction-language and
+// is checked (its flags --hits, --page-tokens, --no-llm, --correction-language and
 // --no-save). A queued job carries the ones it was queued with, in its
 // River args, and the worker checks it with them; a job queued before jobs
 // carried options has none and is checked with the worker's defaults, as
@@ -53,17 +53,23 @@ type CheckOptions struct {
 	NoSave bool `json:"no_save,omitempty"`
 	// AsOfPost puts the cutoff at the post's time (Options.AsOfPost).
 	AsOfPost bool `json:"as_of_post,omitempty"`
+	// PageTokens is the most tokens of each page the model reads for
+	// evidence (--page-tokens; 0: the worker's evidence.page_tokens).
+	PageTokens int `json:"page_tokens,omitempty"`
 }
 
 // OptionsOf are the check options o and noSave set.
 func OptionsOf(o pipeline.Options, noSave bool) CheckOptions {
-	return CheckOptions{Hits: o.FirstPassHits, NoLLM: o.NoLLM, CorrectionLanguage: o.CorrectionLanguage, NoSave: noSave}
+	return CheckOptions{Hits: o.FirstPassHits, NoLLM: o.NoLLM, CorrectionLanguage: o.CorrectionLanguage, NoSave: noSave, PageTokens: o.EvidenceTokens}
 }
 
 // Apply sets co on the engine options o (NoSave turns Snapshots off; the
 // caller keeps no case).
 func (co CheckOptions) Apply(o pipeline.Options) pipeline.Options {
 	o.FirstPassHits, o.NoLLM, o.CorrectionLanguage = co.Hits, co.NoLLM, co.CorrectionLanguage
+	if co.PageTokens > 0 {
+		o.EvidenceTokens = co.PageTokens
+	}
 	o.Snapshots = o.Snapshots && !co.NoSave
 	return o
 }
@@ -79,6 +85,9 @@ func (co CheckOptions) key(model string) string {
 	}
 	if co.AsOfPost {
 		k += " as-of-post"
+	}
+	if co.PageTokens > 0 {
+		k += fmt.Sprintf(" page-tokens=%d", co.PageTokens)
 	}
 	return k
 }

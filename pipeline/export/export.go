@@ -110,6 +110,9 @@ func markdown(c *pipeline.Check, leftOut bool) string {
 	}
 	fmt.Fprintf(&b, "## Cost\n\n%d model calls, %s and %d completion tokens, %s, %.0f s.\n",
 		u.LLMCalls, prompt, u.CompletionTokens, u.CostText(), u.Seconds)
+	if line := c.EvidenceLine(); line != "" {
+		b.WriteString("\n" + strings.ToUpper(line[:1]) + line[1:] + ".\n")
+	}
 	if c.ID != "" {
 		fmt.Fprintf(&b, "\nCase %s, checked %s.\n", c.ID, day(c.CreatedAt))
 	}
@@ -207,6 +210,9 @@ func writeSources(b *strings.Builder, c *pipeline.Check) {
 		fmt.Fprintf(b, "; %s", strings.ReplaceAll(string(cmp.Or(s.Status, "unknown")), "_", " "))
 		if s.Reason != "" {
 			fmt.Fprintf(b, ": %s", inline(s.Reason))
+		}
+		if s.Sent != nil && !s.Sent.Whole {
+			fmt.Fprintf(b, "; the model was shown %s", s.Sent.Part())
 		}
 		if !s.Published.IsZero() {
 			fmt.Fprintf(b, "; published %s", day(s.Published))

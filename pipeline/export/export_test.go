@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -368,6 +369,39 @@ func TestClaimReviewClaim(t *testing.T) {
 		}
 		if err := json.Unmarshal(b, &doc); err != nil || doc.ClaimReviewed != c.want {
 			t.Errorf("claimReviewed %q (%v), want %q", doc.ClaimReviewed, err, c.want)
+		}
+	}
+}
+
+// The report says how much of a page cut to its passages the model was
+// shown, and what the evidence step expected and sent; the JSON carries
+// both records.
+func TestMarkdownSaysWhatWasSent(t *testing.T) {
+	c := sample()
+	c.Sources[1].Sent = &pipeline.PageSent{Tokens: 1480, PageTokens: 6200, Cap: 1500, Why: "the page being longer than the cap",
+		ChosenBy: "shared words", Passages: []pipeline.SentPassage{{Offset: 0, Bytes: 30, Tokens: 1480, Rank: 1}}}
+	c.EvidencePlan = &pipeline.EvidencePlan{Pages: 1, PageTokens: 1500, Setting: 1500, Calls: 1, Tokens: 4000, CostUSD: 0.01, Cut: 1}
+	c.Usage.ByStage = map[string]pipeline.StageUsage{"evidence": {LLMCalls: 1, PromptTokens: 3000, CompletionTokens: 200, CostUSD: 0.008}}
+	md := Markdown(c)
+	for _, want := range []string{
+		"; the model was shown 1480 of 6200 tokens",
+		"Evidence: expected up to 1 page, about 4000 tokens (up to $0.0100); sent 1480 tokens of page text from 1 page (0 whole, 1 cut to its passages), 1 model calls, 3200 tokens",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md)
+		}
+	}
+	raw, err := JSON(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"sent":{"tokens":1480,"page_tokens":6200,"whole":false`, `"passages":[{"offset":0,"bytes":30,"tokens":1480,"rank":1}]`, `"evidence_plan":{"pages":1,"page_tokens":1500`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("JSON lacks %s", want)
 		}
 	}
 }

@@ -84,6 +84,9 @@ func NewFromConfig(ctx context.Context, cfg *Config, opts pipeline.Options) (e *
 	if opts.FirstPassHits <= 0 {
 		opts.FirstPassHits = cfg.HitsPerQuery
 	}
+	if opts.EvidenceTokens <= 0 {
+		opts.EvidenceTokens = cfg.EvidencePageTokens.Tokens()
+	}
 	if !opts.NoLLM {
 		var guard llm.SpendGuard
 		if cfg.SpendCapDayUSD > 0 {

@@ -6,6 +6,7 @@ package setup
 
 import (
 	"cmp"
+	"encoding"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/agnivade/levenshtein"
+	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/sources/jobs"
 	"github.com/musecheck/muse/sources/tomlguard"
 )
@@ -71,6 +73,13 @@ type Config struct {
 	// HitsPerQuery is how many hits each provider returns per query in the
 	// first search (zero: the engine's default of 5).
 	HitsPerQuery int `toml:"hits_per_query" env:"MUSE_HITS_PER_QUERY"`
+	// EvidencePageTokens caps the page text sent to the model for each
+	// page, in tokens: a page under it is sent whole, a longer one cut to
+	// its passages most related to the post (zero: the engine's default,
+	// pipeline.DefaultPageTokens; "thrifty": pipeline.ThriftyPageTokens).
+	// In the file it is page_tokens of the [evidence] table, or the dotted
+	// key evidence.page_tokens.
+	EvidencePageTokens pipeline.PageTokens `toml:"evidence.page_tokens" env:"MUSE_EVIDENCE_PAGE_TOKENS"`
 
 	// Network.
 	AllowPrivateAddresses bool `toml:"allow_private_addresses" env:"MUSE_ALLOW_PRIVATE_ADDRESSES"`
@@ -260,18 +269,30 @@ func decodeFile(c *Config, text string) (typeErrs []string, err error) {
 		}
 		c.Problems = append(c.Problems, msg+"; it is ignored")
 	}
-	for _, key := range slices.Sorted(maps.Keys(prims)) {
+	decode := func(key string, prim toml.Primitive) {
 		f, ok := fields[key]
 		if !ok {
 			unknown(key)
-			continue
+			return
 		}
-		if err := md.PrimitiveDecode(prims[key], f.Addr().Interface()); err != nil {
+		if err := md.PrimitiveDecode(prim, f.Addr().Interface()); err != nil {
 			typeErrs = append(typeErrs, fmt.Sprintf("config key %s: %s", key, plainTOMLError(err, f.Type())))
 			f.SetZero()
-			continue
+			return
 		}
 		c.Origins[key] = "file"
+	}
+	for _, key := range slices.Sorted(maps.Keys(prims)) {
+		// A table of dotted keys ([evidence] page_tokens = …, or
+		// evidence.page_tokens = … at the top): each key on its own.
+		var table map[string]toml.Primitive
+		if _, ok := fields[key]; !ok && hasTable(fields, key) && md.PrimitiveDecode(prims[key], &table) == nil {
+			for _, sub := range slices.Sorted(maps.Keys(table)) {
+				decode(key+"."+sub, table[sub])
+			}
+			continue
+		}
+		decode(key, prims[key])
 	}
 	// Keys inside a known table that its type has no place for
 	// ([prices.gpt-4o] promt = 1): the decoder's undecoded keys.
@@ -281,6 +302,16 @@ func decodeFile(c *Config, text string) (typeErrs []string, err error) {
 		}
 	}
 	return typeErrs, nil
+}
+
+// hasTable says some key of fields is in the table named key.
+func hasTable(fields map[string]reflect.Value, key string) bool {
+	for k := range fields {
+		if strings.HasPrefix(k, key+".") {
+			return true
+		}
+	}
+	return false
 }
 
 // plainTOMLError says what was wanted instead of the decoder's Go types.
@@ -368,6 +399,9 @@ func applyEnv(c *Config, getenv func(string) string) (bad []string) {
 
 // setFromString sets f from an environment variable's text.
 func setFromString(f reflect.Value, s string) error {
+	if u, ok := f.Addr().Interface().(encoding.TextUnmarshaler); ok {
+		return u.UnmarshalText([]byte(s))
+	}
 	switch {
 	case f.Type() == reflect.TypeFor[time.Duration]():
 		d, err := time.ParseDuration(s)

@@ -3,6 +3,7 @@ package setup
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -142,7 +143,7 @@ func TestTemplateHasEveryKey(t *testing.T) {
 	if err != nil || len(c.Problems) > 0 {
 		t.Fatalf("uncommented template: %v %q", err, c.Problems)
 	}
-	if c.Model != "gpt-4o" || c.Models["queries"] != "gpt-4o-mini" || c.HitsPerQuery != 5 || c.SpendCapDayUSD != 5 {
+	if c.Model != "gpt-4o" || c.Models["queries"] != "gpt-4o-mini" || c.HitsPerQuery != 5 || c.SpendCapDayUSD != 5 || c.EvidencePageTokens != 5000 {
 		t.Errorf("uncommented template read as %+v", c)
 	}
 }
@@ -317,5 +318,41 @@ func TestCapabilitiesRemembered(t *testing.T) {
 	cache.Close()
 	if n := requests(); n != 3 {
 		t.Errorf("after muse cache clear: %d requests, want 3", n)
+	}
+}
+
+// TestEvidencePageTokens: evidence.page_tokens is read as a dotted key or
+// from the [evidence] table, as a number or the thrifty preset, from the
+// environment over the file; a value under the floor is a problem.
+func TestEvidencePageTokens(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		env  map[string]string
+		want int
+		bad  string
+	}{
+		{"evidence.page_tokens = 3000\n", nil, 3000, ""},
+		{"[evidence]\npage_tokens = \"thrifty\"\n", nil, 1500, ""},
+		{"evidence.page_tokens = 3000\n", map[string]string{"MUSE_EVIDENCE_PAGE_TOKENS": "thrifty"}, 1500, ""},
+		{"", nil, 5000, ""},
+		{"evidence.page_tokens = 10\n", nil, 5000, "config key evidence.page_tokens"},
+		{"evidence.page_tokns = 10\n", nil, 5000, "unknown config key evidence.page_tokns (did you mean evidence.page_tokens?)"},
+		{"", map[string]string{"MUSE_EVIDENCE_PAGE_TOKENS": "lots"}, 5000, "environment MUSE_EVIDENCE_PAGE_TOKENS"},
+	} {
+		file := filepath.Join(t.TempDir(), "config.toml")
+		os.WriteFile(file, []byte(tc.file), 0o644)
+		e := map[string]string{"HOME": t.TempDir()}
+		maps.Copy(e, tc.env)
+		c, _ := Load(file, env(e))
+		if c == nil {
+			t.Fatalf("%q: no config", tc.file)
+		}
+		if got := c.EvidencePageTokens.Tokens(); got != tc.want {
+			t.Errorf("%q %v: %d tokens a page, want %d", tc.file, tc.env, got, tc.want)
+		}
+		joined := strings.Join(c.Problems, "\n")
+		if tc.bad == "" && joined != "" || tc.bad != "" && !strings.Contains(joined, tc.bad) {
+			t.Errorf("%q %v: problems %q, want %q", tc.file, tc.env, joined, tc.bad)
+		}
 	}
 }
