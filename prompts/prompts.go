@@ -77,6 +77,9 @@ type Post struct {
 	// (lang.Label): small local models follow that far better than "the
 	// language of the post". Empty, or English, says nothing.
 	Language string
+	// Claims are the post's checkable claims, numbered from 1 in the
+	// evidence and correction prompts; none means the post is one claim.
+	Claims []string
 }
 
 // postView is a post as the post template shows it: with its time of day
@@ -124,6 +127,11 @@ func cleanPost(p Post) Post {
 	for _, d := range p.ImageDescriptions {
 		if s := strings.TrimSpace(clean(d)); s != "" {
 			c.ImageDescriptions = append(c.ImageDescriptions, s)
+		}
+	}
+	for _, cl := range p.Claims {
+		if s := oneLine(clean(cl)); s != "" {
+			c.Claims = append(c.Claims, s)
 		}
 	}
 	return c
