@@ -17,8 +17,8 @@ import (
 )
 
 // evidence quotes the pages, best first and many at once, until enough
-// pages agree on each claim of the post (settled); when none bears on it,
-// it searches once more, wider, as the paper does. Quotes the person unticked stay unticked on a rerun.
+// pages agree on each claim of the post (settled); when none confirms or
+// refutes it, it searches once more, wider, as the paper does. Quotes the person unticked stay unticked on a rerun.
 func (r *run) evidence(ctx context.Context) (int, error) {
 	c := r.c
 	excluded := map[string]bool{}
@@ -101,8 +101,8 @@ func (r *run) warnSmallOllama(ctx context.Context) {
 }
 
 func (r *run) evidenceRounds(ctx context.Context) error {
-	bearing, err := r.evidenceRound(ctx, r.unread())
-	if err != nil || bearing > 0 {
+	decisive, err := r.evidenceRound(ctx, r.unread())
+	if err != nil || decisive > 0 {
 		return err
 	}
 	read, err := r.searchWider(ctx)
@@ -180,13 +180,14 @@ type evidenceResult struct {
 // evidenceRound reads the pages in rank order, EvidenceParallel at a time in
 // calls of up to EvidenceBatch pages, and sends no further call once the
 // evidence is settled (settled: RefutingPages independent pages agree on
-// each claim, none disagreeing). It returns how many pages bear on the
-// post, in any stance. It fails
+// each claim, none disagreeing). It returns how many pages confirm or
+// refute a claim of the post (context alone settles nothing: with none,
+// the search goes wider). It fails
 // only when every call failed for a reason other than an unusable answer
 // (a bad key, a server down).
 func (r *run) evidenceRound(ctx context.Context, urls []string) (int, error) {
 	if len(urls) == 0 {
-		return r.bearingPages(), nil
+		return r.decisivePages(), nil
 	}
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -224,12 +225,12 @@ func (r *run) evidenceRound(ctx context.Context, urls []string) (int, error) {
 	}
 	_ = g.Wait() // the calls report through weigh, never through the group
 	if err := ctx.Err(); err != nil {
-		return r.bearingPages(), fmt.Errorf("evidence: %w", err)
+		return r.decisivePages(), fmt.Errorf("evidence: %w", err)
 	}
 	if answered == 0 && len(hardErrs) > 0 {
 		return 0, fmt.Errorf("evidence: every model call failed: %w", hardErrs[0])
 	}
-	return r.bearingPages(), nil
+	return r.decisivePages(), nil
 }
 
 // judgeBatch asks the model about a batch of pages and weighs each answer.
@@ -525,12 +526,12 @@ func quoteCounts(kept map[Kind]int) string {
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1] + " quotes"
 }
 
-// bearingPages counts pages with at least one included quote, in any
-// stance.
-func (r *run) bearingPages() int {
+// decisivePages counts pages with at least one included quote that
+// confirms or refutes a claim.
+func (r *run) decisivePages() int {
 	pages := map[string]bool{}
 	for _, e := range r.c.Evidence {
-		if e.Verified && e.Included {
+		if e.Verified && e.Included && e.Kind != KindContext {
 			pages[e.SourceURL] = true
 		}
 	}

@@ -29,7 +29,7 @@ func TestEvidencePagesPrompt(t *testing.T) {
 		"<<<BEGIN ARTICLES>>>\n<<<1>>>\n30 Mar 2020: False claim: 5G networks are making people sick, not Coronavirus\n\n" + samplePage.Paragraphs[0] + "\n\n",
 		samplePage.Paragraphs[2] + "\n\n<<<2>>>",
 		"<<<2>>>\nUndated: 5G networks do not spread the coronavirus\n\n" + secondPage.Paragraphs[0] + "\n<<<END ARTICLES>>>",
-		"ones that explicitly confirm it (\"supports\"), ones that explicitly and completely refute it (\"refutes\")",
+		"confirming it (\"supports\"), refuting it explicitly (\"refutes\"), or showing the fuller picture it distorts (\"context\")",
 		"From each article, copy word for word",
 	} {
 		if !strings.Contains(u, want) {

@@ -1,0 +1,38 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/musecheck/muse/pipeline"
+)
+
+// TestVerdictKey: the header shows the verdict derived from the check;
+// V sets the checker's own, which the header marks as theirs, and an
+// empty answer gives it back to the evidence.
+func TestVerdictKey(t *testing.T) {
+	m, _ := finished(t, 160, 48)
+	derived := m.check.Verdicts().Post
+	if derived == "" || !strings.Contains(m.headerLine(), derived.Label()) {
+		t.Fatalf("header %q lacks the verdict %q", m.headerLine(), derived)
+	}
+	press(t, m, "V", "banana", "enter")
+	if m.check.CheckerVerdict != "" {
+		t.Fatalf("a word that is no verdict was taken: %q", m.check.CheckerVerdict)
+	}
+	press(t, m, "V", "not enough evidence", "enter")
+	if m.check.CheckerVerdict != pipeline.VerdictNotEnough || !strings.Contains(m.headerLine(), "Not enough evidence (yours)") {
+		t.Fatalf("checker's verdict %q, header %q", m.check.CheckerVerdict, m.headerLine())
+	}
+	press(t, m, "V")
+	for range len("not enough evidence") {
+		_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyBackspace})
+		drive(t, m, cmd)
+	}
+	press(t, m, "enter")
+	if m.check.CheckerVerdict != "" || !strings.Contains(m.headerLine(), derived.Label()) || strings.Contains(m.headerLine(), "(yours)") {
+		t.Fatalf("after an empty answer: %q, header %q", m.check.CheckerVerdict, m.headerLine())
+	}
+}
