@@ -109,3 +109,44 @@ func TestVerdictKeptAndDerived(t *testing.T) {
 		t.Error("the engine's Check carries a stored verdict")
 	}
 }
+
+// TestStopRuleByVerdict: reading one page at a time, evidence stops once
+// two independent pages agree on the claim, and keeps reading while they
+// disagree.
+func TestStopRuleByVerdict(t *testing.T) {
+	for _, tc := range []struct {
+		world string
+		read  int // pages sent to the model
+	}{
+		{"true", 2},     // three confirm; the third is not needed
+		{"disputed", 2}, // one confirms, one refutes: both are read, and nothing stops early
+	} {
+		t.Run(tc.world, func(t *testing.T) {
+			w := testworld.VerdictWorlds()[tc.world]
+			env, _ := testworld.NewVerdictWorld(t, w)
+			opts := env.Options()
+			opts.EvidenceParallel, opts.EvidenceBatch = 1, 1
+			e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeFn()
+			c := e.NewCheck(pipeline.Post{Text: w.Post, PostedAt: testworld.Cutoff}, testworld.Cutoff)
+			if err := e.Run(context.Background(), c, pipeline.StageImages, nil); err != nil {
+				t.Fatal(err)
+			}
+			read, notNeeded := 0, 0
+			for _, s := range c.Sources {
+				switch {
+				case s.Status == pipeline.StatusUsed:
+					read++
+				case strings.Contains(s.Reason, "enough pages had already agreed"):
+					notNeeded++
+				}
+			}
+			if read != tc.read || notNeeded != len(w.Pages)-tc.read {
+				t.Errorf("%d pages used, %d not needed; want %d and %d: %+v", read, notNeeded, tc.read, len(w.Pages)-tc.read, c.Sources)
+			}
+		})
+	}
+}

@@ -72,3 +72,39 @@ func TestProposedVerdict(t *testing.T) {
 		}
 	}
 }
+
+// TestSettled: enough once each claim has two independent pages agreeing,
+// in either stance; a disagreement, a claim with one page, or two pages
+// of one publisher keep reading.
+func TestSettled(t *testing.T) {
+	src := func(host, path string) Source {
+		return Source{URL: "https://" + host + path, Domain: host, Tier: TierHigh, Status: StatusUsed}
+	}
+	q := func(host, path string, k Kind, claim int) Evidence {
+		return Evidence{SourceURL: "https://" + host + path, Quote: "q", Kind: k, Claim: claim, Verified: true, Included: true}
+	}
+	srcs := []Source{src("a.example", "/1"), src("a.example", "/2"), src("b.example", "/1"), src("c.example", "/1")}
+	for _, tc := range []struct {
+		name   string
+		claims []Claim
+		ev     []Evidence
+		want   bool
+	}{
+		{"two confirm", nil, []Evidence{q("a.example", "/1", KindSupports, 0), q("b.example", "/1", KindSupports, 0)}, true},
+		{"two refute", nil, []Evidence{q("a.example", "/1", KindRefutes, 0), q("c.example", "/1", KindRefutes, 0)}, true},
+		{"one publisher twice", nil, []Evidence{q("a.example", "/1", KindRefutes, 0), q("a.example", "/2", KindRefutes, 0)}, false},
+		{"disagreement", nil, []Evidence{q("a.example", "/1", KindSupports, 0), q("b.example", "/1", KindSupports, 0), q("c.example", "/1", KindRefutes, 0)}, false},
+		{"context only", nil, []Evidence{q("a.example", "/1", KindContext, 0), q("b.example", "/1", KindContext, 0)}, false},
+		{"a claim without enough", []Claim{{Text: "one"}, {Text: "two"}},
+			[]Evidence{q("a.example", "/1", KindSupports, 1), q("b.example", "/1", KindSupports, 1), q("c.example", "/1", KindRefutes, 2)}, false},
+		{"each claim settled", []Claim{{Text: "one"}, {Text: "two"}},
+			[]Evidence{q("a.example", "/1", KindSupports, 1), q("b.example", "/1", KindSupports, 1), q("c.example", "/1", KindRefutes, 2), q("a.example", "/2", KindRefutes, 2)}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &run{e: &Engine{opts: Options{RefutingPages: 2}}, c: &Check{Post: Post{Text: "p"}, Claims: tc.claims, Sources: srcs, Evidence: tc.ev}}
+			if got := r.settled(); got != tc.want {
+				t.Errorf("settled %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

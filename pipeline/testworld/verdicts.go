@@ -162,7 +162,7 @@ func (m *StanceModel) Handle(req openai.ChatCompletionRequest) (llmtest.Reply, e
 			"claims": sentenceEnd.Split(strings.TrimSpace(post), -1)})
 		return llmtest.Reply{Text: string(b)}, nil
 	case "evidence":
-		return llmtest.Reply{Text: stanceAnswer(prompt)}, nil
+		return llmtest.Reply{Text: StanceAnswer(prompt, StanceOverlap)}, nil
 	case "":
 		m.Mu.Lock()
 		m.Corrections = append(m.Corrections, prompt)
@@ -211,8 +211,15 @@ func contentWords(s string) map[string]bool {
 	return out
 }
 
-// stance says whether para bears on claim and how.
-func stance(claim, para string) (string, bool) {
+// StanceOverlap is the share of a claim's words a paragraph must hold to
+// bear on it, as StanceModel reads pages: set by hand for the worlds'
+// pages (AVeriTeC's figures choose their own on one half of the data).
+const StanceOverlap = 0.7
+
+// stance says whether para bears on claim (holding at least overlap of
+// its words) and how: refutes when it negates what the claim does not,
+// supports otherwise.
+func stance(claim, para string, overlap float64) (string, bool) {
 	cw, pw := contentWords(claim), contentWords(para)
 	shared := 0
 	for w := range cw {
@@ -220,7 +227,7 @@ func stance(claim, para string) (string, bool) {
 			shared++
 		}
 	}
-	if len(cw) == 0 || float64(shared)/float64(len(cw)) < 0.7 {
+	if len(cw) == 0 || float64(shared)/float64(len(cw)) < overlap {
 		return "", false
 	}
 	words := wordRe.FindAllString(strings.ToLower(para), -1)
@@ -233,7 +240,10 @@ func stance(claim, para string) (string, bool) {
 	return "supports", true
 }
 
-func stanceAnswer(prompt string) string {
+// StanceAnswer is StanceModel's answer to an evidence prompt: each
+// paragraph of each article that holds overlap of a claim's words, quoted
+// with its stance on that claim, in the schema's JSON.
+func StanceAnswer(prompt string, overlap float64) string {
 	claims := promptClaims(prompt)
 	type quote struct {
 		Quote  string `json:"quote"`
@@ -250,7 +260,7 @@ func stanceAnswer(prompt string) string {
 		for _, para := range strings.Split(art, "\n") {
 			para = strings.TrimSpace(para)
 			for ci, cl := range claims {
-				if st, ok := stance(cl, para); ok {
+				if st, ok := stance(cl, para, overlap); ok {
 					a.Quotes = append(a.Quotes, quote{Quote: para, Stance: st, Claim: ci + 1})
 				}
 			}
