@@ -298,7 +298,10 @@ func TestFaultCLILostAnswers(t *testing.T) {
 // its italic notes (the post's language) left out.
 func reportOpening(md string) []string {
 	var out []string
-	for _, l := range strings.Split(strings.TrimPrefix(md, "# Correction\n"), "\n") {
+	if strings.HasPrefix(md, "# Correction") {
+		_, md, _ = strings.Cut(md, "\n") // the heading, with the verdict when there is one
+	}
+	for _, l := range strings.Split(md, "\n") {
 		if l == "" || strings.HasPrefix(l, "_") {
 			continue
 		}

@@ -144,6 +144,31 @@ func (r *run) setClaims(claims []string) {
 	}
 }
 
+// SetClaims puts the person's claims in place of the post's (empty texts
+// are dropped; none, or one, checks the post whole), keeping the verdict
+// they set on a claim of the same text, and returns the stage to run
+// again: the evidence, whose quotes are tied to the claims.
+func (c *Check) SetClaims(texts []string) Stage {
+	set := map[string]Verdict{}
+	for _, cl := range c.Claims {
+		set[strings.TrimSpace(cl.Text)] = cl.CheckerVerdict
+	}
+	var out []Claim
+	for _, t := range texts {
+		if t = strings.Join(strings.Fields(t), " "); t != "" {
+			out = append(out, Claim{Text: t, Origin: OriginUser, CheckerVerdict: set[t]})
+		}
+	}
+	if len(out) < 2 {
+		// One claim is the post itself; an empty list marks the post as
+		// the person's choice, so the model's split does not come back.
+		out = []Claim{{Text: strings.TrimSpace(c.Post.Text), Origin: OriginUser}}
+	}
+	c.Claims = out
+	c.markStale(StageEvidence)
+	return StageEvidence
+}
+
 // promptClaims are the claims the prompts number: the post's claims when
 // it has more than one; a post of one claim is shown as today, whole.
 func (c *Check) promptClaims() []string {

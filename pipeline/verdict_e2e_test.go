@@ -69,17 +69,7 @@ func TestVerdictWorlds(t *testing.T) {
 // of the evidence and correction; one derived from the evidence follows
 // the evidence as it is now.
 func TestVerdictKeptAndDerived(t *testing.T) {
-	w := testworld.VerdictWorlds()["true"]
-	env, _ := testworld.NewVerdictWorld(t, w)
-	e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, env.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeFn()
-	c := e.NewCheck(pipeline.Post{Text: w.Post, PostedAt: testworld.Cutoff}, testworld.Cutoff)
-	if err := e.Run(context.Background(), c, pipeline.StageImages, nil); err != nil {
-		t.Fatal(err)
-	}
+	e, c, _ := checkVerdictWorld(t, "true", nil)
 	if v := c.Verdicts(); v.Post != pipeline.VerdictSupported {
 		t.Fatalf("verdict %s", v.Post)
 	}
@@ -122,19 +112,7 @@ func TestStopRuleByVerdict(t *testing.T) {
 		{"disputed", 2}, // one confirms, one refutes: both are read, and nothing stops early
 	} {
 		t.Run(tc.world, func(t *testing.T) {
-			w := testworld.VerdictWorlds()[tc.world]
-			env, _ := testworld.NewVerdictWorld(t, w)
-			opts := env.Options()
-			opts.EvidenceParallel, opts.EvidenceBatch = 1, 1
-			e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer closeFn()
-			c := e.NewCheck(pipeline.Post{Text: w.Post, PostedAt: testworld.Cutoff}, testworld.Cutoff)
-			if err := e.Run(context.Background(), c, pipeline.StageImages, nil); err != nil {
-				t.Fatal(err)
-			}
+			_, c, w := checkVerdictWorld(t, tc.world, func(o *pipeline.Options) { o.EvidenceParallel, o.EvidenceBatch = 1, 1 })
 			read, notNeeded := 0, 0
 			for _, s := range c.Sources {
 				switch {
@@ -149,4 +127,27 @@ func TestStopRuleByVerdict(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkVerdictWorld checks the post of the named verdict world with an
+// engine of its own (options changed by opt, when given), which stays
+// open for reruns until the test ends.
+func checkVerdictWorld(t *testing.T, name string, opt func(*pipeline.Options)) (*pipeline.Engine, *pipeline.Check, testworld.VerdictWorld) {
+	t.Helper()
+	w := testworld.VerdictWorlds()[name]
+	env, _ := testworld.NewVerdictWorld(t, w)
+	opts := env.Options()
+	if opt != nil {
+		opt(&opts)
+	}
+	e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = closeFn() })
+	c := e.NewCheck(pipeline.Post{Text: w.Post, PostedAt: testworld.Cutoff}, testworld.Cutoff)
+	if err := e.Run(context.Background(), c, pipeline.StageImages, nil); err != nil {
+		t.Fatal(err)
+	}
+	return e, c, w
 }

@@ -425,25 +425,16 @@ func stanceQuotes(pq *PageQuotes, raw json.RawMessage) {
 var claimKeyRe = regexp.MustCompile(`(?i)^\s*(?:claim)?\s*#?\s*(\d{1,2})\s*$`)
 
 // claimNumber reads 2, "2", "Claim 2"; 0 when it is none of these.
-func claimNumber(raw json.RawMessage) int {
-	var n int
-	if json.Unmarshal(raw, &n) == nil && n > 0 {
-		return n
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return 0
-	}
-	if m := claimKeyRe.FindStringSubmatch(s); m != nil {
-		n, _ = strconv.Atoi(m[1])
-	}
-	return n
-}
+func claimNumber(raw json.RawMessage) int { return keyedNumber(raw, claimKeyRe) }
 
 var articleKeyRe = regexp.MustCompile(`(?i)^\s*(?:article|page)?\s*#?\s*(\d{1,2})\s*$`)
 
 // articleNumber reads 3, "3", "Article 3"; 0 when it is none of these.
-func articleNumber(raw json.RawMessage) int {
+func articleNumber(raw json.RawMessage) int { return keyedNumber(raw, articleKeyRe) }
+
+// keyedNumber reads a positive number, or a string re matches with the
+// number as its first group; 0 otherwise.
+func keyedNumber(raw json.RawMessage, re *regexp.Regexp) int {
 	var n int
 	if json.Unmarshal(raw, &n) == nil && n > 0 {
 		return n
@@ -452,7 +443,7 @@ func articleNumber(raw json.RawMessage) int {
 	if json.Unmarshal(raw, &s) != nil {
 		return 0
 	}
-	if m := articleKeyRe.FindStringSubmatch(s); m != nil {
+	if m := re.FindStringSubmatch(s); m != nil {
 		n, _ = strconv.Atoi(m[1])
 	}
 	return n

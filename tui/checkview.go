@@ -200,6 +200,28 @@ func (m *Model) askVerdictOfPost() tea.Cmd {
 		})
 }
 
+// askClaims asks the post's claims, one after another with "|" between
+// them: the checker edits, merges, drops or adds one by editing the line;
+// then the evidence is found again, since quotes are tied to claims.
+func (m *Model) askClaims() tea.Cmd {
+	if cmd, ok := m.editable(); !ok {
+		return cmd
+	}
+	if m.check.NoLLM {
+		return m.setStatus("a reading list made without a model checks the post whole")
+	}
+	return m.ask("The post's claims, | between them (one, or none, checks the post whole):",
+		strings.Join(m.check.ClaimTexts(), " | "), func(m *Model, s string) tea.Cmd {
+			from := m.check.SetClaims(strings.Split(s, "|"))
+			n := len(m.check.ClaimTexts())
+			status := fmt.Sprintf("%d claims: finding the evidence again…", n)
+			if n == 1 {
+				status = "the post is checked whole: finding the evidence again…"
+			}
+			return tea.Batch(m.edited(), m.startRun(from), m.setStatus(status))
+		})
+}
+
 func (m *Model) stageList() string {
 	var b strings.Builder
 	for i, s := range pipeline.Stages {
@@ -643,6 +665,8 @@ func (m *Model) onCheckKey(msg tea.KeyMsg) tea.Cmd {
 		return m.askLanguage()
 	case key.Matches(msg, k.Verdict):
 		return m.askVerdictOfPost()
+	case key.Matches(msg, k.Claims):
+		return m.askClaims()
 	}
 	switch m.selected() {
 	case pipeline.StageQueries:

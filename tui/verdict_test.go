@@ -36,3 +36,29 @@ func TestVerdictKey(t *testing.T) {
 		t.Fatalf("after an empty answer: %q, header %q", m.check.CheckerVerdict, m.headerLine())
 	}
 }
+
+// TestClaimsKey: C edits the claims in one line, | between them; the
+// evidence is found again for them, and the Evidence pane lists them.
+func TestClaimsKey(t *testing.T) {
+	m, _ := finished(t, 160, 48)
+	press(t, m, "C")
+	for range len(m.check.ClaimTexts()[0]) {
+		_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyBackspace})
+		drive(t, m, cmd)
+	}
+	press(t, m, "The Baltimore bridge collapsed | Authorities are hiding the video", "enter")
+	if m.running {
+		t.Fatal("the evidence run did not finish")
+	}
+	got := m.check.ClaimTexts()
+	if len(got) != 2 || got[0] != "The Baltimore bridge collapsed" || m.check.Claims[1].Origin != pipeline.OriginUser {
+		t.Fatalf("claims %q", got)
+	}
+	if st := m.check.Stage(pipeline.StageEvidence).State; st != pipeline.StateDone {
+		t.Errorf("evidence %s after the claims changed", st)
+	}
+	m.sel = stageIndex(pipeline.StageEvidence)
+	if v := m.View(); !strings.Contains(v, "1. The Baltimore bridge collapsed — ") || !strings.Contains(v, "2. Authorities are hiding the video — ") {
+		t.Errorf("the Evidence pane does not list the claims:\n%s", v)
+	}
+}
