@@ -259,6 +259,7 @@ func TestFaultCLILostAnswers(t *testing.T) {
 					t.Errorf("the report does not open with %q and the correction:\n%s", want, res.stdout)
 				}
 				wantContains(t, "stdout", res.stdout, "not judged: "+lostHabits[0].reason)
+				wantContains(t, "stderr", res.stderr, "muse: verdict: Refuted")
 				return
 			}
 			if res.code != 3 {
