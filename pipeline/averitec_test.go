@@ -155,7 +155,7 @@ func (s labelScores) String() string {
 // with the evidence model's answers fixed: StanceModel reading the gold
 // answers. The one threshold, the share of a claim's words a passage must
 // hold to bear on it, is chosen on the even-numbered claims and the
-// figures are reported on the odd ones, and the other way round. The
+// figures are reported on the odd ones, and the reverse. The
 // figures measure muse's evidence parsing and verdict derivation with a
 // word-matching reader, not a language model; docs/verdicts.md gives the
 // recipe for a real one.
