@@ -63,9 +63,9 @@ func ParseVerdict(s string) (Verdict, bool) {
 
 // Who set a verdict.
 const (
-	VerdictByChecker  = "checker"  // the person chose it
-	VerdictByModel    = "model"    // the correction's opening, within what the evidence allows
-	VerdictByEvidence = "evidence" // derived from the stances of the quotes
+	VerdictByChecker    = "checker"    // the person chose it
+	VerdictByCorrection = "correction" // the correction's opening (the model's, or the person's edit), within what the evidence allows
+	VerdictByEvidence   = "evidence"   // derived from the stances of the quotes
 )
 
 // Claim is one checkable claim of the post. A post without claims is one
@@ -339,9 +339,9 @@ func (c *Check) Verdicts() Verdicts {
 				slices.ContainsFunc(vs, func(v Verdict) bool { return v == VerdictRefuted || v == VerdictMisleading })
 		}
 		if ok {
-			out.Post, out.By = p, VerdictByModel
+			out.Post, out.By = p, VerdictByCorrection
 			if len(texts) == 1 {
-				out.Claims[0].Verdict, out.Claims[0].By = p, VerdictByModel
+				out.Claims[0].Verdict, out.Claims[0].By = p, VerdictByCorrection
 			}
 		}
 	}

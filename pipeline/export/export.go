@@ -118,7 +118,7 @@ func markdown(c *pipeline.Check, leftOut bool) string {
 }
 
 // VerdictLine is the post's verdict and its claims' in one line:
-// "Misleading (the model's, within what the evidence allows); claim 1
+// "Misleading (the correction's, within what the evidence allows); claim 1
 // supported, claim 2 refuted".
 func VerdictLine(v pipeline.Verdicts) string {
 	s := v.Post.Label() + verdictBy(v.By)
@@ -161,8 +161,8 @@ func verdictBy(by string) string {
 	switch by {
 	case pipeline.VerdictByChecker:
 		return " (set by the checker)"
-	case pipeline.VerdictByModel:
-		return " (the model's, within what the evidence allows)"
+	case pipeline.VerdictByCorrection:
+		return " (the correction's, within what the evidence allows)"
 	}
 	return ""
 }

@@ -38,7 +38,7 @@ func sample() *pipeline.Check {
 func TestMarkdown(t *testing.T) {
 	md := Markdown(sample())
 	for _, want := range []string{
-		"# Correction — Refuted (the model's, within what the evidence allows)\n\nThis post is false",
+		"# Correction — Refuted (the correction's, within what the evidence allows)\n\nThis post is false",
 		"written by gpt-x",
 		"- **refutes**: “The council approved new cycle lanes.” — [Reuters](https://www.reuters.com/a), read 2024-03-02",
 		"[Council approves \\[cycle\\] lanes](https://www.reuters.com/a) — Reuters; high tier (factuality very high, bias least biased); used: refutes the post; published 2024-03-01; read 2024-03-02",
