@@ -61,6 +61,9 @@ func TestVerdictWorlds(t *testing.T) {
 			if tc.cites && (strings.Contains(text, "No credible source") || c.Correction.Unsourced()) {
 				t.Errorf("pages bear on the post, yet the correction is %q", text)
 			}
+			if a := c.Account(); tc.post == pipeline.VerdictSupported && (!strings.Contains(a.Summary, "confirm the post") || a.Conclusion != pipeline.ConclusionEvidence) {
+				t.Errorf("the accounting of a confirmed post: %s (%s)", a.Summary, a.Conclusion)
+			}
 		})
 	}
 }
