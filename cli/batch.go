@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/batch"
 	"github.com/musecheck/muse/pipeline/setup"
 	"github.com/musecheck/muse/sources/jobs"
@@ -188,15 +189,16 @@ func queuedStatus(cmd *cobra.Command, app *App, id string, asJSON bool) error {
 	for _, r := range rs {
 		var res batch.Result
 		if len(r.Output) > 0 && json.Unmarshal(r.Output, &res) == nil && res.Check != nil {
-			counts.Count(res.Check.Account().Conclusion)
+			counts.CountCheck(res.Check)
 		}
 	}
 	if asJSON {
 		return writeJSON(app.Stdout, struct {
 			jobs.Status
-			NothingFound int `json:"nothing_found"`
-			NotChecked   int `json:"could_not_check"`
-		}{st, counts.NothingFound, counts.NotChecked})
+			NothingFound int                      `json:"nothing_found"`
+			NotChecked   int                      `json:"could_not_check"`
+			Verdicts     map[pipeline.Verdict]int `json:"verdicts,omitempty"`
+		}{st, counts.NothingFound, counts.NotChecked, counts.Verdicts})
 	}
 	fmt.Fprintf(app.Stdout, "batch %s: %d posts, %d queued, %d running, %s\n",
 		st.BatchID, st.Total, st.Queued, st.Running, counts.Counts())

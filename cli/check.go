@@ -176,6 +176,9 @@ func runCheck(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, a
 		// What became of the search, as the accounting says it: the
 		// same words as the report's and the app's.
 		fmt.Fprintln(app.Stderr, "muse: searched:", c.Account().Summary)
+		if v := c.Verdicts(); v.Post != "" {
+			fmt.Fprintln(app.Stderr, "muse: verdict:", export.VerdictLine(v))
+		}
 	}
 	fmt.Fprintln(app.Stderr, "muse:", export.UsageLine(c.Usage))
 	if line := c.EvidenceLine(); line != "" {

@@ -534,7 +534,7 @@ func TestJSONEverywhere(t *testing.T) {
 		t.Errorf("batch status: %v", st)
 	}
 	out, _, code := muse(t, "", nil, "batch", "status", results)
-	if code != 0 || !strings.Contains(out, "2 posts: 1 done, 1 failed; $0.0100") || !strings.Contains(out, "line 2 failed: no text") {
+	if code != 0 || !strings.Contains(out, "2 posts: 1 done, 1 failed; verdicts: 1 not enough evidence; $0.0100") || !strings.Contains(out, "line 2 failed: no text") {
 		t.Errorf("batch status text: exit %d\n%s", code, out)
 	}
 	// The response cache lives under XDG_CACHE_HOME, not the data folder.

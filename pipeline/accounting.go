@@ -49,6 +49,7 @@ type Fate string
 // Fates of pages, in the order the accounting names them.
 const (
 	FateRefutes        Fate = "refutes"         // judged: the model quoted it refuting the post
+	FateSupports       Fate = "supports"        // judged: quoted confirming the post, refuting none of it
 	FateContext        Fate = "context"         // judged: quoted for context only
 	FateNothing        Fate = "nothing"         // judged: nothing on it bears on the post
 	FateOffTopic       Fate = "off_topic"       // read, and not about the post (the relevance gate)
@@ -67,10 +68,11 @@ const (
 )
 
 // Judged reports whether the model gave its answer about the page.
-func (f Fate) Judged() bool { return f == FateRefutes || f == FateContext || f == FateNothing }
+func (f Fate) Judged() bool { return f.Bears() || f == FateNothing }
 
-// Bears reports whether the page bears on the post (it was quoted).
-func (f Fate) Bears() bool { return f == FateRefutes || f == FateContext }
+// Bears reports whether the page bears on the post (it was quoted), in
+// any stance.
+func (f Fate) Bears() bool { return f == FateRefutes || f == FateSupports || f == FateContext }
 
 // PageFate is one page's line in the accounting.
 type PageFate struct {
@@ -122,10 +124,16 @@ func fateOf(s Source, c *Check) Fate {
 	}
 	switch s.Status {
 	case StatusUsed:
-		if slices.ContainsFunc(c.Evidence, func(e Evidence) bool {
-			return e.Verified && e.Kind == KindRefutes && sources.Key(e.SourceURL) == sources.Key(s.URL)
-		}) {
+		quoted := func(k Kind) bool {
+			return slices.ContainsFunc(c.Evidence, func(e Evidence) bool {
+				return e.Verified && e.Kind == k && sources.Key(e.SourceURL) == sources.Key(s.URL)
+			})
+		}
+		switch {
+		case quoted(KindRefutes):
 			return FateRefutes
+		case quoted(KindSupports):
+			return FateSupports
 		}
 		return FateContext
 	case StatusNotNeeded:
@@ -230,7 +238,7 @@ func (a Accounting) searchFailed() bool {
 
 func (c *Check) conclusion(a Accounting) string {
 	n := a.Counts
-	if n[FateRefutes]+n[FateContext] > 0 || len(c.IncludedEvidence()) > 0 || a.FactChecks > 0 {
+	if n[FateRefutes]+n[FateSupports]+n[FateContext] > 0 || len(c.IncludedEvidence()) > 0 || a.FactChecks > 0 {
 		return ConclusionEvidence
 	}
 	if t := strings.TrimSpace(c.Correction.Text); t != "" && !c.Correction.Unsourced() && !c.NoLLM {
@@ -284,6 +292,9 @@ func (a Accounting) summary(c *Check) string {
 		var found []string
 		if k := n[FateRefutes]; k > 0 {
 			found = append(found, fmt.Sprintf("%s %s the post", pageCount(k), verb(k, "refutes", "refute"))+c.afterPost(FateRefutes, k))
+		}
+		if k := n[FateSupports]; k > 0 {
+			found = append(found, fmt.Sprintf("%s %s the post", pageCount(k), verb(k, "confirms", "confirm"))+c.afterPost(FateSupports, k))
 		}
 		if k := n[FateContext]; k > 0 && c.NoLLM {
 			// The extractive mode lists related paragraphs; no model

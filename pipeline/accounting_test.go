@@ -21,7 +21,7 @@ func TestNoSourceTextProperty(t *testing.T) {
 		st     Status
 		reason string
 	}{
-		{StatusNotNeeded, judgedReason + "the model quoted no paragraph of it as refuting or explaining the post"},
+		{StatusNotNeeded, judgedReason + "the model quoted no paragraph of it as confirming, refuting or explaining the post"},
 		{StatusNotNeeded, judgedReason + quotesOffPage},
 		{StatusNotNeeded, "not read for evidence: the stage stopped early"},
 		{StatusIrrelevant, "shares 0% of the key words of the post"},
@@ -33,7 +33,7 @@ func TestNoSourceTextProperty(t *testing.T) {
 		{StatusUndated, "no publication date, so it cannot be shown to predate the cutoff"},
 		{StatusExcludedRating, "publisher rated factuality low: not a credible reference"},
 		{StatusPending, ""},
-		{StatusPartial, "paywalled: only the first 79 words were readable" + partialJudged + "it quoted none of them as refuting or explaining the post"},
+		{StatusPartial, "paywalled: only the first 79 words were readable" + partialJudged + "it quoted none of them as confirming, refuting or explaining the post"},
 		{StatusPartial, "paywalled: only the first 79 words were readable; not read for evidence: the stage stopped early"},
 		{StatusBlocked, "the site's bot protection refused muse (Cloudflare, HTTP 403)"},
 	}

@@ -29,7 +29,17 @@ type Check struct {
 	// anything else, read as sources, and given to the correction.
 	FactChecks []FactCheck `json:"fact_checks,omitempty"`
 	Images     []Image     `json:"images,omitempty"`
-	Queries    []Query     `json:"queries"`
+	// Claims are the post's checkable claims (the model's split, the
+	// person's edits); none means the post is one claim, its text.
+	Claims []Claim `json:"claims,omitempty"`
+	// CheckerVerdict is the verdict the person chose for the post; ""
+	// leaves it to the evidence (Verdicts). It is kept across reruns.
+	CheckerVerdict Verdict `json:"checker_verdict,omitempty"`
+	// Verdict is Verdicts() as ForOutput derives it for `muse check
+	// --json` and `muse batch`; nil on a Check the engine works on, so a
+	// stored one can never go stale.
+	Verdict *Verdicts `json:"verdict,omitempty"`
+	Queries []Query   `json:"queries"`
 	// Searches is every search provider's answer to every query (hits,
 	// none, or its error); the accounting (Account) is derived from them
 	// with the hits, sources and evidence.
@@ -289,8 +299,9 @@ type Kind = prompts.Kind
 
 // Evidence kinds.
 const (
-	KindRefutes = prompts.KindRefutes
-	KindContext = prompts.KindContext
+	KindRefutes  = prompts.KindRefutes
+	KindSupports = prompts.KindSupports
+	KindContext  = prompts.KindContext
 )
 
 // Evidence is one quote taken from a source page.
@@ -301,9 +312,11 @@ type Evidence struct {
 	// ellipsis, a lead-in) or when the quote could not be verified.
 	Quote      string `json:"quote"`
 	ModelQuote string `json:"model_quote,omitempty"`
-	Kind       Kind   `json:"kind"`     // refutes|context
-	Verified   bool   `json:"verified"` // the page's text up to form (LocateQuote)
-	Included   bool   `json:"included"` // used for the correction; the person may untick it
+	Kind       Kind   `json:"kind"` // refutes|supports|context: its stance
+	// Claim is the post's claim the quote bears on, from 1; 0 is claim 1.
+	Claim    int  `json:"claim,omitempty"`
+	Verified bool `json:"verified"` // the page's text up to form (LocateQuote)
+	Included bool `json:"included"` // used for the correction; the person may untick it
 	// Reason says why a quote was not verified (and the closest passage of
 	// the page), so the checker sees why it was left out.
 	Reason string `json:"reason,omitempty"`
@@ -352,6 +365,12 @@ func (c *Check) Clone() *Check {
 	}
 	d.FactChecks = slices.Clone(c.FactChecks)
 	d.Queries = slices.Clone(c.Queries)
+	d.Claims = slices.Clone(c.Claims)
+	if c.Verdict != nil {
+		v := *c.Verdict
+		v.Claims = slices.Clone(v.Claims)
+		d.Verdict = &v
+	}
 	d.Searches = slices.Clone(c.Searches)
 	d.Hits = make([]Hit, len(c.Hits))
 	for i, h := range c.Hits {
@@ -473,11 +492,16 @@ func (c *Check) IncludedEvidence() []Evidence {
 
 // ForOutput is the Check as `muse check --json` and `muse batch` print it:
 // a copy without the pages' extracted text, which is kept for quoting and
-// verification but is not part of the contract.
+// verification but is not part of the contract, and with its verdicts
+// derived now (Verdict).
 func (c *Check) ForOutput() *Check {
 	d := c.Clone()
 	for i := range d.Sources {
 		d.Sources[i].Paragraphs = nil
+	}
+	d.Verdict = nil
+	if v := c.Verdicts(); v.Post != "" {
+		d.Verdict = &v
 	}
 	return d
 }

@@ -67,6 +67,9 @@ type CorrectionInput struct {
 	Post     Post
 	Images   []Image
 	Evidence []EvidenceForPrompt
+	// Claims are the post's claims when it has several, numbered from 1;
+	// each EvidenceForPrompt.Claim names one.
+	Claims []string
 	// Language is the language to write in (ISO 639-1): the checker's
 	// Options.CorrectionLanguage, else the post's; "" is English.
 	Language string
@@ -83,6 +86,7 @@ type EvidenceForPrompt struct {
 	Tier      Tier
 	Published time.Time
 	Kind      Kind
+	Claim     int // the claim it bears on, from 1; 0 is claim 1
 	Quote     string
 }
 

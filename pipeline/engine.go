@@ -77,7 +77,9 @@ type Options struct {
 	// products of another model and do not carry over).
 	LexicalThreshold   float64
 	EmbeddingThreshold float64
-	// RefutingPages: evidence stops once this many pages refute (default 2).
+	// RefutingPages: evidence stops once this many independent pages agree
+	// on each claim of the post, confirming or refuting it, none
+	// disagreeing (default 2).
 	RefutingPages int
 	// DigestPages is how many pages the --no-llm digest quotes (default 5).
 	DigestPages int

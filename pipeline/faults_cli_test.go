@@ -259,6 +259,7 @@ func TestFaultCLILostAnswers(t *testing.T) {
 					t.Errorf("the report does not open with %q and the correction:\n%s", want, res.stdout)
 				}
 				wantContains(t, "stdout", res.stdout, "not judged: "+lostHabits[0].reason)
+				wantContains(t, "stderr", res.stderr, "muse: verdict: Refuted")
 				return
 			}
 			if res.code != 3 {
@@ -298,7 +299,10 @@ func TestFaultCLILostAnswers(t *testing.T) {
 // its italic notes (the post's language) left out.
 func reportOpening(md string) []string {
 	var out []string
-	for _, l := range strings.Split(strings.TrimPrefix(md, "# Correction\n"), "\n") {
+	if strings.HasPrefix(md, "# Correction") {
+		_, md, _ = strings.Cut(md, "\n") // the heading, with the verdict when there is one
+	}
+	for _, l := range strings.Split(md, "\n") {
 		if l == "" || strings.HasPrefix(l, "_") {
 			continue
 		}

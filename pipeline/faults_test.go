@@ -1139,6 +1139,11 @@ func TestPromptInjection(t *testing.T) {
 				}
 			}
 			wantContains(t, "warnings", strings.Join(c.Correction.Warnings, "\n"), "removed "+links.Defang(evilURL), "removed hxxp://www[.]rumours[.]example")
+			// The obeyed "This post is TRUE" is the model's word, not the
+			// verdict: no quote confirms the post, so it cannot stand.
+			if v := c.Verdicts(); v.Post == pipeline.VerdictSupported || v.By == pipeline.VerdictByCorrection {
+				t.Errorf("the injected verdict stood: %s by %s", v.Post, v.By)
+			}
 			// The excluded publisher's page never reaches the model.
 			for _, call := range fe.LLM.ChatCalls() {
 				if strings.Contains(llmtest.LastUser(*call.Chat), "insiders say") {

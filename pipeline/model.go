@@ -87,21 +87,28 @@ func promptPost(p Post, images []Image) prompts.Post {
 
 // Queries implements Model.
 func (m *LLMModel) Queries(ctx context.Context, in QueriesInput) ([]string, bool, CallUsage, error) {
+	qs, _, informative, u, err := m.QueriesClaims(ctx, in)
+	return qs, informative, u, err
+}
+
+// QueriesClaims implements ClaimsModel: the queries, and the post's
+// checkable claims from the same answer.
+func (m *LLMModel) QueriesClaims(ctx context.Context, in QueriesInput) ([]string, []string, bool, CallUsage, error) {
 	pp := promptPost(in.Post, in.Images)
 	msgs, err := prompts.Queries(pp, in.N)
 	if err != nil {
-		return nil, false, CallUsage{}, err
+		return nil, nil, false, CallUsage{}, err
 	}
 	resp, err := m.Client.Complete(ctx, llm.Request{Task: llm.TaskQueries, Messages: msgs,
 		Schema: prompts.QueriesSchema(pp, in.N), MaxTokens: maxQueryTokens})
 	if err != nil {
-		return nil, false, usageOf(resp), badAnswer(err)
+		return nil, nil, false, usageOf(resp), badAnswer(err)
 	}
 	qs, informative, err := prompts.ParseQueries(resp.Text)
 	if err != nil {
-		return nil, false, usageOf(resp), badAnswer(err)
+		return nil, nil, false, usageOf(resp), badAnswer(err)
 	}
-	return qs, informative, usageOf(resp), nil
+	return qs, prompts.ParseClaims(resp.Text), informative, usageOf(resp), nil
 }
 
 // Evidence implements Model. The page arrives already cut to the paragraphs
@@ -135,7 +142,9 @@ func (m *LLMModel) Evidence(ctx context.Context, in EvidenceInput) ([]string, []
 
 // Correction implements Model, streaming the answer.
 func (m *LLMModel) Correction(ctx context.Context, in CorrectionInput, onDelta func(string)) (string, CallUsage, error) {
-	msgs, err := prompts.Correction(promptPost(in.Post, in.Images), promptEvidence(in.Evidence), lang.Label(in.Language))
+	post := promptPost(in.Post, in.Images)
+	post.Claims = in.Claims
+	msgs, err := prompts.Correction(post, promptEvidence(in.Evidence), lang.Label(in.Language))
 	if err != nil {
 		return "", CallUsage{}, err
 	}
@@ -244,7 +253,8 @@ func noVision(err error) bool {
 }
 
 // evidenceAnswerTokens caps the answer about n pages: up to four quoted
-// paragraphs a page, plus room for the JSON around them.
+// paragraphs a page (a page rarely bears on a claim in more than two
+// stances), plus room for the JSON around them.
 func evidenceAnswerTokens(n int) int { return maxEvidenceTokens + 600*(n-1) }
 
 // EvidencePages implements EvidenceBatcher: one prompt with the pages
@@ -255,6 +265,7 @@ func evidenceAnswerTokens(n int) int { return maxEvidenceTokens + 600*(n-1) }
 // shorter answer, instead of retrying unchanged.
 func (m *LLMModel) EvidencePages(ctx context.Context, in EvidencePagesInput) ([]PageQuotes, CallUsage, error) {
 	post := promptPost(in.Post, in.Images)
+	post.Claims = in.Claims
 	pages := make([]prompts.Page, len(in.Pages))
 	for i, p := range in.Pages {
 		pages[i] = prompts.Page{URL: p.URL, Title: p.Title, Publisher: p.Publisher, Published: p.Published, Paragraphs: p.Paragraphs}
@@ -322,7 +333,7 @@ func (m *LLMModel) evidenceCall(ctx context.Context, post prompts.Post, pages []
 	}
 	out := make([]PageQuotes, len(pqs))
 	for i, q := range pqs {
-		out[i] = PageQuotes{Page: q.Article, Refutes: q.Refutes, Context: q.Context}
+		out[i] = PageQuotes{Page: q.Article, Refutes: q.Refutes, Supports: q.Supports, Context: q.Context, Claims: q.Claims}
 	}
 	if cut {
 		out = closedQuotes(out, resp.Text)
@@ -349,7 +360,7 @@ func closedQuotes(pqs []PageQuotes, raw string) []PageQuotes {
 		return out
 	}
 	for i := range pqs {
-		pqs[i].Refutes, pqs[i].Context, pqs[i].Cut = whole(pqs[i].Refutes), whole(pqs[i].Context), true
+		pqs[i].Refutes, pqs[i].Supports, pqs[i].Context, pqs[i].Cut = whole(pqs[i].Refutes), whole(pqs[i].Supports), whole(pqs[i].Context), true
 	}
 	if len(pqs) == 0 {
 		pqs = []PageQuotes{{Page: 1, Cut: true}}

@@ -96,7 +96,7 @@ func (r *run) correction(ctx context.Context) (int, error) {
 		r.item(StageCorrection, c.Correction, "digest written")
 		return len(c.Correction.URLs), nil
 	}
-	in := CorrectionInput{Post: c.Post, Images: c.Images, Evidence: ev, Language: r.correctionLanguage()}
+	in := CorrectionInput{Post: c.Post, Images: c.Images, Evidence: ev, Claims: c.promptClaims(), Language: r.correctionLanguage()}
 	var allowed []string
 	for _, e := range ev {
 		allowed = append(allowed, e.URL)
@@ -201,7 +201,8 @@ func (r *run) correction(ctx context.Context) (int, error) {
 }
 
 // orderedEvidence lists the included, verified quotes as the prompt wants
-// them: by the rank of their page (tier, then relevance), refutations first.
+// them: by the rank of their page (tier, then relevance), refutations
+// first, then confirmations, then context.
 func (r *run) orderedEvidence() []EvidenceForPrompt {
 	c := r.c
 	pos := map[string]int{}
@@ -215,7 +216,7 @@ func (r *run) orderedEvidence() []EvidenceForPrompt {
 	})
 	out := make([]EvidenceForPrompt, 0, len(inc))
 	for _, e := range inc {
-		p := EvidenceForPrompt{URL: e.SourceURL, Kind: e.Kind, Quote: e.Quote}
+		p := EvidenceForPrompt{URL: e.SourceURL, Kind: e.Kind, Claim: e.Claim, Quote: e.Quote}
 		if s := c.SourceByURL(e.SourceURL); s != nil {
 			if !s.Eligible() {
 				continue // its page was dropped after it was quoted
@@ -243,7 +244,7 @@ func promptEvidence(ev []EvidenceForPrompt) []prompts.EvidenceItem {
 	var items []prompts.EvidenceItem
 	for _, e := range ev {
 		items = append(items, prompts.EvidenceItem{URL: e.URL, Publisher: e.Publisher, Tier: e.Tier,
-			Published: e.Published, Kind: e.Kind, Quotes: []string{e.Quote}})
+			Published: e.Published, Kind: e.Kind, Claim: e.Claim, Quotes: []string{e.Quote}})
 	}
 	return items
 }

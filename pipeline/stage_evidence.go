@@ -17,8 +17,8 @@ import (
 )
 
 // evidence quotes the pages, best first and many at once, until enough
-// pages refute the post; when none does, it searches once more, wider, as
-// the paper does. Quotes the person unticked stay unticked on a rerun.
+// pages agree on each claim of the post (settled); when none confirms or
+// refutes it, it searches once more, wider, as the paper does. Quotes the person unticked stay unticked on a rerun.
 func (r *run) evidence(ctx context.Context) (int, error) {
 	c := r.c
 	excluded := map[string]bool{}
@@ -68,7 +68,7 @@ func (r *run) evidence(ctx context.Context) (int, error) {
 				// No model judged anything: the digest quotes the best-ranked pages.
 				s.Reason = fmt.Sprintf("not read for the digest: it quotes the %d best-ranked pages", r.e.opts.DigestPages)
 			default:
-				s.Reason = "not read for evidence: enough pages had already refuted the post"
+				s.Reason = "not read for evidence: enough pages had already agreed on the post"
 			}
 			if s.Wall != nil {
 				s.Status, s.Reason = StatusPartial, partialReason(*s)+"; "+s.Reason
@@ -107,8 +107,8 @@ func (r *run) warnSmallOllama(ctx context.Context) {
 }
 
 func (r *run) evidenceRounds(ctx context.Context) error {
-	refuting, err := r.evidenceRound(ctx, r.unread())
-	if err != nil || refuting > 0 {
+	decisive, err := r.evidenceRound(ctx, r.unread())
+	if err != nil || decisive > 0 {
 		return err
 	}
 	read, err := r.searchWider(ctx)
@@ -135,7 +135,8 @@ func (r *run) unread() []string {
 // call instead of once per page. LLMModel implements it; with a Model that
 // does not, every page is its own call.
 type EvidenceBatcher interface {
-	// EvidencePages picks refuting and context paragraphs from each page.
+	// EvidencePages picks the paragraphs of each page that confirm,
+	// refute or give context to a claim of the post.
 	// PageQuotes.Page numbers the pages from 1 in the order given; the
 	// quotes are the model's words and are verified by the engine.
 	EvidencePages(ctx context.Context, in EvidencePagesInput) ([]PageQuotes, CallUsage, error)
@@ -146,6 +147,9 @@ type EvidenceBatcher interface {
 type EvidencePagesInput struct {
 	Post   Post
 	Images []Image
+	// Claims are the post's claims when it has several (Check.Claims),
+	// numbered from 1 in the prompt; nil when it is one claim.
+	Claims []string
 	Pages  []EvidencePage
 }
 
@@ -163,8 +167,11 @@ type PageQuotes struct {
 	// Page is the page's number in the call (1-based); 0 or a number out of
 	// range means the model did not say, and each quote goes to the one
 	// page of the call it is found on, or nowhere.
-	Page             int
-	Refutes, Context []string
+	Page                       int
+	Refutes, Supports, Context []string
+	// Claims is the number of the post's claim (from 1) each quote bears
+	// on, keyed by the quote as given; a quote not in it bears on claim 1.
+	Claims map[string]int
 	// Cut is set when the answer was cut at its length limit: quotes
 	// after the cut are lost.
 	Cut bool
@@ -177,13 +184,16 @@ type evidenceResult struct {
 }
 
 // evidenceRound reads the pages in rank order, EvidenceParallel at a time in
-// calls of up to EvidenceBatch pages, and sends no further call once
-// RefutingPages pages refute. It returns how many pages refute. It fails
+// calls of up to EvidenceBatch pages, and sends no further call once the
+// evidence is settled (settled: RefutingPages independent pages agree on
+// each claim, none disagreeing). It returns how many pages confirm or
+// refute a claim of the post (context alone settles nothing: with none,
+// the search goes wider). It fails
 // only when every call failed for a reason other than an unusable answer
 // (a bad key, a server down).
 func (r *run) evidenceRound(ctx context.Context, urls []string) (int, error) {
 	if len(urls) == 0 {
-		return r.refutingPages(), nil
+		return r.decisivePages(), nil
 	}
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -215,12 +225,12 @@ func (r *run) evidenceRound(ctx context.Context, urls []string) (int, error) {
 	}
 	_ = g.Wait() // the calls report through weigh, never through the group
 	if err := ctx.Err(); err != nil {
-		return r.refutingPages(), fmt.Errorf("evidence: %w", err)
+		return r.decisivePages(), fmt.Errorf("evidence: %w", err)
 	}
 	if answered == 0 && len(hardErrs) > 0 {
 		return 0, fmt.Errorf("evidence: every model call failed: %w", hardErrs[0])
 	}
-	return r.refutingPages(), nil
+	return r.decisivePages(), nil
 }
 
 // judgeBatch asks the model about a batch of pages and weighs each answer.
@@ -269,7 +279,7 @@ func (r *run) batchShape() (size, calls int) {
 // callEvidence asks the model about one batch of pages.
 func (r *run) callEvidence(ctx context.Context, urls []string, pages map[string]EvidencePage) ([]PageQuotes, CallUsage, error) {
 	if b, ok := r.e.deps.Model.(EvidenceBatcher); ok {
-		in := EvidencePagesInput{Post: r.c.Post, Images: r.c.Images}
+		in := EvidencePagesInput{Post: r.c.Post, Images: r.c.Images, Claims: r.c.promptClaims()}
 		for _, u := range urls {
 			in.Pages = append(in.Pages, pages[u])
 		}
@@ -315,17 +325,17 @@ func (r *run) weigh(res evidenceResult, pages map[string]EvidencePage, answered 
 		return
 	}
 	*answered++
-	refuted := 0
+	bearing := 0
 	cut := slices.ContainsFunc(res.quotes, func(q PageQuotes) bool { return q.Cut })
 	for i, q := range r.attribute(res.urls, res.quotes) {
 		if r.addQuotes(res.urls[i], q) >= 1 {
-			refuted++
+			bearing++
 		}
 		if cut {
 			r.cutAnswer(res.urls[i])
 		}
 	}
-	if refuted > 0 && r.refutingPages() >= r.e.opts.RefutingPages {
+	if bearing > 0 && r.settled() {
 		stop()
 	}
 }
@@ -357,15 +367,21 @@ func (r *run) attribute(urls []string, quotes []PageQuotes) []PageQuotes {
 		if len(urls) == 1 {
 			i = 0 // one page: every quote is about it, verified below
 		}
-		if i < 0 || i >= len(urls) {
-			loose.Refutes = append(loose.Refutes, q.Refutes...)
-			loose.Context = append(loose.Context, q.Context...)
-			continue
+		into := &loose
+		if i >= 0 && i < len(urls) {
+			into = &out[i]
 		}
-		out[i].Refutes = append(out[i].Refutes, q.Refutes...)
-		out[i].Context = append(out[i].Context, q.Context...)
+		into.Refutes = append(into.Refutes, q.Refutes...)
+		into.Supports = append(into.Supports, q.Supports...)
+		into.Context = append(into.Context, q.Context...)
+		for quote, n := range q.Claims {
+			if into.Claims == nil {
+				into.Claims = map[string]int{}
+			}
+			into.Claims[quote] = n
+		}
 	}
-	if len(loose.Refutes)+len(loose.Context) == 0 {
+	if len(loose.Refutes)+len(loose.Supports)+len(loose.Context) == 0 {
 		return out
 	}
 	r.mu.Lock()
@@ -375,6 +391,17 @@ func (r *run) attribute(urls []string, quotes []PageQuotes) []PageQuotes {
 		texts[i] = strings.Join(r.c.SourceByURL(u).Paragraphs, "\n")
 	}
 	place := func(q string, into func(*PageQuotes)) {
+		into = func(add func(*PageQuotes)) func(*PageQuotes) {
+			return func(p *PageQuotes) {
+				add(p)
+				if n, ok := loose.Claims[q]; ok {
+					if p.Claims == nil {
+						p.Claims = map[string]int{}
+					}
+					p.Claims[q] = n
+				}
+			}
+		}(into)
 		found := -1
 		for i, t := range texts {
 			if VerifyQuote(q, t) {
@@ -394,6 +421,9 @@ func (r *run) attribute(urls []string, quotes []PageQuotes) []PageQuotes {
 	for _, q := range loose.Refutes {
 		place(q, func(p *PageQuotes) { p.Refutes = append(p.Refutes, q) })
 	}
+	for _, q := range loose.Supports {
+		place(q, func(p *PageQuotes) { p.Supports = append(p.Supports, q) })
+	}
 	for _, q := range loose.Context {
 		place(q, func(p *PageQuotes) { p.Context = append(p.Context, q) })
 	}
@@ -401,23 +431,32 @@ func (r *run) attribute(urls []string, quotes []PageQuotes) []PageQuotes {
 }
 
 // addQuotes verifies a page's quotes against its extracted text and records
-// them, at most two of each kind counted; it returns the verified refuting
-// quotes kept.
+// them, each with the claim it bears on, at most two of each kind counted;
+// it returns the verified quotes kept, in any stance.
 func (r *run) addQuotes(url string, res PageQuotes) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.c.SourceByURL(url)
 	full := strings.Join(s.Paragraphs, "\n")
 	kept := map[Kind]int{}
+	type stance struct {
+		kind  Kind
+		claim int
+	}
+	perClaim := map[stance]int{}
 	seen := map[string]bool{}
+	claims := len(r.c.ClaimTexts())
 	add := func(kind Kind, quotes []string) {
-		for _, q := range quotes {
-			q = cleanQuote(q)
+		for _, raw := range quotes {
+			q := cleanQuote(raw)
 			if q == "" {
 				continue
 			}
 			m := LocateQuote(q, full)
 			e := Evidence{SourceURL: s.URL, Quote: q, Kind: kind, Verified: m.Verified, Included: m.Verified}
+			if n := res.Claims[raw]; n > 1 && n <= claims {
+				e.Claim = n // claim 1 is the default, left unsaid
+			}
 			if m.Verified {
 				e.Quote = m.PageQuote
 				if e.Quote != q {
@@ -429,11 +468,12 @@ func (r *run) addQuotes(url string, res PageQuotes) int {
 				continue
 			}
 			seen[nq] = true
-			if m.Verified && kept[kind] >= 2 {
-				continue // the paper's limit: two of each kind per page
+			if m.Verified && perClaim[stance{kind, e.ClaimOf()}] >= 2 {
+				continue // the paper's limit: two of each kind per page (and claim)
 			}
 			if m.Verified {
 				kept[kind]++
+				perClaim[stance{kind, e.ClaimOf()}]++
 				if r.excluded[evidenceKey(s.URL, e.Quote)] {
 					e.Included = false
 				}
@@ -449,29 +489,50 @@ func (r *run) addQuotes(url string, res PageQuotes) int {
 		}
 	}
 	add(KindRefutes, res.Refutes)
+	add(KindSupports, res.Supports)
 	add(KindContext, res.Context)
+	given := len(res.Refutes) + len(res.Supports) + len(res.Context)
 	switch {
-	case kept[KindRefutes]+kept[KindContext] > 0:
-		s.Status, s.Reason = StatusUsed, s.withPartial(fmt.Sprintf("%d refuting and %d context quotes", kept[KindRefutes], kept[KindContext]))
-	case s.Wall != nil && len(res.Refutes)+len(res.Context) > 0:
+	case kept[KindRefutes]+kept[KindSupports]+kept[KindContext] > 0:
+		s.Status, s.Reason = StatusUsed, s.withPartial(quoteCounts(kept))
+	case s.Wall != nil && given > 0:
 		s.Status, s.Reason = StatusPartial, partialReason(*s)+partialJudged+quotesOffPage
 	case s.Wall != nil:
 		// Only the opening was read: nothing is said of the rest.
-		s.Status, s.Reason = StatusPartial, partialReason(*s)+partialJudged+"it quoted none of them as refuting or explaining the post"
-	case len(res.Refutes)+len(res.Context) > 0:
+		s.Status, s.Reason = StatusPartial, partialReason(*s)+partialJudged+"it quoted none of them as confirming, refuting or explaining the post"
+	case given > 0:
 		s.Status, s.Reason = StatusNotNeeded, judgedReason+quotesOffPage
 	default:
-		s.Status, s.Reason = StatusNotNeeded, judgedReason+s.inPartSent()+"the model quoted no paragraph of it as refuting or explaining the post"
+		s.Status, s.Reason = StatusNotNeeded, judgedReason+s.inPartSent()+"the model quoted no paragraph of it as confirming, refuting or explaining the post"
 	}
 	s.Reason = s.withTextFrom(s.Reason)
-	return kept[KindRefutes]
+	return kept[KindRefutes] + kept[KindSupports] + kept[KindContext]
 }
 
-// refutingPages counts pages with at least one included refuting quote.
-func (r *run) refutingPages() int {
+// quoteCounts is a used page's reason: "2 refuting and 1 context quotes",
+// "1 confirming quote", naming the stances it has.
+func quoteCounts(kept map[Kind]int) string {
+	var parts []string
+	for _, k := range []struct {
+		kind Kind
+		word string
+	}{{KindRefutes, "refuting"}, {KindSupports, "confirming"}, {KindContext, "context"}} {
+		if n := kept[k.kind]; n > 0 || k.kind == KindRefutes && kept[KindSupports] == 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, k.word))
+		}
+	}
+	if len(parts) == 1 {
+		return parts[0] + verb(kept[KindRefutes]+kept[KindSupports]+kept[KindContext], " quote", " quotes")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1] + " quotes"
+}
+
+// decisivePages counts pages with at least one included quote that
+// confirms or refutes a claim.
+func (r *run) decisivePages() int {
 	pages := map[string]bool{}
 	for _, e := range r.c.Evidence {
-		if e.Kind == KindRefutes && e.Verified && e.Included {
+		if e.Verified && e.Included && e.Kind != KindContext {
 			pages[e.SourceURL] = true
 		}
 	}

@@ -199,8 +199,22 @@ func (r *run) queries(ctx context.Context) (int, error) {
 		}
 		return len(c.Queries), nil
 	}
-	qs, informative, u, err := r.e.deps.Model.Queries(ctx, QueriesInput{Post: c.Post, Images: c.Images, N: n})
+	var (
+		qs, claims  []string
+		informative bool
+		u           CallUsage
+		err         error
+	)
+	in := QueriesInput{Post: c.Post, Images: c.Images, N: n}
+	if cm, ok := r.e.deps.Model.(ClaimsModel); ok {
+		qs, claims, informative, u, err = cm.QueriesClaims(ctx, in)
+	} else {
+		qs, informative, u, err = r.e.deps.Model.Queries(ctx, in)
+	}
 	r.addUsage(StageQueries, u)
+	if err == nil {
+		r.setClaims(claims)
+	}
 	switch {
 	case err != nil && errors.Is(err, ErrBadAnswer):
 		r.warn(StageQueries, "the model's queries could not be used (%v); searching the post's own text", err)

@@ -24,7 +24,10 @@ type EvidenceItem struct {
 	Published time.Time
 	Relevance float64
 	Kind      Kind
-	Quotes    []string
+	// Claim is the number of the post's claim (Post.Claims) the quotes
+	// bear on, from 1; 0 is claim 1.
+	Claim  int
+	Quotes []string
 }
 
 // Correction builds the correction prompt. Evidence is shown ordered by
@@ -68,12 +71,12 @@ func CorrectionSources(ev []EvidenceItem) []string {
 }
 
 // sourceFacts is one source of the correction prompt with all its quotes,
-// so that a source giving both kinds is named once.
+// so that a source giving several kinds is named once.
 type sourceFacts struct {
-	URL, Publisher   string
-	Tier             ratings.Tier
-	Published        time.Time
-	Refutes, Context []string
+	URL, Publisher string
+	Tier           ratings.Tier
+	Published      time.Time
+	Facts          []fact
 	// Timing is when the source was published relative to the post (nil
 	// when either date is unknown). The prompt marks a source published
 	// after the post, so that the correction can tell it from what the
@@ -94,13 +97,34 @@ func factsBySource(ev []EvidenceItem) []sourceFacts {
 			at[e.URL] = i
 			out = append(out, sourceFacts{URL: e.URL, Publisher: e.Publisher, Tier: e.Tier, Published: e.Published})
 		}
-		if e.Kind == KindContext {
-			out[i].Context = append(out[i].Context, e.Quotes...)
-		} else {
-			out[i].Refutes = append(out[i].Refutes, e.Quotes...)
+		for _, q := range e.Quotes {
+			out[i].Facts = append(out[i].Facts, fact{Stance: stanceWord(e.Kind), Claim: max(1, e.Claim), Quote: q})
 		}
 	}
+	for i := range out {
+		slices.SortStableFunc(out[i].Facts, func(a, b fact) int { return a.rank() - b.rank() })
+	}
 	return out
+}
+
+// fact is one quote of a source as the correction prompt shows it:
+// "Refutes: …", "Supports claim 2: …".
+type fact struct {
+	Stance string // Refutes, Supports, Context
+	Claim  int    // from 1
+	Quote  string
+}
+
+func (f fact) rank() int { return Kind(strings.ToLower(f.Stance)).Rank() }
+
+func stanceWord(k Kind) string {
+	switch k {
+	case KindSupports:
+		return "Supports"
+	case KindContext:
+		return "Context"
+	}
+	return "Refutes"
 }
 
 func orderEvidence(ev []EvidenceItem) []EvidenceItem {

@@ -26,18 +26,47 @@ type Page struct {
 // Kind is what a quote does to the post; the pipeline's Check uses it.
 type Kind string
 
-// Evidence kinds.
+// Evidence kinds: a quote's stance on the claim it bears on.
 const (
-	KindRefutes Kind = "refutes"
-	KindContext Kind = "context"
+	KindRefutes  Kind = "refutes"
+	KindSupports Kind = "supports"
+	KindContext  Kind = "context"
 )
 
-// Rank orders kinds: refutations (0) before context (1).
+// Rank orders kinds: refutations (0), then confirmations (1), then
+// context (2).
 func (k Kind) Rank() int {
-	if k == KindRefutes {
+	switch k {
+	case KindRefutes:
 		return 0
+	case KindSupports:
+		return 1
 	}
-	return 1
+	return 2
+}
+
+// ParseStance folds the words a model uses for a quote's stance into a
+// Kind: "supports", "supporting", "confirms", "true" are KindSupports;
+// "refutes", "contradicts", "debunks", "false", "does not support" are
+// KindRefutes; "context", "missing context", "misleading", "partly" are
+// KindContext. ok is false for a word it does not know.
+func ParseStance(s string) (k Kind, ok bool) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	has := func(words ...string) bool {
+		return slices.ContainsFunc(words, func(w string) bool { return strings.Contains(t, w) })
+	}
+	switch {
+	case t == "" || has("unverif", "unclear", "neutral", "unrelated", "irrelevant", "none"):
+		return "", false
+	case has("context", "implicit", "mislead", "partial", "partly", "cherry", "nuance", "mixed", "background", "caveat"):
+		return KindContext, true
+	case has("refut", "contradict", "debunk", "false", "deny", "denies", "disput", "against", "explicit", "not support",
+		"unsupport", "disprove", "oppos", "incorrect", "inaccurate", "untrue", "wrong"):
+		return KindRefutes, true
+	case has("support", "confirm", "agree", "corroborat", "consistent", "verif", "true", "accurate", "correct", "in favo"):
+		return KindSupports, true
+	}
+	return "", false
 }
 
 // Evidence builds the evidence-extraction prompt for one page, its text cut
@@ -142,19 +171,30 @@ func EvidenceSchema() *llm.Schema {
 	}
 }
 
-// EvidencePagesSchema is {"articles": [{"article": n, "refutes": [string],
-// "context": [string]}]}: for each numbered article of an EvidencePages
-// prompt, its verbatim refuting and context paragraphs. Its name is the
-// task's, "evidence", like EvidenceSchema's.
+// EvidencePagesSchema is {"articles": [{"article": n, "quotes": [{"quote":
+// string, "stance": "supports"|"refutes"|"context", "claim": n}]}]}: for
+// each numbered article of an EvidencePages prompt, its verbatim paragraphs
+// that confirm, refute or give context to a claim of the post, each with
+// its stance and the claim's number (1 for a post of one claim). Its name
+// is the task's, "evidence", like EvidenceSchema's.
 func EvidencePagesSchema() *llm.Schema {
+	quote := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"quote":  map[string]any{"type": "string"},
+			"stance": map[string]any{"type": "string", "enum": []string{string(KindSupports), string(KindRefutes), string(KindContext)}},
+			"claim":  map[string]any{"type": "integer"},
+		},
+		"required":             []string{"quote", "stance", "claim"},
+		"additionalProperties": false,
+	}
 	item := map[string]any{
 		"type": "object",
 		"properties": map[string]any{
 			"article": map[string]any{"type": "integer"},
-			"refutes": map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
-			"context": map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+			"quotes":  map[string]any{"type": "array", "items": quote},
 		},
-		"required":             []string{"article", "refutes", "context"},
+		"required":             []string{"article", "quotes"},
 		"additionalProperties": false,
 	}
 	b, _ := json.Marshal(map[string]any{
@@ -194,18 +234,18 @@ func ParseEvidence(text string) (refutes, context []string, err error) {
 			refutes, context = finishQuotes(refutes, context)
 			return refutes, context, nil
 		}
-		if _, _, ok := evidenceSections(body); !ok {
+		if _, ok := evidenceSections(body); !ok {
 			return nil, nil, malformed("evidence", text, "JSON without \"refutes\" or \"context\"")
 		}
 	}
 	if isNone(body) {
 		return nil, nil, nil
 	}
-	refutes, context, ok := evidenceSections(body)
+	pq, ok := evidenceSections(body)
 	if !ok {
 		return nil, nil, malformed("evidence", text, "no \"Explicit refutation\" or \"Implicit refutation\" section")
 	}
-	refutes, context = finishQuotes(refutes, context)
+	refutes, context = finishQuotes(pq.Refutes, pq.Context)
 	return refutes, context, nil
 }
 
@@ -214,14 +254,44 @@ type PageQuotes struct {
 	// Article is the article's number in the prompt (1-based); 0 means the
 	// answer did not say which article the quotes come from, so the caller
 	// must find their page by itself.
-	Article          int
-	Refutes, Context []string
+	Article                    int
+	Refutes, Supports, Context []string
+	// Claims is the number of the post's claim each quote bears on (from
+	// 1), keyed by the quote; a quote not in it bears on claim 1.
+	Claims map[string]int
 }
 
-// ParseEvidencePages reads an EvidencePages answer: the schema's JSON, the
-// same keyed by article number ({"1": {...}}), the paper's two-part format
-// under "Article N:" headings, or, from a model that ignored the numbering,
-// one unkeyed answer (Article 0). Quotes are cleaned as by ParseEvidence,
+// setClaim records that quote q bears on claim n (from 1).
+func (pq *PageQuotes) setClaim(q string, n int) {
+	if n <= 0 {
+		return
+	}
+	if pq.Claims == nil {
+		pq.Claims = map[string]int{}
+	}
+	pq.Claims[q] = n
+}
+
+// add puts quote q in the list of its stance, with its claim.
+func (pq *PageQuotes) add(k Kind, q string, claim int) {
+	switch k {
+	case KindRefutes:
+		pq.Refutes = append(pq.Refutes, q)
+	case KindSupports:
+		pq.Supports = append(pq.Supports, q)
+	default:
+		pq.Context = append(pq.Context, q)
+	}
+	pq.setClaim(q, claim)
+}
+
+// ParseEvidencePages reads an EvidencePages answer: the schema's JSON (a
+// quote without a stance, or with one ParseStance does not know, is
+// context: it neither confirms nor refutes), the older JSON of "refutes",
+// "supports" and "context" lists, either keyed by article number ({"1":
+// {...}}), the paper's format under "Article N:" headings with a "Support"
+// section, or, from a model that ignored the numbering, one unkeyed answer
+// (Article 0). Quotes are cleaned as by ParseEvidence,
 // at most MaxQuotesPerKind of each kind per article; "NONE" gives nil and
 // no error. The article numbers are the model's: the caller checks them.
 func ParseEvidencePages(text string) ([]PageQuotes, error) {
@@ -257,8 +327,13 @@ func articlesJSON(obj map[string]json.RawMessage) ([]PageQuotes, bool) {
 			switch strings.ToLower(key) {
 			case "refutes", "refute", "refutations", "explicit", "explicit_refutation":
 				pq.Refutes, found = append(pq.Refutes, jsonStrings(raw)...), true
+			case "supports", "support", "supporting", "confirms", "confirmations", "confirm":
+				pq.Supports, found = append(pq.Supports, jsonStrings(raw)...), true
 			case "context", "implicit", "implicit_refutation":
 				pq.Context, found = append(pq.Context, jsonStrings(raw)...), true
+			case "quotes", "evidence", "paragraphs":
+				stanceQuotes(&pq, raw)
+				found = true
 			case "article", "page", "number", "id":
 				pq.Article = articleNumber(raw)
 			}
@@ -284,6 +359,13 @@ func articlesJSON(obj map[string]json.RawMessage) ([]PageQuotes, bool) {
 	if pq, ok := one(obj, 0); ok {
 		return []PageQuotes{pq}, true
 	}
+	if _, ok := obj["quote"]; ok {
+		// One quote object on its own.
+		var pq PageQuotes
+		b, _ := json.Marshal([]map[string]json.RawMessage{obj})
+		stanceQuotes(&pq, b)
+		return []PageQuotes{pq}, true
+	}
 	var out []PageQuotes
 	for key, raw := range obj {
 		n := articleNumber(json.RawMessage(strconv.Quote(key)))
@@ -298,10 +380,61 @@ func articlesJSON(obj map[string]json.RawMessage) ([]PageQuotes, bool) {
 	return out, len(out) > 0
 }
 
+// stanceQuotes reads a list of quotes with their stance and claim,
+// [{"quote": "…", "stance": "supports", "claim": 1}], into pq; a quote given
+// as a bare string, without a stance or with one ParseStance does not know
+// is context.
+func stanceQuotes(pq *PageQuotes, raw json.RawMessage) {
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return
+	}
+	for _, it := range items {
+		var s string
+		if json.Unmarshal(it, &s) == nil {
+			pq.add(KindContext, s, 0)
+			continue
+		}
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(it, &obj) != nil {
+			continue
+		}
+		var quote, stance string
+		claim := 0
+		for key, v := range obj {
+			switch strings.ToLower(key) {
+			case "quote", "text", "paragraph", "passage":
+				_ = json.Unmarshal(v, &quote)
+			case "stance", "kind", "label", "type", "relation", "verdict":
+				_ = json.Unmarshal(v, &stance)
+			case "claim", "claim_id", "claim_number", "claim_index":
+				claim = claimNumber(v)
+			}
+		}
+		if strings.TrimSpace(quote) == "" {
+			continue
+		}
+		k, ok := ParseStance(stance)
+		if !ok {
+			k = KindContext
+		}
+		pq.add(k, quote, claim)
+	}
+}
+
+var claimKeyRe = regexp.MustCompile(`(?i)^\s*(?:claim)?\s*#?\s*(\d{1,2})\s*$`)
+
+// claimNumber reads 2, "2", "Claim 2"; 0 when it is none of these.
+func claimNumber(raw json.RawMessage) int { return keyedNumber(raw, claimKeyRe) }
+
 var articleKeyRe = regexp.MustCompile(`(?i)^\s*(?:article|page)?\s*#?\s*(\d{1,2})\s*$`)
 
 // articleNumber reads 3, "3", "Article 3"; 0 when it is none of these.
-func articleNumber(raw json.RawMessage) int {
+func articleNumber(raw json.RawMessage) int { return keyedNumber(raw, articleKeyRe) }
+
+// keyedNumber reads a positive number, or a string re matches with the
+// number as its first group; 0 otherwise.
+func keyedNumber(raw json.RawMessage, re *regexp.Regexp) int {
 	var n int
 	if json.Unmarshal(raw, &n) == nil && n > 0 {
 		return n
@@ -310,7 +443,7 @@ func articleNumber(raw json.RawMessage) int {
 	if json.Unmarshal(raw, &s) != nil {
 		return 0
 	}
-	if m := articleKeyRe.FindStringSubmatch(s); m != nil {
+	if m := re.FindStringSubmatch(s); m != nil {
 		n, _ = strconv.Atoi(m[1])
 	}
 	return n
@@ -348,7 +481,7 @@ func articleSections(body string) ([]PageQuotes, bool) {
 			seen = seen || sec.n > 0
 			continue
 		}
-		r, c, ok := evidenceSections(text)
+		pq, ok := evidenceSections(text)
 		if !ok {
 			if sec.n == 0 {
 				continue // chatter before the first heading
@@ -356,7 +489,8 @@ func articleSections(body string) ([]PageQuotes, bool) {
 			return nil, false
 		}
 		seen = true
-		out = append(out, PageQuotes{Article: sec.n, Refutes: r, Context: c})
+		pq.Article = sec.n
+		out = append(out, pq)
 	}
 	return out, seen
 }
@@ -374,27 +508,34 @@ func mergeArticles(pqs []PageQuotes) []PageQuotes {
 			order = append(order, pq.Article)
 		}
 		m.Refutes = append(m.Refutes, pq.Refutes...)
+		m.Supports = append(m.Supports, pq.Supports...)
 		m.Context = append(m.Context, pq.Context...)
+		for q, c := range pq.Claims {
+			m.setClaim(cleanQuoteText(q), c)
+		}
 	}
 	slices.Sort(order)
 	var out []PageQuotes
 	for _, n := range order {
 		m := byN[n]
-		m.Refutes, m.Context = finishQuotes(m.Refutes, m.Context)
-		if len(m.Refutes)+len(m.Context) > 0 {
+		m.Refutes, m.Supports, m.Context = finishStances(m.Refutes, m.Supports, m.Context)
+		if len(m.Refutes)+len(m.Supports)+len(m.Context) > 0 {
 			out = append(out, *m)
 		}
 	}
 	return out
 }
 
-var headerRe = regexp.MustCompile(`(?i)^[\s#*_]*(?:\d{1,2}\s*[.)]\s*)?[*_]*\s*(explicit(?:ly)?|implicit(?:ly)?|refut\w*|context\w*)\b([^:\n]{0,40}):[*_]*\s*(.*)$`)
+var headerRe = regexp.MustCompile(`(?i)^[\s#*_]*(?:\d{1,2}\s*[.)]\s*)?[*_]*\s*(explicit(?:ly)?|implicit(?:ly)?|refut\w*|context\w*|support\w*|confirm\w*)\b([^:\n]{0,40}):[*_]*\s*(.*)$`)
+
+var claimPrefixRe = regexp.MustCompile(`(?i)^[(\[]\s*claim\s*#?\s*(\d{1,2})\s*[)\]]\s*:?\s*`)
 
 // evidenceSections reads the paper's format: an "Explicit refutation:"
 // header and a "- QUOTE" line per quote, then an "Implicit refutation:"
-// header and its quotes (headers may be numbered, bold or Markdown headings).
-// ok is false when no section header is found.
-func evidenceSections(body string) (refutes, context []string, ok bool) {
+// header and its quotes, and a "Support:" header and its quotes (headers
+// may be numbered, bold or Markdown headings; a quote may open with
+// "(claim N)"). ok is false when no section header is found.
+func evidenceSections(body string) (pq PageQuotes, ok bool) {
 	var cur *[]string
 	open := false // the last item may continue on the next line
 	add := func(s string) {
@@ -403,13 +544,27 @@ func evidenceSections(body string) (refutes, context []string, ok bool) {
 			open = true
 		}
 	}
+	defer func() {
+		for _, list := range []*[]string{&pq.Refutes, &pq.Supports, &pq.Context} {
+			for i, q := range *list {
+				if m := claimPrefixRe.FindStringSubmatch(q); m != nil {
+					(*list)[i] = q[len(m[0]):]
+					n, _ := strconv.Atoi(m[1])
+					pq.setClaim(cleanQuoteText((*list)[i]), n)
+				}
+			}
+		}
+	}()
 	for _, line := range strings.Split(body, "\n") {
 		if m := headerRe.FindStringSubmatch(line); m != nil && !strings.HasPrefix(strings.TrimSpace(line), "-") {
 			kw := strings.ToLower(m[1])
-			if strings.HasPrefix(kw, "implicit") || strings.HasPrefix(kw, "context") {
-				cur = &context
-			} else {
-				cur = &refutes
+			switch {
+			case strings.HasPrefix(kw, "implicit") || strings.HasPrefix(kw, "context"):
+				cur = &pq.Context
+			case strings.HasPrefix(kw, "support") || strings.HasPrefix(kw, "confirm"):
+				cur = &pq.Supports
+			default:
+				cur = &pq.Refutes
 			}
 			ok, open = true, false
 			if rest := strings.TrimSpace(m[3]); rest != "" {
@@ -431,18 +586,31 @@ func evidenceSections(body string) (refutes, context []string, ok bool) {
 		}
 		add(strings.TrimSpace(line))
 	}
-	return refutes, context, ok
+	return pq, ok
 }
 
 // finishQuotes unwraps, drops NONE and duplicates (a quote in both lists
 // stays a refutation) and keeps at most MaxQuotesPerKind of each.
 func finishQuotes(refutes, context []string) ([]string, []string) {
+	r, _, c := finishStances(refutes, nil, context)
+	return r, c
+}
+
+// cleanQuoteText takes a "Quote 1:" label and one pair of surrounding
+// quotation marks off a quote.
+func cleanQuoteText(q string) string {
+	q = strings.TrimSpace(queryLabelQuoteRe.ReplaceAllString(strings.TrimSpace(q), ""))
+	return strings.TrimSpace(unwrapQuote(q))
+}
+
+// finishStances is finishQuotes for the three stances: a quote given
+// several stances keeps the first of refutes, supports, context.
+func finishStances(refutes, supports, context []string) ([]string, []string, []string) {
 	seen := map[string]bool{}
 	clean := func(list []string) []string {
 		var out []string
 		for _, q := range list {
-			q = strings.TrimSpace(queryLabelQuoteRe.ReplaceAllString(strings.TrimSpace(q), ""))
-			q = strings.TrimSpace(unwrapQuote(q))
+			q = cleanQuoteText(q)
 			if q == "" || isNone(q) || seen[q] {
 				continue
 			}
@@ -454,7 +622,8 @@ func finishQuotes(refutes, context []string) ([]string, []string) {
 		return out
 	}
 	r := clean(refutes)
-	return r, clean(context)
+	s := clean(supports)
+	return r, s, clean(context)
 }
 
 var queryLabelQuoteRe = regexp.MustCompile(`(?i)^quote[ _]?\d\s*:\s*`)

@@ -29,7 +29,7 @@ func TestEvidencePagesPrompt(t *testing.T) {
 		"<<<BEGIN ARTICLES>>>\n<<<1>>>\n30 Mar 2020: False claim: 5G networks are making people sick, not Coronavirus\n\n" + samplePage.Paragraphs[0] + "\n\n",
 		samplePage.Paragraphs[2] + "\n\n<<<2>>>",
 		"<<<2>>>\nUndated: 5G networks do not spread the coronavirus\n\n" + secondPage.Paragraphs[0] + "\n<<<END ARTICLES>>>",
-		"up to two paragraphs explicitly and completely refuting the post",
+		"confirming it (\"supports\"), refuting it explicitly (\"refutes\"), or showing the fuller picture it distorts (\"context\")",
 		"From each article, copy word for word",
 	} {
 		if !strings.Contains(u, want) {
@@ -106,11 +106,12 @@ func TestEvidencePagesFencing(t *testing.T) {
 
 func TestEvidencePagesSchema(t *testing.T) {
 	s := EvidencePagesSchema()
-	if s.Name != "evidence" || !strings.Contains(string(s.JSON), `"required":["article","refutes","context"]`) ||
+	if s.Name != "evidence" || !strings.Contains(string(s.JSON), `"required":["article","quotes"]`) ||
+		!strings.Contains(string(s.JSON), `"enum":["supports","refutes","context"]`) ||
 		!strings.Contains(string(s.JSON), `"additionalProperties":false`) {
 		t.Errorf("schema %s: %s", s.Name, s.JSON)
 	}
-	if !strings.Contains(s.Fallback, "Article 1:\n1. Explicit refutation:") || !strings.Contains(s.Fallback, `"NONE"`) {
+	if !strings.Contains(s.Fallback, "Article 1:\n1. Explicit refutation:") || !strings.Contains(s.Fallback, "3. Support:") || !strings.Contains(s.Fallback, `"NONE"`) {
 		t.Errorf("fallback:\n%s", s.Fallback)
 	}
 	// The fallback's own example parses as an answer about article 1.
@@ -133,11 +134,14 @@ const paperPages = `Article 1:
 - Mobile networks use radio waves, which cannot carry a virus.`
 
 func TestParseEvidencePages(t *testing.T) {
-	type pq = PageQuotes
+	type pq struct {
+		Article          int
+		Refutes, Context []string
+	}
 	for _, tc := range []struct {
 		name string
 		in   string
-		want []PageQuotes
+		want []pq
 		err  error
 	}{
 		{"schema JSON", `{"articles":[{"article":2,"refutes":["A said no."],"context":[]},{"article":1,"refutes":[],"context":["B explains."]}]}`,
@@ -157,7 +161,7 @@ func TestParseEvidencePages(t *testing.T) {
 		{"NONE", "NONE", nil, nil},
 		{"refusal", "I'm sorry, I can't help with that.", nil, llm.ErrRefusal},
 		{"empty", " ", nil, llm.ErrEmpty},
-		{"JSON wrong keys", `{"quotes":["a"]}`, nil, llm.ErrMalformed},
+		{"JSON wrong keys", `{"citations":["a"]}`, nil, llm.ErrMalformed},
 		{"articles not a list", `{"articles":"a"}`, nil, llm.ErrMalformed},
 		{"heading without sections", "Article 1:\n- a quote", nil, llm.ErrMalformed},
 		{"prose", "Both articles say the claim is wrong.", nil, llm.ErrMalformed},
@@ -170,7 +174,7 @@ func TestParseEvidencePages(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || !slices.EqualFunc(got, tc.want, func(a, b PageQuotes) bool {
+			if err != nil || !slices.EqualFunc(got, tc.want, func(a PageQuotes, b pq) bool {
 				return a.Article == b.Article && slices.Equal(a.Refutes, b.Refutes) && slices.Equal(a.Context, b.Context)
 			}) {
 				t.Fatalf("got %+v err %v; want %+v", got, err, tc.want)
@@ -204,10 +208,11 @@ func FuzzParseEvidencePages(f *testing.F) {
 				t.Fatalf("article %d negative or repeated in %+v", pq.Article, got)
 			}
 			seen[pq.Article] = true
-			if len(pq.Refutes) > MaxQuotesPerKind || len(pq.Context) > MaxQuotesPerKind || len(pq.Refutes)+len(pq.Context) == 0 {
-				t.Fatalf("quote counts %d %d", len(pq.Refutes), len(pq.Context))
+			if len(pq.Refutes) > MaxQuotesPerKind || len(pq.Supports) > MaxQuotesPerKind || len(pq.Context) > MaxQuotesPerKind ||
+				len(pq.Refutes)+len(pq.Supports)+len(pq.Context) == 0 {
+				t.Fatalf("quote counts %d %d %d", len(pq.Refutes), len(pq.Supports), len(pq.Context))
 			}
-			for _, q := range append(slices.Clone(pq.Refutes), pq.Context...) {
+			for _, q := range slices.Concat(pq.Refutes, pq.Supports, pq.Context) {
 				if strings.TrimSpace(q) == "" || isNone(q) {
 					t.Fatalf("empty or NONE quote %q", q)
 				}

@@ -81,6 +81,9 @@ type Post struct {
 	// post it quotes, the posts it replies to — shown in a block of its
 	// own after the post, never as the author's words.
 	Context []ContextItem
+	// Claims are the post's checkable claims, numbered from 1 in the
+	// evidence and correction prompts; none means the post is one claim.
+	Claims []string
 }
 
 // ContextItem is one thing the post points at, as the prompts show it.
@@ -143,6 +146,11 @@ func cleanPost(p Post) Post {
 		if t := strings.TrimSpace(clean(it.Text)); t != "" {
 			c.Context = append(c.Context, ContextItem{Label: oneLine(clean(it.Label)), Who: oneLine(clean(it.Who)),
 				URL: oneLine(clean(it.URL)), PostedAt: it.PostedAt, Text: t})
+		}
+	}
+	for _, cl := range p.Claims {
+		if s := oneLine(clean(cl)); s != "" {
+			c.Claims = append(c.Claims, s)
 		}
 	}
 	return c

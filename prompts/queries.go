@@ -39,16 +39,18 @@ func MaxQueries(p Post, n int) int {
 	return n
 }
 
-// QueriesSchema is {"queries": [string]}; an empty list means the post is
-// not informative. Its fallback asks for the paper's numbered list of n
-// (and the English one of a post in another language).
+// QueriesSchema is {"queries": [string], "claims": [string]}: an empty
+// list of queries means the post is not informative; the claims are the
+// post's checkable claims (ParseClaims). Its fallback asks for the
+// paper's numbered list of n queries (and the English one of a post in
+// another language), and no claims.
 func QueriesSchema(p Post, n int) *llm.Schema {
 	if n < 1 {
 		n = NumQueries(p)
 	}
 	return &llm.Schema{
 		Name:     SchemaQueries,
-		JSON:     stringArrays("queries"),
+		JSON:     stringArrays("queries", "claims"),
 		Fallback: fallback("queries_format.tmpl", map[string]any{"N": n, "English": oneLine(p.Language) != ""}),
 	}
 }
@@ -90,6 +92,40 @@ func ParseQueries(text string) (queries []string, informative bool, err error) {
 		return nil, false, nil // a list of NONE, or prose saying there is nothing to search
 	}
 	return nil, false, malformed("queries", text, "neither JSON nor a numbered list")
+}
+
+// MaxClaims bounds the claims a post is split into.
+const MaxClaims = 5
+
+// ParseClaims reads the claims of a query-generation answer: its
+// "claims" list, each on one line, without duplicates, at most MaxClaims;
+// nil when the answer has none (the paper's plain list, or a model that
+// left them out), which means the post is one claim.
+func ParseClaims(text string) []string {
+	body, err := prepare("queries", text)
+	if err != nil {
+		return nil
+	}
+	obj, ok := jsonObject(body)
+	if !ok {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for key, raw := range obj {
+		switch strings.ToLower(key) {
+		case "claims", "claim", "checkable_claims":
+			for _, c := range jsonStrings(raw) {
+				c = strings.TrimSpace(unwrapQuote(oneLine(c)))
+				if c == "" || isNone(c) || seen[strings.ToLower(c)] || len(out) == MaxClaims {
+					continue
+				}
+				seen[strings.ToLower(c)] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 var queryLabelRe = regexp.MustCompile(`(?i)^(?:query[ _]?\d*|q\d+)\s*[:.-]\s*`)

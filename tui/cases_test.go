@@ -122,6 +122,7 @@ func TestCaseFlow(t *testing.T) {
 	waitFor(t, tm, "The claim reviewed, in one sentence:")
 	tm.Send(keyMsg(tea.KeyEnter)) // the post's first sentence, as offered
 	waitFor(t, tm, "Verdict")
+	tm.Send(keyMsg(tea.KeyCtrlU)) // the check's verdict is offered; the checker types their own
 	tm.Type("false")
 	tm.Send(keyMsg(tea.KeyEnter))
 	waitFor(t, tm, "Export claimreview to:")

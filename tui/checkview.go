@@ -144,12 +144,82 @@ func (m *Model) headerLine() string {
 	if !m.check.Cutoff.IsZero() {
 		rights = append(rights, "cutoff "+formatWhen(m.check.Cutoff))
 	}
+	if v := m.verdictLabel(); v != "" {
+		rights = append(rights, v)
+	}
 	right := strings.Join(rights, " · ")
 	left := m.st.Title.Render("muse") + m.st.Dim.Render(who+" ·") + " "
 	room := m.width - cells(left) - cells(right) - 1
 	subject = truncate(subject, max(room, 5), "…")
 	gap := max(m.width-cells(left)-cells(subject)-cells(right), 1)
 	return left + subject + strings.Repeat(" ", gap) + m.st.Dim.Render(right)
+}
+
+// verdictLabel is the post's verdict as the header shows it, "" before
+// there is any (no correction yet and none set by the checker, or the
+// extractive digest): derived from the check as it is now, so that it
+// follows every quote ticked or unticked.
+func (m *Model) verdictLabel() string {
+	c := m.check
+	if c.CheckerVerdict == "" && strings.TrimSpace(c.Correction.Text) == "" {
+		return ""
+	}
+	v := c.Verdicts()
+	if v.Post == "" {
+		return ""
+	}
+	s := v.Post.Label()
+	if v.By == pipeline.VerdictByChecker {
+		s += " (yours)"
+	}
+	return s
+}
+
+// askVerdictOfPost asks the checker's verdict for the post; empty gives
+// the verdict back to the evidence.
+func (m *Model) askVerdictOfPost() tea.Cmd {
+	if cmd, ok := m.editable(); !ok {
+		return cmd
+	}
+	if m.check.NoLLM {
+		return m.setStatus("a reading list made without a model has no verdict")
+	}
+	return m.ask("Verdict (supported, refuted, misleading, conflicting, not enough evidence; empty: the evidence's):",
+		strings.ReplaceAll(string(m.check.CheckerVerdict), "_", " "), func(m *Model, s string) tea.Cmd {
+			s = strings.TrimSpace(s)
+			v, ok := pipeline.ParseVerdict(s)
+			if s != "" && !ok {
+				return m.setFailure(fmt.Sprintf("%q is not a verdict: use supported, refuted, misleading, conflicting or not enough evidence", safe(s)))
+			}
+			m.check.CheckerVerdict = v
+			status := "the verdict is the evidence's: " + m.check.Verdicts().Post.Label()
+			if v != "" {
+				status = "the verdict is yours: " + v.Label() + " (kept when the check runs again)"
+			}
+			return tea.Batch(m.edited(), m.setStatus(status))
+		})
+}
+
+// askClaims asks the post's claims, one after another with "|" between
+// them: the checker edits, merges, drops or adds one by editing the line;
+// then the evidence is found again, since quotes are tied to claims.
+func (m *Model) askClaims() tea.Cmd {
+	if cmd, ok := m.editable(); !ok {
+		return cmd
+	}
+	if m.check.NoLLM {
+		return m.setStatus("a reading list made without a model checks the post whole")
+	}
+	return m.ask("The post's claims, | between them (one, or none, checks the post whole):",
+		strings.Join(m.check.ClaimTexts(), " | "), func(m *Model, s string) tea.Cmd {
+			from := m.check.SetClaims(strings.Split(s, "|"))
+			n := len(m.check.ClaimTexts())
+			status := fmt.Sprintf("%d claims: finding the evidence again…", n)
+			if n == 1 {
+				status = "the post is checked whole: finding the evidence again…"
+			}
+			return tea.Batch(m.edited(), m.startRun(from), m.setStatus(status))
+		})
 }
 
 func (m *Model) stageList() string {
@@ -601,6 +671,10 @@ func (m *Model) onCheckKey(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.Language):
 		return m.askLanguage()
+	case key.Matches(msg, k.Verdict):
+		return m.askVerdictOfPost()
+	case key.Matches(msg, k.Claims):
+		return m.askClaims()
 	}
 	switch m.selected() {
 	case pipeline.StageQueries:

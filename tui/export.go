@@ -107,7 +107,9 @@ func (m *Model) askClaimReview(c exportChoice) tea.Cmd {
 
 // askVerdict asks the ClaimReview's verdict, then where to write it.
 func (m *Model) askVerdict(c exportChoice) tea.Cmd {
-	return m.ask("Verdict (false, misleading, missing context…):", m.verdict, func(m *Model, v string) tea.Cmd {
+	// The check's verdict is offered, unless a rating was typed before.
+	offer := firstNonEmpty(m.verdict, export.VerdictRating(m.check.Verdicts().Post).AlternateName)
+	return m.ask("Verdict (false, misleading, missing context…):", offer, func(m *Model, v string) tea.Cmd {
 		rating, err := export.ParseRating(v)
 		if err != nil {
 			return m.setFailure("ClaimReview not exported: " + err.Error())

@@ -13,7 +13,7 @@ import (
 // them can disagree with what a key does.
 type keyMap struct {
 	// everywhere
-	Help, Quit, Stop, Copy, CopyURL, Export, New, Log, Post key.Binding
+	Help, Quit, Stop, Copy, CopyURL, Export, New, Log, Post, Verdict, Claims key.Binding
 	// compose
 	NextField, PrevField, Submit key.Binding
 	// check view
@@ -49,6 +49,8 @@ func newKeyMap() keyMap {
 		New:     b("n", "new check (compose)", "n"),
 		Log:     b("L", "message log", "L"),
 		Post:    b("p", "the whole post", "p"),
+		Verdict: b("V", "set the verdict (empty: the evidence's)", "V"),
+		Claims:  b("C", "edit the post's claims (| between them), then find evidence again", "C"),
 
 		NextField: b("tab", "next field", "tab"),
 		PrevField: b("shift+tab", "previous field", "shift+tab"),
@@ -122,7 +124,7 @@ type keyGroup struct {
 // screen and the README list them.
 func (k keyMap) keyGroups() []keyGroup {
 	return []keyGroup{
-		{"everywhere", []key.Binding{k.Help, k.Stop, k.Quit, k.Copy, k.CopyURL, k.Export, k.New, k.Log, k.Post}},
+		{"everywhere", []key.Binding{k.Help, k.Stop, k.Quit, k.Copy, k.CopyURL, k.Export, k.New, k.Log, k.Post, k.Verdict, k.Claims}},
 		{"compose", []key.Binding{k.NextField, k.PrevField, k.Submit}},
 		{"stages", []key.Binding{k.NextStage, k.PrevStage, k.Jump, k.Up, k.Down, k.Top, k.Bottom, k.Filter, k.Sidebar, k.Zoom, k.Language}},
 		{"images", []key.Binding{k.EditDescription, k.QueriesAgain, k.Open}},

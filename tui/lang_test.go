@@ -190,7 +190,7 @@ func TestDevanagariFits(t *testing.T) {
 		requireFits(t, m.View(), 80, 24)
 	}
 	m.sel = stageIndex(pipeline.StageSources)
-	if v := m.View(); !strings.HasSuffix(strings.Split(v, "\n")[0], " hi") {
+	if v := m.View(); !strings.HasSuffix(strings.Split(v, "\n")[0], " hi · "+m.check.Verdicts().Post.Label()) {
 		t.Errorf("the header does not name the language:\n%s", v)
 	}
 	// The table rows are cut to the same cells, so the column after the

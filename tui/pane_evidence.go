@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"fmt"
+
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
@@ -18,6 +20,16 @@ func (m *Model) evidencePane(w, h int) string {
 		shown[i] = true
 	}
 	var lines []string
+	claims := m.check.Verdicts().Claims
+	if len(claims) > 1 {
+		// The post's claims and their verdicts, read-only: the model's
+		// split, as the queries answer gave it.
+		lines = append(lines, m.st.Bold.Render("Claims"))
+		for _, cv := range claims {
+			lines = append(lines, splitLines([]string{indent(wrap(fmt.Sprintf("%d. %s — %s", cv.Claim, safe(cv.Text), cv.Verdict.Label()), w-3), "   ")})...)
+		}
+		lines = append(lines, "")
+	}
 	at := 0
 	for _, g := range m.evidenceGroups() {
 		titled := false
@@ -35,8 +47,14 @@ func (m *Model) evidencePane(w, h int) string {
 				box = "[x]"
 			}
 			kind := m.st.Context.Render("context")
-			if e.Kind == pipeline.KindRefutes {
+			switch e.Kind {
+			case pipeline.KindRefutes:
 				kind = m.st.Refutes.Render("refutes")
+			case pipeline.KindSupports:
+				kind = m.st.Supports.Render("supports")
+			}
+			if len(claims) > 1 {
+				kind += m.st.Dim.Render(fmt.Sprintf(" claim %d", e.ClaimOf()))
 			}
 			mark := m.st.Ok.Render("✓ verified")
 			if !e.Verified {

@@ -245,6 +245,9 @@ func (m *Model) onRunDone(msg runDoneMsg) tea.Cmd {
 			status = "check finished — reading list ready (no verdict without a model)"
 		case t != "":
 			status = fmt.Sprintf("check finished — correction ready (%d characters)", export.NoteLength(t))
+			if v := m.verdictLabel(); v != "" {
+				status = fmt.Sprintf("check finished — %s · correction ready (%d characters)", v, export.NoteLength(t))
+			}
 		}
 	}
 	if !m.userMoved && !m.why && !m.editing && strings.TrimSpace(m.check.Correction.Text) != "" {

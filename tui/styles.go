@@ -19,6 +19,7 @@ type Styles struct {
 	StatusBar  lipgloss.Style
 	StatusMsg  lipgloss.Style
 	Refutes    lipgloss.Style
+	Supports   lipgloss.Style
 	Context    lipgloss.Style
 	Divider    lipgloss.Style
 	Box        lipgloss.Style // overlays: help, confirm, restore
@@ -55,6 +56,7 @@ func NewStyles(dark, colour bool) Styles {
 	s.StatusMsg = lipgloss.NewStyle().Bold(true).Foreground(pick("#1E7B34", "#6BD68A"))
 	s.Refutes = lipgloss.NewStyle().Bold(true).Foreground(pick("#B3261E", "#FF9A92"))
 	s.Context = lipgloss.NewStyle().Foreground(pick("#0B5CAD", "#7CC4FF"))
+	s.Supports = lipgloss.NewStyle().Bold(true).Foreground(pick("#1E7B34", "#7EE08F"))
 	s.Divider = lipgloss.NewStyle().Foreground(pick("#BBBBBB", "#444444"))
 	s.Box = lipgloss.NewStyle().Border(lipgloss.NormalBorder()).Padding(0, 1)
 	switch {

@@ -121,6 +121,8 @@ func press(t *testing.T, m *Model, keys ...string) {
 			msg = tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}
 		case "down":
 			msg = tea.KeyMsg{Type: tea.KeyDown}
+		case "pgdown":
+			msg = tea.KeyMsg{Type: tea.KeyPgDown}
 		case "ctrl+s":
 			msg = tea.KeyMsg{Type: tea.KeyCtrlS}
 		default:

@@ -21,7 +21,7 @@ func TestWhyThisSourceNamesTheWall(t *testing.T) {
 	s := &m.check.Sources[0]
 	s.Status, s.Words = pipeline.StatusPartial, 79
 	s.Wall = &extract.Wall{Kind: extract.WallPaywall, Signs: []string{"isAccessibleForFree: false"}}
-	s.Reason = "paywalled: only the first 79 words were readable, and the model read them: it quoted none of them as refuting or explaining the post"
+	s.Reason = "paywalled: only the first 79 words were readable, and the model read them: it quoted none of them as confirming, refuting or explaining the post"
 	b := &m.check.Sources[1]
 	b.Status, b.Reason, b.Paragraphs, b.Words = pipeline.StatusBlocked, "the site's bot protection refused muse (Cloudflare, HTTP 403)", nil, 0
 	m.check.Evidence = nil

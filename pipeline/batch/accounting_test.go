@@ -30,7 +30,7 @@ func TestBatchCountsNothingFoundApart(t *testing.T) {
 			c.Correction = pipeline.Correction{Text: "This post is false.", URLs: []string{"https://a.example/1"}}
 			c.Usage.LLMCalls, c.Usage.CostUSD = 2, 0.01
 		case strings.Contains(c.Post.Text, "nothing"):
-			c.Sources = []pipeline.Source{{URL: "https://a.example/2", Status: pipeline.StatusNotNeeded, Reason: "read: the model quoted no paragraph of it as refuting or explaining the post"}}
+			c.Sources = []pipeline.Source{{URL: "https://a.example/2", Status: pipeline.StatusNotNeeded, Reason: "read: the model quoted no paragraph of it as confirming, refuting or explaining the post"}}
 			c.Correction = pipeline.Correction{Text: pipeline.NoEvidenceText(c)}
 			c.Usage.LLMCalls, c.Usage.UnreportedCalls = 1, 1 // a server that sent no usage
 		default: // every search failed

@@ -108,8 +108,11 @@ type Stats struct {
 	// evidence, by their accounting (pipeline.Accounting): checked and
 	// found nothing (done), or could not check (failed, ErrNoEvidence).
 	NothingFound, NotChecked int
-	LLMCalls, CachedCalls    int
-	CostUSD                  float64
+	// Verdicts counts the checks by their verdict: what they found, not
+	// whether they ran.
+	Verdicts              map[pipeline.Verdict]int
+	LLMCalls, CachedCalls int
+	CostUSD               float64
 	// UnreportedCalls counts the calls whose server reported no usage:
 	// their cost is unknown, not 0.
 	UnreportedCalls int
@@ -130,9 +133,27 @@ func (st *Stats) Count(conclusion string) {
 	}
 }
 
-// Counts says how the posts ended, the checks without evidence apart:
-// "5 done (1 checked and found nothing), 2 failed (1 could not be
-// checked)".
+// CountCheck counts a check by its accounting's conclusion (Count) and
+// by its verdict.
+func (st *Stats) CountCheck(c *pipeline.Check) {
+	st.Count(c.Account().Conclusion)
+	st.countVerdict(c.Verdicts().Post)
+}
+
+func (st *Stats) countVerdict(v pipeline.Verdict) {
+	if v == "" {
+		return
+	}
+	if st.Verdicts == nil {
+		st.Verdicts = map[pipeline.Verdict]int{}
+	}
+	st.Verdicts[v]++
+}
+
+// Counts says how the posts ended, the checks without evidence apart, and
+// their verdicts: "5 done (1 checked and found nothing), 2 failed (1
+// could not be checked); verdicts: 3 supported, 1 refuted, 1 not enough
+// evidence".
 func (st Stats) Counts() string {
 	s := fmt.Sprintf("%d done", st.Done)
 	if st.NothingFound > 0 {
@@ -141,6 +162,15 @@ func (st Stats) Counts() string {
 	s += fmt.Sprintf(", %d failed", st.Failed)
 	if st.NotChecked > 0 {
 		s += fmt.Sprintf(" (%d could not be checked)", st.NotChecked)
+	}
+	var vs []string
+	for _, v := range pipeline.AllVerdicts {
+		if n := st.Verdicts[v]; n > 0 {
+			vs = append(vs, fmt.Sprintf("%d %s", n, strings.ToLower(v.Label())))
+		}
+	}
+	if len(vs) > 0 {
+		s += "; verdicts: " + strings.Join(vs, ", ")
 	}
 	return s
 }
@@ -174,6 +204,9 @@ type Outcome struct {
 	// Conclusion is the check's accounting's (pipeline.Accounting):
 	// evidence, nothing_found or could_not_check.
 	Conclusion string `json:"conclusion,omitempty"`
+	// Verdict is the check's verdict (pipeline.Check.Verdicts), derived
+	// when the results are read; "" for none (a digest, a failure).
+	Verdict pipeline.Verdict `json:"verdict,omitempty"`
 	// UnreportedCalls counts the model calls whose server reported no
 	// usage: the cost is at least CostUSD, not CostUSD.
 	UnreportedCalls int `json:"unreported_calls,omitempty"`
@@ -206,6 +239,7 @@ func ReadResults(path string) ([]Outcome, error) {
 			o.Correction, o.CostUSD = r.Check.Correction.Text, r.Check.Usage.CostUSD
 			o.UnreportedCalls, o.usage = r.Check.Usage.UnreportedCalls, r.Check.Usage.Usage
 			o.Conclusion = r.Check.Account().Conclusion
+			o.Verdict = r.Check.Verdicts().Post
 		}
 		id := cmp.Or(r.Key, fmt.Sprint("line ", r.Line))
 		if i, ok := at[id]; ok {
@@ -233,6 +267,7 @@ func WriteStatus(w io.Writer, rs []Outcome) error {
 			st.Failed++
 		}
 		st.Count(r.Conclusion)
+		st.countVerdict(r.Verdict)
 		u.Add(r.usage)
 	}
 	if _, err := fmt.Fprintf(w, "%d posts: %s; %s\n", len(rs), st.Counts(), u.CostText()); err != nil {
@@ -329,7 +364,7 @@ func Run(ctx context.Context, e *pipeline.Engine, in io.Reader, out io.Writer, o
 		}
 		var u llm.Usage
 		if r.Check != nil {
-			st.Count(r.Check.Account().Conclusion)
+			st.CountCheck(r.Check)
 			u = r.Check.Usage.Usage
 			st.LLMCalls += u.LLMCalls
 			st.CachedCalls += u.CachedCalls

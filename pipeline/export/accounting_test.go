@@ -17,7 +17,7 @@ func TestExportsSayWhatHappened(t *testing.T) {
 	page := func(u string, st pipeline.Status, reason string) pipeline.Source {
 		return pipeline.Source{URL: u, Domain: strings.TrimPrefix(u, "https://"), Status: st, Reason: reason, Tier: pipeline.TierHigh}
 	}
-	judgedNothing := "read: the model quoted no paragraph of it as refuting or explaining the post"
+	judgedNothing := "read: the model quoted no paragraph of it as confirming, refuting or explaining the post"
 	rows := []struct {
 		name     string
 		searches []pipeline.SearchRecord

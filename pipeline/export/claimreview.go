@@ -30,8 +30,8 @@ type Reviewer struct {
 	Claim string
 }
 
-// Rating is the verdict. Muse itself gives none (it writes a correction),
-// so the person publishing picks it.
+// Rating is the verdict as ClaimReview states it: the check's verdict
+// (VerdictRating) unless the person publishing gives another.
 type Rating struct {
 	// AlternateName is the verdict in words, e.g. "False" (required).
 	AlternateName string
@@ -45,6 +45,26 @@ type Rating struct {
 var scale = map[string]int{"false": 1, "pants on fire": 1, "fake": 1, "incorrect": 1,
 	"mostly false": 2, "misleading": 2, "half true": 3, "mixed": 3, "missing context": 3, "partly false": 2,
 	"mostly true": 4, "true": 5, "correct": 5}
+
+// VerdictRating is the ClaimReview rating of a verdict: True, False and
+// Misleading on the 1–5 scale ParseRating uses, "Conflicting evidence"
+// and "Unproven" by name alone; the zero Rating for no verdict (the
+// extractive digest).
+func VerdictRating(v pipeline.Verdict) Rating {
+	switch v {
+	case pipeline.VerdictSupported:
+		return Rating{AlternateName: "True", Value: scale["true"], Best: 5, Worst: 1}
+	case pipeline.VerdictRefuted:
+		return Rating{AlternateName: "False", Value: scale["false"], Best: 5, Worst: 1}
+	case pipeline.VerdictMisleading:
+		return Rating{AlternateName: "Misleading", Value: scale["misleading"], Best: 5, Worst: 1}
+	case pipeline.VerdictConflicting:
+		return Rating{AlternateName: "Conflicting evidence"}
+	case pipeline.VerdictNotEnough:
+		return Rating{AlternateName: "Unproven"}
+	}
+	return Rating{}
+}
 
 // ParseRating reads a verdict as a person types it. The usual ones (false,
 // misleading, mostly false, partly false, half true, mixed, missing
@@ -67,10 +87,15 @@ func ParseRating(s string) (Rating, error) {
 // post's text; the post's author and date, with the post URL as the
 // claim's appearance), the correction is the review body, and the
 // reviewer is the author. It refuses without a reviewer name, a review URL,
-// a rating name or a post.
+// a post, or without a rating name where the check has no verdict (the
+// extractive digest). A rating without a name is the check's verdict
+// (VerdictRating of Check.Verdicts).
 func ClaimReview(c *pipeline.Check, r Reviewer, rating Rating) ([]byte, error) {
 	if c == nil {
 		return nil, errors.New("export ClaimReview: no check given")
+	}
+	if strings.TrimSpace(rating.AlternateName) == "" {
+		rating = VerdictRating(c.Verdicts().Post)
 	}
 	claim := excerptText(cmp.Or(strings.TrimSpace(r.Claim), c.Post.Text), 1000)
 	if claim == "" {

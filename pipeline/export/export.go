@@ -62,7 +62,7 @@ func markdown(c *pipeline.Check, leftOut bool) string {
 	for _, f := range c.FactChecks {
 		b.WriteString(factCheckLine(f) + "\n\n")
 	}
-	b.WriteString("# Correction\n\n")
+	b.WriteString("# Correction" + verdictHeading(c) + "\n\n")
 	note := c.NotJudgedNote()
 	if note != "" && !strings.HasPrefix(strings.TrimSpace(c.Correction.Text), pipeline.NotJudgedLead) {
 		// Said before the correction: it rests on fewer pages than were found.
@@ -90,6 +90,7 @@ func markdown(c *pipeline.Check, leftOut bool) string {
 	for _, w := range c.CorrectionWarnings() {
 		b.WriteString("> **Warning:** " + inline(w) + "\n\n")
 	}
+	writeClaims(&b, c)
 	writeEvidence(&b, c)
 	if leftOut {
 		writeLeftOut(&b, c)
@@ -119,6 +120,56 @@ func markdown(c *pipeline.Check, leftOut bool) string {
 	return b.String()
 }
 
+// VerdictLine is the post's verdict and its claims' in one line:
+// "Misleading (the correction's, within what the evidence allows); claim 1
+// supported, claim 2 refuted".
+func VerdictLine(v pipeline.Verdicts) string {
+	s := v.Post.Label() + verdictBy(v.By)
+	if len(v.Claims) > 1 {
+		var parts []string
+		for _, cv := range v.Claims {
+			parts = append(parts, fmt.Sprintf("claim %d %s", cv.Claim, strings.ToLower(cv.Verdict.Label())))
+		}
+		s += "; " + strings.Join(parts, ", ")
+	}
+	return s
+}
+
+// verdictHeading ends the report's heading with the post's verdict: "—
+// Refuted"; "" for the extractive digest, which has none.
+func verdictHeading(c *pipeline.Check) string {
+	v := c.Verdicts()
+	if v.Post == "" {
+		return ""
+	}
+	return " — " + v.Post.Label() + verdictBy(v.By)
+}
+
+// writeClaims lists the claims of a post that has several, each with its
+// verdict.
+func writeClaims(b *strings.Builder, c *pipeline.Check) {
+	v := c.Verdicts()
+	if len(v.Claims) < 2 {
+		return
+	}
+	b.WriteString("## Claims\n\n")
+	for _, cv := range v.Claims {
+		fmt.Fprintf(b, "%d. %s — **%s**%s\n", cv.Claim, inline(cv.Text), cv.Verdict.Label(), verdictBy(cv.By))
+	}
+	b.WriteString("\n")
+}
+
+// verdictBy says who set a verdict, when it is not the evidence alone.
+func verdictBy(by string) string {
+	switch by {
+	case pipeline.VerdictByChecker:
+		return " (set by the checker)"
+	case pipeline.VerdictByCorrection:
+		return " (the correction's, within what the evidence allows)"
+	}
+	return ""
+}
+
 func writeEvidence(b *strings.Builder, c *pipeline.Check) {
 	var ev []pipeline.Evidence
 	for _, e := range c.Evidence {
@@ -142,6 +193,9 @@ func writeEvidence(b *strings.Builder, c *pipeline.Check) {
 		mark := ""
 		if !e.Verified {
 			mark = " (not found word for word in the page)"
+		}
+		if len(c.Claims) > 1 {
+			mark = fmt.Sprintf(" (claim %d)", e.ClaimOf()) + mark
 		}
 		fmt.Fprintf(b, "- **%s**%s: “%s” — %s, %s\n", e.Kind, mark, inline(e.Quote), mdLink(inline(name), link), read)
 	}

@@ -39,7 +39,7 @@ func sample() *pipeline.Check {
 func TestMarkdown(t *testing.T) {
 	md := Markdown(sample())
 	for _, want := range []string{
-		"# Correction\n\nThis post is false",
+		"# Correction — Refuted (the correction's, within what the evidence allows)\n\nThis post is false",
 		"written by gpt-x",
 		"- **refutes**: “The council approved new cycle lanes.” — [Reuters](https://www.reuters.com/a), read 2024-03-02",
 		"[Council approves \\[cycle\\] lanes](https://www.reuters.com/a) — Reuters; high tier (factuality very high, bias least biased); used: refutes the post; published 2024-03-01; read 2024-03-02",
@@ -291,12 +291,32 @@ func TestClaimReview(t *testing.T) {
 		"no name":      {Reviewer{URL: "https://x.example"}, rating},
 		"no url":       {Reviewer{Name: "X"}, rating},
 		"bad url":      {Reviewer{Name: "X", URL: "ftp://x"}, rating},
-		"no rating":    {r, Rating{}},
+		"no verdict":   {r, Rating{}}, // the sample is made an extractive digest below
 		"bad scale":    {r, Rating{AlternateName: "False", Value: 9, Best: 5, Worst: 1}},
 		"upside scale": {r, Rating{AlternateName: "False", Value: 1, Best: 1, Worst: 5}},
 	} {
-		if _, err := ClaimReview(sample(), tc.r, tc.rt); err == nil {
+		c := sample()
+		c.NoLLM = name == "no verdict"
+		if _, err := ClaimReview(c, tc.r, tc.rt); err == nil {
 			t.Errorf("%s: want an error", name)
+		}
+	}
+
+	// Without a rating given, the rating is the check's verdict; with
+	// the quotes unticked, the verdict and so the rating follow.
+	c0 := sample()
+	for want, untick := range map[string]bool{"False": false, "Unproven": true} {
+		for i := range c0.Evidence {
+			c0.Evidence[i].Included = !untick
+		}
+		b, err := ClaimReview(c0, r, Rating{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		json.Unmarshal(b, &got)
+		if rr := got["reviewRating"].(map[string]any); rr["alternateName"] != want {
+			t.Errorf("rating %v, want %s", rr, want)
 		}
 	}
 	if _, err := ParseRating("  "); err == nil {

@@ -90,7 +90,7 @@ func spanish() *pipeline.Check {
 }
 
 func TestMarkdownLanguage(t *testing.T) {
-	if md := Markdown(spanish()); !strings.HasPrefix(md, "# Correction\n\n_The post is in Spanish (es)._\n\nEsta publicación es falsa") {
+	if md := Markdown(spanish()); !strings.HasPrefix(md, "# Correction — Refuted\n\n_The post is in Spanish (es)._\n\nEsta publicación es falsa") {
 		t.Errorf("Markdown head:\n%s", md)
 	}
 	if md := Markdown(sample()); strings.Contains(md, "The post is in") {

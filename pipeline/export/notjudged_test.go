@@ -38,7 +38,7 @@ func TestReportSaysPagesNotJudged(t *testing.T) {
 		t.Errorf("a correction resting on the pages judged is a note: %v", err)
 	}
 
-	c.Evidence, c.Sources[1].Status, c.Sources[1].Reason = nil, pipeline.StatusNotNeeded, "read: the model quoted no paragraph of it as refuting or explaining the post"
+	c.Evidence, c.Sources[1].Status, c.Sources[1].Reason = nil, pipeline.StatusNotNeeded, "read: the model quoted no paragraph of it as confirming, refuting or explaining the post"
 	c.Correction = pipeline.Correction{Text: pipeline.NotJudgedText(c), Warnings: []string{c.NotJudgedNote()}}
 	if !strings.HasPrefix(c.Correction.Text, "No source could be checked for 1 of 2 pages: the model server's content filter refused it; the 1 page judged does not address the post.") {
 		t.Fatalf("text %q", c.Correction.Text)
