@@ -10,7 +10,7 @@ import (
 )
 
 // A post in Spanish, German, Portuguese, Hindi, Arabic, Japanese, Chinese,
-// Korean, Thai or Greek, end to end: its
+// Korean, Thai, Greek, Bengali, Hebrew or Russian, end to end: its
 // language is detected, the model is asked for queries in it (by name and
 // code) and SearXNG for pages in it, the local pages are kept as sources
 // with the dates their visible text gives in the local format, quotes
@@ -19,7 +19,7 @@ import (
 // so one English query finds an English page, which is judged across
 // languages and kept.
 func TestEndToEndLanguages(t *testing.T) {
-	for _, code := range []string{"es", "de", "pt", "hi", "ar", "ja", "zh", "ko", "th", "el"} {
+	for _, code := range []string{"es", "de", "pt", "hi", "ar", "ja", "zh", "ko", "th", "el", "bn", "he", "ru"} {
 		t.Run(code, func(t *testing.T) {
 			env := testworld.NewLang(t, code)
 			w := env.World

@@ -48,12 +48,36 @@ func Detect(text string) Detection {
 	if !d.Reliable {
 		d.Code = byFunctionWords(t, d.Code)
 	}
+	d.Code = cyrillicLetters(t, d.Code)
 	if d.Code == "zh" && kana(t) {
 		// Chinese is never written with kana; Japanese always is, and a
 		// post heavy with kanji reads as Chinese to the trigrams.
 		d.Code = "ja"
 	}
 	return d
+}
+
+// cyrillicLetters corrects a guess among the Cyrillic languages by the
+// letters each alphabet has alone, which trigrams of a short post can
+// miss: ы and э are Russian or Belarusian, never Bulgarian, Macedonian,
+// Serbian or Ukrainian; ў and a Cyrillic і beside ы are Belarusian; є, ї
+// and ґ are Ukrainian.
+func cyrillicLetters(text, guess string) string {
+	switch guess {
+	case "ru", "uk", "be", "bg", "mk", "sr":
+	default:
+		return guess
+	}
+	has := func(letters string) bool { return strings.ContainsAny(strings.ToLower(text), letters) }
+	switch {
+	case has("ў") || has("ы") && has("і"):
+		return "be"
+	case has("ыэ"):
+		return "ru"
+	case has("єїґ"):
+		return "uk"
+	}
+	return guess
 }
 
 // kana says whether text holds a run of Japanese kana (hiragana or

@@ -161,3 +161,19 @@ func TestNormaliseEveryKnownLanguage(t *testing.T) {
 	}
 	t.Logf("%d spellings of %d languages", len(want), len(codes))
 }
+
+// TestCyrillicLetters: a short Russian post is not Bulgarian (it has ы and
+// э, which Bulgarian has not), a Ukrainian one with є or ї is Ukrainian,
+// and a Bulgarian one stays Bulgarian.
+func TestCyrillicLetters(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"СРОЧНО: мэрия Казани запретила все велосипеды на улице Баумана с понедельника! Мэр подписал указ тайно.", "ru"},
+		{"Уряд заявив, що інформація про заборону є неправдивою, і закликав їх перевіряти джерела.", "uk"},
+		{"Правителството заяви, че информацията за забраната е невярна и призова хората да проверяват източниците.", "bg"},
+		{"Урад паведаміў, што забароны на ровары няма, і заклікаў правяраць крыніцы ў сеціве.", "be"},
+	} {
+		if got := Detect(c.text).Code; got != c.want {
+			t.Errorf("%q: %q, want %q", c.text, got, c.want)
+		}
+	}
+}
