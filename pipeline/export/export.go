@@ -480,6 +480,8 @@ func render(c *pipeline.Check, o Options) ([]byte, error) {
 		return []byte(n + "\n"), nil
 	case "claimreview":
 		return ClaimReview(c, o.Reviewer, o.Rating)
+	case "pack":
+		return nil, fmt.Errorf("export: a pack is a zip made with the case's page snapshots (Pack; muse cases export ID --format pack -o FILE)")
 	default:
 		return nil, fmt.Errorf("export: unknown format %q; use one of %s", o.Format, strings.Join(Formats, ", "))
 	}
@@ -492,12 +494,9 @@ func jsonWithVersions(c *pipeline.Check, vs []Version) ([]byte, error) {
 	if err != nil || len(vs) == 0 {
 		return b, err
 	}
-	v, err := json.MarshalIndent(vs, "  ", "  ")
+	out, err := withKey(b, "versions", vs)
 	if err != nil {
 		return nil, fmt.Errorf("export JSON of case %s: versions: %w", c.ID, err)
 	}
-	body := bytes.TrimRight(b, "\n")
-	body = bytes.TrimSuffix(body, []byte("}"))
-	body = bytes.TrimRight(body, "\n")
-	return append(append(append(body, []byte(",\n  \"versions\": ")...), v...), []byte("\n}\n")...), nil
+	return out, nil
 }
