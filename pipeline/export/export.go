@@ -196,6 +196,9 @@ func writeSources(b *strings.Builder, c *pipeline.Check) {
 	b.WriteString("## Sources\n\n")
 	// What became of the search, from the check's accounting.
 	b.WriteString("_" + inline(c.Account().Summary) + "._\n\n")
+	if o := c.OriginsSummary(); o != "" {
+		b.WriteString("_Quoted: " + inline(o) + "._\n\n")
+	}
 	for _, s := range srcs {
 		title := cmp.Or(s.Title, s.Label())
 		fmt.Fprintf(b, "- %s — %s", mdLink(inline(title), cmp.Or(s.FinalURL, s.URL)), inline(s.Label()))
@@ -213,6 +216,9 @@ func writeSources(b *strings.Builder, c *pipeline.Check) {
 		}
 		if !s.FetchedAt.IsZero() {
 			fmt.Fprintf(b, "; read %s", day(s.FetchedAt))
+		}
+		if f := s.FlagsText(); f != "" {
+			fmt.Fprintf(b, "; **flagged:** %s", inline(f))
 		}
 		b.WriteString("\n")
 	}

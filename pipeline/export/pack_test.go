@@ -185,3 +185,17 @@ func TestPackTimestampFails(t *testing.T) {
 		t.Errorf("a failed time-stamp gave err %v and %d bytes written", err, buf.Len())
 	}
 }
+
+// TestMarkdownSaysFlagsAndOrigins: the report names a flagged page's flag,
+// and how many origins the quotes come from.
+func TestMarkdownSaysFlagsAndOrigins(t *testing.T) {
+	c := sample()
+	c.Sources[0].Flags = []pipeline.SourceFlag{{Kind: pipeline.FlagLookalike, Of: "reuters.com", Reason: "its domain looks like reuters.com (extra words)"}}
+	md := Markdown(c)
+	if !strings.Contains(md, "**flagged:** its domain looks like reuters.com (extra words)") {
+		t.Errorf("no flag in:\n%s", md)
+	}
+	if !strings.Contains(md, "_Quoted: 1 page, 1 origin._") {
+		t.Errorf("no origins line in:\n%s", md)
+	}
+}
