@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -16,6 +18,7 @@ import (
 	"github.com/musecheck/muse/pipeline/cases"
 	"github.com/musecheck/muse/pipeline/export"
 	"github.com/musecheck/muse/sources/pgdb"
+	"github.com/musecheck/muse/sources/tsa"
 	"github.com/musecheck/muse/tui"
 )
 
@@ -117,20 +120,22 @@ func casesCmd(app *App) *cobra.Command {
 	return cmd
 }
 
-// casesExportCmd is `muse cases export ID --format md|json|note|claimreview [-o FILE]`.
+// casesExportCmd is `muse cases export ID --format md|json|note|claimreview|pack [-o FILE]`.
 func casesExportCmd(app *App) *cobra.Command {
-	var format, out, rating string
+	var format, out, rating, tsaURL string
 	var version int64
 	var force bool
 	var rev export.Reviewer
 	cmd := &cobra.Command{
-		Use:               "export ID --format md|json|note|claimreview [-o FILE [--force]] [--version N]",
+		Use:               "export ID --format md|json|note|claimreview|pack [-o FILE [--force]] [--version N]",
 		ValidArgsFunction: app.completeCaseIDs,
 		Short:             "Export a saved check for editors (md), scripts (json), Community Notes (note) or ClaimReview JSON-LD",
 		Long: "ID may be any unique prefix of a case ID (see `muse cases`). A note is at most 280 characters with\n" +
 			"each link counted as 1 and cites at least one source; when the correction cannot fit, the export\n" +
 			"fails and says why. claimreview needs --reviewer, --reviewer-url (or --review-url) and --rating.\n" +
-			"--version N exports a version kept when two checkers saved the case at once (see `muse cases log`).",
+			"--version N exports a version kept when two checkers saved the case at once (see `muse cases log`).\n" +
+			"pack writes a zip (-o FILE) with the report, the Check's JSON and each page the check rests on as muse\n" +
+			"read it, every file's SHA-256 in manifest.json; --tsa URL (or tsa_url) has the manifest time-stamped.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o := export.Options{Format: format, Reviewer: rev}
@@ -159,7 +164,17 @@ func casesExportCmd(app *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if strings.EqualFold(format, "json") && version == 0 {
+			isPack := strings.EqualFold(format, "pack")
+			if isPack && (out == "" || out == "-") {
+				return usagef("--format pack writes a zip: name the file with -o FILE")
+			}
+			if isPack {
+				// Refused before the authority is asked to stamp anything.
+				if st, err := os.Lstat(out); err == nil && (!force || st.Mode()&fs.ModeSymlink != 0) {
+					return fmt.Errorf("write export: %w", outputError(out, fs.ErrExist, force))
+				}
+			}
+			if (strings.EqualFold(format, "json") || isPack) && version == 0 {
 				// The correction's versions go with the case's JSON.
 				ds, err := st.Drafts(cmd.Context(), id)
 				if err != nil {
@@ -167,7 +182,12 @@ func casesExportCmd(app *App) *cobra.Command {
 				}
 				o.Versions = cases.Versions(ds)
 			}
-			b, err := export.Render(c, o)
+			var b []byte
+			if isPack {
+				b, err = casePack(cmd.Context(), app, st, c, o, cmp.Or(tsaURL, app.Cfg.TSAURL))
+			} else {
+				b, err = export.Render(c, o)
+			}
 			if err != nil {
 				return fmt.Errorf("case %s: %w", id, err)
 			}
@@ -191,7 +211,10 @@ func casesExportCmd(app *App) *cobra.Command {
 				_, err = app.Stdout.Write(b)
 				return err
 			}
-			if _, err := file.Write(app.redact.Bytes(b)); err != nil {
+			if !isPack { // the pack's members are redacted, its bytes compressed
+				b = app.redact.Bytes(b)
+			}
+			if _, err := file.Write(b); err != nil {
 				file.Close()
 				return fmt.Errorf("write export: %w", err)
 			}
@@ -203,8 +226,9 @@ func casesExportCmd(app *App) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&format, "format", "md", "md, json, note or claimreview")
-	cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(export.Formats, cobra.ShellCompDirectiveNoFileComp))
+	f.StringVar(&format, "format", "md", "md, json, note, claimreview or pack")
+	cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(append(slices.Clone(export.Formats), "pack"), cobra.ShellCompDirectiveNoFileComp))
+	f.StringVar(&tsaURL, "tsa", "", "pack: have the manifest time-stamped by the RFC 3161 authority at URL (default tsa_url)")
 	f.StringVarP(&out, "output", "o", "", "write to FILE instead of stdout (a new file; never through a symbolic link)")
 	f.BoolVar(&force, "force", false, "overwrite FILE if it exists")
 	f.Int64Var(&version, "version", 0, "export kept version N instead of the case as it is")
@@ -342,4 +366,33 @@ func casesRmCmd(app *App) *cobra.Command {
 			return failed
 		},
 	}
+}
+
+// casePack is the case's evidence pack: the check with the page snapshots
+// the case keeps, time-stamped by the authority at tsaURL when one is named.
+func casePack(ctx context.Context, app *App, st *cases.Store, c *pipeline.Check, o export.Options, tsaURL string) ([]byte, error) {
+	snaps, err := st.Snapshots(ctx, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	po := export.PackOptions{Options: o, TSA: tsaURL}
+	po.Secrets = append(po.Secrets, app.Cfg.Secrets()...)
+	for _, s := range snaps {
+		po.Pages = append(po.Pages, export.PackPage{URL: s.URL, FinalURL: s.FinalURL, FetchedAt: s.FetchedAt, Text: s.Text, HTML: s.RawHTML})
+	}
+	if tsaURL != "" {
+		po.Stamp = func(ctx context.Context, digest []byte) ([]byte, error) {
+			resp, _, err := tsa.Stamp(ctx, nil, tsaURL, digest)
+			return resp, err
+		}
+	}
+	var buf bytes.Buffer
+	m, err := export.Pack(ctx, &buf, c, po)
+	if err != nil {
+		return nil, err
+	}
+	if len(m.Missing) > 0 {
+		fmt.Fprintf(app.Stderr, "muse: warning: the case kept no snapshot of %d page(s) the check rests on: %s\n", len(m.Missing), strings.Join(m.Missing, ", "))
+	}
+	return buf.Bytes(), nil
 }

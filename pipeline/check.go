@@ -43,12 +43,16 @@ type Check struct {
 	// Searches is every search provider's answer to every query (hits,
 	// none, or its error); the accounting (Account) is derived from them
 	// with the hits, sources and evidence.
-	Searches   []SearchRecord `json:"searches,omitempty"`
-	Hits       []Hit          `json:"hits,omitempty"`
-	Sources    []Source       `json:"sources"`
-	Evidence   []Evidence     `json:"evidence"`
-	Correction Correction     `json:"correction"`
-	Usage      Usage          `json:"usage"`
+	Searches []SearchRecord `json:"searches,omitempty"`
+	Hits     []Hit          `json:"hits,omitempty"`
+	Sources  []Source       `json:"sources"`
+	Evidence []Evidence     `json:"evidence"`
+	// QuotedOrigins is Origins(), filled by ForOutput only (the JSON
+	// printed and exported), so that it is never kept apart from the
+	// evidence it is derived from.
+	QuotedOrigins []Origin   `json:"origins,omitempty"`
+	Correction    Correction `json:"correction"`
+	Usage         Usage      `json:"usage"`
 	// EvidencePlan is what the evidence step expected to send, worked out
 	// before its calls (its last round); Usage.ByStage["evidence"] is what
 	// it did.
@@ -291,6 +295,10 @@ type Source struct {
 	// "the page's AMP version https://… (the live page has 12 words of
 	// text)", "pasted by the checker"; "" for the live page.
 	TextFrom string `json:"text_from,omitempty"`
+	// Flags are warning signs about the page (a domain imitating a rated
+	// publisher's, a near copy of a page elsewhere), each with its reason;
+	// set when the pages are read (flags.go). They are shown, not counted.
+	Flags []SourceFlag `json:"flags,omitempty"`
 }
 
 // Kind is what a quote does to the post (prompts.Kind, with its Rank:
@@ -355,6 +363,7 @@ func (c *Check) Clone() *Check {
 	d.Post.AltTexts = maps.Clone(c.Post.AltTexts)
 	d.Post.Context = slices.Clone(c.Post.Context)
 	d.Post.Notes = slices.Clone(c.Post.Notes)
+	d.QuotedOrigins = slices.Clone(c.QuotedOrigins)
 	d.Images = make([]Image, len(c.Images))
 	for i, im := range c.Images {
 		im.People = slices.Clone(im.People)
@@ -413,6 +422,7 @@ func (h Hit) clone() Hit {
 func (s Source) clone() Source {
 	s.Paragraphs = slices.Clone(s.Paragraphs)
 	s.FoundBy = slices.Clone(s.FoundBy)
+	s.Flags = slices.Clone(s.Flags)
 	if s.ClaimReview != nil {
 		cr := *s.ClaimReview
 		cr.Appearances = slices.Clone(cr.Appearances)
@@ -496,6 +506,7 @@ func (c *Check) IncludedEvidence() []Evidence {
 // derived now (Verdict).
 func (c *Check) ForOutput() *Check {
 	d := c.Clone()
+	d.QuotedOrigins = c.Origins()
 	for i := range d.Sources {
 		d.Sources[i].Paragraphs = nil
 	}

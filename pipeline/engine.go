@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/sources/llm"
+	"github.com/musecheck/muse/sources/lookalike"
 	"github.com/musecheck/muse/sources/posts"
 )
 
@@ -171,6 +172,10 @@ type Engine struct {
 	opts Options
 	// imageCache holds the hashes of pages' lead images (visual.go).
 	imageCache *imageHashes
+	// lookalikes are the rated domains pages are compared with (flags.go),
+	// built on first use.
+	lookalikeOnce sync.Once
+	lookalikes    *lookalike.Index
 }
 
 // ErrNoModel is returned when a check needs a model and none is configured.

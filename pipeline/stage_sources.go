@@ -89,6 +89,7 @@ func (r *run) readHits(ctx context.Context, st Stage, hits []Hit, prev map[strin
 		return fmt.Errorf("read pages: %w", err)
 	}
 	r.markDuplicates()
+	r.flagSources()
 	r.relevance(ctx, st, first)
 	r.visualRelevance(ctx, st, first)
 	r.rank()

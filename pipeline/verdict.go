@@ -208,10 +208,10 @@ func (c *Check) claimQuotes() ([][]Quoted, []stances) {
 			i = 0
 		}
 		quotes[i] = append(quotes[i], Quoted{URL: e.SourceURL, Publisher: s.Label(), Tier: s.Tier, Stance: e.Kind, Quote: e.Quote})
-		page := publisherKey(*s)
+		page := independenceKey(*s)
 		for _, st := range []*stances{&all[i], &cred[i]} {
-			if st == &cred[i] && !credible(s.Tier) {
-				continue
+			if st == &cred[i] && (!credible(s.Tier) || len(s.Flags) > 0) {
+				continue // a flagged page (a look-alike, a copy) never settles a claim
 			}
 			if *st == nil {
 				*st = stances{}
@@ -228,6 +228,18 @@ func (c *Check) claimQuotes() ([][]Quoted, []stances) {
 		}
 	}
 	return quotes, cred
+}
+
+// independenceKey names where a page's report comes from, for the stop
+// rule and the verdict: the news agency it credits (three copies of one AP
+// story are one source, as Origins groups them), else its publisher (two
+// pages of one domain are one source). Near copies of whole texts are left
+// to Origins' display: pages of one site share boilerplate.
+func independenceKey(s Source) string {
+	if a := WireCredit(s); a != "" {
+		return "agency " + a
+	}
+	return publisherKey(s)
 }
 
 // publisherKey names a page's publisher for independence: two pages of one

@@ -83,7 +83,15 @@ func TestSettled(t *testing.T) {
 	q := func(host, path string, k Kind, claim int) Evidence {
 		return Evidence{SourceURL: "https://" + host + path, Quote: "q", Kind: k, Claim: claim, Verified: true, Included: true}
 	}
-	srcs := []Source{src("a.example", "/1"), src("a.example", "/2"), src("b.example", "/1"), src("c.example", "/1")}
+	wire := func(host string) Source {
+		s := src(host, "/ap")
+		s.Paragraphs = []string{"WASHINGTON (AP) — The council did not vote on it, officials said."}
+		return s
+	}
+	flagged := src("reuters-news.example", "/1")
+	flagged.Flags = []SourceFlag{{Kind: FlagLookalike}}
+	srcs := []Source{src("a.example", "/1"), src("a.example", "/2"), src("b.example", "/1"), src("c.example", "/1"),
+		wire("d.example"), wire("e.example"), flagged}
 	for _, tc := range []struct {
 		name   string
 		claims []Claim
@@ -94,6 +102,9 @@ func TestSettled(t *testing.T) {
 		{"two refute", nil, []Evidence{q("a.example", "/1", KindRefutes, 0), q("c.example", "/1", KindRefutes, 0)}, true},
 		{"one publisher twice", nil, []Evidence{q("a.example", "/1", KindRefutes, 0), q("a.example", "/2", KindRefutes, 0)}, false},
 		{"disagreement", nil, []Evidence{q("a.example", "/1", KindSupports, 0), q("b.example", "/1", KindSupports, 0), q("c.example", "/1", KindRefutes, 0)}, false},
+		{"one AP story on two sites", nil, []Evidence{q("d.example", "/ap", KindRefutes, 0), q("e.example", "/ap", KindRefutes, 0)}, false},
+		{"an AP story and another", nil, []Evidence{q("d.example", "/ap", KindRefutes, 0), q("b.example", "/1", KindRefutes, 0)}, true},
+		{"a flagged page does not settle", nil, []Evidence{q("b.example", "/1", KindRefutes, 0), q("reuters-news.example", "/1", KindRefutes, 0)}, false},
 		{"context only", nil, []Evidence{q("a.example", "/1", KindContext, 0), q("b.example", "/1", KindContext, 0)}, false},
 		{"a claim without enough", []Claim{{Text: "one"}, {Text: "two"}},
 			[]Evidence{q("a.example", "/1", KindSupports, 1), q("b.example", "/1", KindSupports, 1), q("c.example", "/1", KindRefutes, 2)}, false},

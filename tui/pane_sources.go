@@ -43,7 +43,7 @@ func (m *Model) sourceColumns(w int) []column {
 		}
 		return fmt.Sprintf("%.2f", s.Relevance)
 	}}
-	status := column{"status", 14, func(s pipeline.Source) string { return m.sinceLastRun(s) + statusWord(s) }}
+	status := column{"status", 14, func(s pipeline.Source) string { return m.sinceLastRun(s) + flagMark(s) + statusWord(s) }}
 	vsPost := column{"vs post", 12, m.vsPost}
 	cols := []column{pub, tier, published, vsPost, rel, status}
 	if w >= 100 {
@@ -65,6 +65,24 @@ func (m *Model) sourceColumns(w int) []column {
 	}
 	cols[0].width += max(w-used, 0) // the publisher takes what is left
 	return cols
+}
+
+// flagMark marks a page with a flag (a look-alike domain, a copied text).
+func flagMark(s pipeline.Source) string {
+	if len(s.Flags) > 0 {
+		return "⚑ "
+	}
+	return ""
+}
+
+func flaggedCount(srcs []pipeline.Source) int {
+	n := 0
+	for _, s := range srcs {
+		if len(s.Flags) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // statusWord is a source's status in a few words: the engine's, with the
@@ -140,6 +158,13 @@ func (m *Model) sourcesPane(w, h int) string {
 	// What became of the search, from the check's own records: the
 	// sources' summary line.
 	lines = append(lines, m.st.Dim.Render(truncate(safe(m.check.Account().Summary), w-2, "…")))
+	if o := m.check.OriginsSummary(); o != "" {
+		// Pages that carry one wire story, or one text, are one origin.
+		lines = append(lines, m.st.Dim.Render(truncate(safe("quoted: "+o), w-2, "…")))
+	}
+	if n := flaggedCount(srcs); n > 0 {
+		lines = append(lines, m.st.Warn.Render(truncate(fmt.Sprintf("⚑ %s flagged as possibly poisoned: %s on one says why", plural(n, "page"), m.keys.Enter.Help().Key), w-2, "…")))
+	}
 	if m.rerunMarks() {
 		lines = append(lines, m.st.Dim.Render(truncate("+ new in the last run · ± changed by the last run", w-2, "…")))
 	}
@@ -390,6 +415,9 @@ func (m *Model) whyPane(w, h int) string {
 		status += " — " + s.Reason
 	}
 	add("status", status)
+	if f := s.FlagsText(); f != "" {
+		add("⚑ flagged", f+" — shown as a warning; the page is still counted")
+	}
 	a := m.check.Account()
 	for _, p := range a.Pages {
 		if p.URL == s.URL {

@@ -253,6 +253,9 @@ func writeSources(b *strings.Builder, c *pipeline.Check) {
 	b.WriteString("## Sources\n\n")
 	// What became of the search, from the check's accounting.
 	b.WriteString("_" + inline(c.Account().Summary) + "._\n\n")
+	if o := c.OriginsSummary(); o != "" {
+		b.WriteString("_Quoted: " + inline(o) + "._\n\n")
+	}
 	for _, s := range srcs {
 		title := cmp.Or(s.Title, s.Label())
 		fmt.Fprintf(b, "- %s — %s", mdLink(inline(title), cmp.Or(s.FinalURL, s.URL)), inline(s.Label()))
@@ -273,6 +276,9 @@ func writeSources(b *strings.Builder, c *pipeline.Check) {
 		}
 		if !s.FetchedAt.IsZero() {
 			fmt.Fprintf(b, "; read %s", day(s.FetchedAt))
+		}
+		if f := s.FlagsText(); f != "" {
+			fmt.Fprintf(b, "; **flagged:** %s", inline(f))
 		}
 		b.WriteString("\n")
 	}
@@ -540,6 +546,8 @@ func render(c *pipeline.Check, o Options) ([]byte, error) {
 		return []byte(n + "\n"), nil
 	case "claimreview":
 		return ClaimReview(c, o.Reviewer, o.Rating)
+	case "pack":
+		return nil, fmt.Errorf("export: a pack is a zip made with the case's page snapshots (Pack; muse cases export ID --format pack -o FILE)")
 	default:
 		return nil, fmt.Errorf("export: unknown format %q; use one of %s", o.Format, strings.Join(Formats, ", "))
 	}
@@ -552,12 +560,9 @@ func jsonWithVersions(c *pipeline.Check, vs []Version) ([]byte, error) {
 	if err != nil || len(vs) == 0 {
 		return b, err
 	}
-	v, err := json.MarshalIndent(vs, "  ", "  ")
+	out, err := withKey(b, "versions", vs)
 	if err != nil {
 		return nil, fmt.Errorf("export JSON of case %s: versions: %w", c.ID, err)
 	}
-	body := bytes.TrimRight(b, "\n")
-	body = bytes.TrimSuffix(body, []byte("}"))
-	body = bytes.TrimRight(body, "\n")
-	return append(append(append(body, []byte(",\n  \"versions\": ")...), v...), []byte("\n}\n")...), nil
+	return out, nil
 }

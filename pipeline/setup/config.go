@@ -115,6 +115,9 @@ type Config struct {
 	// case, in its audit trail and in `muse cases --mine`. Default: the
 	// operating system's user name.
 	User string `toml:"user" env:"MUSE_USER"`
+	// TSAURL is the RFC 3161 time-stamping authority that stamps
+	// evidence packs (`muse cases export --format pack`); none when empty.
+	TSAURL string `toml:"tsa_url" env:"MUSE_TSA_URL"`
 	// UserFromOS: User is the default, not a name the checker gave.
 	UserFromOS bool   `toml:"-"`
 	CacheDir   string `toml:"-"` // $XDG_CACHE_HOME/muse: the response cache

@@ -1,0 +1,124 @@
+package pipeline
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+
+	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/lookalike"
+)
+
+// Flag kinds: why a page may be a poisoned source.
+const (
+	// FlagLookalike: the page's domain imitates a rated publisher's.
+	FlagLookalike = "lookalike"
+	// FlagCopy: the page's text is a near copy of a page on an unrelated
+	// domain, with no news agency credited for it.
+	FlagCopy = "copy"
+)
+
+// SourceFlag is a warning sign about a page, with the reason in words.
+// A flag is shown; it changes neither the page's status nor the stop rule.
+type SourceFlag struct {
+	Kind   string `json:"kind"`   // FlagLookalike or FlagCopy
+	Reason string `json:"reason"` // "its domain looks like reuters.com (extra words)"
+	Of     string `json:"of,omitempty"`
+}
+
+// FlagsText is the page's flags in words, "" when it has none.
+func (s Source) FlagsText() string {
+	var out []string
+	for _, f := range s.Flags {
+		out = append(out, f.Reason)
+	}
+	return strings.Join(out, "; ")
+}
+
+// lookalikeIndex is the rated domains a page's domain is compared with:
+// the credible ones the rater lists; nil when the rater lists none.
+func (e *Engine) lookalikeIndex() *lookalike.Index {
+	e.lookalikeOnce.Do(func() {
+		if cs, ok := e.deps.Rater.(CredibleSites); ok {
+			e.lookalikes = lookalike.New(cs.CredibleDomains())
+		}
+	})
+	return e.lookalikes
+}
+
+// flagSources sets each read page's flags from its domain and from the
+// other pages' texts.
+func (r *run) flagSources() {
+	x := r.e.lookalikeIndex()
+	var read []int
+	for i := range r.c.Sources {
+		s := &r.c.Sources[i]
+		s.Flags = nil
+		if f, ok := lookalikeFlag(x, *s); ok {
+			s.Flags = append(s.Flags, f)
+		}
+		if len(s.Paragraphs) > 0 {
+			read = append(read, i)
+		}
+	}
+	sets := make([]shingleSet, len(read))
+	for k, i := range read {
+		sets[k] = shingles(strings.Join(r.c.Sources[i].Paragraphs, "\n"))
+	}
+	for a := range read {
+		for b := a + 1; b < len(read); b++ {
+			sa, sb := &r.c.Sources[read[a]], &r.c.Sources[read[b]]
+			if !nearCopy(sets[a], sets[b]) {
+				continue
+			}
+			fa, fb := copyFlags(*sa, *sb)
+			if fa != nil {
+				sa.Flags = append(sa.Flags, *fa)
+			}
+			if fb != nil {
+				sb.Flags = append(sb.Flags, *fb)
+			}
+		}
+	}
+}
+
+// lookalikeFlag flags a page whose domain, or the domain it redirected
+// to, imitates a rated publisher's.
+func lookalikeFlag(x *lookalike.Index, s Source) (SourceFlag, bool) {
+	if x == nil {
+		return SourceFlag{}, false
+	}
+	for _, u := range []string{s.FinalURL, s.URL} {
+		if u == "" {
+			continue
+		}
+		if m, ok := x.Check(u); ok {
+			return SourceFlag{Kind: FlagLookalike, Of: m.Of, Reason: "its domain " + m.Reason()}, true
+		}
+	}
+	return SourceFlag{}, false
+}
+
+// copyFlags flags near copies on unrelated domains, a's flag first:
+// pages on one registrable domain, or crediting a news agency
+// (syndication, which Origins counts as one origin), are not flagged. Of
+// two copies, a page the ratings vouch for (tier high or medium), or the
+// one published first, is not flagged; the other is.
+func copyFlags(a, b Source) (fa, fb *SourceFlag) {
+	da := sources.RegistrableDomain(sources.HostOf(cmp.Or(a.FinalURL, a.URL)))
+	db := sources.RegistrableDomain(sources.HostOf(cmp.Or(b.FinalURL, b.URL)))
+	if da == db || WireCredit(a) != "" || WireCredit(b) != "" {
+		return nil, nil
+	}
+	later := func(s, of Source) bool { // the other is dated earlier: s is the copy
+		return !s.Published.IsZero() && !of.Published.IsZero() && s.Published.After(of.Published)
+	}
+	flag := func(s, of Source, ofDomain string) *SourceFlag {
+		if s.Tier == TierHigh || s.Tier == TierMedium || later(of, s) {
+			return nil
+		}
+		return &SourceFlag{Kind: FlagCopy, Of: of.URL,
+			Reason: fmt.Sprintf("its text is largely the same as %s's page, with no news agency credited", ofDomain)}
+	}
+	return flag(a, b, db), flag(b, a, da)
+}
