@@ -375,11 +375,8 @@ func casePack(ctx context.Context, app *App, st *cases.Store, c *pipeline.Check,
 	if err != nil {
 		return nil, err
 	}
-	po := export.PackOptions{Options: o, TSA: tsaURL}
+	po := export.PackOptions{Options: o, TSA: tsaURL, Pages: cases.PackPages(snaps)}
 	po.Secrets = append(po.Secrets, app.Cfg.Secrets()...)
-	for _, s := range snaps {
-		po.Pages = append(po.Pages, export.PackPage{URL: s.URL, FinalURL: s.FinalURL, FetchedAt: s.FetchedAt, Text: s.Text, HTML: s.RawHTML})
-	}
 	if tsaURL != "" {
 		po.Stamp = func(ctx context.Context, digest []byte) ([]byte, error) {
 			resp, _, err := tsa.Stamp(ctx, nil, tsaURL, digest)

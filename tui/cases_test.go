@@ -1,8 +1,13 @@
 package tui
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,7 +107,7 @@ func TestCaseFlow(t *testing.T) {
 	tm.Send(keyMsg(tea.KeyEsc))
 	waitFor(t, tm, "edit saved")
 
-	for _, f := range []struct{ key, format string }{{"m", "md"}, {"j", "json"}, {"n", "note"}} {
+	for _, f := range []struct{ key, format string }{{"m", "md"}, {"j", "json"}, {"n", "note"}, {"p", "pack"}} {
 		tm.Type("x")
 		waitFor(t, tm, "Export the check as")
 		tm.Type(f.key)
@@ -193,6 +198,35 @@ func TestCaseFlow(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s export differs from export.Render:\n%s\n---\n%s", format, got, want)
 		}
+	}
+
+	// The evidence pack: a zip whose manifest names each member's SHA-256.
+	zr, err := zip.OpenReader(filepath.Join(exportDir, "muse-"+saved.ID+".pack.zip"))
+	if err != nil {
+		t.Fatalf("pack: %v", err)
+	}
+	defer zr.Close()
+	members := map[string][]byte{}
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(rc)
+		rc.Close()
+		members[f.Name] = b
+	}
+	var man export.Manifest
+	if err := json.Unmarshal(members[export.PackManifest], &man); err != nil || len(man.Files) < 2 {
+		t.Fatalf("pack manifest: %v %+v", err, man)
+	}
+	for _, f := range man.Files {
+		if sum := sha256.Sum256(members[f.Path]); hex.EncodeToString(sum[:]) != f.SHA256 {
+			t.Errorf("pack member %s: SHA-256 differs from the manifest's", f.Path)
+		}
+	}
+	if !bytes.Contains(members[export.PackCorrection], []byte("Edited by the desk.")) {
+		t.Errorf("the pack's correction is not the case's:\n%s", members[export.PackCorrection])
 	}
 
 	// muse cases open ID: the case, where it was left, and nothing runs.
@@ -352,7 +386,7 @@ func TestExportRefusalShown(t *testing.T) {
 	m.check.Correction.Text = "This post is misleading: the video is from Genoa in 2018."
 	m.check.Correction.URLs = nil
 	dir := t.TempDir()
-	msg := exportCheck(cloneCheck(m.check), export.Options{Format: "note"}, filepath.Join(dir, "n.txt"))()
+	msg := exportCheck(cloneCheck(m.check), export.Options{Format: "note"}, filepath.Join(dir, "n.txt"), renderExport)()
 	m.Update(msg)
 	v := m.View()
 	if !strings.Contains(v, "export note failed: write note: a note must cite") {

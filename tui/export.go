@@ -1,10 +1,14 @@
 package tui
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,13 +33,25 @@ var exportDetails = map[string]exportChoice{
 	"json":        {key: "j", ext: ".json", what: "the whole check as JSON"},
 	"note":        {key: "n", ext: ".note.txt", what: "Community Notes note: ≤280 characters, each link 1"},
 	"claimreview": {key: "c", ext: ".claimreview.json", what: "ClaimReview JSON-LD (asks who reviews and the verdict)"},
+	"pack":        {key: "p", ext: ".pack.zip", what: "evidence pack: report, JSON, each page as read, SHA-256s"},
 }
 
-// exportChoices lists export.Formats with their menu keys; a format this
-// menu does not know yet is still offered, by its number.
-func exportChoices() []exportChoice {
+// packStore is a case store that gives back the pages it kept (as
+// *cases.Store does): the evidence pack is offered only with one.
+type packStore interface {
+	Snapshots(ctx context.Context, id string) ([]cases.Snapshot, error)
+}
+
+// exportChoices lists export.Formats with their menu keys, and the
+// evidence pack when withPack; a format this menu does not know yet is
+// still offered, by its number.
+func exportChoices(withPack bool) []exportChoice {
+	formats := export.Formats
+	if withPack {
+		formats = append(slices.Clone(formats), "pack")
+	}
 	var out []exportChoice
-	for i, f := range export.Formats {
+	for i, f := range formats {
 		c, ok := exportDetails[f]
 		if !ok {
 			c = exportChoice{key: fmt.Sprint(i + 1), ext: "." + f, what: f}
@@ -44,6 +60,13 @@ func exportChoices() []exportChoice {
 		out = append(out, c)
 	}
 	return out
+}
+
+// packable says whether the check's case store can give back its pages
+// for an evidence pack.
+func (m *Model) packable() bool {
+	_, ok := m.opts.Cases.(packStore)
+	return ok && m.saving()
 }
 
 // askExport opens the export menu.
@@ -57,7 +80,7 @@ func (m *Model) askExport() tea.Cmd {
 
 func (m *Model) exportView() string {
 	var b strings.Builder
-	for i, c := range exportChoices() {
+	for i, c := range exportChoices(m.packable()) {
 		fmt.Fprintf(&b, "%s %s  %-11s %s\n", m.st.Bold.Render(c.key), m.st.Dim.Render(fmt.Sprint(i+1)), c.format, m.st.Dim.Render(c.what))
 	}
 	b.WriteString("\nesc cancel")
@@ -72,7 +95,7 @@ func (m *Model) onExportKey(msg tea.KeyMsg) tea.Cmd {
 		k = "m" // the editors' format unless another is picked
 	}
 	m.overlay = overlayNone
-	for i, c := range exportChoices() {
+	for i, c := range exportChoices(m.packable()) {
 		if k == c.key || k == fmt.Sprint(i+1) {
 			if c.format == "claimreview" {
 				return m.askClaimReview(c)
@@ -135,9 +158,12 @@ func firstSentence(text string) string {
 // case ID (or the time) in the export directory.
 func (m *Model) askExportPath(c exportChoice, o export.Options) tea.Cmd {
 	o.Secrets = m.opts.Secrets
-	// A format that refuses this check (a note that cites no page) says so
-	// before a file name is asked for.
-	if _, err := export.Render(cloneCheck(m.check), o); err != nil {
+	render := renderExport
+	if o.Format == "pack" {
+		render = m.renderPack()
+	} else if _, err := export.Render(cloneCheck(m.check), o); err != nil {
+		// A format that refuses this check (a note that cites no page)
+		// says so before a file name is asked for.
 		return m.setFailure(c.format + " not exported: " + err.Error())
 	}
 	name := "muse-" + m.now().Format("2006-01-02-1504")
@@ -152,19 +178,19 @@ func (m *Model) askExportPath(c exportChoice, o export.Options) tea.Cmd {
 		}
 		write := func(m *Model) tea.Cmd {
 			c := cloneCheck(m.check)
-			if o.Format == "json" && m.saving() {
+			if (o.Format == "json" || o.Format == "pack") && m.saving() {
 				// The correction's versions go with the case's JSON.
 				st, ctx := m.opts.Cases, m.appCtx
 				return noted(func() tea.Msg {
 					ds, err := st.Drafts(ctx, c.ID)
 					if err != nil {
-						return resultMsg{what: "export json", err: err}
+						return resultMsg{what: "export " + o.Format, err: err}
 					}
 					o.Versions = cases.Versions(ds)
-					return exportCheck(c, o, v)()
+					return exportCheck(c, o, v, render)()
 				}, m.auditCase(cases.ActionExported, o.Format))
 			}
-			return noted(exportCheck(c, o, v), m.auditCase(cases.ActionExported, o.Format))
+			return noted(exportCheck(c, o, v, render), m.auditCase(cases.ActionExported, o.Format))
 		}
 		if _, err := os.Lstat(v); err != nil {
 			return write(m)
@@ -200,17 +226,53 @@ func noted(cmd, audit tea.Cmd) tea.Cmd {
 }
 
 // exportCheck renders and writes one export in the background.
-func exportCheck(c *pipeline.Check, o export.Options, path string) tea.Cmd {
+// renderExport is a format of package export, as muse cases export
+// writes it.
+func renderExport(c *pipeline.Check, o export.Options) ([]byte, string, error) {
+	b, err := export.Render(c, o)
+	return b, "", err
+}
+
+// exportCheck writes what render makes of c to path; render's note (the
+// pages an evidence pack lacks) goes with the status.
+func exportCheck(c *pipeline.Check, o export.Options, path string, render func(*pipeline.Check, export.Options) ([]byte, string, error)) tea.Cmd {
 	return func() tea.Msg {
 		what := "export " + o.Format
-		b, err := export.Render(c, o)
+		b, note, err := render(c, o)
 		if err != nil {
 			return resultMsg{what: what, err: err}
 		}
 		if err := writeAtomic(path, b); err != nil {
 			return resultMsg{what: what, err: err}
 		}
-		return resultMsg{what: what, saved: true, text: "exported " + o.Format + " to " + path}
+		return resultMsg{what: what, saved: true, text: "exported " + o.Format + " to " + path + note}
+	}
+}
+
+// renderPack writes the check's evidence pack with the pages its case
+// kept (export.Pack, as muse cases export --format pack does, without a
+// time-stamp: that is the command's --tsa).
+func (m *Model) renderPack() func(*pipeline.Check, export.Options) ([]byte, string, error) {
+	st, _ := m.opts.Cases.(packStore)
+	ctx := m.appCtx
+	return func(c *pipeline.Check, o export.Options) ([]byte, string, error) {
+		if st == nil {
+			return nil, "", errors.New("the evidence pack needs the case store, which keeps the pages")
+		}
+		snaps, err := st.Snapshots(ctx, c.ID)
+		if err != nil {
+			return nil, "", err
+		}
+		var buf bytes.Buffer
+		man, err := export.Pack(ctx, &buf, c, export.PackOptions{Options: o, Pages: cases.PackPages(snaps)})
+		if err != nil {
+			return nil, "", err
+		}
+		note := ""
+		if len(man.Missing) > 0 {
+			note = fmt.Sprintf(" (the case kept no copy of %d page(s) it rests on; the manifest lists them as missing)", len(man.Missing))
+		}
+		return buf.Bytes(), note, nil
 	}
 }
 

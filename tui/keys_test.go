@@ -130,7 +130,7 @@ func TestREADMEWalkthroughKeys(t *testing.T) {
 			}
 		}
 	}
-	for _, c := range exportChoices() {
+	for _, c := range exportChoices(true) {
 		valid[c.key] = true
 	}
 	keyLike := regexp.MustCompile("`([a-zA-Z]|ctrl\\+[a-z]|shift\\+tab|esc|tab|enter|space|[/\\\\?↑↓←→])`")

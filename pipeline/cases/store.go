@@ -596,6 +596,15 @@ type Snapshot struct {
 	RawHTML   []byte    // the page's bytes as received
 }
 
+// PackPages are snapshots as an evidence pack holds them (export.Pack).
+func PackPages(ss []Snapshot) []export.PackPage {
+	out := make([]export.PackPage, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, export.PackPage{URL: s.URL, FinalURL: s.FinalURL, FetchedAt: s.FetchedAt, Text: s.Text, HTML: s.RawHTML})
+	}
+	return out
+}
+
 // SaveSnapshot keeps the page behind one of the case's sources, gzipped,
 // replacing an earlier snapshot of the same URL. Call it when the engine
 // has read a page (at least for every page quoted as evidence).
