@@ -2,7 +2,9 @@ package tui
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"time"
@@ -184,12 +186,32 @@ func (m *Model) askVerdictOfPost() tea.Cmd {
 	if m.check.NoLLM {
 		return m.setStatus("a reading list made without a model has no verdict")
 	}
-	return m.ask("Verdict (supported, refuted, misleading, conflicting, not enough evidence; empty: the evidence's):",
+	title := "Verdict (supported, refuted, misleading, conflicting, not enough evidence; empty: the evidence's):"
+	if n := len(m.check.Claims); n > 1 {
+		title = fmt.Sprintf("Verdict of the post, or of claim N as \"N: verdict\" (1…%d); empty: the evidence's:", n)
+	}
+	return m.ask(title,
 		strings.ReplaceAll(string(m.check.CheckerVerdict), "_", " "), func(m *Model, s string) tea.Cmd {
 			s = strings.TrimSpace(s)
+			claim := 0 // the post
+			if mm := claimVerdictRe.FindStringSubmatch(s); mm != nil && len(m.check.Claims) > 1 {
+				n, _ := strconv.Atoi(mm[1])
+				if n < 1 || n > len(m.check.Claims) {
+					return m.setFailure(fmt.Sprintf("there is no claim %d: the post has %d", n, len(m.check.Claims)))
+				}
+				claim, s = n, strings.TrimSpace(mm[2])
+			}
 			v, ok := pipeline.ParseVerdict(s)
 			if s != "" && !ok {
 				return m.setFailure(fmt.Sprintf("%q is not a verdict: use supported, refuted, misleading, conflicting or not enough evidence", safe(s)))
+			}
+			if claim > 0 {
+				m.check.Claims[claim-1].CheckerVerdict = v
+				status := fmt.Sprintf("claim %d's verdict is the evidence's", claim)
+				if v != "" {
+					status = fmt.Sprintf("claim %d's verdict is yours: %s (kept when the check runs again)", claim, v.Label())
+				}
+				return tea.Batch(m.edited(), m.setStatus(status))
 			}
 			m.check.CheckerVerdict = v
 			status := "the verdict is the evidence's: " + m.check.Verdicts().Post.Label()
@@ -199,6 +221,9 @@ func (m *Model) askVerdictOfPost() tea.Cmd {
 			return tea.Batch(m.edited(), m.setStatus(status))
 		})
 }
+
+// claimVerdictRe is "2: refuted", a claim's verdict typed at V.
+var claimVerdictRe = regexp.MustCompile(`^(\d{1,2})\s*[:.)]\s*(.*)$`)
 
 // askClaims asks the post's claims, one after another with "|" between
 // them: the checker edits, merges, drops or adds one by editing the line;

@@ -49,7 +49,7 @@ func newKeyMap() keyMap {
 		New:     b("n", "new check (compose)", "n"),
 		Log:     b("L", "message log", "L"),
 		Post:    b("p", "the whole post", "p"),
-		Verdict: b("V", "set the verdict (empty: the evidence's)", "V"),
+		Verdict: b("V", "set the verdict, or claim N's as \"N: verdict\" (empty: the evidence's)", "V"),
 		Claims:  b("C", "edit the post's claims (| between them), then find evidence again", "C"),
 
 		NextField: b("tab", "next field", "tab"),

@@ -62,3 +62,32 @@ func TestClaimsKey(t *testing.T) {
 		t.Errorf("the Evidence pane does not list the claims:\n%s", v)
 	}
 }
+
+// TestClaimVerdictKey: with two claims, "2: refuted" at V sets the second
+// claim's verdict, kept in the check and shown in the Evidence pane; a
+// claim that is not there is refused; "2:" alone gives it back.
+func TestClaimVerdictKey(t *testing.T) {
+	m, _ := finished(t, 160, 48)
+	press(t, m, "C")
+	for range len(m.check.ClaimTexts()[0]) {
+		_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyBackspace})
+		drive(t, m, cmd)
+	}
+	press(t, m, "The Baltimore bridge collapsed | Authorities are hiding the video", "enter")
+	press(t, m, "V", "2: refuted", "enter")
+	if got := m.check.Claims[1].CheckerVerdict; got != pipeline.VerdictRefuted || m.check.CheckerVerdict != "" {
+		t.Fatalf("claim 2's verdict %q, the post's %q", got, m.check.CheckerVerdict)
+	}
+	vs := m.check.Verdicts()
+	if len(vs.Claims) != 2 || vs.Claims[1].Verdict != pipeline.VerdictRefuted || vs.Claims[1].By != pipeline.VerdictByChecker {
+		t.Fatalf("verdicts %+v", vs.Claims)
+	}
+	press(t, m, "V", "7: refuted", "enter")
+	if !strings.Contains(m.status, "there is no claim 7") {
+		t.Errorf("status %q", m.status)
+	}
+	press(t, m, "V", "2:", "enter")
+	if got := m.check.Claims[1].CheckerVerdict; got != "" {
+		t.Errorf("claim 2's verdict after an empty answer: %q", got)
+	}
+}
