@@ -92,7 +92,10 @@ func TestPreflightNote(t *testing.T) {
 func TestLivePreflight(t *testing.T) {
 	mux := http.NewServeMux()
 	page := "<!doctype html><html><head><title>Council approves lanes</title></head><body><p>The council approved new cycle lanes.</p></body></html>"
-	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) { w.Header().Set("Content-Type", "text/html"); w.Write([]byte(page)) })
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte(page))
+	})
 	mux.HandleFunc("/gone", http.NotFound)
 	mux.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ok", http.StatusMovedPermanently) })
 	mux.HandleFunc("/nohead", func(w http.ResponseWriter, r *http.Request) {
