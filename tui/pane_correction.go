@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -60,6 +61,7 @@ func (m *Model) correctionPane(w, h int) string {
 	}
 	var meta []string
 	meta = append(meta, m.countLine(c.Text, w))
+	meta = append(meta, m.noteLines(w)...)
 	if c.Edited {
 		meta = append(meta, m.st.Dim.Render("edited by you"))
 	}
@@ -75,6 +77,30 @@ func (m *Model) correctionPane(w, h int) string {
 	lines := splitLines(append([]string{text, ""}, meta...))
 	m.scroll = clamp(m.scroll, 0, max(len(lines)-h, 0))
 	return strings.Join(lines[m.scroll:min(len(lines), m.scroll+h)], "\n")
+}
+
+// noteLines are the note's classification and tags ("Note: misleading ·
+// factual_error") and what X's admission would refuse of it, each with
+// its fix: export.NoteFor offline, as `muse cases export --format note`
+// says it.
+func (m *Model) noteLines(w int) []string {
+	if m.check.NoLLM || m.running {
+		return nil
+	}
+	d := export.NoteFor(context.Background(), m.check, nil)
+	f := m.check.NoteFields()
+	line := "Note: " + f.Short()
+	if f.Classification == "" {
+		line = "Note: none"
+	}
+	if f.By == pipeline.VerdictByChecker {
+		line += " (yours)"
+	}
+	out := []string{m.st.Dim.Render(wrap(safe(line), w))}
+	for _, p := range d.Preflight.Problems {
+		out = append(out, m.st.Warn.Render(wrap("✗ "+safe(p.What+" — "+p.Fix), w)))
+	}
+	return out
 }
 
 func (m *Model) countLine(text string, w int) string {

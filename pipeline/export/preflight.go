@@ -13,6 +13,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/sources/sanitize"
 )
 
 // xURL is the pattern of X's URL evaluator (twitter/communitynotes
@@ -209,7 +210,8 @@ type NoteDoc struct {
 
 // NoteFor is the check's note (Note), its fields (Check.NoteFields) and
 // its pre-flight, live when client is not nil (LivePreflight). When Note
-// refuses, Text is empty and its reason is the first problem.
+// refuses, Text is empty, its reason is the first problem, and the other
+// rules are checked on the correction's plain text.
 func NoteFor(ctx context.Context, c *pipeline.Check, client *http.Client) NoteDoc {
 	f := c.NoteFields()
 	d := NoteDoc{Classification: f.Classification, MisleadingTags: f.TagNames(), By: f.By}
@@ -221,6 +223,10 @@ func NoteFor(ctx context.Context, c *pipeline.Check, client *http.Client) NoteDo
 	}
 	text, err := Note(c)
 	d.Text = text
+	if err != nil {
+		// X's other rules are said of the correction as it would read.
+		text = plainText(sanitize.String(c.Correction.Text))
+	}
 	d.Preflight = PreflightNote(text, f)
 	if err != nil {
 		d.Preflight.Problems = append([]Problem{{Rule: "note", What: err.Error(), Fix: "edit the correction"}}, d.Preflight.Problems...)
