@@ -100,7 +100,9 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("X answered %d: %s", e.Status, cmp.Or(msg, http.StatusText(e.Status)))
 }
 
-func (e *APIError) Is(target error) bool { return target == ErrNotEnrolled && e.Reason == "client-not-enrolled" }
+func (e *APIError) Is(target error) bool {
+	return target == ErrNotEnrolled && e.Reason == "client-not-enrolled"
+}
 
 // Evaluate asks X's evaluator for the note's ClaimOpinion score on the
 // post (POST /2/evaluate_note).
