@@ -31,3 +31,20 @@ func TestCorrectionPaneShowsNote(t *testing.T) {
 		}
 	}
 }
+
+// TestNoteChoiceKey: T in the Correction pane sets the checker's
+// classification and tags, refusing what X would refuse.
+func TestNoteChoiceKey(t *testing.T) {
+	m, _ := finished(t, 100, 60)
+	press(t, m, "T", "misleading fake_news", "enter")
+	if m.check.CheckerNote != nil {
+		t.Fatalf("an unknown tag was taken: %+v", m.check.CheckerNote)
+	}
+	press(t, m, "T", "misleading outdated_information missing_important_context", "enter")
+	if ch := m.check.CheckerNote; ch == nil || ch.Classification != pipeline.ClassMisleading || len(ch.Tags) != 2 {
+		t.Fatalf("the checker's choice: %+v", ch)
+	}
+	if v := m.View(); !strings.Contains(v, "Note: misleading · outdated_information · missing_important_context (yours)") {
+		t.Errorf("the pane does not show the choice:\n%s", v)
+	}
+}

@@ -103,6 +103,49 @@ func (m *Model) noteLines(w int) []string {
 	return out
 }
 
+// askNoteChoice asks the checker's classification and tags for the note:
+// "misleading" and X's tags, "not misleading", or nothing to give them
+// back to the evidence.
+func (m *Model) askNoteChoice() tea.Cmd {
+	if cmd, ok := m.editable(); !ok {
+		return cmd
+	}
+	cur := ""
+	if ch := m.check.CheckerNote; ch != nil {
+		cur = strings.Join(append([]string{noteClassWord(ch.Classification)}, ch.Tags...), " ")
+	}
+	return m.ask("Note: misleading and its tags ("+strings.Join(pipeline.MisleadingTags, " ")+"), or not misleading; empty: the evidence's:",
+		cur, func(m *Model, s string) tea.Cmd {
+			words := strings.Fields(strings.ToLower(s))
+			class := ""
+			switch {
+			case len(words) == 0:
+			case words[0] == "misleading":
+				class, words = pipeline.ClassMisleading, words[1:]
+			case len(words) >= 2 && words[0] == "not" && words[1] == "misleading":
+				class, words = pipeline.ClassNotMisleading, words[2:]
+			default:
+				return m.setFailure(fmt.Sprintf("%q: start with misleading or not misleading", safe(s)))
+			}
+			if err := m.check.SetNoteChoice(class, words); err != nil {
+				return m.setFailure(safe(err.Error()))
+			}
+			status := "the note's fields are the evidence's: " + m.check.NoteFields().Short()
+			if class != "" {
+				status = "the note's fields are yours: " + m.check.NoteFields().Short() + " (kept when the check runs again)"
+			}
+			return tea.Batch(m.edited(), m.setStatus(status))
+		})
+}
+
+// noteClassWord is a classification as the checker types it.
+func noteClassWord(c string) string {
+	if c == pipeline.ClassNotMisleading {
+		return "not misleading"
+	}
+	return "misleading"
+}
+
 func (m *Model) countLine(text string, w int) string {
 	n := export.NoteLength(text)
 	s := fmt.Sprintf("%d/%d characters (each link counts as 1)", n, export.NoteLimit)
@@ -123,6 +166,8 @@ func (m *Model) onCorrectionKey(msg tea.KeyMsg) tea.Cmd {
 		return m.rerun(pipeline.StageCorrection)
 	case key.Matches(msg, k.Versions):
 		return m.openVersions()
+	case key.Matches(msg, k.NoteChoice):
+		return m.askNoteChoice()
 	case key.Matches(msg, k.EditInline):
 		if m.running {
 			return m.setStatus("wait for the correction to finish (or esc to stop) before editing")
