@@ -116,12 +116,15 @@ func (c *Check) SetNoteChoice(classification string, tags []string) error {
 //   - a misleading claim: missing_important_context, naming the pages
 //     giving context (or refuting part of it);
 //   - a claim the pages disagree on: disputed_claim_as_fact;
+//   - a claim not supported whose confirming page is stale (published
+//     StaleAge or more before the post) while a refuting or context page
+//     is not: outdated_information, naming both;
 //   - a supported post: not_misleading, with no tags;
 //   - not enough evidence, or no refuting or context quote at all for a
 //     misleading note: no note (Abstain).
 //
-// manipulated_media, misinterpreted_satire, outdated_information and other
-// are never derived — the check holds no signal for them — and come only
+// manipulated_media, misinterpreted_satire and other are never derived —
+// the check holds no signal for them — and come only
 // from the person's NoteChoice, which replaces the derived classification
 // and tags (a derived tag the person kept keeps its reason). The
 // abstention stands whatever the choice: no note rests on no source.
@@ -189,6 +192,11 @@ func (c *Check) NoteFields() NoteFields {
 				add(TagDisputedClaimAsFact, fmt.Sprintf("%s is stated as fact, but %s confirm it and %s dispute it", claim(cv), pages(cv, KindSupports), pages(cv, KindRefutes)))
 			}
 		}
+		for _, cv := range v.Claims {
+			if old, newer := c.outdated(cv); old != "" && cv.Verdict != VerdictSupported && cv.Verdict != VerdictNotEnough {
+				add(TagOutdatedInformation, fmt.Sprintf("%s was confirmed by %s, published a year or more before the post, and %s, published since, says otherwise", claim(cv), old, newer))
+			}
+		}
 		if len(f.Tags) == 0 { // the post's verdict was set above its claims'
 			switch v.Post {
 			case VerdictRefuted:
@@ -218,4 +226,32 @@ func (c *Check) NoteFields() NoteFields {
 		}
 	}
 	return f
+}
+
+// outdated names, for one claim, the pages confirming it that are stale
+// (published StaleAge or more before the post) and the pages refuting it
+// or giving context that are not (dated, and later): the post repeats
+// what was said then. Both are "" unless both exist.
+func (c *Check) outdated(cv ClaimVerdict) (old, newer string) {
+	var olds, news []string
+	for _, q := range cv.Quotes {
+		s := c.SourceByURL(q.URL)
+		if s == nil {
+			continue
+		}
+		t := c.Timing(*s)
+		if t == nil {
+			continue
+		}
+		switch {
+		case q.Stance == KindSupports && t.Stale && !slices.Contains(olds, q.Publisher):
+			olds = append(olds, q.Publisher)
+		case q.Stance != KindSupports && !t.Stale && !slices.Contains(news, q.Publisher):
+			news = append(news, q.Publisher)
+		}
+	}
+	if len(olds) == 0 || len(news) == 0 {
+		return "", ""
+	}
+	return strings.Join(olds, ", "), strings.Join(news, ", ")
 }

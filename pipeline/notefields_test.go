@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestNoteFields: the classification and tags follow the verdict of each
@@ -35,15 +36,24 @@ func TestNoteFields(t *testing.T) {
 		{"no evidence", nil, nil, "", "", nil, "", true},
 		{"two claims, one refuted", []Claim{{Text: "one"}, {Text: "two"}},
 			[]Evidence{q("a.example", KindSupports, 1), q("b.example", KindRefutes, 2)}, "", ClassMisleading, []string{TagFactualError}, "claim 2 is refuted by b.example", false},
+		{"confirmed by a stale page, refuted by a newer one", nil, []Evidence{q("old.example", KindSupports, 0), q("b.example", KindRefutes, 0)}, "", ClassMisleading,
+			[]string{TagDisputedClaimAsFact, TagOutdatedInformation}, "", false},
 		{"refuted by the checker with only a confirming page", nil, []Evidence{q("a.example", KindSupports, 0)}, VerdictRefuted,
 			ClassMisleading, []string{TagFactualError}, "checker", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &Check{Post: Post{Text: "p"}, Claims: tc.claims, Evidence: tc.ev, CheckerVerdict: tc.checker,
-				Sources: []Source{src("a.example"), src("b.example")}}
+			old := src("old.example")
+			old.Published = time.Date(2021, 5, 1, 0, 0, 0, 0, time.UTC)
+			newer := src("b.example")
+			newer.Published = time.Date(2024, 2, 20, 0, 0, 0, 0, time.UTC)
+			c := &Check{Post: Post{Text: "p", PostedAt: time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)}, Claims: tc.claims, Evidence: tc.ev, CheckerVerdict: tc.checker,
+				Sources: []Source{src("a.example"), newer, old}}
 			f := c.NoteFields()
 			if f.Classification != tc.class || !slices.Equal(f.TagNames(), tc.tags) {
 				t.Fatalf("got %q %v, want %q %v", f.Classification, f.TagNames(), tc.class, tc.tags)
+			}
+			if slices.Contains(tc.tags, TagOutdatedInformation) && !strings.Contains(f.Tags[1].Reason, "the post was confirmed by old.example, published a year or more before the post, and b.example") {
+				t.Errorf("outdated reason: %q", f.Tags[1].Reason)
 			}
 			if tc.reason != "" && !strings.Contains(f.Tags[0].Reason, tc.reason) {
 				t.Errorf("reason %q does not say %q", f.Tags[0].Reason, tc.reason)
