@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -17,6 +18,8 @@ import (
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/cases"
 	"github.com/musecheck/muse/pipeline/export"
+	"github.com/musecheck/muse/pipeline/setup"
+	"github.com/musecheck/muse/sources/fetch"
 	"github.com/musecheck/muse/sources/pgdb"
 	"github.com/musecheck/muse/sources/tsa"
 	"github.com/musecheck/muse/tui"
@@ -124,21 +127,33 @@ func casesCmd(app *App) *cobra.Command {
 func casesExportCmd(app *App) *cobra.Command {
 	var format, out, rating, tsaURL string
 	var version int64
-	var force bool
+	var force, live bool
 	var rev export.Reviewer
 	cmd := &cobra.Command{
-		Use:               "export ID --format md|json|note|claimreview|pack [-o FILE [--force]] [--version N]",
+		Use:               "export ID --format md|json|note|note-json|claimreview|pack [--live] [-o FILE [--force]] [--version N]",
 		ValidArgsFunction: app.completeCaseIDs,
 		Short:             "Export a saved check for editors (md), scripts (json), Community Notes (note) or ClaimReview JSON-LD",
 		Long: "ID may be any unique prefix of a case ID (see `muse cases`). A note is at most 280 characters with\n" +
 			"each link counted as 1 and cites at least one source; when the correction cannot fit, the export\n" +
-			"fails and says why. claimreview needs --reviewer, --reviewer-url (or --review-url) and --rating.\n" +
+			"fails and says why; its classification, misleading tags and pre-flight against X's rules go to stderr,\n" +
+			"and note-json gives them with the text as X's API takes them ({text, classification, misleading_tags,\n" +
+			"tag_reasons, preflight}); --live fetches every token X reads as a link, which must answer 200.\n" +
+			"claimreview needs --reviewer, --reviewer-url (or --review-url) and --rating.\n" +
 			"--version N exports a version kept when two checkers saved the case at once (see `muse cases log`).\n" +
 			"pack writes a zip (-o FILE) with the report, the Check's JSON and each page the check rests on as muse\n" +
 			"read it, every file's SHA-256 in manifest.json; --tsa URL (or tsa_url) has the manifest time-stamped.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o := export.Options{Format: format, Reviewer: rev}
+			isNote := strings.EqualFold(format, "note") || strings.EqualFold(format, "note-json")
+			if live && !isNote {
+				return usagef("--live checks a note's links: use it with --format note or note-json")
+			}
+			var links *http.Client
+			if live {
+				links = fetch.New(setup.FetchOptions(app.Cfg)).Client()
+				o.LinkClient = links
+			}
 			if strings.EqualFold(format, "claimreview") {
 				r, err := export.ParseRating(rating)
 				if err != nil {
@@ -191,6 +206,9 @@ func casesExportCmd(app *App) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("case %s: %w", id, err)
 			}
+			if strings.EqualFold(format, "note") {
+				notePreflight(cmd.Context(), app, c, links)
+			}
 			// The file is refused (it exists, it is a link) before the
 			// export is recorded.
 			var file *os.File
@@ -226,7 +244,8 @@ func casesExportCmd(app *App) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&format, "format", "md", "md, json, note, claimreview or pack")
+	f.StringVar(&format, "format", "md", "md, json, note, note-json, claimreview or pack")
+	f.BoolVar(&live, "live", false, "note, note-json: fetch every token X reads as a link; each must answer 200")
 	cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(append(slices.Clone(export.Formats), "pack"), cobra.ShellCompDirectiveNoFileComp))
 	f.StringVar(&tsaURL, "tsa", "", "pack: have the manifest time-stamped by the RFC 3161 authority at URL (default tsa_url)")
 	f.StringVarP(&out, "output", "o", "", "write to FILE instead of stdout (a new file; never through a symbolic link)")
@@ -392,4 +411,26 @@ func casePack(ctx context.Context, app *App, st *cases.Store, c *pipeline.Check,
 		fmt.Fprintf(app.Stderr, "muse: warning: the case kept no snapshot of %d page(s) the check rests on: %s\n", len(m.Missing), strings.Join(m.Missing, ", "))
 	}
 	return buf.Bytes(), nil
+}
+
+// notePreflight says on stderr the note's classification and tags and what
+// X's admission would refuse, each problem with its fix.
+func notePreflight(ctx context.Context, app *App, c *pipeline.Check, links *http.Client) {
+	d := export.NoteFor(ctx, c, links)
+	f := c.NoteFields()
+	if s := f.Short(); s != "" {
+		fmt.Fprintf(app.Stderr, "muse: note: %s\n", s)
+	}
+	for _, t := range f.Tags {
+		fmt.Fprintf(app.Stderr, "muse: note: %s: %s\n", t.Tag, t.Reason)
+	}
+	for _, l := range d.Preflight.Live {
+		fmt.Fprintf(app.Stderr, "muse: pre-flight: %s answers %d\n", l.Token, l.Status)
+	}
+	for _, p := range d.Preflight.Problems {
+		fmt.Fprintf(app.Stderr, "muse: pre-flight: %s — %s\n", p.What, p.Fix)
+	}
+	if d.Preflight.OK() {
+		fmt.Fprintln(app.Stderr, "muse: pre-flight: passed")
+	}
 }

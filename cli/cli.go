@@ -130,6 +130,7 @@ func newRoot(app *App) *cobra.Command {
 		searchCmd(app),
 		extractCmd(app),
 		checkCmd(app),
+		notesCmd(app),
 		batchCmd(app),
 		evalCmd(app),
 		workerCmd(app),

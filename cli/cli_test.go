@@ -836,7 +836,7 @@ func TestSecretsNeverLeave(t *testing.T) {
 	leaked("check stderr", errOut)
 	var c pipeline.Check
 	json.Unmarshal([]byte(out), &c)
-	for _, f := range []string{"md", "json", "note"} {
+	for _, f := range []string{"md", "json", "note", "note-json"} {
 		o, e, _ := muse(t, "", env, "cases", "export", c.ID, "--format", f)
 		leaked("export "+f, o+e)
 	}

@@ -35,6 +35,9 @@ type Check struct {
 	// CheckerVerdict is the verdict the person chose for the post; ""
 	// leaves it to the evidence (Verdicts). It is kept across reruns.
 	CheckerVerdict Verdict `json:"checker_verdict,omitempty"`
+	// CheckerNote is the note's classification and tags the person chose;
+	// nil leaves them to the evidence (NoteFields). Kept across reruns.
+	CheckerNote *NoteChoice `json:"checker_note,omitempty"`
 	// Verdict is Verdicts() as ForOutput derives it for `muse check
 	// --json` and `muse batch`; nil on a Check the engine works on, so a
 	// stored one can never go stale.
@@ -375,6 +378,11 @@ func (c *Check) Clone() *Check {
 	d.FactChecks = slices.Clone(c.FactChecks)
 	d.Queries = slices.Clone(c.Queries)
 	d.Claims = slices.Clone(c.Claims)
+	if c.CheckerNote != nil {
+		n := *c.CheckerNote
+		n.Tags = slices.Clone(n.Tags)
+		d.CheckerNote = &n
+	}
 	if c.Verdict != nil {
 		v := *c.Verdict
 		v.Claims = slices.Clone(v.Claims)

@@ -32,6 +32,7 @@ var exportDetails = map[string]exportChoice{
 	"md":          {key: "m", ext: ".md", what: "Markdown for editors: correction, quotes, sources, post"},
 	"json":        {key: "j", ext: ".json", what: "the whole check as JSON"},
 	"note":        {key: "n", ext: ".note.txt", what: "Community Notes note: ≤280 characters, each link 1"},
+	"note-json":   {key: "o", ext: ".note.json", what: "the note as X's API takes it: classification, tags, pre-flight"},
 	"claimreview": {key: "c", ext: ".claimreview.json", what: "ClaimReview JSON-LD (asks who reviews and the verdict)"},
 	"pack":        {key: "p", ext: ".pack.zip", what: "evidence pack: report, JSON, each page as read, SHA-256s"},
 }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -60,6 +61,7 @@ func (m *Model) correctionPane(w, h int) string {
 	}
 	var meta []string
 	meta = append(meta, m.countLine(c.Text, w))
+	meta = append(meta, m.noteLines(w)...)
 	if c.Edited {
 		meta = append(meta, m.st.Dim.Render("edited by you"))
 	}
@@ -75,6 +77,73 @@ func (m *Model) correctionPane(w, h int) string {
 	lines := splitLines(append([]string{text, ""}, meta...))
 	m.scroll = clamp(m.scroll, 0, max(len(lines)-h, 0))
 	return strings.Join(lines[m.scroll:min(len(lines), m.scroll+h)], "\n")
+}
+
+// noteLines are the note's classification and tags ("Note: misleading ·
+// factual_error") and what X's admission would refuse of it, each with
+// its fix: export.NoteFor offline, as `muse cases export --format note`
+// says it.
+func (m *Model) noteLines(w int) []string {
+	if m.check.NoLLM || m.running {
+		return nil
+	}
+	d := export.NoteFor(context.Background(), m.check, nil)
+	f := m.check.NoteFields()
+	line := "Note: " + f.Short()
+	if f.Classification == "" {
+		line = "Note: none"
+	}
+	if f.By == pipeline.VerdictByChecker {
+		line += " (yours)"
+	}
+	out := []string{m.st.Dim.Render(wrap(safe(line), w))}
+	for _, p := range d.Preflight.Problems {
+		out = append(out, m.st.Warn.Render(wrap("✗ "+safe(p.What+" — "+p.Fix), w)))
+	}
+	return out
+}
+
+// askNoteChoice asks the checker's classification and tags for the note:
+// "misleading" and X's tags, "not misleading", or nothing to give them
+// back to the evidence.
+func (m *Model) askNoteChoice() tea.Cmd {
+	if cmd, ok := m.editable(); !ok {
+		return cmd
+	}
+	cur := ""
+	if ch := m.check.CheckerNote; ch != nil {
+		cur = strings.Join(append([]string{noteClassWord(ch.Classification)}, ch.Tags...), " ")
+	}
+	return m.ask("Note: misleading and its tags ("+strings.Join(pipeline.MisleadingTags, " ")+"), or not misleading; empty: the evidence's:",
+		cur, func(m *Model, s string) tea.Cmd {
+			words := strings.Fields(strings.ToLower(s))
+			class := ""
+			switch {
+			case len(words) == 0:
+			case words[0] == "misleading":
+				class, words = pipeline.ClassMisleading, words[1:]
+			case len(words) >= 2 && words[0] == "not" && words[1] == "misleading":
+				class, words = pipeline.ClassNotMisleading, words[2:]
+			default:
+				return m.setFailure(fmt.Sprintf("%q: start with misleading or not misleading", safe(s)))
+			}
+			if err := m.check.SetNoteChoice(class, words); err != nil {
+				return m.setFailure(safe(err.Error()))
+			}
+			status := "the note's fields are the evidence's: " + m.check.NoteFields().Short()
+			if class != "" {
+				status = "the note's fields are yours: " + m.check.NoteFields().Short() + " (kept when the check runs again)"
+			}
+			return tea.Batch(m.edited(), m.setStatus(status))
+		})
+}
+
+// noteClassWord is a classification as the checker types it.
+func noteClassWord(c string) string {
+	if c == pipeline.ClassNotMisleading {
+		return "not misleading"
+	}
+	return "misleading"
 }
 
 func (m *Model) countLine(text string, w int) string {
@@ -97,6 +166,8 @@ func (m *Model) onCorrectionKey(msg tea.KeyMsg) tea.Cmd {
 		return m.rerun(pipeline.StageCorrection)
 	case key.Matches(msg, k.Versions):
 		return m.openVersions()
+	case key.Matches(msg, k.NoteChoice):
+		return m.askNoteChoice()
 	case key.Matches(msg, k.EditInline):
 		if m.running {
 			return m.setStatus("wait for the correction to finish (or esc to stop) before editing")

@@ -8,8 +8,10 @@ package export
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -23,7 +25,7 @@ import (
 )
 
 // Formats lists the export formats by the names the CLI and the TUI use.
-var Formats = []string{"md", "json", "note", "claimreview"}
+var Formats = []string{"md", "json", "note", "note-json", "claimreview"}
 
 // JSON is the Check as indented JSON with snake_case keys, URLs unescaped:
 // the one JSON shape of a Check, which `muse check --json`, the app's and
@@ -511,6 +513,9 @@ type Options struct {
 	// Versions are the correction's versions the case keeps, oldest
 	// first; the JSON export carries them as "versions".
 	Versions []Version
+	// LinkClient, when set, fetches every link of a "note-json" export
+	// (LivePreflight): the safe fetcher's client.
+	LinkClient *http.Client
 }
 
 // Version is one version of the correction, as the case keeps it: the
@@ -544,6 +549,8 @@ func render(c *pipeline.Check, o Options) ([]byte, error) {
 			return nil, err
 		}
 		return []byte(n + "\n"), nil
+	case "note-json":
+		return noteJSON(NoteFor(context.Background(), c, o.LinkClient))
 	case "claimreview":
 		return ClaimReview(c, o.Reviewer, o.Rating)
 	case "pack":
@@ -565,4 +572,16 @@ func jsonWithVersions(c *pipeline.Check, vs []Version) ([]byte, error) {
 		return nil, fmt.Errorf("export JSON of case %s: versions: %w", c.ID, err)
 	}
 	return out, nil
+}
+
+// noteJSON is a NoteDoc as indented JSON, URLs unescaped.
+func noteJSON(d NoteDoc) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(d); err != nil {
+		return nil, fmt.Errorf("export note JSON: %w", err)
+	}
+	return b.Bytes(), nil
 }

@@ -309,3 +309,12 @@ func snowflakeTime(id string) time.Time {
 	}
 	return time.UnixMilli(int64(n>>22) + 1288834974657).UTC()
 }
+
+// TweetID returns the status ID of an X/Twitter post URL, "" otherwise.
+func TweetID(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return ""
+	}
+	return tweetID(u)
+}
