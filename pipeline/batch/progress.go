@@ -121,7 +121,8 @@ func (p *progressPrinter) draw() {
 }
 
 // status is "3/10 done, 1 failed, 42s elapsed, ETA 1m30s, $0.0123 so far"
-// ("≥$0.0123" when a server reported no usage for some calls).
+// ("≥$0.0123" when a server reported no usage for some calls; the tokens
+// spent when the model has no price).
 func (p *progressPrinter) status() string {
 	running := p.total - p.skipped
 	elapsed := p.now().Sub(p.start)
@@ -130,7 +131,12 @@ func (p *progressPrinter) status() string {
 		eta := time.Duration(float64(elapsed) / float64(p.done) * float64(running-p.done))
 		s += ", ETA " + round(eta).String()
 	}
-	if cost := p.usage.CostCell(); cost != "unknown" {
+	u := p.usage
+	if u.UnreportedCalls == 0 && u.CostUSD == 0 && u.Tokens() > 0 && u.LLMCalls > u.CachedCalls {
+		// Tokens spent on a model muse has no price for are not free.
+		return s + fmt.Sprintf(", %d tokens so far (no price for the model)", u.Tokens())
+	}
+	if cost := u.CostCell(); cost != "unknown" {
 		return s + ", " + cost + " so far"
 	}
 	return s + ", cost unknown so far"
