@@ -48,7 +48,9 @@ func newJetServer(t *testing.T, events [][]byte, cut ...int) *jetServer {
 	return s
 }
 
-func (s *jetServer) url() string { return "ws" + strings.TrimPrefix(s.Server.URL, "http") + "/subscribe" }
+func (s *jetServer) url() string {
+	return "ws" + strings.TrimPrefix(s.Server.URL, "http") + "/subscribe"
+}
 
 func (s *jetServer) serve(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != "/subscribe" {
