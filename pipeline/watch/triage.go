@@ -1,0 +1,287 @@
+// Package watch is `muse watch`: posts from live feeds (sources/feeds)
+// triaged cheap first — language, near-duplicate clusters, a match
+// against imported fact-checks — then scored for check-worthiness by the
+// model in batches, and the worthy ones queued as jobs for `muse worker`
+// by a rule (a threshold, a per-hour budget, the day's spend cap). Nothing
+// is published or submitted: a queued post is checked like any other, and
+// the checker sees the result in the cases.
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/prompts"
+	"github.com/musecheck/muse/sources/feeds"
+	"github.com/musecheck/muse/sources/lang"
+	"github.com/musecheck/muse/sources/posts"
+)
+
+// Matcher finds the imported fact-checks a text repeats: the engine
+// (pipeline.Engine.MatchFactChecks).
+type Matcher interface {
+	MatchFactChecks(ctx context.Context, text, lang string) ([]pipeline.FactCheck, error)
+}
+
+// Scorer scores many posts' check-worthiness in one call: the engine
+// (pipeline.Engine.Worthiness).
+type Scorer interface {
+	Worthiness(ctx context.Context, texts []string) ([]prompts.WorthinessScore, pipeline.CallUsage, error)
+}
+
+// Rule says which scored posts are queued for the workers.
+type Rule struct {
+	// Threshold is the least score queued (0: DefaultThreshold).
+	Threshold float64
+	// PerHour is the most posts queued in any hour (0: DefaultPerHour);
+	// the rest are held.
+	PerHour int
+	// SpendCapUSD, with Spent, holds every post once the day's spend
+	// (the spend ledger's) has reached it: their checks could not run.
+	SpendCapUSD float64
+	Spent       func(ctx context.Context) (float64, error)
+}
+
+// The rule's defaults.
+const (
+	DefaultThreshold = 0.7
+	DefaultPerHour   = 30
+)
+
+// Options set up a Triage.
+type Options struct {
+	Store   *Store
+	Matcher Matcher // nil: no fact-check is matched
+	// Scorer scores check-worthiness; nil leaves every post unscored,
+	// with NoScore as the reason ("no model configured").
+	Scorer  Scorer
+	NoScore string
+	Rule    Rule
+	// Enqueue queues posts as jobs for the workers and returns the batch's
+	// ID; nil queues nothing (the checker opens posts by hand).
+	Enqueue func(ctx context.Context, cs []Cluster) (string, error)
+	// Read reads a post given by its URL alone (a URL list); nil skips
+	// such posts.
+	Read func(ctx context.Context, url string) (*posts.Post, error)
+	// BatchSize is how many posts one scoring call takes (0: 20); a
+	// batch not full is scored after BatchWait (0: 10 s).
+	BatchSize int
+	BatchWait time.Duration
+	// Capacity is how many recent clusters near-duplicates are looked
+	// for among (0: 100,000): memory stays flat over a long watch.
+	Capacity int
+	// Changed is told of each cluster that is new, grew, was scored or
+	// queued (from several goroutines; it must not block).
+	Changed func(Cluster)
+	// Warn is told what went wrong without stopping the watch.
+	Warn func(string)
+}
+
+// Triage is a running triage.
+type Triage struct {
+	o       Options
+	mu      sync.Mutex // the index, and the order of posts into the store
+	ix      *index
+	pending chan Cluster
+}
+
+// New sets up a triage on o.Store: the recent clusters are indexed again
+// and those read but not scored before a stop are scored first.
+func New(ctx context.Context, o Options) (*Triage, error) {
+	if o.Store == nil {
+		return nil, errors.New("watch: no store")
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = 20
+	}
+	if o.BatchWait <= 0 {
+		o.BatchWait = 10 * time.Second
+	}
+	if o.Capacity <= 0 {
+		o.Capacity = 100_000
+	}
+	if o.Rule.Threshold <= 0 {
+		o.Rule.Threshold = DefaultThreshold
+	}
+	if o.Rule.PerHour <= 0 {
+		o.Rule.PerHour = DefaultPerHour
+	}
+	if o.NoScore == "" {
+		o.NoScore = "not scored: no model configured"
+	}
+	t := &Triage{o: o, ix: newIndex(o.Capacity), pending: make(chan Cluster, 4*o.BatchSize)}
+	recent, err := o.Store.Recent(ctx, o.Capacity/2)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(recent) - 1; i >= 0; i-- {
+		c := recent[i]
+		t.ix.add(c.ID, c.fp, c.exact, c.Post.Text != "", c.imageKeys)
+	}
+	return t, nil
+}
+
+func (t *Triage) warn(format string, a ...any) {
+	if t.o.Warn != nil {
+		t.o.Warn(fmt.Sprintf(format, a...))
+	}
+}
+
+func (t *Triage) changed(c Cluster) {
+	if t.o.Changed != nil {
+		t.o.Changed(c)
+	}
+}
+
+// Watch reads every feed from its stored cursor and triages what comes,
+// until ctx is done or every feed has ended (a URL list ends; a stream
+// does not): then the posts waiting for a score are scored and Watch
+// returns. A feed that fails for good stops the watch with its error.
+func (t *Triage) Watch(ctx context.Context, fs ...feeds.Feed) error {
+	unscored, err := t.o.Store.unscored(ctx)
+	if err != nil {
+		return err
+	}
+	scoreCtx, stopScoring := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopScoring()
+	scored := make(chan struct{})
+	go func() {
+		defer close(scored)
+		t.scoreLoop(scoreCtx, ctx, unscored)
+	}()
+	g, gctx := errgroup.WithContext(ctx)
+	for _, f := range fs {
+		g.Go(func() error {
+			cursor, err := t.o.Store.Cursor(gctx, f.Name())
+			if err != nil {
+				return err
+			}
+			err = f.Run(gctx, cursor, func(p feeds.Post) error {
+				_, err := t.Handle(gctx, f.Name(), p)
+				return err
+			})
+			if err != nil && gctx.Err() == nil {
+				return fmt.Errorf("%s: %w", f.Name(), err)
+			}
+			return nil
+		})
+	}
+	err = g.Wait()
+	close(t.pending) // the feeds are done: score what is left, then stop
+	<-scored
+	if err == nil {
+		err = ctx.Err()
+	}
+	return err
+}
+
+// Handle triages one post p of the feed named feed, before the model: it
+// is recorded with its cursor, in the cluster of its near-duplicates or a
+// new one (language detected, matched against the fact-checks); a new
+// cluster waits for its score. A post recorded before only moves the
+// cursor. The cluster comes back (zero when nothing was recorded).
+func (t *Triage) Handle(ctx context.Context, feed string, p feeds.Post) (Cluster, error) {
+	if p.Post == nil || p.ID == "" {
+		return Cluster{}, t.o.Store.SetCursor(ctx, feed, p.Cursor)
+	}
+	post := p.Post
+	if strings.TrimSpace(post.Text) == "" && len(post.Images) == 0 && post.URL != "" {
+		if t.o.Read == nil {
+			return Cluster{}, t.o.Store.SetCursor(ctx, feed, p.Cursor)
+		}
+		read, err := t.o.Read(ctx, post.URL)
+		if err != nil {
+			if ctx.Err() != nil {
+				return Cluster{}, ctx.Err()
+			}
+			t.warn("read %s: %v (skipped)", post.URL, err)
+			return Cluster{}, t.o.Store.SetCursor(ctx, feed, p.Cursor)
+		}
+		post = read
+	}
+	text := post.Text
+	fp, exact, hasText := fingerprint(text)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	cluster, found := t.ix.find(fp, exact || !hasText, p.ImageKeys)
+	if !hasText && !found && len(p.ImageKeys) == 0 {
+		// Nothing to cluster by: a post of itself.
+		fp, exact = 0, true
+	}
+	var nc *newCluster
+	if !found {
+		nc = &newCluster{fingerprint: fp, exact: exact, post: post, imageKeys: p.ImageKeys, lang: postLang(text, p.Langs)}
+		if t.o.Matcher != nil && hasText {
+			fcs, err := t.o.Matcher.MatchFactChecks(ctx, matchText(post), nc.lang)
+			if err != nil {
+				if ctx.Err() != nil {
+					return Cluster{}, ctx.Err()
+				}
+				t.warn("match %s against the fact-checks: %v", p.ID, err)
+			}
+			nc.factChecks = fcs
+		}
+	}
+	id, size, fresh, err := t.o.Store.add(ctx, feed, p.Cursor, p.ID, cluster, nc, time.Now())
+	if err != nil || !fresh {
+		return Cluster{}, err
+	}
+	if !found {
+		t.ix.add(id, fp, exact, hasText, p.ImageKeys)
+		c := Cluster{ID: id, PostID: p.ID, Post: *post, Lang: nc.lang, Size: 1, FactChecks: nc.factChecks, State: StateNew}
+		t.changed(c)
+		select {
+		case t.pending <- c:
+		case <-ctx.Done():
+			// read and kept: scored on the next start
+		}
+		return c, nil
+	}
+	for _, k := range p.ImageKeys {
+		t.ix.cur.images[k] = id
+	}
+	c := Cluster{ID: id, Size: size}
+	if t.o.Changed != nil {
+		if full, err := t.o.Store.Cluster(ctx, id); err == nil {
+			c = full
+		}
+		t.changed(c)
+	}
+	return c, nil
+}
+
+// postLang is the post's language: detected from its text, else the one
+// its author declared.
+func postLang(text string, declared []string) string {
+	if d := lang.Detect(text); d.Code != "" {
+		return d.Code
+	}
+	for _, l := range declared {
+		if c := lang.Normalise(l); c != "" {
+			return c
+		}
+	}
+	return ""
+}
+
+// matchText is what is matched against the fact-checks: the post's text
+// and the card of the page it shares.
+func matchText(p *posts.Post) string {
+	s := p.Text
+	if c := p.Card; c != nil {
+		s += "\n" + c.Title + "\n" + c.Description
+	}
+	for _, im := range p.Images {
+		if im.Alt != "" {
+			s += "\n" + im.Alt
+		}
+	}
+	return s
+}
