@@ -16,7 +16,7 @@ import (
 // are waiting or BatchWait has passed. When the feeds end it scores what
 // is left, unless the watch was stopped: then what is left keeps no score
 // and is scored on the next start.
-func (t *Triage) scoreLoop(ctx, watchCtx context.Context, backlog []Cluster) {
+func (t *Triage) scoreLoop(ctx, watchCtx context.Context, pending <-chan Cluster, backlog []Cluster) {
 	batch := backlog
 	flush := func() {
 		for len(batch) > 0 && ctx.Err() == nil {
@@ -26,11 +26,12 @@ func (t *Triage) scoreLoop(ctx, watchCtx context.Context, backlog []Cluster) {
 		}
 		batch = batch[:0]
 	}
+	flush() // what was waiting from before, first
 	timer := time.NewTimer(t.o.BatchWait)
 	defer timer.Stop()
 	for {
 		select {
-		case c, ok := <-t.pending:
+		case c, ok := <-pending:
 			if !ok {
 				if watchCtx.Err() == nil {
 					flush()

@@ -89,7 +89,7 @@ type Triage struct {
 	o       Options
 	mu      sync.Mutex // the index, and the order of posts into the store
 	ix      *index
-	pending chan Cluster
+	pending chan Cluster // to the scorer, while Watch runs
 }
 
 // New sets up a triage on o.Store: the recent clusters are indexed again
@@ -116,7 +116,7 @@ func New(ctx context.Context, o Options) (*Triage, error) {
 	if o.NoScore == "" {
 		o.NoScore = "not scored: no model configured"
 	}
-	t := &Triage{o: o, ix: newIndex(o.Capacity), pending: make(chan Cluster, 4*o.BatchSize)}
+	t := &Triage{o: o, ix: newIndex(o.Capacity)}
 	recent, err := o.Store.Recent(ctx, o.Capacity/2)
 	if err != nil {
 		return nil, err
@@ -151,10 +151,18 @@ func (t *Triage) Watch(ctx context.Context, fs ...feeds.Feed) error {
 	}
 	scoreCtx, stopScoring := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopScoring()
+	pending := make(chan Cluster, 4*t.o.BatchSize)
+	t.mu.Lock()
+	if t.pending != nil {
+		t.mu.Unlock()
+		return errors.New("watch: already watching")
+	}
+	t.pending = pending
+	t.mu.Unlock()
 	scored := make(chan struct{})
 	go func() {
 		defer close(scored)
-		t.scoreLoop(scoreCtx, ctx, unscored)
+		t.scoreLoop(scoreCtx, ctx, pending, unscored)
 	}()
 	g, gctx := errgroup.WithContext(ctx)
 	for _, f := range fs {
@@ -174,7 +182,10 @@ func (t *Triage) Watch(ctx context.Context, fs ...feeds.Feed) error {
 		})
 	}
 	err = g.Wait()
-	close(t.pending) // the feeds are done: score what is left, then stop
+	t.mu.Lock()
+	t.pending = nil
+	t.mu.Unlock()
+	close(pending) // the feeds are done: score what is left, then stop
 	<-scored
 	if err == nil {
 		err = ctx.Err()
@@ -237,10 +248,12 @@ func (t *Triage) Handle(ctx context.Context, feed string, p feeds.Post) (Cluster
 		t.ix.add(id, fp, exact, hasText, p.ImageKeys)
 		c := Cluster{ID: id, PostID: p.ID, Post: *post, Lang: nc.lang, Size: 1, FactChecks: nc.factChecks, State: StateNew}
 		t.changed(c)
-		select {
-		case t.pending <- c:
-		case <-ctx.Done():
-			// read and kept: scored on the next start
+		if t.pending != nil {
+			select {
+			case t.pending <- c:
+			case <-ctx.Done():
+				// read and kept: scored on the next start
+			}
 		}
 		return c, nil
 	}

@@ -3,119 +3,16 @@ package feeds
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
+	"github.com/musecheck/muse/sources/feeds/feedtest"
 )
-
-// jetServer is a loopback Jetstream instance: it holds a log of events in
-// time_us order and, as Jetstream does, replays them from the cursor a
-// client asks for (inclusive), keeping only wantedCollections and
-// wantedDids. cut says after how many events it drops each connection
-// (0: never).
-type jetServer struct {
-	*httptest.Server
-	mu      sync.Mutex
-	events  [][]byte
-	times   []int64
-	cut     []int // per connection, in order; the last repeats
-	queries []string
-}
-
-func newJetServer(t *testing.T, events [][]byte, cut ...int) *jetServer {
-	t.Helper()
-	s := &jetServer{events: events, cut: cut}
-	for _, e := range events {
-		var ev struct {
-			TimeUS int64 `json:"time_us"`
-		}
-		json.Unmarshal(e, &ev) // a malformed event keeps time 0: sent to every cursor
-		s.times = append(s.times, ev.TimeUS)
-	}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *jetServer) url() string {
-	return "ws" + strings.TrimPrefix(s.Server.URL, "http") + "/subscribe"
-}
-
-func (s *jetServer) serve(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/subscribe" {
-		http.NotFound(w, r)
-		return
-	}
-	s.mu.Lock()
-	n := len(s.queries)
-	s.queries = append(s.queries, r.URL.RawQuery)
-	cut := 0
-	if len(s.cut) > 0 {
-		cut = s.cut[min(n, len(s.cut)-1)]
-	}
-	s.mu.Unlock()
-	q := r.URL.Query()
-	var cursor int64
-	if c := q.Get("cursor"); c != "" {
-		var err error
-		if cursor, err = strconv.ParseInt(c, 10, 64); err != nil {
-			http.Error(w, "bad cursor", http.StatusBadRequest)
-			return
-		}
-	}
-	conn, err := websocket.Accept(w, r, nil)
-	if err != nil {
-		return
-	}
-	defer conn.CloseNow()
-	sent := 0
-	for i, e := range s.events {
-		if s.times[i] != 0 && s.times[i] < cursor {
-			continue
-		}
-		if !wanted(e, q["wantedCollections"], q["wantedDids"]) {
-			continue
-		}
-		if cut > 0 && sent == cut {
-			return // dropped without a close frame, as a dead link would
-		}
-		typ := websocket.MessageText
-		if strings.HasPrefix(string(e), "\x00") {
-			typ = websocket.MessageBinary
-		}
-		if err := conn.Write(r.Context(), typ, e); err != nil {
-			return
-		}
-		sent++
-	}
-	// Then the stream goes quiet until the client leaves.
-	conn.Read(r.Context())
-}
-
-func wanted(e []byte, cols, dids []string) bool {
-	var ev jetEvent
-	if json.Unmarshal(e, &ev) != nil {
-		return true
-	}
-	if len(dids) > 0 && !slices.Contains(dids, ev.DID) {
-		return false
-	}
-	if ev.Commit != nil && len(cols) > 0 && !slices.Contains(cols, ev.Commit.Collection) {
-		return false
-	}
-	return true
-}
 
 func fixtureEvents(t *testing.T) [][]byte {
 	t.Helper()
@@ -131,16 +28,6 @@ func fixtureEvents(t *testing.T) [][]byte {
 		out = append(out, append([]byte(nil), sc.Bytes()...))
 	}
 	return out
-}
-
-// postEvent is a real-shaped post creation event.
-func postEvent(did, rkey string, timeUS int64, text string) []byte {
-	rec, _ := json.Marshal(map[string]any{"$type": "app.bsky.feed.post", "createdAt": time.UnixMicro(timeUS).UTC().Format(time.RFC3339Nano),
-		"langs": []string{"en"}, "text": text})
-	b, _ := json.Marshal(map[string]any{"did": did, "time_us": timeUS, "kind": "commit", "commit": map[string]any{
-		"rev": "3l3qo2vuowo2b", "operation": "create", "collection": PostCollection, "rkey": rkey,
-		"record": json.RawMessage(rec), "cid": "bafyreidwaivazkwu67xztlmuobx35hs2lnfh3kolmgfmucldvhd3sgzcqi"}})
-	return b
 }
 
 // collect runs f until it has delivered want posts (cursor-only
@@ -169,8 +56,8 @@ func collect(t *testing.T, f Feed, cursor string, want int) (got []Post, cursors
 func TestJetstreamReadsRealEvents(t *testing.T) {
 	ev := fixtureEvents(t)
 	ev = append(ev[:3:3], append([][]byte{[]byte(`{"did":"did:plc:x","time_us":`), []byte("\x00binary")}, ev[3:]...)...)
-	srv := newJetServer(t, ev)
-	j := &Jetstream{URL: srv.url(), DIDs: []string{"did:plc:eygmaihciaxprqvxpfvl6flk", "did:plc:rfov6bpyztcnedeyyzgfq42k"}}
+	srv := feedtest.NewJetstream(t, ev)
+	j := &Jetstream{URL: srv.URL(), DIDs: []string{"did:plc:eygmaihciaxprqvxpfvl6flk", "did:plc:rfov6bpyztcnedeyyzgfq42k"}}
 	got, _ := collect(t, j, "", 2)
 	p := got[0]
 	if p.ID != "at://did:plc:eygmaihciaxprqvxpfvl6flk/app.bsky.feed.post/3l3qo2vutsw2b" || p.Cursor != "1725911162329308" ||
@@ -189,7 +76,7 @@ func TestJetstreamReadsRealEvents(t *testing.T) {
 	if st := j.Snapshot(); st.Malformed != 2 {
 		t.Errorf("%d malformed events counted, want 2 (a cut JSON object and a binary frame)", st.Malformed)
 	}
-	qs := srv.queries[0]
+	qs := srv.Queries()[0]
 	if !strings.Contains(qs, "wantedCollections=app.bsky.feed.post") || !strings.Contains(qs, "wantedDids=did%3Aplc%3Aeygmaihciaxprqvxpfvl6flk") ||
 		strings.Contains(qs, "cursor=") {
 		t.Errorf("subscribed with %q", qs)
@@ -199,12 +86,12 @@ func TestJetstreamReadsRealEvents(t *testing.T) {
 func TestJetstreamReconnectsFromItsCursor(t *testing.T) {
 	var ev [][]byte
 	for i := range 30 {
-		ev = append(ev, postEvent("did:plc:ewvi7nxzyoun6zhxrhs64oiz", fmt.Sprintf("3l3qo2vut%04d", i), 1725911162000000+int64(i)*1000,
+		ev = append(ev, feedtest.PostEvent("did:plc:ewvi7nxzyoun6zhxrhs64oiz", fmt.Sprintf("3l3qo2vut%04d", i), 1725911162000000+int64(i)*1000,
 			fmt.Sprintf("Post number %d about the budget", i)))
 	}
 	// Each connection drops after 7 events, without a close frame.
-	srv := newJetServer(t, ev, 7)
-	j := &Jetstream{URL: srv.url(), Backoff: Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond}}
+	srv := feedtest.NewJetstream(t, ev, 7)
+	j := &Jetstream{URL: srv.URL(), Backoff: Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond}}
 	seen := map[string]bool{}
 	var order []string
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -232,7 +119,7 @@ func TestJetstreamReconnectsFromItsCursor(t *testing.T) {
 		t.Errorf("%d connections for 30 events cut every 7: the feed did not reconnect", st.Connects)
 	}
 	// Every reconnect asked for the events from the last one read.
-	for i, q := range srv.queries[1:] {
+	for i, q := range srv.Queries()[1:] {
 		if !strings.Contains(q, "cursor=") {
 			t.Errorf("reconnect %d asked %q: no cursor", i+1, q)
 		}
@@ -247,10 +134,10 @@ func TestJetstreamKeywordsAndFlood(t *testing.T) {
 		if i%10 == 0 {
 			text = fmt.Sprintf("Post %d: the VACCINE figures are out", i)
 		}
-		ev = append(ev, postEvent("did:plc:ewvi7nxzyoun6zhxrhs64oiz", fmt.Sprintf("r%05d", i), 1725911162000000+int64(i), text))
+		ev = append(ev, feedtest.PostEvent("did:plc:ewvi7nxzyoun6zhxrhs64oiz", fmt.Sprintf("r%05d", i), 1725911162000000+int64(i), text))
 	}
-	srv := newJetServer(t, ev)
-	j := &Jetstream{URL: srv.url(), Keywords: []string{"vaccine"}}
+	srv := feedtest.NewJetstream(t, ev)
+	j := &Jetstream{URL: srv.URL(), Keywords: []string{"vaccine"}}
 	got, _ := collect(t, j, "", n/10)
 	for i, p := range got {
 		if !strings.Contains(p.Post.Text, "VACCINE") || p.ID != fmt.Sprintf("at://did:plc:ewvi7nxzyoun6zhxrhs64oiz/app.bsky.feed.post/r%05d", i*10) {
@@ -265,24 +152,24 @@ func TestJetstreamKeywordsAndFlood(t *testing.T) {
 func TestJetstreamResumesAfterARestart(t *testing.T) {
 	var ev [][]byte
 	for i := range 20 {
-		ev = append(ev, postEvent("did:plc:ewvi7nxzyoun6zhxrhs64oiz", fmt.Sprintf("k%03d", i), 1725911162000000+int64(i)*10, fmt.Sprintf("Claim %d", i)))
+		ev = append(ev, feedtest.PostEvent("did:plc:ewvi7nxzyoun6zhxrhs64oiz", fmt.Sprintf("k%03d", i), 1725911162000000+int64(i)*10, fmt.Sprintf("Claim %d", i)))
 	}
-	srv := newJetServer(t, ev)
-	first, _ := collect(t, &Jetstream{URL: srv.url()}, "", 8)
+	srv := feedtest.NewJetstream(t, ev)
+	first, _ := collect(t, &Jetstream{URL: srv.URL()}, "", 8)
 	cursor := first[len(first)-1].Cursor
 	// A new process from the kept cursor: Jetstream replays from it
 	// inclusive, so the last post kept comes again with the same ID.
-	second, _ := collect(t, &Jetstream{URL: srv.url()}, cursor, 13)
+	second, _ := collect(t, &Jetstream{URL: srv.URL()}, cursor, 13)
 	if second[0].ID != first[7].ID {
 		t.Errorf("resumed at %s, want the last kept post %s again (the store drops it by ID)", second[0].ID, first[7].ID)
 	}
 	if !strings.HasSuffix(second[12].ID, "k019") {
 		t.Errorf("resumed stream ends at %s", second[12].ID)
 	}
-	if _, err := (&Jetstream{URL: srv.url()}).subscribeURL(""); err != nil {
+	if _, err := (&Jetstream{URL: srv.URL()}).subscribeURL(""); err != nil {
 		t.Fatal(err)
 	}
-	if err := (&Jetstream{URL: srv.url()}).Run(context.Background(), "yesterday", nil); err == nil {
+	if err := (&Jetstream{URL: srv.URL()}).Run(context.Background(), "yesterday", nil); err == nil {
 		t.Error("a cursor that is not a time was accepted")
 	}
 	if err := (&Jetstream{URL: "https://example.com/x"}).Run(context.Background(), "", nil); err == nil {
