@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -109,8 +108,7 @@ func (s *Store) SetCursor(ctx context.Context, feed, cursor string) error {
 
 // newCluster is what a post that starts a cluster brings.
 type newCluster struct {
-	fingerprint uint64
-	exact       bool
+	sketch      sketch
 	post        *posts.Post
 	lang        string
 	imageKeys   []string
@@ -147,9 +145,9 @@ func (s *Store) add(ctx context.Context, feed, cursor, id string, cluster int64,
 			b, _ := json.Marshal(nc.factChecks)
 			fcs = string(b)
 		}
-		err = tx.QueryRowContext(ctx, s.q(`INSERT INTO watch_cluster (fingerprint, exact, first_post, post, lang, image_keys, size,
-			first_us, last_us, fact_checks) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?) RETURNING id`),
-			int64(nc.fingerprint), boolInt(nc.exact), id, string(pj), nc.lang, string(keys), us, us, fcs).Scan(&clusterID)
+		err = tx.QueryRowContext(ctx, s.q(`INSERT INTO watch_cluster (sketch, first_post, post, lang, image_keys, size,
+			first_us, last_us, fact_checks) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?) RETURNING id`),
+			nc.sketch.encode(), id, string(pj), nc.lang, string(keys), us, us, fcs).Scan(&clusterID)
 		size = 1
 	} else {
 		clusterID = cluster
@@ -170,13 +168,6 @@ func (s *Store) add(ctx context.Context, feed, cursor, id string, cluster int64,
 		return 0, 0, false, fmt.Errorf("watch store: %w", err)
 	}
 	return clusterID, size, true, nil
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // The states of a cluster.
@@ -209,8 +200,7 @@ type Cluster struct {
 	StateNote string   `json:"state_note,omitempty"`
 	BatchID   string   `json:"batch_id,omitempty"`
 	imageKeys []string
-	fp        uint64
-	exact     bool
+	sketch    sketch
 }
 
 // Alert is the repeat-claim alert of the cluster's best fact-check
@@ -245,16 +235,15 @@ func Alert(f pipeline.FactCheck) string {
 }
 
 const clusterColumns = `id, first_post, post, lang, image_keys, size, first_us, last_us, fact_checks, score, score_note, state,
-	state_note, batch_id, fingerprint, exact`
+	state_note, batch_id, sketch`
 
 func scanCluster(sc interface{ Scan(...any) error }) (Cluster, error) {
 	var c Cluster
-	var pj, keys, fcs string
-	var first, last, fp int64
-	var exact int
+	var pj, keys, fcs, sk string
+	var first, last int64
 	var score sql.NullFloat64
 	if err := sc.Scan(&c.ID, &c.PostID, &pj, &c.Lang, &keys, &c.Size, &first, &last, &fcs, &score, &c.ScoreNote, &c.State,
-		&c.StateNote, &c.BatchID, &fp, &exact); err != nil {
+		&c.StateNote, &c.BatchID, &sk); err != nil {
 		return c, err
 	}
 	_ = json.Unmarshal([]byte(pj), &c.Post)
@@ -267,7 +256,7 @@ func scanCluster(sc interface{ Scan(...any) error }) (Cluster, error) {
 		c.Score = &v
 	}
 	c.First, c.Last = time.UnixMicro(first).UTC(), time.UnixMicro(last).UTC()
-	c.fp, c.exact = uint64(fp), exact != 0
+	c.sketch = decodeSketch(sk)
 	return c, nil
 }
 
@@ -371,5 +360,3 @@ func (s *Store) PostsSeen(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
-
-var _ = strings.TrimSpace

@@ -123,7 +123,7 @@ func New(ctx context.Context, o Options) (*Triage, error) {
 	}
 	for i := len(recent) - 1; i >= 0; i-- {
 		c := recent[i]
-		t.ix.add(c.ID, c.fp, c.exact, c.Post.Text != "", c.imageKeys)
+		t.ix.add(c.ID, c.sketch, c.imageKeys)
 	}
 	return t, nil
 }
@@ -218,18 +218,14 @@ func (t *Triage) Handle(ctx context.Context, feed string, p feeds.Post) (Cluster
 		post = read
 	}
 	text := post.Text
-	fp, exact, hasText := fingerprint(text)
+	sk := sketchOf(text)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	cluster, found := t.ix.find(fp, exact || !hasText, p.ImageKeys)
-	if !hasText && !found && len(p.ImageKeys) == 0 {
-		// Nothing to cluster by: a post of itself.
-		fp, exact = 0, true
-	}
+	cluster, found := t.ix.find(sk, p.ImageKeys)
 	var nc *newCluster
 	if !found {
-		nc = &newCluster{fingerprint: fp, exact: exact, post: post, imageKeys: p.ImageKeys, lang: postLang(text, p.Langs)}
-		if t.o.Matcher != nil && hasText {
+		nc = &newCluster{sketch: sk, post: post, imageKeys: p.ImageKeys, lang: postLang(text, p.Langs)}
+		if t.o.Matcher != nil && sk.ok {
 			fcs, err := t.o.Matcher.MatchFactChecks(ctx, matchText(post), nc.lang)
 			if err != nil {
 				if ctx.Err() != nil {
@@ -245,7 +241,7 @@ func (t *Triage) Handle(ctx context.Context, feed string, p feeds.Post) (Cluster
 		return Cluster{}, err
 	}
 	if !found {
-		t.ix.add(id, fp, exact, hasText, p.ImageKeys)
+		t.ix.add(id, sk, p.ImageKeys)
 		c := Cluster{ID: id, PostID: p.ID, Post: *post, Lang: nc.lang, Size: 1, FactChecks: nc.factChecks, State: StateNew}
 		t.changed(c)
 		if t.pending != nil {
@@ -257,9 +253,7 @@ func (t *Triage) Handle(ctx context.Context, feed string, p feeds.Post) (Cluster
 		}
 		return c, nil
 	}
-	for _, k := range p.ImageKeys {
-		t.ix.cur.images[k] = id
-	}
+	t.ix.addImages(id, p.ImageKeys)
 	c := Cluster{ID: id, Size: size}
 	if t.o.Changed != nil {
 		if full, err := t.o.Store.Cluster(ctx, id); err == nil {

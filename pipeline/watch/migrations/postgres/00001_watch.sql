@@ -6,8 +6,7 @@ CREATE TABLE watch_cursor (
 );
 CREATE TABLE watch_cluster (
     id          BIGSERIAL PRIMARY KEY,
-    fingerprint BIGINT NOT NULL,
-    exact       BIGINT NOT NULL,
+    sketch      TEXT NOT NULL,
     first_post  TEXT NOT NULL,
     post        TEXT NOT NULL,
     lang        TEXT NOT NULL,

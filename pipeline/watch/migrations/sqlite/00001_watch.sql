@@ -6,8 +6,7 @@ CREATE TABLE watch_cursor (
 );
 CREATE TABLE watch_cluster (
     id          INTEGER PRIMARY KEY,
-    fingerprint INTEGER NOT NULL,
-    exact       INTEGER NOT NULL,
+    sketch      TEXT NOT NULL,
     first_post  TEXT NOT NULL,
     post        TEXT NOT NULL,
     lang        TEXT NOT NULL,
