@@ -80,4 +80,3 @@ func ParseWorthiness(answer string, n int) ([]WorthinessScore, error) {
 	}
 	return out, nil
 }
-

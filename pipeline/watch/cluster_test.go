@@ -76,7 +76,6 @@ func TestClustersOnRealTexts(t *testing.T) {
 	}
 }
 
-
 func TestShortTextsMatchExactly(t *testing.T) {
 	a, b, c := sketchOf("Good morning!"), sketchOf("good MORNING"), sketchOf("Good evening")
 	if !a.exact || !b.exact || a.key != b.key || a.key == c.key {

@@ -108,11 +108,11 @@ func (s *Store) SetCursor(ctx context.Context, feed, cursor string) error {
 
 // newCluster is what a post that starts a cluster brings.
 type newCluster struct {
-	sketch      sketch
-	post        *posts.Post
-	lang        string
-	imageKeys   []string
-	factChecks  []pipeline.FactCheck
+	sketch     sketch
+	post       *posts.Post
+	lang       string
+	imageKeys  []string
+	factChecks []pipeline.FactCheck
 }
 
 // add records post id of feed, read up to cursor: into cluster when it is

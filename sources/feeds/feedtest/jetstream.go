@@ -137,4 +137,3 @@ func wanted(e []byte, cols, dids []string) bool {
 	}
 	return true
 }
-
