@@ -115,24 +115,17 @@ type newCluster struct {
 	factChecks []pipeline.FactCheck
 }
 
-// add records post id of feed, read up to cursor: into cluster when it is
-// not 0, else into a new cluster made of nc. fresh is false when the post
-// was recorded before (then only the cursor moves). The post, its
-// cluster's count and the cursor are written in one transaction: after a
-// crash either all three are there or none.
-func (s *Store) add(ctx context.Context, feed, cursor, id string, cluster int64, nc *newCluster, now time.Time) (clusterID int64, size int, fresh bool, err error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, 0, false, fmt.Errorf("watch store: %w", err)
-	}
-	defer tx.Rollback()
+// add records post id of feed, read up to cursor, in tx: into cluster
+// when it is not 0, else into a new cluster made of nc. fresh is false when
+// the post was recorded before (then only the cursor moves). The post,
+// its cluster's count and the cursor are written in the same transaction:
+// after a crash either all three are there or none, and a feed resumed
+// from the cursor kept delivers again what was not.
+func (s *Store) add(ctx context.Context, tx *sql.Tx, feed, cursor, id string, cluster int64, nc *newCluster, now time.Time) (clusterID int64, size int, fresh bool, err error) {
 	var one int
 	switch err := tx.QueryRowContext(ctx, s.q(`SELECT 1 FROM watch_post WHERE id = ?`), id).Scan(&one); {
 	case err == nil:
-		if err := s.setCursor(ctx, tx, feed, cursor, now); err != nil {
-			return 0, 0, false, err
-		}
-		return 0, 0, false, tx.Commit()
+		return 0, 0, false, s.setCursor(ctx, tx, feed, cursor, now)
 	case !errors.Is(err, sql.ErrNoRows):
 		return 0, 0, false, fmt.Errorf("watch store: %w", err)
 	}
@@ -163,9 +156,6 @@ func (s *Store) add(ctx context.Context, feed, cursor, id string, cluster int64,
 	}
 	if err := s.setCursor(ctx, tx, feed, cursor, now); err != nil {
 		return 0, 0, false, err
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, 0, false, fmt.Errorf("watch store: %w", err)
 	}
 	return clusterID, size, true, nil
 }

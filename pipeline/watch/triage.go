@@ -9,6 +9,7 @@ package watch
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -90,6 +91,13 @@ type Triage struct {
 	mu      sync.Mutex // the index, and the order of posts into the store
 	ix      *index
 	pending chan Cluster // to the scorer, while Watch runs
+	// The posts are written in batches: one transaction for up to
+	// commitEvery posts or commitAfter, whichever comes first (a feed
+	// resumes from the cursor committed, so a crash loses nothing).
+	tx      *sql.Tx
+	txPosts int
+	txStart time.Time
+	fresh   []Cluster // new clusters of the open transaction, scored once it commits
 }
 
 // New sets up a triage on o.Store: the recent clusters are indexed again
@@ -117,14 +125,10 @@ func New(ctx context.Context, o Options) (*Triage, error) {
 		o.NoScore = "not scored: no model configured"
 	}
 	t := &Triage{o: o, ix: newIndex(o.Capacity)}
-	recent, err := o.Store.Recent(ctx, o.Capacity/2)
-	if err != nil {
+	if _, err := o.Store.Recent(ctx, 1); err != nil {
 		return nil, err
 	}
-	for i := len(recent) - 1; i >= 0; i-- {
-		c := recent[i]
-		t.ix.add(c.ID, c.sketch, c.imageKeys)
-	}
+	t.rebuild(ctx)
 	return t, nil
 }
 
@@ -165,6 +169,22 @@ func (t *Triage) Watch(ctx context.Context, fs ...feeds.Feed) error {
 		t.scoreLoop(scoreCtx, ctx, pending, unscored)
 	}()
 	g, gctx := errgroup.WithContext(ctx)
+	flushDone := make(chan struct{})
+	go func() {
+		// A quiet feed's last posts are committed too.
+		tick := time.NewTicker(commitAfter)
+		defer tick.Stop()
+		for {
+			select {
+			case <-flushDone:
+				return
+			case <-tick.C:
+				if err := t.Flush(gctx); err != nil && gctx.Err() == nil {
+					t.warn("%v", err)
+				}
+			}
+		}
+	}()
 	for _, f := range fs {
 		g.Go(func() error {
 			cursor, err := t.o.Store.Cursor(gctx, f.Name())
@@ -182,7 +202,11 @@ func (t *Triage) Watch(ctx context.Context, fs ...feeds.Feed) error {
 		})
 	}
 	err = g.Wait()
+	close(flushDone)
 	t.mu.Lock()
+	if cerr := t.commit(context.WithoutCancel(ctx)); cerr != nil && err == nil {
+		err = cerr
+	}
 	t.pending = nil
 	t.mu.Unlock()
 	close(pending) // the feeds are done: score what is left, then stop
@@ -199,13 +223,16 @@ func (t *Triage) Watch(ctx context.Context, fs ...feeds.Feed) error {
 // cluster waits for its score. A post recorded before only moves the
 // cursor. The cluster comes back (zero when nothing was recorded).
 func (t *Triage) Handle(ctx context.Context, feed string, p feeds.Post) (Cluster, error) {
+	if err := ctx.Err(); err != nil {
+		return Cluster{}, err
+	}
 	if p.Post == nil || p.ID == "" {
-		return Cluster{}, t.o.Store.SetCursor(ctx, feed, p.Cursor)
+		return Cluster{}, t.setCursor(ctx, feed, p.Cursor)
 	}
 	post := p.Post
 	if strings.TrimSpace(post.Text) == "" && len(post.Images) == 0 && post.URL != "" {
 		if t.o.Read == nil {
-			return Cluster{}, t.o.Store.SetCursor(ctx, feed, p.Cursor)
+			return Cluster{}, t.setCursor(ctx, feed, p.Cursor)
 		}
 		read, err := t.o.Read(ctx, post.URL)
 		if err != nil {
@@ -213,7 +240,7 @@ func (t *Triage) Handle(ctx context.Context, feed string, p feeds.Post) (Cluster
 				return Cluster{}, ctx.Err()
 			}
 			t.warn("read %s: %v (skipped)", post.URL, err)
-			return Cluster{}, t.o.Store.SetCursor(ctx, feed, p.Cursor)
+			return Cluster{}, t.setCursor(ctx, feed, p.Cursor)
 		}
 		post = read
 	}
@@ -236,13 +263,63 @@ func (t *Triage) Handle(ctx context.Context, feed string, p feeds.Post) (Cluster
 			nc.factChecks = fcs
 		}
 	}
-	id, size, fresh, err := t.o.Store.add(ctx, feed, p.Cursor, p.ID, cluster, nc, time.Now())
-	if err != nil || !fresh {
+	if t.tx == nil {
+		// The transaction outlives the call that opened it: a cancelled
+		// context must not roll back the posts of the calls before.
+		tx, err := t.o.Store.db.BeginTx(context.WithoutCancel(ctx), nil)
+		if err != nil {
+			return Cluster{}, fmt.Errorf("watch store: %w", err)
+		}
+		t.tx, t.txStart = tx, time.Now()
+	}
+	// A stop between two statements must not leave half a post: the
+	// statements run to the end whatever ctx says.
+	id, size, fresh, err := t.o.Store.add(context.WithoutCancel(ctx), t.tx, feed, p.Cursor, p.ID, cluster, nc, time.Now())
+	if err != nil {
+		t.rollback()
 		return Cluster{}, err
 	}
-	if !found {
+	t.txPosts++
+	var c Cluster
+	switch {
+	case !fresh:
+	case !found:
 		t.ix.add(id, sk, p.ImageKeys)
-		c := Cluster{ID: id, PostID: p.ID, Post: *post, Lang: nc.lang, Size: 1, FactChecks: nc.factChecks, State: StateNew}
+		c = Cluster{ID: id, PostID: p.ID, Post: *post, Lang: nc.lang, Size: 1, FactChecks: nc.factChecks, State: StateNew}
+		t.fresh = append(t.fresh, c)
+	default:
+		t.ix.addImages(id, p.ImageKeys)
+		c = Cluster{ID: id, Size: size}
+	}
+	if t.txPosts >= commitEvery || time.Since(t.txStart) >= commitAfter {
+		if err := t.commit(ctx); err != nil {
+			return Cluster{}, err
+		}
+	}
+	return c, nil
+}
+
+// How posts are grouped into transactions.
+const (
+	commitEvery = 256
+	commitAfter = 250 * time.Millisecond
+)
+
+// commit ends the open transaction, then sends its new clusters to be
+// scored and tells Changed of them. t.mu is held.
+func (t *Triage) commit(ctx context.Context) error {
+	if t.tx == nil {
+		return nil
+	}
+	err := t.tx.Commit()
+	t.tx, t.txPosts = nil, 0
+	fresh := t.fresh
+	t.fresh = nil
+	if err != nil {
+		t.rebuild(ctx)
+		return fmt.Errorf("watch store: %w", err)
+	}
+	for _, c := range fresh {
 		t.changed(c)
 		if t.pending != nil {
 			select {
@@ -251,17 +328,62 @@ func (t *Triage) Handle(ctx context.Context, feed string, p feeds.Post) (Cluster
 				// read and kept: scored on the next start
 			}
 		}
-		return c, nil
 	}
-	t.ix.addImages(id, p.ImageKeys)
-	c := Cluster{ID: id, Size: size}
-	if t.o.Changed != nil {
-		if full, err := t.o.Store.Cluster(ctx, id); err == nil {
-			c = full
+	if t.o.Changed != nil && len(fresh) < commitEvery {
+		// the clusters that grew, as stored now
+		grown, err := t.o.Store.clusters(ctx, `WHERE last_us >= ? AND size > 1`, t.txStart.Add(-time.Second).UnixMicro())
+		if err == nil {
+			for _, c := range grown {
+				t.changed(c)
+			}
 		}
-		t.changed(c)
 	}
-	return c, nil
+	return nil
+}
+
+// rollback drops the open transaction and what the index learnt from it.
+func (t *Triage) rollback() {
+	if t.tx != nil {
+		t.tx.Rollback()
+		t.tx, t.txPosts, t.fresh = nil, 0, nil
+		t.rebuild(context.Background())
+	}
+}
+
+// rebuild indexes the stored clusters again.
+func (t *Triage) rebuild(ctx context.Context) {
+	t.ix = newIndex(t.o.Capacity)
+	recent, err := t.o.Store.Recent(ctx, t.o.Capacity/2)
+	if err != nil {
+		t.warn("index the clusters again: %v", err)
+		return
+	}
+	for i := len(recent) - 1; i >= 0; i-- {
+		c := recent[i]
+		t.ix.add(c.ID, c.sketch, c.imageKeys)
+	}
+}
+
+// Flush commits the posts triaged so far.
+func (t *Triage) Flush(ctx context.Context) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.commit(ctx)
+}
+
+// setCursor moves feed's cursor, in the open transaction when there is
+// one (the posts before it are kept with it).
+func (t *Triage) setCursor(ctx context.Context, feed, cursor string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tx != nil {
+		if err := t.o.Store.setCursor(context.WithoutCancel(ctx), t.tx, feed, cursor, time.Now()); err != nil {
+			t.rollback()
+			return err
+		}
+		return nil
+	}
+	return t.o.Store.SetCursor(ctx, feed, cursor)
 }
 
 // postLang is the post's language: detected from its text, else the one

@@ -237,19 +237,54 @@ func TestTriageRestartLosesAndRepeatsNothing(t *testing.T) {
 	srv := feedtest.NewJetstream(t, ev)
 	path := filepath.Join(t.TempDir(), "watch.db")
 	sc := &lengthScorer{}
-	run := func(want int) {
-		st := openStore(t, path)
-		tr, err := New(context.Background(), Options{Store: st, Scorer: sc, BatchSize: 7, BatchWait: 10 * time.Millisecond})
-		if err != nil {
+	ctx := context.Background()
+
+	// A first process is stopped (Ctrl-C) after 25 posts.
+	st := openStore(t, path)
+	tr, err := New(ctx, Options{Store: st, Scorer: sc, BatchSize: 7, BatchWait: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	if err := tr.Watch(wctx, &stopAfter{Feed: &feeds.Jetstream{URL: srv.URL()}, n: 25, stop: stop}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("first watch: %v", err)
+	}
+	kept, _ := st.PostsSeen(ctx)
+	if kept < 25 {
+		t.Fatalf("%d posts kept after a stop at 25", kept)
+	}
+	st.Close()
+
+	// A second one dies outright halfway through its transaction: what it
+	// had not committed is read again by the next.
+	st = openStore(t, path)
+	tr, err = New(ctx, Options{Store: st, BatchWait: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &feeds.Jetstream{URL: srv.URL()}
+	cursor, _ := st.Cursor(ctx, f.Name())
+	handled := 0
+	errStop := errors.New("killed")
+	f.Run(ctx, cursor, func(p feeds.Post) error {
+		if _, err := tr.Handle(ctx, f.Name(), p); err != nil {
 			t.Fatal(err)
 		}
-		watchUntil(t, tr, st, &feeds.Jetstream{URL: srv.URL()}, want)
-		st.Close()
+		if handled++; handled == 10 {
+			return errStop
+		}
+		return nil
+	})
+	tr.rollback() // as a crash leaves it
+	st.Close()
+
+	// A third one reads the rest.
+	st = openStore(t, path)
+	tr, err = New(ctx, Options{Store: st, Scorer: sc, BatchSize: 7, BatchWait: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
 	}
-	run(25) // stopped after 25 posts or a few more
-	run(n)  // a new process resumes from the cursor kept
-	st := openStore(t, path)
-	ctx := context.Background()
+	watchUntil(t, tr, st, &feeds.Jetstream{URL: srv.URL()}, n)
 	if got, _ := st.PostsSeen(ctx); got != n {
 		t.Errorf("%d posts kept, want %d: lost or repeated", got, n)
 	}
@@ -262,32 +297,50 @@ func TestTriageRestartLosesAndRepeatsNothing(t *testing.T) {
 		t.Errorf("cluster sizes add up to %d, want %d: a post counted twice", sizes, n)
 	}
 	qs := srv.Queries()
-	if len(qs) < 2 || !strings.Contains(qs[len(qs)-1], "cursor=") {
-		t.Errorf("the second process subscribed with %q, want the kept cursor", qs)
+	if len(qs) != 3 || strings.Contains(qs[0], "cursor=") || !strings.Contains(qs[1], "cursor=") || !strings.Contains(qs[2], "cursor=") {
+		t.Errorf("subscriptions %q: want the second and third from the kept cursor", qs)
 	}
 	// Every cluster read before a stop but not scored then is scored by
 	// the next process, first.
-	st2 := openStore(t, path)
-	tr, err := New(ctx, Options{Store: st2, Scorer: sc, BatchSize: 7, BatchWait: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- tr.Watch(wctx, &feeds.Jetstream{URL: srv.URL()}) }()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if left, err := st2.unscored(ctx); err != nil || len(left) == 0 {
+		if left, err := st.unscored(ctx); err != nil || len(left) == 0 {
 			break
 		}
+		wctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- tr.Watch(wctx, &feeds.Jetstream{URL: srv.URL()}) }()
+		time.Sleep(50 * time.Millisecond)
+		cancel()
+		<-done
 	}
-	cancel()
-	<-done
 	cs, _ = st.Recent(ctx, 1000)
 	for _, c := range cs {
 		if c.Score == nil && c.ScoreNote == "" {
 			t.Errorf("cluster %d (%q) never scored", c.ID, c.Post.Text)
 		}
 	}
+}
+
+// stopAfter cancels the watch once n posts were delivered.
+type stopAfter struct {
+	feeds.Feed
+	n    int
+	stop func()
+}
+
+func (s *stopAfter) Run(ctx context.Context, cursor string, emit func(feeds.Post) error) error {
+	seen := 0
+	return s.Feed.Run(ctx, cursor, func(p feeds.Post) error {
+		if err := emit(p); err != nil {
+			return err
+		}
+		if p.Post != nil {
+			if seen++; seen == s.n {
+				s.stop()
+			}
+		}
+		return nil
+	})
 }
 
 // listFeed delivers its texts as posts, then ends.
