@@ -78,6 +78,9 @@ type Options struct {
 	// Capacity is how many recent clusters near-duplicates are looked
 	// for among (0: 100,000): memory stays flat over a long watch.
 	Capacity int
+	// Limit stops the watch once this many posts were newly kept (0:
+	// never); Watch then returns nil.
+	Limit int
 	// Changed is told of each cluster that is new, grew, was scored or
 	// queued (from several goroutines; it must not block).
 	Changed func(Cluster)
@@ -98,6 +101,9 @@ type Triage struct {
 	txPosts int
 	txStart time.Time
 	fresh   []Cluster // new clusters of the open transaction, scored once it commits
+	grown   map[int64]bool
+	kept    int    // posts newly kept by this Watch
+	stop    func() // stops this Watch's feeds (Options.Limit)
 }
 
 // New sets up a triage on o.Store: the recent clusters are indexed again
@@ -168,7 +174,12 @@ func (t *Triage) Watch(ctx context.Context, fs ...feeds.Feed) error {
 		defer close(scored)
 		t.scoreLoop(scoreCtx, ctx, pending, unscored)
 	}()
-	g, gctx := errgroup.WithContext(ctx)
+	fctx, stopFeeds := context.WithCancel(ctx)
+	defer stopFeeds()
+	t.mu.Lock()
+	t.kept, t.stop = 0, stopFeeds
+	t.mu.Unlock()
+	g, gctx := errgroup.WithContext(fctx)
 	flushDone := make(chan struct{})
 	go func() {
 		// A quiet feed's last posts are committed too.
@@ -207,11 +218,12 @@ func (t *Triage) Watch(ctx context.Context, fs ...feeds.Feed) error {
 	if cerr := t.commit(context.WithoutCancel(ctx)); cerr != nil && err == nil {
 		err = cerr
 	}
-	t.pending = nil
+	t.pending, t.stop = nil, nil
+	limited := t.o.Limit > 0 && t.kept >= t.o.Limit
 	t.mu.Unlock()
 	close(pending) // the feeds are done: score what is left, then stop
 	<-scored
-	if err == nil {
+	if err == nil && !limited {
 		err = ctx.Err()
 	}
 	return err
@@ -285,11 +297,21 @@ func (t *Triage) Handle(ctx context.Context, feed string, p feeds.Post) (Cluster
 	case !fresh:
 	case !found:
 		t.ix.add(id, sk, p.ImageKeys)
-		c = Cluster{ID: id, PostID: p.ID, Post: *post, Lang: nc.lang, Size: 1, FactChecks: nc.factChecks, State: StateNew}
+		now := time.Now().UTC()
+		c = Cluster{ID: id, PostID: p.ID, Post: *post, Lang: nc.lang, Size: 1, First: now, Last: now, FactChecks: nc.factChecks, State: StateNew}
 		t.fresh = append(t.fresh, c)
 	default:
 		t.ix.addImages(id, p.ImageKeys)
 		c = Cluster{ID: id, Size: size}
+		if t.grown == nil {
+			t.grown = map[int64]bool{}
+		}
+		t.grown[id] = true
+	}
+	if fresh {
+		if t.kept++; t.o.Limit > 0 && t.kept >= t.o.Limit && t.stop != nil {
+			t.stop()
+		}
 	}
 	if t.txPosts >= commitEvery || time.Since(t.txStart) >= commitAfter {
 		if err := t.commit(ctx); err != nil {
@@ -329,12 +351,12 @@ func (t *Triage) commit(ctx context.Context) error {
 			}
 		}
 	}
-	if t.o.Changed != nil && len(fresh) < commitEvery {
-		// the clusters that grew, as stored now
-		grown, err := t.o.Store.clusters(ctx, `WHERE last_us >= ? AND size > 1`, t.txStart.Add(-time.Second).UnixMicro())
-		if err == nil {
-			for _, c := range grown {
-				t.changed(c)
+	grown := t.grown
+	t.grown = nil
+	if t.o.Changed != nil {
+		for id := range grown {
+			if c, err := t.o.Store.Cluster(ctx, id); err == nil {
+				t.changed(c) // as stored now
 			}
 		}
 	}
@@ -345,7 +367,7 @@ func (t *Triage) commit(ctx context.Context) error {
 func (t *Triage) rollback() {
 	if t.tx != nil {
 		t.tx.Rollback()
-		t.tx, t.txPosts, t.fresh = nil, 0, nil
+		t.tx, t.txPosts, t.fresh, t.grown = nil, 0, nil, nil
 		t.rebuild(context.Background())
 	}
 }
