@@ -79,7 +79,7 @@ func watchCmd(app *App) *cobra.Command {
 	fl.BoolVar(&f.local, "local", false, "the instance's local timeline rather than the federated one")
 	fl.StringVar(&f.urls, "urls", "", "a file of post URLs, one a line, or - for standard input")
 	fl.StringSliceVar(&f.keywords, "keyword", nil, "keep only posts holding this word or phrase, any case (repeatable)")
-	fl.BoolVar(&f.asJSON, "json", false, "print each cluster as a JSON line when it is new or changes, instead of the terminal view")
+	fl.BoolVar(&f.asJSON, "json", false, "print JSON Lines instead of the terminal view: one JSON object per cluster each time it is new or changes")
 	fl.BoolVar(&f.enqueue, "enqueue", false, "queue the posts that score at least --threshold for muse worker")
 	fl.Float64Var(&f.threshold, "threshold", watch.DefaultThreshold, "the least check-worthiness score (0 to 1) queued")
 	fl.IntVar(&f.perHour, "per-hour", watch.DefaultPerHour, "the most posts queued in any hour")

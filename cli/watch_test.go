@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/musecheck/muse/pipeline/watch"
@@ -106,5 +109,55 @@ func TestWatchUsage(t *testing.T) {
 		if code != 2 {
 			t.Errorf("%q: exit %d (%s), want 2", args, code, errOut)
 		}
+	}
+}
+
+// A Mastodon hashtag through the streaming API, with the token from the
+// environment: a loopback instance that speaks server-sent events.
+func TestWatchMastodonHashtag(t *testing.T) {
+	isolate(t)
+	t.Setenv(MastodonTokenEnv, "tok-abc")
+	status := func(id, text string) string {
+		b, _ := json.Marshal(map[string]any{"id": id, "created_at": "2024-02-23T16:04:11.000Z", "language": "en",
+			"url": "https://mastodon.example/@healthwatch/" + id, "uri": "https://mastodon.example/users/healthwatch/statuses/" + id,
+			"content": "<p>" + text + "</p>", "spoiler_text": "", "reblog": nil, "media_attachments": []any{},
+			"account": map[string]any{"acct": "healthwatch", "display_name": "Health Watch", "note": ""}})
+		return string(b)
+	}
+	var mu sync.Mutex
+	var auth []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auth = append(auth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		if r.URL.Path != "/api/v1/streaming/hashtag" || r.URL.Query().Get("tag") != "5G" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, ":thump\n")
+		fmt.Fprintf(w, "event: update\ndata: %s\n\n", status("111985453312768311", "Doctors say 5G masts cause headaches and nosebleeds in children"))
+		fmt.Fprint(w, "event: delete\ndata: 111985453312760000\n\n")
+		fmt.Fprintf(w, "event: update\ndata: %s\n\n", status("111985453312768312", "Doctors say 5G masts cause headaches and nosebleeds in children!! #5G"))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	out, errOut, code := run(t, "watch", "--json", "--mastodon", srv.URL, "--hashtag", "#5G", "--limit", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	mu.Lock()
+	if len(auth) == 0 || auth[0] != "Bearer tok-abc" {
+		t.Errorf("sent Authorization %q", auth)
+	}
+	mu.Unlock()
+	rows := watchRows(t, out)
+	last := rows[len(rows)-1]
+	if last["size"] != 2.0 || !strings.Contains(fmt.Sprint(last["post"]), "@healthwatch@127.0.0.1") {
+		t.Errorf("the boostless copy did not join its cluster, or the handle is wrong: %s", out)
+	}
+	if strings.Contains(out+errOut, "tok-abc") {
+		t.Error("the token was printed")
 	}
 }

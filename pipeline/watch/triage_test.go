@@ -361,3 +361,49 @@ func (l *listFeed) Run(ctx context.Context, cursor string, emit func(feeds.Post)
 }
 
 func postOf(text string) *posts.Post { return &posts.Post{Text: text, Platform: "Bluesky"} }
+
+func TestTriageReadsPostsGivenByURL(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "watch.db"))
+	read := map[string]int{}
+	tr, err := New(context.Background(), Options{Store: st, BatchWait: time.Hour,
+		Read: func(_ context.Context, u string) (*posts.Post, error) {
+			read[u]++
+			if strings.Contains(u, "gone") {
+				return nil, errors.New("404 Not Found")
+			}
+			return &posts.Post{URL: u, Text: "The council spent 40 million pounds on consultants last year", Platform: "Mastodon"}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warned []string
+	tr.o.Warn = func(s string) { warned = append(warned, s) }
+	urls := []string{"https://mastodon.example/@a/1", "https://mastodon.example/@b/2", "https://mastodon.example/@c/gone"}
+	f := &urlFeed{urls: urls}
+	if err := tr.Watch(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := st.Ranked(context.Background(), 0)
+	if len(cs) != 1 || cs[0].Size != 2 || cs[0].Post.Text == "" || read[urls[0]] != 1 {
+		t.Errorf("clusters %+v, reads %v: want the two readable posts read once each, one cluster of 2", cs, read)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "gone: 404 Not Found (skipped)") {
+		t.Errorf("warnings %q", warned)
+	}
+	if c, _ := st.Cursor(context.Background(), "urls"); c != "3" {
+		t.Errorf("cursor %q after three lines, want 3 (the unreadable one passed too)", c)
+	}
+}
+
+type urlFeed struct{ urls []string }
+
+func (u *urlFeed) Name() string { return "urls" }
+
+func (u *urlFeed) Run(ctx context.Context, cursor string, emit func(feeds.Post) error) error {
+	for i, s := range u.urls {
+		if err := emit(feeds.Post{ID: s, Cursor: fmt.Sprint(i + 1), Post: &posts.Post{URL: s}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
