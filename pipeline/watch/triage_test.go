@@ -14,6 +14,7 @@ import (
 	"github.com/musecheck/muse/prompts"
 	"github.com/musecheck/muse/sources/feeds"
 	"github.com/musecheck/muse/sources/feeds/feedtest"
+	"github.com/musecheck/muse/sources/pgdb/pgdbtest"
 	"github.com/musecheck/muse/sources/posts"
 )
 
@@ -154,7 +155,18 @@ func TestTriageClustersMatchesAndQueues(t *testing.T) {
 }
 
 func TestTriageScoresInBatchesAndAppliesTheRule(t *testing.T) {
-	st := openStore(t, filepath.Join(t.TempDir(), "watch.db"))
+	eachEngine(t, testScoresInBatches)
+}
+
+// eachEngine runs test on a new SQLite store's location and on a new
+// PostgreSQL database (skipped, saying so, without MUSE_TEST_DATABASE_URL).
+func eachEngine(t *testing.T, test func(t *testing.T, location string)) {
+	t.Run("sqlite", func(t *testing.T) { test(t, filepath.Join(t.TempDir(), "watch.db")) })
+	t.Run("postgres", func(t *testing.T) { test(t, pgdbtest.Fresh(t)) })
+}
+
+func testScoresInBatches(t *testing.T, location string) {
+	st := openStore(t, location)
 	sc := &lengthScorer{}
 	var queued []Cluster
 	spent := 0.0
@@ -228,6 +240,10 @@ func TestTriageWithoutAModelSaysSo(t *testing.T) {
 }
 
 func TestTriageRestartLosesAndRepeatsNothing(t *testing.T) {
+	eachEngine(t, testRestart)
+}
+
+func testRestart(t *testing.T, path string) {
 	var ev [][]byte
 	const n = 60
 	for i := range n {
@@ -235,7 +251,6 @@ func TestTriageRestartLosesAndRepeatsNothing(t *testing.T) {
 			fmt.Sprintf("Claim number %d: the council spent %d million on consultants in %d", i, i*7, 2000+i%20)))
 	}
 	srv := feedtest.NewJetstream(t, ev)
-	path := filepath.Join(t.TempDir(), "watch.db")
 	sc := &lengthScorer{}
 	ctx := context.Background()
 
@@ -406,4 +421,38 @@ func (u *urlFeed) Run(ctx context.Context, cursor string, emit func(feeds.Post) 
 		}
 	}
 	return nil
+}
+
+// The same image (the same blob CID on Bluesky) under other words joins
+// the cluster of the first post that showed it.
+func TestTriageClustersByImage(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "watch.db"))
+	tr, err := New(context.Background(), Options{Store: st, BatchWait: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cid := "bafkreibjfgx2gprinfvicegelk5kosd6y2frmqpqzwqkg7usac74l3t2v4"
+	for i, p := range []feeds.Post{
+		{ID: "a", Post: postOf("Look at this chart of measles cases by year in the United States"), ImageKeys: []string{cid}},
+		{ID: "b", Post: postOf("wow!!"), ImageKeys: []string{cid}},
+		{ID: "c", Post: postOf("A completely different post about the weather in Leeds today")},
+	} {
+		p.Cursor = fmt.Sprint(i)
+		if _, err := tr.Handle(ctx, "f", p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tr.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := st.Ranked(ctx, 0)
+	if len(cs) != 2 {
+		t.Fatalf("%d clusters, want 2: %+v", len(cs), cs)
+	}
+	for _, c := range cs {
+		if strings.Contains(c.Post.Text, "measles") && c.Size != 2 {
+			t.Errorf("the post with the same image did not join: size %d", c.Size)
+		}
+	}
 }
