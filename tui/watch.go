@@ -190,7 +190,8 @@ func (m watchModel) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine is outside text made safe for the terminal, on one line.
+func oneLine(s string) string { return strings.Join(strings.Fields(safe(s)), " ") }
 
 // watchScore is a cluster's score column: the score, or "–" when it was
 // not scored (the detail says why).
@@ -205,7 +206,7 @@ func (m watchModel) View() string {
 	st := m.st
 	var b strings.Builder
 	w := max(m.width, 40)
-	b.WriteString(st.Title.Render("muse watch") + st.Dim.Render(" — "+truncate(m.o.Feeds, w-14, "…")) + "\n")
+	b.WriteString(st.Title.Render("muse watch") + st.Dim.Render(" — "+truncate(oneLine(m.o.Feeds), w-14, "…")) + "\n")
 	b.WriteString(st.Dim.Render(fmt.Sprintf("%-5s %5s %-4s %-9s %s", "score", "posts", "lang", "state", "post")) + "\n")
 	detail := m.detail(w)
 	listH := max(m.height-4-lipgloss.Height(detail), 3)
@@ -239,12 +240,12 @@ func (m watchModel) View() string {
 	status := m.status
 	if m.o.Warnings != nil {
 		if ws := m.o.Warnings(); len(ws) > 0 && status == "" {
-			status = "⚠ " + ws[len(ws)-1]
+			status = "⚠ " + oneLine(ws[len(ws)-1])
 		}
 	}
 	b.WriteString(st.StatusBar.Render(truncate("enter open as a check · d dismiss · p pin/unpin · ↑↓ move · q quit", w, "…")))
 	if status != "" {
-		b.WriteString("\n" + st.StatusMsg.Render(truncate(status, w, "…")))
+		b.WriteString("\n" + st.StatusMsg.Render(truncate(oneLine(status), w, "…")))
 	}
 	return b.String()
 }
@@ -259,57 +260,34 @@ func (m watchModel) detail(w int) string {
 	st := m.st
 	var lines []string
 	lines = append(lines, st.Divider.Render(strings.Repeat("─", w)))
-	who := strings.TrimSpace(c.Post.Author + " " + c.Post.Handle)
+	who := oneLine(c.Post.Author + " " + c.Post.Handle)
 	if who != "" {
 		who += " · "
 	}
 	if who+c.Post.URL != "" {
-		lines = append(lines, st.Dim.Render(truncate(who+c.Post.URL, w, "…")))
+		lines = append(lines, st.Dim.Render(truncate(who+oneLine(c.Post.URL), w, "…")))
 	}
-	for _, l := range wrapText(oneLine(c.Post.Text), w, 4) {
-		lines = append(lines, l)
+	text := strings.Split(wrap(oneLine(c.Post.Text), w), "\n")
+	if len(text) > 4 {
+		text = append(text[:3], truncate(text[3]+" …", w, "…"))
 	}
+	lines = append(lines, text...)
 	if a := c.Alert(); a != "" {
 		f := c.FactChecks[0]
-		lines = append(lines, st.Warn.Render(truncate("⚠ "+a+": "+f.Claim, w, "…")), st.Dim.Render(truncate(f.URL, w, "…")))
+		lines = append(lines, st.Warn.Render(truncate(oneLine("⚠ "+a+": "+f.Claim), w, "…")), st.Dim.Render(truncate(oneLine(f.URL), w, "…")))
 	}
 	score := "score: " + strings.TrimSpace(watchScore(c))
 	if c.ScoreNote != "" {
-		score += " — " + c.ScoreNote
+		score += " — " + oneLine(c.ScoreNote)
 	}
 	lines = append(lines, truncate(score, w, "…"))
 	state := fmt.Sprintf("%d posts · %s", c.Size, c.State)
 	if c.StateNote != "" {
-		state += " — " + c.StateNote
+		state += " — " + oneLine(c.StateNote)
 	}
 	if c.BatchID != "" {
 		state += " · batch " + c.BatchID
 	}
 	lines = append(lines, st.Dim.Render(truncate(state, w, "…")))
 	return strings.Join(lines, "\n") + "\n"
-}
-
-// wrapText cuts s into lines of at most w cells, at most n of them.
-func wrapText(s string, w, n int) []string {
-	var out []string
-	line := ""
-	for _, word := range strings.Fields(s) {
-		switch {
-		case line == "":
-			line = word
-		case cells(line)+1+cells(word) <= w:
-			line += " " + word
-		default:
-			out = append(out, line)
-			line = word
-		}
-		if len(out) == n {
-			out[n-1] = truncate(out[n-1]+" "+line, w, "…")
-			return out
-		}
-	}
-	if line != "" {
-		out = append(out, truncate(line, w, "…"))
-	}
-	return out
 }

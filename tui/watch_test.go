@@ -45,7 +45,7 @@ func TestWatchViewRanksOpensDismissesPins(t *testing.T) {
 			FactChecks: []pipeline.FactCheck{{Claim: "5G spreads the coronavirus", Reviewer: "PolitiFact", Rating: "False", ReviewerVerified: true,
 				URL: "https://www.politifact.com/factchecks/2020/apr/06/5g/", ReviewDate: time.Date(2020, 4, 6, 0, 0, 0, 0, time.UTC)}}},
 		{ID: 2, Size: 1, Lang: "de", State: watch.StateNew, Score: &low, ScoreNote: "an opinion", Post: posts.Post{Text: "Was für ein schöner Tag"}},
-		{ID: 3, Size: 2, State: watch.StateNew, ScoreNote: "not scored: no model configured", Post: posts.Post{Text: "Unemployment fell to 3.9%"}},
+		{ID: 3, Size: 2, State: watch.StateNew, ScoreNote: "not scored: no model configured", Post: posts.Post{Text: "Unemployment fell to 3.9%\x1b]0;pwned\x07\x1b[2J"}},
 	}}
 	m := newWatchModel(context.Background(), WatchOptions{Store: st, Feeds: "jetstream wss://…"})
 	step := func(msg tea.Msg) {
@@ -77,8 +77,8 @@ func TestWatchViewRanksOpensDismissesPins(t *testing.T) {
 	if st.states[3] != watch.StatePinned {
 		t.Errorf("p pinned %v", st.states)
 	}
-	if v := m.View(); !strings.Contains(v, "score: – — not scored: no model configured") {
-		t.Errorf("the unscored post's detail does not say why:\n%s", v)
+	if v := m.View(); !strings.Contains(v, "score: – — not scored: no model configured") || strings.Contains(v, "\x1b]0;") || strings.Contains(v, "\x1b[2J") {
+		t.Errorf("the unscored post's detail does not say why, or passes escape sequences through:\n%q", v)
 	}
 	step(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("p")})
 	if st.states[3] != watch.StateNew {
