@@ -188,3 +188,33 @@ func TestMastodonRefusedTokenIsFinal(t *testing.T) {
 		}
 	}
 }
+
+// A stream that stops sending, heartbeats too, is taken for dead and made
+// again.
+func TestMastodonSilentStreamIsMadeAgain(t *testing.T) {
+	tpl := newMastoServer(t, 1)
+	b, _ := json.Marshal(tpl.statuses[0])
+	var mu sync.Mutex
+	conns := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		conns++
+		n := conns
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		if n > 1 {
+			fmt.Fprintf(w, "event: update\ndata: %s\n\n", b)
+			w.(http.Flusher).Flush()
+		}
+		<-r.Context().Done() // the first connection stays silent
+	}))
+	defer srv.Close()
+	m := &Mastodon{Instance: srv.URL, Timeline: "public", Idle: 200 * time.Millisecond,
+		Backoff: Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond}}
+	got, _ := collect(t, m, "", 1)
+	if st := m.Snapshot(); st.Connects != 2 || got[0].Cursor != "111985453312768311" {
+		t.Errorf("stats %+v, cursor %s: want the status from a second connection after the silence", st, got[0].Cursor)
+	}
+}
