@@ -131,6 +131,7 @@ func newRoot(app *App) *cobra.Command {
 		extractCmd(app),
 		checkCmd(app),
 		notesCmd(app),
+		watchCmd(app),
 		batchCmd(app),
 		evalCmd(app),
 		workerCmd(app),

@@ -41,8 +41,9 @@
 //   - Each folder under pipeline/ uses the engine: setup (configuration →
 //     engine, doctor), cases (the case store and recording a run into it),
 //     export (every rendering of a Check: Markdown, JSON, note, ClaimReview,
-//     progress lines), batch (muse batch), testworld (the loopback world of
-//     the end-to-end tests, imported by tests only).
+//     progress lines), batch (muse batch), watch (muse watch: feeds
+//     triaged and queued), testworld (the loopback world of the end-to-end
+//     tests, imported by tests only).
 //   - tui imports the engine and the folders under it; nothing imports tui
 //     but cli.
 //   - cli is the command line: a file per command group with its flags,

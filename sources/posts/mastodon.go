@@ -48,6 +48,7 @@ type mastodonStatusJSON struct {
 		PreviewURL  string `json:"preview_url"`
 		RemoteURL   string `json:"remote_url"`
 		Description string `json:"description"`
+		Blurhash    string `json:"blurhash"`
 	} `json:"media_attachments"`
 	Reblog      *mastodonStatusJSON `json:"reblog"`
 	InReplyToID *string             `json:"in_reply_to_id"`

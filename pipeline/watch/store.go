@@ -1,0 +1,352 @@
+package watch
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/sources/pgdb"
+	"github.com/musecheck/muse/sources/posts"
+	"github.com/musecheck/muse/sources/sqlitedb"
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// DefaultPath is the watch store under muse's data directory.
+func DefaultPath(dataDir string) string { return filepath.Join(dataDir, "watch.db") }
+
+// Store keeps what `muse watch` has read: each feed's cursor, every post's
+// ID (so a post delivered twice is counted once) and the clusters of
+// near-duplicate posts with their triage. A SQLite file, or the newsroom's
+// PostgreSQL when location is a postgres:// URL. Safe for concurrent use.
+type Store struct {
+	db       *sql.DB
+	postgres bool
+	pool     *pgxpool.Pool
+}
+
+// Open opens (creating and migrating when needed) the store at location.
+func Open(ctx context.Context, location string) (*Store, error) {
+	if location == "" {
+		return nil, errors.New("open watch store: no path given")
+	}
+	if pgdb.IsURL(location) {
+		pool, db, err := pgdb.OpenMigrated(ctx, location, "watch", migrations, "migrations/postgres")
+		if err != nil {
+			return nil, fmt.Errorf("open watch store: %w", err)
+		}
+		return &Store{db: db, postgres: true, pool: pool}, nil
+	}
+	db, err := sqlitedb.Open(location, sqlitedb.Options{Busy: 10 * time.Second, MaxConns: 4, Pragmas: []string{"foreign_keys(ON)"}})
+	if err != nil {
+		return nil, fmt.Errorf("open watch store %s: %w", location, err)
+	}
+	sub, _ := fs.Sub(migrations, "migrations/sqlite")
+	if err := sqlitedb.Migrate(ctx, db, "watch", sub); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open watch store %s: %w", location, err)
+	}
+	return &Store{db: db}, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error {
+	err := s.db.Close()
+	if s.pool != nil {
+		s.pool.Close()
+	}
+	return err
+}
+
+func (s *Store) q(query string) string {
+	if s.postgres {
+		return pgdb.Rebind(query)
+	}
+	return query
+}
+
+// Cursor is where feed resumes ("" when it has never been read).
+func (s *Store) Cursor(ctx context.Context, feed string) (string, error) {
+	var c string
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT cursor FROM watch_cursor WHERE feed = ?`), feed).Scan(&c)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("watch store: cursor of %s: %w", feed, err)
+	}
+	return c, nil
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func (s *Store) setCursor(ctx context.Context, db execer, feed, cursor string, now time.Time) error {
+	_, err := db.ExecContext(ctx, s.q(`INSERT INTO watch_cursor (feed, cursor, updated_us) VALUES (?, ?, ?)
+		ON CONFLICT (feed) DO UPDATE SET cursor = excluded.cursor, updated_us = excluded.updated_us`), feed, cursor, now.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("watch store: cursor of %s: %w", feed, err)
+	}
+	return nil
+}
+
+// SetCursor records how far feed has read, with no post.
+func (s *Store) SetCursor(ctx context.Context, feed, cursor string) error {
+	return s.setCursor(ctx, s.db, feed, cursor, time.Now())
+}
+
+// newCluster is what a post that starts a cluster brings.
+type newCluster struct {
+	sketch     sketch
+	post       *posts.Post
+	lang       string
+	imageKeys  []string
+	factChecks []pipeline.FactCheck
+}
+
+// add records post id of feed, read up to cursor, in tx: into cluster
+// when it is not 0, else into a new cluster made of nc. fresh is false when
+// the post was recorded before (then only the cursor moves). The post,
+// its cluster's count and the cursor are written in the same transaction:
+// after a crash either all three are there or none, and a feed resumed
+// from the cursor kept delivers again what was not.
+func (s *Store) add(ctx context.Context, tx *sql.Tx, feed, cursor, id string, cluster int64, nc *newCluster, now time.Time) (clusterID int64, size int, fresh bool, err error) {
+	var one int
+	switch err := tx.QueryRowContext(ctx, s.q(`SELECT 1 FROM watch_post WHERE id = ?`), id).Scan(&one); {
+	case err == nil:
+		return 0, 0, false, s.setCursor(ctx, tx, feed, cursor, now)
+	case !errors.Is(err, sql.ErrNoRows):
+		return 0, 0, false, fmt.Errorf("watch store: %w", err)
+	}
+	us := now.UnixMicro()
+	if cluster == 0 {
+		pj, _ := json.Marshal(nc.post)
+		keys, _ := json.Marshal(nc.imageKeys)
+		fcs := ""
+		if len(nc.factChecks) > 0 {
+			b, _ := json.Marshal(nc.factChecks)
+			fcs = string(b)
+		}
+		err = tx.QueryRowContext(ctx, s.q(`INSERT INTO watch_cluster (sketch, first_post, post, lang, image_keys, size,
+			first_us, last_us, fact_checks) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?) RETURNING id`),
+			nc.sketch.encode(), id, string(pj), nc.lang, string(keys), us, us, fcs).Scan(&clusterID)
+		size = 1
+	} else {
+		clusterID = cluster
+		err = tx.QueryRowContext(ctx, s.q(`UPDATE watch_cluster SET size = size + 1, last_us = ? WHERE id = ? RETURNING size`),
+			us, cluster).Scan(&size)
+	}
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("watch store: cluster: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO watch_post (id, feed, seen_us, cluster) VALUES (?, ?, ?, ?)`),
+		id, feed, us, clusterID); err != nil {
+		return 0, 0, false, fmt.Errorf("watch store: post: %w", err)
+	}
+	if err := s.setCursor(ctx, tx, feed, cursor, now); err != nil {
+		return 0, 0, false, err
+	}
+	return clusterID, size, true, nil
+}
+
+// The states of a cluster.
+const (
+	StateNew       = "new"       // waiting for the checker (or for its score)
+	StateHeld      = "held"      // worthy, but the rule held it back (budget, spend cap): see the note
+	StateQueued    = "queued"    // a job for the workers
+	StateOpened    = "opened"    // opened as a check in the app
+	StateDismissed = "dismissed" // not worth checking, said the checker
+	StatePinned    = "pinned"    // kept at the top by the checker
+)
+
+// Cluster is a post and its near-duplicates, triaged.
+type Cluster struct {
+	ID     int64      `json:"cluster"`
+	PostID string     `json:"post_id"` // the first post's ID
+	Post   posts.Post `json:"post"`    // the first post
+	Lang   string     `json:"language,omitempty"`
+	// Size is how many posts (reposts, copies, near-copies) the cluster
+	// holds.
+	Size       int                  `json:"size"`
+	First      time.Time            `json:"first_seen"`
+	Last       time.Time            `json:"last_seen"`
+	FactChecks []pipeline.FactCheck `json:"fact_checks,omitempty"`
+	// Score is how check-worthy the model found the post, 0 to 1; nil
+	// when it was not scored, and ScoreNote says why.
+	Score     *float64 `json:"score"`
+	ScoreNote string   `json:"score_note,omitempty"`
+	State     string   `json:"state"`
+	StateNote string   `json:"state_note,omitempty"`
+	BatchID   string   `json:"batch_id,omitempty"`
+	imageKeys []string
+	sketch    sketch
+}
+
+// Alert is the repeat-claim alert of the cluster's best fact-check
+// ("repeat of a claim PolitiFact rated False on 2020-05-01"), derived from
+// it; "" when none matched.
+func (c Cluster) Alert() string {
+	if len(c.FactChecks) == 0 {
+		return ""
+	}
+	return Alert(c.FactChecks[0])
+}
+
+// Alert says that a post repeats the claim f rated.
+func Alert(f pipeline.FactCheck) string {
+	who := f.Reviewer
+	if who == "" {
+		who = "a fact-checker"
+	}
+	if !f.ReviewerVerified {
+		who = "a fact-check that claims to be by " + who + " (not verified)"
+	}
+	s := "repeat of a claim " + who
+	if f.Rating != "" {
+		s += " rated " + f.Rating
+	} else {
+		s += " checked"
+	}
+	if !f.ReviewDate.IsZero() {
+		s += " on " + f.ReviewDate.Format(time.DateOnly)
+	}
+	return s
+}
+
+const clusterColumns = `id, first_post, post, lang, image_keys, size, first_us, last_us, fact_checks, score, score_note, state,
+	state_note, batch_id, sketch`
+
+func scanCluster(sc interface{ Scan(...any) error }) (Cluster, error) {
+	var c Cluster
+	var pj, keys, fcs, sk string
+	var first, last int64
+	var score sql.NullFloat64
+	if err := sc.Scan(&c.ID, &c.PostID, &pj, &c.Lang, &keys, &c.Size, &first, &last, &fcs, &score, &c.ScoreNote, &c.State,
+		&c.StateNote, &c.BatchID, &sk); err != nil {
+		return c, err
+	}
+	_ = json.Unmarshal([]byte(pj), &c.Post)
+	_ = json.Unmarshal([]byte(keys), &c.imageKeys)
+	if fcs != "" {
+		_ = json.Unmarshal([]byte(fcs), &c.FactChecks)
+	}
+	if score.Valid {
+		v := score.Float64
+		c.Score = &v
+	}
+	c.First, c.Last = time.UnixMicro(first).UTC(), time.UnixMicro(last).UTC()
+	c.sketch = decodeSketch(sk)
+	return c, nil
+}
+
+func (s *Store) clusters(ctx context.Context, where string, args ...any) ([]Cluster, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+clusterColumns+` FROM watch_cluster `+where), args...)
+	if err != nil {
+		return nil, fmt.Errorf("watch store: %w", err)
+	}
+	defer rows.Close()
+	var out []Cluster
+	for rows.Next() {
+		c, err := scanCluster(rows)
+		if err != nil {
+			return nil, fmt.Errorf("watch store: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Cluster reads one cluster.
+func (s *Store) Cluster(ctx context.Context, id int64) (Cluster, error) {
+	cs, err := s.clusters(ctx, `WHERE id = ?`, id)
+	if err != nil {
+		return Cluster{}, err
+	}
+	if len(cs) == 0 {
+		return Cluster{}, fmt.Errorf("watch store: no cluster %d", id)
+	}
+	return cs[0], nil
+}
+
+// Recent are the clusters seen last, newest first, at most n.
+func (s *Store) Recent(ctx context.Context, n int) ([]Cluster, error) {
+	return s.clusters(ctx, `ORDER BY last_us DESC, id DESC LIMIT ?`, n)
+}
+
+// unscored are the clusters whose score was neither given nor refused:
+// read before a stop, to be scored on the next start.
+func (s *Store) unscored(ctx context.Context) ([]Cluster, error) {
+	return s.clusters(ctx, `WHERE score IS NULL AND score_note = '' AND state = 'new' ORDER BY id`)
+}
+
+// setScore records a cluster's score (nil: not scored, note says why).
+func (s *Store) setScore(ctx context.Context, id int64, score *float64, note string) error {
+	var v any
+	if score != nil {
+		v = *score
+	}
+	_, err := s.db.ExecContext(ctx, s.q(`UPDATE watch_cluster SET score = ?, score_note = ? WHERE id = ?`), v, note, id)
+	if err != nil {
+		return fmt.Errorf("watch store: score: %w", err)
+	}
+	return nil
+}
+
+// SetState moves a cluster to state (one of the State constants), with a
+// note and the batch it was queued in.
+func (s *Store) SetState(ctx context.Context, id int64, state, note, batchID string) error {
+	switch state {
+	case StateNew, StateHeld, StateQueued, StateOpened, StateDismissed, StatePinned:
+	default:
+		return fmt.Errorf("watch store: unknown state %q", state)
+	}
+	_, err := s.db.ExecContext(ctx, s.q(`UPDATE watch_cluster SET state = ?, state_note = ?, state_us = ?,
+		batch_id = CASE WHEN ? = '' THEN batch_id ELSE ? END WHERE id = ?`), state, note, time.Now().UnixMicro(), batchID, batchID, id)
+	if err != nil {
+		return fmt.Errorf("watch store: state: %w", err)
+	}
+	return nil
+}
+
+// queuedSince counts the clusters queued since t.
+func (s *Store) queuedSince(ctx context.Context, t time.Time) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT count(*) FROM watch_cluster WHERE state = 'queued' AND state_us >= ?`),
+		t.UnixMicro()).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("watch store: %w", err)
+	}
+	return n, nil
+}
+
+// Ranked are the clusters to show, best first: pinned ones, then by
+// repeat-claim alert, score and size; dismissed ones are left out, and at
+// most n (0: 200) come back.
+func (s *Store) Ranked(ctx context.Context, n int) ([]Cluster, error) {
+	if n <= 0 {
+		n = 200
+	}
+	return s.clusters(ctx, `WHERE state <> 'dismissed'
+		ORDER BY CASE WHEN state = 'pinned' THEN 0 ELSE 1 END, CASE WHEN fact_checks <> '' THEN 0 ELSE 1 END,
+		COALESCE(score, -1) DESC, size DESC, last_us DESC, id DESC LIMIT ?`, n)
+}
+
+// PostsSeen counts the posts recorded.
+func (s *Store) PostsSeen(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM watch_post`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("watch store: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,323 @@
+package feeds
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/musecheck/muse/sources/posts"
+)
+
+// Mastodon reads a timeline of a Mastodon instance through its streaming
+// API (GET /api/v1/streaming/public, /hashtag?tag=, /list?list=: server-
+// sent events, "event: update" with a Status as data, ":thump" comments as
+// heartbeats) with an access token. The stream has no cursor of its own:
+// the feed's cursor is the highest status ID read, and after a reconnect
+// or a restart the statuses posted in between are read first from the
+// timeline's REST endpoint (/api/v1/timelines/public, /tag/:tag,
+// /list/:id with min_id), up to BackfillPages pages of 40.
+type Mastodon struct {
+	// Instance is the instance's address (https://mastodon.social).
+	Instance string
+	// Streaming is the streaming server's address when it is not the
+	// instance's (the instance's /api/v1/instance says so); "" is Instance.
+	Streaming string
+	// Timeline is "public", "public:local", "hashtag" or "list".
+	Timeline string
+	Tag      string // the hashtag, without '#', for "hashtag"
+	List     string // the list's ID, for "list"
+	// Keywords keep only statuses whose text holds one of them, any case.
+	Keywords []string
+	// Token is the access token (Bearer); a list needs one, and many
+	// instances ask one for the public timelines.
+	Token         string
+	Backoff       Backoff
+	HTTPClient    *http.Client
+	BackfillPages int // 0: 10
+	// Idle is how long the stream may stay silent, heartbeats included,
+	// before the connection is taken for dead (0: 90 s; Mastodon sends a
+	// heartbeat every 15 s or so).
+	Idle time.Duration
+	counted
+}
+
+// Name is the feed's identity: the instance and the timeline.
+func (m *Mastodon) Name() string {
+	s := "mastodon " + strings.TrimRight(m.Instance, "/") + " " + m.Timeline
+	switch m.Timeline {
+	case "hashtag":
+		s += " #" + m.Tag
+	case "list":
+		s += " " + m.List
+	}
+	if len(m.Keywords) > 0 {
+		s += " keywords=" + strings.Join(m.Keywords, ",")
+	}
+	return s
+}
+
+func (m *Mastodon) client() *http.Client { return cmp.Or(m.HTTPClient, http.DefaultClient) }
+
+// paths are the streaming and REST addresses of the timeline.
+func (m *Mastodon) paths() (stream, rest string, err error) {
+	base := strings.TrimRight(m.Instance, "/")
+	sbase := strings.TrimRight(cmp.Or(m.Streaming, m.Instance), "/")
+	for _, b := range []string{base, sbase} {
+		if u, err := url.Parse(b); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return "", "", fmt.Errorf("mastodon: %q is not an instance's http(s) address", b)
+		}
+	}
+	switch m.Timeline {
+	case "public", "":
+		return sbase + "/api/v1/streaming/public", base + "/api/v1/timelines/public?", nil
+	case "public:local":
+		return sbase + "/api/v1/streaming/public/local", base + "/api/v1/timelines/public?local=true&", nil
+	case "hashtag":
+		tag := strings.TrimPrefix(strings.TrimSpace(m.Tag), "#")
+		if tag == "" {
+			return "", "", errors.New("mastodon: a hashtag timeline needs a tag")
+		}
+		return sbase + "/api/v1/streaming/hashtag?tag=" + url.QueryEscape(tag),
+			base + "/api/v1/timelines/tag/" + url.PathEscape(tag) + "?", nil
+	case "list":
+		if strings.TrimSpace(m.List) == "" {
+			return "", "", errors.New("mastodon: a list timeline needs the list's ID")
+		}
+		return sbase + "/api/v1/streaming/list?list=" + url.QueryEscape(m.List),
+			base + "/api/v1/timelines/list/" + url.PathEscape(m.List) + "?", nil
+	}
+	return "", "", fmt.Errorf("mastodon: unknown timeline %q (public, public:local, hashtag or list)", m.Timeline)
+}
+
+func (m *Mastodon) get(ctx context.Context, u, accept string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", accept)
+	if m.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+m.Token)
+	}
+	resp, err := m.client().Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("mastodon: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, statusErr("mastodon "+req.URL.Path, resp.StatusCode, resp.Status)
+	}
+	return resp, nil
+}
+
+// laterID: status IDs are decimal numbers, compared as such.
+func laterID(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) > len(b)
+	}
+	return a > b
+}
+
+// Run reads the timeline, after cursor (a status ID) when one is given.
+func (m *Mastodon) Run(ctx context.Context, cursor string, emit func(Post) error) error {
+	streamURL, restURL, err := m.paths()
+	if err != nil {
+		return err
+	}
+	for _, r := range cursor {
+		if r < '0' || r > '9' {
+			return fmt.Errorf("mastodon cursor %q: not a status ID", cursor)
+		}
+	}
+	host := ""
+	if u, err := url.Parse(m.Instance); err == nil {
+		host = u.Hostname()
+	}
+	keywords := make([]string, 0, len(m.Keywords))
+	for _, k := range m.Keywords {
+		if k = strings.ToLower(strings.TrimSpace(k)); k != "" {
+			keywords = append(keywords, k)
+		}
+	}
+	deliver := func(data []byte) error {
+		st, err := posts.FromMastodonStatus(data, host)
+		if err != nil {
+			m.update(func(s *Stats) { s.Malformed++ })
+			return nil
+		}
+		if cursor != "" && !laterID(st.ID, cursor) {
+			return nil // read already (the backfill and the stream overlap)
+		}
+		p := Post{ID: st.Post.URL, Cursor: st.ID, Post: st.Post, ImageKeys: st.Blurhashes, Boost: st.Boost}
+		if p.ID == "" {
+			p.ID = strings.TrimRight(m.Instance, "/") + "/statuses/" + st.ID
+		}
+		var l struct {
+			Language string `json:"language"`
+			Reblog   *struct {
+				Language string `json:"language"`
+			} `json:"reblog"`
+		}
+		_ = json.Unmarshal(data, &l)
+		if l.Reblog != nil {
+			l.Language = l.Reblog.Language
+		}
+		if l.Language != "" {
+			p.Langs = []string{l.Language}
+		}
+		if len(keywords) > 0 && !hasKeyword(p.Post.Text, keywords) {
+			p.Post, p.ID, p.Langs, p.ImageKeys = nil, "", nil, nil
+		}
+		cursor = st.ID
+		if err := emit(p); err != nil {
+			return &emitErr{err}
+		}
+		return nil
+	}
+	return reconnect(ctx, m.Backoff, m.update, func(ctx context.Context, progressed func()) error {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		resp, err := m.get(ctx, streamURL, "text/event-stream")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if cursor != "" {
+			if err := m.backfill(ctx, restURL, cursor, deliver); err != nil {
+				return err
+			}
+		}
+		// A silent connection is cut: every line read puts the cut off.
+		idle := cmp.Or(m.Idle, 90*time.Second)
+		watchdog := time.AfterFunc(idle, cancel)
+		defer watchdog.Stop()
+		return m.read(resp.Body, func() { watchdog.Reset(idle) }, func(event string, data []byte) error {
+			progressed()
+			if event != "update" {
+				return nil // delete, status.update, notification…
+			}
+			return deliver(data)
+		})
+	})
+}
+
+// backfill reads the statuses after cursor from the REST timeline, oldest
+// first.
+func (m *Mastodon) backfill(ctx context.Context, restURL, cursor string, deliver func([]byte) error) error {
+	pages := cmp.Or(m.BackfillPages, 10)
+	for range pages {
+		resp, err := m.get(ctx, restURL+"limit=40&min_id="+url.QueryEscape(cursor), "application/json")
+		if err != nil {
+			return err
+		}
+		var page []json.RawMessage
+		err = json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&page)
+		resp.Body.Close()
+		if err != nil {
+			return fmt.Errorf("mastodon timeline: %w", err)
+		}
+		type item struct {
+			id  string
+			raw json.RawMessage
+		}
+		var items []item
+		for _, raw := range page {
+			var s struct {
+				ID string `json:"id"`
+			}
+			if json.Unmarshal(raw, &s) != nil || s.ID == "" {
+				m.update(func(st *Stats) { st.Malformed++ })
+				continue
+			}
+			items = append(items, item{s.ID, raw})
+		}
+		if len(items) == 0 {
+			return nil
+		}
+		slices.SortFunc(items, func(a, b item) int {
+			if a.id == b.id {
+				return 0
+			}
+			if laterID(a.id, b.id) {
+				return 1
+			}
+			return -1
+		})
+		for _, it := range items {
+			if err := deliver(it.raw); err != nil {
+				return err
+			}
+		}
+		cursor = items[len(items)-1].id
+	}
+	return nil
+}
+
+// read parses a server-sent event stream (the WHATWG format: "field:
+// value" lines, an event ended by a blank line, lines starting with ':'
+// are comments) and calls on for each event; alive is called for each line.
+func (m *Mastodon) read(r io.Reader, alive func(), on func(event string, data []byte) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var event string
+	var data []byte
+	hasData := false
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer: read it whole, bounded.
+			long := append([]byte(nil), line...)
+			for errors.Is(err, bufio.ErrBufferFull) && len(long) < 16<<20 {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return errors.New("mastodon: the stream ended")
+			}
+			return fmt.Errorf("mastodon stream: %w", err)
+		}
+		alive()
+		line = trimEOL(line)
+		switch {
+		case len(line) == 0:
+			if hasData {
+				if err := on(cmp.Or(event, "message"), data); err != nil {
+					return err
+				}
+			}
+			event, data, hasData = "", data[:0], false
+		case line[0] == ':':
+			m.update(func(s *Stats) { s.Heartbeats++ })
+		default:
+			field, value, _ := strings.Cut(string(line), ":")
+			value = strings.TrimPrefix(value, " ")
+			switch field {
+			case "event":
+				event = value
+			case "data":
+				if hasData {
+					data = append(data, '\n')
+				}
+				data, hasData = append(data, value...), true
+			}
+		}
+	}
+}
+
+func trimEOL(b []byte) []byte {
+	b = b[:len(b)-1]
+	if len(b) > 0 && b[len(b)-1] == '\r' {
+		b = b[:len(b)-1]
+	}
+	return b
+}

@@ -1,0 +1,92 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/watch"
+	"github.com/musecheck/muse/sources/posts"
+)
+
+// fakeWatchStore ranks as the store does for the states the test uses.
+type fakeWatchStore struct {
+	rows   []watch.Cluster
+	states map[int64]string
+}
+
+func (f *fakeWatchStore) Ranked(context.Context, int) ([]watch.Cluster, error) {
+	var out []watch.Cluster
+	for _, c := range f.rows {
+		if s, ok := f.states[c.ID]; ok {
+			c.State = s
+		}
+		if c.State != watch.StateDismissed {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeWatchStore) SetState(_ context.Context, id int64, state, _, _ string) error {
+	f.states[id] = state
+	return nil
+}
+
+func TestWatchViewRanksOpensDismissesPins(t *testing.T) {
+	score := 0.92
+	low := 0.1
+	st := &fakeWatchStore{states: map[int64]string{}, rows: []watch.Cluster{
+		{ID: 1, Size: 14, Lang: "en", State: watch.StateNew, Score: &score, Post: posts.Post{Text: "5G towers spread the coronavirus", URL: "https://bsky.app/profile/a/post/1"},
+			FactChecks: []pipeline.FactCheck{{Claim: "5G spreads the coronavirus", Reviewer: "PolitiFact", Rating: "False", ReviewerVerified: true,
+				URL: "https://www.politifact.com/factchecks/2020/apr/06/5g/", ReviewDate: time.Date(2020, 4, 6, 0, 0, 0, 0, time.UTC)}}},
+		{ID: 2, Size: 1, Lang: "de", State: watch.StateNew, Score: &low, ScoreNote: "an opinion", Post: posts.Post{Text: "Was für ein schöner Tag"}},
+		{ID: 3, Size: 2, State: watch.StateNew, ScoreNote: "not scored: no model configured", Post: posts.Post{Text: "Unemployment fell to 3.9%\x1b]0;pwned\x07\x1b[2J"}},
+	}}
+	m := newWatchModel(context.Background(), WatchOptions{Store: st, Feeds: "jetstream wss://…"})
+	step := func(msg tea.Msg) {
+		t.Helper()
+		next, cmd := m.Update(msg)
+		m = next.(watchModel)
+		if cmd != nil {
+			if rows, ok := cmd().(watchRowsMsg); ok {
+				next, _ = m.Update(rows)
+				m = next.(watchModel)
+			}
+		}
+	}
+	step(tea.WindowSizeMsg{Width: 100, Height: 24})
+	step(m.load()())
+	v := m.View()
+	for _, want := range []string{"0.92    14 en   new       !5G towers spread the coronavirus", "0.10     1 de", "  –      2 ?",
+		"⚠ repeat of a claim PolitiFact rated False on 2020-04-06: 5G spreads the coronavirus", "https://www.politifact.com/factchecks/2020/apr/06/5g/"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+	step(tea.KeyMsg{Type: tea.KeyDown})
+	step(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("d")})
+	if st.states[2] != watch.StateDismissed || strings.Contains(m.View(), "0.10     1 de") {
+		t.Errorf("d: states %v, view:\n%s", st.states, m.View())
+	}
+	step(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("p")})
+	if st.states[3] != watch.StatePinned {
+		t.Errorf("p pinned %v", st.states)
+	}
+	if v := m.View(); !strings.Contains(v, "score: – — not scored: no model configured") || strings.Contains(v, "\x1b]0;") || strings.Contains(v, "\x1b[2J") {
+		t.Errorf("the unscored post's detail does not say why, or passes escape sequences through:\n%q", v)
+	}
+	step(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("p")})
+	if st.states[3] != watch.StateNew {
+		t.Errorf("p again did not unpin: %v", st.states)
+	}
+	next, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	m = next.(watchModel)
+	if m.open == nil || m.open.ID != 3 || cmd == nil {
+		t.Errorf("enter opened %+v", m.open)
+	}
+}
