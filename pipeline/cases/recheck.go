@@ -242,7 +242,11 @@ func (s *Store) recheckChunk(ctx context.Context, ids []string, o RecheckOptions
 		for _, p := range w.pages {
 			pr := comparePage(p, got[p.url])
 			pr.CheckedAt = now
-			if old, ok := prev[p.url]; ok && slices.Equal(old.Reasons, pr.Reasons) {
+			old, had := prev[p.url]
+			if pr.Error != "" && had {
+				// Not read now: what the last reading found stands.
+				pr.Reasons, pr.Acknowledged = old.Reasons, old.Acknowledged
+			} else if had && slices.Equal(old.Reasons, pr.Reasons) {
 				pr.Acknowledged = old.Acknowledged
 			} else if len(pr.Reasons) > 0 {
 				fresh = true

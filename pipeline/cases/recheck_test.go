@@ -318,6 +318,20 @@ func testRecheck(t *testing.T, loc string) {
 		t.Errorf("the same change drafted again: %d drafts", len(ds))
 	}
 
+	// A page that cannot be read now (503) neither clears nor changes what
+	// its last reading found.
+	w.setGone("gone.test", "/council", http.StatusServiceUnavailable)
+	res, stats, err = st.Recheck(ctx, []string{caseGone.ID}, RecheckOptions{Fetcher: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	by[caseGone.ID] = res[0]
+	if p := page(caseGone.ID, "gone.test"); p.Error == "" || len(p.Reasons) != 1 || !strings.Contains(p.Reasons[0], "410") ||
+		!res[0].Changed() || res[0].Draft || stats.Failed != 1 {
+		t.Errorf("a 503 after a 410: %+v, %+v", res[0], stats)
+	}
+	w.setGone("gone.test", "/council", http.StatusGone)
+
 	// The checker accepts the revision: the case leaves the top of the list.
 	if err := st.AcceptRevision(ctx, caseGone.ID, ""); err != nil {
 		t.Fatal(err)
