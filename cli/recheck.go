@@ -94,7 +94,7 @@ func casesRecheckCmd(app *App) *cobra.Command {
 	cmd.Flags().BoolVar(&all, "all", false, "recheck every saved case")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was found as a JSON array")
 	cmd.Flags().StringVar(&accept, "accept", "", "make case ID's revision draft its correction, and unmark it")
-	cmd.Flags().IntVarP(&parallel, "jobs", "j", 16, "pages read at once (at most 2 a host)")
+	cmd.Flags().IntVarP(&parallel, "jobs", "j", 64, "pages read at once (at most 2 a host)")
 	return cmd
 }
 
