@@ -90,9 +90,7 @@ type RecheckOptions struct {
 	// default) bounds the requests to one host.
 	Fetcher *fetch.Fetcher
 	// Parallel is how many pages are read at once over all hosts; 0 means
-	// 64 (the archive's lookups, not the hosts, bound a recheck on loopback:
-	// BenchmarkRecheck reads about twice as many pages a second at 64 as
-	// at 16).
+	// 64.
 	Parallel int
 	// Progress, when set, is told the number of pages read so far.
 	Progress func(done int)

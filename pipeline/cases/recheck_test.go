@@ -389,3 +389,24 @@ func TestRecheckRedirectElsewhere(t *testing.T) {
 		t.Errorf("redirected to the home page: %+v", res[0])
 	}
 }
+
+// TestRecheckTitleAndDate: a cited page whose headline or publication date
+// changed is a change; the quoted passage is still there.
+func TestRecheckTitleAndDate(t *testing.T) {
+	ctx := context.Background()
+	st := openT(t, filepath.Join(t.TempDir(), "cases.db"))
+	w := newWeb(t)
+	f := w.fetcher(nil)
+	w.set("a.test", "/story", article("Council approves cycle lanes", "2024-03-01", councilParas...))
+	c := makeCase(t, st, f, time.Now(), map[string]string{w.url("a.test", "/story"): councilParas[0]})
+	w.set("a.test", "/story", article("Council scraps cycle lanes after outcry", "2024-04-15", councilParas...))
+	res, _, err := st.Recheck(ctx, []string{c.ID}, RecheckOptions{Fetcher: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := strings.Join(res[0].Pages[0].Reasons, "\n")
+	if !strings.Contains(rs, "the title changed: “Council approves cycle lanes") || !strings.Contains(rs, "→ “Council scraps cycle lanes after outcry”") ||
+		!strings.Contains(rs, "the date changed: 2024-03-01 → 2024-04-15") || strings.Contains(rs, "passage") {
+		t.Errorf("reasons:\n%s", rs)
+	}
+}
