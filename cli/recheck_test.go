@@ -131,3 +131,13 @@ func TestCasesRecheck(t *testing.T) {
 		t.Errorf("recheck of nothing named: exit %d: %s", code, errOut)
 	}
 }
+
+// TestWorkerRecheckNeedsCases: a worker asked to recheck the cases it does
+// not keep says so rather than scheduling nothing.
+func TestWorkerRecheckNeedsCases(t *testing.T) {
+	isolate(t)
+	_, errOut, code := run(t, "worker", "--no-save", "--recheck-every", "1h")
+	if code != 2 || !strings.Contains(errOut, "--recheck-every: no case store to recheck") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+}
