@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/sources"
@@ -389,7 +390,7 @@ func comparePage(p *cited, f fetched) PageRecheck {
 		pr.Reasons = append(pr.Reasons, "the quoted passage “"+clip(q, 120)+"” is no longer on the page")
 	}
 	for _, par := range now.Paragraphs {
-		if noticeRe.MatchString(par) && (oldText == "" || !pipeline.LocateQuote(par, oldText).Verified) {
+		if isNotice(par) && (oldText == "" || !pipeline.LocateQuote(par, oldText).Verified) {
 			pr.Reasons = append(pr.Reasons, "a notice was added: “"+clip(par, 160)+"”")
 		}
 	}
@@ -406,6 +407,36 @@ func comparePage(p *cited, f fetched) PageRecheck {
 // "Correction: …", "CORRECTION (March 3): …", "Update, 5 p.m.: …",
 // "Editor's note: …", "Clarification — …".
 var noticeRe = regexp.MustCompile(`(?i)^[\s*_\[(]*(corrections?|clarifications?|updates?|editor['’]?s['’]? notes?)\b[^:—–\n]{0,40}[:—–]\s*\S`)
+
+// isNotice reports whether a paragraph is a correction or update notice:
+// it opens as one (noticeRe) and says something, at least four words
+// that are not a date or a time ("Updated: April 15, 2024 at 10:02
+// a.m. ET" is a time stamp, which changes with every edit).
+func isNotice(par string) bool {
+	loc := noticeRe.FindStringIndex(par)
+	if loc == nil {
+		return false
+	}
+	words := 0
+	for _, w := range strings.FieldsFunc(par[loc[1]-1:], func(r rune) bool { return !unicode.IsLetter(r) }) {
+		if len([]rune(w)) >= 3 && !stampWords[strings.ToLower(w)] {
+			words++
+		}
+	}
+	return words >= 4
+}
+
+// stampWords are the words of a date or a time stamp.
+var stampWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`january february march april may june july august september october november december
+		jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday
+		mon tue tues wed thu thur thurs fri sat sun est edt cst cdt mst mdt pst pdt gmt utc bst cet cest ist aest
+		published updated update posted last modified`) {
+		m[w] = true
+	}
+	return m
+}()
 
 // sameForm reports whether two texts are the same up to form (case, quote
 // and dash styles, white space), as LocateQuote reads a quotation.

@@ -399,14 +399,32 @@ func TestRecheckTitleAndDate(t *testing.T) {
 	f := w.fetcher(nil)
 	w.set("a.test", "/story", article("Council approves cycle lanes", "2024-03-01", councilParas...))
 	c := makeCase(t, st, f, time.Now(), map[string]string{w.url("a.test", "/story"): councilParas[0]})
-	w.set("a.test", "/story", article("Council scraps cycle lanes after outcry", "2024-04-15", councilParas...))
+	w.set("a.test", "/story", article("Council scraps cycle lanes after outcry", "2024-04-15",
+		append([]string{"Updated: April 15, 2024 at 10:02 a.m. ET"}, councilParas...)...))
 	res, _, err := st.Recheck(ctx, []string{c.ID}, RecheckOptions{Fetcher: f})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rs := strings.Join(res[0].Pages[0].Reasons, "\n")
 	if !strings.Contains(rs, "the title changed: “Council approves cycle lanes") || !strings.Contains(rs, "→ “Council scraps cycle lanes after outcry”") ||
-		!strings.Contains(rs, "the date changed: 2024-03-01 → 2024-04-15") || strings.Contains(rs, "passage") {
+		!strings.Contains(rs, "the date changed: 2024-03-01 → 2024-04-15") || strings.Contains(rs, "passage") || strings.Contains(rs, "notice") {
 		t.Errorf("reasons:\n%s", rs)
+	}
+}
+
+func TestIsNotice(t *testing.T) {
+	for par, want := range map[string]bool{
+		"Correction: An earlier version of this story misstated the cost of the plan.":                true,
+		"CORRECTION (March 3, 2024): The vote was 7-2, not 6-3 as first reported.":                    true,
+		"Editor’s note: This article has been updated to include a response from the mayor's office.": true,
+		"Update, 5 p.m.: The council has postponed the second vote until next week.":                  true,
+		"Clarification — The plan covers six streets, not the whole city centre.":                     true,
+		"Updated: April 15, 2024 at 10:02 a.m. ET":                                                    false,
+		"Update: Mon, Dec 5 2026 15:45 GMT":                                                           false,
+		"The correction was issued by the council on Tuesday after residents complained.":             false,
+	} {
+		if got := isNotice(par); got != want {
+			t.Errorf("isNotice(%q) = %v, want %v", par, got, want)
+		}
 	}
 }
