@@ -13,7 +13,9 @@ import (
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/batch"
+	"github.com/musecheck/muse/pipeline/cases"
 	"github.com/musecheck/muse/pipeline/setup"
+	"github.com/musecheck/muse/sources/fetch"
 	"github.com/musecheck/muse/sources/jobs"
 )
 
@@ -246,7 +248,7 @@ func batchResultsCmd(app *App) *cobra.Command {
 // workerCmd is `muse worker [-j N]`: checks queued posts until stopped.
 func workerCmd(app *App) *cobra.Command {
 	var parallel int
-	var grace time.Duration
+	var grace, recheckEvery time.Duration
 	var noSave bool
 	cmd := &cobra.Command{
 		Use:   "worker [-j N]",
@@ -301,6 +303,20 @@ func workerCmd(app *App) *cobra.Command {
 			if st, ok := ro.Store.(batch.CaseReader); ok {
 				wo.Cases = st // a job tried again resumes its case
 			}
+			if recheckEvery > 0 {
+				st, ok := ro.Store.(*cases.Store)
+				if !ok {
+					return usagef("--recheck-every: no case store to recheck (--no-save, or it could not be opened)")
+				}
+				wo.Scheduled = append(wo.Scheduled, batch.RecheckCases(st, func(ctx context.Context) (*fetch.Fetcher, func() error) {
+					f, closeF, warn := setup.RecheckFetcher(ctx, app.Cfg)
+					if warn != nil {
+						fmt.Fprintf(app.Stderr, "muse: warning: recheck: %v; pages are read whole\n", warn)
+					}
+					return f, closeF
+				}, recheckEvery))
+				fmt.Fprintf(app.Stderr, "muse: the saved cases' cited pages are rechecked every %s (one worker of all runs each recheck)\n", recheckEvery)
+			}
 			if noModel != nil {
 				fmt.Fprintf(app.Stderr, "muse: warning: %v\nmuse: this worker checks only the posts queued with --no-llm; the others stay queued for a worker with a model\n", noModel)
 			}
@@ -315,5 +331,6 @@ func workerCmd(app *App) *cobra.Command {
 	cmd.Flags().IntVarP(&parallel, "jobs", "j", 2, "posts checked at once")
 	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "on stop, how long the checks in hand may take to finish before they are released")
 	cmd.Flags().BoolVar(&noSave, "no-save", false, "do not keep the checks as cases (see muse cases)")
+	cmd.Flags().DurationVar(&recheckEvery, "recheck-every", 0, "also reread the pages saved cases cite every DURATION (e.g. 24h), as muse cases recheck --all does; 0: never")
 	return cmd
 }

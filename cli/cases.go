@@ -119,7 +119,7 @@ func casesCmd(app *App) *cobra.Command {
 	cmd.Flags().StringVar(&contains, "grep", "", "only cases whose post or correction contains TEXT")
 	cmd.Flags().BoolVar(&mine, "mine", false, "only cases you (MUSE_USER) made or saved last")
 	cmd.Flags().StringVar(&by, "by", "", "only cases checker NAME made or saved last")
-	cmd.AddCommand(casesExportCmd(app), casesRmCmd(app), casesOpenCmd(app), casesLogCmd(app))
+	cmd.AddCommand(casesExportCmd(app), casesRmCmd(app), casesOpenCmd(app), casesLogCmd(app), casesRecheckCmd(app))
 	return cmd
 }
 

@@ -231,6 +231,9 @@ type WorkOptions struct {
 	// queued with --no-llm and leaves the others queued for a worker that
 	// has one.
 	NoModel bool
+	// Scheduled is work done besides, on a schedule, each time once however
+	// many workers run (RecheckCases: the recheck of saved cases).
+	Scheduled []jobs.Scheduled
 }
 
 // CaseReader reads a saved case: *cases.Store.
@@ -284,7 +287,7 @@ func Work(ctx context.Context, q *jobs.Queue, engines Engines, o WorkOptions) er
 			return out, err
 		}
 		return out, jobs.Permanent(err)
-	})
+	}, o.Scheduled...)
 }
 
 // engineFailed is what a job gets when the worker has no engine for the

@@ -2,11 +2,15 @@ package batch
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/cases"
 	"github.com/musecheck/muse/pipeline/setup"
+	"github.com/musecheck/muse/sources/fetch"
+	"github.com/musecheck/muse/sources/jobs"
 )
 
 // Kept is the RunFunc that keeps each check it runs as a case through o
@@ -63,4 +67,24 @@ func WorkerEngines(ctx context.Context, cfg *setup.Config, o cases.RecordOptions
 		return e, Kept(e, jo), closeE, nil
 	})
 	return engines, noModel, func() error { return errors.Join(closeEngines(), closeDefault()) }, nil
+}
+
+// RecheckCases is the scheduled recheck of saved cases (see
+// cases.Store.Recheck): every every, the pages all the cases of st cite
+// are read again with fetcher (the archive as its store, for conditional
+// requests), and the cases whose evidence changed are marked, each with a
+// revision draft. Each recheck's output is its counts.
+func RecheckCases(st *cases.Store, fetcher func(ctx context.Context) (*fetch.Fetcher, func() error), every time.Duration) jobs.Scheduled {
+	return jobs.Scheduled{Name: "muse_recheck_cases", Every: every, Run: func(ctx context.Context) (json.RawMessage, error) {
+		ids, err := st.RecheckIDs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		f, closeF := fetcher(ctx)
+		defer closeF()
+		_, stats, err := st.Recheck(ctx, ids, cases.RecheckOptions{Fetcher: f})
+		out, merr := json.Marshal(map[string]int{"cases": stats.Cases, "pages": stats.Pages, "not_modified": stats.NotModified,
+			"failed": stats.Failed, "changed": stats.Changed})
+		return out, errors.Join(err, merr)
+	}}
 }

@@ -33,6 +33,12 @@ type Summary struct {
 	CreatedBy       string `json:"created_by"` // the checker who made the case ("" before checkers were recorded)
 	UpdatedBy       string `json:"updated_by"` // the checker who saved it last
 	Version         int64  `json:"version"`    // moves on with every save
+	// EvidenceChanged is how many of the case's cited pages the last
+	// recheck found changed (gone, the quoted passage edited, a correction
+	// notice added…) with no revision accepted since; such cases are
+	// listed first. RecheckedAt is when that recheck ran (zero: never).
+	EvidenceChanged int       `json:"evidence_changed,omitempty"`
+	RecheckedAt     time.Time `json:"rechecked_at,omitzero"`
 }
 
 // ListOptions filters and pages the case list. The zero value lists every
@@ -52,10 +58,13 @@ type ListOptions struct {
 	By string
 }
 
-// List returns case summaries, newest first.
+// List returns case summaries: those whose evidence changed
+// (EvidenceChanged) first, then newest first.
 func (s *Store) List(ctx context.Context, o ListOptions) ([]Summary, error) {
 	q := `SELECT id, created_at, updated_at, post_excerpt, post_url, correction_line, sources_used, cost_usd, llm_calls, cached_calls,
-	unreported_calls, events, created_by, updated_by, version
+	unreported_calls, events, created_by, updated_by, version,
+	(SELECT COUNT(*) FROM rechecks r WHERE r.case_id = cases.id AND r.reasons <> '[]' AND NOT r.acknowledged),
+	(SELECT COALESCE(MAX(r.checked_at), 0) FROM rechecks r WHERE r.case_id = cases.id)
 FROM cases WHERE 1=1`
 	var args []any
 	if !o.Since.IsZero() {
@@ -79,7 +88,8 @@ FROM cases WHERE 1=1`
 		q += " AND (created_by = ? OR updated_by = ?)"
 		args = append(args, o.By, o.By)
 	}
-	q += " ORDER BY created_at DESC, id DESC"
+	q += ` ORDER BY EXISTS (SELECT 1 FROM rechecks r WHERE r.case_id = cases.id AND r.reasons <> '[]' AND NOT r.acknowledged) DESC,
+	created_at DESC, id DESC`
 	switch {
 	case o.Limit > 0:
 		q += " LIMIT ?"
@@ -99,12 +109,16 @@ FROM cases WHERE 1=1`
 	var out []Summary
 	for rows.Next() {
 		var sm Summary
-		var created, updated int64
+		var created, updated, rechecked int64
 		if err := rows.Scan(&sm.ID, &created, &updated, &sm.PostExcerpt, &sm.PostURL, &sm.CorrectionLine,
-			&sm.SourcesUsed, &sm.CostUSD, &sm.LLMCalls, &sm.CachedCalls, &sm.UnreportedCalls, &sm.Events, &sm.CreatedBy, &sm.UpdatedBy, &sm.Version); err != nil {
+			&sm.SourcesUsed, &sm.CostUSD, &sm.LLMCalls, &sm.CachedCalls, &sm.UnreportedCalls, &sm.Events, &sm.CreatedBy, &sm.UpdatedBy, &sm.Version,
+			&sm.EvidenceChanged, &rechecked); err != nil {
 			return nil, fmt.Errorf("list cases: %w", err)
 		}
 		sm.CreatedAt, sm.UpdatedAt = time.UnixMilli(created), time.UnixMilli(updated)
+		if rechecked > 0 {
+			sm.RecheckedAt = time.UnixMilli(rechecked)
+		}
 		out = append(out, sm)
 	}
 	if err := rows.Err(); err != nil {
@@ -170,11 +184,24 @@ func excerpt(s string, n int) string {
 	return strings.TrimRight(cut, " ,;:") + "…"
 }
 
-// WriteTable prints summaries for a terminal: ID, date, who made it,
-// sources used, cost, post excerpt and the correction's first line.
+// evidenceCell is the list's mark of what the last recheck found.
+func (sm Summary) evidenceCell() string {
+	switch {
+	case sm.EvidenceChanged > 0:
+		return fmt.Sprintf("CHANGED %d", sm.EvidenceChanged)
+	case sm.RecheckedAt.IsZero():
+		return "-"
+	}
+	return "ok"
+}
+
+// WriteTable prints summaries for a terminal: ID, what the last recheck of
+// its cited pages found ("CHANGED 2" pages, "ok", "-" never rechecked),
+// date, who made it, sources used, cost, post excerpt and the
+// correction's first line.
 func WriteTable(w io.Writer, list []Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tDATE\tBY\tSOURCES\tCOST\tPOST\tCORRECTION")
+	fmt.Fprintln(tw, "ID\tEVIDENCE\tDATE\tBY\tSOURCES\tCOST\tPOST\tCORRECTION")
 	for _, sm := range list {
 		corr := sm.CorrectionLine
 		if corr == "" {
@@ -184,7 +211,7 @@ func WriteTable(w io.Writer, list []Summary) error {
 		if sm.UpdatedBy != "" && sm.UpdatedBy != by {
 			by += "→" + sm.UpdatedBy
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", sm.ID, sm.CreatedAt.Local().Format("2006-01-02 15:04"), cmp.Or(by, "-"),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", sm.ID, sm.evidenceCell(), sm.CreatedAt.Local().Format("2006-01-02 15:04"), cmp.Or(by, "-"),
 			sm.SourcesUsed, sm.Usage().CostCell(), excerpt(sm.PostExcerpt, 50), excerpt(corr, 70))
 	}
 	if err := tw.Flush(); err != nil {

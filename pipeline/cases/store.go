@@ -473,7 +473,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	}
 	var n int64
 	for _, q := range []string{"DELETE FROM cases WHERE id = ?", "DELETE FROM drafts WHERE case_id = ?",
-		"DELETE FROM snapshots WHERE case_id = ?", "DELETE FROM case_versions WHERE case_id = ?"} {
+		"DELETE FROM snapshots WHERE case_id = ?", "DELETE FROM case_versions WHERE case_id = ?", "DELETE FROM rechecks WHERE case_id = ?"} {
 		r, err := tx.ExecContext(ctx, s.q(q), id)
 		if err != nil {
 			return fmt.Errorf("delete case %s: %w", id, err)

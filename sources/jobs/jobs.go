@@ -85,7 +85,28 @@ func (o Options) withDefaults() Options {
 const (
 	QueueDefault = river.QueueDefault
 	QueueNoLLM   = "no_llm"
+	// QueueScheduled holds the rounds of Scheduled work, one at a time.
+	QueueScheduled = "scheduled"
 )
+
+// Scheduled is work the workers do every Every, such as the recheck of
+// saved cases: a River periodic job, inserted by the leader the workers
+// elect among themselves, so that however many workers run, a round is
+// done once (a round still queued or running is not queued again). The
+// first round is queued when a leader starts. Run's output is kept as
+// the job's; a failed round is not retried (the next one comes).
+type Scheduled struct {
+	Name  string // unique among the scheduled work; the job's key
+	Every time.Duration
+	Run   func(ctx context.Context) (json.RawMessage, error)
+}
+
+// scheduledArgs is the River job of a round of Scheduled work.
+type scheduledArgs struct {
+	Name string `json:"name" river:"unique"`
+}
+
+func (scheduledArgs) Kind() string { return "muse_scheduled" }
 
 // Item is one piece of work of a batch.
 type Item struct {
@@ -310,8 +331,9 @@ func (q *Queue) Enqueue(ctx context.Context, items []Item) (batchID string, dupl
 // Work runs up to n jobs at a time with h, taken from queues
 // (QueueDefault when none is given), until ctx is done; then it stops
 // taking jobs and gives the ones in hand grace to finish (past it they are
-// released, to be retried by another worker).
-func (q *Queue) Work(ctx context.Context, n int, grace time.Duration, queues []string, h Handler) error {
+// released, to be retried by another worker). The scheduled work, if any,
+// is done besides, a round at a time.
+func (q *Queue) Work(ctx context.Context, n int, grace time.Duration, queues []string, h Handler, scheduled ...Scheduled) error {
 	n = max(n, 1)
 	// River counts the jobs in hand per queue; the n are for all of them.
 	// A job taken while n are in hand goes back to wait a second (a
@@ -333,7 +355,37 @@ func (q *Queue) Work(ctx context.Context, n int, grace time.Duration, queues []s
 		}
 		return err
 	}))
-	return q.r.work(ctx, clientConfig(q.o, w, n, queues...), grace)
+	cfg := clientConfig(q.o, w, n, queues...)
+	if len(scheduled) > 0 {
+		byName := map[string]Scheduled{}
+		for _, sc := range scheduled {
+			if sc.Name == "" || sc.Every <= 0 || sc.Run == nil {
+				return fmt.Errorf("scheduled work %q: a name, an interval and a function are needed", sc.Name)
+			}
+			byName[sc.Name] = sc
+			cfg.PeriodicJobs = append(cfg.PeriodicJobs, river.NewPeriodicJob(river.PeriodicInterval(sc.Every),
+				func() (river.JobArgs, *river.InsertOpts) {
+					return scheduledArgs{Name: sc.Name}, &river.InsertOpts{Queue: QueueScheduled, MaxAttempts: 1,
+						UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{rivertype.JobStateAvailable,
+							rivertype.JobStatePending, rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateScheduled}}}
+				}, &river.PeriodicJobOpts{ID: sc.Name, RunOnStart: true}))
+		}
+		river.AddWorker(w, river.WorkFunc(func(ctx context.Context, j *river.Job[scheduledArgs]) error {
+			sc, ok := byName[j.Args.Name]
+			if !ok {
+				return river.JobCancel(fmt.Errorf("no scheduled work named %q here", j.Args.Name))
+			}
+			out, err := sc.Run(ctx)
+			if len(out) > 0 {
+				if rerr := river.RecordOutput(ctx, out); rerr != nil && err == nil {
+					err = rerr
+				}
+			}
+			return err
+		}))
+		cfg.Queues[QueueScheduled] = river.QueueConfig{MaxWorkers: 1}
+	}
+	return q.r.work(ctx, cfg, grace)
 }
 
 // States of an item, as muse reports them.

@@ -392,3 +392,61 @@ func TestQueuesKeepJobsApart(t *testing.T) {
 		}
 	})
 }
+
+// TestScheduledWorkOnceAcrossWorkers: two workers with the same scheduled
+// work do each round once, never two rounds at once, and keep checking
+// queued posts meanwhile.
+func TestScheduledWorkOnceAcrossWorkers(t *testing.T) { engines(t, testScheduledWork) }
+
+func testScheduledWork(t *testing.T, open func() *Queue) {
+	var mu sync.Mutex
+	rounds, running, most := 0, 0, 0
+	sc := Scheduled{Name: "recheck", Every: 500 * time.Millisecond, Run: func(ctx context.Context) (json.RawMessage, error) {
+		mu.Lock()
+		rounds++
+		running++
+		most = max(most, running)
+		mu.Unlock()
+		time.Sleep(50 * time.Millisecond)
+		mu.Lock()
+		running--
+		mu.Unlock()
+		return json.RawMessage(`{"cases":0}`), nil
+	}}
+	q := open()
+	batch, _, err := q.Enqueue(context.Background(), items("a", "b", "c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range 2 {
+		w := open()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := w.Work(ctx, 2, time.Second, nil, func(context.Context, Job) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }, sc)
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	const run = 5 * time.Second // River starts the leader's periodic enqueuer about 1.5 s after it is elected
+	time.Sleep(run)
+	cancel()
+	wg.Wait()
+	st, err := q.BatchStatus(context.Background(), batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// A round when the leader starts, then one every 500 ms: at most
+	// run/Every+1 however many workers run; at least two.
+	if rounds < 2 || rounds > int(run/sc.Every)+1 || most != 1 {
+		t.Errorf("%d rounds in %s every %s (at most %d at once)", rounds, run, sc.Every, most)
+	}
+	if st.Done != 3 {
+		t.Errorf("queued posts meanwhile: %+v", st)
+	}
+}
