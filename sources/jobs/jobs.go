@@ -85,23 +85,23 @@ func (o Options) withDefaults() Options {
 const (
 	QueueDefault = river.QueueDefault
 	QueueNoLLM   = "no_llm"
-	// QueueScheduled holds the rounds of Scheduled work, one at a time.
+	// QueueScheduled holds the runs of Scheduled work, one at a time.
 	QueueScheduled = "scheduled"
 )
 
 // Scheduled is work the workers do every Every, such as the recheck of
 // saved cases: a River periodic job, inserted by the leader the workers
-// elect among themselves, so that however many workers run, a round is
-// done once (a round still queued or running is not queued again). The
-// first round is queued when a leader starts. Run's output is kept as
-// the job's; a failed round is not retried (the next one comes).
+// elect among themselves, so that however many workers run, a run is
+// done once (a run still queued or running is not queued again). The
+// first run is queued when a leader starts. Run's output is kept as
+// the job's; a failed run is not retried (the next one comes).
 type Scheduled struct {
 	Name  string // unique among the scheduled work; the job's key
 	Every time.Duration
 	Run   func(ctx context.Context) (json.RawMessage, error)
 }
 
-// scheduledArgs is the River job of a round of Scheduled work.
+// scheduledArgs is the River job of a run of Scheduled work.
 type scheduledArgs struct {
 	Name string `json:"name" river:"unique"`
 }
@@ -332,7 +332,7 @@ func (q *Queue) Enqueue(ctx context.Context, items []Item) (batchID string, dupl
 // (QueueDefault when none is given), until ctx is done; then it stops
 // taking jobs and gives the ones in hand grace to finish (past it they are
 // released, to be retried by another worker). The scheduled work, if any,
-// is done besides, a round at a time.
+// is done besides, a run at a time.
 func (q *Queue) Work(ctx context.Context, n int, grace time.Duration, queues []string, h Handler, scheduled ...Scheduled) error {
 	n = max(n, 1)
 	// River counts the jobs in hand per queue; the n are for all of them.
