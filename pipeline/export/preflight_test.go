@@ -61,19 +61,27 @@ func TestPreflightNote(t *testing.T) {
 		text  string
 		f     pipeline.NoteFields
 		rules []string
+		lang  string
 	}{
-		{"The council approved cycle lanes, not a ban. https://www.reuters.com/a", ok, nil},
-		{"The council approved cycle lanes, not a ban.", ok, []string{"url"}},
-		{"Community Note: the council approved lanes https://www.reuters.com/a", ok, []string{"prefix"}},
-		{"Lanes, not a ban #fakenews https://www.reuters.com/a", ok, []string{"hashtag"}},
-		{"Lanes, not a ban 🚲 https://www.reuters.com/a", ok, []string{"emoji"}},
-		{"Lanes on Node.js https://www.reuters.com/a", ok, []string{"bare_link"}},
-		{strings.Repeat("word ", 60) + "https://www.reuters.com/a", ok, []string{"length"}},
-		{"Lanes https://www.reuters.com/a", pipeline.NoteFields{Abstain: "NOT ENOUGH EVIDENCE"}, []string{"abstain"}},
-		{"Lanes https://www.reuters.com/a", pipeline.NoteFields{Classification: pipeline.ClassMisleading}, []string{"tags"}},
-		{"Issue #12 of the plan https://www.reuters.com/a", ok, []string{"hashtag"}},
+		{"The council approved cycle lanes, not a ban. https://www.reuters.com/a", ok, nil, ""},
+		{"The council approved cycle lanes, not a ban.", ok, []string{"url"}, ""},
+		{"Community Note: the council approved lanes https://www.reuters.com/a", ok, []string{"prefix"}, ""},
+		{"Lanes, not a ban #fakenews https://www.reuters.com/a", ok, []string{"hashtag"}, ""},
+		{"Lanes, not a ban 🚲 https://www.reuters.com/a", ok, []string{"emoji"}, ""},
+		{"Lanes on Node.js https://www.reuters.com/a", ok, []string{"bare_link"}, ""},
+		{strings.Repeat("word ", 60) + "https://www.reuters.com/a", ok, []string{"length"}, ""},
+		{"Lanes https://www.reuters.com/a", pipeline.NoteFields{Abstain: "NOT ENOUGH EVIDENCE"}, []string{"abstain"}, ""},
+		{"Lanes https://www.reuters.com/a", pipeline.NoteFields{Classification: pipeline.ClassMisleading}, []string{"tags"}, ""},
+		{"Issue #12 of the plan https://www.reuters.com/a", ok, []string{"hashtag"}, ""},
+		{"It's important to note that the council approved lanes https://www.reuters.com/a", ok, []string{"filler"}, ""},
+		{"The council approved lanes. [Source] https://www.reuters.com/a", ok, []string{"filler"}, ""},
+		{"NOT ENOUGH EVIDENCE TO WRITE A GOOD COMMUNITY NOTE. https://www.reuters.com/a", ok, []string{"refusal"}, ""},
+		{"El ayuntamiento aprobó nuevos carriles para bicicletas en la calle Mayor y no prohibió su uso https://www.reuters.com/a", ok, []string{"language"}, "en"},
+		{"El ayuntamiento aprobó nuevos carriles para bicicletas en la calle Mayor y no prohibió su uso https://www.reuters.com/a", ok, nil, "es"},
+		{"The council approved new cycle lanes on Main Street and banned nothing at all https://www.reuters.com/a", ok, nil, "en"},
+		{"Lanes https://www.reuters.com/a", ok, nil, "es"}, // too short to tell
 	} {
-		p := PreflightNote(tc.text, tc.f)
+		p := PreflightNote(tc.text, tc.f, tc.lang)
 		var rules []string
 		for _, pr := range p.Problems {
 			rules = append(rules, pr.Rule)
@@ -105,6 +113,14 @@ func TestLivePreflight(t *testing.T) {
 		}
 		w.Write([]byte(page))
 	})
+	busy := 0
+	mux.HandleFunc("/busy", func(w http.ResponseWriter, r *http.Request) {
+		if busy++; busy <= 2 { // HEAD and GET of the first try
+			http.Error(w, "overloaded", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte(page))
+	})
 	done := make(chan struct{})
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -128,6 +144,8 @@ func TestLivePreflight(t *testing.T) {
 			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
 		}}).Client()
 	const site = "http://pages.example"
+	defer func(w []time.Duration) { liveRetryWaits = w }(liveRetryWaits)
+	liveRetryWaits = []time.Duration{time.Millisecond, time.Millisecond}
 
 	for _, tc := range []struct {
 		path    string
@@ -139,10 +157,13 @@ func TestLivePreflight(t *testing.T) {
 		{"/gone", false, 404, []string{"HEAD /gone", "GET /gone"}},
 		{"/moved", true, 200, []string{"HEAD /moved", "HEAD /ok"}},
 		{"/nohead", true, 200, []string{"HEAD /nohead", "GET /nohead"}},
-		{"/slow", false, 0, []string{"HEAD /slow", "GET /slow"}},
+		// No answer, or a 503, is tried again after a short wait, as X's
+		// evaluator retries; a 404 is not.
+		{"/slow", false, 0, []string{"HEAD /slow", "GET /slow", "HEAD /slow", "GET /slow", "HEAD /slow", "GET /slow"}},
+		{"/busy", true, 200, []string{"HEAD /busy", "GET /busy", "HEAD /busy"}},
 	} {
 		methods = nil
-		p := PreflightNote("The council approved lanes. "+site+tc.path, pipeline.NoteFields{Classification: pipeline.ClassNotMisleading})
+		p := PreflightNote("The council approved lanes. "+site+tc.path, pipeline.NoteFields{Classification: pipeline.ClassNotMisleading}, "")
 		LivePreflight(context.Background(), client, &p)
 		if len(p.Live) != 1 || p.Live[0].OK != tc.ok || p.Live[0].Status != tc.status {
 			t.Errorf("%s: live %+v, want ok %v status %d", tc.path, p.Live, tc.ok, tc.status)
@@ -156,7 +177,7 @@ func TestLivePreflight(t *testing.T) {
 	}
 	// A trailing full stop is tried with and without, as X does.
 	methods = nil
-	p := PreflightNote("Lanes, not a ban: "+site+"/ok.", pipeline.NoteFields{Classification: pipeline.ClassNotMisleading})
+	p := PreflightNote("Lanes, not a ban: "+site+"/ok.", pipeline.NoteFields{Classification: pipeline.ClassNotMisleading}, "")
 	LivePreflight(context.Background(), client, &p)
 	if !p.OK() || !slices.Equal(methods, []string{"HEAD /ok.", "GET /ok.", "HEAD /ok"}) {
 		t.Errorf("trailing stop: %+v, requests %v", p, methods)
