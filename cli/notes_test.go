@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/musecheck/muse/sources/notewriter"
 	"github.com/musecheck/muse/sources/notewriter/notewritertest"
@@ -145,5 +146,18 @@ func TestNotesStatus(t *testing.T) {
 	show, _, _ := muse(t, "", nil, "cases", "export", "20240201-x", "--format", "json")
 	if !strings.Contains(show, `"note_id": "501"`) || !strings.Contains(show, `"ClaimOpinion": "low"`) {
 		t.Errorf("the case lacks its note's scores:\n%s", show)
+	}
+}
+
+// TestNotesWaits: X's 429 is waited out, the wait said on stderr, and the
+// request sent again rather than failing.
+func TestNotesWaits(t *testing.T) {
+	isolate(t)
+	x := notewritertest.New(t, notewritertest.Post{ID: "1901", Text: "Bikes banned", Lang: "en"})
+	x.TooMany(1, time.Now().Add(2*time.Second))
+	out, errOut, code := muse(t, "", x.Env(), "notes", "eligible")
+	if code != 0 || !strings.Contains(out, " 1. 1901") || !strings.Contains(errOut, "muse: waiting ") ||
+		!strings.Contains(errOut, "X answered 429 Too Many Requests); Ctrl-C stops") {
+		t.Errorf("after a 429: exit %d\n%s%s", code, out, errOut)
 	}
 }
