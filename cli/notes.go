@@ -130,7 +130,7 @@ func notesEligibleCmd(app *App) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the posts as JSON (with --check: the Check, as muse check --json)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the posts as a JSON array (with --check: the Check, as muse check --json)")
 	cmd.Flags().IntVarP(&max, "n", "n", 10, "how many posts to ask for (1 to 100)")
 	cmd.Flags().StringVar(&feedLang, "lang", "", "the feed's language: an ISO 639-1 code such as es, or all (X's default: en)")
 	cmd.Flags().IntVar(&check, "check", 0, "check the Nth post listed and keep it as a case")
@@ -343,7 +343,7 @@ func notesStatusCmd(app *App) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the ledger as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the ledger as one JSON object")
 	return cmd
 }
 

@@ -3,6 +3,7 @@ package export
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -206,5 +207,47 @@ func TestNoteJSON(t *testing.T) {
 	c.Evidence = nil
 	if d := NoteFor(context.Background(), c, nil); d.Classification != "" || d.Preflight.OK() || d.Preflight.Problems[0].Rule != "abstain" {
 		t.Errorf("with no evidence: %+v", d)
+	}
+}
+
+// TestClaimReviewRatingFromNoteChoice: the checker's note choice gives the
+// ClaimReview its rating, so the checker answers once; without a choice
+// the verdict does; a rating given still wins.
+func TestClaimReviewRatingFromNoteChoice(t *testing.T) {
+	c := &pipeline.Check{ID: "c", Post: pipeline.Post{Text: "Bikes banned", URL: "https://x.com/a/status/1"},
+		Correction: pipeline.Correction{Text: "No ban."}, CheckerVerdict: pipeline.VerdictRefuted}
+	rev := Reviewer{Name: "Desk", URL: "https://desk.example/"}
+	rating := func(r Rating) string {
+		b, err := ClaimReview(c, rev, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			ReviewRating struct {
+				AlternateName string `json:"alternateName"`
+				RatingValue   int    `json:"ratingValue"`
+			} `json:"reviewRating"`
+		}
+		json.Unmarshal(b, &doc)
+		return doc.ReviewRating.AlternateName + fmt.Sprint(doc.ReviewRating.RatingValue)
+	}
+	if got := rating(Rating{}); got != "False1" {
+		t.Errorf("no choice: %s, want the verdict's False", got)
+	}
+	for tags, want := range map[string]string{"missing_important_context": "Missing context3", "outdated_information missing_important_context": "Outdated0",
+		"disputed_claim_as_fact": "Misleading2", "factual_error manipulated_media": "False1"} {
+		if err := c.SetNoteChoice(pipeline.ClassMisleading, strings.Fields(tags)); err != nil {
+			t.Fatal(err)
+		}
+		if got := rating(Rating{}); got != want {
+			t.Errorf("%s: %s, want %s", tags, got, want)
+		}
+	}
+	c.SetNoteChoice(pipeline.ClassNotMisleading, nil)
+	if got := rating(Rating{}); got != "True5" {
+		t.Errorf("not misleading: %s", got)
+	}
+	if got := rating(Rating{AlternateName: "Mostly true", Value: 4, Best: 5, Worst: 1}); got != "Mostly true4" {
+		t.Errorf("a rating given: %s", got)
 	}
 }
