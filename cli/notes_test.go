@@ -154,7 +154,7 @@ func TestNotesStatus(t *testing.T) {
 func TestNotesWaits(t *testing.T) {
 	isolate(t)
 	x := notewritertest.New(t, notewritertest.Post{ID: "1901", Text: "Bikes banned", Lang: "en"})
-	x.TooMany(1, time.Now().Add(2*time.Second))
+	x.TooManyFor(1, 2*time.Second)
 	out, errOut, code := muse(t, "", x.Env(), "notes", "eligible")
 	if code != 0 || !strings.Contains(out, " 1. 1901") || !strings.Contains(errOut, "muse: waiting ") ||
 		!strings.Contains(errOut, "X answered 429 Too Many Requests); Ctrl-C stops") {

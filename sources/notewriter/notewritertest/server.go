@@ -71,9 +71,11 @@ type Server struct {
 	// Score gives a note text's ClaimOpinion score and its evaluator
 	// buckets; the default scores every note 0.8 and High on all three.
 	Score func(text string) (float64, map[string]string)
-	// tooMany: the next n requests are answered 429 until reset.
-	tooMany int
-	reset   time.Time
+	// tooMany: the next n requests are answered 429 until reset (or,
+	// with tooManyFor, that long after the answer).
+	tooMany    int
+	tooManyFor time.Duration
+	reset      time.Time
 	// remaining, when ≥ 0, is sent as x-rate-limit-remaining.
 	remaining int
 }
@@ -96,6 +98,14 @@ func (s *Server) SetEnrolled(b bool) { s.mu.Lock(); s.enrolled = b; s.mu.Unlock(
 func (s *Server) TooMany(n int, reset time.Time) {
 	s.mu.Lock()
 	s.tooMany, s.reset = n, reset
+	s.mu.Unlock()
+}
+
+// TooManyFor answers the next n requests 429, each with
+// x-rate-limit-reset d after the answer.
+func (s *Server) TooManyFor(n int, d time.Duration) {
+	s.mu.Lock()
+	s.tooMany, s.tooManyFor = n, d
 	s.mu.Unlock()
 }
 
@@ -130,6 +140,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	if s.tooMany > 0 {
 		s.tooMany--
+		if s.tooManyFor > 0 {
+			s.reset = time.Now().Add(s.tooManyFor)
+		}
 		w.Header().Set("x-rate-limit-limit", "90")
 		w.Header().Set("x-rate-limit-remaining", "0")
 		w.Header().Set("x-rate-limit-reset", strconv.FormatInt(s.reset.Unix(), 10))
