@@ -138,7 +138,8 @@ func casesExportCmd(app *App) *cobra.Command {
 			"fails and says why; its classification, misleading tags and pre-flight against X's rules go to stderr,\n" +
 			"and note-json gives them with the text as X's API takes them ({text, classification, misleading_tags,\n" +
 			"tag_reasons, preflight}); --live fetches every token X reads as a link, which must answer 200.\n" +
-			"claimreview needs --reviewer, --reviewer-url (or --review-url) and --rating.\n" +
+			"claimreview needs --reviewer and --reviewer-url (or --review-url); --rating defaults to the note's\n" +
+			"classification and tags you chose (T in the app), else the check's verdict.\n" +
 			"--version N exports a version kept when two checkers saved the case at once (see `muse cases log`).\n" +
 			"pack writes a zip (-o FILE) with the report, the Check's JSON and each page the check rests on as muse\n" +
 			"read it, every file's SHA-256 in manifest.json; --tsa URL (or tsa_url) has the manifest time-stamped.",
@@ -154,7 +155,8 @@ func casesExportCmd(app *App) *cobra.Command {
 				links = fetch.New(setup.FetchOptions(app.Cfg)).Client()
 				o.LinkClient = links
 			}
-			if strings.EqualFold(format, "claimreview") {
+			if strings.EqualFold(format, "claimreview") && cmd.Flags().Changed("rating") {
+				// Without --rating, the checker's note choice or the verdict.
 				r, err := export.ParseRating(rating)
 				if err != nil {
 					return usagef("claimreview needs --rating: %w", err)
@@ -255,7 +257,7 @@ func casesExportCmd(app *App) *cobra.Command {
 	f.StringVar(&rev.URL, "reviewer-url", "", "claimreview: the organisation's home page")
 	f.StringVar(&rev.ReviewURL, "review-url", "", "claimreview: the page where the fact-check is published (default --reviewer-url)")
 	f.StringVar(&rev.Claim, "claim", "", "claimreview: the claim reviewed, in a sentence (default the post's text)")
-	f.StringVar(&rating, "rating", "", "claimreview: the verdict, e.g. false, misleading, mostly false, missing context")
+	f.StringVar(&rating, "rating", "", "claimreview: the verdict, e.g. false, misleading, mostly false, missing context (default: from the note's classification and tags you chose, else the check's verdict)")
 	return cmd
 }
 

@@ -125,7 +125,6 @@ func checkCmd(app *App) *cobra.Command {
 }
 
 func runCheck(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, args []string) error {
-	ctx := cmd.Context()
 	post, cutoff, eo, err := f.parse(cmd)
 	if err != nil {
 		return err
@@ -138,6 +137,15 @@ func runCheck(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, a
 		}
 		arg = string(b)
 	}
+	a := pipeline.PostFromArg(arg)
+	post.Text, post.URL = a.Text, a.URL
+	return runPost(cmd, app, f, asJSON, noSave, post, cutoff, eo, nil)
+}
+
+// runPost checks post as `muse check` does, prepare (when not nil)
+// filling in the new Check before it runs.
+func runPost(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, post pipeline.Post, cutoff time.Time, eo pipeline.Options, prepare func(*pipeline.Check)) error {
+	ctx := cmd.Context()
 	if err := setup.CheckSearchable(ctx, app.Cfg); err != nil {
 		return err
 	}
@@ -147,8 +155,6 @@ func runCheck(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, a
 		return usage(err)
 	}
 	defer closeEngine()
-	a := pipeline.PostFromArg(arg)
-	post.Text, post.URL = a.Text, a.URL
 	// A post given by its URL is read from there, the flags laid over it.
 	if post, err = eng.ReadPost(ctx, post); err != nil {
 		return usage(err)
@@ -159,6 +165,9 @@ func runCheck(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, a
 		}
 	}
 	c := eng.NewCheck(post, cutoff)
+	if prepare != nil {
+		prepare(c)
+	}
 	ro, closeCases, storeErr := recordOptions(ctx, app, noSave)
 	ro.Pages = eng.RawPage
 	defer closeCases()

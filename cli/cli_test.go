@@ -282,7 +282,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"extract"}, "accepts 1 arg"},
 		{[]string{"check", "--before", "last week", "a post"}, "--before"},
 		{[]string{"check", "--hits", "0", "a post"}, "--hits 0"},
-		{[]string{"cases", "export", "x", "--format", "claimreview"}, "claimreview needs --rating"},
+		{[]string{"cases", "export", "x", "--format", "claimreview", "--rating", ""}, "claimreview needs --rating"},
 		{[]string{"batch", filepath.Join(t.TempDir(), "none.jsonl")}, "open posts"},
 	} {
 		out, errOut, code := muse(t, "", nil, tc.args...)

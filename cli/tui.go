@@ -9,7 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/notes"
 	"github.com/musecheck/muse/pipeline/setup"
+	"github.com/musecheck/muse/sources/fetch"
 	"github.com/musecheck/muse/sources/ratings"
 	"github.com/musecheck/muse/tui"
 )
@@ -74,6 +76,11 @@ func startTUI(ctx context.Context, app *App, eo pipeline.Options, mouse bool, op
 	opts.ReviewerFile = filepath.Join(app.Cfg.DataDir, "reviewer.json")
 	opts.Mouse = mouse
 	opts.Secrets = app.Cfg.Secrets()
+	if w, err := notes.New(app.Cfg, nil, nil); err == nil {
+		// The app's X key sends the note after a live pre-flight of its links.
+		w.Links = fetch.New(setup.FetchOptions(app.Cfg)).Client()
+		opts.Notes = w
+	}
 	opts.Remember = func(domain string, boost bool) error {
 		return ratings.SetOverride(app.Cfg.OverridesFile, domain, ratings.Override{Boost: boost, Drop: !boost})
 	}

@@ -38,6 +38,9 @@ type Check struct {
 	// CheckerNote is the note's classification and tags the person chose;
 	// nil leaves them to the evidence (NoteFields). Kept across reruns.
 	CheckerNote *NoteChoice `json:"checker_note,omitempty"`
+	// XNote is what X's AI Note Writer API said of the post and its note
+	// (`muse notes`); nil for a post that never went there.
+	XNote *XNote `json:"x_note,omitempty"`
 	// Verdict is Verdicts() as ForOutput derives it for `muse check
 	// --json` and `muse batch`; nil on a Check the engine works on, so a
 	// stored one can never go stale.
@@ -383,6 +386,7 @@ func (c *Check) Clone() *Check {
 		n.Tags = slices.Clone(n.Tags)
 		d.CheckerNote = &n
 	}
+	d.XNote = c.XNote.clone()
 	if c.Verdict != nil {
 		v := *c.Verdict
 		v.Claims = slices.Clone(v.Claims)

@@ -85,6 +85,15 @@ func TestCloneIsDeep(t *testing.T) {
 	if (*Check)(nil).Clone() != nil {
 		t.Fatal("nil Clone")
 	}
+	score := 0.5
+	c.XNote = &XNote{PostID: "1", ClaimOpinion: &score, Requests: []XNoteRequest{{Suggestion: "s"}}, Scores: map[string]string{"ClaimOpinion": "high"}}
+	d = c.Clone()
+	*d.XNote.ClaimOpinion = 0.9
+	d.XNote.Requests[0].Suggestion = "t"
+	d.XNote.Scores["ClaimOpinion"] = "low"
+	if *c.XNote.ClaimOpinion != 0.5 || c.XNote.Requests[0].Suggestion != "s" || c.XNote.Scores["ClaimOpinion"] != "high" {
+		t.Fatal("Clone shares the XNote with the original")
+	}
 }
 
 func TestSelectParagraphsBudget(t *testing.T) {

@@ -25,6 +25,7 @@ import (
 	"github.com/musecheck/muse/pipeline/cases"
 	"github.com/musecheck/muse/pipeline/export"
 	"github.com/musecheck/muse/pipeline/setup"
+	"github.com/musecheck/muse/sources/notewriter"
 )
 
 // Options configure the app. Zero values are safe: no drafts, no newsroom
@@ -102,6 +103,9 @@ type Options struct {
 	ReviewerFile string
 	// Secrets are redacted from every export (the configuration's keys).
 	Secrets []string
+	// Notes sends the note to X's AI Note Writer API (X in the
+	// Correction pane); nil: the app says which keys it needs.
+	Notes NoteWriter
 	// Setup, when set, opens the app on the first-run setup screen
 	// (setup.go) listing what was looked for; enter goes on to the app.
 	Setup *setup.Detection
@@ -142,6 +146,8 @@ type Model struct {
 	screen  screen
 	overlay overlay
 	compose composeModel
+	// ledger is X's admission ledger as last read (sending a note).
+	ledger *notewriter.Ledger
 
 	// check is the engine's record: the snapshot the latest event
 	// carried, the record Run handed back, or a saved case; the person's
@@ -368,6 +374,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.status = ""
 		}
 		return m, nil
+	case noteEvaluatedMsg:
+		return m, m.onNoteEvaluated(msg)
+	case noteSubmittedMsg:
+		return m, m.onNoteSubmitted(msg)
 	case resultMsg:
 		return m, m.onResult(msg)
 	case draftTickMsg:

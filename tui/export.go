@@ -131,8 +131,9 @@ func (m *Model) askClaimReview(c exportChoice) tea.Cmd {
 
 // askVerdict asks the ClaimReview's verdict, then where to write it.
 func (m *Model) askVerdict(c exportChoice) tea.Cmd {
-	// The check's verdict is offered, unless a rating was typed before.
-	offer := firstNonEmpty(m.verdict, export.VerdictRating(m.check.Verdicts().Post).AlternateName)
+	// The checker's note choice, else the check's verdict, is offered,
+	// unless a rating was typed before.
+	offer := firstNonEmpty(m.verdict, export.CheckRating(m.check).AlternateName)
 	return m.ask("Verdict (false, misleading, missing context…):", offer, func(m *Model, v string) tea.Cmd {
 		rating, err := export.ParseRating(v)
 		if err != nil {

@@ -26,7 +26,7 @@ type keyMap struct {
 	// images
 	EditDescription, QueriesAgain key.Binding
 	// evidence / correction
-	Include, MoveQuote, WriteAgain, EditInline, EditExternal, Versions, NoteChoice key.Binding
+	Include, MoveQuote, WriteAgain, EditInline, EditExternal, Versions, NoteChoice, NoteSend key.Binding
 	// inline editor, prompts, version list
 	Save, Accept, Cancel, Mark, Diff, RestoreVersion, Close key.Binding
 	// dialogs: a draft found after a crash, quitting with unsaved work
@@ -97,6 +97,7 @@ func newKeyMap() keyMap {
 		EditExternal: b("E", "edit in $EDITOR", "E"),
 		Versions:     b("v", "versions: list, diff, restore", "v"),
 		NoteChoice:   b("T", "the note's classification and tags (empty: the evidence's)", "T"),
+		NoteSend:     b("X", "send the note to X (test mode, after yes)", "X"),
 
 		Save:           b("ctrl+s/esc", "finish editing", "ctrl+s", "esc"),
 		Accept:         b("enter", "save", "enter"),
@@ -132,7 +133,7 @@ func (k keyMap) keyGroups() []keyGroup {
 		{"queries", []key.Binding{k.Toggle, k.Edit, k.Add, k.Delete, k.SearchAgain}},
 		{"sources", []key.Binding{k.Enter, k.Drop, k.Boost, k.Restore, k.RememberDrop, k.RememberBoost, k.Open, k.PasteText, k.SearchAgain, k.EvidenceAgain}},
 		{"evidence", []key.Binding{k.Include, k.MoveQuote, k.Open, k.WriteAgain}},
-		{"correction", []key.Binding{k.EditInline, k.EditExternal, k.Save, k.WriteAgain, k.Versions, k.NoteChoice}},
+		{"correction", []key.Binding{k.EditInline, k.EditExternal, k.Save, k.WriteAgain, k.Versions, k.NoteChoice, k.NoteSend}},
 		{"versions", []key.Binding{k.Mark, k.Diff, k.RestoreVersion, k.Close}},
 		{"prompts", []key.Binding{k.Accept, k.Cancel}},
 		{"dialogs", []key.Binding{k.RestoreDraft, k.DiscardDraft, k.KeepDraft, k.QuitAnyway}},

@@ -100,7 +100,7 @@ func (m *Model) noteLines(w int) []string {
 	for _, p := range d.Preflight.Problems {
 		out = append(out, m.st.Warn.Render(wrap("✗ "+safe(p.What+" — "+p.Fix), w)))
 	}
-	return out
+	return append(out, m.xNoteLines(w)...)
 }
 
 // askNoteChoice asks the checker's classification and tags for the note:
@@ -168,6 +168,8 @@ func (m *Model) onCorrectionKey(msg tea.KeyMsg) tea.Cmd {
 		return m.openVersions()
 	case key.Matches(msg, k.NoteChoice):
 		return m.askNoteChoice()
+	case key.Matches(msg, k.NoteSend):
+		return m.sendNote()
 	case key.Matches(msg, k.EditInline):
 		if m.running {
 			return m.setStatus("wait for the correction to finish (or esc to stop) before editing")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,6 +67,43 @@ func VerdictRating(v pipeline.Verdict) Rating {
 	return Rating{}
 }
 
+// NoteRating is the ClaimReview rating of the checker's choice for the
+// Community Note (pipeline.NoteChoice), so that the checker answers once:
+// not misleading is True; a misleading note is rated by its gravest tag —
+// factual_error False, manipulated_media "Manipulated media",
+// outdated_information "Outdated", misinterpreted_satire "Satire",
+// missing_important_context "Missing context", disputed_claim_as_fact and
+// other Misleading.
+func NoteRating(ch pipeline.NoteChoice) Rating {
+	if ch.Classification == pipeline.ClassNotMisleading {
+		return Rating{AlternateName: "True", Value: scale["true"], Best: 5, Worst: 1}
+	}
+	for _, t := range []struct{ tag, name string }{
+		{pipeline.TagFactualError, "False"}, {pipeline.TagManipulatedMedia, "Manipulated media"},
+		{pipeline.TagOutdatedInformation, "Outdated"}, {pipeline.TagMisinterpretedSatire, "Satire"},
+		{pipeline.TagMissingImportantContext, "Missing context"},
+	} {
+		if slices.Contains(ch.Tags, t.tag) {
+			r := Rating{AlternateName: t.name}
+			if v, ok := scale[strings.ToLower(t.name)]; ok {
+				r.Value, r.Best, r.Worst = v, 5, 1
+			}
+			return r
+		}
+	}
+	return Rating{AlternateName: "Misleading", Value: scale["misleading"], Best: 5, Worst: 1}
+}
+
+// CheckRating is the check's ClaimReview rating: the checker's choice for
+// the note when there is one (NoteRating), else the verdict's
+// (VerdictRating).
+func CheckRating(c *pipeline.Check) Rating {
+	if c.CheckerNote != nil && c.CheckerNote.Classification != "" {
+		return NoteRating(*c.CheckerNote)
+	}
+	return VerdictRating(c.Verdicts().Post)
+}
+
 // ParseRating reads a verdict as a person types it. The usual ones (false,
 // misleading, mostly false, partly false, half true, mixed, missing
 // context, mostly true, true) get a 1–5 scale (1 worst); anything else is
@@ -88,14 +126,14 @@ func ParseRating(s string) (Rating, error) {
 // claim's appearance), the correction is the review body, and the
 // reviewer is the author. It refuses without a reviewer name, a review URL,
 // a post, or without a rating name where the check has no verdict (the
-// extractive digest). A rating without a name is the check's verdict
-// (VerdictRating of Check.Verdicts).
+// extractive digest). A rating without a name is the check's
+// (CheckRating: the checker's choice for the note, else the verdict).
 func ClaimReview(c *pipeline.Check, r Reviewer, rating Rating) ([]byte, error) {
 	if c == nil {
 		return nil, errors.New("export ClaimReview: no check given")
 	}
 	if strings.TrimSpace(rating.AlternateName) == "" {
-		rating = VerdictRating(c.Verdicts().Post)
+		rating = CheckRating(c)
 	}
 	claim := excerptText(cmp.Or(strings.TrimSpace(r.Claim), c.Post.Text), 1000)
 	if claim == "" {

@@ -7,12 +7,14 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/rivo/uniseg"
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/sources/lang"
 	"github.com/musecheck/muse/sources/sanitize"
 )
 
@@ -94,12 +96,24 @@ func isEmoji(r rune) bool {
 		r >= 0x2B00 && r <= 0x2BFF || r >= 0x1F1E6 && r <= 0x1F1FF
 }
 
+// filler are the phrases the template note writer's prompt forbids
+// (twitter/communitynotes template-api-note-writer: "no unnecessary
+// words", no "[Source]" before a URL) and that raters read as padding.
+var filler = []string{"it's important to note", "it is important to note", "it's worth noting", "it is worth noting",
+	"it should be noted", "please note", "[source]", "(source)", "source:"}
+
+// refusals open what the template writer answers instead of a note.
+var refusals = []string{"no note needed", "not enough evidence"}
+
 // PreflightNote checks a note's text and fields offline as X's admission
 // would: the verdict allows a note (not "not enough evidence", a refuting
 // or context page quoted), at least one URL, 1 to NoteLimit characters by
-// X's count, no hashtag, emoji or "Community Note:" prefix, and every
-// bare word X will read as a link named, since it must answer 200 too.
-func PreflightNote(text string, f pipeline.NoteFields) Preflight {
+// X's count, no hashtag, emoji, "Community Note:" prefix or filler, not a
+// refusal written as the note, written in the post's language (postLang,
+// when known; the note's own language only when it reads reliably), and
+// every bare word X will read as a link named, since it must answer 200
+// too.
+func PreflightNote(text string, f pipeline.NoteFields, postLang string) Preflight {
 	p := Preflight{Length: XLength(text), Links: XLinks(text)}
 	add := func(rule, what, fix string) { p.Problems = append(p.Problems, Problem{rule, what, fix}) }
 	if f.Abstain != "" {
@@ -132,6 +146,23 @@ func PreflightNote(text string, f pipeline.NoteFields) Preflight {
 	if strings.HasPrefix(head, "community note") {
 		add("prefix", "the note opens with “Community Note”", "start with what the post gets wrong")
 	}
+	for _, r := range refusals {
+		if strings.HasPrefix(head, r) {
+			add("refusal", "the note is a refusal (“"+strings.ToUpper(r)+"”), not a note", "write no note for this post")
+		}
+	}
+	low := strings.ToLower(strings.ReplaceAll(text, "’", "'"))
+	for _, ph := range filler {
+		if strings.Contains(low, ph) {
+			add("filler", "the note holds “"+ph+"”, words raters read as padding", "remove them and say the fact")
+		}
+	}
+	if want := lang.Base(postLang); want != "" {
+		if d := lang.Detect(text); d.Reliable && d.Code != "" && lang.Base(d.Code) != want {
+			add("language", "the note reads as "+lang.Name(d.Code)+" and the post is in "+lang.Name(want)+"; X shows a note to the post's readers",
+				"write it in "+lang.Name(want)+" (muse check --correction-language "+want+", or edit the correction)")
+		}
+	}
 	return p
 }
 
@@ -144,21 +175,42 @@ type LinkCheck struct {
 	OK     bool   `json:"ok"`
 }
 
+// liveRetryWaits are the waits before each retry of a link whose answer
+// may be passing (none, 408, 425, 429 or 5xx): X's evaluator "retries for
+// a short time" when a link does not answer 200. A 404 or 403 is final.
+var liveRetryWaits = []time.Duration{time.Second, 2 * time.Second}
+
+func transient(lc LinkCheck) bool {
+	s := lc.Status
+	return s == 0 || s == http.StatusRequestTimeout || s == http.StatusTooEarly || s == http.StatusTooManyRequests || s >= 500
+}
+
 // LivePreflight fetches every link of p's note through client (the safe
 // fetcher's), each variant by HEAD and, unless that answers 200, by GET,
-// following redirects; a token with no variant answering 200 is a
-// problem, as it is for X's evaluator. A bare token is fetched as https.
+// following redirects, and again after liveRetryWaits while the answer
+// may be passing; a token with no variant answering 200 is a problem, as
+// it is for X's evaluator. A bare token is fetched as https.
 func LivePreflight(ctx context.Context, client *http.Client, p *Preflight) {
 	for _, l := range p.Links {
 		var last LinkCheck
-		for _, v := range l.Variants {
-			u := v
-			if l.Bare {
-				u = "https://" + v
+	tries:
+		for try := 0; ; try++ {
+			for _, v := range l.Variants {
+				u := v
+				if l.Bare {
+					u = "https://" + v
+				}
+				last = fetchStatus(ctx, client, l.Token, u)
+				if last.OK {
+					break tries
+				}
 			}
-			last = fetchStatus(ctx, client, l.Token, u)
-			if last.OK {
+			if try == len(liveRetryWaits) || !transient(last) || ctx.Err() != nil {
 				break
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(liveRetryWaits[try]):
 			}
 		}
 		p.Live = append(p.Live, last)
@@ -227,7 +279,7 @@ func NoteFor(ctx context.Context, c *pipeline.Check, client *http.Client) NoteDo
 		// X's other rules are said of the correction as it would read.
 		text = plainText(sanitize.String(c.Correction.Text))
 	}
-	d.Preflight = PreflightNote(text, f)
+	d.Preflight = PreflightNote(text, f, c.Post.Language)
 	if err != nil {
 		d.Preflight.Problems = append([]Problem{{Rule: "note", What: err.Error(), Fix: "edit the correction"}}, d.Preflight.Problems...)
 	}

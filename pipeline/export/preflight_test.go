@@ -3,6 +3,7 @@ package export
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -61,19 +62,27 @@ func TestPreflightNote(t *testing.T) {
 		text  string
 		f     pipeline.NoteFields
 		rules []string
+		lang  string
 	}{
-		{"The council approved cycle lanes, not a ban. https://www.reuters.com/a", ok, nil},
-		{"The council approved cycle lanes, not a ban.", ok, []string{"url"}},
-		{"Community Note: the council approved lanes https://www.reuters.com/a", ok, []string{"prefix"}},
-		{"Lanes, not a ban #fakenews https://www.reuters.com/a", ok, []string{"hashtag"}},
-		{"Lanes, not a ban 🚲 https://www.reuters.com/a", ok, []string{"emoji"}},
-		{"Lanes on Node.js https://www.reuters.com/a", ok, []string{"bare_link"}},
-		{strings.Repeat("word ", 60) + "https://www.reuters.com/a", ok, []string{"length"}},
-		{"Lanes https://www.reuters.com/a", pipeline.NoteFields{Abstain: "NOT ENOUGH EVIDENCE"}, []string{"abstain"}},
-		{"Lanes https://www.reuters.com/a", pipeline.NoteFields{Classification: pipeline.ClassMisleading}, []string{"tags"}},
-		{"Issue #12 of the plan https://www.reuters.com/a", ok, []string{"hashtag"}},
+		{"The council approved cycle lanes, not a ban. https://www.reuters.com/a", ok, nil, ""},
+		{"The council approved cycle lanes, not a ban.", ok, []string{"url"}, ""},
+		{"Community Note: the council approved lanes https://www.reuters.com/a", ok, []string{"prefix"}, ""},
+		{"Lanes, not a ban #fakenews https://www.reuters.com/a", ok, []string{"hashtag"}, ""},
+		{"Lanes, not a ban 🚲 https://www.reuters.com/a", ok, []string{"emoji"}, ""},
+		{"Lanes on Node.js https://www.reuters.com/a", ok, []string{"bare_link"}, ""},
+		{strings.Repeat("word ", 60) + "https://www.reuters.com/a", ok, []string{"length"}, ""},
+		{"Lanes https://www.reuters.com/a", pipeline.NoteFields{Abstain: "NOT ENOUGH EVIDENCE"}, []string{"abstain"}, ""},
+		{"Lanes https://www.reuters.com/a", pipeline.NoteFields{Classification: pipeline.ClassMisleading}, []string{"tags"}, ""},
+		{"Issue #12 of the plan https://www.reuters.com/a", ok, []string{"hashtag"}, ""},
+		{"It's important to note that the council approved lanes https://www.reuters.com/a", ok, []string{"filler"}, ""},
+		{"The council approved lanes. [Source] https://www.reuters.com/a", ok, []string{"filler"}, ""},
+		{"NOT ENOUGH EVIDENCE TO WRITE A GOOD COMMUNITY NOTE. https://www.reuters.com/a", ok, []string{"refusal"}, ""},
+		{"El ayuntamiento aprobó nuevos carriles para bicicletas en la calle Mayor y no prohibió su uso https://www.reuters.com/a", ok, []string{"language"}, "en"},
+		{"El ayuntamiento aprobó nuevos carriles para bicicletas en la calle Mayor y no prohibió su uso https://www.reuters.com/a", ok, nil, "es"},
+		{"The council approved new cycle lanes on Main Street and banned nothing at all https://www.reuters.com/a", ok, nil, "en"},
+		{"Lanes https://www.reuters.com/a", ok, nil, "es"}, // too short to tell
 	} {
-		p := PreflightNote(tc.text, tc.f)
+		p := PreflightNote(tc.text, tc.f, tc.lang)
 		var rules []string
 		for _, pr := range p.Problems {
 			rules = append(rules, pr.Rule)
@@ -105,6 +114,14 @@ func TestLivePreflight(t *testing.T) {
 		}
 		w.Write([]byte(page))
 	})
+	busy := 0
+	mux.HandleFunc("/busy", func(w http.ResponseWriter, r *http.Request) {
+		if busy++; busy <= 2 { // HEAD and GET of the first try
+			http.Error(w, "overloaded", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte(page))
+	})
 	done := make(chan struct{})
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -128,6 +145,8 @@ func TestLivePreflight(t *testing.T) {
 			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
 		}}).Client()
 	const site = "http://pages.example"
+	defer func(w []time.Duration) { liveRetryWaits = w }(liveRetryWaits)
+	liveRetryWaits = []time.Duration{time.Millisecond, time.Millisecond}
 
 	for _, tc := range []struct {
 		path    string
@@ -139,10 +158,13 @@ func TestLivePreflight(t *testing.T) {
 		{"/gone", false, 404, []string{"HEAD /gone", "GET /gone"}},
 		{"/moved", true, 200, []string{"HEAD /moved", "HEAD /ok"}},
 		{"/nohead", true, 200, []string{"HEAD /nohead", "GET /nohead"}},
-		{"/slow", false, 0, []string{"HEAD /slow", "GET /slow"}},
+		// No answer, or a 503, is tried again after a short wait, as X's
+		// evaluator retries; a 404 is not.
+		{"/slow", false, 0, []string{"HEAD /slow", "GET /slow", "HEAD /slow", "GET /slow", "HEAD /slow", "GET /slow"}},
+		{"/busy", true, 200, []string{"HEAD /busy", "GET /busy", "HEAD /busy"}},
 	} {
 		methods = nil
-		p := PreflightNote("The council approved lanes. "+site+tc.path, pipeline.NoteFields{Classification: pipeline.ClassNotMisleading})
+		p := PreflightNote("The council approved lanes. "+site+tc.path, pipeline.NoteFields{Classification: pipeline.ClassNotMisleading}, "")
 		LivePreflight(context.Background(), client, &p)
 		if len(p.Live) != 1 || p.Live[0].OK != tc.ok || p.Live[0].Status != tc.status {
 			t.Errorf("%s: live %+v, want ok %v status %d", tc.path, p.Live, tc.ok, tc.status)
@@ -156,7 +178,7 @@ func TestLivePreflight(t *testing.T) {
 	}
 	// A trailing full stop is tried with and without, as X does.
 	methods = nil
-	p := PreflightNote("Lanes, not a ban: "+site+"/ok.", pipeline.NoteFields{Classification: pipeline.ClassNotMisleading})
+	p := PreflightNote("Lanes, not a ban: "+site+"/ok.", pipeline.NoteFields{Classification: pipeline.ClassNotMisleading}, "")
 	LivePreflight(context.Background(), client, &p)
 	if !p.OK() || !slices.Equal(methods, []string{"HEAD /ok.", "GET /ok.", "HEAD /ok"}) {
 		t.Errorf("trailing stop: %+v, requests %v", p, methods)
@@ -185,5 +207,47 @@ func TestNoteJSON(t *testing.T) {
 	c.Evidence = nil
 	if d := NoteFor(context.Background(), c, nil); d.Classification != "" || d.Preflight.OK() || d.Preflight.Problems[0].Rule != "abstain" {
 		t.Errorf("with no evidence: %+v", d)
+	}
+}
+
+// TestClaimReviewRatingFromNoteChoice: the checker's note choice gives the
+// ClaimReview its rating, so the checker answers once; without a choice
+// the verdict does; a rating given still wins.
+func TestClaimReviewRatingFromNoteChoice(t *testing.T) {
+	c := &pipeline.Check{ID: "c", Post: pipeline.Post{Text: "Bikes banned", URL: "https://x.com/a/status/1"},
+		Correction: pipeline.Correction{Text: "No ban."}, CheckerVerdict: pipeline.VerdictRefuted}
+	rev := Reviewer{Name: "Desk", URL: "https://desk.example/"}
+	rating := func(r Rating) string {
+		b, err := ClaimReview(c, rev, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			ReviewRating struct {
+				AlternateName string `json:"alternateName"`
+				RatingValue   int    `json:"ratingValue"`
+			} `json:"reviewRating"`
+		}
+		json.Unmarshal(b, &doc)
+		return doc.ReviewRating.AlternateName + fmt.Sprint(doc.ReviewRating.RatingValue)
+	}
+	if got := rating(Rating{}); got != "False1" {
+		t.Errorf("no choice: %s, want the verdict's False", got)
+	}
+	for tags, want := range map[string]string{"missing_important_context": "Missing context3", "outdated_information missing_important_context": "Outdated0",
+		"disputed_claim_as_fact": "Misleading2", "factual_error manipulated_media": "False1"} {
+		if err := c.SetNoteChoice(pipeline.ClassMisleading, strings.Fields(tags)); err != nil {
+			t.Fatal(err)
+		}
+		if got := rating(Rating{}); got != want {
+			t.Errorf("%s: %s, want %s", tags, got, want)
+		}
+	}
+	c.SetNoteChoice(pipeline.ClassNotMisleading, nil)
+	if got := rating(Rating{}); got != "True5" {
+		t.Errorf("not misleading: %s", got)
+	}
+	if got := rating(Rating{AlternateName: "Mostly true", Value: 4, Best: 5, Worst: 1}); got != "Mostly true4" {
+		t.Errorf("a rating given: %s", got)
 	}
 }

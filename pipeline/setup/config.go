@@ -81,6 +81,18 @@ type Config struct {
 	// key evidence.page_tokens.
 	EvidencePageTokens pipeline.PageTokens `toml:"evidence.page_tokens" env:"MUSE_EVIDENCE_PAGE_TOKENS"`
 
+	// X's AI Note Writer API (`muse notes`): the writer's OAuth 1.0a keys
+	// (its X app's API key and secret, its account's access token and
+	// secret), the API's address (empty: https://api.x.com), and whether
+	// notes may be submitted live — still only once the admission ledger
+	// meets X's bar. In the file they are the [x] table's keys.
+	XAPIKey            string `toml:"x.api_key" env:"X_API_KEY" secret:"true"`
+	XAPIKeySecret      string `toml:"x.api_key_secret" env:"X_API_KEY_SECRET" secret:"true"`
+	XAccessToken       string `toml:"x.access_token" env:"X_ACCESS_TOKEN" secret:"true"`
+	XAccessTokenSecret string `toml:"x.access_token_secret" env:"X_ACCESS_TOKEN_SECRET" secret:"true"`
+	XAPIURL            string `toml:"x.api_url" env:"MUSE_X_API_URL"`
+	XLiveNotes         bool   `toml:"x.live_notes" env:"MUSE_X_LIVE_NOTES"`
+
 	// Network.
 	AllowPrivateAddresses bool `toml:"allow_private_addresses" env:"MUSE_ALLOW_PRIVATE_ADDRESSES"`
 	IgnoreRobots          bool `toml:"ignore_robots" env:"MUSE_IGNORE_ROBOTS"`

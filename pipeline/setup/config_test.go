@@ -356,3 +356,30 @@ func TestEvidencePageTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestXKeys: the AI Note Writer keys are read from the [x] table, the
+// environment over the file; they are secrets, masked wherever settings
+// are shown.
+func TestXKeys(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "config.toml")
+	os.WriteFile(file, []byte("[x]\napi_key = \"file-app-key\"\napi_key_secret = \"file-app-secret\"\naccess_token = \"file-token\"\naccess_token_secret = \"file-token-secret\"\nlive_notes = true\n"), 0o644)
+	c, err := Load(file, env(map[string]string{"HOME": t.TempDir(), "X_ACCESS_TOKEN_SECRET": "env-token-secret"}))
+	if err != nil || len(c.Problems) > 0 {
+		t.Fatalf("load: %v %v", err, c.Problems)
+	}
+	if c.XAPIKey != "file-app-key" || c.XAPIKeySecret != "file-app-secret" || c.XAccessToken != "file-token" ||
+		c.XAccessTokenSecret != "env-token-secret" || !c.XLiveNotes {
+		t.Errorf("keys: %+v", c)
+	}
+	secrets := strings.Join(c.Secrets(), " ")
+	for _, s := range []string{"file-app-key", "file-app-secret", "file-token", "env-token-secret"} {
+		if !strings.Contains(secrets, s) {
+			t.Errorf("%s is not a secret", s)
+		}
+	}
+	for _, s := range c.Settings() {
+		if strings.Contains(s.Value, "file-app-secret") || strings.Contains(s.Value, "env-token-secret") {
+			t.Errorf("setting %s shows its secret: %q", s.Key, s.Value)
+		}
+	}
+}

@@ -253,15 +253,18 @@ func split(host string) (domain, bool) {
 // skeleton is Unicode's confusables skeleton of a name without accents,
 // lower-cased (it maps "0" to "O").
 func skeleton(name string) string {
-	if bare, _, err := transform.String(stripMarks, name); err == nil {
+	if bare, _, err := transform.String(stripMarks(), name); err == nil {
 		name = bare
 	}
 	return strings.ToLower(confusables.Skeleton(name))
 }
 
 // stripMarks drops accents ("í" → "i"), which the confusables skeleton
-// keeps.
-var stripMarks = transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+// keeps. A chain holds state while it runs, so each call gets its own:
+// engines build their indexes at the same time.
+func stripMarks() transform.Transformer {
+	return transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+}
 
 // deletions is s and s with each one letter deleted.
 func deletions(s string) []string {

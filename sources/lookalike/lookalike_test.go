@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/musecheck/muse/internal/testkit"
@@ -122,4 +123,23 @@ func TestRatedDomainsAreNotLookalikes(t *testing.T) {
 	if rate := float64(flagged[1]) / float64(n[1]); rate > 0.01 {
 		t.Errorf("%.2f%% of the held-out rated domains are flagged; want at most 1%%", 100*rate)
 	}
+}
+
+// TestSkeletonConcurrent: skeletons are taken from many goroutines at once
+// (engines building their indexes side by side) without sharing state.
+func TestSkeletonConcurrent(t *testing.T) {
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 2000 {
+				if got := skeleton("reutérs"); got != skeleton("reuters") {
+					t.Errorf("skeleton(reutérs) = %q", got)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

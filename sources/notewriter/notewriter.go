@@ -1,9 +1,13 @@
 // Package notewriter is a client of X's AI Note Writer API
-// (docs.x.com/x-api/community-notes): POST /2/evaluate_note, which scores a
-// note's text against a post (ClaimOpinion), and POST /2/notes, which
-// submits a note, in test mode unless asked otherwise. Requests are signed
-// with OAuth 1.0a in user context (github.com/dghubble/oauth1), as the API
-// requires.
+// (docs.x.com/x-api/community-notes): GET
+// /2/notes/search/posts_eligible_for_notes, the posts offered for a note;
+// POST /2/evaluate_note, which scores a note's text against a post
+// (ClaimOpinion); POST /2/notes, which submits a note, in test mode unless
+// asked otherwise; and GET /2/notes/search/notes_written, the notes written
+// with the evaluator's scores, from which the admission Ledger is read.
+// Requests are signed with OAuth 1.0a in user context
+// (github.com/dghubble/oauth1), as the API requires, and wait in a Limiter
+// holding X's limits.
 package notewriter
 
 import (
@@ -42,10 +46,11 @@ func (k Keys) Missing() []string {
 	return out
 }
 
-// Client calls the AI Note Writer API.
+// Client calls the AI Note Writer API, each request through its Limiter.
 type Client struct {
-	base string
-	http *http.Client
+	base  string
+	http  *http.Client
+	limit *Limiter
 }
 
 // New is a client of the API at base (DefaultBaseURL when ""), signing
@@ -60,7 +65,14 @@ func New(base string, keys Keys, transport http.RoundTripper) *Client {
 	}
 	cfg := oauth1.NewConfig(keys.APIKey, keys.APISecret)
 	ctx := context.WithValue(context.Background(), oauth1.HTTPClient, &http.Client{Transport: transport})
-	return &Client{base: strings.TrimRight(base, "/"), http: cfg.Client(ctx, oauth1.NewToken(keys.AccessToken, keys.AccessSecret))}
+	return &Client{base: strings.TrimRight(base, "/"), http: cfg.Client(ctx, oauth1.NewToken(keys.AccessToken, keys.AccessSecret)),
+		limit: NewLimiter(DefaultLimits, "")}
+}
+
+// WithLimiter has the client's requests wait in l's queue.
+func (c *Client) WithLimiter(l *Limiter) *Client {
+	c.limit = l
+	return c
 }
 
 // Note is a note as POST /2/notes takes it.
@@ -112,7 +124,7 @@ func (c *Client) Evaluate(ctx context.Context, postID, text string) (float64, er
 			ClaimOpinionScore *float64 `json:"claim_opinion_score"`
 		} `json:"data"`
 	}
-	if err := c.post(ctx, "/2/evaluate_note", map[string]any{"note_text": text, "post_id": postID}, &out); err != nil {
+	if err := c.do(ctx, http.MethodPost, "/2/evaluate_note", map[string]any{"note_text": text, "post_id": postID}, false, &out); err != nil {
 		return 0, fmt.Errorf("evaluate note: %w", err)
 	}
 	if out.Data.ClaimOpinionScore == nil {
@@ -133,7 +145,7 @@ func (c *Client) Submit(ctx context.Context, n Note, live bool) (string, error) 
 			NoteID string `json:"note_id"`
 		} `json:"data"`
 	}
-	if err := c.post(ctx, "/2/notes", map[string]any{"test_mode": !live, "post_id": n.PostID, "info": info}, &out); err != nil {
+	if err := c.do(ctx, http.MethodPost, "/2/notes", map[string]any{"test_mode": !live, "post_id": n.PostID, "info": info}, true, &out); err != nil {
 		return "", fmt.Errorf("submit note: %w", err)
 	}
 	if out.Data.NoteID == "" {
@@ -142,32 +154,55 @@ func (c *Client) Submit(ctx context.Context, n Note, live bool) (string, error) 
 	return out.Data.NoteID, nil
 }
 
-func (c *Client) post(ctx context.Context, path string, body, out any) error {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return err
+// do sends one request (body as JSON unless nil) once the limiter gives
+// it a slot, and again after X's 429 (up to Limits.Retries times), and
+// decodes the answer into out.
+func (c *Client) do(ctx context.Context, method, pathQuery string, body any, submit bool, out any) error {
+	var b []byte
+	if body != nil {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
+			return err
+		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(b))
-	if err != nil {
-		return err
+	for attempt := 0; ; attempt++ {
+		if err := c.limit.Acquire(ctx, submit); err != nil {
+			return err
+		}
+		var rd io.Reader
+		if b != nil {
+			rd = bytes.NewReader(b)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, c.base+pathQuery, rd)
+		if err != nil {
+			return err
+		}
+		if b != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := c.http.Do(req)
+		if err != nil {
+			return err
+		}
+		data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		if c.limit.Observe(resp) {
+			if attempt < c.limit.lim.Retries {
+				continue
+			}
+			return fmt.Errorf("%w %d times", ErrRateLimited, attempt+1)
+		}
+		if resp.StatusCode/100 != 2 {
+			e := &APIError{Status: resp.StatusCode}
+			json.Unmarshal(data, e) // a body that is not X's problem JSON leaves the status
+			return e
+		}
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("X's answer is not JSON: %w", err)
+		}
+		return nil
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode/100 != 2 {
-		e := &APIError{Status: resp.StatusCode}
-		json.Unmarshal(data, e) // a body that is not X's problem JSON leaves the status
-		return e
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("X's answer is not JSON: %w", err)
-	}
-	return nil
 }
