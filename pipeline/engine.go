@@ -107,6 +107,9 @@ type Options struct {
 	// described at once, and how many pages' lead images are loaded at once
 	// for visual relevance (default 4).
 	ImageParallel int
+	// Video bounds what is read of a post's video and says where its
+	// files are written (muse's cache directory).
+	Video VideoOptions
 	// Posts configures reading a post by URL (PostFromURL): platform API
 	// roots, the HTTP client, private addresses. Web pages are always read
 	// with the engine's fetcher. NewFromConfig sets AllowPrivate from the
@@ -280,7 +283,7 @@ func (e *Engine) Run(ctx context.Context, c *Check, from Stage, events chan<- Ev
 		}
 		r.emit(done)
 	}()
-	if strings.TrimSpace(c.Post.Text) == "" && len(c.Post.Images) == 0 && len(c.Images) == 0 && len(c.Post.includedContext()) == 0 {
+	if strings.TrimSpace(c.Post.Text) == "" && len(c.Post.Images) == 0 && len(c.Images) == 0 && !c.hasVideo() && len(c.Post.includedContext()) == 0 {
 		return ErrEmptyPost
 	}
 	c.NoLLM = e.opts.NoLLM

@@ -81,6 +81,13 @@ type Config struct {
 	// key evidence.page_tokens.
 	EvidencePageTokens pipeline.PageTokens `toml:"evidence.page_tokens" env:"MUSE_EVIDENCE_PAGE_TOKENS"`
 
+	// Videos: the most a post's video may weigh (MB) and last (minutes)
+	// to be read (zero: 200 MB and 10 minutes), and the most keyframes
+	// read of it (zero: 8).
+	VideoMaxMB      float64 `toml:"video_max_mb" env:"MUSE_VIDEO_MAX_MB"`
+	VideoMaxMinutes float64 `toml:"video_max_minutes" env:"MUSE_VIDEO_MAX_MINUTES"`
+	VideoFrames     int     `toml:"video_frames" env:"MUSE_VIDEO_FRAMES"`
+
 	// Network.
 	AllowPrivateAddresses bool `toml:"allow_private_addresses" env:"MUSE_ALLOW_PRIVATE_ADDRESSES"`
 	IgnoreRobots          bool `toml:"ignore_robots" env:"MUSE_IGNORE_ROBOTS"`

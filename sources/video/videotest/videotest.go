@@ -70,7 +70,7 @@ func Clip(t testing.TB, path string, spec Spec) {
 		filter := "null"
 		if s.Text != "" {
 			filter = fmt.Sprintf("drawtext=text='%s':fontcolor=white:borderw=2:bordercolor=black:fontsize=%d:x=(w-text_w)/2:y=(h-text_h)/2",
-				escapeText(s.Text), max(h/10, 16))
+				escapeText(s.Text), max(min(h/10, 6*w/(5*max(len(s.Text), 1))), 12))
 		}
 		fmt.Fprintf(&chain, "[%d:v]%s,format=yuv420p,setsar=1[s%d];", i, filter, i)
 	}
