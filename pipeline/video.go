@@ -83,10 +83,10 @@ type VideoOptions struct {
 	Limits video.Options
 }
 
-// VideoFetching downloads a video URL into dir, within maxBytes, and
-// returns the file's path.
+// VideoFetching downloads a video URL into dir, within the size and
+// duration caps of lim, and returns the file's path.
 type VideoFetching interface {
-	FetchVideo(ctx context.Context, rawURL, dir string, maxBytes int64) (string, error)
+	FetchVideo(ctx context.Context, rawURL, dir string, lim video.Options) (string, error)
 }
 
 func (v *Video) clone() *Video {
@@ -167,7 +167,7 @@ func (r *run) readVideo(ctx context.Context, d *describer, v *Video) error {
 	path := v.Source
 	if _, err := sources.ParseHTTP(v.Source); err == nil {
 		r.emit(Event{Kind: EventProgress, Stage: StageImages, Message: "downloading the video " + v.Source})
-		if path, err = r.e.videoFetcher().FetchVideo(ctx, v.Source, dir, lim.MaxBytes); err != nil {
+		if path, err = r.e.videoFetcher().FetchVideo(ctx, v.Source, dir, lim); err != nil {
 			return err
 		}
 	} else if strings.Contains(v.Source, "://") {

@@ -77,6 +77,8 @@ type VideoEnv struct {
 	// ScreenVideo and SpokenVideo are the posts' videos, made with ffmpeg
 	// (and espeak-ng for the speech).
 	ScreenVideo, SpokenVideo string
+	// Files are served by the world's proxy: a video's URL, its file.
+	Files map[string]string
 }
 
 var (
@@ -143,7 +145,13 @@ func NewVideo(t testing.TB) *VideoEnv {
 		}
 		return out
 	})
+	env.Files = map[string]string{}
 	env.Proxy = fetchtest.NewProxy(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f, ok := env.Files["http://"+strings.ToLower(r.Host)+r.URL.Path]; ok {
+			w.Header().Set("Content-Type", "video/mp4")
+			http.ServeFile(w, r, f)
+			return
+		}
 		p, ok := pages["http://"+strings.ToLower(r.Host)+r.URL.Path]
 		if !ok {
 			http.NotFound(w, r)
