@@ -225,6 +225,12 @@ func NewCheckAt(p Post, cutoff, now time.Time) *Check {
 	for _, src := range p.Images {
 		c.Images = append(c.Images, Image{Source: src, AltText: strings.TrimSpace(p.AltTexts[src])})
 	}
+	c.Post.Videos = slices.Clone(p.Videos)
+	for _, u := range pastedVideos(p.Text) { // a video linked in the post's words is read as its own
+		if !slices.Contains(c.Post.Videos, u) {
+			c.Post.Videos = append(c.Post.Videos, u)
+		}
+	}
 	return c
 }
 

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -14,7 +16,9 @@ import (
 
 	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/lang"
+	"github.com/musecheck/muse/sources/links"
 	"github.com/musecheck/muse/sources/llm"
+	"github.com/musecheck/muse/sources/posts"
 	"github.com/musecheck/muse/sources/video"
 	"golang.org/x/sync/errgroup"
 )
@@ -25,6 +29,7 @@ import (
 // whole, so a reopened case reads nothing again.
 type Video struct {
 	Source   string  `json:"source"`             // path or URL as given
+	AltText  string  `json:"alt_text,omitempty"` // the description its author gave it
 	Duration float64 `json:"duration,omitempty"` // seconds
 	Width    int     `json:"width,omitempty"`
 	Height   int     `json:"height,omitempty"`
@@ -116,7 +121,7 @@ func (r *run) video(ctx context.Context, d *describer) {
 			r.warn(StageImages, "the post has %d videos; muse reads the first", len(c.Post.Videos))
 		}
 		r.mu.Lock()
-		c.Video = &Video{Source: c.Post.Videos[0]}
+		c.Video = &Video{Source: c.Post.Videos[0], AltText: clipText(strings.TrimSpace(c.Post.AltTexts[c.Post.Videos[0]]), MaxAltText-len("…"))}
 		r.mu.Unlock()
 	}
 	v := *c.Video
@@ -272,10 +277,16 @@ const MaxVideoDescription = 6000
 // claimed that was not read: a frame with neither says nothing.
 func videoDescription(v Video) string {
 	if len(v.Frames) == 0 && len(v.Transcript) == 0 {
+		if v.AltText != "" {
+			return fmt.Sprintf("A video not read (%s); its alt text says %q.", strings.TrimRight(cmp.Or(v.Error, "no frame could be read"), "."), v.AltText)
+		}
 		return ""
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "A video of %s.", video.Clock(secs(v.Duration)))
+	if v.AltText != "" {
+		fmt.Fprintf(&b, " Its alt text says %q.", v.AltText)
+	}
 	for _, f := range v.Frames {
 		var parts []string
 		if f.Caption != "" {
@@ -343,4 +354,57 @@ func promptVideo(v *Video) string {
 		return ""
 	}
 	return cmp.Or(strings.TrimSpace(v.Description), "")
+}
+
+// addVideos adds a post's videos as read from its platform. With ffmpeg
+// installed each is read, so its poster image and the note that only the
+// poster is read are dropped; without, the poster stands in for it and a
+// note says why.
+func addVideos(p *Post, refs []posts.VideoRef) {
+	if len(refs) == 0 {
+		return
+	}
+	if _, err := video.Find(); err != nil {
+		p.Notes = append(p.Notes, "the post's video is not read: "+err.Error()+"; only its poster image is")
+		return
+	}
+	for _, v := range refs {
+		if v.URL == "" || slices.Contains(p.Videos, v.URL) {
+			continue
+		}
+		p.Videos = append(p.Videos, v.URL)
+		if v.Poster != "" {
+			p.Images = slices.DeleteFunc(p.Images, func(s string) bool { return s == v.Poster })
+			delete(p.AltTexts, v.Poster)
+		}
+		if v.Note != "" {
+			p.Notes = slices.DeleteFunc(p.Notes, func(n string) bool { return n == v.Note })
+		}
+		if v.Alt != "" {
+			if p.AltTexts == nil {
+				p.AltTexts = map[string]string{}
+			}
+			p.AltTexts[v.URL] = v.Alt
+		}
+	}
+}
+
+// videoExtensions are the file types a link in a post's text is read as a
+// video by.
+var videoExtensions = []string{".mp4", ".m4v", ".mov", ".webm", ".mkv", ".m3u8", ".ts"}
+
+// pastedVideos are the links in text to a video file (by the extension of
+// its path), in order.
+func pastedVideos(text string) []string {
+	var out []string
+	for _, l := range links.Find(text) {
+		u, err := url.Parse(l.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+			continue
+		}
+		if slices.Contains(videoExtensions, strings.ToLower(path.Ext(u.Path))) && !slices.Contains(out, l.URL) {
+			out = append(out, l.URL)
+		}
+	}
+	return out
 }

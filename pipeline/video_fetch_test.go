@@ -17,6 +17,7 @@ import (
 	"github.com/musecheck/muse/pipeline/testworld"
 	"github.com/musecheck/muse/sources/fetch"
 	"github.com/musecheck/muse/sources/fetch/fetchtest"
+	"github.com/musecheck/muse/sources/posts"
 	"github.com/musecheck/muse/sources/video"
 	"github.com/musecheck/muse/sources/video/videotest"
 )
@@ -131,6 +132,32 @@ func TestVideoPostByURL(t *testing.T) {
 	c, _ = env.Check(t, pipeline.Options{}, testworld.VideoURLs["louvre"][0])
 	if v := c.Video; v == nil || !strings.Contains(v.Error, "serves an HTML page") || len(v.Frames) != 0 {
 		t.Errorf("a page given as a video: %+v", v)
+	}
+	assertEmptyVideoCache(t, env.Cfg.CacheDir)
+}
+
+// A Bluesky post read by its URL whose video (an app.bsky.embed.video
+// with its HLS playlist) carries the claim in its sound: the playlist is
+// read, its segments downloaded and the sound transcribed; the thumbnail
+// is not read as an image besides, nor said to be all that is read.
+func TestVideoBlueskyPostByURL(t *testing.T) {
+	env := testworld.NewVideo(t)
+	c, err := env.CheckPostURL(t, pipeline.Options{}, testworld.VideoBlueskyPost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c.Post
+	if p.Platform != posts.Bluesky || len(p.Videos) != 1 || !strings.HasSuffix(p.Videos[0], "/playlist.m3u8") || len(p.Images) != 0 ||
+		strings.Contains(strings.Join(p.Notes, " "), "only its thumbnail") || p.AltTexts[p.Videos[0]] != "A green screen and a voice" {
+		t.Fatalf("post %+v", p)
+	}
+	v := c.Video
+	if v == nil || v.Error != "" || len(v.Transcript) != 1 || v.AltText != "A green screen and a voice" ||
+		!strings.Contains(v.Description, `Its alt text says "A green screen and a voice"`) {
+		t.Fatalf("video %+v", v)
+	}
+	if !cites(c, testworld.VideoURLs["venice"]) {
+		t.Errorf("correction %+v", c.Correction)
 	}
 	assertEmptyVideoCache(t, env.Cfg.CacheDir)
 }

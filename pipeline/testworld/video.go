@@ -2,10 +2,14 @@ package testworld
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -18,6 +22,7 @@ import (
 	"github.com/musecheck/muse/pipeline/setup"
 	"github.com/musecheck/muse/sources/fetch/fetchtest"
 	"github.com/musecheck/muse/sources/llm/llmtest"
+	"github.com/musecheck/muse/sources/posts"
 	"github.com/musecheck/muse/sources/video/videotest"
 )
 
@@ -79,7 +84,21 @@ type VideoEnv struct {
 	ScreenVideo, SpokenVideo string
 	// Files are served by the world's proxy: a video's URL, its file.
 	Files map[string]string
+	// Bluesky is a loopback AppView serving VideoBlueskyPost, whose video
+	// is SpokenVideo cut into an HLS playlist served by the proxy.
+	Bluesky string
 }
+
+// VideoBlueskyPost is the Bluesky post with the spoken video.
+const VideoBlueskyPost = "https://bsky.app/profile/did:plc:vk3clipsx7q2mzn4wrd5ulpa/post/3kt2vidbqc22p"
+
+//go:embed testdata/bsky_thread_video.json
+var bskyVideoThread string
+
+// VideoPlaylist is where the Bluesky post's HLS playlist is, as its
+// embed names it; the world serves it over plain HTTP through its proxy,
+// as it serves its news pages.
+const VideoPlaylist = "video.bsky.app/watch/did%3Aplc%3Avk3clipsx7q2mzn4wrd5ulpa/bafkreid7vcd3vmdwk2ww4ckpy2tfpbtsw5ztaslgdjiqvvpx2kmbv6lfjm/"
 
 var (
 	onScreen = regexp.MustCompile(`text on screen: "([^"]+)"`)
@@ -146,9 +165,31 @@ func NewVideo(t testing.TB) *VideoEnv {
 		return out
 	})
 	env.Files = map[string]string{}
+	hlsFiles(t, env.SpokenVideo, filepath.Join(dir, "hls"), "http://"+VideoPlaylist, env.Files)
+	appView := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/xrpc/app.bsky.feed.getPostThread":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, strings.ReplaceAll(bskyVideoThread, "https://video.bsky.app/", "http://video.bsky.app/"))
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadGateway)
+			fmt.Fprint(w, `{"error":"UpstreamFailure","message":"Upstream Failure"}`)
+		}
+	}))
+	t.Cleanup(appView.Close)
+	env.Bluesky = appView.URL
 	env.Proxy = fetchtest.NewProxy(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if f, ok := env.Files["http://"+strings.ToLower(r.Host)+r.URL.Path]; ok {
-			w.Header().Set("Content-Type", "video/mp4")
+		u := "http://" + strings.ToLower(r.Host) + r.URL.EscapedPath()
+		if f, ok := env.Files[u]; ok {
+			switch filepath.Ext(f) {
+			case ".m3u8":
+				w.Header().Set("Content-Type", "application/vnd.apple.mpegurl")
+			case ".ts":
+				w.Header().Set("Content-Type", "video/mp2t")
+			default:
+				w.Header().Set("Content-Type", "video/mp4")
+			}
 			http.ServeFile(w, r, f)
 			return
 		}
@@ -164,6 +205,54 @@ func NewVideo(t testing.TB) *VideoEnv {
 	env.Cfg.NoCache = true
 	env.Cfg.CacheDir = filepath.Join(dir, "cache")
 	return env
+}
+
+// hlsFiles cuts the clip at src into an HLS rendition under dir (2 s
+// MPEG-TS segments) with a master playlist naming it, and adds each file
+// to files under base.
+func hlsFiles(t testing.TB, src, dir, base string, files map[string]string) {
+	t.Helper()
+	tools := videotest.Need(t)
+	if err := os.MkdirAll(filepath.Join(dir, "360p"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(tools.FFmpeg, "-hide_banner", "-loglevel", "error", "-i", src, "-c:v", "libx264", "-preset", "ultrafast",
+		"-g", "25", "-sc_threshold", "0", "-c:a", "aac", "-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod",
+		"-hls_segment_filename", filepath.Join(dir, "360p", "video%d.ts"), filepath.Join(dir, "360p", "video.m3u8")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ffmpeg hls: %v: %s", err, out)
+	}
+	master := "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-STREAM-INF:BANDWIDTH=700000,RESOLUTION=640x360,CODECS=\"avc1.64001e,mp4a.40.2\"\n360p/video.m3u8\n"
+	if err := os.WriteFile(filepath.Join(dir, "playlist.m3u8"), []byte(master), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			files[base+filepath.ToSlash(rel)] = p
+		}
+		return nil
+	})
+}
+
+// CheckPostURL reads the post at u (VideoBlueskyPost) from the world's
+// AppView and checks it.
+func (env *VideoEnv) CheckPostURL(t testing.TB, opts pipeline.Options, u string) (*pipeline.Check, error) {
+	t.Helper()
+	opts.PageProxy, opts.LLMRetryDelay = env.Proxy, 10*time.Millisecond
+	opts.Posts = posts.Options{BlueskyURL: env.Bluesky, AllowPrivate: true}
+	e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	p, err := e.PostFromURL(context.Background(), u)
+	if err != nil {
+		return nil, err
+	}
+	c := e.NewCheck(p, time.Time{})
+	err = e.Run(context.Background(), c, pipeline.StageImages, nil)
+	return c, err
 }
 
 // Check runs a post with the video at src through the engine built from
