@@ -14,10 +14,10 @@ import (
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/sources/archive"
 	"github.com/musecheck/muse/sources/images"
-	"github.com/musecheck/muse/sources/video"
 	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/sources/ratings"
 	"github.com/musecheck/muse/sources/search"
+	"github.com/musecheck/muse/sources/video"
 )
 
 // Doctor findings.
