@@ -18,11 +18,11 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/pipeline"
-	"github.com/musecheck/muse/sources/video"
 	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/lang"
 	"github.com/musecheck/muse/sources/links"
 	"github.com/musecheck/muse/sources/sanitize"
+	"github.com/musecheck/muse/sources/video"
 )
 
 // Formats lists the export formats by the names the CLI and the TUI use.

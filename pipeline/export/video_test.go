@@ -13,7 +13,7 @@ import (
 func TestExportVideo(t *testing.T) {
 	c := sample()
 	c.Video = &pipeline.Video{Source: "https://cdn.example/clip.mp4", Duration: 75, Language: "en",
-		Frames: []pipeline.VideoFrame{{At: 0, Caption: "A man at a lectern"}, {At: 12.4, OCR: "BICYCLES *BANNED*", PHash: "a1b2"}, {At: 30}},
+		Frames:     []pipeline.VideoFrame{{At: 0, Caption: "A man at a lectern"}, {At: 12.4, OCR: "BICYCLES *BANNED*", PHash: "a1b2"}, {At: 30}},
 		Transcript: []pipeline.TranscriptSegment{{Start: 61, End: 64.5, Text: "The council banned bicycles."}}}
 	md := Report(c)
 	for _, want := range []string{"Video hxxps://cdn\\[.\\]example/clip.mp4 (1:15):", "- at 0:00: A man at a lectern",
