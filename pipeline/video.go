@@ -353,7 +353,7 @@ func promptVideo(v *Video) string {
 	if v == nil {
 		return ""
 	}
-	return cmp.Or(strings.TrimSpace(v.Description), "")
+	return strings.TrimSpace(v.Description)
 }
 
 // addVideos adds a post's videos as read from its platform. With ffmpeg
