@@ -25,6 +25,7 @@ require (
 	github.com/dghubble/oauth1 v0.7.3
 	github.com/digitorus/timestamp v0.0.0-20250524132541-c45532741eea
 	github.com/dustin/go-humanize v1.1.0
+	github.com/grafov/m3u8 v0.12.1
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/kaptinlin/jsonrepair v0.2.15
 	github.com/ledongthuc/pdf v0.0.0-20260907135840-6c8c28e0e8a0

@@ -22,7 +22,7 @@ import (
 // same for `muse [TEXT|URL]` and `muse check`.
 type postFlags struct {
 	before, author, handle, postedAt, language string
-	images                                     []string
+	images, videos                             []string
 	correctionLanguage                         string
 	noLLM                                      bool
 	hits                                       int
@@ -35,6 +35,7 @@ type postFlags struct {
 func (f *postFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.before, "before", "", "cutoff: only pages published before TIME count (YYYY-MM-DD, YYYY-MM-DD HH:MM UTC, or RFC 3339; default none: every page up to now, each shown before or after the post)")
 	fl.StringArrayVar(&f.images, "image", nil, "an image of the post, path or URL (repeatable)")
+	fl.StringArrayVar(&f.videos, "video", nil, "a video of the post, path or URL: its keyframes and sound are read (needs ffmpeg)")
 	fl.StringVar(&f.author, "author", "", "the post's author")
 	fl.StringVar(&f.handle, "handle", "", "the post author's handle (@name)")
 	fl.StringVar(&f.postedAt, "posted-at", "", "when the post was published (YYYY-MM-DD, YYYY-MM-DD HH:MM UTC, or RFC 3339)")
@@ -76,7 +77,7 @@ func (f *postFlags) engineOptions(cmd *cobra.Command) (pipeline.Options, error) 
 // parse reads the post flags: the post's metadata, the cutoff and the
 // engine options they set. A bad value is a usage error naming the flag.
 func (f *postFlags) parse(cmd *cobra.Command) (post pipeline.Post, cutoff time.Time, opts pipeline.Options, err error) {
-	post = pipeline.Post{Author: f.author, Handle: f.handle, Images: f.images}
+	post = pipeline.Post{Author: f.author, Handle: f.handle, Images: f.images, Videos: f.videos}
 	if f.asOfPost && f.before != "" {
 		return post, cutoff, opts, usagef("--as-of-post and --before both set the cutoff: give one")
 	}

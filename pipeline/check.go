@@ -29,6 +29,9 @@ type Check struct {
 	// anything else, read as sources, and given to the correction.
 	FactChecks []FactCheck `json:"fact_checks,omitempty"`
 	Images     []Image     `json:"images,omitempty"`
+	// Video is the post's video as read (video.go): keyframes with their
+	// times, the transcript, its description; nil when it has none.
+	Video *Video `json:"video,omitempty"`
 	// Claims are the post's checkable claims (the model's split, the
 	// person's edits); none means the post is one claim, its text.
 	Claims []Claim `json:"claims,omitempty"`
@@ -130,6 +133,9 @@ type Post struct {
 	// AltTexts is the description the post's author gave each image (its
 	// alt text), by the image's entry in Images.
 	AltTexts map[string]string `json:"alt_texts,omitempty"`
+	// Videos are the post's videos, paths or URLs as given (the first is
+	// read).
+	Videos []string `json:"videos,omitempty"`
 	// Language is the post's language (ISO 639-1): the checker's, or
 	// detected from the post's and its images' text before the queries
 	// are written (sources/lang); "" while unknown.
@@ -367,6 +373,8 @@ func (c *Check) Clone() *Check {
 	d := *c
 	d.Post.Images = slices.Clone(c.Post.Images)
 	d.Post.AltTexts = maps.Clone(c.Post.AltTexts)
+	d.Post.Videos = slices.Clone(c.Post.Videos)
+	d.Video = c.Video.clone()
 	d.Post.Context = slices.Clone(c.Post.Context)
 	d.Post.Notes = slices.Clone(c.Post.Notes)
 	d.QuotedOrigins = slices.Clone(c.QuotedOrigins)
@@ -464,6 +472,8 @@ func cloneItem(it any) any {
 	case Image:
 		v.People = slices.Clone(v.People)
 		return v
+	case Video:
+		return *v.clone()
 	case Correction:
 		v.URLs = slices.Clone(v.URLs)
 		v.Warnings = slices.Clone(v.Warnings)

@@ -46,6 +46,7 @@ type CallUsage = llm.Usage
 type QueriesInput struct {
 	Post   Post
 	Images []Image
+	Video  *Video
 	N      int
 }
 
@@ -54,6 +55,7 @@ type QueriesInput struct {
 type EvidenceInput struct {
 	Post       Post
 	Images     []Image
+	Video      *Video
 	URL        string
 	Title      string
 	Publisher  string
@@ -66,6 +68,7 @@ type EvidenceInput struct {
 type CorrectionInput struct {
 	Post     Post
 	Images   []Image
+	Video    *Video
 	Evidence []EvidenceForPrompt
 	// Claims are the post's claims when it has several, numbered from 1;
 	// each EvidenceForPrompt.Claim names one.
@@ -165,6 +168,13 @@ type Deps struct {
 	// OCR reads the text in an image; nil means images.OCR (tesseract,
 	// when installed).
 	OCR func(ctx context.Context, img *images.Image) (string, error)
+	// Transcriber transcribes a video's sound (the model server's
+	// /audio/transcriptions). Optional: without one a video is read from
+	// its frames, saying so.
+	Transcriber Transcriber
+	// Videos downloads video URLs; nil means VideoDownloader{} (public
+	// addresses only, the size cap of Options.Video).
+	Videos VideoFetching
 	// ImageSearchers search the web by image (reverse image search) for
 	// post images at public URLs. Optional.
 	ImageSearchers []search.ImageSearcher

@@ -426,3 +426,29 @@ func (c *Check) MoveQuote(i int, url string) error {
 	c.markStale(StageCorrection)
 	return nil
 }
+
+// DescribeVideo puts the person's description of the post's video in place
+// of the one made from its frames and transcript: the images stage keeps
+// it on every rerun (the frames and transcript are kept too, never read
+// again), and the queries are written from it. The queries and every
+// stage after them go stale. An empty text gives the video back its
+// description made from what was read.
+func (c *Check) DescribeVideo(text string) error {
+	if c.Video == nil {
+		return fmt.Errorf("video: %w", ErrNotInCheck)
+	}
+	text = strings.TrimSpace(text)
+	v := c.Video
+	switch {
+	case text == "" && !v.Edited:
+		return nil
+	case text == "":
+		v.Description, v.Edited = videoDescription(*v), false
+	case text == v.Description:
+		return nil // unchanged: not an edit
+	default:
+		v.Description, v.Edited = text, true
+	}
+	c.markStale(StageQueries)
+	return nil
+}

@@ -107,6 +107,9 @@ type Options struct {
 	// described at once, and how many pages' lead images are loaded at once
 	// for visual relevance (default 4).
 	ImageParallel int
+	// Video bounds what is read of a post's video and says where its
+	// files are written (muse's cache directory).
+	Video VideoOptions
 	// Posts configures reading a post by URL (PostFromURL): platform API
 	// roots, the HTTP client, private addresses. Web pages are always read
 	// with the engine's fetcher. NewFromConfig sets AllowPrivate from the
@@ -222,6 +225,12 @@ func NewCheckAt(p Post, cutoff, now time.Time) *Check {
 	for _, src := range p.Images {
 		c.Images = append(c.Images, Image{Source: src, AltText: strings.TrimSpace(p.AltTexts[src])})
 	}
+	c.Post.Videos = slices.Clone(p.Videos)
+	for _, u := range pastedVideos(p.Text) { // a video linked in the post's words is read as its own
+		if !slices.Contains(c.Post.Videos, u) {
+			c.Post.Videos = append(c.Post.Videos, u)
+		}
+	}
 	return c
 }
 
@@ -280,7 +289,7 @@ func (e *Engine) Run(ctx context.Context, c *Check, from Stage, events chan<- Ev
 		}
 		r.emit(done)
 	}()
-	if strings.TrimSpace(c.Post.Text) == "" && len(c.Post.Images) == 0 && len(c.Images) == 0 && len(c.Post.includedContext()) == 0 {
+	if strings.TrimSpace(c.Post.Text) == "" && len(c.Post.Images) == 0 && len(c.Images) == 0 && !c.hasVideo() && len(c.Post.includedContext()) == 0 {
 		return ErrEmptyPost
 	}
 	c.NoLLM = e.opts.NoLLM

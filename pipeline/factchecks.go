@@ -34,6 +34,7 @@ func (r *run) matchFactChecks(ctx context.Context) {
 	for _, im := range c.Images {
 		parts = append(parts, im.OCRText)
 	}
+	parts = append(parts, c.Video.text())
 	text := strings.TrimSpace(strings.Join(parts, "\n"))
 	if text == "" {
 		return

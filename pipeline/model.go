@@ -66,7 +66,7 @@ func (e *unreadAnswer) Unwrap() error { return e.err }
 // would otherwise be repeated in every call and overflow small contexts.
 const maxPostChars = 6000
 
-func promptPost(p Post, images []Image) prompts.Post {
+func promptPost(p Post, images []Image, v *Video) prompts.Post {
 	text := p.Text
 	if len(text) > maxPostChars {
 		text = cutAtSentence(text, maxPostChars) + " […]"
@@ -81,6 +81,7 @@ func promptPost(p Post, images []Image) prompts.Post {
 			pp.ImageDescriptions = append(pp.ImageDescriptions, d)
 		}
 	}
+	pp.Video = promptVideo(v)
 	pp.Context = promptContext(p)
 	return pp
 }
@@ -94,7 +95,7 @@ func (m *LLMModel) Queries(ctx context.Context, in QueriesInput) ([]string, bool
 // QueriesClaims implements ClaimsModel: the queries, and the post's
 // checkable claims from the same answer.
 func (m *LLMModel) QueriesClaims(ctx context.Context, in QueriesInput) ([]string, []string, bool, CallUsage, error) {
-	pp := promptPost(in.Post, in.Images)
+	pp := promptPost(in.Post, in.Images, in.Video)
 	msgs, err := prompts.Queries(pp, in.N)
 	if err != nil {
 		return nil, nil, false, CallUsage{}, err
@@ -115,7 +116,7 @@ func (m *LLMModel) QueriesClaims(ctx context.Context, in QueriesInput) ([]string
 // most related to the post; should the server still find it too long, it is
 // halved once.
 func (m *LLMModel) Evidence(ctx context.Context, in EvidenceInput) ([]string, []string, CallUsage, error) {
-	post := promptPost(in.Post, in.Images)
+	post := promptPost(in.Post, in.Images, in.Video)
 	page := prompts.Page{URL: in.URL, Title: in.Title, Publisher: in.Publisher, Published: in.Published, Paragraphs: in.Paragraphs}
 	msgs, err := prompts.EvidenceWithLimit(post, page, prompts.MaxArticleChars)
 	if err != nil {
@@ -142,7 +143,7 @@ func (m *LLMModel) Evidence(ctx context.Context, in EvidenceInput) ([]string, []
 
 // Correction implements Model, streaming the answer.
 func (m *LLMModel) Correction(ctx context.Context, in CorrectionInput, onDelta func(string)) (string, CallUsage, error) {
-	post := promptPost(in.Post, in.Images)
+	post := promptPost(in.Post, in.Images, in.Video)
 	post.Claims = in.Claims
 	msgs, err := prompts.Correction(post, promptEvidence(in.Evidence), lang.Label(in.Language))
 	if err != nil {
@@ -169,7 +170,7 @@ func (m *LLMModel) Correction(ctx context.Context, in CorrectionInput, onDelta f
 // Describe implements Model from what is known about the image (alt text,
 // caption, text in it, people), without sending the image itself.
 func (m *LLMModel) Describe(ctx context.Context, p Post, img Image) (string, CallUsage, error) {
-	msgs, err := prompts.ImageDescription(promptPost(p, nil), prompts.ImageInput{Caption: img.Caption,
+	msgs, err := prompts.ImageDescription(promptPost(p, nil, nil), prompts.ImageInput{Caption: img.Caption,
 		People: img.People, OCRText: img.OCRText, AltText: img.AltText})
 	if err != nil {
 		return "", CallUsage{}, err
@@ -214,7 +215,7 @@ var ErrNoVision = errors.New("the model does not accept images")
 // DescribeImage implements VisionModel with the paper's in-context prompt:
 // the image itself, plus the text read from it and its alt text.
 func (m *LLMModel) DescribeImage(ctx context.Context, p Post, img Image, dataURL string) (string, CallUsage, error) {
-	msgs, err := prompts.ImageDescription(promptPost(p, nil), prompts.ImageInput{URL: dataURL,
+	msgs, err := prompts.ImageDescription(promptPost(p, nil, nil), prompts.ImageInput{URL: dataURL,
 		OCRText: img.OCRText, AltText: img.AltText})
 	if err != nil {
 		return "", CallUsage{}, err
@@ -264,7 +265,7 @@ func evidenceAnswerTokens(n int) int { return maxEvidenceTokens + 600*(n-1) }
 // it sends fewer pages per call, then shorter pages, then asks for a
 // shorter answer, instead of retrying unchanged.
 func (m *LLMModel) EvidencePages(ctx context.Context, in EvidencePagesInput) ([]PageQuotes, CallUsage, error) {
-	post := promptPost(in.Post, in.Images)
+	post := promptPost(in.Post, in.Images, in.Video)
 	post.Claims = in.Claims
 	pages := make([]prompts.Page, len(in.Pages))
 	for i, p := range in.Pages {

@@ -63,8 +63,12 @@ func (e *Engine) PostFromURL(ctx context.Context, u string) (Post, error) {
 	if q := fp.Quote; q != nil {
 		addImages(&p, q.Images)
 	}
+	addVideos(&p, fp.Videos)
+	if q := fp.Quote; q != nil {
+		addVideos(&p, q.Videos)
+	}
 	e.readThinCards(ctx, &p)
-	if strings.TrimSpace(p.Text) == "" && len(p.Images) == 0 && len(p.includedContext()) == 0 {
+	if strings.TrimSpace(p.Text) == "" && len(p.Images) == 0 && len(p.Videos) == 0 && len(p.includedContext()) == 0 {
 		return Post{}, fmt.Errorf("read the post at %s: %w", u, errors.New("it has no text and no images"))
 	}
 	return p, nil
@@ -118,6 +122,7 @@ func TypedOver(read, typed Post) Post {
 		p.PostedAt = typed.PostedAt
 	}
 	p.Images = append(slices.Clone(read.Images), typed.Images...)
+	p.Videos = append(slices.Clone(read.Videos), typed.Videos...)
 	return p
 }
 

@@ -54,7 +54,7 @@ func postHashes(c *Check) []uint64 {
 			out = append(out, h)
 		}
 	}
-	return out
+	return append(out, videoHashes(c.Video)...)
 }
 
 // visualRelevance compares each page's lead image, from index from on, with

@@ -96,7 +96,7 @@ func (r *run) correction(ctx context.Context) (int, error) {
 		r.item(StageCorrection, c.Correction, "digest written")
 		return len(c.Correction.URLs), nil
 	}
-	in := CorrectionInput{Post: c.Post, Images: c.Images, Evidence: ev, Claims: c.promptClaims(), Language: r.correctionLanguage()}
+	in := CorrectionInput{Post: c.Post, Images: c.Images, Video: c.Video, Evidence: ev, Claims: c.promptClaims(), Language: r.correctionLanguage()}
 	var allowed []string
 	for _, e := range ev {
 		allowed = append(allowed, e.URL)

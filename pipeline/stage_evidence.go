@@ -147,6 +147,7 @@ type EvidenceBatcher interface {
 type EvidencePagesInput struct {
 	Post   Post
 	Images []Image
+	Video  *Video
 	// Claims are the post's claims when it has several (Check.Claims),
 	// numbered from 1 in the prompt; nil when it is one claim.
 	Claims []string
@@ -279,14 +280,14 @@ func (r *run) batchShape() (size, calls int) {
 // callEvidence asks the model about one batch of pages.
 func (r *run) callEvidence(ctx context.Context, urls []string, pages map[string]EvidencePage) ([]PageQuotes, CallUsage, error) {
 	if b, ok := r.e.deps.Model.(EvidenceBatcher); ok {
-		in := EvidencePagesInput{Post: r.c.Post, Images: r.c.Images, Claims: r.c.promptClaims()}
+		in := EvidencePagesInput{Post: r.c.Post, Images: r.c.Images, Video: r.c.Video, Claims: r.c.promptClaims()}
 		for _, u := range urls {
 			in.Pages = append(in.Pages, pages[u])
 		}
 		return b.EvidencePages(ctx, in)
 	}
 	p := pages[urls[0]]
-	ref, ctxq, usage, err := r.e.deps.Model.Evidence(ctx, EvidenceInput{Post: r.c.Post, Images: r.c.Images, URL: p.URL,
+	ref, ctxq, usage, err := r.e.deps.Model.Evidence(ctx, EvidenceInput{Post: r.c.Post, Images: r.c.Images, Video: r.c.Video, URL: p.URL,
 		Title: p.Title, Publisher: p.Publisher, Published: p.Published, Paragraphs: p.Paragraphs})
 	if err != nil {
 		return nil, usage, err

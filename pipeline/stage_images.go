@@ -65,7 +65,15 @@ func (r *run) images(ctx context.Context) (int, bool, error) {
 			c.Images = append(c.Images, Image{Source: src, AltText: strings.TrimSpace(c.Post.AltTexts[src])})
 		}
 	}
+	d := &describer{r: r}
+	if vm, ok := r.e.deps.Model.(VisionModel); ok && !r.e.opts.NoLLM {
+		d.vision = vm
+	}
+	r.video(ctx, d)
 	if len(c.Images) == 0 {
+		if c.Video != nil {
+			return len(c.Video.Frames), false, ctx.Err()
+		}
 		return 0, true, nil
 	}
 	if len(c.Images) > MaxPostImages {
@@ -78,10 +86,6 @@ func (r *run) images(ctx context.Context) (int, bool, error) {
 	for i := range c.Images {
 		// Every prompt carries the alt texts: each is bounded.
 		c.Images[i].AltText = clipText(strings.TrimSpace(c.Images[i].AltText), MaxAltText-len("…"))
-	}
-	d := &describer{r: r}
-	if vm, ok := r.e.deps.Model.(VisionModel); ok && !r.e.opts.NoLLM {
-		d.vision = vm
 	}
 	var g errgroup.Group
 	g.SetLimit(r.e.opts.ImageParallel)
@@ -150,26 +154,8 @@ func (d *describer) one(ctx context.Context, im *Image) {
 		return
 	}
 	im.Description, im.Origin = "", ""
-	if img != nil && d.vision != nil && !d.noVision.Load() {
-		desc, u, err := d.vision.DescribeImage(ctx, r.c.Post, *im, img.DataURL())
-		r.addUsage(StageImages, u)
-		switch {
-		case err == nil && strings.TrimSpace(desc) != "":
-			im.Description = strings.TrimSpace(desc)
-			im.Origin = joinOrigins(ImageOriginVision, im)
-			return
-		case ctx.Err() != nil:
-			return
-		case errors.Is(err, ErrNoVision):
-			d.noVision.Store(true)
-			d.visionWarned.Do(func() {
-				r.warn(StageImages, "the model does not accept images (%v); describing images from their alt text and the text read in them", err)
-			})
-		case err != nil:
-			r.warn(StageImages, "image %s: the vision model's description could not be used (%v); using its alt text and the text read in it", im.Source, err)
-		default:
-			r.warn(StageImages, "image %s: the vision model gave no description; using its alt text and the text read in it", im.Source)
-		}
+	if img != nil && (d.look(ctx, im, img) || ctx.Err() != nil) {
+		return
 	}
 	im.Description = d.plainDescription(im)
 	if im.Description == "" {
@@ -184,6 +170,35 @@ func (d *describer) one(ctx context.Context, im *Image) {
 		return
 	}
 	im.Origin = joinOrigins("", im)
+}
+
+// look asks the vision model to describe img, and reports whether it did
+// (im.Description and im.Origin are then set); a model that does not take
+// images is asked no more in this stage.
+func (d *describer) look(ctx context.Context, im *Image, img *images.Image) bool {
+	r := d.r
+	if d.vision == nil || d.noVision.Load() {
+		return false
+	}
+	desc, u, err := d.vision.DescribeImage(ctx, r.c.Post, *im, img.DataURL())
+	r.addUsage(StageImages, u)
+	switch {
+	case err == nil && strings.TrimSpace(desc) != "":
+		im.Description = strings.TrimSpace(desc)
+		im.Origin = joinOrigins(ImageOriginVision, im)
+		return true
+	case ctx.Err() != nil:
+	case errors.Is(err, ErrNoVision):
+		d.noVision.Store(true)
+		d.visionWarned.Do(func() {
+			r.warn(StageImages, "the model does not accept images (%v); describing images from their alt text and the text read in them", err)
+		})
+	case err != nil:
+		r.warn(StageImages, "image %s: the vision model's description could not be used (%v); using its alt text and the text read in it", im.Source, err)
+	default:
+		r.warn(StageImages, "image %s: the vision model gave no description; using its alt text and the text read in it", im.Source)
+	}
+	return false
 }
 
 // readText runs OCR once per image (a rerun keeps text already read) and

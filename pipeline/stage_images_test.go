@@ -95,7 +95,7 @@ func TestOCRTextReachesPrompts(t *testing.T) {
 	var asked []int
 	m := &fakeModel{evidence: quoting, queries: func(in QueriesInput) ([]string, bool, error) {
 		asked = append(asked, in.N)
-		pp := promptPost(in.Post, in.Images)
+		pp := promptPost(in.Post, in.Images, nil)
 		if len(pp.ImageDescriptions) != 1 || !strings.Contains(pp.ImageDescriptions[0], "MAIN STREET CLOSED TO BIKES") {
 			t.Errorf("prompt post images %q", pp.ImageDescriptions)
 		}

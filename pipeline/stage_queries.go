@@ -176,8 +176,8 @@ func (r *run) queries(ctx context.Context) (int, error) {
 	}
 	c.Queries = kept
 	n := 3
-	if len(c.Images) > 0 || len(c.Post.Images) > 0 {
-		n = 5 // the paper asks for five when the post has images
+	if len(c.Images) > 0 || len(c.Post.Images) > 0 || promptVideo(c.Video) != "" {
+		n = 5 // the paper asks for five when the post has images (a video's frames are images)
 	}
 	add := func(text, origin, code string) {
 		text = strings.TrimSpace(text)
@@ -205,7 +205,7 @@ func (r *run) queries(ctx context.Context) (int, error) {
 		u           CallUsage
 		err         error
 	)
-	in := QueriesInput{Post: c.Post, Images: c.Images, N: n}
+	in := QueriesInput{Post: c.Post, Images: c.Images, Video: c.Video, N: n}
 	if cm, ok := r.e.deps.Model.(ClaimsModel); ok {
 		qs, claims, informative, u, err = cm.QueriesClaims(ctx, in)
 	} else {
@@ -224,7 +224,7 @@ func (r *run) queries(ctx context.Context) (int, error) {
 	}
 	if informative {
 		// A post in another language may have one query in English besides.
-		limit := prompts.MaxQueries(promptPost(c.Post, nil), n)
+		limit := prompts.MaxQueries(promptPost(c.Post, nil, nil), n)
 		for i, q := range qs {
 			switch {
 			case i >= n && i < limit:
@@ -268,6 +268,9 @@ func postForSearch(c *Check) string {
 			parts = append(parts, d)
 		}
 	}
+	if d := promptVideo(c.Video); d != "" {
+		parts = append(parts, d)
+	}
 	return strings.Join(parts, " ")
 }
 
@@ -283,6 +286,7 @@ func (r *run) detectLanguage() {
 	for _, im := range c.Images {
 		text += "\n" + im.OCRText
 	}
+	text += "\n" + c.Video.text()
 	d := lang.Detect(text)
 	if d.Code == "" {
 		return

@@ -134,7 +134,7 @@ func TestPostLanguage(t *testing.T) {
 	if langs["Springfield prohíbe las bicicletas en la calle Mayor desde el lunes"] != "es" || langs["Springfield bicycle ban Main Street"] != "" {
 		t.Errorf("query languages %v", langs)
 	}
-	pp := promptPost(c.Post, nil)
+	pp := promptPost(c.Post, nil, nil)
 	msgs, err := prompts.Queries(pp, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +154,7 @@ func TestPostLanguage(t *testing.T) {
 	if c2.Post.Language != "pt" {
 		t.Errorf("the checker's language was replaced: %q", c2.Post.Language)
 	}
-	if promptPost(Post{Text: "x", Language: "en"}, nil).Language != "" {
+	if promptPost(Post{Text: "x", Language: "en"}, nil, nil).Language != "" {
 		t.Error("English named in the prompts")
 	}
 }

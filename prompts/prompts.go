@@ -73,6 +73,9 @@ type Post struct {
 	// ImageDescriptions are the informative descriptions of the attached
 	// images (from ImageDescription or a person).
 	ImageDescriptions []string
+	// Video is the informative description of the attached video: a line
+	// for each keyframe with its time and what is said, with its times.
+	Video string
 	// Language names the post's language by name and code, "Spanish (es)"
 	// (lang.Label): small local models follow that far better than "the
 	// language of the post". Empty, or English, says nothing.
@@ -136,6 +139,7 @@ func cleanPost(p Post) Post {
 		URL:               oneLine(clean(p.URL)),
 		PostedAt:          p.PostedAt,
 		Language:          oneLine(clean(p.Language)),
+		Video:             strings.TrimSpace(clean(p.Video)),
 	}
 	for _, d := range p.ImageDescriptions {
 		if s := strings.TrimSpace(clean(d)); s != "" {

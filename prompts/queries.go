@@ -9,7 +9,7 @@ import (
 
 // NumQueries is the paper's number of queries: 3, or 5 when the post has images.
 func NumQueries(p Post) int {
-	if len(p.ImageDescriptions) > 0 {
+	if len(p.ImageDescriptions) > 0 || strings.TrimSpace(p.Video) != "" {
 		return QueriesWithImage
 	}
 	return QueriesText

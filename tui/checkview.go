@@ -722,8 +722,10 @@ func (m *Model) onCheckKey(msg tea.KeyMsg) tea.Cmd {
 func (m *Model) selectedURL() string {
 	switch m.selected() {
 	case pipeline.StageImages:
-		if i := m.cur(pipeline.StageImages); i >= 0 {
+		if i := m.cur(pipeline.StageImages); i >= 0 && i < len(m.check.Images) {
 			return m.check.Images[i].Source
+		} else if i >= 0 && m.check.Video != nil {
+			return m.check.Video.Source
 		}
 	case pipeline.StageSearch:
 		if i := m.cur(pipeline.StageSearch); i >= 0 {
@@ -767,7 +769,7 @@ func (m *Model) checkHelp() helpKeys {
 	var pane []key.Binding
 	switch m.selected() {
 	case pipeline.StageImages:
-		if len(m.check.Images) > 0 {
+		if len(m.check.Images) > 0 || m.check.Video != nil {
 			pane = []key.Binding{k.EditDescription, k.QueriesAgain, k.Open}
 		}
 	case pipeline.StageQueries:

@@ -23,6 +23,9 @@ func (m *Model) listKeys(s pipeline.Stage) []string {
 		for _, im := range c.Images {
 			keys = append(keys, im.Source)
 		}
+		if c.Video != nil { // the video is the list's last item
+			keys = append(keys, videoKey+c.Video.Source)
+		}
 	case pipeline.StageQueries:
 		for _, q := range c.Queries {
 			keys = append(keys, q.Text)
@@ -48,6 +51,9 @@ func (m *Model) listText(s pipeline.Stage, i int) string {
 	c := m.check
 	switch s {
 	case pipeline.StageImages:
+		if i >= len(c.Images) {
+			return "video " + c.Video.Source + " " + c.Video.Description
+		}
 		return c.Images[i].Source + " " + c.Images[i].Description
 	case pipeline.StageQueries:
 		return c.Queries[i].Text
@@ -257,6 +263,10 @@ func (m *Model) reopenPrompt(p draftPrompt) tea.Cmd {
 		m.sel = stageIndex(pipeline.StageQueries)
 		return m.addQuery(p.Value)
 	case promptDescription:
+		if p.Key == videoKey && m.check.Video != nil {
+			m.sel = stageIndex(pipeline.StageImages)
+			return m.describeVideo(p.Value)
+		}
 		for _, im := range m.check.Images {
 			if im.Source == p.Key {
 				m.sel = stageIndex(pipeline.StageImages)

@@ -3,21 +3,26 @@ package tui
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/sources/video"
 )
 
 func (m *Model) imagesPane(w, h int) string {
 	imgs := m.check.Images
-	if len(imgs) == 0 && len(m.check.Post.Images) == 0 {
+	if len(imgs) == 0 && len(m.check.Post.Images) == 0 && m.check.Video == nil && len(m.check.Post.Videos) == 0 {
 		return m.st.Dim.Render(wrap("No images in this post. Add image paths or URLs in the compose view (n) to have them described.", w))
 	}
 	var lines []string
-	if len(imgs) == 0 {
+	if len(imgs) == 0 && m.check.Video == nil {
 		for _, src := range m.check.Post.Images {
 			lines = append(lines, "• "+truncate(safe(src), w-2, "…"), m.emptyHint(pipeline.StageImages, "  waiting for a description…", "  not described"))
+		}
+		for _, src := range m.check.Post.Videos {
+			lines = append(lines, "• video "+truncate(safe(src), w-8, "…"), m.emptyHint(pipeline.StageImages, "  waiting to be read…", "  not read"))
 		}
 		return window(lines, 0, h)
 	}
@@ -38,10 +43,14 @@ func (m *Model) imagesPane(w, h int) string {
 	}
 	plain := func(s ...string) string { return strings.Join(s, "") }
 	for _, i := range m.order(pipeline.StageImages) {
-		img := imgs[i]
 		if i == cur {
 			at = len(lines)
 		}
+		if i >= len(imgs) {
+			lines = append(lines, m.videoLines(i == cur, w)...)
+			continue
+		}
+		img := imgs[i]
 		head := m.marker(i == cur) + truncate(safe(img.Source), w-2, "…")
 		if i == cur {
 			head = m.st.Cursor.Render(head)
@@ -67,6 +76,9 @@ func (m *Model) imagesPane(w, h int) string {
 		lines = append(lines, "")
 	}
 	hint := "e edits the description · s makes the queries and searches again with it · o opens the image"
+	if m.check.Video != nil {
+		hint = "e edits the description · s makes the queries and searches again with it · o opens the image or video"
+	}
 	lines = append(lines, m.st.Dim.Render(wrap(hint, w)))
 	return window(splitLines(lines), at, h)
 }
@@ -124,11 +136,95 @@ func (m *Model) onImagesKey(msg tea.KeyMsg) tea.Cmd {
 		if cmd, ok := m.editable(); !ok {
 			return cmd
 		}
+		if cur >= len(m.check.Images) {
+			return m.describeVideo(m.check.Video.Description)
+		}
 		return m.describeImage(m.check.Images[cur].Source, m.check.Images[cur].Description)
 	case key.Matches(msg, k.QueriesAgain):
 		return m.rerun(pipeline.StageQueries)
 	case key.Matches(msg, k.Open):
+		if cur >= len(m.check.Images) {
+			return m.openURL(m.check.Video.Source)
+		}
 		return m.openURL(m.check.Images[cur].Source)
 	}
 	return nil
+}
+
+// videoKey marks the video's entry in the images pane's list.
+const videoKey = "\x00video:"
+
+// videoLines is the post's video in the images pane: the description the
+// prompts carry, then its keyframes, each with its time, caption and the
+// text read on it, then what is said with its times.
+func (m *Model) videoLines(selected bool, w int) []string {
+	v := m.check.Video
+	var lines []string
+	head := "video " + safe(v.Source)
+	if v.Duration > 0 {
+		head += " (" + video.Clock(videoTime(v.Duration)) + ")"
+	}
+	head = m.marker(selected) + truncate(head, w-2, "…")
+	if selected {
+		head = m.st.Cursor.Render(head)
+	}
+	lines = append(lines, head)
+	if v.Error != "" {
+		lines = append(lines, m.st.Fail.Render(indent(wrap("✗ "+safe(v.Error), w-2), "  ")))
+	}
+	sub := func(text string) string { return indent(wrap(text, max(w-4, 10)), "    ") }
+	from := "made from its frames and sound"
+	if v.Edited {
+		from = "written by you"
+	}
+	if d := strings.TrimSpace(v.Description); d != "" {
+		lines = append(lines, "  description "+m.st.Dim.Render("("+from+")"), sub(safe(d)))
+	} else if v.Error == "" {
+		lines = append(lines, m.st.Dim.Render("  no description yet — e writes one"))
+	}
+	if v.AltText != "" {
+		lines = append(lines, "  alt text "+m.st.Dim.Render("(given with the post)"), m.st.Dim.Render(sub(safe(v.AltText))))
+	}
+	if len(v.Frames) > 0 {
+		lines = append(lines, "  keyframes")
+	}
+	for _, f := range v.Frames {
+		var what []string
+		if f.Caption != "" {
+			what = append(what, safe(f.Caption))
+		}
+		if f.OCR != "" {
+			what = append(what, "on screen: “"+safe(strings.Join(strings.Fields(f.OCR), " "))+"”")
+		}
+		if len(what) == 0 {
+			what = append(what, "nothing read")
+		}
+		lines = append(lines, m.st.Dim.Render(sub("at "+video.Clock(videoTime(f.At))+": "+strings.Join(what, "; "))))
+	}
+	if len(v.Transcript) > 0 {
+		lines = append(lines, "  transcript "+m.st.Dim.Render("(transcription server)"))
+	}
+	for _, s := range v.Transcript {
+		lines = append(lines, sub("["+video.Clock(videoTime(s.Start))+"] "+safe(s.Text)))
+	}
+	if len(v.Transcript) == 0 && v.TranscriptNote != "" {
+		lines = append(lines, m.st.Dim.Render(sub("sound: "+safe(v.TranscriptNote))))
+	}
+	return append(lines, "")
+}
+
+func videoTime(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+
+// describeVideo asks for the person's description of the video; an empty
+// one gives back the description made from its frames and sound.
+func (m *Model) describeVideo(value string) tea.Cmd {
+	return m.askEdit(draftPrompt{Kind: promptDescription, Key: videoKey}, "Describe the video (empty: the one made from its frames and sound):", value, func(m *Model, v string) tea.Cmd {
+		if m.check.Video == nil || strings.TrimSpace(v) == m.check.Video.Description {
+			return nil
+		}
+		if err := m.check.DescribeVideo(v); err != nil {
+			return m.setFailure(safe(err.Error()))
+		}
+		return tea.Batch(m.edited(), m.setStatus("description saved — s makes the queries again with it"))
+	})
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/musecheck/muse/sources/lang"
 	"github.com/musecheck/muse/sources/links"
 	"github.com/musecheck/muse/sources/sanitize"
+	"github.com/musecheck/muse/sources/video"
 )
 
 // Formats lists the export formats by the names the CLI and the TUI use.
@@ -331,8 +332,50 @@ func writePost(b *strings.Builder, c *pipeline.Check) {
 			fmt.Fprintf(b, "\nImage %s: %s\n", inline(im.Source), inline(d))
 		}
 	}
+	writeVideo(b, c.Video)
 	b.WriteString("\n")
 }
+
+// writeVideo is the post's video as read: its keyframes with their times,
+// the text on them and their captions, and what is said with its times;
+// the person's description when they wrote one; why it was not read.
+func writeVideo(b *strings.Builder, v *pipeline.Video) {
+	if v == nil {
+		return
+	}
+	fmt.Fprintf(b, "\nVideo %s", inline(v.Source))
+	if v.Duration > 0 {
+		fmt.Fprintf(b, " (%s)", video.Clock(seconds(v.Duration)))
+	}
+	b.WriteString(":\n")
+	if v.Error != "" {
+		fmt.Fprintf(b, "- not read: %s\n", inline(v.Error))
+	}
+	if v.Edited {
+		fmt.Fprintf(b, "- described by the checker: %s\n", inline(v.Description))
+	}
+	for _, f := range v.Frames {
+		var parts []string
+		if f.Caption != "" {
+			parts = append(parts, inline(f.Caption))
+		}
+		if f.OCR != "" {
+			parts = append(parts, "text on screen: “"+inline(f.OCR)+"”")
+		}
+		if len(parts) == 0 {
+			parts = append(parts, "nothing read")
+		}
+		fmt.Fprintf(b, "- at %s: %s\n", video.Clock(seconds(f.At)), strings.Join(parts, "; "))
+	}
+	for _, s := range v.Transcript {
+		fmt.Fprintf(b, "- said at %s–%s: “%s”\n", video.Clock(seconds(s.Start)), video.Clock(seconds(s.End)), inline(s.Text))
+	}
+	if len(v.Transcript) == 0 && v.TranscriptNote != "" {
+		fmt.Fprintf(b, "- sound: %s\n", inline(v.TranscriptNote))
+	}
+}
+
+func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
 
 // inline makes text safe inside one Markdown line: no line breaks, every
 // link in it defanged (links.Defang: a renderer would autolink a bare

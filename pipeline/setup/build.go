@@ -107,6 +107,7 @@ func NewFromConfig(ctx context.Context, cfg *Config, opts pipeline.Options) (e *
 		}
 		m := &pipeline.LLMModel{Client: client}
 		deps.Model = m
+		deps.Transcriber = client // a server without /audio/transcriptions: videos are read from their frames, saying so
 		if cfg.EmbeddingModel != "" || cfg.Models[llm.TaskEmbeddings] != "" {
 			m.Embeddings = true
 			deps.Embedder = m
@@ -146,6 +147,12 @@ func NewFromConfig(ctx context.Context, cfg *Config, opts pipeline.Options) (e *
 	}
 	deps.Images = pipeline.ImageLoader(io)
 	opts.Posts.AllowPrivate = opts.Posts.AllowPrivate || cfg.AllowPrivateAddresses
+	opts.Video = VideoOptions(cfg, opts.Video)
+	vd := pipeline.VideoDownloader{AllowPrivate: cfg.AllowPrivateAddresses}
+	if opts.PageProxy != nil {
+		vd.Proxy = http.ProxyURL(opts.PageProxy)
+	}
+	deps.Videos = vd
 	deps.Warnings = warns
 	e, err = pipeline.New(deps, opts)
 	if err != nil {
@@ -153,6 +160,22 @@ func NewFromConfig(ctx context.Context, cfg *Config, opts pipeline.Options) (e *
 	}
 	closers = append(closers, func() error { fetcher.CloseIdleConnections(); return nil })
 	return e, closeAll, nil
+}
+
+// VideoOptions are o with what cfg sets of videos: the caps, and muse's
+// cache directory for the files a video's reading writes.
+func VideoOptions(cfg *Config, o pipeline.VideoOptions) pipeline.VideoOptions {
+	o.CacheDir = cmp.Or(o.CacheDir, cfg.CacheDir, cfg.DataDir)
+	if cfg.VideoMaxMB > 0 && o.Limits.MaxBytes == 0 {
+		o.Limits.MaxBytes = int64(cfg.VideoMaxMB * 1e6)
+	}
+	if cfg.VideoMaxMinutes > 0 && o.Limits.MaxDuration == 0 {
+		o.Limits.MaxDuration = time.Duration(cfg.VideoMaxMinutes * float64(time.Minute))
+	}
+	if cfg.VideoFrames > 0 && o.Limits.MaxFrames == 0 {
+		o.Limits.MaxFrames = cfg.VideoFrames
+	}
+	return o
 }
 
 // searchTimeout bounds one search-provider request, as sources/search's

@@ -81,6 +81,12 @@ type Config struct {
 	// key evidence.page_tokens.
 	EvidencePageTokens pipeline.PageTokens `toml:"evidence.page_tokens" env:"MUSE_EVIDENCE_PAGE_TOKENS"`
 
+	// Videos: the most a post's video may weigh (MB) and last (minutes)
+	// to be read (zero: 200 MB and 10 minutes), and the most keyframes
+	// read of it (zero: 8).
+	VideoMaxMB      float64 `toml:"video_max_mb" env:"MUSE_VIDEO_MAX_MB"`
+	VideoMaxMinutes float64 `toml:"video_max_minutes" env:"MUSE_VIDEO_MAX_MINUTES"`
+	VideoFrames     int     `toml:"video_frames" env:"MUSE_VIDEO_FRAMES"`
 	// X's AI Note Writer API (`muse notes`): the writer's OAuth 1.0a keys
 	// (its X app's API key and secret, its account's access token and
 	// secret), the API's address (empty: https://api.x.com), and whether

@@ -17,6 +17,7 @@ import (
 	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/sources/ratings"
 	"github.com/musecheck/muse/sources/search"
+	"github.com/musecheck/muse/sources/video"
 )
 
 // Doctor findings.
@@ -59,6 +60,7 @@ func Doctor(ctx context.Context, cfg *Config) []DoctorItem {
 	out = append(out, doctorRatings(cfg))
 	out = append(out, doctorArchive(ctx, cfg))
 	out = append(out, doctorTesseract())
+	out = append(out, doctorFFmpeg())
 	return out
 }
 
@@ -250,6 +252,19 @@ func doctorTesseract() DoctorItem {
 	it.Status = DoctorWarn
 	it.Detail = "tesseract not found on PATH: the text in post images is not read (images are still described by a vision model, or from their alt text)"
 	it.Fix = "apt-get install tesseract-ocr (Debian, Ubuntu; brew install tesseract on macOS)"
+	return it
+}
+
+// doctorFFmpeg reports whether post videos can be read.
+func doctorFFmpeg() DoctorItem {
+	it := DoctorItem{Name: "ffmpeg"}
+	if v, ok := video.Version(); ok {
+		it.Status, it.Detail = DoctorOK, "ffmpeg "+v+": post videos are read (keyframes like images, the sound sent to the model server's /audio/transcriptions)"
+		return it
+	}
+	it.Status = DoctorWarn
+	it.Detail = "ffmpeg not found on PATH: post videos are not read (only their poster image is)"
+	it.Fix = "apt-get install ffmpeg (Debian, Ubuntu; brew install ffmpeg on macOS)"
 	return it
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/musecheck/muse/sources/images"
+	"github.com/musecheck/muse/sources/video"
 )
 
 func TestDoctorTesseract(t *testing.T) {
@@ -30,5 +31,19 @@ func TestDoctorWarnsOfGoogleCSEsEnd(t *testing.T) {
 	}
 	if _, ok := googleCSEEnd(&Config{}); ok {
 		t.Error("a warning without a Google key")
+	}
+}
+
+func TestDoctorFFmpeg(t *testing.T) {
+	it := doctorFFmpeg()
+	if v, ok := video.Version(); ok {
+		if it.Status != DoctorOK || !strings.Contains(it.Detail, v) || v == "unknown" {
+			t.Errorf("installed: %+v", it)
+		}
+	}
+	t.Setenv("PATH", t.TempDir())
+	it = doctorFFmpeg()
+	if it.Status != DoctorWarn || !strings.Contains(it.Fix, "apt-get install ffmpeg") {
+		t.Errorf("missing: %+v", it)
 	}
 }

@@ -78,6 +78,7 @@ type bskyEmbed struct {
 		Alt      string `json:"alt"`
 	} `json:"images"`
 	Thumbnail string `json:"thumbnail"` // video#view
+	Playlist  string `json:"playlist"`  // video#view: the HLS playlist
 	External  *struct {
 		URI         string `json:"uri"`
 		Title       string `json:"title"`
@@ -308,9 +309,17 @@ func addBskyEmbed(p *Post, e *bskyEmbed) {
 			}
 		}
 	case "app.bsky.embed.video":
+		const note = "the post has a video; only its thumbnail is read"
 		if e.Thumbnail != "" {
 			p.Images = append(p.Images, ImageRef{URL: e.Thumbnail, Alt: strings.TrimSpace(e.Alt)})
-			p.Notes = append(p.Notes, "the post has a video; only its thumbnail is read")
+			p.Notes = append(p.Notes, note)
+		}
+		if u := strings.TrimSpace(e.Playlist); u != "" {
+			v := VideoRef{URL: u, Poster: e.Thumbnail, Alt: strings.TrimSpace(e.Alt)}
+			if e.Thumbnail != "" {
+				v.Note = note
+			}
+			p.Videos = append(p.Videos, v)
 		}
 	case "app.bsky.embed.external":
 		if x := e.External; x != nil && strings.TrimSpace(x.URI) != "" {

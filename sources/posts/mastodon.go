@@ -200,9 +200,15 @@ func mastodonPost(p *Post, st *mastodonStatusJSON, host string) {
 				p.Images = append(p.Images, ImageRef{URL: src, Alt: strings.TrimSpace(m.Description)})
 			}
 		case "gifv", "video":
+			note := "the post has a " + m.Type + "; only its preview image is read"
 			if m.PreviewURL != "" {
 				p.Images = append(p.Images, ImageRef{URL: m.PreviewURL, Alt: strings.TrimSpace(m.Description)})
-				p.Notes = append(p.Notes, "the post has a "+m.Type+"; only its preview image is read")
+				p.Notes = append(p.Notes, note)
+			} else {
+				note = ""
+			}
+			if src := firstOf(m.URL, m.RemoteURL); src != "" {
+				p.Videos = append(p.Videos, VideoRef{URL: src, Poster: m.PreviewURL, Alt: strings.TrimSpace(m.Description), Note: note})
 			}
 		default:
 			p.Notes = append(p.Notes, "an attachment of type "+m.Type+" is not read")

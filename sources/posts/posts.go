@@ -68,7 +68,11 @@ type Post struct {
 	Platform          string     `json:"platform"`         // Bluesky, Mastodon, X or Web
 	Site              string     `json:"site,omitempty"`   // og:site_name of a web page
 	Images            []ImageRef `json:"images,omitempty"` // in the order the post shows them
-	Quote             *Post      `json:"quote,omitempty"`  // the post this one quotes, when it does
+	// Videos are the post's videos (and GIFs, which platforms serve as
+	// videos); each poster image is in Images too, with a note that only
+	// it is read, for a reader that cannot read the video itself.
+	Videos []VideoRef `json:"videos,omitempty"`
+	Quote  *Post      `json:"quote,omitempty"` // the post this one quotes, when it does
 	// Card is the link card the post shows under its text: the page it
 	// shares, as the platform previewed it.
 	Card *Card `json:"card,omitempty"`
@@ -121,6 +125,16 @@ func parentsNote(n int) string {
 type ImageRef struct {
 	URL string `json:"url"`
 	Alt string `json:"alt,omitempty"`
+}
+
+// VideoRef is one video of a post: where to get it (an MP4, or an HLS
+// playlist for Bluesky), its poster image, its alt text, and the note
+// added to Post.Notes saying that only the poster is read.
+type VideoRef struct {
+	URL    string `json:"url"`
+	Poster string `json:"poster,omitempty"`
+	Alt    string `json:"alt,omitempty"`
+	Note   string `json:"note,omitempty"`
 }
 
 // PageFetcher fetches an HTML page; *fetch.Fetcher implements it.

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -186,6 +187,10 @@ func TestBlueskyQuoteWithVideo(t *testing.T) {
 	if len(post.Images) != 1 || !strings.HasSuffix(post.Images[0].URL, "/thumbnail.jpg") || post.Images[0].Alt != "Video of water pouring down station stairs" {
 		t.Errorf("images = %+v, want the video thumbnail", post.Images)
 	}
+	if len(post.Videos) != 1 || !strings.HasSuffix(post.Videos[0].URL, "/playlist.m3u8") || post.Videos[0].Poster != post.Images[0].URL ||
+		post.Videos[0].Alt != "Video of water pouring down station stairs" || !slices.Contains(post.Notes, post.Videos[0].Note) {
+		t.Errorf("videos = %+v, want the HLS playlist", post.Videos)
+	}
 	q := post.Quote
 	if q == nil || q.Text != "Subway station underwater this morning" || q.Handle != "@floodwatch.bsky.social" ||
 		q.URL != "https://bsky.app/profile/floodwatch.bsky.social/post/3kq5lp3hk2k2a" || len(q.Images) != 1 ||
@@ -264,6 +269,10 @@ func TestMastodonStatus(t *testing.T) {
 	if len(post.Notes) != 1 || !strings.Contains(post.Notes[0], "gifv") {
 		t.Errorf("notes = %v", post.Notes)
 	}
+	if len(post.Videos) != 1 || !strings.HasSuffix(post.Videos[0].URL, "/original/b1.mp4") || post.Videos[0].Poster != post.Images[1].URL ||
+		post.Videos[0].Note != post.Notes[0] {
+		t.Errorf("videos = %+v, want the gifv's MP4", post.Videos)
+	}
 }
 
 func TestMastodonFailures(t *testing.T) {
@@ -332,6 +341,23 @@ func TestXSyndication(t *testing.T) {
 		if strings.HasPrefix(r.URL.Path, "/publish") {
 			t.Error("oEmbed asked although syndication answered")
 		}
+	}
+}
+
+// A post on X with a video: its MP4 variant of at most 720p (X's
+// syndication lists several, and an HLS playlist) and its poster.
+func TestXSyndicationVideo(t *testing.T) {
+	p := newPlatform(t, map[string]http.HandlerFunc{"/syndication/tweet-result": jsonFile(t, "x_syndication_video.json")})
+	post, err := Fetch(context.Background(), "https://x.com/viralclips/status/1785956123456789012", p.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "https://video.twimg.com/ext_tw_video/1785955987654321098/pu/vid/avc1/1280x720/AbCdEfGh12345678.mp4?tag=12"
+	if len(post.Videos) != 1 || post.Videos[0].URL != want || !strings.HasSuffix(post.Videos[0].Poster, "/aBcDeFgHiJkLmNoP.jpg") {
+		t.Fatalf("videos = %+v", post.Videos)
+	}
+	if len(post.Images) != 1 || post.Images[0].URL != post.Videos[0].Poster || len(post.Notes) != 1 || post.Notes[0] != post.Videos[0].Note {
+		t.Errorf("images %+v, notes %v", post.Images, post.Notes)
 	}
 }
 

@@ -62,6 +62,9 @@ type tweet struct {
 		Type          string `json:"type"` // photo, video, animated_gif
 		MediaURLHTTPS string `json:"media_url_https"`
 		ExtAltText    string `json:"ext_alt_text"`
+		VideoInfo     struct {
+			Variants []xVariant `json:"variants"`
+		} `json:"video_info"`
 	} `json:"mediaDetails"`
 	Photos []struct {
 		URL string `json:"url"`
@@ -146,9 +149,15 @@ func tweetPost(t *tweet) *Post {
 		case "photo":
 			p.Images = append(p.Images, ImageRef{URL: m.MediaURLHTTPS, Alt: strings.TrimSpace(m.ExtAltText)})
 		case "video", "animated_gif":
+			note := "the post has a " + strings.ReplaceAll(m.Type, "_", " ") + "; only its poster image is read"
 			if m.MediaURLHTTPS != "" {
 				p.Images = append(p.Images, ImageRef{URL: m.MediaURLHTTPS, Alt: strings.TrimSpace(m.ExtAltText)})
-				p.Notes = append(p.Notes, "the post has a "+strings.ReplaceAll(m.Type, "_", " ")+"; only its poster image is read")
+				p.Notes = append(p.Notes, note)
+			} else {
+				note = ""
+			}
+			if u := chooseMP4(m.VideoInfo.Variants); u != "" {
+				p.Videos = append(p.Videos, VideoRef{URL: u, Poster: m.MediaURLHTTPS, Alt: strings.TrimSpace(m.ExtAltText), Note: note})
 			}
 		}
 	}
@@ -317,4 +326,36 @@ func TweetID(raw string) string {
 		return ""
 	}
 	return tweetID(u)
+}
+
+// xVariant is one encoding of an X video in its video_info: MP4s at
+// several bitrates and an HLS playlist.
+type xVariant struct {
+	Bitrate     int    `json:"bitrate"`
+	ContentType string `json:"content_type"`
+	URL         string `json:"url"`
+}
+
+// chooseMP4 is the MP4 variant to read: the highest bitrate up to 2.5
+// Mbit/s (X's 720p), else the lowest; "" when there is no MP4.
+func chooseMP4(vs []xVariant) string {
+	best, least := -1, -1
+	for i, v := range vs {
+		if v.ContentType != "video/mp4" || strings.TrimSpace(v.URL) == "" {
+			continue
+		}
+		if least < 0 || v.Bitrate < vs[least].Bitrate {
+			least = i
+		}
+		if v.Bitrate <= 2_500_000 && (best < 0 || v.Bitrate > vs[best].Bitrate) {
+			best = i
+		}
+	}
+	switch {
+	case best >= 0:
+		return vs[best].URL
+	case least >= 0:
+		return vs[least].URL
+	}
+	return ""
 }

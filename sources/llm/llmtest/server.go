@@ -228,6 +228,9 @@ func (s *Server) overLimit(w http.ResponseWriter, req *openai.ChatCompletionRequ
 // WithAPIKey makes the server answer 401 unless "Authorization: Bearer key".
 func WithAPIKey(key string) Option { return func(s *Server) { s.apiKey = key } }
 
+// WithTranscriber serves POST /v1/audio/transcriptions with t.
+func WithTranscriber(t *Transcriber) Option { return func(s *Server) { s.transcriber = t } }
+
 // Server is a running fake. It is closed by t.Cleanup.
 type Server struct {
 	*httptest.Server
@@ -244,6 +247,7 @@ type Server struct {
 	ctxLimit        int
 	ctxStyle        string
 	truncated       int
+	transcriber     *Transcriber
 
 	mu    sync.Mutex
 	calls []Call
@@ -279,6 +283,9 @@ func NewReplyServer(t testing.TB, handler func(req openai.ChatCompletionRequest)
 	mux.HandleFunc("GET /api/tags", s.serveTags)
 	mux.HandleFunc("GET /props", s.serveProps)
 	mux.HandleFunc("POST /api/show", s.serveShow)
+	if s.transcriber != nil {
+		mux.Handle("POST /v1/audio/transcriptions", s.transcriber)
+	}
 	s.Server = httptest.NewServer(mux)
 	s.BaseURL = s.URL + "/v1"
 	t.Cleanup(s.Close)
