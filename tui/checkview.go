@@ -35,6 +35,19 @@ func stageTitle(s pipeline.Stage) string {
 	return strings.ToUpper(string(s[:1])) + string(s[1:])
 }
 
+// paneName is a stage's name in the stage list and its pane's title: the
+// images stage of a post whose media is a video is its Video pane ("media"
+// when the post has images too, both read there).
+func (m *Model) paneName(s pipeline.Stage) (list, title string) {
+	if s == pipeline.StageImages && (m.check.Video != nil || len(m.check.Post.Videos) > 0) {
+		if len(m.check.Post.Images) > 0 || len(m.check.Images) > 0 {
+			return "media", "Images and video"
+		}
+		return "video", "Video"
+	}
+	return string(s), stageTitle(s)
+}
+
 func (m *Model) selected() pipeline.Stage { return pipeline.Stages[m.sel] }
 
 // sidebarWidth is the stage list's width now: full, glyphs only, or none.
@@ -251,7 +264,8 @@ func (m *Model) stageList() string {
 	var b strings.Builder
 	for i, s := range pipeline.Stages {
 		icon, detail, style := m.stageMark(s)
-		name := fmt.Sprintf("%-10s", s)
+		list, _ := m.paneName(s)
+		name := fmt.Sprintf("%-10s", list)
 		line := icon + " " + name + " " + detail
 		if i == m.sel {
 			line = m.st.Cursor.Render(truncate("▸"+line, stageListWidth, "…"))
@@ -369,7 +383,8 @@ func secs(s float64) string {
 func (m *Model) paneView(w, h int) string {
 	s := m.selected()
 	info := m.stage(s)
-	title := m.st.Bold.Render(stageTitle(s))
+	_, name := m.paneName(s)
+	title := m.st.Bold.Render(name)
 	switch info.State {
 	case pipeline.StateFailed:
 		if info.Stopped() {

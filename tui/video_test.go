@@ -34,6 +34,20 @@ func TestVideoInImagesPane(t *testing.T) {
 			t.Errorf("images pane lacks %q:\n%s", want, v)
 		}
 	}
+	// The stage list names the pane for what it holds: a video post's
+	// images stage is its Video pane; with images too, "media".
+	if !strings.Contains(v, "▸– video ") || !strings.Contains(v, "│ Video ") {
+		t.Errorf("a video post's pane is not its Video pane:\n%s", v)
+	}
+	both := cloneCheck(c)
+	both.Post.Images = []string{"https://cdn.example/photo.jpg"}
+	opts.Case = both
+	m3 := New(context.Background(), opts)
+	m3.Update(tea.WindowSizeMsg{Width: 100, Height: 40})
+	press(t, m3, "1")
+	if v3 := m3.View(); !strings.Contains(v3, " media ") || !strings.Contains(v3, "│ Images and video ") {
+		t.Errorf("a post with images and a video: the stage list and title do not say so:\n%s", v3)
+	}
 	press(t, m2, "e")
 	if m2.overlay != overlayPrompt || !strings.HasPrefix(m2.prompt.input.Value(), "A video of 0:42.") {
 		t.Fatalf("e did not open the video's description: overlay %v, %q", m2.overlay, m2.prompt.input.Value())
