@@ -136,6 +136,10 @@ type Post struct {
 	// Videos are the post's videos, paths or URLs as given (the first is
 	// read).
 	Videos []string `json:"videos,omitempty"`
+	// VideoPosters is the poster image the platform serves for each video,
+	// by its entry in Videos: a public frame that reverse image search can
+	// be asked about (keyframes cut on this machine have no public URL).
+	VideoPosters map[string]string `json:"video_posters,omitempty"`
 	// Language is the post's language (ISO 639-1): the checker's, or
 	// detected from the post's and its images' text before the queries
 	// are written (sources/lang); "" while unknown.
@@ -374,6 +378,7 @@ func (c *Check) Clone() *Check {
 	d.Post.Images = slices.Clone(c.Post.Images)
 	d.Post.AltTexts = maps.Clone(c.Post.AltTexts)
 	d.Post.Videos = slices.Clone(c.Post.Videos)
+	d.Post.VideoPosters = maps.Clone(c.Post.VideoPosters)
 	d.Video = c.Video.clone()
 	d.Post.Context = slices.Clone(c.Post.Context)
 	d.Post.Notes = slices.Clone(c.Post.Notes)

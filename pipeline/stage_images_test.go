@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -373,5 +374,43 @@ func TestReverseImageSearchHits(t *testing.T) {
 	}
 	if s := c.SourceByURL("https://www.reuters.com/a"); s == nil || s.Tier != TierHigh || s.Status != StatusUsed {
 		t.Errorf("lens page %+v", s)
+	}
+}
+
+// A video post's poster frame, a public URL the platform serves, is asked
+// of reverse image search like a post image; a video file on this machine
+// has no such frame and nothing is asked.
+func TestReverseImageSearchVideoPoster(t *testing.T) {
+	w := newWorld()
+	var asked []string
+	srv := lensServer(t, "https://www.reuters.com/fact-check/clip-poster", &asked) // not found by the text search
+	lens := search.ImageSearchers(search.Options{SerpAPIKey: "test-key", SerpAPIURL: srv.URL})
+	e, err := New(Deps{Model: &fakeModel{evidence: quoting}, Searchers: []search.Searcher{w}, Fetcher: w, Extract: w.extract, Rater: w,
+		ImageSearchers: lens}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clip, poster := "https://video.example/clip/playlist.m3u8", "https://video.example/clip/thumbnail.jpg"
+	read := []VideoFrame{{At: 0, OCR: "SPRINGFIELD ORDER"}} // read already: not downloaded again
+	c := e.NewCheck(Post{Text: post, Videos: []string{clip}, VideoPosters: map[string]string{clip: poster}}, day("2024-02-01"))
+	c.Video = &Video{Source: clip, Poster: poster, Frames: read}
+	if _, err := runCheck(t, e, c); err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 1 || asked[0] != poster {
+		t.Errorf("Lens asked about %v, want the video's poster", asked)
+	}
+	if !slices.ContainsFunc(c.Hits, func(h Hit) bool { return h.Provider == search.NameSerpAPILens && h.Query == poster }) {
+		t.Errorf("no hit of the poster's search: %+v", c.Hits)
+	}
+
+	asked = nil
+	c = e.NewCheck(Post{Text: post, Videos: []string{"/tmp/clip.mp4"}}, day("2024-02-01"))
+	c.Video = &Video{Source: "/tmp/clip.mp4", Frames: read}
+	if _, err := runCheck(t, e, c); err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 0 {
+		t.Errorf("Lens asked about %v for a local video", asked)
 	}
 }

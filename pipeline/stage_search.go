@@ -13,9 +13,11 @@ import (
 )
 
 // reverseImageSearch asks each image searcher (Google Lens through SerpAPI)
-// about every post image given by http(s) URL: the service downloads the
-// image itself, so files on this machine cannot be searched this way. The
-// hits join the text search's and go through the same ratings.
+// about every post image given by http(s) URL, and the poster frame the
+// platform serves for the post's video: the service downloads the image
+// itself, so files on this machine (keyframes cut from the video among
+// them) cannot be searched this way. The hits join the text search's and
+// go through the same ratings.
 func (r *run) reverseImageSearch(ctx context.Context) ([]search.Hit, []search.ProviderError) {
 	if len(r.e.deps.ImageSearchers) == 0 {
 		return nil, nil
@@ -24,6 +26,11 @@ func (r *run) reverseImageSearch(ctx context.Context) ([]search.Hit, []search.Pr
 	r.mu.Lock()
 	for _, im := range r.c.Images {
 		if u, err := sources.ParseHTTP(im.Source); err == nil && im.PHash != "" { // loaded: an image, and reachable
+			urls = append(urls, u.String())
+		}
+	}
+	if v := r.c.Video; v != nil && v.Poster != "" {
+		if u, err := sources.ParseHTTP(v.Poster); err == nil && !slices.Contains(urls, u.String()) {
 			urls = append(urls, u.String())
 		}
 	}

@@ -28,8 +28,11 @@ import (
 // it, and the informative description the prompts carry. A case keeps it
 // whole, so a reopened case reads nothing again.
 type Video struct {
-	Source   string  `json:"source"`             // path or URL as given
-	AltText  string  `json:"alt_text,omitempty"` // the description its author gave it
+	Source  string `json:"source"`             // path or URL as given
+	AltText string `json:"alt_text,omitempty"` // the description its author gave it
+	// Poster is the poster image the platform serves for it (a public URL,
+	// asked of reverse image search like a post image), if any.
+	Poster   string  `json:"poster,omitempty"`
 	Duration float64 `json:"duration,omitempty"` // seconds
 	Width    int     `json:"width,omitempty"`
 	Height   int     `json:"height,omitempty"`
@@ -121,7 +124,8 @@ func (r *run) video(ctx context.Context, d *describer) {
 			r.warn(StageImages, "the post has %d videos; muse reads the first", len(c.Post.Videos))
 		}
 		r.mu.Lock()
-		c.Video = &Video{Source: c.Post.Videos[0], AltText: clipText(strings.TrimSpace(c.Post.AltTexts[c.Post.Videos[0]]), MaxAltText-len("…"))}
+		c.Video = &Video{Source: c.Post.Videos[0], AltText: clipText(strings.TrimSpace(c.Post.AltTexts[c.Post.Videos[0]]), MaxAltText-len("…")),
+			Poster: c.Post.VideoPosters[c.Post.Videos[0]]}
 		r.mu.Unlock()
 	}
 	v := *c.Video
@@ -376,6 +380,10 @@ func addVideos(p *Post, refs []posts.VideoRef) {
 		if v.Poster != "" {
 			p.Images = slices.DeleteFunc(p.Images, func(s string) bool { return s == v.Poster })
 			delete(p.AltTexts, v.Poster)
+			if p.VideoPosters == nil {
+				p.VideoPosters = map[string]string{}
+			}
+			p.VideoPosters[v.URL] = v.Poster
 		}
 		if v.Note != "" {
 			p.Notes = slices.DeleteFunc(p.Notes, func(n string) bool { return n == v.Note })

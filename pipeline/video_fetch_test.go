@@ -153,6 +153,7 @@ func TestVideoBlueskyPostByURL(t *testing.T) {
 	}
 	v := c.Video
 	if v == nil || v.Error != "" || len(v.Transcript) != 1 || v.AltText != "A green screen and a voice" ||
+		!strings.HasSuffix(v.Poster, "/thumbnail.jpg") || // the thumbnail, kept for reverse image search
 		!strings.Contains(v.Description, `Its alt text says "A green screen and a voice"`) {
 		t.Fatalf("video %+v", v)
 	}
