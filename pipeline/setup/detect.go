@@ -79,6 +79,12 @@ func Detect(ctx context.Context, cfg *Config) Detection {
 		add(f)
 	}
 	add(detectArchive(ctx, cfg, &d))
+	// The programs that read what a post carries besides its text: not
+	// needed for a check, but without them images' text and videos are
+	// not read, which the screen says before the first check, not after.
+	for _, it := range []DoctorItem{doctorTesseract(), doctorFFmpeg()} {
+		add(Finding{Name: it.Name, Found: it.Status == DoctorOK, Detail: it.Detail, Fix: it.Fix})
+	}
 	return d
 }
 

@@ -1,6 +1,7 @@
 package setup
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -45,5 +46,22 @@ func TestDoctorFFmpeg(t *testing.T) {
 	it = doctorFFmpeg()
 	if it.Status != DoctorWarn || !strings.Contains(it.Fix, "apt-get install ffmpeg") {
 		t.Errorf("missing: %+v", it)
+	}
+}
+
+// The setup screen's findings name the programs that read images' text
+// and videos, found or not, with the fix when not.
+func TestDetectNamesImageAndVideoPrograms(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // neither tesseract nor ffmpeg
+	cfg := &Config{DataDir: t.TempDir(), OllamaURL: "http://127.0.0.1:9"}
+	got := map[string]Finding{}
+	for _, f := range Detect(context.Background(), cfg).Findings {
+		got[f.Name] = f
+	}
+	if f := got["tesseract"]; f.Found || !strings.Contains(f.Detail, "not found") || !strings.Contains(f.Fix, "tesseract-ocr") {
+		t.Errorf("tesseract: %+v", f)
+	}
+	if f := got["ffmpeg"]; f.Found || !strings.Contains(f.Detail, "videos are not read") || !strings.Contains(f.Fix, "apt-get install ffmpeg") {
+		t.Errorf("ffmpeg: %+v", f)
 	}
 }
