@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"slices"
@@ -178,7 +179,7 @@ FROM best JOIN claims c ON c.id = best.id ORDER BY best.score`, orQuery(q.distin
 SELECT claim, claimant, claim_date, rating, reviewer, review_url, review_date, in_language, claim_terms
 FROM claims, to_tsquery('simple', ?) q WHERE tsv @@ q ORDER BY ts_rank_cd(tsv, q) DESC, id LIMIT ?`, tsOr(q.distinct)
 	}
-	rows, err := s.db.QueryContext(ctx, s.sql(query), match, max(limit, claimCandidates))
+	rows, err := s.query(ctx, s.sql(query), match, max(limit, claimCandidates))
 	if err != nil {
 		return nil, fmt.Errorf("match claims: %w", err)
 	}
@@ -275,6 +276,10 @@ func coverage(claim []string, text map[string]int, idf map[string]float64) (have
 }
 
 // claimIDF returns the idf, among archived claims, of every stem in terms.
+// Document frequencies are remembered while the number of claims moves by
+// no more than a hundredth, as the pages' are (postings): an idf moves too
+// little to matter meanwhile, and triage of a feed asks about the same
+// words post after post.
 func (s *Store) claimIDF(ctx context.Context, terms [][]string) (map[string]float64, error) {
 	var n float64
 	if err := s.db.QueryRowContext(ctx, s.sql(`SELECT count(*) FROM claims`)).Scan(&n); err != nil {
@@ -286,9 +291,17 @@ func (s *Store) claimIDF(ctx context.Context, terms [][]string) (map[string]floa
 	}
 	dfQuery = s.sql(dfQuery)
 	idf := map[string]float64{}
+	read := map[string]float64{}
 	for _, ts := range terms {
 		for _, t := range ts {
 			if _, ok := idf[t]; ok {
+				continue
+			}
+			s.claimDFs.mu.Lock()
+			e, ok := s.claimDFs.m[t]
+			s.claimDFs.mu.Unlock()
+			if ok && math.Abs(n-e.n) <= e.n/100 {
+				idf[t] = bm25IDF(n, e.df)
 				continue
 			}
 			var df float64
@@ -296,7 +309,18 @@ func (s *Store) claimIDF(ctx context.Context, terms [][]string) (map[string]floa
 				return nil, fmt.Errorf("match claims: document frequency of %q: %w", t, err)
 			}
 			idf[t] = bm25IDF(n, df)
+			read[t] = df
 		}
+	}
+	if len(read) > 0 {
+		s.claimDFs.mu.Lock()
+		if s.claimDFs.m == nil || len(s.claimDFs.m)+len(read) > dfCacheSize {
+			s.claimDFs.m = make(map[string]dfEntry, 1024)
+		}
+		for t, df := range read {
+			s.claimDFs.m[t] = dfEntry{df: df, n: n}
+		}
+		s.claimDFs.mu.Unlock()
 	}
 	return idf, nil
 }

@@ -42,6 +42,7 @@ type Store struct {
 	now      func() time.Time
 	terms    termCache
 	dfs      dfCache
+	claimDFs dfCache   // claims_fts's document frequencies, as dfs for docs
 	stmts    sync.Map  // query text → *sql.Stmt, see stmt
 	ids      idCache   // SQLite: docs_terms ids already read or written
 	heads    headCache // SQLite: the last blocks of terms' postings, as of a version
