@@ -160,7 +160,7 @@ func runCheck(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, a
 	}
 	c := eng.NewCheck(post, cutoff)
 	ro, closeCases, storeErr := recordOptions(ctx, app, noSave)
-	ro.Pages = eng.RawPage
+	ro.Pages, ro.Headers = eng.RawPage, eng.PageHeader
 	defer closeCases()
 	ro.OnEvent = func(ev pipeline.Event) {
 		if line := export.ProgressLine(ev); line != "" {

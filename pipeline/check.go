@@ -277,7 +277,12 @@ type Source struct {
 	// all of it, or which passages and why; nil when it was not sent.
 	Sent      *PageSent `json:"sent,omitempty"`
 	FetchedAt time.Time `json:"fetched_at,omitzero"`
-	FoundBy   []string  `json:"found_by,omitempty"` // "provider: query"
+	// SHA256 is the SHA-256 (hex) of the page's bytes as served when muse
+	// fetched it: the hash an evidence pack gives its page.html (a
+	// published correction is tied to the pack by it); "" when muse kept
+	// no bytes of the page (its text came from the archive).
+	SHA256  string   `json:"sha256,omitempty"`
+	FoundBy []string `json:"found_by,omitempty"` // "provider: query"
 	// Image is the page's lead image (og:image); ImageSimilarity is the
 	// best perceptual-hash similarity between it and a post image.
 	Image           string  `json:"image,omitempty"`

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -22,7 +23,7 @@ import (
 type RecordStore interface {
 	Save(ctx context.Context, c *pipeline.Check) error
 	SaveDraft(ctx context.Context, id, text string, edited bool) error
-	SaveSnapshot(ctx context.Context, id, pageURL, finalURL string, fetchedAt time.Time, text string, rawHTML []byte) error
+	SaveSnapshot(ctx context.Context, id, pageURL, finalURL string, fetchedAt time.Time, text string, rawHTML []byte, header http.Header) error
 	Audit(ctx context.Context, id, action, detail string) error
 }
 
@@ -35,6 +36,9 @@ type RecordOptions struct {
 	// (pipeline.Engine.RawPage); nil, or a page it no longer has, stores
 	// the snapshot with its extracted text only.
 	Pages func(u string) ([]byte, bool)
+	// Headers returns the HTTP response headers of a page the engine read
+	// (pipeline.Engine.PageHeader); nil stores none.
+	Headers func(u string) (http.Header, bool)
 	// OnEvent receives every event once it has been saved, so that what a
 	// person was shown is already on disk (progress lines, say).
 	OnEvent func(pipeline.Event)
@@ -115,7 +119,7 @@ func Record(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pip
 	}
 	rec := &recording{o: o, id: c.ID, now: time.Now}
 	if o.Store != nil {
-		rec.snaps = &Snapshotter{Store: o.Store, Pages: o.Pages}
+		rec.snaps = &Snapshotter{Store: o.Store, Pages: o.Pages, Headers: o.Headers}
 	}
 	// Writes outlive a cancel: an interrupted check is kept as far as it got.
 	wctx := context.WithoutCancel(ctx)
@@ -314,7 +318,7 @@ func (r *recording) snapshot(ctx context.Context, c *pipeline.Check, u string) {
 
 // SnapshotStore is the part of *Store that keeps pages.
 type SnapshotStore interface {
-	SaveSnapshot(ctx context.Context, id, pageURL, finalURL string, fetchedAt time.Time, text string, rawHTML []byte) error
+	SaveSnapshot(ctx context.Context, id, pageURL, finalURL string, fetchedAt time.Time, text string, rawHTML []byte, header http.Header) error
 }
 
 // Snapshotter stores, under a check's case, the page behind each source the
@@ -328,6 +332,9 @@ type Snapshotter struct {
 	// Pages returns a page's bytes as served (pipeline.Engine.RawPage);
 	// nil, or a page it no longer has, stores the extracted text only.
 	Pages func(u string) ([]byte, bool)
+	// Headers returns a page's HTTP response headers as received
+	// (pipeline.Engine.PageHeader); nil stores none.
+	Headers func(u string) (http.Header, bool)
 
 	mu    sync.Mutex
 	saved map[string]time.Time // case ID + "\x00" + URL → FetchedAt stored
@@ -394,8 +401,15 @@ func (s *Snapshotter) SaveSource(ctx context.Context, c *pipeline.Check, u strin
 			raw, _ = s.Pages(src.FinalURL)
 		}
 	}
+	var header http.Header
+	if s.Headers != nil {
+		var ok bool
+		if header, ok = s.Headers(src.URL); !ok && src.FinalURL != "" {
+			header, _ = s.Headers(src.FinalURL)
+		}
+	}
 	text := strings.Join(src.Paragraphs, "\n\n")
-	if err := s.Store.SaveSnapshot(ctx, c.ID, src.URL, src.FinalURL, src.FetchedAt, text, raw); err != nil {
+	if err := s.Store.SaveSnapshot(ctx, c.ID, src.URL, src.FinalURL, src.FetchedAt, text, raw, header); err != nil {
 		s.mu.Lock()
 		if at, ok := s.saved[key]; ok && at.Equal(src.FetchedAt) {
 			delete(s.saved, key)

@@ -92,7 +92,7 @@ func TestDataDirHoldsNoKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	store.SaveDraft(ctx, c.ID, text, false)
-	store.SaveSnapshot(ctx, c.ID, "https://www.reuters.com/a", "", time.Now(), "page", []byte("<p>page</p>"))
+	store.SaveSnapshot(ctx, c.ID, "https://www.reuters.com/a", "", time.Now(), "page", []byte("<p>page</p>"), nil)
 	saved, err := store.Get(ctx, c.ID)
 	if err != nil {
 		t.Fatal(err)
