@@ -307,6 +307,15 @@ type Source struct {
 	// publisher's, a near copy of a page elsewhere), each with its reason;
 	// set when the pages are read (flags.go). They are shown, not counted.
 	Flags []SourceFlag `json:"flags,omitempty"`
+	// CanonicalURL is the address the page gives as its own (link
+	// rel=canonical, og:url) when it is not the one read; on another
+	// publisher's site it names the story's origin (Origins).
+	CanonicalURL string `json:"canonical_url,omitempty"`
+	// Syndication is where the page declares its story comes from (a
+	// syndication-source tag, schema.org isBasedOn or sourceOrganization,
+	// an agency as author, "Originally published by …"); nil when it
+	// declares nothing.
+	Syndication *extract.Syndication `json:"syndication,omitempty"`
 }
 
 // Kind is what a quote does to the post (prompts.Kind, with its Rank:

@@ -130,7 +130,7 @@ func (r *run) readOne(ctx context.Context, s *Source) {
 }
 
 func (r *run) fetchAndExtract(ctx context.Context, s *Source) bool {
-	s.SHA256 = ""
+	s.SHA256, s.CanonicalURL, s.Syndication = "", "", nil
 	body, final, err := r.e.deps.Fetcher.Fetch(ctx, s.URL)
 	if err != nil {
 		if ctx.Err() == nil && r.readArchived(ctx, s, err) {
@@ -163,6 +163,10 @@ func (r *run) fetchAndExtract(ctx context.Context, s *Source) bool {
 	s.Words = lang.Words(a.Text)
 	s.Language = lang.Normalise(a.Language)
 	s.Image = a.Image
+	if k := sources.Key(a.CanonicalURL); k != "" && k != sources.Key(s.URL) && k != sources.Key(final) {
+		s.CanonicalURL = a.CanonicalURL
+	}
+	s.Syndication = a.Syndication
 	r.markOfPost(s, a, body)
 	s.Wall, s.TextFrom = a.Wall, ""
 	if r.betterCopy(ctx, s, a, final) {
