@@ -6,6 +6,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+
+	"golang.org/x/net/idna"
+	"golang.org/x/net/publicsuffix"
 
 	"github.com/musecheck/muse/sources"
 )
@@ -90,26 +94,67 @@ type declared struct {
 	key, label, why, agency string
 }
 
+// agencyInName is the news agency a name names ("Associated Press",
+// "Le Monde with AFP"), "" when none.
+func agencyInName(name string) string {
+	words := " " + strings.Join(strings.FieldsFunc(strings.ToLower(name), func(r rune) bool {
+		return !unicode.IsLetter(r) && r != '-'
+	}), " ") + " "
+	for n, a := range wireNames {
+		if strings.Contains(words, " "+n+" ") {
+			return a
+		}
+	}
+	return ""
+}
+
+// siteName is the name a host's site goes by under any suffix or subdomain:
+// its registrable domain without the public suffix, in ASCII
+// ("edition.cnn.com" and "cnn.com" are "cnn"; "x.blogspot.de" and
+// "x.blogspot.com" are "x"); "" for a host that is no name.
+func siteName(host string) string {
+	h, err := idna.Lookup.ToASCII(strings.TrimSuffix(host, "."))
+	if err != nil || h == "" || strings.HasPrefix(h, ".") {
+		return ""
+	}
+	d := sources.RegistrableDomain(h)
+	suffix, _ := publicsuffix.PublicSuffix(d)
+	return strings.TrimSuffix(strings.TrimSuffix(d, suffix), ".")
+}
+
+// otherSite is u's host when u is on another site than the page at own
+// (see siteName), else "".
+func otherSite(u, own string) string {
+	h := sources.HostOf(u)
+	if site := siteName(h); site == "" || site == siteName(own) {
+		return ""
+	}
+	return h
+}
+
 // declaredOrigin reads the origin s declares (Source.Syndication, a
-// canonical link to another site).
+// canonical link to another site). An organisation the page names as its
+// author is an origin only when it is a news agency: otherwise it is
+// nearly always the house itself under another name (a sister paper, the
+// publishing group).
 func declaredOrigin(s Source) declared {
 	own := sources.HostOf(cmp.Or(s.FinalURL, s.URL))
 	if y := s.Syndication; y != nil {
-		if a := wireNames[strings.ToLower(strings.Join(strings.Fields(y.Name), " "))]; a != "" {
+		if a := agencyInName(y.Name); a != "" {
 			return declared{key: "agency " + a, label: a, agency: a, why: "declares " + a + " as its source (" + y.Why + ")"}
 		}
-		if h := sources.HostOf(y.URL); h != "" && h != own {
+		if h := otherSite(y.URL, own); h != "" {
 			why := "declares " + h + " as its source (" + y.Why + ")"
 			if a := agencyOf(y.URL); a != "" {
 				return declared{key: "agency " + a, label: a, agency: a, why: why}
 			}
 			return declared{key: h, label: h, why: why}
 		}
-		if n := strings.TrimSpace(y.Name); n != "" {
+		if n := strings.TrimSpace(y.Name); n != "" && !strings.HasPrefix(y.Why, "its author is") {
 			return declared{key: "organisation " + strings.ToLower(n), label: n, why: "declares " + n + " as its source (" + y.Why + ")"}
 		}
 	}
-	if h := sources.HostOf(s.CanonicalURL); h != "" && h != own {
+	if h := otherSite(s.CanonicalURL, own); h != "" {
 		why := "its canonical link points to " + h
 		if a := agencyOf(s.CanonicalURL); a != "" {
 			return declared{key: "agency " + a, label: a, agency: a, why: why}

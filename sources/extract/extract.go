@@ -140,7 +140,7 @@ func (o Options) Extract(htmlBytes []byte, pageURL string) (*Article, error) {
 	a.Words = lang.Words(a.Text)
 
 	fillMetadata(a, res.Metadata, ld, gq)
-	a.Syndication = syndicationOf(gq, ld, cmp.Or(pageURL, a.CanonicalURL), a.Publisher, a.Text)
+	a.Syndication = syndicationOf(gq, ld, cmp.Or(pageURL, a.CanonicalURL), a.Text, a.Publisher, a.SiteName, hostOf(pageURL, a.CanonicalURL))
 	a.Modified = modifiedDate(ld, gq, a.Published, o.now())
 	a.ClaimReviews = claimReviews(append(ld, md...))
 	for i := range a.ClaimReviews { // a review is in its page's language unless it says otherwise

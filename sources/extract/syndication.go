@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/PuerkitoBio/goquery"
 )
@@ -30,12 +32,15 @@ type Syndication struct {
 // its original: "Originally published by ProPublica", "This article was
 // originally published at https://…", "This story first appeared in The
 // Conversation", "Republished from …", "Reprinted with permission from …".
-var originallyPublished = regexp.MustCompile(`(?i)\b(?:originally (?:published|appeared)|first (?:published|appeared)|republished|reprinted(?: with permission)?)\s+(?:by|at|on|in|from)\s+(?:the website of\s+)?(https?://[^\s"'<>)]+|[^.,;:\n()]{2,60})`)
+// "Reprinted on Wired" or "republished by" name where the story went, not
+// where it came from, and are not read.
+var originallyPublished = regexp.MustCompile(`(?i)\b(?:(?:originally|first) (?:published|appeared)\s+(?:by|at|on|in)|(?:republished|reprinted)(?: with permission)?\s+from)\s+(?:the website of\s+)?(https?://[^\s"'<>)]+|[^.,;:\n()]{2,60})`)
 
 // syndicationOf reads what the page declares of its origin; nil when it
-// declares nothing. publisher is the page's own publisher, to tell an
-// agency as author from the house name.
-func syndicationOf(doc *goquery.Document, nodes []node, pageURL, publisher, text string) *Syndication {
+// declares nothing. own are the page's own names (its publisher, site
+// name, host), to tell an agency as author, or an "Originally published
+// on …" line, from the house's name for itself.
+func syndicationOf(doc *goquery.Document, nodes []node, pageURL, text string, own ...string) *Syndication {
 	for _, tag := range []struct{ sel, why string }{
 		{`meta[name="syndication-source"]`, "its syndication-source tag"},
 		{`meta[name="original-source"]`, "its original-source tag"},
@@ -68,31 +73,75 @@ func syndicationOf(doc *goquery.Document, nodes []node, pageURL, publisher, text
 				return s
 			}
 		}
-		if name := main.str("sourceOrganization"); name != "" && !strings.Contains(name, "://") {
+		if name := main.str("sourceOrganization"); name != "" && !strings.Contains(name, "://") && !ownName(name, own) {
 			return &Syndication{Name: name, Why: "schema.org sourceOrganization"}
 		}
 		if a := main.obj("author"); a != nil && a.hasType("Organization", "NewsMediaOrganization") {
-			if name := a.str("name"); name != "" && !sameOrg(name, publisher) {
+			if name := a.str("name"); name != "" && !ownName(name, own) {
 				return &Syndication{Name: name, Why: "its author is the organisation " + name}
 			}
 		}
 	}
-	if m := originallyPublished.FindStringSubmatch(text); m != nil {
-		ref := strings.TrimSpace(m[1])
-		if u := absURL(strings.TrimRight(ref, ".,;"), pageURL); strings.HasPrefix(strings.ToLower(ref), "http") && u != "" {
-			return &Syndication{URL: u, Why: "“" + strings.TrimSpace(m[0]) + "”"}
+	for _, para := range strings.Split(text, "\n") {
+		// A note of its own: a short paragraph that opens with it ("This
+		// article was originally published by …"), naming a name or an
+		// address; the same words inside reporting ("the virus first
+		// appeared in 2014") are no note.
+		if len(strings.Fields(para)) > noteWords {
+			continue
 		}
-		return &Syndication{Name: ref, Why: "“" + strings.TrimSpace(m[0]) + "”"}
+		loc := originallyPublished.FindStringSubmatchIndex(para)
+		if loc == nil || loc[0] > noteLead {
+			continue
+		}
+		ref, line := strings.TrimSpace(para[loc[2]:loc[3]]), "“"+strings.TrimSpace(para[loc[0]:loc[1]])+"”"
+		if u := absURL(strings.TrimRight(ref, ".,;"), pageURL); strings.HasPrefix(strings.ToLower(ref), "http") && u != "" {
+			return &Syndication{URL: u, Why: line}
+		}
+		if r, _ := utf8.DecodeRuneInString(ref); unicode.IsUpper(r) && !ownName(ref, own) {
+			return &Syndication{Name: ref, Why: line}
+		}
 	}
 	return nil
 }
 
-// sameOrg says whether two names name one organisation, case and a
-// leading "The" aside.
-func sameOrg(a, b string) bool {
-	norm := func(s string) string {
-		s = strings.ToLower(strings.Join(strings.Fields(s), " "))
-		return strings.TrimPrefix(s, "the ")
+// A syndication note is a paragraph of at most noteWords words whose note
+// starts within its first noteLead bytes ("This story was originally
+// published by …").
+const (
+	noteWords = 30
+	noteLead  = 60
+)
+
+// ownName says whether name is one of the page's own names (case, spaces,
+// punctuation and a leading "The" aside: "Live Science" is LiveScience,
+// "POLYGRAPH.info" is polygraph.info), or its host's name ("Snopes" on
+// www.snopes.com).
+func ownName(name string, own []string) bool {
+	letters := func(s string) string {
+		s = strings.TrimPrefix(strings.ToLower(strings.TrimSpace(s)), "the ")
+		return strings.Map(func(r rune) rune {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				return r
+			}
+			return -1
+		}, s)
 	}
-	return norm(a) == norm(b)
+	n := letters(name)
+	if n == "" {
+		return true
+	}
+	for _, o := range own {
+		o = strings.TrimPrefix(strings.ToLower(o), "www.")
+		if o == "" {
+			continue
+		}
+		if letters(o) == n {
+			return true
+		}
+		if label, _, ok := strings.Cut(o, "."); ok && !strings.Contains(o, " ") && letters(label) == n {
+			return true // the host's first label: snopes.com
+		}
+	}
+	return false
 }

@@ -40,11 +40,14 @@ func TestSyndicationDeclared(t *testing.T) {
 "isBasedOn":{"@type":"NewsArticle","url":"https://www.reuters.com/world/us/springfield-lanes-2024-01-02/","publisher":{"@type":"Organization","name":"Reuters"}}}</script>`, ""),
 			url: "https://www.reuters.com/world/us/springfield-lanes-2024-01-02/", org: "Reuters", why: "schema.org isBasedOn"},
 		"sourceOrganization": {html: syndicatedPage("", `<script type="application/ld+json">{"@context":"https://schema.org","@type":"NewsArticle","headline":"Springfield adds protected bike lanes",
-"sourceOrganization":{"@type":"Organization","name":"Agence France-Presse"}}</script>`, ""),
+"publisher":{"@type":"NewsMediaOrganization","name":"Springfield Star"},"sourceOrganization":{"@type":"Organization","name":"Agence France-Presse"}}</script>`, ""),
 			org: "Agence France-Presse", why: "schema.org sourceOrganization"},
 		"originally published line": {html: syndicatedPage("", "", `<p><em>This article was originally published by ProPublica, a nonprofit newsroom.</em></p>`),
 			org: "ProPublica", why: "“originally published by ProPublica”"},
 		"staff story":          {html: syndicatedPage("", ld(`{"@type":"Person","name":"Jane Doe"}`), ""), none: true},
+		"host as author":       {html: syndicatedPage("", ld(`{"@type":"Organization","name":"SpringfieldStar.example"}`), ""), none: true},
+		"own name as original": {html: syndicatedPage("", "", `<p>Originally published on Springfield Star.</p>`), none: true},
+		"reprinted elsewhere":  {html: syndicatedPage("", "", `<p>This article was reprinted on Wired.com.</p>`), none: true},
 		"house name as author": {html: syndicatedPage("", ld(`{"@type":"Organization","name":"The Springfield Star"}`), ""), none: true},
 	} {
 		a, err := Extract([]byte(tc.html), "https://www.springfieldstar.example/news/bike-lanes")
