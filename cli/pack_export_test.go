@@ -31,7 +31,7 @@ func TestPackExport(t *testing.T) {
 	}
 	html := []byte(`<html><head><title>Fact check</title></head><body><p>SPRINGFIELD (Reuters) - The city council has not banned bicycles.</p></body></html>`)
 	if err := st.SaveSnapshot(context.Background(), c.ID, c.Sources[0].URL, c.Sources[0].URL, time.Date(2024, 2, 1, 9, 0, 0, 0, time.UTC),
-		"The city council has not banned bicycles.", html, nil); err != nil {
+		"The city council has not banned bicycles.", html); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()

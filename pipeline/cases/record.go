@@ -23,7 +23,7 @@ import (
 type RecordStore interface {
 	Save(ctx context.Context, c *pipeline.Check) error
 	SaveDraft(ctx context.Context, id, text string, edited bool) error
-	SaveSnapshot(ctx context.Context, id, pageURL, finalURL string, fetchedAt time.Time, text string, rawHTML []byte, header http.Header) error
+	SaveSnapshot(ctx context.Context, id, pageURL, finalURL string, fetchedAt time.Time, text string, rawHTML []byte) error
 	Audit(ctx context.Context, id, action, detail string) error
 }
 
@@ -318,7 +318,13 @@ func (r *recording) snapshot(ctx context.Context, c *pipeline.Check, u string) {
 
 // SnapshotStore is the part of *Store that keeps pages.
 type SnapshotStore interface {
-	SaveSnapshot(ctx context.Context, id, pageURL, finalURL string, fetchedAt time.Time, text string, rawHTML []byte, header http.Header) error
+	SaveSnapshot(ctx context.Context, id, pageURL, finalURL string, fetchedAt time.Time, text string, rawHTML []byte) error
+}
+
+// HeaderSnapshotStore is a SnapshotStore that keeps a page's HTTP response
+// headers too (as *Store does).
+type HeaderSnapshotStore interface {
+	SaveSnapshotHeaders(ctx context.Context, id, pageURL, finalURL string, fetchedAt time.Time, text string, rawHTML []byte, header http.Header) error
 }
 
 // Snapshotter stores, under a check's case, the page behind each source the
@@ -409,7 +415,13 @@ func (s *Snapshotter) SaveSource(ctx context.Context, c *pipeline.Check, u strin
 		}
 	}
 	text := strings.Join(src.Paragraphs, "\n\n")
-	if err := s.Store.SaveSnapshot(ctx, c.ID, src.URL, src.FinalURL, src.FetchedAt, text, raw, header); err != nil {
+	save := func() error { return s.Store.SaveSnapshot(ctx, c.ID, src.URL, src.FinalURL, src.FetchedAt, text, raw) }
+	if hs, ok := s.Store.(HeaderSnapshotStore); ok {
+		save = func() error {
+			return hs.SaveSnapshotHeaders(ctx, c.ID, src.URL, src.FinalURL, src.FetchedAt, text, raw, header)
+		}
+	}
+	if err := save(); err != nil {
 		s.mu.Lock()
 		if at, ok := s.saved[key]; ok && at.Equal(src.FetchedAt) {
 			delete(s.saved, key)

@@ -25,7 +25,11 @@ type memSnaps struct {
 	fail  bool
 }
 
-func (m *memSnaps) SaveSnapshot(_ context.Context, id, u, final string, _ time.Time, text string, raw []byte, header http.Header) error {
+func (m *memSnaps) SaveSnapshot(ctx context.Context, id, u, final string, at time.Time, text string, raw []byte) error {
+	return m.SaveSnapshotHeaders(ctx, id, u, final, at, text, raw, nil)
+}
+
+func (m *memSnaps) SaveSnapshotHeaders(_ context.Context, id, u, final string, _ time.Time, text string, raw []byte, header http.Header) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.fail {

@@ -92,7 +92,7 @@ func TestDataDirHoldsNoKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	store.SaveDraft(ctx, c.ID, text, false)
-	store.SaveSnapshot(ctx, c.ID, "https://www.reuters.com/a", "", time.Now(), "page", []byte("<p>page</p>"), nil)
+	store.SaveSnapshot(ctx, c.ID, "https://www.reuters.com/a", "", time.Now(), "page", []byte("<p>page</p>"))
 	saved, err := store.Get(ctx, c.ID)
 	if err != nil {
 		t.Fatal(err)

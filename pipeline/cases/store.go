@@ -613,10 +613,15 @@ func PackPages(ss []Snapshot) []export.PackPage {
 }
 
 // SaveSnapshot keeps the page behind one of the case's sources, gzipped,
-// with its HTTP response headers (nil: none kept), replacing an earlier
-// snapshot of the same URL. Call it when the engine has read a page (at
-// least for every page quoted as evidence).
-func (s *Store) SaveSnapshot(ctx context.Context, id, pageURL, finalURL string, fetchedAt time.Time, text string, rawHTML []byte, header http.Header) error {
+// replacing an earlier snapshot of the same URL. Call it when the engine
+// has read a page (at least for every page quoted as evidence).
+func (s *Store) SaveSnapshot(ctx context.Context, id, pageURL, finalURL string, fetchedAt time.Time, text string, rawHTML []byte) error {
+	return s.SaveSnapshotHeaders(ctx, id, pageURL, finalURL, fetchedAt, text, rawHTML, nil)
+}
+
+// SaveSnapshotHeaders is SaveSnapshot keeping the page's HTTP response
+// headers as received too (nil: none kept).
+func (s *Store) SaveSnapshotHeaders(ctx context.Context, id, pageURL, finalURL string, fetchedAt time.Time, text string, rawHTML []byte, header http.Header) error {
 	if id == "" || pageURL == "" {
 		return fmt.Errorf("save snapshot %q of case %q: case ID and URL are required", pageURL, id)
 	}

@@ -81,7 +81,7 @@ func testSaveReopenRoundTrip(t *testing.T, path string) {
 	}
 	html := []byte("<html><body><p>The council voted on a cycle lane plan.</p></body></html>")
 	fetched := time.Date(2024, 3, 2, 10, 1, 0, 0, time.UTC)
-	if err := s.SaveSnapshot(ctx, c.ID, "https://www.reuters.com/a", "https://www.reuters.com/a?amp=0", fetched, "The council voted.", html,
+	if err := s.SaveSnapshotHeaders(ctx, c.ID, "https://www.reuters.com/a", "https://www.reuters.com/a?amp=0", fetched, "The council voted.", html,
 		http.Header{"Content-Type": {"text/html; charset=utf-8"}, "Last-Modified": {"Sat, 02 Mar 2024 09:00:00 GMT"}, "Set-Cookie": {"a=1", "b=2"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestBadInputs(t *testing.T) {
 	if err := s.SaveDraft(ctx, "", "x", false); err == nil {
 		t.Error("draft without ID must fail")
 	}
-	if err := s.SaveSnapshot(ctx, "x", "", "", time.Now(), "", nil, nil); err == nil {
+	if err := s.SaveSnapshot(ctx, "x", "", "", time.Now(), "", nil); err == nil {
 		t.Error("snapshot without URL must fail")
 	}
 	if _, err := s.Get(ctx, "nope"); !errors.Is(err, ErrNotFound) {
@@ -401,7 +401,7 @@ func TestChildWriter(t *testing.T) {
 					fmt.Println("draft:", err)
 					os.Exit(4)
 				}
-				if err := s.SaveSnapshot(ctx, c.ID, fmt.Sprintf("https://example.com/%d", i), "", time.Now(), "text", page, nil); err != nil {
+				if err := s.SaveSnapshot(ctx, c.ID, fmt.Sprintf("https://example.com/%d", i), "", time.Now(), "text", page); err != nil {
 					fmt.Println("snapshot:", err)
 					os.Exit(4)
 				}
@@ -498,7 +498,7 @@ func testSecretsRedacted(t *testing.T, loc string) {
 		t.Fatal(err)
 	}
 	s.SaveDraft(ctx, c.ID, "draft quoting "+key, true)
-	s.SaveSnapshot(ctx, c.ID, "https://p.example/?api_key="+key, "", time.Now(), "text "+key, []byte("<p>"+key+"</p>"), nil)
+	s.SaveSnapshot(ctx, c.ID, "https://p.example/?api_key="+key, "", time.Now(), "text "+key, []byte("<p>"+key+"</p>"))
 	got, _ := s.Get(ctx, c.ID)
 	if !strings.Contains(got.Events[1].Message, "[redacted]") || strings.Contains(got.Events[1].Message, key) {
 		t.Errorf("event message not redacted: %q", got.Events[1].Message)
