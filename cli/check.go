@@ -170,7 +170,7 @@ func runPost(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, po
 		prepare(c)
 	}
 	ro, closeCases, storeErr := recordOptions(ctx, app, noSave)
-	ro.Pages = eng.RawPage
+	ro.Pages, ro.Headers = eng.RawPage, eng.PageHeader
 	defer closeCases()
 	ro.OnEvent = func(ev pipeline.Event) {
 		if line := export.ProgressLine(ev); line != "" {

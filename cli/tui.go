@@ -127,7 +127,7 @@ func startTUI(ctx context.Context, app *App, eo pipeline.Options, mouse bool, op
 	default:
 		defer closeEngine()
 		opts.Runner, opts.NewCheck, opts.ReadPost = eng, eng.NewCheck, eng.ReadPost
-		opts.Pages = eng.RawPage // snapshots of evidence pages keep the HTML as served
+		opts.Pages, opts.Headers = eng.RawPage, eng.PageHeader // snapshots of evidence pages keep the HTML and headers as served
 	}
 	return app.runApp(ctx, opts)
 }

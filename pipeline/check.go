@@ -290,7 +290,12 @@ type Source struct {
 	// all of it, or which passages and why; nil when it was not sent.
 	Sent      *PageSent `json:"sent,omitempty"`
 	FetchedAt time.Time `json:"fetched_at,omitzero"`
-	FoundBy   []string  `json:"found_by,omitempty"` // "provider: query"
+	// SHA256 is the SHA-256 (hex) of the page's bytes as served when muse
+	// fetched it: the hash an evidence pack gives its page.html (a
+	// published correction is tied to the pack by it); "" when muse kept
+	// no bytes of the page (its text came from the archive).
+	SHA256  string   `json:"sha256,omitempty"`
+	FoundBy []string `json:"found_by,omitempty"` // "provider: query"
 	// Image is the page's lead image (og:image); ImageSimilarity is the
 	// best perceptual-hash similarity between it and a post image.
 	Image           string  `json:"image,omitempty"`
@@ -315,6 +320,15 @@ type Source struct {
 	// publisher's, a near copy of a page elsewhere), each with its reason;
 	// set when the pages are read (flags.go). They are shown, not counted.
 	Flags []SourceFlag `json:"flags,omitempty"`
+	// CanonicalURL is the address the page gives as its own (link
+	// rel=canonical, og:url) when it is not the one read; on another
+	// publisher's site it names the story's origin (Origins).
+	CanonicalURL string `json:"canonical_url,omitempty"`
+	// Syndication is where the page declares its story comes from (a
+	// syndication-source tag, schema.org isBasedOn or sourceOrganization,
+	// an agency as author, "Originally published by …"); nil when it
+	// declares nothing.
+	Syndication *extract.Syndication `json:"syndication,omitempty"`
 }
 
 // Kind is what a quote does to the post (prompts.Kind, with its Rank:

@@ -108,6 +108,25 @@ func (c *Check) CitedPages() int {
 	return len(seen)
 }
 
+// CitedSources are the evidence pages the correction's text cites as it is
+// now, in the order it first links them (a published fact-check it cites
+// that is not among the sources is left out).
+func (c *Check) CitedSources() []Source {
+	evidence := c.evidencePages()
+	seen := map[*Source]bool{}
+	var out []Source
+	for _, l := range links.Find(c.Correction.Text) {
+		if !evidence[sources.Key(l.URL)] {
+			continue
+		}
+		if s := c.SourceByURL(l.URL); s != nil && !seen[s] {
+			seen[s] = true
+			out = append(out, *s)
+		}
+	}
+	return out
+}
+
 // evidencePages are the pages a correction may cite, by sources.Key: each
 // page (and the address it moved to) with an included, verified quote the
 // person has not dropped, and each published fact-check with a rating.

@@ -91,6 +91,9 @@ type EvidenceForPrompt struct {
 	Kind      Kind
 	Claim     int // the claim it bears on, from 1; 0 is claim 1
 	Quote     string
+	// Origin names the origin the page shares with other pages of the
+	// evidence (Check.Origins: "AP"), "" when no other page shares it.
+	Origin string
 }
 
 // Fetcher reads one web page. FinalURL is where redirects ended.

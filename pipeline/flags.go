@@ -3,7 +3,9 @@ package pipeline
 import (
 	"cmp"
 	"fmt"
+	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/lookalike"
@@ -16,12 +18,45 @@ const (
 	// FlagCopy: the page's text is a near copy of a page on an unrelated
 	// domain, with no news agency credited for it.
 	FlagCopy = "copy"
+	// FlagMachineText: the page's text holds a chatbot's reply left in it
+	// ("As an AI language model, I …"), the mark of text generated and
+	// published unread.
+	FlagMachineText = "machine_text"
 )
+
+// machineMarks are what a chatbot writes about itself and an editor never
+// leaves in a published page: a refusal, its self-description, its
+// knowledge cutoff, the interface's own words. Each is matched in the
+// page's text, outside quotation marks (a story about such text quotes
+// it).
+var machineMarks = regexp.MustCompile(`(?i)\b(?:as an ai (?:language )?model|as a large language model|i (?:cannot|can't|can ?not) (?:fulfill|fulfil|comply with) (?:this|that|your) request|as of my (?:last )?(?:knowledge|training) (?:update|cutoff|cut-off)|my knowledge cutoff|regenerate response|i'm sorry, but i (?:cannot|can't) (?:assist|help) with)\b`)
+
+// machineTextFlag flags a page whose text holds a chatbot's reply.
+func machineTextFlag(s Source) (SourceFlag, bool) {
+	for _, p := range s.Paragraphs {
+		for _, loc := range machineMarks.FindAllStringIndex(p, -1) {
+			if quoted(p, loc[0]) {
+				continue
+			}
+			return SourceFlag{Kind: FlagMachineText,
+				Reason: fmt.Sprintf("its text holds %q, a chatbot's words left in the page", p[loc[0]:loc[1]])}, true
+		}
+	}
+	return SourceFlag{}, false
+}
+
+// quoted says whether the text at i opens a quotation: a quotation mark
+// just before it.
+func quoted(p string, i int) bool {
+	before := strings.TrimRight(p[:i], " ")
+	r, _ := utf8.DecodeLastRuneInString(before)
+	return strings.ContainsRune("\"'“‘«„‚", r)
+}
 
 // SourceFlag is a warning sign about a page, with the reason in words.
 // A flag is shown; it changes neither the page's status nor the stop rule.
 type SourceFlag struct {
-	Kind   string `json:"kind"`   // FlagLookalike or FlagCopy
+	Kind   string `json:"kind"`   // FlagLookalike, FlagCopy or FlagMachineText
 	Reason string `json:"reason"` // "its domain looks like reuters.com (extra words)"
 	Of     string `json:"of,omitempty"`
 }
@@ -55,6 +90,9 @@ func (r *run) flagSources() {
 		s := &r.c.Sources[i]
 		s.Flags = nil
 		if f, ok := lookalikeFlag(x, *s); ok {
+			s.Flags = append(s.Flags, f)
+		}
+		if f, ok := machineTextFlag(*s); ok {
 			s.Flags = append(s.Flags, f)
 		}
 		if len(s.Paragraphs) > 0 {

@@ -6,6 +6,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+
+	"golang.org/x/net/idna"
+	"golang.org/x/net/publicsuffix"
 
 	"github.com/musecheck/muse/sources"
 )
@@ -50,25 +54,145 @@ func WireCredit(s Source) string {
 	return ""
 }
 
+// wireNames are the names a page may give a news agency as its source or
+// author (schema.org sourceOrganization, an organisation as author,
+// "Originally published by …"), by agency.
+var wireNames = map[string]string{
+	"associated press": "AP", "the associated press": "AP", "ap": "AP",
+	"reuters": "Reuters", "thomson reuters": "Reuters",
+	"agence france-presse": "AFP", "agence france presse": "AFP", "afp": "AFP",
+	"united press international": "UPI", "upi": "UPI",
+	"deutsche presse-agentur": "dpa", "dpa": "dpa", "agencia efe": "EFE", "efe": "EFE",
+	"pa media": "PA", "press association": "PA",
+}
+
+// wireSites are the news agencies' own sites: a page there, or one whose
+// canonical link or syndication metadata points there, is the agency's
+// story.
+var wireSites = map[string]string{
+	"apnews.com": "AP", "ap.org": "AP", "reuters.com": "Reuters", "afp.com": "AFP", "upi.com": "UPI",
+	"dpa.com": "dpa", "efe.com": "EFE", "pamediagroup.com": "PA",
+}
+
+// agencyOf is the agency whose site u is on, "" for any other.
+func agencyOf(u string) string {
+	return wireSites[sources.RegistrableDomain(sources.HostOf(u))]
+}
+
+// agencyOfPage is the news agency a page is the story of: the one its
+// opening credits, else the one it declares as its source, else the one
+// whose site it is on; "" when none.
+func agencyOfPage(s Source) string {
+	return cmp.Or(WireCredit(s), declaredOrigin(s).agency, agencyOf(cmp.Or(s.FinalURL, s.URL)))
+}
+
+// declared is the origin a page declares for its story: a news agency it
+// names as source or author, another site its canonical link, syndication
+// tag or isBasedOn points to, or an organisation it names; zero when it
+// declares none (or points at itself).
+type declared struct {
+	key, label, why, agency string
+}
+
+// agencyInName is the news agency a name names ("Associated Press",
+// "Le Monde with AFP"), "" when none.
+func agencyInName(name string) string {
+	words := " " + strings.Join(strings.FieldsFunc(strings.ToLower(name), func(r rune) bool {
+		return !unicode.IsLetter(r) && r != '-'
+	}), " ") + " "
+	for n, a := range wireNames {
+		if strings.Contains(words, " "+n+" ") {
+			return a
+		}
+	}
+	return ""
+}
+
+// siteName is the name a host's site goes by under any suffix or subdomain:
+// its registrable domain without the public suffix, in ASCII
+// ("edition.cnn.com" and "cnn.com" are "cnn"; "x.blogspot.de" and
+// "x.blogspot.com" are "x"); "" for a host that is no name.
+func siteName(host string) string {
+	h, err := idna.Lookup.ToASCII(strings.TrimSuffix(host, "."))
+	if err != nil || h == "" || strings.HasPrefix(h, ".") {
+		return ""
+	}
+	d := sources.RegistrableDomain(h)
+	suffix, _ := publicsuffix.PublicSuffix(d)
+	return strings.TrimSuffix(strings.TrimSuffix(d, suffix), ".")
+}
+
+// otherSite is u's host when u is on another site than the page at own
+// (see siteName), else "".
+func otherSite(u, own string) string {
+	h := sources.HostOf(u)
+	if site := siteName(h); site == "" || site == siteName(own) {
+		return ""
+	}
+	return h
+}
+
+// declaredOrigin reads the origin s declares (Source.Syndication, a
+// canonical link to another site). An organisation the page names as its
+// author is an origin only when it is a news agency: otherwise it is
+// nearly always the house itself under another name (a sister paper, the
+// publishing group).
+func declaredOrigin(s Source) declared {
+	own := sources.HostOf(cmp.Or(s.FinalURL, s.URL))
+	if y := s.Syndication; y != nil {
+		if a := agencyInName(y.Name); a != "" {
+			return declared{key: "agency " + a, label: a, agency: a, why: "declares " + a + " as its source (" + y.Why + ")"}
+		}
+		if h := otherSite(y.URL, own); h != "" {
+			why := "declares " + h + " as its source (" + y.Why + ")"
+			if a := agencyOf(y.URL); a != "" {
+				return declared{key: "agency " + a, label: a, agency: a, why: why}
+			}
+			return declared{key: h, label: h, why: why}
+		}
+		if n := strings.TrimSpace(y.Name); n != "" && !strings.HasPrefix(y.Why, "its author is") {
+			return declared{key: "organisation " + strings.ToLower(n), label: n, why: "declares " + n + " as its source (" + y.Why + ")"}
+		}
+	}
+	if h := otherSite(s.CanonicalURL, own); h != "" {
+		why := "its canonical link points to " + h
+		if a := agencyOf(s.CanonicalURL); a != "" {
+			return declared{key: "agency " + a, label: a, agency: a, why: why}
+		}
+		return declared{key: h, label: h, why: why}
+	}
+	return declared{}
+}
+
 // Origin is a group of pages that tell one story from one origin: the
 // same wire story, or the same text on several sites.
 type Origin struct {
 	// Label names the origin: the agency ("AP") when the pages credit
-	// one, else the first page's publisher.
+	// one, else the origin the pages declare (the site their canonical
+	// link points to), else the publisher of the page published first.
 	Label string `json:"label"`
 	// Agency is the wire agency credited, "" when none is.
 	Agency string   `json:"agency,omitempty"`
 	URLs   []string `json:"urls"`
-	// Why says what ties the pages: "credits AP", "the same text".
+	// Why says what ties the pages: "credits AP", "the same text", "its
+	// canonical link points to apnews.com".
 	Why []string `json:"why,omitempty"`
 }
 
 // Origins groups the pages the correction may rest on (each page with a
-// quote the person kept, not dropped) by origin: pages that credit the same news agency
+// quote the person kept, not dropped) by origin: pages that credit the
+// same news agency, pages that declare the same origin (a canonical link,
+// syndication metadata, "Originally published by …") or are that origin,
 // and pages whose texts are near copies of each other (see copyShare) are
 // one origin. Independent confirmation is one origin per group, whatever
 // the number of pages.
 func (c *Check) Origins() []Origin {
+	return originsOf(c.quotedPages())
+}
+
+// quotedPages are the pages with a quote the person kept, not dropped, in
+// the order the evidence names them.
+func (c *Check) quotedPages() []*Source {
 	var pages []*Source
 	seen := map[string]bool{}
 	for _, e := range c.Evidence {
@@ -82,7 +206,7 @@ func (c *Check) Origins() []Origin {
 		seen[sources.Key(s.URL)] = true
 		pages = append(pages, s)
 	}
-	return originsOf(pages)
+	return pages
 }
 
 func originsOf(pages []*Source) []Origin {
@@ -108,9 +232,11 @@ func originsOf(pages []*Source) []Origin {
 		why[j] = appendNew(why[j], reason)
 	}
 	agency := make([]string, n)
+	decl := make([]declared, n)
 	sets := make([]shingleSet, n)
 	for i, p := range pages {
-		agency[i] = WireCredit(*p)
+		decl[i] = declaredOrigin(*p)
+		agency[i] = agencyOfPage(*p)
 		sets[i] = shingles(strings.Join(p.Paragraphs, "\n"))
 	}
 	for i := range n {
@@ -118,12 +244,19 @@ func originsOf(pages []*Source) []Origin {
 			if agency[i] != "" && agency[i] == agency[j] {
 				union(i, j, "credits "+agency[i])
 			}
+			for _, d := range [][2]int{{i, j}, {j, i}} {
+				a, b := d[0], d[1]
+				if k := decl[a].key; k != "" && (k == decl[b].key || k == publisherKey(*pages[b])) {
+					union(a, b, decl[a].why)
+				}
+			}
 			if nearCopy(sets[i], sets[j]) {
 				union(i, j, "the same text")
 			}
 		}
 	}
 	var out []Origin
+	var members [][]int
 	at := map[int]int{}
 	for i, p := range pages {
 		r := find(i)
@@ -132,8 +265,10 @@ func originsOf(pages []*Source) []Origin {
 			k = len(out)
 			at[r] = k
 			out = append(out, Origin{})
+			members = append(members, nil)
 		}
 		o := &out[k]
+		members[k] = append(members[k], i)
 		o.URLs = append(o.URLs, p.URL)
 		o.Agency = cmp.Or(o.Agency, agency[i])
 		for _, w := range why[i] {
@@ -141,17 +276,38 @@ func originsOf(pages []*Source) []Origin {
 		}
 	}
 	for k := range out {
-		o := &out[k]
-		o.Label = o.Agency
-		if o.Label == "" {
-			for i, p := range pages {
-				if p.URL == o.URLs[0] {
-					o.Label = pages[i].Label()
-				}
-			}
-		}
+		out[k].Label = originLabel(pages, decl, members[k], out[k].Agency)
 	}
 	return out
+}
+
+// originLabel names a group of pages: its agency; else the page in it the
+// others declare as their origin, or the origin they declare when it is
+// not among them; else the publisher of the page published first (of
+// near copies, the earliest is the likeliest original; undated pages
+// count as the latest, the first named among equals).
+func originLabel(pages []*Source, decl []declared, group []int, agency string) string {
+	if agency != "" {
+		return agency
+	}
+	for _, i := range group {
+		if k := decl[i].key; k != "" {
+			for _, j := range group {
+				if publisherKey(*pages[j]) == k {
+					return pages[j].Label()
+				}
+			}
+			return decl[i].label
+		}
+	}
+	first := group[0]
+	for _, i := range group[1:] {
+		p, f := pages[i].Published, pages[first].Published
+		if !p.IsZero() && (f.IsZero() || p.Before(f)) {
+			first = i
+		}
+	}
+	return pages[first].Label()
 }
 
 // nearCopy: one text holds most of the other's passages.

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"compress/gzip"
 	"encoding/json"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/musecheck/muse/internal/testkit"
+	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/extract"
 )
 
 // wireGold are the extraction benchmark's pages that carry a news
@@ -122,4 +125,120 @@ func TestNearCopyOnRealPages(t *testing.T) {
 	if long < 100 || float64(same) < 0.9*float64(long) {
 		t.Errorf("only %d of %d articles are a near copy of their other extraction", same, long)
 	}
+}
+
+// declaredGold is every origin the real pages of the extraction benchmark
+// and htmldate-eval declare (a canonical link to another site, syndication
+// metadata, an agency as author), as muse reads them, by page, with the
+// verdict of a reading by hand: right when the page's story does come
+// from there.
+var declaredGold = map[string]struct {
+	key   string
+	right bool
+}{
+	// The extraction benchmark (131 news pages).
+	"https://www.msn.com/en-us/health/other/the-man-whose-duvet-nearly-killed-him-how-this-medical-mystery-was-solved/ar-BBWXwNX":        {"cnn.com", true},
+	"https://www.msn.com/en-us/news/us/doctors-offer-to-give-free-flu-shots-to-detained-migrants-warn-of-epidemic/ar-BBWZedJ?srcref=rss": {"nbcnews.com", true},
+	// htmldate-eval (799 pages, mostly German news and blogs).
+	"https://www.msn.com/en-gb/news/uknews/uk-university-student-halls-too-full-to-be-safe-experts-warn/ar-BB19DUqK":                                      {"theguardian.com", true},
+	"https://www.lemonde.fr/en/economy/article/2023/10/29/striking-us-auto-union-reaches-tentative-deal-with-stellantis_6211625_19.html":                  {"agency AFP", true},
+	"https://www.dailyherald.com/entlife/20231108/hollywood-actors-strike-ends-as-union-reaches-tentative-deal-with-studios":                              {"agency AP", true},
+	"https://web.archive.org/web/20190717140047/http://www.modabot.de/paris-haute-couture-ss14-serkan-cura":                                               {"modabot.de", true},
+	"https://www.chocolate.com/view/woman-sees-a-car-stop-for-pregnant-beggar-this-is-what-she-finds-when-she-follows/&page=2":                            {"coolimba.com", true},
+	"https://www.necn.com/news/national-international/massachusetts-cannabis-firms-are-shutting-down-heres-a-list/3080368/":                               {"nbcboston.com", true},
+	"https://www.rundschau-online.de/region/rhein-berg/bergischgladbach/pflaster-desaster-gladbacher-fussgaengerzone-in-schlechtem-zustand-33335514":      {"ksta.de", true},
+	"https://www.monsterdealz.de/user-deals/deals/gratisartikel-kostenlos/rewe-produkttest-10-000-produkttester-fuer-leibniz-keksn-cream-milk-oder-choco": {"dealdoktor.de", true},
+	"https://www.welt.de/regionales/hamburg/article202159566/Verhaertete-Fronten-nach-Tumulten-bei-Luckes-Vorlesung.html":                                 {"sat1regional.de", true},
+	// The blog's own address under another suffix (the public suffix
+	// list no longer lists blogspot.de), and Die Weltwoche's own print
+	// edition ("first published in German translation in …").
+	"http://unexpecteduser.blogspot.de/2011/":                                                   {"unexpecteduser.blogspot.com", false},
+	"https://www.weltwoche.ch/ausgaben/2019-4/artikel/forbes-die-weltwoche-ausgabe-4-2019.html": {"organisation german translation in the print edition of die weltwoche on", false},
+}
+
+// TestDeclaredOriginsOnRealPages reads the origin every real page of the
+// extraction benchmark and htmldate-eval declares and compares it with
+// declaredGold. The rules were first written on the benchmark alone; on
+// htmldate-eval, then unseen, 8 of the 21 origins they read were right
+// (precision 0.38): a house naming itself as author under another name,
+// and canonical links to its own site under another host, made the rest.
+// The rules were changed after (an organisation as author counts only when
+// it is a news agency; sites are compared by name under any suffix), so
+// the figure this test logs on htmldate-eval is no longer out of sample.
+// Recall is not measured: neither set marks which pages are syndicated.
+// None of the pages holds a chatbot's words (machineTextFlag), whose marks
+// were chosen before these pages were read.
+func TestDeclaredOriginsOnRealPages(t *testing.T) {
+	t.Parallel()
+	type page struct{ url, html string }
+	var pages []page
+	bench := testkit.SharedData(t, "article-extraction-benchmark")
+	var gt map[string]struct {
+		URL string `json:"url"`
+	}
+	readJSON(t, filepath.Join(bench, "ground-truth.json"), &gt)
+	for id, p := range gt {
+		pages = append(pages, page{p.URL, filepath.Join(bench, "html", id+".html.gz")})
+	}
+	dates := testkit.SharedData(t, "htmldate-eval")
+	var eval map[string]struct {
+		File string `json:"file"`
+	}
+	readJSON(t, filepath.Join(dates, "eval_default.json"), &eval)
+	for u, p := range eval {
+		pages = append(pages, page{u, filepath.Join(dates, "html", p.File+".gz")})
+	}
+	found, right, machine := 0, 0, 0
+	for _, p := range pages {
+		b := gunzipFile(t, p.html)
+		a, err := extract.Options{FastDate: true}.ExtractContent(b, "", p.url)
+		if err != nil {
+			continue
+		}
+		if f, ok := machineTextFlag(Source{Paragraphs: a.Paragraphs}); ok {
+			machine++
+			t.Errorf("%s: %s", p.url, f.Reason)
+		}
+		s := Source{URL: p.url, Syndication: a.Syndication}
+		if k := sources.Key(a.CanonicalURL); k != "" && k != sources.Key(p.url) {
+			s.CanonicalURL = a.CanonicalURL
+		}
+		d := declaredOrigin(s)
+		want, ok := declaredGold[p.url]
+		switch {
+		case d.key == "" && ok:
+			t.Errorf("%s: declares no origin, want %s", p.url, want.key)
+		case d.key == "":
+		case !ok:
+			t.Errorf("%s: declares %s (%s), not in the gold", p.url, d.key, d.why)
+		case d.key != want.key:
+			t.Errorf("%s: declares %s, want %s", p.url, d.key, want.key)
+		}
+		if d.key != "" {
+			found++
+			if ok && want.right && d.key == want.key {
+				right++
+			}
+		}
+	}
+	t.Logf("%d real pages: %d declare an origin, %d of them right (precision %.2f); %d hold a chatbot's words", len(pages), found, right,
+		float64(right)/float64(max(found, 1)), machine)
+}
+
+func gunzipFile(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

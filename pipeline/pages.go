@@ -1,23 +1,32 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
+	"net/http"
 	"sync"
 
 	"github.com/musecheck/muse/sources"
+	"github.com/musecheck/muse/sources/fetch"
 )
 
-// pageMemory keeps the bytes of the pages read recently, as served, so a
-// case can store a snapshot of each evidence page with its raw HTML without
-// fetching it again. It is bounded by total size: the oldest pages go first.
-// The Check does not carry raw pages (it would grow by megabytes and every
-// event copies it).
+// pageMemory keeps the bytes of the pages read recently, as served, with
+// their HTTP response headers, so a case can store a snapshot of each
+// evidence page with its raw HTML and headers without fetching it again. It
+// is bounded by total size: the oldest pages go first. The Check does not
+// carry raw pages (it would grow by megabytes and every event copies it).
 type pageMemory struct {
 	mu    sync.Mutex
 	max   int
 	size  int
 	order []string
-	pages map[string][]byte // canonical URL (as asked and final) → bytes
+	pages map[string]servedPage // canonical URL (as asked and final) → page
+}
+
+// servedPage is a page's bytes and response headers as served.
+type servedPage struct {
+	raw    []byte
+	header http.Header
 }
 
 // pageMemoryBytes holds the pages of a few checks running at once (a
@@ -25,11 +34,11 @@ type pageMemory struct {
 const pageMemoryBytes = 64 << 20
 
 func newPageMemory(max int) *pageMemory {
-	return &pageMemory{max: max, pages: map[string][]byte{}}
+	return &pageMemory{max: max, pages: map[string]servedPage{}}
 }
 
-func (m *pageMemory) put(raw []byte, urls ...string) {
-	if m == nil || len(raw) == 0 || len(raw) > m.max {
+func (m *pageMemory) put(p servedPage, urls ...string) {
+	if m == nil || len(p.raw) == 0 || len(p.raw) > m.max {
 		return
 	}
 	m.mu.Lock()
@@ -40,35 +49,36 @@ func (m *pageMemory) put(raw []byte, urls ...string) {
 			continue
 		}
 		if old, ok := m.pages[k]; ok {
-			m.size -= len(old)
+			m.size -= len(old.raw)
 		} else {
 			m.order = append(m.order, k)
 		}
-		m.pages[k] = raw
-		m.size += len(raw)
+		m.pages[k] = p
+		m.size += len(p.raw)
 	}
 	for m.size > m.max && len(m.order) > 0 {
 		k := m.order[0]
 		m.order = m.order[1:]
-		m.size -= len(m.pages[k])
+		m.size -= len(m.pages[k].raw)
 		delete(m.pages, k)
 	}
 }
 
-func (m *pageMemory) get(u string) ([]byte, bool) {
+func (m *pageMemory) get(u string) (servedPage, bool) {
 	if m == nil {
-		return nil, false
+		return servedPage{}, false
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	b, ok := m.pages[sources.Key(u)]
-	return b, ok
+	p, ok := m.pages[sources.Key(u)]
+	return p, ok
 }
 
-// RawPager is a Fetcher that also hands back the bytes of pages it read
-// recently.
+// RawPager is a Fetcher that also hands back the bytes and response
+// headers of pages it read recently.
 type RawPager interface {
 	RawPage(u string) ([]byte, bool)
+	PageHeader(u string) (http.Header, bool)
 }
 
 // RawPage returns the bytes of a page this engine read recently, as served
@@ -81,14 +91,24 @@ func (e *Engine) RawPage(u string) ([]byte, bool) {
 	return nil, false
 }
 
-// PageFetcher is what RememberingFetcher wraps: a fetch that also returns
-// the page's bytes as served (raw) beside the body converted to UTF-8.
-type PageFetcher interface {
-	FetchPage(ctx context.Context, u string) (raw, body []byte, final string, err error)
+// PageHeader returns the HTTP response headers of a page this engine read
+// recently, as received; false when the fetcher does not keep pages, has
+// let this one go, or read it from its cache (no headers).
+func (e *Engine) PageHeader(u string) (http.Header, bool) {
+	if p, ok := e.deps.Fetcher.(RawPager); ok {
+		return p.PageHeader(u)
+	}
+	return nil, false
 }
 
-// RememberingFetcher is the engine's Fetcher over f, keeping the bytes of
-// the pages it read recently (up to 64 MiB) for Engine.RawPage.
+// PageFetcher is what RememberingFetcher wraps: sources/fetch's Fetcher.
+type PageFetcher interface {
+	Fetch(ctx context.Context, u string) (*fetch.Page, error)
+}
+
+// RememberingFetcher is the engine's Fetcher over f, keeping the bytes and
+// headers of the pages it read recently (up to 64 MiB) for Engine.RawPage
+// and Engine.PageHeader.
 func RememberingFetcher(f PageFetcher) Fetcher {
 	return &fetcherAdapter{f: f, pages: newPageMemory(pageMemoryBytes)}
 }
@@ -101,12 +121,29 @@ type fetcherAdapter struct {
 }
 
 func (a *fetcherAdapter) Fetch(ctx context.Context, u string) ([]byte, string, error) {
-	raw, body, final, err := a.f.FetchPage(ctx, u)
+	p, err := a.f.Fetch(ctx, u)
 	if err != nil {
 		return nil, "", err
 	}
-	a.pages.put(raw, u, final)
-	return body, final, nil
+	final := cmp.Or(p.FinalURL, u)
+	raw := p.Raw
+	if len(raw) == 0 {
+		raw = p.Body
+	}
+	var header http.Header
+	if !p.FromCache {
+		header = p.Header
+	}
+	a.pages.put(servedPage{raw: raw, header: header}, u, final)
+	return p.Body, final, nil
 }
 
-func (a *fetcherAdapter) RawPage(u string) ([]byte, bool) { return a.pages.get(u) }
+func (a *fetcherAdapter) RawPage(u string) ([]byte, bool) {
+	p, ok := a.pages.get(u)
+	return p.raw, ok
+}
+
+func (a *fetcherAdapter) PageHeader(u string) (http.Header, bool) {
+	p, ok := a.pages.get(u)
+	return p.header, ok && p.header != nil
+}

@@ -15,12 +15,17 @@ type shingleSet map[uint64]struct{}
 
 // shingles hashes each run of shingleWords words of text, the words
 // normalised as quotes are matched (case, quotes, dashes) and stripped of
-// punctuation.
+// punctuation. A run the text itself repeats is left out: reporting does
+// not repeat eight words in a row, a template does (a site's furniture
+// left in the text, "Sign up for …" between paragraphs, a sentence frame
+// filled in again and again), and two pages sharing a template are not
+// copies of each other.
 func shingles(text string) shingleSet {
 	words := strings.FieldsFunc(strings.ToLower(normaliseForMatch(text)), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
 	})
 	out := shingleSet{}
+	repeated := map[uint64]bool{}
 	h := fnv.New64a()
 	for i := 0; i+shingleWords <= len(words); i++ {
 		h.Reset()
@@ -28,7 +33,14 @@ func shingles(text string) shingleSet {
 			h.Write([]byte(w))
 			h.Write([]byte{0})
 		}
-		out[h.Sum64()] = struct{}{}
+		k := h.Sum64()
+		if _, ok := out[k]; ok {
+			repeated[k] = true
+		}
+		out[k] = struct{}{}
+	}
+	for k := range repeated {
+		delete(out, k)
 	}
 	return out
 }

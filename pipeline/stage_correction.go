@@ -74,6 +74,7 @@ func (r *run) correction(ctx context.Context) (int, error) {
 	c := r.c
 	c.Correction = Correction{}
 	ev := append(r.orderedEvidence(), r.factCheckEvidence()...)
+	sharedOrigins(c, ev)
 	note := c.NotJudgedNote()
 	if len(ev) == 0 && note != "" {
 		// Pages the model did not judge may refute the post: say so, and
@@ -244,7 +245,7 @@ func promptEvidence(ev []EvidenceForPrompt) []prompts.EvidenceItem {
 	var items []prompts.EvidenceItem
 	for _, e := range ev {
 		items = append(items, prompts.EvidenceItem{URL: e.URL, Publisher: e.Publisher, Tier: e.Tier,
-			Published: e.Published, Kind: e.Kind, Claim: e.Claim, Quotes: []string{e.Quote}})
+			Published: e.Published, Kind: e.Kind, Claim: e.Claim, Quotes: []string{e.Quote}, Origin: e.Origin})
 	}
 	return items
 }
@@ -304,4 +305,22 @@ func writtenIn(text, want string) string {
 // post's, else English.
 func (r *run) correctionLanguage() string {
 	return lang.Base(cmp.Or(r.e.opts.CorrectionLanguage, r.c.Post.Language))
+}
+
+// sharedOrigins names, on each item of ev whose page shares its origin
+// with another page of the evidence (Check.Origins), that origin, so the
+// correction's prompt says which sources carry one report.
+func sharedOrigins(c *Check, ev []EvidenceForPrompt) {
+	label := map[string]string{}
+	for _, o := range c.Origins() {
+		if len(o.URLs) < 2 {
+			continue
+		}
+		for _, u := range o.URLs {
+			label[sources.Key(u)] = o.Label
+		}
+	}
+	for i := range ev {
+		ev[i].Origin = label[sources.Key(ev[i].URL)]
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -129,6 +130,7 @@ func (r *run) readOne(ctx context.Context, s *Source) {
 }
 
 func (r *run) fetchAndExtract(ctx context.Context, s *Source) bool {
+	s.SHA256, s.CanonicalURL, s.Syndication = "", "", nil
 	body, final, err := r.e.deps.Fetcher.Fetch(ctx, s.URL)
 	if err != nil {
 		if ctx.Err() == nil && r.readArchived(ctx, s, err) {
@@ -147,6 +149,7 @@ func (r *run) fetchAndExtract(ctx context.Context, s *Source) bool {
 	}
 	s.FinalURL = final
 	s.FetchedAt = r.e.opts.Now()
+	s.SHA256 = r.servedHash(s.URL, final)
 	if a.Title != "" {
 		s.Title = a.Title
 	}
@@ -160,6 +163,10 @@ func (r *run) fetchAndExtract(ctx context.Context, s *Source) bool {
 	s.Words = lang.Words(a.Text)
 	s.Language = lang.Normalise(a.Language)
 	s.Image = a.Image
+	if k := sources.Key(a.CanonicalURL); k != "" && k != sources.Key(s.URL) && k != sources.Key(final) {
+		s.CanonicalURL = a.CanonicalURL
+	}
+	s.Syndication = a.Syndication
 	r.markOfPost(s, a, body)
 	s.Wall, s.TextFrom = a.Wall, ""
 	if r.betterCopy(ctx, s, a, final) {
@@ -331,4 +338,19 @@ func (r *run) rank() {
 		}
 		return cmp.Compare(b.Relevance, a.Relevance)
 	})
+}
+
+// servedHash is the SHA-256 (hex) of the page's bytes as served, looked up
+// as a case's snapshot looks them up (the URL asked for, else the final
+// one); "" when the fetcher keeps no bytes.
+func (r *run) servedHash(u, final string) string {
+	raw, ok := r.e.RawPage(u)
+	if !ok {
+		raw, ok = r.e.RawPage(final)
+	}
+	if !ok || len(raw) == 0 {
+		return ""
+	}
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
 }

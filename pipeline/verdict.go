@@ -231,15 +231,18 @@ func (c *Check) claimQuotes() ([][]Quoted, []stances) {
 }
 
 // independenceKey names where a page's report comes from, for the stop
-// rule and the verdict: the news agency it credits (three copies of one AP
-// story are one source, as Origins groups them), else its publisher (two
-// pages of one domain are one source). Near copies of whole texts are left
-// to Origins' display: pages of one site share boilerplate.
+// rule and the verdict: the news agency it credits, declares or is the
+// site of (three copies of one AP story are one source, as Origins groups
+// them), else the origin it
+// declares (the site its canonical link or syndication metadata points to,
+// which is that site's own key), else its publisher (two pages of one
+// domain are one source). Near copies of whole texts are left to Origins'
+// display: the stop rule's count is settled page by page.
 func independenceKey(s Source) string {
-	if a := WireCredit(s); a != "" {
+	if a := agencyOfPage(s); a != "" {
 		return "agency " + a
 	}
-	return publisherKey(s)
+	return cmp.Or(declaredOrigin(s).key, publisherKey(s))
 }
 
 // publisherKey names a page's publisher for independence: two pages of one

@@ -28,6 +28,11 @@ type EvidenceItem struct {
 	// bear on, from 1; 0 is claim 1.
 	Claim  int
 	Quotes []string
+	// Origin names the origin the source shares with other sources ("AP":
+	// copies of one wire story), "" when it shares none: the prompt says
+	// which sources carry one report, so they are not presented as
+	// independent.
+	Origin string
 }
 
 // Correction builds the correction prompt. Evidence is shown ordered by
@@ -46,12 +51,23 @@ func Correction(p Post, ev []EvidenceItem, language string) ([]llm.Message, erro
 		language = ""
 	}
 	facts := factsBySource(orderEvidence(ev))
-	after := false
+	after, shared := false, false
 	for i := range facts {
 		facts[i].Timing = TimingOf(facts[i].Published, p.PostedAt)
 		after = after || facts[i].Timing.After()
+		if facts[i].Origin == "" {
+			continue
+		}
+		var ids []string
+		for j := range facts {
+			if j != i && facts[j].Origin == facts[i].Origin {
+				ids = append(ids, "["+SourceID(j)+"]")
+			}
+		}
+		facts[i].SameOrigin = strings.Join(ids, ", ")
+		shared = shared || len(ids) > 0
 	}
-	return messages("correction", map[string]any{"Post": p, "Evidence": facts, "Language": language, "AfterPost": after})
+	return messages("correction", map[string]any{"Post": p, "Evidence": facts, "Language": language, "AfterPost": after, "SharedOrigins": shared})
 }
 
 // SourceID is how the correction prompt names its i-th source (from 0):
@@ -83,6 +99,9 @@ type sourceFacts struct {
 	// author could have known, and one a year or more older (stale); a
 	// source shortly before the post needs no more than its date.
 	Timing *Timing
+	// Origin is the origin the source shares with others, SameOrigin the
+	// ids of those others ("[S2], [S4]"); "" when it shares none.
+	Origin, SameOrigin string
 }
 
 // factsBySource groups ordered items by URL, in the order of each URL's
@@ -95,7 +114,7 @@ func factsBySource(ev []EvidenceItem) []sourceFacts {
 		if !ok {
 			i = len(out)
 			at[e.URL] = i
-			out = append(out, sourceFacts{URL: e.URL, Publisher: e.Publisher, Tier: e.Tier, Published: e.Published})
+			out = append(out, sourceFacts{URL: e.URL, Publisher: e.Publisher, Tier: e.Tier, Published: e.Published, Origin: e.Origin})
 		}
 		for _, q := range e.Quotes {
 			out[i].Facts = append(out[i].Facts, fact{Stance: stanceWord(e.Kind), Claim: max(1, e.Claim), Quote: q})

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -92,6 +93,9 @@ type Options struct {
 	// (pipeline.Engine.RawPage), for those snapshots; nil stores each
 	// page's extracted text only.
 	Pages func(u string) ([]byte, bool)
+	// Headers returns the HTTP response headers of a page the engine read
+	// (pipeline.Engine.PageHeader), for those snapshots; nil keeps none.
+	Headers func(u string) (http.Header, bool)
 	// Case reopens a saved case (`muse cases open ID`) in the check view
 	// where it was left, without running anything.
 	Case *pipeline.Check
@@ -259,7 +263,7 @@ func New(ctx context.Context, opts Options) *Model {
 	m.saver = &caseSaver{}
 	m.gate = &draftGate{}
 	if ss, ok := opts.Cases.(cases.SnapshotStore); ok {
-		m.snaps = &cases.Snapshotter{Store: ss, Pages: opts.Pages}
+		m.snaps = &cases.Snapshotter{Store: ss, Pages: opts.Pages, Headers: opts.Headers}
 	}
 	m.reviewer, m.claimFor = opts.Reviewer, map[string]string{}
 	if m.reviewer.Name == "" && opts.ReviewerFile != "" {

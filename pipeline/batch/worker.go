@@ -17,7 +17,7 @@ import (
 // (cases.Keep, with the pages e read): a check whose case could not be
 // kept fails, saying so. With no o.Store the checks run unkept.
 func Kept(e *pipeline.Engine, o cases.RecordOptions) RunFunc {
-	o.Pages = e.RawPage
+	o.Pages, o.Headers = e.RawPage, e.PageHeader
 	return func(ctx context.Context, c *pipeline.Check, from pipeline.Stage) error {
 		return cases.Keep(ctx, e, c, from, o)
 	}

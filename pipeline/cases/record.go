@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -35,6 +36,9 @@ type RecordOptions struct {
 	// (pipeline.Engine.RawPage); nil, or a page it no longer has, stores
 	// the snapshot with its extracted text only.
 	Pages func(u string) ([]byte, bool)
+	// Headers returns the HTTP response headers of a page the engine read
+	// (pipeline.Engine.PageHeader); nil stores none.
+	Headers func(u string) (http.Header, bool)
 	// OnEvent receives every event once it has been saved, so that what a
 	// person was shown is already on disk (progress lines, say).
 	OnEvent func(pipeline.Event)
@@ -115,7 +119,7 @@ func Record(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pip
 	}
 	rec := &recording{o: o, id: c.ID, now: time.Now}
 	if o.Store != nil {
-		rec.snaps = &Snapshotter{Store: o.Store, Pages: o.Pages}
+		rec.snaps = &Snapshotter{Store: o.Store, Pages: o.Pages, Headers: o.Headers}
 	}
 	// Writes outlive a cancel: an interrupted check is kept as far as it got.
 	wctx := context.WithoutCancel(ctx)
@@ -317,6 +321,12 @@ type SnapshotStore interface {
 	SaveSnapshot(ctx context.Context, id, pageURL, finalURL string, fetchedAt time.Time, text string, rawHTML []byte) error
 }
 
+// HeaderSnapshotStore is a SnapshotStore that keeps a page's HTTP response
+// headers too (as *Store does).
+type HeaderSnapshotStore interface {
+	SaveSnapshotHeaders(ctx context.Context, id, pageURL, finalURL string, fetchedAt time.Time, text string, rawHTML []byte, header http.Header) error
+}
+
 // Snapshotter stores, under a check's case, the page behind each source the
 // check rests on: its extracted text and, while the engine still holds it,
 // the page as served. Each read of a page is stored once; a page read again
@@ -328,6 +338,9 @@ type Snapshotter struct {
 	// Pages returns a page's bytes as served (pipeline.Engine.RawPage);
 	// nil, or a page it no longer has, stores the extracted text only.
 	Pages func(u string) ([]byte, bool)
+	// Headers returns a page's HTTP response headers as received
+	// (pipeline.Engine.PageHeader); nil stores none.
+	Headers func(u string) (http.Header, bool)
 
 	mu    sync.Mutex
 	saved map[string]time.Time // case ID + "\x00" + URL → FetchedAt stored
@@ -394,8 +407,21 @@ func (s *Snapshotter) SaveSource(ctx context.Context, c *pipeline.Check, u strin
 			raw, _ = s.Pages(src.FinalURL)
 		}
 	}
+	var header http.Header
+	if s.Headers != nil {
+		var ok bool
+		if header, ok = s.Headers(src.URL); !ok && src.FinalURL != "" {
+			header, _ = s.Headers(src.FinalURL)
+		}
+	}
 	text := strings.Join(src.Paragraphs, "\n\n")
-	if err := s.Store.SaveSnapshot(ctx, c.ID, src.URL, src.FinalURL, src.FetchedAt, text, raw); err != nil {
+	save := func() error { return s.Store.SaveSnapshot(ctx, c.ID, src.URL, src.FinalURL, src.FetchedAt, text, raw) }
+	if hs, ok := s.Store.(HeaderSnapshotStore); ok {
+		save = func() error {
+			return hs.SaveSnapshotHeaders(ctx, c.ID, src.URL, src.FinalURL, src.FetchedAt, text, raw, header)
+		}
+	}
+	if err := save(); err != nil {
 		s.mu.Lock()
 		if at, ok := s.saved[key]; ok && at.Equal(src.FetchedAt) {
 			delete(s.saved, key)

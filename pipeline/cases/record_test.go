@@ -3,6 +3,7 @@ package cases
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 type snapCall struct {
 	url, final, text string
 	raw              []byte
+	header           http.Header
 }
 
 // memSnaps records SaveSnapshot calls; fail makes the next call fail.
@@ -23,14 +25,18 @@ type memSnaps struct {
 	fail  bool
 }
 
-func (m *memSnaps) SaveSnapshot(_ context.Context, id, u, final string, _ time.Time, text string, raw []byte) error {
+func (m *memSnaps) SaveSnapshot(ctx context.Context, id, u, final string, at time.Time, text string, raw []byte) error {
+	return m.SaveSnapshotHeaders(ctx, id, u, final, at, text, raw, nil)
+}
+
+func (m *memSnaps) SaveSnapshotHeaders(_ context.Context, id, u, final string, _ time.Time, text string, raw []byte, header http.Header) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.fail {
 		m.fail = false
 		return errors.New("disk full")
 	}
-	m.calls = append(m.calls, snapCall{u, final, text, raw})
+	m.calls = append(m.calls, snapCall{u, final, text, raw, header})
 	return nil
 }
 
@@ -51,6 +57,11 @@ func TestSnapshotterSavesUsedPagesOnce(t *testing.T) {
 			return []byte("<p>p1</p>"), true
 		}
 		return nil, false
+	}, Headers: func(u string) (http.Header, bool) {
+		if u == "https://a.example/one" {
+			return http.Header{"Content-Type": {"text/html"}, "Etag": {`"v1"`}}, true
+		}
+		return nil, false
 	}}
 	ctx := context.Background()
 	if err := s.Save(ctx, c); err == nil {
@@ -67,7 +78,7 @@ func TestSnapshotterSavesUsedPagesOnce(t *testing.T) {
 		got[call.url] = call
 	}
 	a := got["https://a.example/1"]
-	if a.final != "https://a.example/one" || a.text != "p1\n\np2" || string(a.raw) != "<p>p1</p>" {
+	if a.final != "https://a.example/one" || a.text != "p1\n\np2" || string(a.raw) != "<p>p1</p>" || a.header.Get("ETag") != `"v1"` {
 		t.Errorf("used page stored as %+v", a)
 	}
 	if _, ok := got["https://b.example/2"]; !ok {

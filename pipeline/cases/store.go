@@ -23,6 +23,7 @@
 package cases
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"compress/gzip"
@@ -37,6 +38,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
+	"net/textproto"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -594,13 +597,17 @@ type Snapshot struct {
 	FetchedAt time.Time // when the page was read
 	Text      string    // extracted main text
 	RawHTML   []byte    // the page's bytes as received
+	// Header is the page's HTTP response headers as received; nil when
+	// they were not kept (a page read from a cache or the archive, or a
+	// snapshot saved before headers were kept).
+	Header http.Header
 }
 
 // PackPages are snapshots as an evidence pack holds them (export.Pack).
 func PackPages(ss []Snapshot) []export.PackPage {
 	out := make([]export.PackPage, 0, len(ss))
 	for _, s := range ss {
-		out = append(out, export.PackPage{URL: s.URL, FinalURL: s.FinalURL, FetchedAt: s.FetchedAt, Text: s.Text, HTML: s.RawHTML})
+		out = append(out, export.PackPage{URL: s.URL, FinalURL: s.FinalURL, FetchedAt: s.FetchedAt, Text: s.Text, HTML: s.RawHTML, Header: s.Header})
 	}
 	return out
 }
@@ -609,6 +616,12 @@ func PackPages(ss []Snapshot) []export.PackPage {
 // replacing an earlier snapshot of the same URL. Call it when the engine
 // has read a page (at least for every page quoted as evidence).
 func (s *Store) SaveSnapshot(ctx context.Context, id, pageURL, finalURL string, fetchedAt time.Time, text string, rawHTML []byte) error {
+	return s.SaveSnapshotHeaders(ctx, id, pageURL, finalURL, fetchedAt, text, rawHTML, nil)
+}
+
+// SaveSnapshotHeaders is SaveSnapshot keeping the page's HTTP response
+// headers as received too (nil: none kept).
+func (s *Store) SaveSnapshotHeaders(ctx context.Context, id, pageURL, finalURL string, fetchedAt time.Time, text string, rawHTML []byte, header http.Header) error {
 	if id == "" || pageURL == "" {
 		return fmt.Errorf("save snapshot %q of case %q: case ID and URL are required", pageURL, id)
 	}
@@ -625,10 +638,10 @@ func (s *Store) SaveSnapshot(ctx context.Context, id, pageURL, finalURL string, 
 		return fmt.Errorf("save snapshot %s of case %s: %w", pageURL, id, err)
 	}
 	_, err = s.db.ExecContext(ctx, s.q(`
-INSERT INTO snapshots (case_id, url, final_url, fetched_at, text_gz, html_gz) VALUES (?, ?, ?, ?, ?, ?)
+INSERT INTO snapshots (case_id, url, final_url, fetched_at, text_gz, html_gz, headers) VALUES (?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(case_id, url) DO UPDATE SET final_url = excluded.final_url, fetched_at = excluded.fetched_at,
-	text_gz = excluded.text_gz, html_gz = excluded.html_gz`),
-		id, s.clean(pageURL), s.clean(finalURL), fetchedAt.UnixMilli(), tz, hz)
+	text_gz = excluded.text_gz, html_gz = excluded.html_gz, headers = excluded.headers`),
+		id, s.clean(pageURL), s.clean(finalURL), fetchedAt.UnixMilli(), tz, hz, s.clean(headerText(header)))
 	if err != nil {
 		return fmt.Errorf("save snapshot %s of case %s: %w", pageURL, id, err)
 	}
@@ -638,7 +651,7 @@ ON CONFLICT(case_id, url) DO UPDATE SET final_url = excluded.final_url, fetched_
 // Snapshot returns the stored page for url, matched against the URL as
 // found or the final URL after redirects.
 func (s *Store) Snapshot(ctx context.Context, id, pageURL string) (*Snapshot, error) {
-	row := s.db.QueryRowContext(ctx, s.q(`SELECT url, final_url, fetched_at, text_gz, html_gz FROM snapshots
+	row := s.db.QueryRowContext(ctx, s.q(`SELECT url, final_url, fetched_at, text_gz, html_gz, headers FROM snapshots
 WHERE case_id = ? AND (url = ? OR final_url = ?) ORDER BY url = ? DESC LIMIT 1`), id, pageURL, pageURL, pageURL)
 	sn, err := scanSnapshot(row.Scan)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -652,7 +665,7 @@ WHERE case_id = ? AND (url = ? OR final_url = ?) ORDER BY url = ? DESC LIMIT 1`)
 
 // Snapshots returns every stored page of the case, by URL.
 func (s *Store) Snapshots(ctx context.Context, id string) ([]Snapshot, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT url, final_url, fetched_at, text_gz, html_gz FROM snapshots WHERE case_id = ? ORDER BY url`), id)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT url, final_url, fetched_at, text_gz, html_gz, headers FROM snapshots WHERE case_id = ? ORDER BY url`), id)
 	if err != nil {
 		return nil, fmt.Errorf("read snapshots of case %s: %w", id, err)
 	}
@@ -675,8 +688,16 @@ func scanSnapshot(scan func(...any) error) (*Snapshot, error) {
 	var sn Snapshot
 	var at int64
 	var tz, hz []byte
-	if err := scan(&sn.URL, &sn.FinalURL, &at, &tz, &hz); err != nil {
+	var headers string
+	if err := scan(&sn.URL, &sn.FinalURL, &at, &tz, &hz, &headers); err != nil {
 		return nil, err
+	}
+	if headers != "" {
+		h, err := textproto.NewReader(bufio.NewReader(strings.NewReader(headers + "\r\n"))).ReadMIMEHeader()
+		if err != nil {
+			return nil, fmt.Errorf("read headers of %s: %w", sn.URL, err)
+		}
+		sn.Header = http.Header(h)
 	}
 	sn.FetchedAt = time.UnixMilli(at)
 	text, err := gunzip(tz)
@@ -688,6 +709,14 @@ func scanSnapshot(scan func(...any) error) (*Snapshot, error) {
 		return nil, fmt.Errorf("decompress HTML of %s: %w", sn.URL, err)
 	}
 	return &sn, nil
+}
+
+// headerText is h in the HTTP wire format ("Name: value" lines, sorted);
+// "" for none.
+func headerText(h http.Header) string {
+	var b strings.Builder
+	_ = h.Write(&b) // a strings.Builder does not fail
+	return b.String()
 }
 
 func gz(b []byte) ([]byte, error) {

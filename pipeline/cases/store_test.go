@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,7 +81,8 @@ func testSaveReopenRoundTrip(t *testing.T, path string) {
 	}
 	html := []byte("<html><body><p>The council voted on a cycle lane plan.</p></body></html>")
 	fetched := time.Date(2024, 3, 2, 10, 1, 0, 0, time.UTC)
-	if err := s.SaveSnapshot(ctx, c.ID, "https://www.reuters.com/a", "https://www.reuters.com/a?amp=0", fetched, "The council voted.", html); err != nil {
+	if err := s.SaveSnapshotHeaders(ctx, c.ID, "https://www.reuters.com/a", "https://www.reuters.com/a?amp=0", fetched, "The council voted.", html,
+		http.Header{"Content-Type": {"text/html; charset=utf-8"}, "Last-Modified": {"Sat, 02 Mar 2024 09:00:00 GMT"}, "Set-Cookie": {"a=1", "b=2"}}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -108,7 +110,8 @@ func testSaveReopenRoundTrip(t *testing.T, path string) {
 		if err != nil {
 			t.Fatalf("snapshot %s: %v", u, err)
 		}
-		if !bytes.Equal(sn.RawHTML, html) || sn.Text != "The council voted." || !sn.FetchedAt.Equal(fetched) || sn.URL != "https://www.reuters.com/a" {
+		if !bytes.Equal(sn.RawHTML, html) || sn.Text != "The council voted." || !sn.FetchedAt.Equal(fetched) || sn.URL != "https://www.reuters.com/a" ||
+			sn.Header.Get("Last-Modified") != "Sat, 02 Mar 2024 09:00:00 GMT" || len(sn.Header.Values("Set-Cookie")) != 2 {
 			t.Errorf("snapshot = %+v", sn)
 		}
 	}

@@ -216,11 +216,34 @@ func ClaimReview(c *pipeline.Check, r Reviewer, rating Rating) ([]byte, error) {
 	if l := reviewLanguage(c.Post.Language, body); l != "" {
 		doc["inLanguage"] = l
 	}
+	if cited := citations(c); body != "" && len(cited) > 0 {
+		doc["citation"] = cited
+	}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("export ClaimReview of case %s: %w", c.ID, err)
 	}
 	return append(b, '\n'), nil
+}
+
+// citations are the pages the correction cites, each as the bytes muse
+// read (a schema.org MediaObject with its SHA-256, the hash the evidence
+// pack gives the page): a published review is tied to the pack by them.
+// A page muse kept no bytes of is named by its address alone.
+func citations(c *pipeline.Check) []any {
+	var out []any
+	for _, s := range c.CitedSources() {
+		u := cmp.Or(s.FinalURL, s.URL)
+		if !isHTTPURL(u) {
+			continue
+		}
+		if s.SHA256 == "" {
+			out = append(out, map[string]any{"@type": "WebPage", "url": u})
+			continue
+		}
+		out = append(out, map[string]any{"@type": "MediaObject", "contentUrl": u, "encodingFormat": "text/html", "sha256": s.SHA256})
+	}
+	return out
 }
 
 // reviewLanguage is the language the review is written in (schema.org

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
 	"time"
 
@@ -36,6 +37,9 @@ type PackPage struct {
 	FetchedAt time.Time
 	Text      string // the extracted text
 	HTML      []byte // the page as served; empty when only the text was kept
+	// Header is the page's HTTP response headers as received; nil when
+	// they were not kept.
+	Header http.Header
 }
 
 // PackOptions are what an evidence pack holds besides the Check.
@@ -90,12 +94,17 @@ type ManifestPage struct {
 	TextSHA256 string `json:"text_sha256"`           //
 	HTML       string `json:"html,omitempty"`        // member path; absent when only the text was kept
 	HTMLSHA256 string `json:"html_sha256,omitempty"` //
+	// Headers is the member with the page's HTTP response headers as
+	// received (the wire format); absent when they were not kept.
+	Headers       string `json:"headers,omitempty"`
+	HeadersSHA256 string `json:"headers_sha256,omitempty"`
 }
 
 // Pack writes the evidence pack of c to w as one zip: the report as
 // Markdown (correction.md), the Check's JSON with the kept pages' hashes
 // (check.json, key "snapshots"), each page the check rests on as muse read
-// it (pages/NNN/page.html and text.txt), manifest.json with every member's
+// it (pages/NNN/page.html, text.txt and headers.txt, the HTTP response
+// headers as received), manifest.json with every member's
 // SHA-256 and, when o.Stamp is set, manifest.json.tsr: the authority's
 // RFC 3161 answer over the manifest's SHA-256. It returns the manifest.
 func Pack(ctx context.Context, w io.Writer, c *pipeline.Check, o PackOptions) (*Manifest, error) {
@@ -151,6 +160,14 @@ func Pack(ctx context.Context, w io.Writer, c *pipeline.Check, o PackOptions) (*
 		if len(p.HTML) > 0 {
 			mp.HTML = dir + "page.html"
 			mp.HTMLSHA256 = add(mp.HTML, p.HTML, p.FetchedAt)
+		}
+		if len(p.Header) > 0 {
+			var hb bytes.Buffer
+			if err := p.Header.Write(&hb); err != nil {
+				return nil, fmt.Errorf("export pack of case %s: headers of %s: %w", c.ID, p.URL, err)
+			}
+			mp.Headers = dir + "headers.txt"
+			mp.HeadersSHA256 = add(mp.Headers, hb.Bytes(), p.FetchedAt)
 		}
 		m.Pages = append(m.Pages, mp)
 	}

@@ -133,7 +133,7 @@ func NewFromConfig(ctx context.Context, cfg *Config, opts pipeline.Options) (e *
 		fo.Proxy = http.ProxyURL(opts.PageProxy)
 	}
 	fetcher := fetch.New(fo)
-	deps.Fetcher = pipeline.RememberingFetcher(httpFetcher{fetcher})
+	deps.Fetcher = pipeline.RememberingFetcher(fetcher)
 	deps.Extract = func(body []byte, pageURL string) (*extract.Article, error) {
 		return extract.Options{}.ExtractContent(body, "", pageURL) // HTML, or a PDF by its bytes
 	}
@@ -406,20 +406,6 @@ func first(s []string) string {
 		return ""
 	}
 	return s[0]
-}
-
-type httpFetcher struct{ f *fetch.Fetcher }
-
-func (a httpFetcher) FetchPage(ctx context.Context, u string) (raw, body []byte, final string, err error) {
-	p, err := a.f.Fetch(ctx, u)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	raw = p.Raw
-	if len(raw) == 0 {
-		raw = p.Body
-	}
-	return raw, p.Body, cmp.Or(p.FinalURL, u), nil
 }
 
 type raterAdapter struct {

@@ -162,7 +162,7 @@ func (w *Web) Engine(t testing.TB, opts pipeline.Options) *pipeline.Engine {
 	e, err := pipeline.New(pipeline.Deps{
 		Model:     &pipeline.LLMModel{Client: client},
 		Searchers: search.Providers(setup.SearchOptions(w.Cfg)),
-		Fetcher:   pipeline.RememberingFetcher(pageFetcher{f}),
+		Fetcher:   pipeline.RememberingFetcher(f),
 		Extract: func(body []byte, pageURL string) (*extract.Article, error) {
 			return extract.Options{}.ExtractContent(body, "", pageURL)
 		},
@@ -271,21 +271,6 @@ func searxng(t testing.TB, results func(q, language string) []Result) *httptest.
 	}))
 	t.Cleanup(srv.Close)
 	return srv
-}
-
-// pageFetcher reads pages with sources/fetch, as the engine's fetcher does.
-type pageFetcher struct{ f *fetch.Fetcher }
-
-func (p pageFetcher) FetchPage(ctx context.Context, u string) (raw, body []byte, final string, err error) {
-	pg, err := p.f.Fetch(ctx, u)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	raw = pg.Raw
-	if len(raw) == 0 {
-		raw = pg.Body
-	}
-	return raw, pg.Body, cmp.Or(pg.FinalURL, u), nil
 }
 
 // rater rates publishers with sources/ratings, as the engine's rater does.

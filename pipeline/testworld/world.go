@@ -55,8 +55,15 @@ type Page struct {
 var Cutoff = time.Date(2024, 2, 1, 12, 0, 0, 0, time.UTC)
 
 // Background writes n distinct paragraphs of plausible reporting about the
-// story, so pages are as long as wire stories and not duplicates.
+// story, so pages are as long as wire stories and not duplicates: each
+// site's paragraphs give counts of their own, so two sites' pages share
+// the sentence frame (which each page repeats, and origin clustering
+// leaves out) but no reporting.
 func Background(site string, n int) []string {
+	own := 0 // the site's own offset to the figures
+	for _, r := range site {
+		own = (own*31 + int(r)) % 997
+	}
 	topics := []string{
 		"the council's transport committee", "local cycling groups", "the chamber of commerce", "residents near the old station",
 		"the city's traffic engineers", "the regional bus operator", "delivery companies", "the police traffic unit",
@@ -69,7 +76,7 @@ func Background(site string, n int) []string {
 		out = append(out, fmt.Sprintf("%s spoke to %s about traffic on Main Street in Springfield, where %d people ride to work each day "+
 			"according to the latest count. They described how the street has changed over the past decade, how parking "+
 			"and loading bays are shared, and what they expect from the council's next round of consultations on the "+
-			"city centre, which is due to open in the spring and run for eight weeks (report %d).", site, t, 1200+i*37, i+1))
+			"city centre, which is due to open in the spring and run for eight weeks (report %d).", site, t, 1200+own+i*37, i+1))
 	}
 	return out
 }

@@ -58,6 +58,10 @@ type Article struct {
 	// AMPURL is the page's AMP version (link rel="amphtml"), "" when it
 	// names none.
 	AMPURL string `json:"amp_url,omitempty"`
+	// Syndication is where the page declares its story comes from
+	// (another publisher's original, an agency), nil when it declares
+	// nothing; the canonical link is CanonicalURL.
+	Syndication *Syndication `json:"syndication,omitempty"`
 }
 
 // Options tunes extraction. The zero value is what muse uses.
@@ -136,6 +140,7 @@ func (o Options) Extract(htmlBytes []byte, pageURL string) (*Article, error) {
 	a.Words = lang.Words(a.Text)
 
 	fillMetadata(a, res.Metadata, ld, gq)
+	a.Syndication = syndicationOf(gq, ld, cmp.Or(pageURL, a.CanonicalURL), a.Text, a.Publisher, a.SiteName, hostOf(pageURL, a.CanonicalURL))
 	a.Modified = modifiedDate(ld, gq, a.Published, o.now())
 	a.ClaimReviews = claimReviews(append(ld, md...))
 	for i := range a.ClaimReviews { // a review is in its page's language unless it says otherwise

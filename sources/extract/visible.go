@@ -179,6 +179,9 @@ func sanitizeArticle(a *Article) {
 	for _, s := range []*string{&a.Title, &a.Author, &a.Publisher, &a.SiteName, &a.Language, &a.Image, &a.CanonicalURL} {
 		*s = sanitize.String(*s)
 	}
+	if y := a.Syndication; y != nil {
+		y.URL, y.Name, y.Why = sanitize.String(y.URL), sanitize.String(y.Name), sanitize.String(y.Why)
+	}
 	changed := false
 	paras := a.Paragraphs[:0]
 	for _, p := range a.Paragraphs {

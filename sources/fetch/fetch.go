@@ -113,7 +113,10 @@ type Page struct {
 	FetchedAt    time.Time
 	ETag         string
 	LastModified string
-	FromCache    bool // served from Store after a 304 Not Modified
+	// Header is the response's HTTP header as received (nil for a page
+	// served from Store after a 304 Not Modified).
+	Header    http.Header
+	FromCache bool // served from Store after a 304 Not Modified
 	// Notes says what went less than right without failing the fetch,
 	// e.g. robots.txt unreachable or the archive refusing the page.
 	Notes []string
@@ -372,6 +375,7 @@ func (f *Fetcher) readPage(resp *http.Response, asked string, final *url.URL) (*
 		FetchedAt:    time.Now().UTC(),
 		ETag:         resp.Header.Get("ETag"),
 		LastModified: resp.Header.Get("Last-Modified"),
+		Header:       resp.Header.Clone(),
 	}, nil
 }
 
