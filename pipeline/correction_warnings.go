@@ -73,9 +73,7 @@ func (c *Check) CorrectionWarnings() []string {
 		}
 		out = append(out, strings.Replace(f, "%s", u, 1))
 	}
-	figs, warned := c.unheldFigures(text)
-	out = append(out, figs...)
-	return append(out, c.supportWarnings(warned)...)
+	return append(out, c.SupportWarnings()...)
 }
 
 // leftOutPages are the pages, by sources.Key, that hold a verified quote

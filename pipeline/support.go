@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -92,7 +93,7 @@ func (c *Check) correctionSentences() []citedSentence {
 	}
 	evidence := c.evidencePages()
 	var out []citedSentence
-	for _, s := range sentence.Split(text) {
+	for _, s := range gluedCitations(sentence.Split(text)) {
 		cs := citedSentence{text: s}
 		seen := map[string]bool{}
 		other := false
@@ -111,6 +112,31 @@ func (c *Check) correctionSentences() []citedSentence {
 		cs.foreign = other && len(cs.cites) == 0
 		cs.key = supportKey(cs)
 		out = append(out, cs)
+	}
+	return out
+}
+
+// gluedCitations moves links that open a sentence ("… in Genoa.
+// <https://reuters…> Edited by the desk.") to the sentence before, which
+// they cite.
+func gluedCitations(ss []string) []string {
+	var out []string
+	for _, s := range ss {
+		end := 0
+		for _, l := range links.Find(s) {
+			if strings.TrimLeft(s[end:l.Start], " <>()[],;.。") != "" {
+				break
+			}
+			end = l.End
+		}
+		if end > 0 && len(out) > 0 {
+			end += len(s[end:]) - len(strings.TrimLeft(s[end:], ">)]"))
+			out[len(out)-1] += " " + strings.TrimSpace(s[:end])
+			s = strings.TrimSpace(s[end:])
+		}
+		if s != "" {
+			out = append(out, s)
+		}
 	}
 	return out
 }
@@ -186,11 +212,25 @@ func (c *Check) SupportMap() []SentenceSupport {
 		case c.NoLLM:
 			ss.Status, ss.Reason = SupportNotJudged, "made without a language model: only the lexical check ran"
 		default:
-			ss.Status, ss.Reason = SupportNotJudged, "no model has judged it against the quotes it cites"
+			ss.Status, ss.Reason = SupportNotJudged, "no model has judged it yet"
 		}
 		out = append(out, ss)
 	}
 	return out
+}
+
+// SupportWarnings are the correction's warnings about what its quotes do
+// not say: each figure no quote it rests on holds (unheldFigures), then
+// each cited sentence its quotes do not say (supportWarnings). They are
+// part of CorrectionWarnings; an export with no room for warnings (a
+// note, a ClaimReview) has them said beside it.
+func (c *Check) SupportWarnings() []string {
+	text := strings.TrimSpace(c.Correction.Text)
+	if text == "" || c.Correction.Unsourced() {
+		return nil
+	}
+	figs, warned := c.unheldFigures(text)
+	return append(figs, c.supportWarnings(warned)...)
 }
 
 // supportWarnings name each cited sentence whose quotes do not say it:
@@ -234,6 +274,9 @@ type SupportRequest struct {
 	Sentences []prompts.SupportSentence
 	keys      []string
 	pages     []string // page n of the prompt is pages[n-1]
+	// all are the keys of every sentence of the text asked about: the
+	// judgements kept for them stay when the result is added.
+	all []string
 }
 
 // SupportRequest lists the cited sentences to judge.
@@ -241,6 +284,7 @@ func (c *Check) SupportRequest() SupportRequest {
 	req := SupportRequest{Post: c.Post}
 	pageN := map[string]int{}
 	for i, cs := range c.correctionSentences() {
+		req.all = append(req.all, cs.key)
 		if len(cs.cites) == 0 {
 			continue
 		}
@@ -278,11 +322,12 @@ type SupportResult struct {
 	Usage      CallUsage
 	// Left is how many sentences asked about the answer did not judge.
 	Left int
+	keep []string
 }
 
 // JudgeSupport asks m, in one call, about every sentence of req.
 func JudgeSupport(ctx context.Context, m SupportJudge, req SupportRequest) (SupportResult, error) {
-	res := SupportResult{Judgements: map[string]SupportJudgement{}}
+	res := SupportResult{Judgements: map[string]SupportJudgement{}, keep: req.all}
 	if len(req.Sentences) == 0 {
 		return res, nil
 	}
@@ -314,9 +359,9 @@ func JudgeSupport(ctx context.Context, m SupportJudge, req SupportRequest) (Supp
 // correction's model.
 const TaskSupport = llm.TaskCorrection
 
-// AddSupport keeps the judgements of res for the sentences as they are
-// now (a judgement of a sentence since edited is dropped), and counts the
-// call's usage.
+// AddSupport keeps the judgements of res, and of those kept before the
+// ones for the sentences as they are now or as they were asked about (the
+// text being typed), and counts the call's usage.
 func (c *Check) AddSupport(res SupportResult) {
 	if res.Usage != (CallUsage{}) {
 		c.Usage.Add(res.Usage)
@@ -327,21 +372,20 @@ func (c *Check) AddSupport(res SupportResult) {
 		s.Add(res.Usage)
 		c.Usage.ByStage[stageSupport] = s
 	}
-	current := map[string]bool{}
+	keep := map[string]bool{}
+	for _, k := range res.keep {
+		keep[k] = true
+	}
 	for _, cs := range c.correctionSentences() {
-		current[cs.key] = true
+		keep[cs.key] = true
 	}
 	kept := map[string]SupportJudgement{}
 	for k, j := range c.SupportJudgements {
-		if current[k] {
+		if keep[k] {
 			kept[k] = j
 		}
 	}
-	for k, j := range res.Judgements {
-		if current[k] {
-			kept[k] = j
-		}
-	}
+	maps.Copy(kept, res.Judgements)
 	c.SupportJudgements = kept
 	if len(kept) == 0 {
 		c.SupportJudgements = nil
@@ -604,3 +648,59 @@ func (c *Check) unheldFigures(text string) (out []string, warned map[string]bool
 
 // unheldF is the warning for a figure no quote holds.
 const unheldF = "the figure %s is in no quote the correction rests on, nor in the post: check it against the pages"
+
+// SupportMark is a status's mark beside its sentence: ✓ supported, ◐
+// partly, ✗ unsupported, ○ uncited, ? not judged.
+func SupportMark(status string) string {
+	switch status {
+	case SupportSupported:
+		return "✓"
+	case SupportPartly:
+		return "◐"
+	case SupportUnsupported:
+		return "✗"
+	case SupportUncited:
+		return "○"
+	}
+	return "?"
+}
+
+// Line says a sentence's support in words, after its mark: "unsupported:
+// the quote gives 2025 only; https://apnews.com/b does not say it; no
+// quote it cites holds 40".
+func (s SentenceSupport) Line() string {
+	parts := []string{s.Status}
+	if s.Reason != "" {
+		parts[0] += ": " + strings.TrimSuffix(s.Reason, ".")
+	}
+	for _, u := range s.NotSaying {
+		parts = append(parts, u+" does not say it")
+	}
+	if len(s.Unheld) > 0 {
+		what := "no quote it cites holds "
+		if len(s.Cites) == 0 {
+			what = "no quote the correction rests on holds "
+		}
+		parts = append(parts, what+strings.Join(s.Unheld, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// SupportSummary counts the sentences by status: "4 sentences: 2
+// supported, 1 unsupported, 1 uncited"; "" without sentences.
+func SupportSummary(ss []SentenceSupport) string {
+	if len(ss) == 0 {
+		return ""
+	}
+	n := map[string]int{}
+	for _, s := range ss {
+		n[s.Status]++
+	}
+	var parts []string
+	for _, st := range []string{SupportSupported, SupportPartly, SupportUnsupported, SupportUncited, SupportNotJudged} {
+		if n[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[st], st))
+		}
+	}
+	return fmt.Sprintf("%d %s: %s", len(ss), verb(len(ss), "sentence", "sentences"), strings.Join(parts, ", "))
+}

@@ -269,3 +269,12 @@ func TestJudgeSupportUnreadable(t *testing.T) {
 		}
 	}
 }
+
+// Links that open a sentence cite the sentence before.
+func TestGluedCitations(t *testing.T) {
+	got := gluedCitations([]string{"It was filmed in Genoa.", "<https://www.reuters.com/a> <https://apnews.com/b> Edited by the desk.", "(https://x.y/c)"})
+	want := []string{"It was filmed in Genoa. <https://www.reuters.com/a> <https://apnews.com/b>", "Edited by the desk. (https://x.y/c)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}

@@ -106,6 +106,9 @@ func TestCaseFlow(t *testing.T) {
 	tm.Type(" Edited by the desk.")
 	tm.Send(keyMsg(tea.KeyEsc))
 	waitFor(t, tm, "edit saved")
+	// The support map is judged in the background once the edit is
+	// saved; the exports below are of the check with its judgement.
+	waitFor(t, tm, "✓ 2 A video")
 
 	for _, f := range []struct{ key, format string }{{"m", "md"}, {"j", "json"}, {"n", "note"}, {"p", "pack"}} {
 		tm.Type("x")
