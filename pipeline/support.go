@@ -540,13 +540,13 @@ var (
 )
 
 // digitValue is the value of a decimal digit of any script: Unicode's
-// digits come in runs of ten from zero.
+// digits come in runs of ten from zero, some runs back to back.
 func digitValue(r rune) rune {
 	n := rune(0)
-	for unicode.IsDigit(r-n-1) && n < 9 {
+	for n < 100 && unicode.IsDigit(r-n-1) {
 		n++
 	}
-	return n
+	return n % 10
 }
 
 var monthNames = []string{"January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"}

@@ -278,3 +278,13 @@ func TestGluedCitations(t *testing.T) {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
 }
+
+// Digits of other scripts fold to ASCII, the mathematical digits' runs
+// of ten back to back too.
+func TestFoldDigits(t *testing.T) {
+	for in, want := range map[string]string{"٤٠": "40", "४२": "42", "𝟘𝟙": "01", "𝟬𝟵": "09", "12\u2009345": "12345", "12\u00a0345": "12345", "1,234,567": "1234567", "1.2 million": "1200000", "40 per cent": "40%", "7–2": "7-2"} {
+		if got := foldText(in); got != want {
+			t.Errorf("foldText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
