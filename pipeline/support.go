@@ -418,9 +418,8 @@ func (e *Engine) JudgeSupport(ctx context.Context, c *Check) error {
 	return err
 }
 
-// Lexical check.
-
-// term kinds, as the support map names them.
+// heldSet is what the lexical check finds held: figures (foldText),
+// months, and lower-cased words (for names).
 type heldSet struct {
 	figures map[string]bool
 	months  map[int]bool
