@@ -211,6 +211,13 @@ func casesExportCmd(app *App) *cobra.Command {
 			if strings.EqualFold(format, "note") {
 				notePreflight(cmd.Context(), app, c, links)
 			}
+			if isNote || strings.EqualFold(format, "claimreview") {
+				// These formats hold no warnings: what the cited quotes do
+				// not say is said beside them.
+				for _, w := range c.SupportWarnings() {
+					fmt.Fprintln(app.Stderr, "muse: warning:", w)
+				}
+			}
 			// The file is refused (it exists, it is a link) before the
 			// export is recorded.
 			var file *os.File

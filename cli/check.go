@@ -182,6 +182,9 @@ func runPost(cmd *cobra.Command, app *App, f *postFlags, asJSON, noSave bool, po
 	if errors.As(runErr, &notKept) {
 		runErr = nil
 	}
+	if runErr == nil {
+		judgeSupport(ctx, app, eng, c, ro.Store, notKept == nil)
+	}
 	if !errors.Is(runErr, pipeline.ErrEmptyPost) && (len(c.Searches) > 0 || len(c.Sources) > 0) {
 		// What became of the search, as the accounting says it: the
 		// same words as the report's and the app's.
@@ -236,4 +239,22 @@ func recordOptions(ctx context.Context, app *App, noSave bool) (ro cases.RecordO
 	}
 	ro.Store = st
 	return ro, func() { st.Close() }, nil
+}
+
+// judgeSupport judges the correction's support map in one model call
+// (none without a model) and says on stderr what it found; the case is
+// saved again with the judgements when it was kept.
+func judgeSupport(ctx context.Context, app *App, eng *pipeline.Engine, c *pipeline.Check, store cases.RecordStore, kept bool) {
+	before := len(c.SupportJudgements)
+	if err := eng.JudgeSupport(ctx, c); err != nil {
+		fmt.Fprintln(app.Stderr, "muse: warning: the support map's sentences were not judged by the model:", err)
+	}
+	if line := pipeline.SupportSummary(c.SupportMap()); line != "" {
+		fmt.Fprintln(app.Stderr, "muse: support:", line)
+	}
+	if store != nil && kept && len(c.SupportJudgements) != before {
+		if err := store.Save(context.WithoutCancel(ctx), c); err != nil {
+			fmt.Fprintln(app.Stderr, "muse: warning: the support map's judgements are not in the case:", err)
+		}
+	}
 }

@@ -587,7 +587,7 @@ func untickedText(c *Check) string {
 const noVerdict = "Nothing here says whether the post is true or false."
 
 // checkJSON is Check's JSON with its accounting: the same fields, and
-// "accounting" derived as it is written.
+// "accounting" and the support map ("support") derived as it is written.
 type checkJSON Check
 
 // MarshalJSON writes the Check with its accounting (Account) and each
@@ -599,7 +599,8 @@ func (c Check) MarshalJSON() ([]byte, error) {
 	cj.Correction.Warnings = c.CorrectionWarnings() // as of the text written
 	return json.Marshal(struct {
 		checkJSON
-		Sources    []sourceJSON `json:"sources"`
-		Accounting Accounting   `json:"accounting"`
-	}{cj, c.sourcesJSON(), c.Account()})
+		Sources    []sourceJSON      `json:"sources"`
+		Accounting Accounting        `json:"accounting"`
+		Support    []SentenceSupport `json:"support,omitempty"`
+	}{cj, c.sourcesJSON(), c.Account(), c.SupportMap()})
 }

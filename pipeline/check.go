@@ -35,6 +35,10 @@ type Check struct {
 	// Claims are the post's checkable claims (the model's split, the
 	// person's edits); none means the post is one claim, its text.
 	Claims []Claim `json:"claims,omitempty"`
+	// SupportJudgements are a model's judgements of the correction's
+	// sentences, each kept under a hash of the sentence and the quotes
+	// it cites (SupportMap reads one only while both are unchanged).
+	SupportJudgements map[string]SupportJudgement `json:"support_judgements,omitempty"`
 	// CheckerVerdict is the verdict the person chose for the post; ""
 	// leaves it to the evidence (Verdicts). It is kept across reruns.
 	CheckerVerdict Verdict `json:"checker_verdict,omitempty"`
@@ -394,6 +398,7 @@ func (c *Check) Clone() *Check {
 	d.Post.Videos = slices.Clone(c.Post.Videos)
 	d.Post.VideoPosters = maps.Clone(c.Post.VideoPosters)
 	d.Video = c.Video.clone()
+	d.SupportJudgements = maps.Clone(c.SupportJudgements)
 	d.Post.Context = slices.Clone(c.Post.Context)
 	d.Post.Notes = slices.Clone(c.Post.Notes)
 	d.QuotedOrigins = slices.Clone(c.QuotedOrigins)

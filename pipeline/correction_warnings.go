@@ -29,8 +29,9 @@ var draftWarnings = []string{"removed ", "the correction does not start with ", 
 // and evidence: what the run that wrote it found (a page not judged, a
 // stream cut short, a link removed from the model's draft — the last kinds
 // only while the text is the model's), and what the text cites now: none
-// of the evidence pages, or a page none of whose quotes is included, and
-// each figure no quote it rests on holds.
+// of the evidence pages, or a page none of whose quotes is included,
+// each figure no quote it rests on holds, and each sentence the quotes it
+// cites do not say (SupportMap).
 func (c *Check) CorrectionWarnings() []string {
 	var out []string
 	for _, w := range c.Correction.Warnings {
@@ -72,7 +73,7 @@ func (c *Check) CorrectionWarnings() []string {
 		}
 		out = append(out, strings.Replace(f, "%s", u, 1))
 	}
-	return append(out, c.unheldFigures(text)...)
+	return append(out, c.SupportWarnings()...)
 }
 
 // leftOutPages are the pages, by sources.Key, that hold a verified quote

@@ -406,3 +406,26 @@ func (m *LLMModel) shrinkEvidence(ctx context.Context, post prompts.Post, pages 
 // empty, a refusal). Stages recover from it where the paper has a fallback;
 // transport and configuration errors are not recovered from.
 var ErrBadAnswer = errors.New("unusable model answer")
+
+// maxSupportTokens caps the support map's answer: a short reason a
+// sentence.
+func maxSupportTokens(n int) int { return 200 + 120*n }
+
+// JudgeSupport implements SupportJudge: one call for every sentence, with
+// the correction's model.
+func (m *LLMModel) JudgeSupport(ctx context.Context, p Post, sentences []prompts.SupportSentence) ([]prompts.SupportJudgement, CallUsage, error) {
+	msgs, err := prompts.Support(promptPost(p, nil), sentences)
+	if err != nil {
+		return nil, CallUsage{}, err
+	}
+	resp, err := m.Client.Complete(ctx, llm.Request{Task: llm.TaskCorrection, Messages: msgs,
+		Schema: prompts.SupportSchema(), MaxTokens: maxSupportTokens(len(sentences))})
+	if err != nil {
+		return nil, usageOf(resp), badAnswer(err)
+	}
+	js, err := prompts.ParseSupport(resp.Text)
+	if err != nil {
+		return nil, usageOf(resp), badAnswer(&unreadAnswer{resp.Text, err})
+	}
+	return js, usageOf(resp), nil
+}

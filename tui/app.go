@@ -184,6 +184,12 @@ type Model struct {
 
 	editing bool // correction inline editor open
 	editor  textarea.Model
+	// support is the support map's judging (support.go).
+	support struct {
+		seq  int    // the text's changes, for the debounce
+		busy bool   // a judgement of the latest text is under way
+		err  string // why the latest judgement failed
+	}
 	prompt  promptState
 	restore *draftFile
 
@@ -386,6 +392,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onResult(msg)
 	case draftTickMsg:
 		return m, m.onDraftTick(msg)
+	case supportTickMsg:
+		return m, m.onSupportTick(msg)
+	case supportResultMsg:
+		return m, m.onSupportResult(msg)
 	case draftFoundMsg:
 		if !m.running && m.overlay == overlayNone {
 			m.restore = msg.draft

@@ -106,6 +106,13 @@ func TestCaseFlow(t *testing.T) {
 	tm.Type(" Edited by the desk.")
 	tm.Send(keyMsg(tea.KeyEsc))
 	waitFor(t, tm, "edit saved")
+	// The support map is judged in the background once typing pauses,
+	// and the case saved with the judgement; the exports below are of the
+	// check with it.
+	storedCase(t, store, func(c *pipeline.Check) bool {
+		sm := c.SupportMap()
+		return strings.HasSuffix(c.Correction.Text, "Edited by the desk.") && len(sm) == 3 && sm[1].Status == pipeline.SupportSupported
+	})
 
 	for _, f := range []struct{ key, format string }{{"m", "md"}, {"j", "json"}, {"n", "note"}, {"p", "pack"}} {
 		tm.Type("x")

@@ -84,7 +84,7 @@ func (m *Model) tooSmallView() string {
 func (m *Model) layout() {
 	w, h := m.paneSize()
 	m.editor.SetWidth(w)
-	m.editor.SetHeight(max(h-2, 3))
+	m.editor.SetHeight(max(h-3, 3)) // the count and the support map's line below
 	if m.overlay == overlayPrompt {
 		m.prompt.input.Width = max(min(m.width, readWidth)-cells(m.prompt.title)-4, 10)
 	}

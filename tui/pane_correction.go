@@ -50,7 +50,7 @@ func (m *Model) renderMarkdown(text string, w int) string {
 func (m *Model) correctionPane(w, h int) string {
 	c := m.check.Correction
 	if m.editing {
-		return m.editor.View() + "\n" + m.countLine(m.editor.Value(), w)
+		return m.editor.View() + "\n" + m.countLine(m.editor.Value(), w) + "\n" + m.supportStrip(w)
 	}
 	if strings.TrimSpace(c.Text) == "" {
 		return m.emptyHint(pipeline.StageCorrection, "The correction appears here as it is written…", "No correction was written. Check the evidence and write again (w).")
@@ -68,6 +68,7 @@ func (m *Model) correctionPane(w, h int) string {
 	for _, warn := range m.check.CorrectionWarnings() {
 		meta = append(meta, m.st.Warn.Render(wrap("⚠ "+safe(warn), w)))
 	}
+	meta = append(meta, m.supportLines(w)...)
 	if len(c.URLs) > 0 {
 		meta = append(meta, m.st.Dim.Render("links cited:"))
 		for _, u := range c.URLs {
@@ -210,7 +211,9 @@ func (m *Model) onEditorKey(msg tea.KeyMsg) tea.Cmd {
 		return cmd
 	}
 	m.dirty = true
-	return tea.Batch(cmd, m.scheduleDraft()) // the draft, tied to the case, holds the text being typed
+	// The draft, tied to the case, holds the text being typed; the
+	// support map is judged once typing pauses.
+	return tea.Batch(cmd, m.scheduleDraft(), m.scheduleSupport())
 }
 
 // setCorrection stores a correction the journalist wrote and says so.
@@ -229,7 +232,7 @@ func (m *Model) storeCorrection(text string) tea.Cmd {
 	}
 	m.check.SetCorrection(text, true)
 	m.dirty = true
-	return tea.Batch(m.scheduleDraft(), m.saveCase(), m.saveVersion(text, true))
+	return tea.Batch(m.scheduleDraft(), m.saveCase(), m.saveVersion(text, true), m.scheduleSupport())
 }
 
 // editorReadyMsg and editorDoneMsg carry an edit in $EDITOR: of the

@@ -256,7 +256,7 @@ func (m *Model) onRunDone(msg runDoneMsg) tea.Cmd {
 	if strings.TrimSpace(m.check.Correction.Text) != "" {
 		m.dirty = true
 	}
-	return tea.Batch(append(cmds, m.setStatus(status), m.scheduleDraft(), m.saveCase())...)
+	return tea.Batch(append(cmds, m.setStatus(status), m.scheduleDraft(), m.saveCase(), m.scheduleSupport())...)
 }
 
 func stageIndex(s pipeline.Stage) int {

@@ -198,6 +198,8 @@ func (w world) model(req openai.ChatCompletionRequest) (llmtest.Reply, error) {
 			return ref, ctx
 		})
 		return llmtest.Reply{Text: text, PromptTokens: evidenceTokens[0], CompletionTokens: evidenceTokens[1]}, nil
+	case "support":
+		return llmtest.Reply{Text: supportAnswer(prompt), PromptTokens: 300, CompletionTokens: 80}, nil
 	case "image_description":
 		b, _ := json.Marshal(map[string]string{"description": imageDescribed})
 		return llmtest.Reply{Text: string(b), PromptTokens: describeTokens[0], CompletionTokens: describeTokens[1]}, nil
@@ -284,4 +286,23 @@ func (r *engineRunner) runs() ([]pipeline.Stage, []*pipeline.Check) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]pipeline.Stage(nil), r.froms...), append([]*pipeline.Check(nil), r.seen...)
+}
+
+// supportAnswer judges each sentence of the support prompt as a faithful
+// model does, and writes it as models do (a preamble, a fenced block): a
+// sentence holding a quote it cites, less its full stop, is supported.
+func supportAnswer(prompt string) string {
+	var items []string
+	for _, block := range strings.Split(prompt, "<<<BEGIN SENTENCE ")[1:] {
+		n, rest, _ := strings.Cut(block, ">>>")
+		text, cites, _ := strings.Cut(rest, "<<<END SENTENCE")
+		status := "unsupported"
+		for _, l := range strings.Split(cites, "\n") {
+			if q := strings.Trim(strings.TrimSpace(l), `"`); strings.HasPrefix(strings.TrimSpace(l), `"`) && strings.Contains(text, strings.TrimSuffix(q, ".")) {
+				status = "supported"
+			}
+		}
+		items = append(items, fmt.Sprintf(`{"n": %s, "status": %q, "reason": "Checked against the quotes."}`, n, status))
+	}
+	return "Here is my assessment.\n```json\n{\"sentences\": [" + strings.Join(items, ", ") + "]}\n```"
 }

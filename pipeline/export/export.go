@@ -93,6 +93,7 @@ func markdown(c *pipeline.Check, leftOut bool) string {
 	for _, w := range c.CorrectionWarnings() {
 		b.WriteString("> **Warning:** " + inline(w) + "\n\n")
 	}
+	writeSupport(&b, c)
 	writeClaims(&b, c)
 	writeEvidence(&b, c)
 	if leftOut {
@@ -627,4 +628,18 @@ func noteJSON(d NoteDoc) ([]byte, error) {
 		return nil, fmt.Errorf("export note JSON: %w", err)
 	}
 	return b.Bytes(), nil
+}
+
+// writeSupport lists each sentence of the correction with what the quotes
+// it cites say of it (pipeline.Check.SupportMap).
+func writeSupport(b *strings.Builder, c *pipeline.Check) {
+	sm := c.SupportMap()
+	if len(sm) == 0 {
+		return
+	}
+	b.WriteString("**Support:** each sentence against the quotes it cites (✓ supported, ◐ partly, ✗ unsupported, ○ uncited, ? not judged by a model).\n\n")
+	for _, s := range sm {
+		fmt.Fprintf(b, "%d. %s %s — %s\n", s.N, pipeline.SupportMark(s.Status), inline(Clip(s.Text, 80)), inline(s.Line()))
+	}
+	b.WriteString("\n")
 }
