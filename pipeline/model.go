@@ -414,7 +414,7 @@ func maxSupportTokens(n int) int { return 200 + 120*n }
 // JudgeSupport implements SupportJudge: one call for every sentence, with
 // the correction's model.
 func (m *LLMModel) JudgeSupport(ctx context.Context, p Post, sentences []prompts.SupportSentence) ([]prompts.SupportJudgement, CallUsage, error) {
-	msgs, err := prompts.Support(promptPost(p, nil), sentences)
+	msgs, err := prompts.Support(promptPost(p, nil, nil), sentences)
 	if err != nil {
 		return nil, CallUsage{}, err
 	}
