@@ -324,6 +324,10 @@ type Source struct {
 	// publisher's, a near copy of a page elsewhere), each with its reason;
 	// set when the pages are read (flags.go). They are shown, not counted.
 	Flags []SourceFlag `json:"flags,omitempty"`
+	// DomainRegistered is when the page's domain was registered, as its
+	// registry's RDAP server says; asked only of unrated publishers, and
+	// only when RDAP is turned on (rdap = true).
+	DomainRegistered time.Time `json:"domain_registered,omitzero"`
 	// CanonicalURL is the address the page gives as its own (link
 	// rel=canonical, og:url) when it is not the one read; on another
 	// publisher's site it names the story's origin (Origins).

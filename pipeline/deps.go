@@ -181,6 +181,10 @@ type Deps struct {
 	// ImageSearchers search the web by image (reverse image search) for
 	// post images at public URLs. Optional.
 	ImageSearchers []search.ImageSearcher
+	// DomainRegistered says when a registrable domain was registered
+	// (RDAP: sources/rdap), for the pages of publishers no rating knows;
+	// a domain registered weeks before the post is flagged. Optional.
+	DomainRegistered func(ctx context.Context, domain string) (time.Time, error)
 	// Warnings say what the engine was built without (setup.NewFromConfig:
 	// a response cache or archive that could not be opened); every check
 	// run carries them once.

@@ -1,9 +1,12 @@
 package pipeline
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -163,5 +166,66 @@ func TestOrigins(t *testing.T) {
 	c.Evidence = nil
 	if got := c.OriginsSummary(); got != "" {
 		t.Errorf("summary with no quote %q", got)
+	}
+}
+
+// A page of an unrated publisher whose domain was registered weeks before
+// the post is flagged with the date; rated publishers' domains are not
+// asked about, and a failure to learn the date flags nothing.
+func TestNewDomainFlagged(t *testing.T) {
+	w := flagWorld()
+	var asked []string
+	var mu sync.Mutex
+	registered := func(_ context.Context, domain string) (time.Time, error) {
+		mu.Lock()
+		asked = append(asked, domain)
+		mu.Unlock()
+		switch domain {
+		case "copied-news.example":
+			return time.Date(2024, 1, 12, 8, 0, 0, 0, time.UTC), nil // 19 days and 16 hours before the post
+		case "reuters-news.example":
+			return time.Date(2019, 5, 1, 0, 0, 0, 0, time.UTC), nil // years old
+		}
+		return time.Time{}, errors.New("rdap: no RDAP server for the domain's top-level domain")
+	}
+	e, err := New(Deps{Model: &fakeModel{evidence: quoting}, Searchers: []search.Searcher{w}, Fetcher: w, Extract: w.extract, Rater: w,
+		DomainRegistered: registered}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := e.NewCheck(Post{Text: post, PostedAt: time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)}, time.Time{})
+	if _, err := runCheck(t, e, c); err != nil {
+		t.Fatal(err)
+	}
+	s := c.SourceByURL("https://www.copied-news.example/springfield")
+	var f *SourceFlag
+	for i := range s.Flags {
+		if s.Flags[i].Kind == FlagNewDomain {
+			f = &s.Flags[i]
+		}
+	}
+	if f == nil || f.Reason != "its domain copied-news.example was registered on 2024-01-12, 19 days before the post" {
+		t.Errorf("new domain: %+v", s.Flags)
+	}
+	if old := c.SourceByURL("https://www.reuters-news.example/springfield"); slices.ContainsFunc(old.Flags, func(f SourceFlag) bool { return f.Kind == FlagNewDomain }) ||
+		old.DomainRegistered.Year() != 2019 {
+		t.Errorf("an old domain: %+v, registered %v", old.Flags, old.DomainRegistered)
+	}
+	for _, d := range asked {
+		if d == "reuters.com" || d == "apnews.com" {
+			t.Errorf("a rated publisher's domain %s was asked about", d)
+		}
+	}
+	if len(asked) == 0 {
+		t.Fatal("no domain asked about")
+	}
+	// After the post, too.
+	if f, ok := newDomainFlag(Source{URL: "https://fresh.example/a", DomainRegistered: time.Date(2024, 2, 3, 0, 0, 0, 0, time.UTC)},
+		time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)); !ok || !strings.HasSuffix(f.Reason, "2024-02-03, after the post") {
+		t.Errorf("registered after the post: %+v", f)
+	}
+	if _, ok := newDomainFlag(Source{URL: "https://x.example/a", DomainRegistered: time.Date(2023, 10, 1, 0, 0, 0, 0, time.UTC)},
+		time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)); ok {
+		t.Error("a domain four months old flagged")
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/musecheck/muse/sources/images"
 	"github.com/musecheck/muse/sources/llm"
 	"github.com/musecheck/muse/sources/ratings"
+	"github.com/musecheck/muse/sources/rdap"
 	"github.com/musecheck/muse/sources/search"
 	"github.com/musecheck/muse/sources/spend"
 )
@@ -134,6 +135,12 @@ func NewFromConfig(ctx context.Context, cfg *Config, opts pipeline.Options) (e *
 	}
 	fetcher := fetch.New(fo)
 	deps.Fetcher = pipeline.RememberingFetcher(fetcher)
+	if cfg.RDAP {
+		// Through the page fetcher's guard: the bootstrap file names the
+		// servers asked.
+		rc := &rdap.Client{HTTP: fetcher.Client(), BootstrapURL: cfg.RDAPBootstrapURL}
+		deps.DomainRegistered = rc.Registered
+	}
 	deps.Extract = func(body []byte, pageURL string) (*extract.Article, error) {
 		return extract.Options{}.ExtractContent(body, "", pageURL) // HTML, or a PDF by its bytes
 	}

@@ -87,6 +87,13 @@ type Config struct {
 	VideoMaxMB      float64 `toml:"video_max_mb" env:"MUSE_VIDEO_MAX_MB"`
 	VideoMaxMinutes float64 `toml:"video_max_minutes" env:"MUSE_VIDEO_MAX_MINUTES"`
 	VideoFrames     int     `toml:"video_frames" env:"MUSE_VIDEO_FRAMES"`
+	// RDAP: ask the registries (RDAP, through IANA's bootstrap file at
+	// RDAPBootstrapURL, empty for IANA's) when the domain of each page of
+	// an unrated publisher was registered, to flag one set up weeks before
+	// the post. Off by default: it tells the registries which domains a
+	// check read.
+	RDAP             bool   `toml:"rdap" env:"MUSE_RDAP"`
+	RDAPBootstrapURL string `toml:"rdap_bootstrap_url" env:"MUSE_RDAP_BOOTSTRAP_URL"`
 	// X's AI Note Writer API (`muse notes`): the writer's OAuth 1.0a keys
 	// (its X app's API key and secret, its account's access token and
 	// secret), the API's address (empty: https://api.x.com), and whether
