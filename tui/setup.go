@@ -79,9 +79,14 @@ func (m setupModel) view() string {
 			"This is what muse looked for:\n\n")
 	}
 	var unset []string // search providers not configured: one line for all, so the screen fits 80×24
+	var tools []string // programs found: one line for all, likewise
 	for _, f := range m.d.Findings {
 		if f.Search && !f.Found {
 			unset = append(unset, f.Name)
+			continue
+		}
+		if f.Tool && f.Found {
+			tools = append(tools, f.Name)
 			continue
 		}
 		mark := m.st.Fail.Render("✗")
@@ -92,6 +97,9 @@ func (m setupModel) view() string {
 		if !f.Found && f.Fix != "" && !m.terse {
 			b.WriteString(m.wrap("      "+m.st.Dim.Render("→ "+f.Fix), 8) + "\n")
 		}
+	}
+	if len(tools) > 0 {
+		b.WriteString(m.wrap("  "+m.st.Ok.Render("✓")+" "+m.st.Bold.Render(strings.Join(tools, ", "))+"  installed", 4) + "\n")
 	}
 	if len(unset) > 0 {
 		b.WriteString(m.wrap("  "+m.st.Fail.Render("✗")+" "+m.st.Bold.Render("search")+"  none set of "+strings.Join(unset, ", "), 4) + "\n")

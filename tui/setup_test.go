@@ -44,3 +44,22 @@ func TestSetupScreen(t *testing.T) {
 		t.Errorf("a model but nothing to search:\n%s", v)
 	}
 }
+
+// Programs found take one line between them; a missing one says what is
+// lost and how to install it.
+func TestSetupScreenTools(t *testing.T) {
+	d := setup.Detection{Findings: []setup.Finding{
+		{Name: "OPENAI_API_KEY", Detail: "not set", Fix: "export OPENAI_API_KEY=sk-…"},
+		{Name: "tesseract", Found: true, Tool: true, Detail: "tesseract 5.3.0: the text in post images is read"},
+		{Name: "ffmpeg", Tool: true, Detail: "ffmpeg not found on PATH: post videos are not read (only their poster image is)", Fix: "apt-get install ffmpeg"},
+	}}
+	v := newSetupModel(Options{Setup: &d}).View()
+	for _, want := range []string{"✓ tesseract  installed", "✗ ffmpeg  ffmpeg not found on PATH: post videos are not read", "→ apt-get install ffmpeg"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "the text in post images is read") {
+		t.Errorf("a program found takes a line of its own:\n%s", v)
+	}
+}

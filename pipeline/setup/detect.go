@@ -22,6 +22,9 @@ type Finding struct {
 	Search bool `json:"search,omitempty"`
 	// Env names the setting that turns it on.
 	Env string `json:"env,omitempty"`
+	// Tool marks a program muse runs (tesseract, ffmpeg): not needed for
+	// a check, but what it reads is not read without it.
+	Tool bool `json:"tool,omitempty"`
 }
 
 // Detection is what muse can use on this machine, as the first-run setup
@@ -83,7 +86,7 @@ func Detect(ctx context.Context, cfg *Config) Detection {
 	// needed for a check, but without them images' text and videos are
 	// not read, which the screen says before the first check, not after.
 	for _, it := range []DoctorItem{doctorTesseract(), doctorFFmpeg()} {
-		add(Finding{Name: it.Name, Found: it.Status == DoctorOK, Detail: it.Detail, Fix: it.Fix})
+		add(Finding{Name: it.Name, Found: it.Status == DoctorOK, Detail: it.Detail, Fix: it.Fix, Tool: true})
 	}
 	return d
 }
