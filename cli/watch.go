@@ -15,6 +15,7 @@ import (
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/batch"
+	"github.com/musecheck/muse/pipeline/notes"
 	"github.com/musecheck/muse/pipeline/setup"
 	"github.com/musecheck/muse/pipeline/watch"
 	"github.com/musecheck/muse/sources/feeds"
@@ -46,6 +47,8 @@ type watchFlags struct {
 	batchSize  int
 	limit      int
 	mastoToken string
+	xEligible  bool
+	xLang      string
 }
 
 // watchCmd is `muse watch`.
@@ -78,6 +81,8 @@ func watchCmd(app *App) *cobra.Command {
 	fl.StringVar(&f.list, "list", "", "the Mastodon list to watch (its ID: the accounts the list follows)")
 	fl.BoolVar(&f.local, "local", false, "the instance's local timeline rather than the federated one")
 	fl.StringVar(&f.urls, "urls", "", "a file of post URLs, one a line, or - for standard input")
+	fl.BoolVar(&f.xEligible, "x-eligible", false, "watch the posts people asked Community Notes for (X's AI Note Writer API, test mode; keys as for muse notes), asked every 5 minutes")
+	fl.StringVar(&f.xLang, "x-lang", "", "the language of --x-eligible's feed (ISO 639-1, or all; default X's, English)")
 	fl.StringSliceVar(&f.keywords, "keyword", nil, "keep only posts holding this word or phrase, any case (repeatable)")
 	fl.BoolVar(&f.asJSON, "json", false, "print JSON Lines instead of the terminal view: one JSON object per cluster each time it is new or changes")
 	fl.BoolVar(&f.enqueue, "enqueue", false, "queue the posts that score at least --threshold for muse worker")
@@ -120,8 +125,8 @@ func (f *watchFlags) feedsOf(stdin io.Reader) ([]feeds.Feed, error) {
 		}
 		out = append(out, &feeds.URLs{Source: src, Open: open})
 	}
-	if len(out) == 0 {
-		return nil, usagef("nothing to watch: give --bluesky, --did, --mastodon or --urls")
+	if len(out) == 0 && !f.xEligible {
+		return nil, usagef("nothing to watch: give --bluesky, --did, --mastodon, --urls or --x-eligible")
 	}
 	if f.threshold < 0 || f.threshold > 1 {
 		return nil, usagef("--threshold %v: a score from 0 to 1", f.threshold)
@@ -140,6 +145,20 @@ func runWatch(cmd *cobra.Command, app *App, f *watchFlags) error {
 	fs, err := f.feedsOf(app.Stdin)
 	if err != nil {
 		return err
+	}
+	if f.xEligible {
+		w, err := notes.New(app.Cfg, nil, nil)
+		if errors.Is(err, notes.ErrNoKeys) {
+			return usage(err)
+		} else if err != nil {
+			return err
+		}
+		x := &feeds.XEligible{Client: w.Client, Lang: f.xLang}
+		if f.asJSON {
+			stderr := app.Stderr
+			x.Errors = func(err error) { fmt.Fprintln(stderr, "muse: watch:", err) }
+		}
+		fs = append(fs, x)
 	}
 	if !f.asJSON && !app.Terminal {
 		return usagef("muse watch shows the stream in the terminal, which needs one (standard input and output are not one); for scripts: muse watch --json")

@@ -10,9 +10,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/musecheck/muse/pipeline/watch"
 	"github.com/musecheck/muse/sources/feeds/feedtest"
+	"github.com/musecheck/muse/sources/notewriter/notewritertest"
 )
 
 func TestWatchJSONFromJetstream(t *testing.T) {
@@ -159,5 +161,40 @@ func TestWatchMastodonHashtag(t *testing.T) {
 	}
 	if strings.Contains(out+errOut, "tok-abc") {
 		t.Error("the token was printed")
+	}
+}
+
+// The posts people asked Community Notes for, from a loopback AI Note
+// Writer API (OAuth 1.0a verified), triaged like any feed's; without the
+// keys, a usage error naming them.
+func TestWatchXEligible(t *testing.T) {
+	isolate(t)
+	_, errOut, code := run(t, "watch", "--json", "--x-eligible")
+	if code != 2 || !strings.Contains(errOut, "X_API_KEY") {
+		t.Errorf("no keys: exit %d: %s", code, errOut)
+	}
+	srv := notewritertest.New(t,
+		notewritertest.Post{ID: "1901", Text: "Bikes are banned from Main Street from Monday, the council voted it in secret", Lang: "en",
+			CreatedAt: time.Date(2024, 1, 30, 9, 0, 0, 0, time.UTC)},
+		notewritertest.Post{ID: "1903", Text: "Die Regierung hat die Steuern für alle Familien um zehn Prozent erhöht", Lang: "de"})
+	for _, kv := range srv.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	out, errOut, code := run(t, "watch", "--json", "--x-eligible", "--x-lang", "all", "--limit", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	posts := map[any]any{}
+	for _, r := range watchRows(t, out) {
+		p, _ := r["post"].(map[string]any)
+		posts[p["url"]] = r["language"]
+	}
+	if posts["https://x.com/i/status/1901"] != "en" || posts["https://x.com/i/status/1903"] != "de" {
+		t.Errorf("rows %s", out)
+	}
+	if q := srv.Requests()[0]; q.Path != "/2/notes/search/posts_eligible_for_notes" || q.Query.Get("test_mode") != "true" ||
+		q.Query.Get("post_selection") != "feed_lang:all" {
+		t.Errorf("asked %+v", q)
 	}
 }
