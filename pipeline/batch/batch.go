@@ -505,13 +505,29 @@ func newCheck(ctx context.Context, e *pipeline.Engine, p Post, asOfPost bool) (*
 	return e.NewCheck(post, cutoff), nil
 }
 
+// judgeSupport judges the support map of a finished check's correction in
+// one model call, as muse check does. A failure is not the post's: its
+// sentences stay "not judged", which the output says.
+func judgeSupport(ctx context.Context, e *pipeline.Engine, c *pipeline.Check) bool {
+	if strings.TrimSpace(c.Correction.Text) == "" {
+		return false
+	}
+	before := len(c.SupportJudgements)
+	_ = e.JudgeSupport(ctx, c)
+	return len(c.SupportJudgements) != before
+}
+
 // checkOne runs a post's check c from the stage from, returning its result
 // line and the check's error (which the result only names), so a queue can
 // tell a transient failure from a permanent one.
 func checkOne(ctx context.Context, e *pipeline.Engine, run RunFunc, line int, key string, c *pipeline.Check, from pipeline.Stage) (Result, error) {
 	if run == nil {
 		run = func(ctx context.Context, c *pipeline.Check, from pipeline.Stage) error {
-			return e.Run(ctx, c, from, nil)
+			if err := e.Run(ctx, c, from, nil); err != nil {
+				return err
+			}
+			judgeSupport(ctx, e, c)
+			return nil
 		}
 	}
 	err := run(ctx, c, from)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/musecheck/muse/pipeline"
@@ -19,7 +20,16 @@ import (
 func Kept(e *pipeline.Engine, o cases.RecordOptions) RunFunc {
 	o.Pages, o.Headers = e.RawPage, e.PageHeader
 	return func(ctx context.Context, c *pipeline.Check, from pipeline.Stage) error {
-		return cases.Keep(ctx, e, c, from, o)
+		if err := cases.Keep(ctx, e, c, from, o); err != nil {
+			return err
+		}
+		if judgeSupport(ctx, e, c) && o.Store != nil {
+			// The case keeps the judgements, as muse check's does.
+			if err := o.Store.Save(context.WithoutCancel(ctx), c); err != nil {
+				return fmt.Errorf("keep the support map's judgements: %w", err)
+			}
+		}
+		return nil
 	}
 }
 

@@ -1,0 +1,125 @@
+package batch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sashabaranov/go-openai"
+
+	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/pipeline/cases"
+	"github.com/musecheck/muse/pipeline/setup"
+	"github.com/musecheck/muse/pipeline/testworld"
+	"github.com/musecheck/muse/sources/llm/llmtest"
+)
+
+// A batch judges each finished correction's support map in one call, as
+// muse check does: the result line's check carries the model's
+// judgement; a post whose judgement fails is still done, its sentences
+// not judged.
+func TestBatchJudgesSupport(t *testing.T) {
+	env := testworld.New(t, nil)
+	var calls atomic.Int32
+	var fail atomic.Bool
+	env.Model.Hook = func(req openai.ChatCompletionRequest) (llmtest.Reply, bool) {
+		if llmtest.SchemaName(req) != "support" {
+			return llmtest.Reply{}, false
+		}
+		calls.Add(1)
+		if fail.Load() {
+			return llmtest.Reply{Text: "I cannot help with that."}, true
+		}
+		ns := regexp.MustCompile(`<<<BEGIN SENTENCE (\d+)>>>`).FindAllStringSubmatch(llmtest.LastUser(req), -1)
+		if len(ns) == 0 {
+			return llmtest.Reply{Text: "{}"}, true
+		}
+		return llmtest.Reply{Text: fmt.Sprintf("```json\n{\"sentences\": [{\"n\": %s, \"status\": \"supported\", \"reason\": \"The quote says so.\"}]}\n```", ns[0][1])}, true
+	}
+	e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, env.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	line := fmt.Sprintf(`{"text": %q}`, testworld.Post)
+	statuses := func(line string) map[string]int {
+		var out bytes.Buffer
+		if _, err := Run(context.Background(), e, strings.NewReader(line), &out, Options{Parallel: 1}); err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			Status string `json:"status"`
+			Check  struct {
+				Support []pipeline.SentenceSupport `json:"support"`
+			} `json:"check"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatalf("%v: %s", err, out.String())
+		}
+		if r.Status != "done" {
+			t.Fatalf("status %s", r.Status)
+		}
+		n := map[string]int{}
+		for _, s := range r.Check.Support {
+			n[s.Status]++
+		}
+		return n
+	}
+	if n := statuses(line); calls.Load() != 1 || n[pipeline.SupportSupported] != 1 {
+		t.Errorf("%d support calls, statuses %v; want one call and one sentence supported", calls.Load(), n)
+	}
+	fail.Store(true) // another post: the response cache does not answer
+	if n := statuses(`{"text":"Springfield mayor signed an order banning bicycles on Main Street","posted_at":"2024-02-01"}`); calls.Load() != 2 || n[pipeline.SupportSupported] != 0 || n[pipeline.SupportNotJudged] == 0 {
+		t.Errorf("an unreadable judgement: %d calls, statuses %v; want sentences not judged", calls.Load(), n)
+	}
+}
+
+// Kept (muse batch with cases, muse worker) keeps the judgements in the
+// case, as muse check does.
+func TestKeptCaseHoldsSupport(t *testing.T) {
+	env := testworld.New(t, nil)
+	env.Model.Hook = func(req openai.ChatCompletionRequest) (llmtest.Reply, bool) {
+		if llmtest.SchemaName(req) != "support" {
+			return llmtest.Reply{}, false
+		}
+		ns := regexp.MustCompile(`<<<BEGIN SENTENCE (\d+)>>>`).FindAllStringSubmatch(llmtest.LastUser(req), -1)
+		if len(ns) == 0 {
+			return llmtest.Reply{Text: "{}"}, true
+		}
+		return llmtest.Reply{Text: fmt.Sprintf(`{"sentences": [{"n": %s, "status": "partly", "reason": "Only half of it is quoted."}]}`, ns[0][1])}, true
+	}
+	e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, env.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	st, err := cases.Open(context.Background(), filepath.Join(t.TempDir(), "cases.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c := e.NewCheck(pipeline.Post{Text: testworld.Post}, time.Time{})
+	if err := Kept(e, cases.RecordOptions{Store: st})(context.Background(), c, pipeline.StageImages); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Get(context.Background(), c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range got.SupportMap() {
+		if s.Status == pipeline.SupportPartly {
+			n++
+		}
+	}
+	if len(got.SupportJudgements) == 0 || n != 1 {
+		t.Errorf("the kept case's support map: %d judgements, %d sentences partly supported", len(got.SupportJudgements), n)
+	}
+}
