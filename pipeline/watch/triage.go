@@ -408,10 +408,14 @@ func (t *Triage) setCursor(ctx context.Context, feed, cursor string) error {
 	return t.o.Store.SetCursor(ctx, feed, cursor)
 }
 
-// postLang is the post's language: detected from its text, else the one
-// its author declared.
+// postLang is the post's language: detected from its text when the
+// detector is sure of it, else the one its author declared, else unknown
+// (""). A short post's unsure guess is often another language altogether
+// (an English tweet read as Norwegian or Czech), which the list would
+// state as fact.
 func postLang(text string, declared []string) string {
-	if d := lang.Detect(text); d.Code != "" {
+	d := lang.Detect(text)
+	if d.Code != "" && d.Reliable {
 		return d.Code
 	}
 	for _, l := range declared {
