@@ -61,6 +61,7 @@ func addTUI(root *cobra.Command, app *App) {
 				// First run: the setup screen says what was looked for;
 				// enter goes on in the extractive mode, which needs nothing
 				// and pays for nothing while there is nothing to search.
+				d.Findings = append(d.Findings, setup.DetectTools()...)
 				opts.Setup, eo.NoLLM = &d, true
 			}
 		}

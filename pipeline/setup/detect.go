@@ -82,13 +82,20 @@ func Detect(ctx context.Context, cfg *Config) Detection {
 		add(f)
 	}
 	add(detectArchive(ctx, cfg, &d))
-	// The programs that read what a post carries besides its text: not
-	// needed for a check, but without them images' text and videos are
-	// not read, which the screen says before the first check, not after.
-	for _, it := range []DoctorItem{doctorTesseract(), doctorFFmpeg()} {
-		add(Finding{Name: it.Name, Found: it.Status == DoctorOK, Detail: it.Detail, Fix: it.Fix, Tool: true})
-	}
 	return d
+}
+
+// DetectTools looks for the programs that read what a post carries besides
+// its text (tesseract, ffmpeg): not needed for a check, but without them
+// images' text and videos are not read, which the setup screen says before
+// the first check. It runs each program, so it is asked only when that
+// screen is shown, not at every start.
+func DetectTools() []Finding {
+	var out []Finding
+	for _, it := range []DoctorItem{doctorTesseract(), doctorFFmpeg()} {
+		out = append(out, Finding{Name: it.Name, Found: it.Status == DoctorOK, Detail: it.Detail, Fix: it.Fix, Tool: true})
+	}
+	return out
 }
 
 func detectOllama(ctx context.Context, cfg *Config) Finding {

@@ -1,7 +1,6 @@
 package setup
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -53,9 +52,8 @@ func TestDoctorFFmpeg(t *testing.T) {
 // and videos, found or not, with the fix when not.
 func TestDetectNamesImageAndVideoPrograms(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // neither tesseract nor ffmpeg
-	cfg := &Config{DataDir: t.TempDir(), OllamaURL: "http://127.0.0.1:9"}
 	got := map[string]Finding{}
-	for _, f := range Detect(context.Background(), cfg).Findings {
+	for _, f := range DetectTools() {
 		got[f.Name] = f
 	}
 	if f := got["tesseract"]; f.Found || !strings.Contains(f.Detail, "not found") || !strings.Contains(f.Fix, "tesseract-ocr") {
