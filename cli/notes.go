@@ -174,6 +174,28 @@ func printEligible(w io.Writer, n int, p notewriter.EligiblePost) {
 // (a terminal's escapes), no line break.
 func safeLine(s string) string { return strings.Join(strings.Fields(sanitize.String(s)), " ") }
 
+// noteOnCase is what evaluate and submit start from: the note writer
+// (its links fetched live first with liveLinks), the case store and case
+// ID, --post laid over the case's post.
+func noteOnCase(cmd *cobra.Command, app *App, id, post string, liveLinks bool) (*notes.Writer, *cases.Store, *pipeline.Check, error) {
+	w, err := noteWriter(app)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if liveLinks {
+		w.Links = fetch.New(setup.FetchOptions(app.Cfg)).Client()
+	}
+	st, c, err := openNoteCase(cmd, app, id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := givenPost(c, post); err != nil {
+		st.Close()
+		return nil, nil, nil, err
+	}
+	return w, st, c, nil
+}
+
 // givenPost lays --post POST_ID over the case's post.
 func givenPost(c *pipeline.Check, post string) error {
 	if post == "" {
@@ -198,21 +220,11 @@ func notesEvaluateCmd(app *App) *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: app.completeCaseIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			w, err := noteWriter(app)
-			if err != nil {
-				return err
-			}
-			if live {
-				w.Links = fetch.New(setup.FetchOptions(app.Cfg)).Client()
-			}
-			st, c, err := openNoteCase(cmd, app, args[0])
+			w, st, c, err := noteOnCase(cmd, app, args[0], post, live)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			if err := givenPost(c, post); err != nil {
-				return err
-			}
 			score, err := w.Evaluate(cmd.Context(), c)
 			if err != nil {
 				preflightSaid(app, err)
@@ -242,21 +254,11 @@ func notesSubmitCmd(app *App) *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: app.completeCaseIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			w, err := noteWriter(app)
-			if err != nil {
-				return err
-			}
-			if liveLinks {
-				w.Links = fetch.New(setup.FetchOptions(app.Cfg)).Client()
-			}
-			st, c, err := openNoteCase(cmd, app, args[0])
+			w, st, c, err := noteOnCase(cmd, app, args[0], post, liveLinks)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			if err := givenPost(c, post); err != nil {
-				return err
-			}
 			id, err := w.Submit(cmd.Context(), c, live)
 			if err != nil {
 				preflightSaid(app, err)
