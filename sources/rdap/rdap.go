@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // DefaultBootstrapURL is IANA's bootstrap file for domain names.
@@ -53,6 +55,7 @@ type Client struct {
 	services  []service
 	fetchedAt time.Time
 	answers   map[string]answer
+	asking    singleflight.Group // one request a domain, however many pages ask at once
 }
 
 type service struct {
@@ -78,16 +81,26 @@ func (c *Client) Registered(ctx context.Context, domain string) (time.Time, erro
 		return a.at, a.err
 	}
 	c.mu.Unlock()
-	at, err := c.ask(ctx, domain)
-	if ctx.Err() != nil || (err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrNoServer) && !errors.Is(err, ErrNoDate)) {
-		return at, err // a network failure is not remembered: asked again next time
-	}
-	c.mu.Lock()
-	if c.answers == nil {
-		c.answers = map[string]answer{}
-	}
-	c.answers[domain] = answer{at, err}
-	c.mu.Unlock()
+	v, err, _ := c.asking.Do(domain, func() (any, error) {
+		c.mu.Lock()
+		a, ok := c.answers[domain] // answered since it was looked for above
+		c.mu.Unlock()
+		if ok {
+			return a.at, a.err
+		}
+		at, err := c.ask(ctx, domain)
+		if ctx.Err() != nil || (err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrNoServer) && !errors.Is(err, ErrNoDate)) {
+			return at, err // a network failure is not remembered: asked again next time
+		}
+		c.mu.Lock()
+		if c.answers == nil {
+			c.answers = map[string]answer{}
+		}
+		c.answers[domain] = answer{at, err}
+		c.mu.Unlock()
+		return at, err
+	})
+	at, _ := v.(time.Time)
 	return at, err
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -79,6 +80,17 @@ func TestRegistered(t *testing.T) {
 	c.Registered(ctx, "gone.com")
 	if asked.Load() != n {
 		t.Errorf("asked again: %d requests, then %d", n, asked.Load())
+	}
+	// Pages of one domain read at once ask about it once.
+	c = &Client{HTTP: srv.Client(), BootstrapURL: srv.URL + "/rdap/dns.json"}
+	n = asked.Load()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() { c.Registered(ctx, "reuters-news-now.com") })
+	}
+	wg.Wait()
+	if got := asked.Load() - n; got != 1 {
+		t.Errorf("8 pages at once asked %d times", got)
 	}
 }
 
