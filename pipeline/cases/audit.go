@@ -24,6 +24,7 @@ const (
 	ActionOpened   = "opened"   // the case was opened in the app (muse cases open)
 	ActionDeleted  = "deleted"
 	ActionConflict = "conflict" // a save based on a stale version; both versions kept
+	ActionRevised  = "revised"  // a recheck's revision draft was accepted (muse cases recheck --accept, a in the app's versions)
 )
 
 // Entry is one line of a case's audit trail: who did what, when.

@@ -66,13 +66,28 @@ type CaseRecheck struct {
 
 // Changed reports whether any cited page changed and the change has not
 // been acknowledged.
-func (r CaseRecheck) Changed() bool {
+func (r CaseRecheck) Changed() bool { return r.ChangedPages() > 0 }
+
+// ChangedPages counts the cited pages whose change is not acknowledged.
+func (r CaseRecheck) ChangedPages() int {
+	n := 0
 	for _, p := range r.Pages {
 		if len(p.Reasons) > 0 && !p.Acknowledged {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
+}
+
+// CheckedAt is when the recheck ran: its latest page's reading.
+func (r CaseRecheck) CheckedAt() time.Time {
+	var t time.Time
+	for _, p := range r.Pages {
+		if p.CheckedAt.After(t) {
+			t = p.CheckedAt
+		}
+	}
+	return t
 }
 
 // RecheckStats counts a recheck's requests.
@@ -333,7 +348,7 @@ func comparePage(p *cited, f fetched) PageRecheck {
 			pr.Status = se.Code
 		}
 		if gone(f.err) {
-			pr.Reasons = []string{"gone: " + se.Error()}
+			pr.Reasons = []string{reasonGone + se.Error()}
 		} else {
 			pr.Error = f.err.Error()
 		}
@@ -356,7 +371,7 @@ func comparePage(p *cited, f fetched) PageRecheck {
 		wasAt = p.src.FinalURL
 	}
 	if pg.FinalURL != "" && canonicalOr(pg.FinalURL) != canonicalOr(wasAt) && canonicalOr(pg.FinalURL) != canonicalOr(p.url) {
-		pr.Reasons = append(pr.Reasons, "now leads elsewhere: "+pg.FinalURL)
+		pr.Reasons = append(pr.Reasons, reasonMoved+pg.FinalURL)
 	}
 	if p.snap != nil && len(p.snap.RawHTML) > 0 && bytes.Equal(pg.Raw, p.snap.RawHTML) {
 		return pr // the very bytes the case kept
@@ -387,20 +402,78 @@ func comparePage(p *cited, f fetched) PageRecheck {
 		if oldText != "" && !pipeline.LocateQuote(q, oldText).Verified {
 			continue // not the page's text before either: nothing to compare
 		}
-		pr.Reasons = append(pr.Reasons, "the quoted passage “"+clip(q, 120)+"” is no longer on the page")
+		pr.Reasons = append(pr.Reasons, reasonQuoteLost+"“"+clip(q, 120)+"” is no longer on the page")
 	}
 	for _, par := range now.Paragraphs {
 		if isNotice(par) && (oldText == "" || !pipeline.LocateQuote(par, oldText).Verified) {
-			pr.Reasons = append(pr.Reasons, "a notice was added: “"+clip(par, 160)+"”")
+			pr.Reasons = append(pr.Reasons, reasonNotice+"“"+clip(par, 160)+"”")
 		}
 	}
 	if oldTitle != "" && now.Title != "" && !sameForm(oldTitle, now.Title) {
-		pr.Reasons = append(pr.Reasons, "the title changed: “"+clip(oldTitle, 100)+"” → “"+clip(now.Title, 100)+"”")
+		pr.Reasons = append(pr.Reasons, reasonTitle+"“"+clip(oldTitle, 100)+"” → “"+clip(now.Title, 100)+"”")
 	}
 	if !oldDate.IsZero() && !now.Published.IsZero() && oldDate.Format(time.DateOnly) != now.Published.Format(time.DateOnly) {
-		pr.Reasons = append(pr.Reasons, "the date changed: "+oldDate.Format(time.DateOnly)+" → "+now.Published.Format(time.DateOnly))
+		pr.Reasons = append(pr.Reasons, reasonDate+oldDate.Format(time.DateOnly)+" → "+now.Published.Format(time.DateOnly))
 	}
 	return pr
+}
+
+// How each reason a recheck gives begins: Findings reads the kind back
+// from the stored reason, so no label is stored beside it.
+const (
+	reasonGone      = "gone: "
+	reasonMoved     = "now leads elsewhere: "
+	reasonQuoteLost = "the quoted passage "
+	reasonNotice    = "a notice was added: "
+	reasonTitle     = "the title changed: "
+	reasonDate      = "the date changed: "
+)
+
+// The kinds of change a recheck finds on a cited page.
+const (
+	FindingGone      = "gone"          // 404, 410 or 451
+	FindingMoved     = "redirected"    // now leads to another page
+	FindingQuoteLost = "quote lost"    // a quoted passage is no longer on the page
+	FindingNotice    = "notice added"  // a correction or update notice was added
+	FindingTitle     = "title changed" // the page's title changed
+	FindingDate      = "date changed"  // the page's date changed
+	FindingOther     = "changed"       // a reason of another form
+)
+
+// Finding is one change a recheck found on a page: its kind and the
+// recheck's words for it.
+type Finding struct {
+	Kind string
+	Text string
+}
+
+// Label is the finding in a few words: "gone (410)", "quote lost".
+func (f Finding) Label(status int) string {
+	if f.Kind == FindingGone && status != 0 {
+		return fmt.Sprintf("%s (%d)", f.Kind, status)
+	}
+	return f.Kind
+}
+
+// Findings are the page's changes, each with its kind, read from its
+// Reasons as the recheck wrote them.
+func (p PageRecheck) Findings() []Finding {
+	kinds := []struct{ prefix, kind string }{
+		{reasonGone, FindingGone}, {reasonMoved, FindingMoved}, {reasonQuoteLost, FindingQuoteLost},
+		{reasonNotice, FindingNotice}, {reasonTitle, FindingTitle}, {reasonDate, FindingDate},
+	}
+	out := make([]Finding, 0, len(p.Reasons))
+	for _, r := range p.Reasons {
+		f := Finding{Kind: FindingOther, Text: r}
+		for _, k := range kinds {
+			if strings.HasPrefix(r, k.prefix) {
+				f.Kind = k.kind
+				break
+			}
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // noticeRe finds a paragraph that is a correction or update notice:
@@ -455,7 +528,7 @@ func RevisionDraft(correction string, pages []PageRecheck, at time.Time) string 
 	if b.Len() > 0 {
 		b.WriteString("\n\n")
 	}
-	fmt.Fprintf(&b, "[Recheck %s: cited sources changed since this was written]\n", at.UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(&b, revisionMark+"%s: cited sources changed since this was written]\n", at.UTC().Format("2006-01-02 15:04 MST"))
 	for _, p := range pages {
 		if len(p.Reasons) == 0 {
 			continue
@@ -463,6 +536,23 @@ func RevisionDraft(correction string, pages []PageRecheck, at time.Time) string 
 		fmt.Fprintf(&b, "- %s: %s\n", p.URL, strings.Join(p.Reasons, "; "))
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// revisionMark opens the note a revision draft adds to the correction.
+const revisionMark = "[Recheck "
+
+// IsRevision reports whether a draft is a revision draft a recheck kept.
+func (d Draft) IsRevision() bool { return !d.Edited && strings.Contains(d.Text, revisionMark) }
+
+// LatestRevision is the index of the latest revision draft among ds
+// (oldest first, as Drafts returns them), -1 when there is none.
+func LatestRevision(ds []Draft) int {
+	for i := len(ds) - 1; i >= 0; i-- {
+		if ds[i].IsRevision() {
+			return i
+		}
+	}
+	return -1
 }
 
 // saveRechecks replaces the recheck rows of the cases rs, in one
@@ -551,7 +641,8 @@ func (s *Store) AcceptRevision(ctx context.Context, id, text string) error {
 	if err != nil {
 		return err
 	}
-	if r, ok := rs[id]; !ok || !r.Changed() {
+	r, ok := rs[id]
+	if !ok || !r.Changed() {
 		return fmt.Errorf("accept revision of case %s: %w (its cited pages have not changed since the last recheck, or the change was accepted)", id, ErrNoRevision)
 	}
 	if text == "" {
@@ -559,11 +650,8 @@ func (s *Store) AcceptRevision(ctx context.Context, id, text string) error {
 		if err != nil {
 			return err
 		}
-		for i := len(ds) - 1; i >= 0; i-- {
-			if !ds[i].Edited && strings.Contains(ds[i].Text, "[Recheck ") {
-				text = ds[i].Text
-				break
-			}
+		if i := LatestRevision(ds); i >= 0 {
+			text = ds[i].Text
 		}
 		if text == "" {
 			return fmt.Errorf("accept revision of case %s: %w", id, ErrNoRevision)
@@ -584,6 +672,9 @@ func (s *Store) AcceptRevision(ctx context.Context, id, text string) error {
 		return err
 	}
 	if _, err := s.db.ExecContext(ctx, s.q(`UPDATE rechecks SET acknowledged = ? WHERE case_id = ? AND reasons <> '[]'`), true, id); err != nil {
+		return fmt.Errorf("accept revision of case %s: %w", id, err)
+	}
+	if err := s.audit(ctx, s.db, id, ActionRevised, fmt.Sprintf("the revision draft of the recheck of %s (cited pages changed: %d)", r.CheckedAt().UTC().Format("2006-01-02 15:04 MST"), r.ChangedPages())); err != nil {
 		return fmt.Errorf("accept revision of case %s: %w", id, err)
 	}
 	return nil

@@ -259,6 +259,17 @@ func testRecheck(t *testing.T, loc string) {
 	if p := page(caseCorrected.ID, "corrected.test"); len(p.Reasons) != 1 || !strings.Contains(p.Reasons[0], "a notice was added: “Correction: An earlier version") {
 		t.Errorf("a correction notice added: %+v", p)
 	}
+	// Each reason reads back as its kind.
+	for _, c := range []struct{ id, host, kind, label string }{
+		{caseGone.ID, "gone.test", FindingGone, "gone (410)"},
+		{caseEdited.ID, "edited.test", FindingQuoteLost, FindingQuoteLost},
+		{caseCorrected.ID, "corrected.test", FindingNotice, FindingNotice},
+	} {
+		p := page(c.id, c.host)
+		if fs := p.Findings(); len(fs) != 1 || fs[0].Kind != c.kind || fs[0].Label(p.Status) != c.label || fs[0].Text != p.Reasons[0] {
+			t.Errorf("%s: findings %+v, want one %q labelled %q", c.host, fs, c.kind, c.label)
+		}
+	}
 	if p := page(caseSame.ID, "typo.test"); len(p.Reasons) != 0 || p.NotModified {
 		t.Errorf("the quoted passage changed only in form: %+v", p)
 	}
@@ -345,6 +356,13 @@ func testRecheck(t *testing.T, loc string) {
 	}
 	if !got.Correction.Edited || !strings.Contains(got.Correction.Text, "gone: HTTP 410") {
 		t.Errorf("accepted correction: %+v", got.Correction)
+	}
+	trail, err := st.Trail(ctx, caseGone.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := trail[len(trail)-1]; e.Action != ActionRevised || !strings.Contains(e.Detail, "(cited pages changed: 1)") {
+		t.Errorf("the acceptance is not the trail's last entry: %+v", trail)
 	}
 	list, _ = st.List(ctx, ListOptions{})
 	for _, sm := range list {
