@@ -63,15 +63,20 @@ func readCases(ctx context.Context, app *App) (*cases.Store, error) {
 	if err == nil {
 		return st, nil
 	}
-	if pgdb.IsURL(app.Cfg.CasesPath()) {
-		return nil, err
-	}
-	ro, rerr := cases.OpenOptions(ctx, cases.Options{Path: app.Cfg.CasesPath(), User: app.Cfg.User, UserGiven: !app.Cfg.UserFromOS, Secrets: app.Cfg.Secrets(), ReadOnly: true})
+	ro, rerr := openCasesReadOnly(ctx, app)
 	if rerr != nil {
 		return nil, err
 	}
 	fmt.Fprintln(app.Stderr, "muse: the case store is read-only here: cases can be read, not changed")
 	return ro, nil
+}
+
+// openCasesReadOnly opens a SQLite case store for reading only.
+func openCasesReadOnly(ctx context.Context, app *App) (*cases.Store, error) {
+	if pgdb.IsURL(app.Cfg.CasesPath()) {
+		return nil, errors.New("read-only is for SQLite case stores")
+	}
+	return cases.OpenOptions(ctx, cases.Options{Path: app.Cfg.CasesPath(), User: app.Cfg.User, UserGiven: !app.Cfg.UserFromOS, Secrets: app.Cfg.Secrets(), ReadOnly: true})
 }
 
 // casesCmd is `muse cases [--json] [-n N] [--mine|--by NAME]`, with

@@ -103,6 +103,11 @@ func startTUI(ctx context.Context, app *App, eo pipeline.Options, mouse bool, op
 			opts.Notice = "read-only: changes to this case are not kept (" + err.Error() + ")"
 		}
 		fmt.Fprintln(app.Stderr, "muse: checks will not be kept as cases:", err)
+		if ro, rerr := openCasesReadOnly(ctx, app); rerr == nil {
+			// The case list (ctrl+o) still reads the cases; they open read-only.
+			defer ro.Close()
+			opts.CaseList = ro
+		}
 	} else {
 		defer st.Close()
 		opts.Cases = st

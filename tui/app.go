@@ -89,6 +89,10 @@ type Options struct {
 	// SaveSnapshot (cases.SnapshotStore, as *cases.Store can) keeps the
 	// page behind each source the check rests on as well.
 	Cases CaseStore
+	// CaseList is where the case list (ctrl+o) reads the saved cases and
+	// a case's last recheck; nil: Cases, when it can. Set without Cases
+	// (a store that can be read, not written), cases open read-only.
+	CaseList CaseReader
 	// Pages returns the bytes of a page the engine read, as served
 	// (pipeline.Engine.RawPage), for those snapshots; nil stores each
 	// page's extracted text only.
@@ -134,6 +138,7 @@ const (
 	overlayLog
 	overlayPost
 	overlayVersions
+	overlayCases
 )
 
 // Model is the root model of the app.
@@ -223,6 +228,10 @@ type Model struct {
 	reviewer    export.Reviewer   // the last ClaimReview answers, asked again prefilled
 	claimFor    map[string]string // the claim each case's ClaimReview reviews, by case ID
 	verdict     string
+
+	caseList  caseListState
+	recheck   *cases.CaseRecheck // the last recheck of the case shown (nil: none, or not read)
+	accepting bool               // the recheck's revision draft is being accepted
 }
 
 // promptState is a one-line question at the bottom of the screen (edit a
@@ -346,6 +355,9 @@ func (m *Model) Init() tea.Cmd {
 		cmds = append(cmds, m.submitCompose())
 	}
 	cmds = append(cmds, m.watchCases())
+	if m.opts.Case != nil {
+		cmds = append(cmds, m.loadRecheck())
+	}
 	return tea.Batch(cmds...)
 }
 
@@ -404,6 +416,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case versionsMsg:
 		return m, m.onVersions(msg)
+	case caseListMsg:
+		return m, m.onCaseList(msg)
+	case caseOpenedMsg:
+		return m, m.onCaseOpened(msg)
+	case recheckMsg:
+		return m, m.onRecheck(msg)
+	case revisionAcceptedMsg:
+		return m, m.onRevisionAccepted(msg)
 	case postFetchedMsg:
 		return m, m.onPostFetched(msg)
 	case editorReadyMsg:
@@ -460,6 +480,8 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		return m.onExportKey(msg)
 	case overlayVersions:
 		return m.onVersionsKey(msg)
+	case overlayCases:
+		return m.onCaseListKey(msg)
 	}
 	if key.Matches(msg, m.keys.Stop) && m.running && (msg.String() == "ctrl+c" || !m.editing) {
 		m.stopRun()
@@ -572,6 +594,8 @@ func (m *Model) view() string {
 		return m.exportView()
 	case overlayVersions:
 		return m.versionsView()
+	case overlayCases:
+		return m.caseListView()
 	}
 	if m.screen == screenCompose {
 		return m.composeView()

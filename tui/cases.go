@@ -83,6 +83,10 @@ func (m *Model) saveCaseNow() tea.Cmd {
 	if !m.saving() {
 		return nil
 	}
+	if m.accepting {
+		m.casePending = true // after the revision lands (onRevisionAccepted)
+		return nil
+	}
 	m.caseSaving = true
 	m.casePending = false
 	m.caseSeq++

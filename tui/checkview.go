@@ -97,6 +97,9 @@ func (m *Model) checkView() string {
 	header := ""
 	if !m.zoom {
 		header = m.headerLine() + "\n"
+		if b := m.recheckBanner(); b != "" {
+			header += b + "\n"
+		}
 	}
 	foot := m.footer(m.checkHelp())
 	bodyH := max(m.height-lipgloss.Height(header)-lipgloss.Height(foot)+boolInt(header == ""), 3)
@@ -665,6 +668,8 @@ func (m *Model) onCheckKey(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.Quit):
 		return m.quit()
+	case key.Matches(msg, k.Cases):
+		return m.openCaseList()
 	case m.tooSmall():
 		return nil
 	case key.Matches(msg, k.NextStage):

@@ -179,6 +179,8 @@ func (m *Model) onComposeKey(msg tea.KeyMsg) tea.Cmd {
 	switch {
 	case key.Matches(msg, k.Submit):
 		return m.submitCompose()
+	case key.Matches(msg, k.Cases):
+		return m.openCaseList()
 	case key.Matches(msg, k.NextField):
 		return c.setFocus(c.focus + 1)
 	case key.Matches(msg, k.PrevField):
@@ -320,7 +322,7 @@ func (m *Model) composeView() string {
 func (m *Model) composeHelp() helpKeys {
 	k := m.keys
 	quit := key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit"))
-	return helpKeys{always: []key.Binding{k.Submit, k.NextField, k.PrevField, quit}}
+	return helpKeys{always: []key.Binding{k.Submit, k.NextField, k.PrevField, k.Cases, quit}}
 }
 
 type postFetchedMsg struct {

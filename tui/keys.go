@@ -33,6 +33,8 @@ type keyMap struct {
 	RestoreDraft, DiscardDraft, KeepDraft, QuitAnyway key.Binding
 	// the whole post (p): what it points at
 	ContextItem key.Binding
+	// the saved cases (ctrl+o), and a recheck's revision draft
+	Cases, OpenCase, AcceptRevision key.Binding
 }
 
 func newKeyMap() keyMap {
@@ -113,6 +115,10 @@ func newKeyMap() keyMap {
 		QuitAnyway:   b("y", "quit anyway (any other key stays)", "y", "Y"),
 
 		ContextItem: b("1…9", "leave out or bring back that context item", "1", "2", "3", "4", "5", "6", "7", "8", "9"),
+
+		Cases:          b("ctrl+o", "the saved cases, changed first", "ctrl+o"),
+		OpenCase:       b("enter", "open the case", "enter"),
+		AcceptRevision: b("a", "accept the recheck's revision draft", "a"),
 	}
 }
 
@@ -134,10 +140,11 @@ func (k keyMap) keyGroups() []keyGroup {
 		{"sources", []key.Binding{k.Enter, k.Drop, k.Boost, k.Restore, k.RememberDrop, k.RememberBoost, k.Open, k.PasteText, k.SearchAgain, k.EvidenceAgain}},
 		{"evidence", []key.Binding{k.Include, k.MoveQuote, k.Open, k.WriteAgain}},
 		{"correction", []key.Binding{k.EditInline, k.EditExternal, k.Save, k.WriteAgain, k.Versions, k.NoteChoice, k.NoteSend}},
-		{"versions", []key.Binding{k.Mark, k.Diff, k.RestoreVersion, k.Close}},
+		{"versions", []key.Binding{k.Mark, k.Diff, k.RestoreVersion, k.AcceptRevision, k.Close}},
 		{"prompts", []key.Binding{k.Accept, k.Cancel}},
 		{"dialogs", []key.Binding{k.RestoreDraft, k.DiscardDraft, k.KeepDraft, k.QuitAnyway}},
 		{"the whole post", []key.Binding{k.ContextItem, k.QueriesAgain}},
+		{"saved cases", []key.Binding{k.Cases, k.OpenCase, k.Filter, k.Back}},
 	}
 }
 

@@ -43,7 +43,11 @@ func (m *Model) sourceColumns(w int) []column {
 		}
 		return fmt.Sprintf("%.2f", s.Relevance)
 	}}
-	status := column{"status", 14, func(s pipeline.Source) string { return m.sinceLastRun(s) + flagMark(s) + statusWord(s) }}
+	status := column{"status", 14, func(s pipeline.Source) string {
+		// A cited page the last recheck found changed says how, in place
+		// of its status ("why this source" has both).
+		return m.sinceLastRun(s) + flagMark(s) + firstNonEmpty(recheckCell(m.recheckOf(s)), statusWord(s))
+	}}
 	vsPost := column{"vs post", 12, m.vsPost}
 	cols := []column{pub, tier, published, vsPost, rel, status}
 	if w >= 100 {
@@ -168,6 +172,7 @@ func (m *Model) sourcesPane(w, h int) string {
 	if m.rerunMarks() {
 		lines = append(lines, m.st.Dim.Render(truncate("+ new in the last run · ± changed by the last run", w-2, "…")))
 	}
+	lines = append(lines, m.recheckSummary(w-2)...)
 	lines = append(lines, m.st.Bold.Render("  "+row(titles)))
 	at := 0
 	for _, i := range m.order(pipeline.StageSources) {
@@ -200,6 +205,9 @@ func (m *Model) sourceDetail(s pipeline.Source) string {
 	why := firstNonEmpty(s.Reason, statusWord(s))
 	if s.Dropped {
 		why = "dropped by you — u restores"
+	}
+	if p := m.recheckOf(s); pageChanged(p) {
+		why = "recheck: " + strings.Join(p.Reasons, "; ")
 	}
 	return safe(firstNonEmpty(s.FinalURL, s.URL) + " — " + why)
 }
@@ -418,6 +426,7 @@ func (m *Model) whyPane(w, h int) string {
 	if f := s.FlagsText(); f != "" {
 		add("⚑ flagged", f+" — shown as a warning; the page is still counted")
 	}
+	add("rechecked", strings.Join(m.recheckWhy(*s), "\n"))
 	a := m.check.Account()
 	for _, p := range a.Pages {
 		if p.URL == s.URL {

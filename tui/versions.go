@@ -47,11 +47,16 @@ func (m *Model) onVersions(msg versionsMsg) tea.Cmd {
 		return m.setStatus("no version of the correction is kept yet")
 	}
 	m.versions = versionsState{list: msg.list, cursor: len(msg.list) - 1, mark: -1}
-	// The model's latest draft is the natural thing to compare with.
-	for i := len(msg.list) - 1; i >= 0; i-- {
-		if !msg.list[i].Edited && i != m.versions.cursor {
-			m.versions.mark = i
-			break
+	if i := cases.LatestRevision(msg.list); i >= 0 && m.revisionPending() {
+		// The recheck's revision draft, compared with the correction now.
+		m.versions.cursor = i
+	} else {
+		// The model's latest draft is the natural thing to compare with.
+		for i := len(msg.list) - 1; i >= 0; i-- {
+			if !msg.list[i].Edited && i != m.versions.cursor {
+				m.versions.mark = i
+				break
+			}
 		}
 	}
 	m.overlay = overlayVersions
@@ -85,10 +90,23 @@ func (m *Model) onVersionsKey(msg tea.KeyMsg) tea.Cmd {
 		m.dirty = true
 		return tea.Batch(m.setStatus(fmt.Sprintf("restored version %d of the correction", v.cursor+1)),
 			m.scheduleDraft(), m.saveCase(), m.saveVersion(d.Text, d.Edited))
+	case key.Matches(msg, k.AcceptRevision) && m.revisionSelected():
+		return m.acceptRevision()
 	case key.Matches(msg, k.Close):
 		m.overlay = overlayNone
 	}
 	return nil
+}
+
+// revisionPending reports whether the case's last recheck found cited
+// pages changed and no revision was accepted since.
+func (m *Model) revisionPending() bool { return m.recheck != nil && m.recheck.Changed() }
+
+// revisionSelected reports whether the selected version is the latest
+// revision draft and it waits to be accepted.
+func (m *Model) revisionSelected() bool {
+	v := m.versions
+	return m.revisionPending() && len(v.list) > 0 && cases.LatestRevision(v.list) == v.cursor
 }
 
 func (m *Model) versionsView() string {
@@ -97,8 +115,11 @@ func (m *Model) versionsView() string {
 	var lines []string
 	for i, d := range v.list {
 		who := "model"
-		if d.Edited {
+		switch {
+		case d.Edited:
 			who = "yours"
+		case d.IsRevision():
+			who = "recheck"
 		}
 		mark := "  "
 		if i == v.mark {
@@ -108,12 +129,14 @@ func (m *Model) versionsView() string {
 		// brought back; other rows start where they differ from the one
 		// before, not with the opening every version shares.
 		what := strings.Join(strings.Fields(safe(d.Text)), " ")
-		if j := sameAs(v.list[:i], d.Text); j >= 0 {
+		if j := sameAs(v.list[:i], d.Text); j >= 0 && v.list[j].IsRevision() && d.Edited {
+			what = fmt.Sprintf("= version %d, the revision accepted", j+1)
+		} else if j >= 0 {
 			what = fmt.Sprintf("= version %d, restored", j+1)
 		} else if i > 0 {
 			what = fromFirstChange(v.list[i-1].Text, d.Text)
 		}
-		line := fmt.Sprintf("%s%s%2d  %s  %-5s  %3d ch  %s", m.marker(i == v.cursor), mark, i+1,
+		line := fmt.Sprintf("%s%s%2d  %s  %-7s  %3d ch  %s", m.marker(i == v.cursor), mark, i+1,
 			d.Time.Local().Format("01-02 15:04"), who, export.NoteLength(d.Text), what)
 		line = truncate(line, w, "…")
 		if i == v.cursor {
@@ -122,6 +145,10 @@ func (m *Model) versionsView() string {
 		lines = append(lines, line)
 	}
 	k := m.keys
+	if m.revisionSelected() {
+		lines = append(lines, "", m.st.Warn.Render(wrap("This is the revision draft the recheck kept: cited pages changed since the correction was written. "+
+			m.hints(k.AcceptRevision)+" (as muse cases recheck --accept does, noted in the case's trail).", w)))
+	}
 	lines = append(lines, "", m.st.Dim.Render(wrap("◆ marks the version d compares with (the correction now when none is marked) · "+m.hints(k.Mark, k.Diff, k.RestoreVersion, k.Close), w)))
 	if v.diff != "" {
 		lines = append(lines, "", m.st.Bold.Render("[-removed-] {+added+}, from ◆ to the selected version"))

@@ -184,8 +184,8 @@ func excerpt(s string, n int) string {
 	return strings.TrimRight(cut, " ,;:") + "…"
 }
 
-// evidenceCell is the list's mark of what the last recheck found.
-func (sm Summary) evidenceCell() string {
+// EvidenceCell is the list's mark of what the last recheck found.
+func (sm Summary) EvidenceCell() string {
 	switch {
 	case sm.EvidenceChanged > 0:
 		return fmt.Sprintf("CHANGED %d", sm.EvidenceChanged)
@@ -211,7 +211,7 @@ func WriteTable(w io.Writer, list []Summary) error {
 		if sm.UpdatedBy != "" && sm.UpdatedBy != by {
 			by += "→" + sm.UpdatedBy
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", sm.ID, sm.evidenceCell(), sm.CreatedAt.Local().Format("2006-01-02 15:04"), cmp.Or(by, "-"),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", sm.ID, sm.EvidenceCell(), sm.CreatedAt.Local().Format("2006-01-02 15:04"), cmp.Or(by, "-"),
 			sm.SourcesUsed, sm.Usage().CostCell(), excerpt(sm.PostExcerpt, 50), excerpt(corr, 70))
 	}
 	if err := tw.Flush(); err != nil {
