@@ -310,6 +310,7 @@ func (m *Model) caseListView() string {
 	}
 	body := head + "\n" + strings.Join(lines, "\n") + "\n"
 	var tail []string
+	k := m.keys
 	if sm := m.selectedSummary(); sm != nil {
 		tail = append(tail, st.Divider.Render(strings.Repeat("─", w)))
 		corr := firstNonEmpty(sm.CorrectionLine, "(no correction yet)")
@@ -322,19 +323,19 @@ func (m *Model) caseListView() string {
 		if by != "" {
 			info += " · by " + oneLine(by)
 		}
+		tail = append(tail, st.Dim.Render(truncate(info, w, "…")))
 		switch {
 		case sm.EvidenceChanged > 0:
-			info += fmt.Sprintf(" · recheck %s: %s changed", sm.RecheckedAt.Local().Format("01-02 15:04"), plural(sm.EvidenceChanged, "cited page"))
+			tail = append(tail, st.Warn.Render(truncate(fmt.Sprintf("Δ recheck %s: %s changed · revision draft: %s in the case",
+				sm.RecheckedAt.Local().Format("01-02 15:04"), plural(sm.EvidenceChanged, "cited page"), k.Versions.Help().Key), w, "…")))
 		case !sm.RecheckedAt.IsZero():
-			info += " · recheck " + sm.RecheckedAt.Local().Format("01-02 15:04") + ": no change"
+			tail = append(tail, st.Dim.Render(truncate("recheck "+sm.RecheckedAt.Local().Format("01-02 15:04")+": no cited page changed", w, "…")))
 		}
-		tail = append(tail, st.Dim.Render(truncate(info, w, "…")))
 	}
-	k := m.keys
 	var foot string
 	if l.filtering {
 		l.filter.Width = max(w-4, 10)
-		foot = l.filter.View() + "\n" + st.Dim.Render(truncate(m.hints(k.Accept, k.Cancel), w, "…"))
+		foot = l.filter.View() + "\n" + st.Dim.Render(truncate("as you type · enter keeps the filter · esc clears it", w, "…"))
 	} else {
 		if f := l.filter.Value(); f != "" {
 			tail = append(tail, st.Warn.Render(truncate("filter: "+safe(f)+" (/ to change)", w, "…")))

@@ -224,6 +224,12 @@ func TestCaseListOpensChangedCase(t *testing.T) {
 	}
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 
+	// The stage list is a line lower under the banner: a click on its
+	// second row picks the second stage.
+	m.Update(tea.MouseMsg{X: 1, Y: 3, Action: tea.MouseActionPress, Button: tea.MouseButtonLeft})
+	if m.sel != 1 {
+		t.Errorf("a click on the second stage's row selected stage %d", m.sel+1)
+	}
 	m.moveStage(stageIndex(pipeline.StageSources))
 	v = m.View()
 	for _, want := range []string{"Δ gone (410)", "Δ quote lost", "2 cited pages changed", "1 cited page could not be read now: not counted as a change"} {

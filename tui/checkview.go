@@ -69,6 +69,9 @@ func (m *Model) paneSize() (int, int) {
 	}
 	w = min(max(w, 20), readWidth)
 	h := max(m.height-4, 3) // header, status bar, help line, pane title
+	if m.hasBanner() {
+		h = max(h-1, 3)
+	}
 	return w, h
 }
 
@@ -97,8 +100,8 @@ func (m *Model) checkView() string {
 	header := ""
 	if !m.zoom {
 		header = m.headerLine() + "\n"
-		if b := m.recheckBanner(); b != "" {
-			header += b + "\n"
+		if m.hasBanner() {
+			header += m.recheckBanner() + "\n"
 		}
 	}
 	foot := m.footer(m.checkHelp())

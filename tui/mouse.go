@@ -12,7 +12,7 @@ func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
 		return nil
 	}
 	if msg.Action == tea.MouseActionPress && msg.Button == tea.MouseButtonLeft && msg.X < m.sidebarWidth() {
-		if i := msg.Y - 1; i >= 0 && i < len(pipeline.Stages) {
+		if i := msg.Y - 1 - boolInt(m.hasBanner()); i >= 0 && i < len(pipeline.Stages) {
 			m.moveStage(i)
 		}
 		return nil

@@ -46,11 +46,11 @@ func (m *Model) onRecheck(msg recheckMsg) tea.Cmd {
 	if m.check == nil || msg.id != m.check.ID {
 		return nil
 	}
+	m.recheck = nil
+	defer m.layout() // the banner takes a line from the panes
 	if msg.err != nil {
-		m.recheck = nil
 		return m.setFailure("reading the case's last recheck failed: " + msg.err.Error())
 	}
-	m.recheck = nil
 	if msg.ok {
 		r := msg.r
 		m.recheck = &r
@@ -105,6 +105,9 @@ func recheckCell(p *cases.PageRecheck) string {
 	}
 	return "Δ " + findingLabels(*p)
 }
+
+// hasBanner reports whether the recheck's banner is over the panes.
+func (m *Model) hasBanner() bool { return !m.zoom && m.recheck != nil && m.recheck.Changed() }
 
 // recheckBanner is the line over the panes of a case whose cited pages
 // changed since it was made; "" otherwise.
