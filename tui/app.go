@@ -232,6 +232,7 @@ type Model struct {
 	caseList  caseListState
 	recheck   *cases.CaseRecheck // the last recheck of the case shown (nil: none, or not read)
 	accepting bool               // the recheck's revision draft is being accepted
+	helpBack  overlay            // where closing the help goes back to (the case list)
 }
 
 // promptState is a one-line question at the bottom of the screen (edit a

@@ -174,7 +174,7 @@ func (m *Model) onCaseListKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Back):
 		m.overlay = overlayNone
 	case key.Matches(msg, k.Help):
-		m.overlay, m.helpScroll = overlayHelp, 0
+		m.overlay, m.helpScroll, m.helpBack = overlayHelp, 0, overlayCases
 	case key.Matches(msg, k.Quit):
 		m.overlay = overlayNone
 		return m.quit()

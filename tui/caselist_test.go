@@ -459,3 +459,39 @@ func TestCaseListViews(t *testing.T) {
 	m.status = ""
 	t.Run("sources", func(t *testing.T) { golden.RequireEqual(t, m.View()) })
 }
+
+// TestCaseListKeepsWork: a check kept nowhere whose correction has
+// changes not copied or exported is not dropped for a listed case; a post
+// being composed stays for n; ? on the list comes back to it.
+func TestCaseListKeepsWork(t *testing.T) {
+	store := openStore(t)
+	listed := plainCase(t, store, "Tunnels under the harbour are closed for good", time.Date(2024, 3, 27, 10, 0, 0, 0, time.UTC))
+	m, _ := finished(t, 80, 24)
+	m.opts.CaseList = store
+	m.dirty = true
+	shown := m.check.ID
+	press(t, m, "ctrl+o", "?")
+	if m.overlay != overlayHelp {
+		t.Fatalf("? on the list: overlay %v", m.overlay)
+	}
+	press(t, m, "x")
+	if m.overlay != overlayCases {
+		t.Errorf("closing the help did not come back to the list: overlay %v", m.overlay)
+	}
+	press(t, m, "enter")
+	if m.check.ID != shown || !strings.Contains(m.status, "not copied or exported") {
+		t.Errorf("the unsaved check was left for case %s (status %q)", m.check.ID, m.status)
+	}
+
+	m.dirty = false
+	press(t, m, "esc", "n")
+	press(t, m, "A", " ", "p", "o", "s", "t")
+	press(t, m, "ctrl+o", "enter")
+	if m.check.ID != listed.ID || m.screen != screenCheck {
+		t.Fatalf("the listed case did not open: %q", m.status)
+	}
+	press(t, m, "n")
+	if got := m.compose.text.Value(); got != "A post" {
+		t.Errorf("the post being composed was lost: %q", got)
+	}
+}

@@ -915,7 +915,7 @@ func (m *Model) onScrollKey(msg tea.KeyMsg) {
 		m.helpScroll += n
 		return
 	}
-	m.overlay = overlayNone
+	m.overlay, m.helpBack = m.helpBack, overlayNone
 }
 
 // logView is every status message and engine warning of this run of the app,
