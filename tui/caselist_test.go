@@ -347,6 +347,9 @@ func TestAcceptRevisionInApp(t *testing.T) {
 	if m.revisionSelected() {
 		t.Error("the accepted revision is still offered")
 	}
+	if v := m.View(); !strings.Contains(v, "yours") || !strings.Contains(v, "= version 1, the revision accepted") {
+		t.Errorf("the accepted revision is not listed as such:\n%s", v)
+	}
 }
 
 // TestCaseListReadOnly: with a store that can only be read, the list
