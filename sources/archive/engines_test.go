@@ -63,11 +63,11 @@ func TestRetrievalOnPostgres(t *testing.T) {
 			continue
 		}
 		asked++
-		a, err := lite.Search(ctx, text, SearchOptions{Limit: 100})
+		a, err := lite.Search(ctx, text, SearchOptions{Limit: 100, Posted: fc.posted[i]})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := pg.Search(ctx, text, SearchOptions{Limit: 100})
+		b, err := pg.Search(ctx, text, SearchOptions{Limit: 100, Posted: fc.posted[i]})
 		if err != nil {
 			t.Fatal(err)
 		}
