@@ -19,15 +19,19 @@ import (
 // claim's key words many times, while a post shares a few of them with many
 // pages in passing. On top come proximity (adjacent query words found near
 // each other), quoted phrases found as written, and pseudo-relevance
-// feedback (RM3). Every weight is chosen by cross-validation on the
-// fact-check benchmark (retrieval_test.go), never on the tweets it is
-// measured on. Tried through the same cross-validation and left out, since
-// neither beat 0.776 / 0.936 out of sample: a tuned BM25 length
+// feedback (RM3), and, when the post's time is known, a time prior: a
+// claim and its fact-check circulate near the same time, and a fact-check
+// dated after the post is seldom the one it repeats. Every weight is
+// chosen by cross-validation on the fact-check benchmark
+// (retrieval_test.go), never on the tweets it is measured on. Tried
+// through the same cross-validation, before the time prior, and left out,
+// since none beat 0.776 / 0.936 out of sample: a tuned BM25 length
 // normalisation b (0.3–0.9) with title weights up to 12 (0.775 / 0.935),
 // a bonus for the share of a page's title and lead that the post repeats
 // (0.776 / 0.934), and judging capitals line by line rather than over the
 // whole post + image text, so a meme's all-caps OCR does not turn off
-// names in the post (0.777 / 0.935: recall fell).
+// names in the post (0.777 / 0.935: recall fell). docs/benchmarks.md
+// lists what was tried with the time prior.
 
 // ranker holds the ranking choices, so the retrieval test can measure the
 // plain BM25 baseline and tune the rest with the same code that serves
