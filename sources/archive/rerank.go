@@ -161,7 +161,9 @@ func unixOrZero(t time.Time) int64 {
 func (p params) rank(q *queryModel, qids []uint32, docs []*docTerms, pub []int64, vs []*docView, df map[string]float64, st collStats,
 	more func([]uint32) ([]float64, error)) ([]float64, error) {
 	scores, err := p.rankText(q, qids, docs, vs, df, st, more)
-	p.timePrior(scores, q.posted, pub)
+	if err == nil {
+		p.timePrior(scores, q.posted, pub)
+	}
 	return scores, err
 }
 
