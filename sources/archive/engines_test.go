@@ -63,11 +63,11 @@ func TestRetrievalOnPostgres(t *testing.T) {
 			continue
 		}
 		asked++
-		a, err := lite.Search(ctx, text, SearchOptions{Limit: 100})
+		a, err := lite.Search(ctx, text, SearchOptions{Limit: 100, Posted: fc.posted[i]})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := pg.Search(ctx, text, SearchOptions{Limit: 100})
+		b, err := pg.Search(ctx, text, SearchOptions{Limit: 100, Posted: fc.posted[i]})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,6 +148,7 @@ func TestFeedbackSameOnBothEngines(t *testing.T) {
 	lite := indexFactChecks(t, fc.docs)
 	rm3 := defaultRanker
 	rm3.p.fbDocs = 3
+	rm3.undated.fbDocs = 3 // the tweets are asked without their posting times
 	changed := 0
 	for i := 0; i < len(fc.queries); i += 25 {
 		a, err := lite.search(ctx, fc.queries[i], SearchOptions{Limit: 20}, rm3)

@@ -209,7 +209,7 @@ func TestHybridRetrievalCrossValidated(t *testing.T) {
 // the first stage's other hits.
 func (set *cvSet) lexicalRanking(tb testing.TB, p params, i int) []string {
 	cq := set.qs[i]
-	scores, err := p.rank(cq.q, cq.qids, cq.docs, cq.vs, cq.df, set.st, set.more)
+	scores, err := p.rank(cq.q, cq.qids, cq.docs, cq.pub, cq.vs, cq.df, set.st, set.more)
 	if err != nil {
 		tb.Fatal(err)
 	}

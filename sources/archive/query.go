@@ -124,6 +124,7 @@ type queryModel struct {
 	salient  map[string]bool // stems of names and numbers
 	pairs    [][2]int        // distinct pairs of adjacent words, as indices into distinct
 	phrases  [][]int         // quoted phrases of two or more words, as indices into distinct
+	posted   int64           // when the text was posted, Unix seconds; zero: unknown
 }
 
 // quotedRe finds phrases in straight or typographic double quotes.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 )
 
 // The first stage reads the postings of the query's rarest terms only,
@@ -18,15 +19,19 @@ import (
 // claim's key words many times, while a post shares a few of them with many
 // pages in passing. On top come proximity (adjacent query words found near
 // each other), quoted phrases found as written, and pseudo-relevance
-// feedback (RM3). Every weight is chosen by cross-validation on the
-// fact-check benchmark (retrieval_test.go), never on the tweets it is
-// measured on. Tried through the same cross-validation and left out, since
-// neither beat 0.776 / 0.936 out of sample: a tuned BM25 length
+// feedback (RM3), and, when the post's time is known, a time prior: a
+// claim and its fact-check circulate near the same time, and a fact-check
+// dated after the post is seldom the one it repeats. Every weight is
+// chosen by cross-validation on the fact-check benchmark
+// (retrieval_test.go), never on the tweets it is measured on. Tried
+// through the same cross-validation, before the time prior, and left out,
+// since none beat 0.776 / 0.936 out of sample: a tuned BM25 length
 // normalisation b (0.3–0.9) with title weights up to 12 (0.775 / 0.935),
 // a bonus for the share of a page's title and lead that the post repeats
 // (0.776 / 0.934), and judging capitals line by line rather than over the
 // whole post + image text, so a meme's all-caps OCR does not turn off
-// names in the post (0.777 / 0.935: recall fell).
+// names in the post (0.777 / 0.935: recall fell). docs/benchmarks.md
+// lists what was tried with the time prior.
 
 // ranker holds the ranking choices, so the retrieval test can measure the
 // plain BM25 baseline and tune the rest with the same code that serves
@@ -43,7 +48,10 @@ type ranker struct {
 	// while their documents add up to no more than this (the rarest
 	// minTerms always join). Zero: every term.
 	postings, minTerms int
-	p                  params
+	// p are the second stage's weights for a query whose posting time
+	// is known (SearchOptions.Posted), tuned with the time prior in
+	// place; undated are those for a query with none, tuned without it.
+	p, undated params
 }
 
 // params are the second stage's tunable weights.
@@ -69,6 +77,13 @@ type params struct {
 	// zero: no feedback.
 	fbDocs, fbTerms int
 	origW           float64
+	// A time prior, when the query's posting time is known
+	// (SearchOptions.Posted): a page dated more than a day after the
+	// post loses (future + later × ln(1 + days after/30)) × the pool's
+	// best score, and one dated before it loses age × ln(1 + days
+	// before/30) × the best score. Undated pages, and every page of a
+	// query with no posting time, keep their score.
+	future, later, age float64
 }
 
 // plainBM25 is the first stage alone, title and text alike: the baseline.
@@ -81,7 +96,9 @@ var plainBM25 = ranker{wTitle: 1, wText: 1, wPublisher: 1}
 // did not help out of sample.
 var defaultRanker = ranker{
 	wTitle: 2, wText: 1, wPublisher: 0.5, pool: 200, postings: 5_000, minTerms: 3,
-	p: params{k1: 15, fieldW: [3]float64{8, 1.5, 1}, qtfCap: 1, entity: 0.25, near: 1, nearDist: 2, phrase: 2,
+	p: params{k1: 25, fieldW: [3]float64{6, 1, 1}, qtfCap: 2, entity: 0, near: 2, nearDist: 10, phrase: 2,
+		fbDocs: 0, fbTerms: 10, origW: 0.7, future: 0.4, later: 0.1, age: 0.08},
+	undated: params{k1: 15, fieldW: [3]float64{8, 1.5, 1}, qtfCap: 1, entity: 0.25, near: 1, nearDist: 2, phrase: 2,
 		fbDocs: 0, fbTerms: 10, origW: 0.7},
 }
 
@@ -114,19 +131,73 @@ func (r ranker) firstTerms(ts []string, df map[string]float64) []string {
 func (r ranker) rank(q *queryModel, pool []*candidate, qids []uint32, df map[string]float64, st collStats,
 	more func([]uint32) ([]float64, error)) ([]float64, error) {
 	docs := make([]*docTerms, len(pool))
+	pub := make([]int64, len(pool))
 	for i, c := range pool {
 		docs[i] = c.doc
+		pub[i] = unixOrZero(c.hit.Published)
 	}
 	// The views' arrays are reused from one search to the next: for a
 	// long post they were a third of a search's allocations.
 	b := viewPool.Get().(*viewBufs)
 	defer viewPool.Put(b)
-	return r.p.rank(q, qids, docs, b.views(docs, qids), df, st, more)
+	p := r.p
+	if q.posted == 0 {
+		p = r.undated
+	}
+	return p.rank(q, qids, docs, pub, b.views(docs, qids), df, st, more)
 }
 
-// rank scores docs; vs are the documents seen through qids (q.distinct's
+// unixOrZero is t in Unix seconds, zero when t is unknown.
+func unixOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Unix()
+}
+
+// rank scores docs, whose publication times (Unix seconds, zero:
+// unknown) are pub; vs are the documents seen through qids (q.distinct's
 // ids).
-func (p params) rank(q *queryModel, qids []uint32, docs []*docTerms, vs []*docView, df map[string]float64, st collStats,
+func (p params) rank(q *queryModel, qids []uint32, docs []*docTerms, pub []int64, vs []*docView, df map[string]float64, st collStats,
+	more func([]uint32) ([]float64, error)) ([]float64, error) {
+	scores, err := p.rankText(q, qids, docs, vs, df, st, more)
+	if err == nil {
+		p.timePrior(scores, q.posted, pub)
+	}
+	return scores, err
+}
+
+// timePrior lowers the scores of pages dated after the post or long
+// before it (params.future, params.age), in proportion to the best
+// score, so the prior means the same whatever the query's length.
+func (p params) timePrior(scores []float64, posted int64, pub []int64) {
+	if posted == 0 || p.future == 0 && p.later == 0 && p.age == 0 {
+		return
+	}
+	best := 0.0
+	for _, s := range scores {
+		best = max(best, s)
+	}
+	if best <= 0 {
+		return
+	}
+	for i, t := range pub {
+		if t == 0 {
+			continue
+		}
+		// Dates are often known to the day only: a page dated the day
+		// after the post may have been out before it.
+		days := float64(posted-t) / 86400
+		if days < -1 {
+			scores[i] -= (p.future + p.later*math.Log1p(-days/30)) * best
+		} else {
+			scores[i] -= p.age * math.Log1p(max(days, 0)/30) * best
+		}
+	}
+}
+
+// rankText is the score of docs from their words alone.
+func (p params) rankText(q *queryModel, qids []uint32, docs []*docTerms, vs []*docView, df map[string]float64, st collStats,
 	more func([]uint32) ([]float64, error)) ([]float64, error) {
 	idf := make([]float64, len(q.distinct))
 	for k, t := range q.distinct {

@@ -26,6 +26,18 @@ type factChecks struct {
 	// relevant[i] holds the canonical URLs of the fact-checks that answer
 	// queries[i].
 	relevant []map[string]bool
+	// posted[i] is when queries[i] was posted, read from its Snowflake ID.
+	posted []time.Time
+}
+
+// snowflakeTime is when a tweet was posted: its ID's top bits count
+// milliseconds since Twitter's epoch.
+func snowflakeTime(id string) time.Time {
+	n, err := strconv.ParseUint(id, 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.UnixMilli(int64(n>>22) + 1288834974657).UTC()
 }
 
 var urlDateRe = regexp.MustCompile(`/(\d{4})/([a-z]{3})/(\d{1,2})/`)
@@ -123,6 +135,7 @@ func loadFactChecks(tb testing.TB) factChecks {
 		}
 		fc.queries = append(fc.queries, q)
 		fc.relevant = append(fc.relevant, r)
+		fc.posted = append(fc.posted, snowflakeTime(id))
 	}
 	return fc
 }
@@ -161,7 +174,7 @@ func evaluate(tb testing.TB, s *Store, fc factChecks, r ranker) retrievalScores 
 	tb.Helper()
 	var sc retrievalScores
 	for i, q := range fc.queries {
-		hits, err := s.search(context.Background(), q, SearchOptions{Limit: 100}, r)
+		hits, err := s.search(context.Background(), q, SearchOptions{Limit: 100, Posted: fc.posted[i]}, r)
 		if err != nil {
 			tb.Fatalf("query %d: %v", i, err)
 		}

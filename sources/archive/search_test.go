@@ -719,3 +719,53 @@ func TestParseIDs(t *testing.T) {
 		}
 	}
 }
+
+func TestSearchTimePrior(t *testing.T) { eachEngine(t, testSearchTimePrior) }
+
+// Four fact-checks of one claim in the same words, dated long before a
+// post, shortly before it, after it, and not at all: given the post's
+// time, the one from shortly before comes first among the dated, the
+// one after it last; the undated one loses nothing, so it comes first;
+// without the post's time all four score alike.
+func testSearchTimePrior(t *testing.T, s *Store) {
+	ctx := context.Background()
+	day := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
+	const title, text = "Did the governor cut school funding by 20 percent?",
+		"The governor cut school funding by 20 percent, a viral post says. The budget shows a cut of 2 percent."
+	docs := []Doc{
+		{URL: "https://checks.example/old", Title: title, Text: text, Published: day(2012, time.March, 1)},
+		{URL: "https://checks.example/recent", Title: title, Text: text, Published: day(2017, time.January, 20)},
+		{URL: "https://checks.example/later", Title: title, Text: text, Published: day(2018, time.June, 1)},
+		{URL: "https://checks.example/undated", Title: title, Text: text},
+	}
+	if err := s.AddAll(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	post := "The governor just cut school funding by 20 percent!!"
+	plain, err := s.Search(ctx, post, SearchOptions{})
+	if err != nil || len(plain) != 4 {
+		t.Fatalf("search without the post's time: %d hits, %v", len(plain), err)
+	}
+	for _, h := range plain[1:] {
+		if h.Score != plain[0].Score {
+			t.Errorf("without the post's time, %s scores %g and %s %g; want the same", h.URL, h.Score, plain[0].URL, plain[0].Score)
+		}
+	}
+	dated, err := s.Search(ctx, post, SearchOptions{Posted: day(2017, time.February, 2).Add(15 * time.Hour)})
+	if err != nil || len(dated) != 4 {
+		t.Fatalf("search with the post's time: %d hits, %v", len(dated), err)
+	}
+	var order []string
+	score := map[string]float64{}
+	for _, h := range dated {
+		name := h.URL[strings.LastIndex(h.URL, "/")+1:]
+		order = append(order, name)
+		score[name] = h.Score
+	}
+	if want := []string{"undated", "recent", "old", "later"}; !slices.Equal(order, want) {
+		t.Errorf("with the post's time the hits come %v; want %v", order, want)
+	}
+	if !(score["undated"] > score["recent"] && score["recent"] > score["old"] && score["old"] > score["later"]) {
+		t.Errorf("with the post's time the scores are %v; want each below the one before", score)
+	}
+}
