@@ -128,6 +128,7 @@ func (r *run) readOne(ctx context.Context, s *Source) {
 	}
 	r.judgeDate(s)
 	r.domainRegistered(ctx, s)
+	r.firstSighting(ctx, s)
 }
 
 func (r *run) fetchAndExtract(ctx context.Context, s *Source) bool {
