@@ -24,6 +24,13 @@ const (
 	// ("As an AI language model, I …"), the mark of text generated and
 	// published unread.
 	FlagMachineText = "machine_text"
+	// FlagScraped: the page's text ends in the footer WordPress adds to
+	// another site's RSS feed items ("The post … appeared first on …"):
+	// a page built from another site's feed by an autoblog.
+	FlagScraped = "scraped"
+	// FlagAffiliate: the page names no author and no date, and many of
+	// its links to other sites are affiliates' (affiliateFlag).
+	FlagAffiliate = "affiliate"
 	// FlagNewDomain: the page's domain was registered shortly before the
 	// post (or after it), or muse's archive, collecting for long before,
 	// first met it then (firstSeenFlag): a site set up for the story, as
@@ -166,7 +173,8 @@ func (r *run) domainRegistered(ctx context.Context, s *Source) {
 // it).
 var machineMarks = regexp.MustCompile(`(?i)\b(?:as an ai (?:language )?model|as a large language model|i (?:cannot|can't|can ?not) (?:fulfill|fulfil|comply with) (?:this|that|your) request|as of my (?:last )?(?:knowledge|training) (?:update|cutoff|cut-off)|my knowledge cutoff|regenerate response|i'm sorry, but i (?:cannot|can't) (?:assist|help) with)\b`)
 
-// machineTextFlag flags a page whose text holds a chatbot's reply.
+// machineTextFlag flags a page whose text holds a chatbot's reply, or
+// whose title or text holds an AI writing tool's leftovers (aiLeftover).
 func machineTextFlag(s Source) (SourceFlag, bool) {
 	for _, p := range s.Paragraphs {
 		for _, loc := range machineMarks.FindAllStringIndex(p, -1) {
@@ -176,6 +184,10 @@ func machineTextFlag(s Source) (SourceFlag, bool) {
 			return SourceFlag{Kind: FlagMachineText,
 				Reason: fmt.Sprintf("its text holds %q, a chatbot's words left in the page", p[loc[0]:loc[1]])}, true
 		}
+	}
+	if m := aiLeftover(s); m != "" {
+		return SourceFlag{Kind: FlagMachineText,
+			Reason: fmt.Sprintf("it holds %q, an AI writing tool's words left in the page", m)}, true
 	}
 	return SourceFlag{}, false
 }
@@ -191,7 +203,7 @@ func quoted(p string, i int) bool {
 // SourceFlag is a warning sign about a page, with the reason in words.
 // A flag is shown; it changes neither the page's status nor the stop rule.
 type SourceFlag struct {
-	Kind   string `json:"kind"`   // FlagLookalike, FlagCopy or FlagMachineText
+	Kind   string `json:"kind"`   // FlagLookalike, FlagCopy, FlagMachineText, …
 	Reason string `json:"reason"` // "its domain looks like reuters.com (extra words)"
 	Of     string `json:"of,omitempty"`
 }
@@ -228,6 +240,12 @@ func (r *run) flagSources() {
 			s.Flags = append(s.Flags, f)
 		}
 		if f, ok := machineTextFlag(*s); ok {
+			s.Flags = append(s.Flags, f)
+		}
+		if f, ok := scrapedFlag(*s); ok {
+			s.Flags = append(s.Flags, f)
+		}
+		if f, ok := affiliateFlag(*s); ok {
 			s.Flags = append(s.Flags, f)
 		}
 		ref := cmp.Or(r.c.Post.PostedAt, r.c.CreatedAt)

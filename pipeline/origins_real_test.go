@@ -166,8 +166,9 @@ var declaredGold = map[string]struct {
 // it is a news agency; sites are compared by name under any suffix), so
 // the figure this test logs on htmldate-eval is no longer out of sample.
 // Recall is not measured: neither set marks which pages are syndicated.
-// None of the pages holds a chatbot's words (machineTextFlag), whose marks
-// were chosen before these pages were read.
+// None of the pages has a content-farm mark (a chatbot's or an AI writing
+// tool's words, another site's RSS feed footer, affiliate links on a page
+// with no author and no date), all chosen before these pages were read.
 func TestDeclaredOriginsOnRealPages(t *testing.T) {
 	t.Parallel()
 	type page struct{ url, html string }
@@ -195,9 +196,13 @@ func TestDeclaredOriginsOnRealPages(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		if f, ok := machineTextFlag(Source{Paragraphs: a.Paragraphs}); ok {
-			machine++
-			t.Errorf("%s: %s", p.url, f.Reason)
+		fs := Source{URL: p.url, Title: a.Title, Paragraphs: a.Paragraphs}
+		countAffiliates(&fs, a, b)
+		for _, flag := range []func(Source) (SourceFlag, bool){machineTextFlag, scrapedFlag, affiliateFlag} {
+			if f, ok := flag(fs); ok {
+				machine++
+				t.Errorf("%s: %s", p.url, f.Reason)
+			}
 		}
 		s := Source{URL: p.url, Syndication: a.Syndication}
 		if k := sources.Key(a.CanonicalURL); k != "" && k != sources.Key(p.url) {
@@ -221,7 +226,7 @@ func TestDeclaredOriginsOnRealPages(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d real pages: %d declare an origin, %d of them right (precision %.2f); %d hold a chatbot's words", len(pages), found, right,
+	t.Logf("%d real pages: %d declare an origin, %d of them right (precision %.2f); %d have a content-farm mark", len(pages), found, right,
 		float64(right)/float64(max(found, 1)), machine)
 }
 
