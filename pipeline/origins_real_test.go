@@ -171,24 +171,7 @@ var declaredGold = map[string]struct {
 // with no author and no date), all chosen before these pages were read.
 func TestDeclaredOriginsOnRealPages(t *testing.T) {
 	t.Parallel()
-	type page struct{ url, html string }
-	var pages []page
-	bench := testkit.SharedData(t, "article-extraction-benchmark")
-	var gt map[string]struct {
-		URL string `json:"url"`
-	}
-	readJSON(t, filepath.Join(bench, "ground-truth.json"), &gt)
-	for id, p := range gt {
-		pages = append(pages, page{p.URL, filepath.Join(bench, "html", id+".html.gz")})
-	}
-	dates := testkit.SharedData(t, "htmldate-eval")
-	var eval map[string]struct {
-		File string `json:"file"`
-	}
-	readJSON(t, filepath.Join(dates, "eval_default.json"), &eval)
-	for u, p := range eval {
-		pages = append(pages, page{u, filepath.Join(dates, "html", p.File+".gz")})
-	}
+	pages := realPages(t)
 	found, right, machine := 0, 0, 0
 	for _, p := range pages {
 		b := gunzipFile(t, p.html)
@@ -246,4 +229,32 @@ func gunzipFile(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// realPage is a real page of the extraction benchmark or htmldate-eval:
+// its address and its gzipped HTML's path.
+type realPage struct{ url, html string }
+
+// realPages are the pages of both sets, in the order of their addresses.
+func realPages(t *testing.T) []realPage {
+	t.Helper()
+	var pages []realPage
+	bench := testkit.SharedData(t, "article-extraction-benchmark")
+	var gt map[string]struct {
+		URL string `json:"url"`
+	}
+	readJSON(t, filepath.Join(bench, "ground-truth.json"), &gt)
+	for id, p := range gt {
+		pages = append(pages, realPage{p.URL, filepath.Join(bench, "html", id+".html.gz")})
+	}
+	dates := testkit.SharedData(t, "htmldate-eval")
+	var eval map[string]struct {
+		File string `json:"file"`
+	}
+	readJSON(t, filepath.Join(dates, "eval_default.json"), &eval)
+	for u, p := range eval {
+		pages = append(pages, realPage{u, filepath.Join(dates, "html", p.File+".gz")})
+	}
+	slices.SortFunc(pages, func(a, b realPage) int { return strings.Compare(a.url, b.url) })
+	return pages
 }
