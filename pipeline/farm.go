@@ -58,8 +58,8 @@ func scrapedFrom(s Source) string {
 		if m == nil {
 			continue
 		}
-		site := strings.TrimSpace(m[2])
-		if n := nameLetters(site); n != "" && n != nameLetters(own) && !strings.Contains(n, nameLetters(own)) {
+		site, ownLetters := strings.TrimSpace(m[2]), nameLetters(own)
+		if n := nameLetters(site); n != "" && (ownLetters == "" || !strings.Contains(n, ownLetters)) {
 			return site
 		}
 	}
