@@ -302,7 +302,7 @@ func clusterOf(pages []Source) []int {
 // docs/benchmarks.md are the held-out ones.
 func TestOriginClusteringHeldOut(t *testing.T) {
 	if os.Getenv("MUSE_ORIGINS_EVAL") != "1" {
-		t.Skip("reads the 930 real pages and builds 4,600 copies (about a minute): MUSE_ORIGINS_EVAL=1 runs it")
+		t.Skip("reads the 931 real pages and builds 4,365 copies (about a minute): MUSE_ORIGINS_EVAL=1 runs it")
 	}
 	wantHeld := os.Getenv("MUSE_ORIGINS_SPLIT") != "dev"
 	var origs []Source
