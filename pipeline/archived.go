@@ -92,6 +92,12 @@ func (a archiveAdapter) Save(ctx context.Context, p ArchivedPage) error {
 		Language: p.Language})
 }
 
+// FirstSighting says when the archive first held a page of the domain.
+func (a archiveAdapter) FirstSighting(ctx context.Context, domain string) (DomainSighting, error) {
+	f, err := a.s.FirstSighting(ctx, domain)
+	return DomainSighting{First: f.First, ArchiveSince: f.Since, ArchiveDocs: f.Docs}, err
+}
+
 // Lookup returns the archived page for url, if the archive holds its text.
 func (a archiveAdapter) Lookup(ctx context.Context, url string) (ArchivedPage, bool) {
 	d, err := a.s.Get(ctx, url)

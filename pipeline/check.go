@@ -328,6 +328,13 @@ type Source struct {
 	// registry's RDAP server says; asked only of unrated publishers, and
 	// only when RDAP is turned on (rdap = true).
 	DomainRegistered time.Time `json:"domain_registered,omitzero"`
+	// FirstRead is when muse's archive first held a page of the page's
+	// domain, read from the archive when the page was read; asked only of
+	// unrated publishers; nil when not asked or never held.
+	FirstRead *DomainSighting `json:"first_read,omitempty"`
+	// Affiliate counts the page's affiliate links when the page names no
+	// author and no date (affiliateFlag); nil otherwise.
+	Affiliate *AffiliateLinks `json:"affiliate_links,omitempty"`
 	// CanonicalURL is the address the page gives as its own (link
 	// rel=canonical, og:url) when it is not the one read; on another
 	// publisher's site it names the story's origin (Origins).

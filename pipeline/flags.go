@@ -24,9 +24,17 @@ const (
 	// ("As an AI language model, I …"), the mark of text generated and
 	// published unread.
 	FlagMachineText = "machine_text"
+	// FlagScraped: the page's text ends in the footer WordPress adds to
+	// another site's RSS feed items ("The post … appeared first on …"):
+	// a page built from another site's feed by an autoblog.
+	FlagScraped = "scraped"
+	// FlagAffiliate: the page names no author and no date, and many of
+	// its links to other sites are affiliates' (affiliateFlag).
+	FlagAffiliate = "affiliate"
 	// FlagNewDomain: the page's domain was registered shortly before the
-	// post (or after it): a site set up for the story, as content farms
-	// and look-alikes of newsrooms are.
+	// post (or after it), or muse's archive, collecting for long before,
+	// first met it then (firstSeenFlag): a site set up for the story, as
+	// content farms and look-alikes of newsrooms are.
 	FlagNewDomain = "new_domain"
 )
 
@@ -50,6 +58,95 @@ func newDomainFlag(s Source, ref time.Time) (SourceFlag, bool) {
 	}
 	return SourceFlag{Kind: FlagNewDomain,
 		Reason: fmt.Sprintf("its domain %s was registered on %s, %s", domain, reg.Format("2006-01-02"), when)}, true
+}
+
+// The archive's first sighting of a domain is a sign of a new domain only
+// where the archive's silence before it means something: the archive has
+// been collecting for at least archiveSpan before the window of
+// newDomainAge opens, and holds at least archiveDocs documents. A domain
+// muse first read within the window (or after the post), by an earlier
+// check than this one, is then flagged. A domain first read by this check
+// is never flagged by its sighting: every domain is read a first time, and
+// an archive is no census of the web. Reasoned bounds, not tuned ones (no
+// labelled set of new domains exists here).
+const (
+	archiveSpan = 365 * 24 * time.Hour
+	archiveDocs = 1000
+)
+
+// DomainSighting is what muse's archive said, when the page was read, of
+// its domain's first sighting (see archive.Store.FirstSighting).
+type DomainSighting struct {
+	// First is when a page of the domain first came into the archive.
+	First time.Time `json:"first"`
+	// ArchiveSince is when the archive's oldest document came in, and
+	// ArchiveDocs how many it held.
+	ArchiveSince time.Time `json:"archive_since,omitzero"`
+	ArchiveDocs  int       `json:"archive_docs"`
+}
+
+// DomainSighter is an Archiver that says when it first held a page of a
+// domain (ArchiveOf's archive is one); the engine asks it for the pages
+// of publishers no rating knows.
+type DomainSighter interface {
+	FirstSighting(ctx context.Context, domain string) (DomainSighting, error)
+}
+
+// FirstReadText says when muse first read a page of the page's domain:
+// "first read by muse on 2024-01-20", "first read by muse in this check"
+// when no earlier check read it; "" when the archive was not asked.
+func (s Source) FirstReadText(created time.Time) string {
+	if s.FirstRead == nil || s.FirstRead.First.IsZero() {
+		return ""
+	}
+	if !created.IsZero() && !readBefore(s.FirstRead.First, created) {
+		return "first read by muse in this check (" + s.FirstRead.First.Format("2006-01-02") + ")"
+	}
+	return "first read by muse on " + s.FirstRead.First.Format("2006-01-02")
+}
+
+// readBefore says whether a sighting came before the check created then:
+// to the second, the archive's precision for documents.
+func readBefore(first, created time.Time) bool {
+	return first.Before(created.Truncate(time.Second))
+}
+
+// firstSeenFlag flags a page whose domain the archive first held within
+// newDomainAge before ref, or after it, by a check before this one
+// (created), when the archive has been collecting long enough for that to
+// mean something (archiveSpan, archiveDocs).
+func firstSeenFlag(s Source, ref, created time.Time) (SourceFlag, bool) {
+	f := s.FirstRead
+	if f == nil || f.First.IsZero() || ref.IsZero() || created.IsZero() || !readBefore(f.First, created) {
+		return SourceFlag{}, false
+	}
+	opens := ref.Add(-newDomainAge)
+	if f.First.Before(opens) || f.ArchiveSince.IsZero() || f.ArchiveSince.After(opens.Add(-archiveSpan)) || f.ArchiveDocs < archiveDocs {
+		return SourceFlag{}, false
+	}
+	domain := sources.RegistrableDomain(sources.HostOf(cmp.Or(s.FinalURL, s.URL)))
+	when := "after the post"
+	if d := ref.Sub(f.First); d >= 0 {
+		when = fmt.Sprintf("%d days before the post", int(d.Hours()/24))
+	}
+	return SourceFlag{Kind: FlagNewDomain, Reason: fmt.Sprintf("muse first read a page of %s on %s, %s, though its archive has been collecting since %s (%d pages)",
+		domain, f.First.Format("2006-01-02"), when, f.ArchiveSince.Format("2006-01-02"), f.ArchiveDocs)}, true
+}
+
+// firstSighting asks the archive when it first held a page of the page's
+// domain, for a publisher no rating knows; a failure leaves it unknown.
+func (r *run) firstSighting(ctx context.Context, s *Source) {
+	ask, ok := r.e.deps.Archive.(DomainSighter)
+	if !ok || s.Tier != TierUnrated || len(s.Paragraphs) == 0 {
+		return
+	}
+	domain := sources.RegistrableDomain(sources.HostOf(cmp.Or(s.FinalURL, s.URL)))
+	if domain == "" {
+		return
+	}
+	if f, err := ask.FirstSighting(ctx, domain); err == nil && !f.First.IsZero() {
+		s.FirstRead = &f
+	}
 }
 
 // domainRegistered asks when the page's domain was registered, for a
@@ -76,7 +173,8 @@ func (r *run) domainRegistered(ctx context.Context, s *Source) {
 // it).
 var machineMarks = regexp.MustCompile(`(?i)\b(?:as an ai (?:language )?model|as a large language model|i (?:cannot|can't|can ?not) (?:fulfill|fulfil|comply with) (?:this|that|your) request|as of my (?:last )?(?:knowledge|training) (?:update|cutoff|cut-off)|my knowledge cutoff|regenerate response|i'm sorry, but i (?:cannot|can't) (?:assist|help) with)\b`)
 
-// machineTextFlag flags a page whose text holds a chatbot's reply.
+// machineTextFlag flags a page whose text holds a chatbot's reply, or
+// whose title or text holds an AI writing tool's leftovers (aiLeftover).
 func machineTextFlag(s Source) (SourceFlag, bool) {
 	for _, p := range s.Paragraphs {
 		for _, loc := range machineMarks.FindAllStringIndex(p, -1) {
@@ -86,6 +184,10 @@ func machineTextFlag(s Source) (SourceFlag, bool) {
 			return SourceFlag{Kind: FlagMachineText,
 				Reason: fmt.Sprintf("its text holds %q, a chatbot's words left in the page", p[loc[0]:loc[1]])}, true
 		}
+	}
+	if m := aiLeftover(s); m != "" {
+		return SourceFlag{Kind: FlagMachineText,
+			Reason: fmt.Sprintf("it holds %q, an AI writing tool's words left in the page", m)}, true
 	}
 	return SourceFlag{}, false
 }
@@ -101,7 +203,7 @@ func quoted(p string, i int) bool {
 // SourceFlag is a warning sign about a page, with the reason in words.
 // A flag is shown; it changes neither the page's status nor the stop rule.
 type SourceFlag struct {
-	Kind   string `json:"kind"`   // FlagLookalike, FlagCopy or FlagMachineText
+	Kind   string `json:"kind"`   // FlagLookalike, FlagCopy, FlagMachineText, …
 	Reason string `json:"reason"` // "its domain looks like reuters.com (extra words)"
 	Of     string `json:"of,omitempty"`
 }
@@ -140,7 +242,16 @@ func (r *run) flagSources() {
 		if f, ok := machineTextFlag(*s); ok {
 			s.Flags = append(s.Flags, f)
 		}
-		if f, ok := newDomainFlag(*s, cmp.Or(r.c.Post.PostedAt, r.c.CreatedAt)); ok {
+		if f, ok := scrapedFlag(*s); ok {
+			s.Flags = append(s.Flags, f)
+		}
+		if f, ok := affiliateFlag(*s); ok {
+			s.Flags = append(s.Flags, f)
+		}
+		ref := cmp.Or(r.c.Post.PostedAt, r.c.CreatedAt)
+		if f, ok := newDomainFlag(*s, ref); ok {
+			s.Flags = append(s.Flags, f)
+		} else if f, ok := firstSeenFlag(*s, ref, r.c.CreatedAt); ok {
 			s.Flags = append(s.Flags, f)
 		}
 		if len(s.Paragraphs) > 0 {

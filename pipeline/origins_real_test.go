@@ -166,28 +166,12 @@ var declaredGold = map[string]struct {
 // it is a news agency; sites are compared by name under any suffix), so
 // the figure this test logs on htmldate-eval is no longer out of sample.
 // Recall is not measured: neither set marks which pages are syndicated.
-// None of the pages holds a chatbot's words (machineTextFlag), whose marks
-// were chosen before these pages were read.
+// None of the pages has a content-farm mark (a chatbot's or an AI writing
+// tool's words, another site's RSS feed footer, affiliate links on a page
+// with no author and no date), all chosen before these pages were read.
 func TestDeclaredOriginsOnRealPages(t *testing.T) {
 	t.Parallel()
-	type page struct{ url, html string }
-	var pages []page
-	bench := testkit.SharedData(t, "article-extraction-benchmark")
-	var gt map[string]struct {
-		URL string `json:"url"`
-	}
-	readJSON(t, filepath.Join(bench, "ground-truth.json"), &gt)
-	for id, p := range gt {
-		pages = append(pages, page{p.URL, filepath.Join(bench, "html", id+".html.gz")})
-	}
-	dates := testkit.SharedData(t, "htmldate-eval")
-	var eval map[string]struct {
-		File string `json:"file"`
-	}
-	readJSON(t, filepath.Join(dates, "eval_default.json"), &eval)
-	for u, p := range eval {
-		pages = append(pages, page{u, filepath.Join(dates, "html", p.File+".gz")})
-	}
+	pages := realPages(t)
 	found, right, machine := 0, 0, 0
 	for _, p := range pages {
 		b := gunzipFile(t, p.html)
@@ -195,9 +179,13 @@ func TestDeclaredOriginsOnRealPages(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		if f, ok := machineTextFlag(Source{Paragraphs: a.Paragraphs}); ok {
-			machine++
-			t.Errorf("%s: %s", p.url, f.Reason)
+		fs := Source{URL: p.url, Title: a.Title, Paragraphs: a.Paragraphs}
+		countAffiliates(&fs, a, b)
+		for _, flag := range []func(Source) (SourceFlag, bool){machineTextFlag, scrapedFlag, affiliateFlag} {
+			if f, ok := flag(fs); ok {
+				machine++
+				t.Errorf("%s: %s", p.url, f.Reason)
+			}
 		}
 		s := Source{URL: p.url, Syndication: a.Syndication}
 		if k := sources.Key(a.CanonicalURL); k != "" && k != sources.Key(p.url) {
@@ -221,7 +209,7 @@ func TestDeclaredOriginsOnRealPages(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d real pages: %d declare an origin, %d of them right (precision %.2f); %d hold a chatbot's words", len(pages), found, right,
+	t.Logf("%d real pages: %d declare an origin, %d of them right (precision %.2f); %d have a content-farm mark", len(pages), found, right,
 		float64(right)/float64(max(found, 1)), machine)
 }
 
@@ -241,4 +229,32 @@ func gunzipFile(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// realPage is a real page of the extraction benchmark or htmldate-eval:
+// its address and its gzipped HTML's path.
+type realPage struct{ url, html string }
+
+// realPages are the pages of both sets, in the order of their addresses.
+func realPages(t *testing.T) []realPage {
+	t.Helper()
+	var pages []realPage
+	bench := testkit.SharedData(t, "article-extraction-benchmark")
+	var gt map[string]struct {
+		URL string `json:"url"`
+	}
+	readJSON(t, filepath.Join(bench, "ground-truth.json"), &gt)
+	for id, p := range gt {
+		pages = append(pages, realPage{p.URL, filepath.Join(bench, "html", id+".html.gz")})
+	}
+	dates := testkit.SharedData(t, "htmldate-eval")
+	var eval map[string]struct {
+		File string `json:"file"`
+	}
+	readJSON(t, filepath.Join(dates, "eval_default.json"), &eval)
+	for u, p := range eval {
+		pages = append(pages, realPage{u, filepath.Join(dates, "html", p.File+".gz")})
+	}
+	slices.SortFunc(pages, func(a, b realPage) int { return strings.Compare(a.url, b.url) })
+	return pages
 }

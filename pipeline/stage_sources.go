@@ -128,6 +128,7 @@ func (r *run) readOne(ctx context.Context, s *Source) {
 	}
 	r.judgeDate(s)
 	r.domainRegistered(ctx, s)
+	r.firstSighting(ctx, s)
 }
 
 func (r *run) fetchAndExtract(ctx context.Context, s *Source) bool {
@@ -169,6 +170,7 @@ func (r *run) fetchAndExtract(ctx context.Context, s *Source) bool {
 	}
 	s.Syndication = a.Syndication
 	r.markOfPost(s, a, body)
+	countAffiliates(s, a, body)
 	s.Wall, s.TextFrom = a.Wall, ""
 	if r.betterCopy(ctx, s, a, final) {
 		return true

@@ -406,6 +406,7 @@ func (m *Model) whyPane(w, h int) string {
 	rating := strings.TrimSpace(fmt.Sprintf("%s tier · factuality %s · bias %s", s.Tier, firstNonEmpty(s.Factuality, "unknown"), firstNonEmpty(s.Bias, "unknown")))
 	add("rating", rating)
 	add("rated by", firstNonEmpty(s.RatingOrigin, "no rating found"))
+	add("domain", s.FirstReadText(m.check.CreatedAt))
 	add("published", m.dateVsCutoff(s.Published))
 	add("vs post", m.timingWords(*s))
 	if line := s.OfPostLine(); line != "" {
