@@ -201,7 +201,8 @@ func quoted(p string, i int) bool {
 }
 
 // SourceFlag is a warning sign about a page, with the reason in words.
-// A flag is shown; it changes neither the page's status nor the stop rule.
+// A flag is shown; the page keeps its status and its quotes, but it never
+// counts toward a claim's verdict or the stop rule (claimQuotes).
 type SourceFlag struct {
 	Kind   string `json:"kind"`   // FlagLookalike, FlagCopy, FlagMachineText, …
 	Reason string `json:"reason"` // "its domain looks like reuters.com (extra words)"

@@ -208,10 +208,13 @@ func (c *Check) claimQuotes() ([][]Quoted, []stances) {
 			i = 0
 		}
 		quotes[i] = append(quotes[i], Quoted{URL: e.SourceURL, Publisher: s.Label(), Tier: s.Tier, Stance: e.Kind, Quote: e.Quote})
+		if len(s.Flags) > 0 {
+			continue // a flagged page (a look-alike, a copy) is quoted but never settles a claim
+		}
 		page := independenceKey(*s)
 		for _, st := range []*stances{&all[i], &cred[i]} {
-			if st == &cred[i] && (!credible(s.Tier) || len(s.Flags) > 0) {
-				continue // a flagged page (a look-alike, a copy) never settles a claim
+			if st == &cred[i] && !credible(s.Tier) {
+				continue
 			}
 			if *st == nil {
 				*st = stances{}

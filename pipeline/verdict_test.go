@@ -90,8 +90,13 @@ func TestSettled(t *testing.T) {
 	}
 	flagged := src("reuters-news.example", "/1")
 	flagged.Flags = []SourceFlag{{Kind: FlagLookalike}}
+	unrated := src("u.example", "/1")
+	unrated.Tier = TierUnrated
+	farm := src("farm.example", "/1")
+	farm.Tier = TierUnrated
+	farm.Flags = []SourceFlag{{Kind: FlagMachineText}}
 	srcs := []Source{src("a.example", "/1"), src("a.example", "/2"), src("b.example", "/1"), src("c.example", "/1"),
-		wire("d.example"), wire("e.example"), flagged}
+		wire("d.example"), wire("e.example"), flagged, unrated, farm}
 	for _, tc := range []struct {
 		name   string
 		claims []Claim
@@ -105,6 +110,7 @@ func TestSettled(t *testing.T) {
 		{"one AP story on two sites", nil, []Evidence{q("d.example", "/ap", KindRefutes, 0), q("e.example", "/ap", KindRefutes, 0)}, false},
 		{"an AP story and another", nil, []Evidence{q("d.example", "/ap", KindRefutes, 0), q("b.example", "/1", KindRefutes, 0)}, true},
 		{"a flagged page does not settle", nil, []Evidence{q("b.example", "/1", KindRefutes, 0), q("reuters-news.example", "/1", KindRefutes, 0)}, false},
+		{"a flagged page does not settle among unrated pages either", nil, []Evidence{q("u.example", "/1", KindRefutes, 0), q("farm.example", "/1", KindRefutes, 0)}, false},
 		{"context only", nil, []Evidence{q("a.example", "/1", KindContext, 0), q("b.example", "/1", KindContext, 0)}, false},
 		{"a claim without enough", []Claim{{Text: "one"}, {Text: "two"}},
 			[]Evidence{q("a.example", "/1", KindSupports, 1), q("b.example", "/1", KindSupports, 1), q("c.example", "/1", KindRefutes, 2)}, false},

@@ -27,7 +27,7 @@ func TestSourcesShowFlags(t *testing.T) {
 	m.setCursor(pipeline.StageSources, 1)
 	press(t, m, "enter")
 	why := strings.Join(strings.Fields(m.whyPane(100, 80)), " ")
-	if !strings.Contains(why, "⚑ flagged its text is largely the same as reuters.com's page, with no news agency credited — shown as a warning; the page is still counted") {
+	if !strings.Contains(why, "⚑ flagged its text is largely the same as reuters.com's page, with no news agency credited — its quotes are shown, but it never counts toward the verdict or the stop rule") {
 		t.Errorf("why this source lacks the flag:\n%s", why)
 	}
 	press(t, m, "esc")

@@ -425,7 +425,7 @@ func (m *Model) whyPane(w, h int) string {
 	}
 	add("status", status)
 	if f := s.FlagsText(); f != "" {
-		add("⚑ flagged", f+" — shown as a warning; the page is still counted")
+		add("⚑ flagged", f+" — its quotes are shown, but it never counts toward the verdict or the stop rule")
 	}
 	add("rechecked", strings.Join(m.recheckWhy(*s), "\n"))
 	a := m.check.Account()
