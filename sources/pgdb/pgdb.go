@@ -95,7 +95,8 @@ var componentName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,40}$`)
 // with -- +goose Up / Down sections) that component has not applied yet,
 // recording them in its own table muse_<component>_migrations. Concurrent
 // callers, in this process or others, wait for each other on an advisory
-// lock keyed by the component, so each migration runs once.
+// lock keyed by the component, so each migration runs once; a caller that
+// finds nothing to apply takes no lock.
 func Migrate(ctx context.Context, pool *pgxpool.Pool, component string, fsys fs.FS) error {
 	if !componentName.MatchString(component) {
 		return fmt.Errorf("migrate: bad component name %q", component)
@@ -105,6 +106,21 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, component string, fsys fs.
 	p, err := provider(db, component, fsys)
 	if err != nil {
 		return fmt.Errorf("migrate %s: %w", component, err)
+	}
+	// Every start of a muse process after the first finds nothing to
+	// apply: it says so without taking the lock, so that processes
+	// starting together do not queue behind each other for nothing. An
+	// error here (the version table being created by another process at
+	// that moment) leaves it to Up, under the lock, on a provider of its
+	// own (a provider checks for its version table once).
+	pending, err := p.HasPending(ctx)
+	if err == nil && !pending {
+		return nil
+	}
+	if err != nil {
+		if p, err = provider(db, component, fsys); err != nil {
+			return fmt.Errorf("migrate %s: %w", component, err)
+		}
 	}
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("migrate %s: %w", component, err)
@@ -151,7 +167,9 @@ func Version(ctx context.Context, pool *pgxpool.Pool, component string, fsys fs.
 func provider(db *sql.DB, component string, fsys fs.FS) (*goose.Provider, error) {
 	h := fnv.New64a()
 	h.Write([]byte("muse/" + component))
-	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(int64(h.Sum64() >> 1)))
+	// A process that finds the lock taken tries again every second (the
+	// shortest goose allows; its default is 5 s) for up to 5 minutes.
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(int64(h.Sum64()>>1)), lock.WithLockTimeout(1, 300))
 	if err != nil {
 		return nil, err
 	}
