@@ -1,9 +1,12 @@
 // Recording: Record runs a check while keeping it as a case in the store as
-// it goes: the Check after every event, the correction as it streams (at
-// most a second behind), every draft of the correction, and a snapshot of
-// each evidence page with its extracted text and raw HTML. A process killed
-// mid-run leaves a case holding everything up to the last event it
-// reported, and the streamed correction up to a second before the kill. It is what `muse check` and `muse batch` use; the TUI keeps its
+// it goes: the Check after every event (the events that came while a save
+// was being written are saved together, in one save of the newest Check,
+// so that the check never waits for the store), the correction as it
+// streams (at most a second behind), every draft of the correction, and a
+// snapshot of each evidence page with its extracted text and raw HTML. A
+// process killed mid-run leaves a case holding everything up to the last
+// event it reported, and the streamed correction up to a second before the
+// kill. It is what `muse check` and `muse batch` use; the TUI keeps its
 // cases itself but stores the pages through the same Snapshotter.
 package cases
 
@@ -129,14 +132,31 @@ func Record(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pip
 			rec.fail(err)
 		}
 	}
-	events := make(chan pipeline.Event)
+	// The engine does not wait for the saves: the events it sends while
+	// one is written wait here, and are saved together next.
+	events := make(chan pipeline.Event, eventBuffer)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for ev := range events {
-			rec.event(wctx, ev)
+			batch := append(make([]pipeline.Event, 0, 8), ev)
+		ready:
+			for {
+				select {
+				case ev, ok := <-events:
+					if !ok {
+						break ready
+					}
+					batch = append(batch, ev)
+				default:
+					break ready
+				}
+			}
+			rec.take(wctx, batch)
 			if o.OnEvent != nil {
-				o.OnEvent(ev)
+				for _, ev := range batch {
+					o.OnEvent(ev)
+				}
 			}
 		}
 	}()
@@ -174,6 +194,9 @@ type recording struct {
 // at most this much of it, and a save (a whole Check) is not made per token.
 const streamEvery = time.Second
 
+// eventBuffer is how many events the engine may send ahead of the saves.
+const eventBuffer = 64
+
 func (r *recording) fail(err error) {
 	r.mu.Lock()
 	first := !r.failed
@@ -201,46 +224,70 @@ func (r *recording) save(ctx context.Context, c *pipeline.Check) {
 }
 
 func (r *recording) event(ctx context.Context, ev pipeline.Event) {
+	r.take(ctx, []pipeline.Event{ev})
+}
+
+// take keeps what the events say, in order, with one save of the newest
+// Check among them.
+func (r *recording) take(ctx context.Context, evs []pipeline.Event) {
 	if r.o.Store == nil {
 		return
 	}
-	if ev.Kind == pipeline.EventTokenDelta {
-		r.delta(ctx, ev.Delta, ev.Text)
-		return
-	}
-	if ev.Check != nil {
-		r.smu.Lock()
-		r.last = ev.Check
-		_, corr := ev.Item.(pipeline.Correction)
-		switch {
-		case ev.Stage == pipeline.StageCorrection && ev.Kind == pipeline.EventStageStarted:
-			r.streamed.Reset()
-			r.streaming = true
-		case corr, ev.Kind == pipeline.EventDone,
-			ev.Stage == pipeline.StageCorrection && (ev.Kind == pipeline.EventStageFinished || ev.Kind == pipeline.EventStageFailed):
-			r.streaming, r.unsaved = false, false // the correction as written is in the Check itself
+	var newest *pipeline.Check
+	for _, ev := range evs {
+		if ev.Kind == pipeline.EventTokenDelta {
+			if r.delta(ctx, ev.Delta, ev.Text) {
+				newest = nil // the save held the newest Check, with the text so far
+			}
+			continue
 		}
-		r.smu.Unlock()
-		r.save(ctx, ev.Check)
-	}
-	if ev.Kind != pipeline.EventItem {
-		return
-	}
-	switch it := ev.Item.(type) {
-	case pipeline.Evidence:
 		if ev.Check != nil {
-			r.snapshot(ctx, ev.Check, it.SourceURL)
+			r.smu.Lock()
+			r.last = ev.Check
+			_, corr := ev.Item.(pipeline.Correction)
+			switch {
+			case ev.Stage == pipeline.StageCorrection && ev.Kind == pipeline.EventStageStarted:
+				r.streamed.Reset()
+				r.streaming = true
+			case corr, ev.Kind == pipeline.EventDone,
+				ev.Stage == pipeline.StageCorrection && (ev.Kind == pipeline.EventStageFinished || ev.Kind == pipeline.EventStageFailed):
+				r.streaming, r.unsaved = false, false // the correction as written is in the Check itself
+			}
+			r.smu.Unlock()
+			newest = ev.Check
 		}
-	case pipeline.Correction:
-		r.draft(ctx, it)
+		if ev.Kind != pipeline.EventItem {
+			continue
+		}
+		switch it := ev.Item.(type) {
+		case pipeline.Evidence:
+			if ev.Check != nil {
+				r.snapshot(ctx, ev.Check, it.SourceURL)
+			}
+		case pipeline.Correction:
+			r.draft(ctx, it)
+		}
 	}
+	if newest == nil {
+		return
+	}
+	r.smu.Lock()
+	defer r.smu.Unlock()
+	if r.streaming && r.streamed.Len() > 0 {
+		// The newest Check with the correction streamed so far.
+		newest = newest.Clone()
+		newest.Correction.Text = r.streamed.String()
+		r.unsaved, r.savedAt = false, r.now()
+	}
+	r.save(ctx, newest)
 }
 
 // delta adds streamed text, saving the case with the correction so far
 // when the last such save is a second old, and otherwise making sure one
 // happens within the second. sofar, when the engine gives it, is the
 // whole text so far with its source ids already URLs: that is what is kept.
-func (r *recording) delta(ctx context.Context, text, sofar string) {
+// It reports whether it saved.
+func (r *recording) delta(ctx context.Context, text, sofar string) bool {
 	r.smu.Lock()
 	defer r.smu.Unlock()
 	if sofar != "" {
@@ -250,8 +297,7 @@ func (r *recording) delta(ctx context.Context, text, sofar string) {
 	r.streamed.WriteString(text)
 	r.unsaved = true
 	if r.now().Sub(r.savedAt) >= streamEvery {
-		r.flushLocked(ctx)
-		return
+		return r.flushLocked(ctx)
 	}
 	if r.timer == nil {
 		r.timer = time.AfterFunc(streamEvery-r.now().Sub(r.savedAt), func() {
@@ -261,18 +307,21 @@ func (r *recording) delta(ctx context.Context, text, sofar string) {
 			r.flushLocked(ctx)
 		})
 	}
+	return false
 }
 
 // flushLocked saves the last snapshot of the Check with the correction
-// streamed so far, if there is text not saved yet. r.smu is held.
-func (r *recording) flushLocked(ctx context.Context) {
+// streamed so far, if there is text not saved yet, and reports whether it
+// did. r.smu is held.
+func (r *recording) flushLocked(ctx context.Context) bool {
 	if !r.unsaved || !r.streaming || r.last == nil {
-		return
+		return false
 	}
 	c := r.last.Clone()
 	c.Correction.Text = r.streamed.String()
 	r.unsaved, r.savedAt = false, r.now()
 	r.save(ctx, c)
+	return true
 }
 
 // stopStream drops a pending stream save: the run is over and the whole

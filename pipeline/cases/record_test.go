@@ -163,3 +163,38 @@ func TestStreamedCorrectionIsSaved(t *testing.T) {
 		t.Errorf("after the correction item: %q", got)
 	}
 }
+
+// TestEventsTakenTogetherAreSavedOnce: the events that wait while a save
+// is written are kept in one save of the newest Check; a streamed
+// correction among them is kept with it, not overwritten by an older
+// Check.
+func TestEventsTakenTogetherAreSavedOnce(t *testing.T) {
+	st := &memCases{}
+	at := time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC)
+	r := &recording{o: RecordOptions{Store: st}, id: "c1", now: func() time.Time { return at }}
+	ctx := context.Background()
+	check := func(text string) *pipeline.Check {
+		return &pipeline.Check{ID: "c1", Correction: pipeline.Correction{Text: text}}
+	}
+	r.take(ctx, []pipeline.Event{
+		{Kind: pipeline.EventStageStarted, Stage: pipeline.StageSearch, Check: check("a")},
+		{Kind: pipeline.EventItem, Stage: pipeline.StageSearch, Item: pipeline.Hit{URL: "https://a.example/"}, Check: check("b")},
+		{Kind: pipeline.EventStageFinished, Stage: pipeline.StageSearch, Check: check("c")},
+	})
+	if got := st.texts(); len(got) != 1 || got[0] != "c" {
+		t.Fatalf("three events taken together: saves %q, want the newest alone", got)
+	}
+	// The correction starts streaming: its first words are saved at once
+	// with the Check of its start; a later Check taken with them keeps the
+	// words.
+	r.take(ctx, []pipeline.Event{
+		{Kind: pipeline.EventStageStarted, Stage: pipeline.StageCorrection, Check: check("")},
+		{Kind: pipeline.EventTokenDelta, Stage: pipeline.StageCorrection, Delta: "This post "},
+		{Kind: pipeline.EventUsage, Stage: pipeline.StageCorrection, Check: check("")},
+		{Kind: pipeline.EventTokenDelta, Stage: pipeline.StageCorrection, Delta: "is"},
+	})
+	if got := st.texts()[1:]; len(got) != 2 || got[0] != "This post " || got[1] != "This post is" {
+		t.Errorf("saves while streaming %q, want the first words, then the newest Check with all the words", got)
+	}
+	r.stopStream()
+}
