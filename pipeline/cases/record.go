@@ -1,12 +1,14 @@
 // Recording: Record runs a check while keeping it as a case in the store as
-// it goes: the Check after every event (the events that came while a save
-// was being written are saved together, in one save of the newest Check,
-// so that the check never waits for the store), the correction as it
-// streams (at most a second behind), every draft of the correction, and a
-// snapshot of each evidence page with its extracted text and raw HTML. A
-// process killed mid-run leaves a case holding everything up to the last
-// event it reported, and the streamed correction up to a second before the
-// kill. It is what `muse check` and `muse batch` use; the TUI keeps its
+// it goes: the Check after every event, the correction as it streams (at
+// most a second behind), every draft of the correction, and a snapshot of
+// each evidence page with its extracted text and raw HTML. A process killed
+// mid-run leaves a case holding everything up to the last event it
+// reported, and the streamed correction up to a second before the kill.
+// Without OnEvent (nobody is shown the events: muse batch, muse worker)
+// the items of a stage (hits, sources, quotes, usage) are saved in the
+// background, the newest Check at each save, so that the check does not
+// wait for the store between them; a stage starting or ending waits for
+// them, so a kill loses at most the items of the stage under way. It is what `muse check` and `muse batch` use; the TUI keeps its
 // cases itself but stores the pages through the same Snapshotter.
 package cases
 
@@ -120,7 +122,7 @@ func Record(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pip
 	if c.ID == "" {
 		c.ID = pipeline.NewID()
 	}
-	rec := &recording{o: o, id: c.ID, now: time.Now}
+	rec := &recording{o: o, id: c.ID, now: time.Now, background: o.OnEvent == nil}
 	if o.Store != nil {
 		rec.snaps = &Snapshotter{Store: o.Store, Pages: o.Pages, Headers: o.Headers}
 	}
@@ -132,37 +134,21 @@ func Record(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pip
 			rec.fail(err)
 		}
 	}
-	// The engine does not wait for the saves: the events it sends while
-	// one is written wait here, and are saved together next.
-	events := make(chan pipeline.Event, eventBuffer)
+	events := make(chan pipeline.Event)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for ev := range events {
-			batch := append(make([]pipeline.Event, 0, 8), ev)
-		ready:
-			for {
-				select {
-				case ev, ok := <-events:
-					if !ok {
-						break ready
-					}
-					batch = append(batch, ev)
-				default:
-					break ready
-				}
-			}
-			rec.take(wctx, batch)
+			rec.event(wctx, ev)
 			if o.OnEvent != nil {
-				for _, ev := range batch {
-					o.OnEvent(ev)
-				}
+				o.OnEvent(ev)
 			}
 		}
 	}()
 	err := e.Run(ctx, c, from, events)
 	close(events)
 	<-done
+	rec.settle()
 	rec.stopStream()
 	rec.save(wctx, c)
 	rec.snapshots(wctx, c)
@@ -177,6 +163,15 @@ type recording struct {
 	failed bool
 	snaps  *Snapshotter // nil when nothing is kept
 	now    func() time.Time
+	// background: items are saved in the background (no OnEvent).
+	background bool
+
+	// The background save: the newest Check not saved yet, whether a
+	// save is under way, and idle, told when none is.
+	bmu     sync.Mutex
+	pending *pipeline.Check
+	saving  bool
+	idle    *sync.Cond
 
 	// The streamed correction: the text so far, the last snapshot of the
 	// Check it belongs to, when it was last saved and the timer that saves
@@ -193,9 +188,6 @@ type recording struct {
 // streamEvery is how often the streamed correction is saved: a kill loses
 // at most this much of it, and a save (a whole Check) is not made per token.
 const streamEvery = time.Second
-
-// eventBuffer is how many events the engine may send ahead of the saves.
-const eventBuffer = 64
 
 func (r *recording) fail(err error) {
 	r.mu.Lock()
@@ -224,70 +216,107 @@ func (r *recording) save(ctx context.Context, c *pipeline.Check) {
 }
 
 func (r *recording) event(ctx context.Context, ev pipeline.Event) {
-	r.take(ctx, []pipeline.Event{ev})
-}
-
-// take keeps what the events say, in order, with one save of the newest
-// Check among them.
-func (r *recording) take(ctx context.Context, evs []pipeline.Event) {
 	if r.o.Store == nil {
 		return
 	}
-	var newest *pipeline.Check
-	for _, ev := range evs {
-		if ev.Kind == pipeline.EventTokenDelta {
-			if r.delta(ctx, ev.Delta, ev.Text) {
-				newest = nil // the save held the newest Check, with the text so far
-			}
-			continue
-		}
-		if ev.Check != nil {
-			r.smu.Lock()
-			r.last = ev.Check
-			_, corr := ev.Item.(pipeline.Correction)
-			switch {
-			case ev.Stage == pipeline.StageCorrection && ev.Kind == pipeline.EventStageStarted:
-				r.streamed.Reset()
-				r.streaming = true
-			case corr, ev.Kind == pipeline.EventDone,
-				ev.Stage == pipeline.StageCorrection && (ev.Kind == pipeline.EventStageFinished || ev.Kind == pipeline.EventStageFailed):
-				r.streaming, r.unsaved = false, false // the correction as written is in the Check itself
-			}
-			r.smu.Unlock()
-			newest = ev.Check
-		}
-		if ev.Kind != pipeline.EventItem {
-			continue
-		}
-		switch it := ev.Item.(type) {
-		case pipeline.Evidence:
-			if ev.Check != nil {
-				r.snapshot(ctx, ev.Check, it.SourceURL)
-			}
-		case pipeline.Correction:
-			r.draft(ctx, it)
-		}
-	}
-	if newest == nil {
+	if ev.Kind == pipeline.EventTokenDelta {
+		r.delta(ctx, ev.Delta, ev.Text)
 		return
 	}
+	if ev.Check != nil {
+		r.smu.Lock()
+		r.last = ev.Check
+		_, corr := ev.Item.(pipeline.Correction)
+		switch {
+		case ev.Stage == pipeline.StageCorrection && ev.Kind == pipeline.EventStageStarted:
+			r.streamed.Reset()
+			r.streaming = true
+		case corr, ev.Kind == pipeline.EventDone,
+			ev.Stage == pipeline.StageCorrection && (ev.Kind == pipeline.EventStageFinished || ev.Kind == pipeline.EventStageFailed):
+			r.streaming, r.unsaved = false, false // the correction as written is in the Check itself
+		}
+		r.smu.Unlock()
+		if r.background && (ev.Kind == pipeline.EventItem || ev.Kind == pipeline.EventUsage) {
+			r.saveLater(ctx, ev.Check)
+		} else {
+			r.settle()
+			r.save(ctx, r.withStream(ev.Check))
+		}
+	}
+	if ev.Kind != pipeline.EventItem {
+		return
+	}
+	switch it := ev.Item.(type) {
+	case pipeline.Evidence:
+		if ev.Check != nil {
+			r.snapshot(ctx, ev.Check, it.SourceURL)
+		}
+	case pipeline.Correction:
+		r.draft(ctx, it)
+	}
+}
+
+// saveLater saves c in the background: after the save under way, if
+// any, and not at all if a newer Check comes first.
+func (r *recording) saveLater(ctx context.Context, c *pipeline.Check) {
+	r.bmu.Lock()
+	defer r.bmu.Unlock()
+	r.pending = c
+	if r.saving {
+		return
+	}
+	r.saving = true
+	go func() {
+		for {
+			r.bmu.Lock()
+			c := r.pending
+			r.pending = nil
+			if c == nil {
+				r.saving = false
+				if r.idle != nil {
+					r.idle.Broadcast()
+				}
+				r.bmu.Unlock()
+				return
+			}
+			r.bmu.Unlock()
+			r.save(ctx, r.withStream(c))
+		}
+	}()
+}
+
+// settle waits for the background saves to end. A Check saved next is
+// newer than any of theirs.
+func (r *recording) settle() {
+	r.bmu.Lock()
+	defer r.bmu.Unlock()
+	if r.idle == nil {
+		r.idle = sync.NewCond(&r.bmu)
+	}
+	for r.saving {
+		r.idle.Wait()
+	}
+}
+
+// withStream is c with the correction streamed so far, while one streams
+// (c, an event's Check, has not got it); that save holds the text.
+func (r *recording) withStream(c *pipeline.Check) *pipeline.Check {
 	r.smu.Lock()
 	defer r.smu.Unlock()
-	if r.streaming && r.streamed.Len() > 0 {
-		// The newest Check with the correction streamed so far.
-		newest = newest.Clone()
-		newest.Correction.Text = r.streamed.String()
-		r.unsaved, r.savedAt = false, r.now()
+	if !r.streaming || r.streamed.Len() == 0 {
+		return c
 	}
-	r.save(ctx, newest)
+	c = c.Clone()
+	c.Correction.Text = r.streamed.String()
+	r.unsaved, r.savedAt = false, r.now()
+	return c
 }
 
 // delta adds streamed text, saving the case with the correction so far
 // when the last such save is a second old, and otherwise making sure one
 // happens within the second. sofar, when the engine gives it, is the
 // whole text so far with its source ids already URLs: that is what is kept.
-// It reports whether it saved.
-func (r *recording) delta(ctx context.Context, text, sofar string) bool {
+func (r *recording) delta(ctx context.Context, text, sofar string) {
 	r.smu.Lock()
 	defer r.smu.Unlock()
 	if sofar != "" {
@@ -297,7 +326,8 @@ func (r *recording) delta(ctx context.Context, text, sofar string) bool {
 	r.streamed.WriteString(text)
 	r.unsaved = true
 	if r.now().Sub(r.savedAt) >= streamEvery {
-		return r.flushLocked(ctx)
+		r.flushLocked(ctx)
+		return
 	}
 	if r.timer == nil {
 		r.timer = time.AfterFunc(streamEvery-r.now().Sub(r.savedAt), func() {
@@ -307,21 +337,18 @@ func (r *recording) delta(ctx context.Context, text, sofar string) bool {
 			r.flushLocked(ctx)
 		})
 	}
-	return false
 }
 
 // flushLocked saves the last snapshot of the Check with the correction
-// streamed so far, if there is text not saved yet, and reports whether it
-// did. r.smu is held.
-func (r *recording) flushLocked(ctx context.Context) bool {
+// streamed so far, if there is text not saved yet. r.smu is held.
+func (r *recording) flushLocked(ctx context.Context) {
 	if !r.unsaved || !r.streaming || r.last == nil {
-		return false
+		return
 	}
 	c := r.last.Clone()
 	c.Correction.Text = r.streamed.String()
 	r.unsaved, r.savedAt = false, r.now()
 	r.save(ctx, c)
-	return true
 }
 
 // stopStream drops a pending stream save: the run is over and the whole

@@ -164,37 +164,63 @@ func TestStreamedCorrectionIsSaved(t *testing.T) {
 	}
 }
 
-// TestEventsTakenTogetherAreSavedOnce: the events that wait while a save
-// is written are kept in one save of the newest Check; a streamed
-// correction among them is kept with it, not overwritten by an older
-// Check.
-func TestEventsTakenTogetherAreSavedOnce(t *testing.T) {
-	st := &memCases{}
-	at := time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC)
-	r := &recording{o: RecordOptions{Store: st}, id: "c1", now: func() time.Time { return at }}
+// slowCases is memCases whose saves wait for a word on gate.
+type slowCases struct {
+	memCases
+	gate chan struct{}
+}
+
+func (m *slowCases) Save(ctx context.Context, c *pipeline.Check) error {
+	<-m.gate
+	return m.memCases.Save(ctx, c)
+}
+
+// TestItemsSavedInTheBackground: with nobody shown the events, an item
+// does not wait for the store (the items that come during a save are
+// saved together, the newest Check); a stage's start or end waits for
+// every save before it, so that what came before a model call is kept.
+func TestItemsSavedInTheBackground(t *testing.T) {
+	st := &slowCases{gate: make(chan struct{})}
+	r := &recording{o: RecordOptions{Store: st}, id: "c1", now: time.Now, background: true}
 	ctx := context.Background()
 	check := func(text string) *pipeline.Check {
 		return &pipeline.Check{ID: "c1", Correction: pipeline.Correction{Text: text}}
 	}
-	r.take(ctx, []pipeline.Event{
-		{Kind: pipeline.EventStageStarted, Stage: pipeline.StageSearch, Check: check("a")},
-		{Kind: pipeline.EventItem, Stage: pipeline.StageSearch, Item: pipeline.Hit{URL: "https://a.example/"}, Check: check("b")},
-		{Kind: pipeline.EventStageFinished, Stage: pipeline.StageSearch, Check: check("c")},
-	})
-	if got := st.texts(); len(got) != 1 || got[0] != "c" {
-		t.Fatalf("three events taken together: saves %q, want the newest alone", got)
+	returned := make(chan struct{})
+	go func() {
+		for _, text := range []string{"hit 1", "hit 2", "hit 3"} {
+			r.event(ctx, pipeline.Event{Kind: pipeline.EventItem, Stage: pipeline.StageSearch, Item: pipeline.Hit{URL: "https://a.example/"}, Check: check(text)})
+		}
+		close(returned)
+	}()
+	select {
+	case <-returned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("an item waited for the store")
 	}
-	// The correction starts streaming: its first words are saved at once
-	// with the Check of its start; a later Check taken with them keeps the
-	// words.
-	r.take(ctx, []pipeline.Event{
-		{Kind: pipeline.EventStageStarted, Stage: pipeline.StageCorrection, Check: check("")},
-		{Kind: pipeline.EventTokenDelta, Stage: pipeline.StageCorrection, Delta: "This post "},
-		{Kind: pipeline.EventUsage, Stage: pipeline.StageCorrection, Check: check("")},
-		{Kind: pipeline.EventTokenDelta, Stage: pipeline.StageCorrection, Delta: "is"},
-	})
-	if got := st.texts()[1:]; len(got) != 2 || got[0] != "This post " || got[1] != "This post is" {
-		t.Errorf("saves while streaming %q, want the first words, then the newest Check with all the words", got)
+	finished := make(chan struct{})
+	go func() {
+		r.event(ctx, pipeline.Event{Kind: pipeline.EventStageFinished, Stage: pipeline.StageSearch, Check: check("search done")})
+		close(finished)
+	}()
+	select {
+	case <-finished:
+		t.Fatal("the stage's end did not wait for the items' saves")
+	case <-time.After(100 * time.Millisecond):
 	}
-	r.stopStream()
+	// Let the saves through: the one under way, the newest item's, the
+	// stage's.
+	for open := true; open; {
+		select {
+		case st.gate <- struct{}{}:
+		case <-finished:
+			open = false
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the stage's end never saved: %q", st.texts())
+		}
+	}
+	got := st.texts()
+	if n := len(got); n < 2 || n > 3 || got[n-2] != "hit 3" || got[n-1] != "search done" {
+		t.Errorf("saves %q, want at most one item's before the newest item's, then the stage's end", got)
+	}
 }
