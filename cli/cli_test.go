@@ -1694,7 +1694,6 @@ func BenchmarkQueueThroughput(b *testing.B) {
 					for range workers {
 						procs = append(procs, startWorker(b, env, "-j", "1"))
 					}
-					var rs []jobs.Result
 					for {
 						st, err := q.BatchStatus(context.Background(), id)
 						if err != nil {
@@ -1706,14 +1705,23 @@ func BenchmarkQueueThroughput(b *testing.B) {
 							}
 							break
 						}
-						time.Sleep(50 * time.Millisecond)
+						time.Sleep(200 * time.Millisecond)
 					}
-					t1 := time.Now()
-					elapsed += t1.Sub(t0)
 					b.StopTimer()
-					if rs, err = q.Results(context.Background(), id); err != nil {
+					rs, err := q.Results(context.Background(), id)
+					if err != nil {
 						b.Fatal(err)
 					}
+					// The batch ended when its last job did (rather than
+					// when the poll, every 200 ms so as to weigh little on
+					// the workers, saw it).
+					var t1 time.Time
+					for _, r := range rs {
+						if r.Finished != nil && r.Finished.After(t1) {
+							t1 = *r.Finished
+						}
+					}
+					elapsed += t1.Sub(t0)
 					posts += len(suffixes)
 					stopWorkers(b, procs...)
 					pt := timesOf(b, rs, model.calls(), t0, t1)
