@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -278,24 +279,44 @@ func workerCmd(app *App) *cobra.Command {
 				fmt.Fprintln(app.Stderr, "muse: worker stopped before it took any job")
 				return true
 			}
-			q, err := openQueue(cmd.Context(), app)
-			if err != nil {
-				if stopped() {
-					return nil
-				}
-				return err
+			// The queue, the case store and the engine are opened at once:
+			// each mostly waits on its database or files.
+			var (
+				q                     *jobs.Queue
+				ro                    cases.RecordOptions
+				closeCases            = func() {}
+				engines               batch.Engines
+				noModel, qErr, engErr error
+				closeEngines          func() error
+				opening               sync.WaitGroup
+			)
+			opening.Go(func() { q, qErr = openQueue(cmd.Context(), app) })
+			opening.Go(func() { ro, closeCases, _ = recordOptions(cmd.Context(), app, noSave) })
+			opening.Go(func() {
+				// The case store is open by the time a job asks for an engine.
+				engines, noModel, closeEngines, engErr = batch.WorkerEngines(cmd.Context(), app.Cfg,
+					func() cases.RecordOptions { return ro }, noSave)
+			})
+			opening.Wait()
+			if q != nil {
+				defer q.Close()
 			}
-			defer q.Close()
-			ro, closeCases, _ := recordOptions(cmd.Context(), app, noSave)
 			defer closeCases()
-			engines, noModel, closeEngines, err := batch.WorkerEngines(cmd.Context(), app.Cfg, ro, noSave)
-			if err != nil {
+			if closeEngines != nil {
+				defer closeEngines()
+			}
+			if qErr != nil {
 				if stopped() {
 					return nil
 				}
-				return usage(err)
+				return qErr
 			}
-			defer closeEngines()
+			if engErr != nil {
+				if stopped() {
+					return nil
+				}
+				return usage(engErr)
+			}
 			if stopped() {
 				return nil
 			}

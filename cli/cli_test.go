@@ -13,12 +13,16 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -1638,19 +1642,26 @@ func TestDayCapHeldByFourWorkers(t *testing.T) {
 
 // BenchmarkQueueThroughput: posts per minute checked by 1, 2 and 4 `muse
 // worker` processes (-j 1 each) with a loopback model that answers every
-// call after 1 s, against the latency-bound ideal: a text post's check
-// makes 3 model calls one after the other (queries, evidence, correction),
-// so a worker checks at most 20 posts a minute. Each worker gets 5 posts;
-// the time runs from the workers' start to the batch's end (start-up
-// included). On the SQLite queue and, with MUSE_TEST_DATABASE_URL, on
-// PostgreSQL. On demand only (a minute or two of wall time):
+// call after 1 s, against the latency-bound ideal: a check's model calls
+// one after the other (a text post's: queries, evidence, correction and
+// the support map's judgement, 4 s), the rest taken as free, so that a
+// worker checks at most 15 posts a minute. The calls are counted as the
+// model receives them (calls that overlap count once), so the ideal moves
+// with the pipeline. Each worker gets 5 posts; of-ideal runs from the
+// workers' start to the batch's end (start-up included). steady-of-ideal
+// leaves out what the ideal cannot hold and a long-running worker pays
+// once: each worker's start-up before its first job, and the wait of
+// workers that ran out of jobs for the last ones to finish. The log says
+// where the seconds went (model calls, the rest of each check, between
+// jobs, start-up). On the SQLite queue and, with MUSE_TEST_DATABASE_URL,
+// on PostgreSQL. On demand only (a minute or two of wall time):
 //
 //	MUSE_QUEUE_BENCH=1 go test -run '^$' -bench QueueThroughput -benchtime 1x .
 func BenchmarkQueueThroughput(b *testing.B) {
 	if os.Getenv("MUSE_QUEUE_BENCH") != "1" {
 		b.Skip("set MUSE_QUEUE_BENCH=1 to run worker processes against a 1 s model (a minute or two)")
 	}
-	const perWorker, callsPerCheck = 5, 3
+	const perWorker, call = 5, time.Second
 	for _, engine := range []string{"sqlite", "postgres"} {
 		for _, workers := range []int{1, 2, 4} {
 			b.Run(fmt.Sprintf("%s/workers=%d", engine, workers), func(b *testing.B) {
@@ -1659,15 +1670,17 @@ func BenchmarkQueueThroughput(b *testing.B) {
 				if engine == "postgres" {
 					db = pgdbtest.Fresh(b)
 				}
-				w := testworld.New(b, nil, llmtest.WithDelay(time.Second))
-				env := queueEnv(w, w.Cfg.OpenAIBaseURL, db)
+				w := testworld.New(b, nil, llmtest.WithDelay(call))
+				model := newCallLog(b, w.Cfg.OpenAIBaseURL)
+				env := queueEnv(w, model.BaseURL, db)
 				q, err := jobs.Open(context.Background(), jobs.Options{DatabaseURL: db,
 					Path: filepath.Join(os.Getenv("XDG_DATA_HOME"), "muse", "queue.db")})
 				if err != nil {
 					b.Fatal(err)
 				}
 				defer q.Close()
-				var elapsed time.Duration
+				var elapsed, busy time.Duration
+				var parts queueTimes
 				posts := 0
 				for i := range b.N {
 					var suffixes []string
@@ -1692,21 +1705,180 @@ func BenchmarkQueueThroughput(b *testing.B) {
 							}
 							break
 						}
-						time.Sleep(50 * time.Millisecond)
+						time.Sleep(200 * time.Millisecond)
 					}
-					elapsed += time.Since(t0)
 					b.StopTimer()
+					rs, err := q.Results(context.Background(), id)
+					if err != nil {
+						b.Fatal(err)
+					}
+					// The batch ended when its last job did (rather than
+					// when the poll, every 200 ms so as to weigh little on
+					// the workers, saw it).
+					var t1 time.Time
+					for _, r := range rs {
+						if r.Finished != nil && r.Finished.After(t1) {
+							t1 = *r.Finished
+						}
+					}
+					elapsed += t1.Sub(t0)
 					posts += len(suffixes)
 					stopWorkers(b, procs...)
+					pt := timesOf(b, rs, model.calls(), t0, t1)
+					parts.add(pt)
+					busy += pt.busy / time.Duration(workers)
 				}
 				perMin := float64(posts) / elapsed.Minutes()
-				ideal := float64(workers) * 60 / callsPerCheck
+				callsPerCheck := float64(parts.waves) / float64(posts)
+				ideal := float64(workers) * time.Minute.Seconds() / (callsPerCheck * call.Seconds())
+				b.ReportMetric(callsPerCheck, "calls/check")
 				b.ReportMetric(perMin, "posts/min")
 				b.ReportMetric(ideal, "ideal-posts/min")
 				b.ReportMetric(perMin/ideal, "of-ideal")
+				b.ReportMetric(float64(posts)/busy.Minutes()/ideal, "steady-of-ideal")
+				b.Logf("%d posts, %d workers, %.1fs: %s", posts, workers, elapsed.Seconds(), parts.explain(posts, workers))
 			})
 		}
 	}
+}
+
+// callLog stands in front of a model server and notes when each of its
+// calls started and ended, and for which post (the bench's "#i-p" in the
+// request).
+type callLog struct {
+	BaseURL string
+	mu      sync.Mutex
+	log     []modelCall
+}
+
+type modelCall struct {
+	post       string
+	start, end time.Time
+}
+
+var benchPostTag = regexp.MustCompile(`#\d+-\d+`)
+
+func newCallLog(t testing.TB, baseURL string) *callLog {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &callLog{}
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		start := time.Now()
+		proxy.ServeHTTP(w, r)
+		if r.Method == http.MethodPost {
+			l.mu.Lock()
+			l.log = append(l.log, modelCall{string(benchPostTag.Find(body)), start, time.Now()})
+			l.mu.Unlock()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	l.BaseURL = srv.URL + u.Path
+	return l
+}
+
+func (l *callLog) calls() []modelCall {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.log)
+}
+
+// queueTimes sums where a queued batch's worker-seconds went: each
+// worker's start-up before its first job, the jobs (their model calls
+// and the rest), the time between a worker's jobs, and its wait at the
+// end for the others.
+type queueTimes struct {
+	startup, model, rest, between, tail, busy time.Duration
+	// calls are the model calls; waves count calls that overlap once.
+	calls, waves, jobs int
+	maxStartup         time.Duration
+}
+
+func (q *queueTimes) add(o queueTimes) {
+	q.startup += o.startup
+	q.model += o.model
+	q.rest += o.rest
+	q.between += o.between
+	q.tail += o.tail
+	q.busy += o.busy
+	q.calls += o.calls
+	q.waves += o.waves
+	q.jobs += o.jobs
+	q.maxStartup = max(q.maxStartup, o.maxStartup)
+}
+
+// timesOf reads the batch's jobs (when each started and ended, on which
+// worker) and the model's calls between t0 (the workers' start) and t1
+// (the batch seen done).
+func timesOf(t testing.TB, rs []jobs.Result, calls []modelCall, t0, t1 time.Time) queueTimes {
+	var q queueTimes
+	byWorker := map[string][]jobs.Result{}
+	for _, r := range rs {
+		if r.Started == nil || r.Finished == nil || r.Worker == "" || r.Tries != 1 {
+			t.Fatalf("job %d: started %v, finished %v, worker %q, %d attempts", r.JobID, r.Started, r.Finished, r.Worker, r.Tries)
+		}
+		byWorker[r.Worker] = append(byWorker[r.Worker], r)
+	}
+	byPost := map[string][]modelCall{}
+	for _, c := range calls {
+		if c.start.After(t0) {
+			byPost[c.post] = append(byPost[c.post], c)
+		}
+	}
+	for _, js := range byWorker {
+		slices.SortFunc(js, func(a, b jobs.Result) int { return a.Started.Compare(*b.Started) })
+		up := js[0].Started.Sub(t0)
+		q.startup += up
+		q.maxStartup = max(q.maxStartup, up)
+		q.tail += t1.Sub(*js[len(js)-1].Finished)
+		q.busy += js[len(js)-1].Finished.Sub(*js[0].Started)
+		for i, j := range js {
+			if i > 0 {
+				q.between += j.Started.Sub(*js[i-1].Finished)
+			}
+			var out struct {
+				Check struct{ Post struct{ Text string } } `json:"check"`
+			}
+			json.Unmarshal(j.Output, &out)
+			tag := benchPostTag.FindString(out.Check.Post.Text)
+			cs := byPost[tag]
+			if tag == "" || len(cs) == 0 {
+				t.Fatalf("job %d (post %q): no model call of its own", j.JobID, tag)
+			}
+			slices.SortFunc(cs, func(a, b modelCall) int { return a.start.Compare(b.start) })
+			var inCalls time.Duration // the time some call of the job was in flight
+			var last time.Time
+			for _, c := range cs {
+				if !c.start.Before(last) {
+					q.waves++
+					inCalls += c.end.Sub(c.start)
+				} else if c.end.After(last) {
+					inCalls += c.end.Sub(last)
+				}
+				if c.end.After(last) {
+					last = c.end
+				}
+				q.calls++
+			}
+			q.model += inCalls
+			q.rest += j.Finished.Sub(*j.Started) - inCalls
+			q.jobs++
+		}
+	}
+	return q
+}
+
+// explain says where the worker-seconds went, per check.
+func (q queueTimes) explain(posts, workers int) string {
+	per := func(d time.Duration) string { return fmt.Sprintf("%.2fs", d.Seconds()/float64(posts)) }
+	return fmt.Sprintf("per check: %.2f model calls in flight for %s, the rest of the check %s, between jobs %s; "+
+		"per worker: start-up to the first job %.2fs (longest %.2fs), idle at the end %.2fs",
+		float64(q.calls)/float64(posts), per(q.model), per(q.rest), per(q.between),
+		q.startup.Seconds()/float64(workers), q.maxStartup.Seconds(), q.tail.Seconds()/float64(workers))
 }
 
 // TestArchiveAddClaimReview: fact-checks imported with `muse archive add

@@ -34,8 +34,10 @@ func Kept(e *pipeline.Engine, o cases.RecordOptions) RunFunc {
 }
 
 // WorkerEngines are a worker's engines over the configuration cfg, its
-// checks kept as cases through o (none for a job queued with --no-save, nor
-// with noSave).
+// checks kept as cases through the options keep returns (none for a job
+// queued with --no-save, nor with noSave). keep is called when a job
+// first asks for an engine, not before: the case store may still be
+// opening while the engines are built.
 //
 // The engine for jobs queued without options is built at once, so that a
 // worker configured wrongly says so before it takes a job. A configuration
@@ -45,7 +47,7 @@ func Kept(e *pipeline.Engine, o cases.RecordOptions) RunFunc {
 // fails with noModel. Each other set of options gets an engine of its own,
 // built when a job first asks for it and kept for the jobs that follow.
 // closeAll closes them all.
-func WorkerEngines(ctx context.Context, cfg *setup.Config, o cases.RecordOptions, noSave bool) (engines Engines, noModel error, closeAll func() error, err error) {
+func WorkerEngines(ctx context.Context, cfg *setup.Config, keep func() cases.RecordOptions, noSave bool) (engines Engines, noModel error, closeAll func() error, err error) {
 	base := pipeline.Options{Snapshots: !noSave}
 	defaults := CheckOptions{}
 	eng, closeDefault, err := setup.NewFromConfig(ctx, cfg, base)
@@ -56,12 +58,13 @@ func WorkerEngines(ctx context.Context, cfg *setup.Config, o cases.RecordOptions
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if noSave {
-		o.Store = nil
-	}
 	engines, closeEngines := EnginesFor(func(ctx context.Context, co CheckOptions) (*pipeline.Engine, RunFunc, func() error, error) {
 		if noModel != nil && !co.NoLLM {
 			return nil, nil, nil, noModel
+		}
+		o := keep()
+		if noSave {
+			o.Store = nil
 		}
 		if co == defaults {
 			return eng, Kept(eng, o), nil, nil

@@ -3,7 +3,12 @@
 // most a second behind), every draft of the correction, and a snapshot of
 // each evidence page with its extracted text and raw HTML. A process killed
 // mid-run leaves a case holding everything up to the last event it
-// reported, and the streamed correction up to a second before the kill. It is what `muse check` and `muse batch` use; the TUI keeps its
+// reported, and the streamed correction up to a second before the kill.
+// Without OnEvent (nobody is shown the events: muse batch, muse worker)
+// the items of a stage (hits, sources, quotes, usage) are saved in the
+// background, the newest Check at each save, so that the check does not
+// wait for the store between them; a stage starting or ending waits for
+// them, so a kill loses at most the items of the stage under way. It is what `muse check` and `muse batch` use; the TUI keeps its
 // cases itself but stores the pages through the same Snapshotter.
 package cases
 
@@ -117,7 +122,7 @@ func Record(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pip
 	if c.ID == "" {
 		c.ID = pipeline.NewID()
 	}
-	rec := &recording{o: o, id: c.ID, now: time.Now}
+	rec := &recording{o: o, id: c.ID, now: time.Now, background: o.OnEvent == nil}
 	if o.Store != nil {
 		rec.snaps = &Snapshotter{Store: o.Store, Pages: o.Pages, Headers: o.Headers}
 	}
@@ -143,6 +148,7 @@ func Record(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pip
 	err := e.Run(ctx, c, from, events)
 	close(events)
 	<-done
+	rec.settle()
 	rec.stopStream()
 	rec.save(wctx, c)
 	rec.snapshots(wctx, c)
@@ -157,6 +163,15 @@ type recording struct {
 	failed bool
 	snaps  *Snapshotter // nil when nothing is kept
 	now    func() time.Time
+	// background: items are saved in the background (no OnEvent).
+	background bool
+
+	// The background save: the newest Check not saved yet, whether a
+	// save is under way, and idle, told when none is.
+	bmu     sync.Mutex
+	pending *pipeline.Check
+	saving  bool
+	idle    *sync.Cond
 
 	// The streamed correction: the text so far, the last snapshot of the
 	// Check it belongs to, when it was last saved and the timer that saves
@@ -221,7 +236,12 @@ func (r *recording) event(ctx context.Context, ev pipeline.Event) {
 			r.streaming, r.unsaved = false, false // the correction as written is in the Check itself
 		}
 		r.smu.Unlock()
-		r.save(ctx, ev.Check)
+		if r.background && (ev.Kind == pipeline.EventItem || ev.Kind == pipeline.EventUsage) {
+			r.saveLater(ctx, ev.Check)
+		} else {
+			r.settle()
+			r.save(ctx, r.withStream(ev.Check))
+		}
 	}
 	if ev.Kind != pipeline.EventItem {
 		return
@@ -234,6 +254,62 @@ func (r *recording) event(ctx context.Context, ev pipeline.Event) {
 	case pipeline.Correction:
 		r.draft(ctx, it)
 	}
+}
+
+// saveLater saves c in the background: after the save under way, if
+// any, and not at all if a newer Check comes first.
+func (r *recording) saveLater(ctx context.Context, c *pipeline.Check) {
+	r.bmu.Lock()
+	defer r.bmu.Unlock()
+	r.pending = c
+	if r.saving {
+		return
+	}
+	r.saving = true
+	go func() {
+		for {
+			r.bmu.Lock()
+			c := r.pending
+			r.pending = nil
+			if c == nil {
+				r.saving = false
+				if r.idle != nil {
+					r.idle.Broadcast()
+				}
+				r.bmu.Unlock()
+				return
+			}
+			r.bmu.Unlock()
+			r.save(ctx, r.withStream(c))
+		}
+	}()
+}
+
+// settle waits for the background saves to end. A Check saved next is
+// newer than any of theirs.
+func (r *recording) settle() {
+	r.bmu.Lock()
+	defer r.bmu.Unlock()
+	if r.idle == nil {
+		r.idle = sync.NewCond(&r.bmu)
+	}
+	for r.saving {
+		r.idle.Wait()
+	}
+}
+
+// withStream is c with the correction streamed so far, while one streams
+// (c, an event's Check, has not got it); that save holds the text.
+func (r *recording) withStream(c *pipeline.Check) *pipeline.Check {
+	r.smu.Lock()
+	defer r.smu.Unlock()
+	if !r.streaming || r.streamed.Len() == 0 {
+		return c
+	}
+	c = c.Clone()
+	c.Correction.Text = r.streamed.String()
+	r.unsaved, r.savedAt = false, r.now()
+	return c
 }
 
 // delta adds streamed text, saving the case with the correction so far

@@ -163,3 +163,64 @@ func TestStreamedCorrectionIsSaved(t *testing.T) {
 		t.Errorf("after the correction item: %q", got)
 	}
 }
+
+// slowCases is memCases whose saves wait for a word on gate.
+type slowCases struct {
+	memCases
+	gate chan struct{}
+}
+
+func (m *slowCases) Save(ctx context.Context, c *pipeline.Check) error {
+	<-m.gate
+	return m.memCases.Save(ctx, c)
+}
+
+// TestItemsSavedInTheBackground: with nobody shown the events, an item
+// does not wait for the store (the items that come during a save are
+// saved together, the newest Check); a stage's start or end waits for
+// every save before it, so that what came before a model call is kept.
+func TestItemsSavedInTheBackground(t *testing.T) {
+	st := &slowCases{gate: make(chan struct{})}
+	r := &recording{o: RecordOptions{Store: st}, id: "c1", now: time.Now, background: true}
+	ctx := context.Background()
+	check := func(text string) *pipeline.Check {
+		return &pipeline.Check{ID: "c1", Correction: pipeline.Correction{Text: text}}
+	}
+	returned := make(chan struct{})
+	go func() {
+		for _, text := range []string{"hit 1", "hit 2", "hit 3"} {
+			r.event(ctx, pipeline.Event{Kind: pipeline.EventItem, Stage: pipeline.StageSearch, Item: pipeline.Hit{URL: "https://a.example/"}, Check: check(text)})
+		}
+		close(returned)
+	}()
+	select {
+	case <-returned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("an item waited for the store")
+	}
+	finished := make(chan struct{})
+	go func() {
+		r.event(ctx, pipeline.Event{Kind: pipeline.EventStageFinished, Stage: pipeline.StageSearch, Check: check("search done")})
+		close(finished)
+	}()
+	select {
+	case <-finished:
+		t.Fatal("the stage's end did not wait for the items' saves")
+	case <-time.After(100 * time.Millisecond):
+	}
+	// Let the saves through: the one under way, the newest item's, the
+	// stage's.
+	for open := true; open; {
+		select {
+		case st.gate <- struct{}{}:
+		case <-finished:
+			open = false
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the stage's end never saved: %q", st.texts())
+		}
+	}
+	got := st.texts()
+	if n := len(got); n < 2 || n > 3 || got[n-2] != "hit 3" || got[n-1] != "search done" {
+		t.Errorf("saves %q, want at most one item's before the newest item's, then the stage's end", got)
+	}
+}

@@ -416,6 +416,12 @@ type Result struct {
 	Output json.RawMessage `json:"output,omitempty"`
 	Error  string          `json:"error,omitempty"` // the last attempt's error
 	Tries  int             `json:"attempts"`
+	// Started is when the last attempt began, Finished when the job
+	// ended (nil while it has not), and Worker the River client that
+	// made the last attempt ("" before any).
+	Started  *time.Time `json:"started_at,omitempty"`
+	Finished *time.Time `json:"finished_at,omitempty"`
+	Worker   string     `json:"worker,omitempty"`
 }
 
 // Status counts a batch's items by state.
@@ -480,6 +486,10 @@ func (q *Queue) Results(ctx context.Context, batchID string) ([]Result, error) {
 			continue
 		}
 		out[i].State, out[i].Tries = state(j.State), j.Attempt
+		out[i].Started, out[i].Finished = j.AttemptedAt, j.FinalizedAt
+		if n := len(j.AttemptedBy); n > 0 {
+			out[i].Worker = j.AttemptedBy[n-1]
+		}
 		if o := j.Output(); len(o) > 0 {
 			out[i].Output = json.RawMessage(o)
 		}

@@ -23,7 +23,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
-	"github.com/pressly/goose/v3/lock"
 )
 
 // IsURL reports whether s names a PostgreSQL database (postgres:// or
@@ -95,7 +94,8 @@ var componentName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,40}$`)
 // with -- +goose Up / Down sections) that component has not applied yet,
 // recording them in its own table muse_<component>_migrations. Concurrent
 // callers, in this process or others, wait for each other on an advisory
-// lock keyed by the component, so each migration runs once.
+// lock keyed by the component, so each migration runs once; a caller that
+// finds nothing to apply takes no lock.
 func Migrate(ctx context.Context, pool *pgxpool.Pool, component string, fsys fs.FS) error {
 	if !componentName.MatchString(component) {
 		return fmt.Errorf("migrate: bad component name %q", component)
@@ -105,6 +105,21 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, component string, fsys fs.
 	p, err := provider(db, component, fsys)
 	if err != nil {
 		return fmt.Errorf("migrate %s: %w", component, err)
+	}
+	// Every start of a muse process after the first finds nothing to
+	// apply: it says so without taking the lock, so that processes
+	// starting together do not queue behind each other for nothing. An
+	// error here (the version table being created by another process at
+	// that moment) leaves it to Up, under the lock, on a provider of its
+	// own (a provider checks for its version table once).
+	pending, err := p.HasPending(ctx)
+	if err == nil && !pending {
+		return nil
+	}
+	if err != nil {
+		if p, err = provider(db, component, fsys); err != nil {
+			return fmt.Errorf("migrate %s: %w", component, err)
+		}
 	}
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("migrate %s: %w", component, err)
@@ -151,14 +166,36 @@ func Version(ctx context.Context, pool *pgxpool.Pool, component string, fsys fs.
 func provider(db *sql.DB, component string, fsys fs.FS) (*goose.Provider, error) {
 	h := fnv.New64a()
 	h.Write([]byte("muse/" + component))
-	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(int64(h.Sum64() >> 1)))
-	if err != nil {
-		return nil, err
-	}
 	return goose.NewProvider(goose.DialectPostgres, db, fsys,
 		goose.WithTableName("muse_"+component+"_migrations"),
-		goose.WithSessionLocker(locker),
+		goose.WithSessionLocker(advisoryLock(int64(h.Sum64()>>1))),
 		goose.WithDisableGlobalRegistry(true))
+}
+
+// advisoryLock is a session-level advisory lock on one key that a caller
+// waits for as long as it is held (goose's own locker polls for it, every
+// 5 s by default and every second at the least, so that processes
+// starting together queued behind each other by whole seconds). The key
+// is the one goose's locker took, so older muse processes and these wait
+// for each other.
+type advisoryLock int64
+
+func (k advisoryLock) SessionLock(ctx context.Context, conn *sql.Conn) error {
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", int64(k)); err != nil {
+		return fmt.Errorf("take the migration lock: %w", err)
+	}
+	return nil
+}
+
+func (k advisoryLock) SessionUnlock(ctx context.Context, conn *sql.Conn) error {
+	var held bool
+	if err := conn.QueryRowContext(ctx, "SELECT pg_advisory_unlock($1)", int64(k)).Scan(&held); err != nil {
+		return fmt.Errorf("release the migration lock: %w", err)
+	}
+	if !held {
+		return errors.New("release the migration lock: it was not held")
+	}
+	return nil
 }
 
 // Rebind writes a statement's ? placeholders as PostgreSQL's $1, $2…, so
