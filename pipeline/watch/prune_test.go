@@ -11,7 +11,8 @@ import (
 
 // Clusters no post has joined for longer than Retain are forgotten with
 // their posts, unless the checker acted on them; a repost of a forgotten
-// one starts a new cluster, a repost of a kept one joins it.
+// one starts a new cluster, a repost of a kept one joins it. The IDs of
+// posts seen longer ago are forgotten too.
 func TestTriageForgetsOldClusters(t *testing.T) {
 	eachEngine(t, testForgetsOldClusters)
 }
@@ -52,6 +53,9 @@ func testForgetsOldClusters(t *testing.T, location string) {
 		if _, err := st.db.ExecContext(ctx, st.q(`UPDATE watch_cluster SET last_us = ? WHERE id = ?`), old, ids[i]); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := st.db.ExecContext(ctx, st.q(`UPDATE watch_post SET seen_us = ? WHERE cluster = ?`), old, ids[i]); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := tr.prune(ctx); err != nil {
 		t.Fatal(err)
@@ -62,8 +66,10 @@ func testForgetsOldClusters(t *testing.T, location string) {
 			t.Errorf("cluster of %q: kept %v (%v)", texts[i], err == nil, err)
 		}
 	}
-	if n, _ := st.PostsSeen(ctx); n != 2 {
-		t.Errorf("%d posts kept, want the 2 of the kept clusters", n)
+	// The pinned cluster is kept, with its count, but not its old post's
+	// ID.
+	if n, _ := st.PostsSeen(ctx); n != 1 {
+		t.Errorf("%d posts kept, want the recent one", n)
 	}
 	// The same posts again, and reposts under new IDs.
 	for i, s := range texts {
@@ -90,7 +96,10 @@ func testForgetsOldClusters(t *testing.T, location string) {
 	if err := tr.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := st.Cluster(ctx, ids[2]); err != nil || c.Size != 2 || c.State != StatePinned {
-		t.Errorf("the pinned cluster: %+v, %v; want it kept, pinned, joined by the repost", c, err)
+	if c, err := st.Cluster(ctx, ids[2]); err != nil || c.Size != 3 || c.State != StatePinned {
+		t.Errorf("the pinned cluster: %+v, %v; want it kept, pinned, joined by its forgotten post and the repost", c, err)
+	}
+	if c, err := st.Cluster(ctx, ids[3]); err != nil || c.Size != 2 {
+		t.Errorf("the recent cluster: %+v, %v; want its post counted once, joined by the repost", c, err)
 	}
 }

@@ -407,3 +407,16 @@ func (s *Store) prune(ctx context.Context, before time.Time, batch int) ([]forgo
 	}
 	return out, nil
 }
+
+// prunePosts forgets the IDs of up to batch posts seen before t (their
+// clusters keep their counts), and says how many went: a post delivered
+// again after that long is counted again.
+func (s *Store) prunePosts(ctx context.Context, before time.Time, batch int) (int, error) {
+	res, err := s.db.ExecContext(ctx, s.q(`DELETE FROM watch_post WHERE id IN (SELECT id FROM watch_post WHERE seen_us < ? LIMIT ?)`),
+		before.UnixMicro(), batch)
+	if err != nil {
+		return 0, fmt.Errorf("watch store: forget old posts: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}

@@ -417,7 +417,9 @@ func pruneEvery(retain time.Duration) time.Duration {
 const pruneBatch = 500
 
 // prune forgets the clusters older than Options.Retain that no one acted
-// on, in the store and in the index.
+// on, in the store and in the index, then the IDs of the posts seen
+// before then (a cluster that posts keep joining keeps its count, not
+// every post's ID).
 func (t *Triage) prune(ctx context.Context) error {
 	before := time.Now().Add(-t.o.Retain)
 	for ctx.Err() == nil {
@@ -431,11 +433,20 @@ func (t *Triage) prune(ctx context.Context) error {
 			t.ix.remove(f.id, f.sketch, f.imageKeys)
 		}
 		t.mu.Unlock()
-		if err != nil || len(gone) < pruneBatch {
+		if err != nil {
+			return err
+		}
+		if len(gone) < pruneBatch {
+			break
+		}
+	}
+	for ctx.Err() == nil {
+		n, err := t.o.Store.prunePosts(ctx, before, 4*pruneBatch)
+		if err != nil || n < 4*pruneBatch {
 			return err
 		}
 	}
-	return nil
+	return ctx.Err()
 }
 
 // Flush commits the posts triaged so far.
