@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -46,6 +47,7 @@ type watchFlags struct {
 	perHour    int
 	batchSize  int
 	limit      int
+	forget     time.Duration
 	mastoToken string
 	xEligible  bool
 	xLang      string
@@ -90,6 +92,7 @@ func watchCmd(app *App) *cobra.Command {
 	fl.IntVar(&f.perHour, "per-hour", watch.DefaultPerHour, "the most posts queued in any hour")
 	fl.IntVar(&f.batchSize, "batch-size", 20, "posts scored in one model call")
 	fl.IntVar(&f.limit, "limit", 0, "stop after this many posts (0: never)")
+	fl.DurationVar(&f.forget, "forget-after", watch.DefaultRetain, "forget a cluster no post has joined for this long, with its posts, unless it was opened, pinned, queued or held (0: never)")
 	return cmd
 }
 
@@ -180,7 +183,7 @@ func runWatch(cmd *cobra.Command, app *App, f *watchFlags) error {
 	}
 	defer st.Close()
 	o := watch.Options{Store: st, Matcher: eng, Scorer: eng, NoScore: noModel, BatchSize: f.batchSize,
-		Rule: watch.Rule{Threshold: f.threshold, PerHour: f.perHour}}
+		Rule: watch.Rule{Threshold: f.threshold, PerHour: f.perHour}, Retain: cmp.Or(f.forget, -1)}
 	if noModel != "" {
 		o.Scorer = nil
 	}

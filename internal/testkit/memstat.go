@@ -46,7 +46,7 @@ func SampleMemory(every time.Duration) *MemSampler {
 			metrics.Read(sample)
 			s.peak.Heap = max(s.peak.Heap, sample[0].Value.Uint64())
 			s.peak.Goroutines = max(s.peak.Goroutines, runtime.NumGoroutine())
-			s.peak.AnonRSS = max(s.peak.AnonRSS, uint64(status("RssAnon:"))<<10)
+			s.peak.AnonRSS = max(s.peak.AnonRSS, AnonRSS())
 			select {
 			case <-s.stop:
 				return
@@ -63,6 +63,10 @@ func (s *MemSampler) Stop() MemPeak {
 	s.wg.Wait()
 	return s.peak
 }
+
+// AnonRSS is the process's anonymous resident memory now, in bytes (see
+// MemPeak.AnonRSS), 0 where /proc is absent.
+func AnonRSS() uint64 { return uint64(status("RssAnon:")) << 10 }
 
 // PeakRSS is the process's peak resident set in KiB since it started or
 // since the last ResetPeakRSS, 0 where /proc is absent. It counts the

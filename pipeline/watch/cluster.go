@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"hash/fnv"
 	"math/bits"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -272,6 +273,43 @@ func (ix *index) add(cluster int64, s sketch, images []string) {
 func (ix *index) addImages(cluster int64, images []string) {
 	for _, k := range images {
 		ix.cur.images[k] = cluster
+	}
+}
+
+// remove forgets a cluster filed under s and images (the store forgot
+// it), in both generations.
+func (ix *index) remove(cluster int64, s sketch, images []string) {
+	for _, g := range []*generation{ix.cur, ix.old} {
+		found := false
+		switch {
+		case !s.ok:
+		case s.exact:
+			if g.exact[s.key] == cluster {
+				delete(g.exact, s.key)
+				found = true
+			}
+		default:
+			for b := range bands {
+				k := s.band(b)
+				es := g.bands[b][k]
+				n := len(es)
+				es = slices.DeleteFunc(es, func(e *entry) bool { return e.cluster == cluster })
+				found = found || len(es) < n
+				if len(es) == 0 {
+					delete(g.bands[b], k)
+				} else {
+					g.bands[b][k] = es
+				}
+			}
+		}
+		if found {
+			g.n--
+		}
+		for _, k := range images {
+			if g.images[k] == cluster {
+				delete(g.images, k)
+			}
+		}
 	}
 }
 

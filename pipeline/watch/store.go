@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -349,4 +350,73 @@ func (s *Store) PostsSeen(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("watch store: %w", err)
 	}
 	return n, nil
+}
+
+// forgotten is a cluster prune dropped: what the index filed it under.
+type forgotten struct {
+	id        int64
+	sketch    sketch
+	imageKeys []string
+}
+
+// prune forgets the clusters last seen before t that no one acted on
+// (new or dismissed: not opened, pinned, queued or held), with their
+// posts, up to batch of them in one transaction, and says which went. A
+// post of theirs delivered again is then counted as new.
+func (s *Store) prune(ctx context.Context, before time.Time, batch int) ([]forgotten, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("watch store: forget old clusters: %w", err)
+	}
+	defer tx.Rollback()
+	const old = `last_us < ? AND state IN ('new', 'dismissed')`
+	us := before.UnixMicro()
+	rows, err := tx.QueryContext(ctx, s.q(`SELECT id, sketch, image_keys FROM watch_cluster WHERE `+old+` ORDER BY last_us LIMIT ?`), us, batch)
+	if err != nil {
+		return nil, fmt.Errorf("watch store: forget old clusters: %w", err)
+	}
+	var out []forgotten
+	args := []any{}
+	for rows.Next() {
+		var f forgotten
+		var sk, keys string
+		if err := rows.Scan(&f.id, &sk, &keys); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("watch store: forget old clusters: %w", err)
+		}
+		f.sketch = decodeSketch(sk)
+		_ = json.Unmarshal([]byte(keys), &f.imageKeys)
+		out = append(out, f)
+		args = append(args, f.id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(out) == 0 {
+		return nil, err
+	}
+	// The conditions again: a cluster the checker acted on meanwhile stays.
+	which := `SELECT id FROM watch_cluster WHERE id IN (?` + strings.Repeat(", ?", len(args)-1) + `) AND ` + old
+	args = append(args, us)
+	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM watch_post WHERE cluster IN (`+which+`)`), args...); err != nil {
+		return nil, fmt.Errorf("watch store: forget old clusters: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM watch_cluster WHERE id IN (`+which+`)`), args...); err != nil {
+		return nil, fmt.Errorf("watch store: forget old clusters: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("watch store: forget old clusters: %w", err)
+	}
+	return out, nil
+}
+
+// prunePosts forgets the IDs of up to batch posts seen before t (their
+// clusters keep their counts), and says how many went: a post delivered
+// again after that long is counted again.
+func (s *Store) prunePosts(ctx context.Context, before time.Time, batch int) (int, error) {
+	res, err := s.db.ExecContext(ctx, s.q(`DELETE FROM watch_post WHERE id IN (SELECT id FROM watch_post WHERE seen_us < ? LIMIT ?)`),
+		before.UnixMicro(), batch)
+	if err != nil {
+		return 0, fmt.Errorf("watch store: forget old posts: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
 }

@@ -50,6 +50,10 @@ type Rule struct {
 	Spent       func(ctx context.Context) (float64, error)
 }
 
+// DefaultRetain is how long a cluster no post has joined and no one acted
+// on is kept.
+const DefaultRetain = 7 * 24 * time.Hour
+
 // The rule's defaults.
 const (
 	DefaultThreshold = 0.7
@@ -78,6 +82,11 @@ type Options struct {
 	// Capacity is how many recent clusters near-duplicates are looked
 	// for among (0: 100,000): memory stays flat over a long watch.
 	Capacity int
+	// Retain is how long a cluster no post has joined is kept when no one
+	// acted on it (new or dismissed), with its posts (0: DefaultRetain;
+	// negative: for ever): the store stays bounded over a long watch. A
+	// post of a forgotten cluster delivered again counts as new.
+	Retain time.Duration
 	// Limit stops the watch once this many posts were newly kept (0:
 	// never); Watch then returns nil.
 	Limit int
@@ -120,6 +129,9 @@ func New(ctx context.Context, o Options) (*Triage, error) {
 	}
 	if o.Capacity <= 0 {
 		o.Capacity = 100_000
+	}
+	if o.Retain == 0 {
+		o.Retain = DefaultRetain
 	}
 	if o.Rule.Threshold <= 0 {
 		o.Rule.Threshold = DefaultThreshold
@@ -182,9 +194,11 @@ func (t *Triage) Watch(ctx context.Context, fs ...feeds.Feed) error {
 	g, gctx := errgroup.WithContext(fctx)
 	flushDone := make(chan struct{})
 	go func() {
-		// A quiet feed's last posts are committed too.
+		// A quiet feed's last posts are committed too, and the old
+		// clusters forgotten now and then.
 		tick := time.NewTicker(commitAfter)
 		defer tick.Stop()
+		var pruned time.Time
 		for {
 			select {
 			case <-flushDone:
@@ -192,6 +206,12 @@ func (t *Triage) Watch(ctx context.Context, fs ...feeds.Feed) error {
 			case <-tick.C:
 				if err := t.Flush(gctx); err != nil && gctx.Err() == nil {
 					t.warn("%v", err)
+				}
+				if t.o.Retain > 0 && time.Since(pruned) >= pruneEvery(t.o.Retain) {
+					pruned = time.Now()
+					if err := t.prune(gctx); err != nil && gctx.Err() == nil {
+						t.warn("%v", err)
+					}
 				}
 			}
 		}
@@ -384,6 +404,49 @@ func (t *Triage) rebuild(ctx context.Context) {
 		c := recent[i]
 		t.ix.add(c.ID, c.sketch, c.imageKeys)
 	}
+}
+
+// pruneEvery is how often the clusters older than retain are looked for:
+// a tenth of it, from a minute to an hour.
+func pruneEvery(retain time.Duration) time.Duration {
+	return min(max(retain/10, time.Minute), time.Hour)
+}
+
+// pruneBatch is how many clusters one transaction forgets: the feed waits
+// for it, not for the whole of what is forgotten.
+const pruneBatch = 500
+
+// prune forgets the clusters older than Options.Retain that no one acted
+// on, in the store and in the index, then the IDs of the posts seen
+// before then (a cluster that posts keep joining keeps its count, not
+// every post's ID).
+func (t *Triage) prune(ctx context.Context) error {
+	before := time.Now().Add(-t.o.Retain)
+	for ctx.Err() == nil {
+		t.mu.Lock()
+		err := t.commit(ctx)
+		var gone []forgotten
+		if err == nil {
+			gone, err = t.o.Store.prune(ctx, before, pruneBatch)
+		}
+		for _, f := range gone {
+			t.ix.remove(f.id, f.sketch, f.imageKeys)
+		}
+		t.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		if len(gone) < pruneBatch {
+			break
+		}
+	}
+	for ctx.Err() == nil {
+		n, err := t.o.Store.prunePosts(ctx, before, 4*pruneBatch)
+		if err != nil || n < 4*pruneBatch {
+			return err
+		}
+	}
+	return ctx.Err()
 }
 
 // Flush commits the posts triaged so far.

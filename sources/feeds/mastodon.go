@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +26,15 @@ import (
 // or a restart the statuses posted in between are read first from the
 // timeline's REST endpoint (/api/v1/timelines/public, /tag/:tag,
 // /list/:id with min_id), up to BackfillPages pages of 40.
+//
+// Status IDs are snowflakes of the time a status was posted, and a status
+// from another instance can reach this one late, with an ID below the
+// cursor: so the catch-up also reads again the Lookback before the
+// cursor (since_id and max_id, newest first, up to lookbackPages pages),
+// and the stream delivers such a status whatever its ID. A status read
+// twice (the catch-up and the stream overlap) is dropped by its ID while
+// Run runs; after a restart the window's statuses come again with the
+// IDs they had, for the consumer to drop.
 type Mastodon struct {
 	// Instance is the instance's address (https://mastodon.social).
 	Instance string
@@ -43,6 +53,9 @@ type Mastodon struct {
 	Backoff       Backoff
 	HTTPClient    *http.Client
 	BackfillPages int // 0: 10
+	// Lookback is how long before the cursor the catch-up reads again for
+	// statuses that arrived late (0: DefaultLookback).
+	Lookback time.Duration
 	// Idle is how long the stream may stay silent, heartbeats included,
 	// before the connection is taken for dead (0: 90 s; Mastodon sends a
 	// heartbeat every 15 s or so).
@@ -118,13 +131,14 @@ func (m *Mastodon) get(ctx context.Context, u, accept string) (*http.Response, e
 	return resp, nil
 }
 
-// laterID: status IDs are decimal numbers, compared as such.
-func laterID(a, b string) bool {
-	if len(a) != len(b) {
-		return len(a) > len(b)
-	}
-	return a > b
-}
+// DefaultLookback is how far before the cursor a catch-up looks for
+// statuses that arrived late: federation delivers most statuses within
+// seconds; one whose delivery failed is retried later, at times hours
+// later, which no window catches whole.
+const DefaultLookback = 15 * time.Minute
+
+// lookbackPages bounds the read of the lookback window, in pages of 40.
+const lookbackPages = 5
 
 // Run reads the timeline, after cursor (a status ID) when one is given.
 func (m *Mastodon) Run(ctx context.Context, cursor string, emit func(Post) error) error {
@@ -132,8 +146,9 @@ func (m *Mastodon) Run(ctx context.Context, cursor string, emit func(Post) error
 	if err != nil {
 		return err
 	}
-	for _, r := range cursor {
-		if r < '0' || r > '9' {
+	seen := newSeenIDs(cmp.Or(m.Lookback, DefaultLookback))
+	if cursor != "" {
+		if seen.high, err = strconv.ParseUint(cursor, 10, 64); err != nil {
 			return fmt.Errorf("mastodon cursor %q: not a status ID", cursor)
 		}
 	}
@@ -153,10 +168,17 @@ func (m *Mastodon) Run(ctx context.Context, cursor string, emit func(Post) error
 			m.update(func(s *Stats) { s.Malformed++ })
 			return nil
 		}
-		if cursor != "" && !laterID(st.ID, cursor) {
-			return nil // read already (the backfill and the stream overlap)
+		id, err := strconv.ParseUint(st.ID, 10, 64)
+		if err != nil {
+			m.update(func(s *Stats) { s.Malformed++ })
+			return nil
 		}
-		p := Post{ID: st.Post.URL, Cursor: st.ID, Post: st.Post, ImageKeys: st.Blurhashes, Boost: st.Boost}
+		if !seen.add(id) {
+			return nil // read already (the catch-up and the stream overlap)
+		}
+		// The cursor is the highest ID read: a late status below it does
+		// not move it back.
+		p := Post{ID: st.Post.URL, Cursor: strconv.FormatUint(seen.high, 10), Post: st.Post, ImageKeys: st.Blurhashes, Boost: st.Boost}
 		if p.ID == "" {
 			p.ID = strings.TrimRight(m.Instance, "/") + "/statuses/" + st.ID
 		}
@@ -176,7 +198,6 @@ func (m *Mastodon) Run(ctx context.Context, cursor string, emit func(Post) error
 		if len(keywords) > 0 && !hasKeyword(p.Post.Text, keywords) {
 			p.Post, p.ID, p.Langs, p.ImageKeys = nil, "", nil, nil
 		}
-		cursor = st.ID
 		if err := emit(p); err != nil {
 			return &emitErr{err}
 		}
@@ -190,8 +211,8 @@ func (m *Mastodon) Run(ctx context.Context, cursor string, emit func(Post) error
 			return err
 		}
 		defer resp.Body.Close()
-		if cursor != "" {
-			if err := m.backfill(ctx, restURL, cursor, deliver); err != nil {
+		if seen.high > 0 {
+			if err := m.catchUp(ctx, restURL, seen, deliver); err != nil {
 				return err
 			}
 		}
@@ -209,56 +230,139 @@ func (m *Mastodon) Run(ctx context.Context, cursor string, emit func(Post) error
 	})
 }
 
-// backfill reads the statuses after cursor from the REST timeline, oldest
-// first.
-func (m *Mastodon) backfill(ctx context.Context, restURL, cursor string, deliver func([]byte) error) error {
-	pages := cmp.Or(m.BackfillPages, 10)
-	for range pages {
-		resp, err := m.get(ctx, restURL+"limit=40&min_id="+url.QueryEscape(cursor), "application/json")
+// catchUp reads from the REST timeline what the stream did not bring
+// while it was away: first the lookback window before the cursor, newest
+// first down to its start or for lookbackPages pages (the late statuses),
+// then the statuses after the cursor, oldest first, up to BackfillPages
+// pages; each part is delivered oldest first.
+func (m *Mastodon) catchUp(ctx context.Context, restURL string, seen *seenIDs, deliver func([]byte) error) error {
+	cursor := seen.high
+	var window []status
+	since, maxID := strconv.FormatUint(seen.low(), 10), cursor
+	for range lookbackPages {
+		page, err := m.page(ctx, restURL+"limit=40&since_id="+since+"&max_id="+strconv.FormatUint(maxID, 10))
 		if err != nil {
 			return err
 		}
-		var page []json.RawMessage
-		err = json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&page)
-		resp.Body.Close()
+		if len(page) == 0 {
+			break
+		}
+		window = append(window, page...)
+		maxID = page[0].id // the page's oldest
+	}
+	slices.SortFunc(window, func(a, b status) int { return cmp.Compare(a.id, b.id) })
+	for _, s := range window {
+		if err := deliver(s.raw); err != nil {
+			return err
+		}
+	}
+	minID := cursor
+	for range cmp.Or(m.BackfillPages, 10) {
+		page, err := m.page(ctx, restURL+"limit=40&min_id="+strconv.FormatUint(minID, 10))
 		if err != nil {
-			return fmt.Errorf("mastodon timeline: %w", err)
+			return err
 		}
-		type item struct {
-			id  string
-			raw json.RawMessage
-		}
-		var items []item
-		for _, raw := range page {
-			var s struct {
-				ID string `json:"id"`
-			}
-			if json.Unmarshal(raw, &s) != nil || s.ID == "" {
-				m.update(func(st *Stats) { st.Malformed++ })
-				continue
-			}
-			items = append(items, item{s.ID, raw})
-		}
-		if len(items) == 0 {
+		if len(page) == 0 {
 			return nil
 		}
-		slices.SortFunc(items, func(a, b item) int {
-			if a.id == b.id {
-				return 0
-			}
-			if laterID(a.id, b.id) {
-				return 1
-			}
-			return -1
-		})
-		for _, it := range items {
-			if err := deliver(it.raw); err != nil {
+		for _, s := range page {
+			if err := deliver(s.raw); err != nil {
 				return err
 			}
 		}
-		cursor = items[len(items)-1].id
+		minID = page[len(page)-1].id
 	}
 	return nil
+}
+
+// status is a status of a timeline page, its ID read.
+type status struct {
+	id  uint64
+	raw json.RawMessage
+}
+
+// page reads one page of the REST timeline, oldest first.
+func (m *Mastodon) page(ctx context.Context, u string) ([]status, error) {
+	resp, err := m.get(ctx, u, "application/json")
+	if err != nil {
+		return nil, err
+	}
+	var page []json.RawMessage
+	err = json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&page)
+	resp.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("mastodon timeline: %w", err)
+	}
+	var out []status
+	for _, raw := range page {
+		var s struct {
+			ID string `json:"id"`
+		}
+		id, err := uint64(0), json.Unmarshal(raw, &s)
+		if err == nil {
+			id, err = strconv.ParseUint(s.ID, 10, 64)
+		}
+		if err != nil {
+			m.update(func(st *Stats) { st.Malformed++ })
+			continue
+		}
+		out = append(out, status{id, raw})
+	}
+	slices.SortFunc(out, func(a, b status) int { return cmp.Compare(a.id, b.id) })
+	return out, nil
+}
+
+// seenIDs are the IDs of the statuses delivered lately, to drop one read
+// twice: those within the lookback before the highest (a snowflake's top
+// bits are its time in milliseconds), at most maxSeen of them.
+type seenIDs struct {
+	window uint64 // the lookback, in ID units
+	high   uint64 // the highest ID read (or the cursor)
+	ids    map[uint64]struct{}
+	next   int // the size at which the old IDs are dropped
+}
+
+// maxSeen bounds the IDs kept: a flood beyond it forgets them all, and
+// the consumer drops by ID what comes twice.
+const maxSeen = 100_000
+
+func newSeenIDs(lookback time.Duration) *seenIDs {
+	return &seenIDs{window: uint64(lookback.Milliseconds()) << 16, ids: map[uint64]struct{}{}, next: 1024}
+}
+
+// low is the ID the lookback starts after.
+func (s *seenIDs) low() uint64 {
+	if s.high < s.window {
+		return 0
+	}
+	return s.high - s.window
+}
+
+func (s *seenIDs) has(id uint64) bool {
+	_, ok := s.ids[id]
+	return ok
+}
+
+// add records id; false when it was recorded already.
+func (s *seenIDs) add(id uint64) bool {
+	if s.has(id) {
+		return false
+	}
+	s.ids[id] = struct{}{}
+	s.high = max(s.high, id)
+	if len(s.ids) >= s.next {
+		low := s.low()
+		for k := range s.ids {
+			if k <= low {
+				delete(s.ids, k)
+			}
+		}
+		if len(s.ids) > maxSeen {
+			clear(s.ids)
+		}
+		s.next = max(1024, 2*len(s.ids))
+	}
+	return true
 }
 
 // read parses a server-sent event stream (the WHATWG format: "field:
