@@ -513,9 +513,12 @@ func allIdx(n int) []int {
 // whole process, choice of procedure included. MUSE_ARCHIVE_NESTED=1
 // runs it (it tunes 5 × 4 × 5 times).
 func TestRetrievalProcedureNested(t *testing.T) {
-	testkit.Tuning(t)
+	// Not a testkit.Tuning test: it chooses nothing muse ships (the
+	// procedure is fixed by TestRetrievalCrossValidated, which CI runs),
+	// and it takes about 20 minutes of one core, so it is opt-in like the
+	// other long measurements.
 	if os.Getenv("MUSE_ARCHIVE_NESTED") != "1" {
-		t.Skip("set MUSE_ARCHIVE_NESTED=1 to run the nested cross-validation")
+		t.Skip("set MUSE_ARCHIVE_NESTED=1 to run the nested cross-validation (about 20 minutes)")
 	}
 	fc := loadFactChecks(t)
 	s := indexFactChecks(t, fc.docs)
@@ -559,6 +562,12 @@ func TestRetrievalProcedureNested(t *testing.T) {
 		total.recall10 += sc.recall10 * n
 	}
 	n := float64(len(set.qs))
-	t.Logf("nested cross-validation, procedure chosen inside each fold, out of sample: %v",
-		retrievalScores{total.mrr / n, total.recall10 / n})
+	got := retrievalScores{total.mrr / n, total.recall10 / n}
+	t.Logf("nested cross-validation, procedure chosen inside each fold, out of sample: %v", got)
+	// The time prior is kept because it beats the former default (MRR
+	// 0.778, recall@10 0.935 out of sample); it must still do so when the
+	// choice of procedure is held out too.
+	if got.mrr <= 0.778 || got.recall10 <= 0.935 {
+		t.Errorf("nested out of sample %v: no better than the former default (0.778 / 0.935)", got)
+	}
 }
