@@ -256,6 +256,11 @@ type run struct {
 	excluded map[string]bool     // evidence stage: quotes the person unticked
 	sent     map[string]PageSent // evidence stage: what is sent of each page (canonical URL)
 
+	// sightings are the archive's first sightings of domains, asked once
+	// a domain in a check however many of its pages are read.
+	sightMu   sync.Mutex
+	sightings map[string]*sighting
+
 	// partial, set by the stage running, says what part of its work could
 	// not be done: the stage is then StatePartial rather than StateDone.
 	partial string

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -144,9 +145,32 @@ func (r *run) firstSighting(ctx context.Context, s *Source) {
 	if domain == "" {
 		return
 	}
-	if f, err := ask.FirstSighting(ctx, domain); err == nil && !f.First.IsZero() {
+	r.sightMu.Lock()
+	if r.sightings == nil {
+		r.sightings = map[string]*sighting{}
+	}
+	sg := r.sightings[domain]
+	if sg == nil {
+		sg = &sighting{}
+		r.sightings[domain] = sg
+	}
+	r.sightMu.Unlock()
+	sg.once.Do(func() {
+		f, err := ask.FirstSighting(ctx, domain)
+		sg.known, sg.f = err == nil && !f.First.IsZero(), f
+	})
+	if sg.known {
+		f := sg.f
 		s.FirstRead = &f
 	}
+}
+
+// sighting is one domain's first sighting, asked once in a check: the
+// archive reads every address it holds to answer.
+type sighting struct {
+	once  sync.Once
+	f     DomainSighting
+	known bool
 }
 
 // domainRegistered asks when the page's domain was registered, for a

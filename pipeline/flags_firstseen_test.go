@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -130,6 +131,49 @@ func TestFirstSeenFlagRule(t *testing.T) {
 		}
 		if ok && (f.Kind != FlagNewDomain || !strings.Contains(f.Reason, "fresh.example on "+c.s.FirstRead.First.Format("2006-01-02"))) {
 			t.Errorf("%s: %+v", c.name, f)
+		}
+	}
+}
+
+// countingSighter is an archive that counts the first sightings asked of it.
+type countingSighter struct {
+	mu    sync.Mutex
+	asked map[string]int
+}
+
+func (a *countingSighter) Save(context.Context, ArchivedPage) error { return nil }
+
+func (a *countingSighter) FirstSighting(_ context.Context, domain string) (DomainSighting, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.asked[domain]++
+	return DomainSighting{First: time.Date(2024, 1, 20, 0, 0, 0, 0, time.UTC), ArchiveDocs: 5}, nil
+}
+
+// TestFirstSightingAskedOncePerDomain: the pages of one domain read in a
+// check, at once or one after another, ask the archive once, and each
+// page still says when the domain was first read.
+func TestFirstSightingAskedOncePerDomain(t *testing.T) {
+	a := &countingSighter{asked: map[string]int{}}
+	r := &run{e: &Engine{deps: Deps{Archive: a}}, c: &Check{}}
+	var srcs []*Source
+	for i, u := range []string{"https://news.farm.example/a", "https://www.farm.example/b", "https://farm.example/c", "https://other.example/d"} {
+		srcs = append(srcs, &Source{URL: u, Tier: TierUnrated, Paragraphs: []string{fmt.Sprint("text ", i)}})
+	}
+	var wg sync.WaitGroup
+	for _, s := range srcs[:2] {
+		wg.Go(func() { r.firstSighting(context.Background(), s) })
+	}
+	wg.Wait()
+	for _, s := range srcs[2:] {
+		r.firstSighting(context.Background(), s)
+	}
+	if a.asked["farm.example"] != 1 || a.asked["other.example"] != 1 || len(a.asked) != 2 {
+		t.Errorf("asked %v, want each domain once", a.asked)
+	}
+	for _, s := range srcs {
+		if s.FirstRead == nil || s.FirstReadText(time.Time{}) != "first read by muse on 2024-01-20" {
+			t.Errorf("%s: first read %v", s.URL, s.FirstRead)
 		}
 	}
 }
