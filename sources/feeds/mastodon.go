@@ -168,12 +168,15 @@ func (m *Mastodon) Run(ctx context.Context, cursor string, emit func(Post) error
 			m.update(func(s *Stats) { s.Malformed++ })
 			return nil
 		}
-		id, err := strconv.ParseUint(st.ID, 10, 64)
-		if err != nil {
+		switch id, err := strconv.ParseUint(st.ID, 10, 64); {
+		case st.ID == "":
 			m.update(func(s *Stats) { s.Malformed++ })
 			return nil
-		}
-		if !seen.add(id) {
+		case err != nil:
+			// Not Mastodon's decimal snowflake (GoToSocial's ULIDs,
+			// Akkoma's flake IDs): delivered, the cursor not moved, since
+			// only a snowflake can be read back from.
+		case !seen.add(id):
 			return nil // read already (the catch-up and the stream overlap)
 		}
 		// The cursor is the highest ID read: a late status below it does

@@ -266,6 +266,22 @@ func TestMastodonStreamsALateStatus(t *testing.T) {
 	}
 }
 
+// A server whose status IDs are not decimal snowflakes (GoToSocial's
+// ULIDs) has its statuses delivered; the cursor stays at the last
+// snowflake read.
+func TestMastodonStreamsAStatusWithAnotherKindOfID(t *testing.T) {
+	srv := newMastoServer(t, 5)
+	const ulid = "01HV3T9Z6Q4K2M8X7N5B1C0D9E"
+	other := srv.lateStatus(0)
+	other["id"], other["url"] = ulid, "https://gts.example/@healthwatch/statuses/"+ulid
+	srv.streamLate[2] = other
+	m := &Mastodon{Instance: srv.URL, Timeline: "hashtag", Tag: "5G", Token: "tok-123"}
+	got, _ := collect(t, m, "", 6)
+	if statusID(got[3]) != ulid || got[3].Cursor != "111985453312768313" {
+		t.Errorf("fourth delivery %s (cursor %s), want the ULID status with the cursor left at the third", statusID(got[3]), got[3].Cursor)
+	}
+}
+
 // After a restart from a cursor, the lookback window is read again: a
 // status that arrived late below the cursor comes, and the window's
 // statuses come again with their IDs (the consumer keeps them by ID and
