@@ -419,6 +419,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onVersions(msg)
 	case caseListMsg:
 		return m, m.onCaseList(msg)
+	case caseListTickMsg:
+		return m, m.onCaseListTick(msg)
 	case caseOpenedMsg:
 		return m, m.onCaseOpened(msg)
 	case recheckMsg:

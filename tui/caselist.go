@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
@@ -27,6 +28,22 @@ type CaseReader interface {
 	Rechecks(ctx context.Context, ids ...string) (map[string]cases.CaseRecheck, error)
 }
 
+// ListStamper says cheaply whether the case list may have changed
+// (*cases.Store's ListStamp): the list shown is read again only when the
+// stamp moved.
+type ListStamper interface {
+	ListStamp(ctx context.Context) (string, error)
+}
+
+// caseListEvery is how often the list shown looks for cases changed
+// meanwhile (a recheck by muse worker or muse cases recheck, a save by
+// another checker); caseListFull is how many looks at an unmoved stamp
+// may pass before the list is read whole anyway.
+const (
+	caseListEvery = 3 * time.Second
+	caseListFull  = 10
+)
+
 // caseListLimit is how many cases the list reads: the changed ones and
 // the newest; `muse cases --offset` pages through the rest.
 const caseListLimit = 500
@@ -39,12 +56,28 @@ type caseListState struct {
 	cursor    int // index into shown()
 	filter    textinput.Model
 	filtering bool // typing the filter
+	// seq counts the list's openings: a look scheduled for an earlier
+	// one is dropped. stamp is the store's ListStamp when the rows were
+	// read; looks counts the looks that found it unmoved since.
+	seq     int
+	stamp   string
+	looks   int
+	lookErr string // the last look's failure, said once
 }
 
+// caseListMsg is the list read (or, unchanged, the stamp found unmoved)
+// for the opening seq; refresh: a look while it was shown.
 type caseListMsg struct {
-	rows []cases.Summary
-	err  error
+	seq       int
+	refresh   bool
+	unchanged bool
+	rows      []cases.Summary
+	stamp     string
+	err       error
 }
+
+// caseListTickMsg is the time for the list shown to look again.
+type caseListTickMsg struct{ seq int }
 
 // caseOpenedMsg is a case read from the store to be shown.
 type caseOpenedMsg struct {
@@ -81,32 +114,102 @@ func (m *Model) openCaseList() tea.Cmd {
 		m.caseList.filter = in
 	}
 	m.overlay = overlayCases
-	ctx := m.appCtx
+	m.caseList.seq++
+	return readCaseList(m.appCtx, r, m.caseList.seq, false, "")
+}
+
+// readCaseList reads the list off the UI loop; given the stamp of the
+// rows shown, it reads the list only when the store's stamp moved.
+func readCaseList(ctx context.Context, r CaseReader, seq int, refresh bool, shown string) tea.Cmd {
 	return func() tea.Msg {
+		stamp := ""
+		if s, ok := r.(ListStamper); ok {
+			var err error
+			if stamp, err = s.ListStamp(ctx); err != nil {
+				return caseListMsg{seq: seq, refresh: refresh, err: err}
+			}
+			if refresh && shown != "" && stamp == shown {
+				return caseListMsg{seq: seq, refresh: true, unchanged: true, stamp: stamp}
+			}
+		}
 		rows, err := r.List(ctx, cases.ListOptions{Limit: caseListLimit})
-		return caseListMsg{rows, err}
+		return caseListMsg{seq: seq, refresh: refresh, rows: rows, stamp: stamp, err: err}
 	}
+}
+
+// caseListShown reports whether the list is on screen, or under the help
+// opened from it.
+func (m *Model) caseListShown() bool {
+	return m.overlay == overlayCases || m.overlay == overlayHelp && m.helpBack == overlayCases
+}
+
+// nextCaseListLook schedules the list's next look while it is shown.
+func (m *Model) nextCaseListLook() tea.Cmd {
+	if !m.caseListShown() {
+		return nil
+	}
+	seq := m.caseList.seq
+	return tea.Tick(caseListEvery, func(time.Time) tea.Msg { return caseListTickMsg{seq} })
+}
+
+// onCaseListTick looks at the store again while the list is shown: the
+// stamp, and the list when it moved (or after caseListFull looks).
+func (m *Model) onCaseListTick(msg caseListTickMsg) tea.Cmd {
+	l := &m.caseList
+	r := m.caseReader()
+	if msg.seq != l.seq || !m.caseListShown() || r == nil {
+		return nil // closed, or opened again since: that opening looks on its own
+	}
+	shown := l.stamp
+	if l.looks >= caseListFull {
+		shown = "" // read whole now and then: a change the stamp cannot see
+	}
+	return readCaseList(m.appCtx, r, l.seq, true, shown)
 }
 
 func (m *Model) onCaseList(msg caseListMsg) tea.Cmd {
 	l := &m.caseList
+	if msg.seq != l.seq {
+		return nil // read for an earlier opening
+	}
+	next := m.nextCaseListLook()
+	switch {
+	case msg.refresh && msg.err != nil:
+		// The rows shown stay; each failure is said once.
+		if e := msg.err.Error(); e != l.lookErr {
+			l.lookErr = e
+			return tea.Batch(next, m.setFailure("refreshing the case list failed: "+e))
+		}
+		return next
+	case msg.unchanged:
+		l.looks++
+		l.lookErr = ""
+		return next
+	}
+	l.lookErr = ""
 	l.loaded = true
 	if msg.err != nil {
 		l.err = msg.err.Error()
-		return nil
+		return next
 	}
-	id := ""
+	id, was := "", l.cursor
 	if sm := m.selectedSummary(); sm != nil {
 		id = sm.ID
 	}
-	l.rows, l.err = msg.rows, ""
-	l.cursor = 0
+	l.rows, l.err, l.stamp, l.looks = msg.rows, "", msg.stamp, 0
+	l.cursor = -1
 	for i, sm := range m.shownCases() { // the cursor stays on its case
-		if sm.ID == id || id == "" && m.check != nil && sm.ID == m.check.ID {
+		if sm.ID == id || id == "" && !msg.refresh && m.check != nil && sm.ID == m.check.ID {
 			l.cursor = i
 		}
 	}
-	return nil
+	if l.cursor < 0 { // its case is gone: the row in its place
+		l.cursor = 0
+		if msg.refresh {
+			l.cursor = clamp(was, 0, len(m.shownCases())-1)
+		}
+	}
+	return next
 }
 
 // shownCases are the rows the filter keeps, in the store's order.

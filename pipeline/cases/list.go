@@ -127,6 +127,26 @@ FROM cases WHERE 1=1`
 	return out, nil
 }
 
+// ListStamp is a token that changes whenever List may answer differently:
+// a case saved, made or deleted, a recheck written, a revision accepted
+// (the cases' count and the sum of their save times, read from the index
+// on updated_at; the trail's last entry; the rechecks' count, times and
+// acknowledgements). It reads no case's check, so a list kept open can
+// ask for it every few seconds on a large store and read List only when
+// it moved. Two saves of the same case within one millisecond are the
+// change it can miss.
+func (s *Store) ListStamp(ctx context.Context) (string, error) {
+	var v [6]any
+	err := s.db.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM cases), (SELECT COALESCE(SUM(updated_at), 0) FROM cases),
+	(SELECT COALESCE(MAX(seq), 0) FROM audit),
+	(SELECT COUNT(*) FROM rechecks), (SELECT COALESCE(SUM(checked_at), 0) FROM rechecks),
+	(SELECT COALESCE(SUM(CASE WHEN acknowledged THEN 1 ELSE 0 END), 0) FROM rechecks)`).Scan(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5])
+	if err != nil {
+		return "", fmt.Errorf("list cases: %w", err)
+	}
+	return fmt.Sprintf("%v", v), nil
+}
+
 // Usage is the case's model calls and cost, as the list keeps them.
 func (sm Summary) Usage() llm.Usage {
 	return llm.Usage{LLMCalls: sm.LLMCalls, CachedCalls: sm.CachedCalls, UnreportedCalls: sm.UnreportedCalls, CostUSD: sm.CostUSD}
