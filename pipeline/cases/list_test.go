@@ -2,8 +2,11 @@ package cases
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,4 +107,54 @@ func BenchmarkListRefresh(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestAcceptOwnRevision: the checker's own text is accepted as the
+// revision as an edit is kept (its links are the correction's, a version
+// of the person's), the trail says whose text it was, and the guards
+// hold: an empty text is refused, and so is a second acceptance.
+func TestAcceptOwnRevision(t *testing.T) { engines(t, testAcceptOwnRevision) }
+
+func testAcceptOwnRevision(t *testing.T, loc string) {
+	ctx := context.Background()
+	st := openT(t, loc)
+	c := sampleCheck()
+	if err := st.Save(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AcceptRevision(ctx, c.ID, "Misleading: see https://apnews.com/b"); !errors.Is(err, ErrNoRevision) {
+		t.Errorf("accepted a revision of a case whose evidence did not change: %v", err)
+	}
+	gone := CaseRecheck{ID: c.ID, Pages: []PageRecheck{{URL: c.Sources[0].URL, CheckedAt: time.Now(), Status: 410, Reasons: []string{"gone: HTTP 410 Gone"}}}}
+	if err := st.saveRechecks(ctx, []CaseRecheck{gone}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AcceptRevision(ctx, c.ID, " \n "); err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Errorf("an empty revision: %v", err)
+	}
+	text := "Misleading: the council approved cycle lanes, not a ban.\nSee https://apnews.com/b (the Reuters page is gone)."
+	if err := st.AcceptRevision(ctx, c.ID, text); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Get(ctx, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Correction.Text != text || !got.Correction.Edited || !slices.Equal(got.Correction.URLs, []string{"https://apnews.com/b"}) {
+		t.Errorf("the correction after accepting: %+v", got.Correction)
+	}
+	ds, _ := st.Drafts(ctx, c.ID)
+	if d := ds[len(ds)-1]; d.Text != text || !d.Edited {
+		t.Errorf("the revision is not kept as the person's version: %+v", d)
+	}
+	trail, _ := st.Trail(ctx, c.ID)
+	if e := trail[len(trail)-1]; e.Action != ActionRevised || !strings.HasPrefix(e.Detail, "the checker's revision of the recheck of ") {
+		t.Errorf("the trail's last entry: %+v", e)
+	}
+	if list, _ := st.List(ctx, ListOptions{}); list[0].EvidenceChanged != 0 {
+		t.Errorf("the accepted case is still marked: %+v", list[0])
+	}
+	if err := st.AcceptRevision(ctx, c.ID, text+" Again."); !errors.Is(err, ErrNoRevision) {
+		t.Errorf("accepted twice: %v", err)
+	}
 }

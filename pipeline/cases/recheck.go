@@ -635,8 +635,14 @@ var ErrNoRevision = errors.New("no revision draft to accept")
 // text is not empty, the checker's own revision of it) the case's
 // correction, kept as an edited draft, and marks the changes it answers
 // acknowledged: the case leaves the top of the list until a later
-// recheck finds something else.
+// recheck finds something else. The text becomes the correction as an
+// edit does (pipeline.Check.SetCorrection: its links are the cited
+// ones); the trail says whose text it was.
 func (s *Store) AcceptRevision(ctx context.Context, id, text string) error {
+	own := text != ""
+	if own && strings.TrimSpace(text) == "" {
+		return fmt.Errorf("accept revision of case %s: the revision is empty", id)
+	}
 	rs, err := s.Rechecks(ctx, id)
 	if err != nil {
 		return err
@@ -645,7 +651,7 @@ func (s *Store) AcceptRevision(ctx context.Context, id, text string) error {
 	if !ok || !r.Changed() {
 		return fmt.Errorf("accept revision of case %s: %w (its cited pages have not changed since the last recheck, or the change was accepted)", id, ErrNoRevision)
 	}
-	if text == "" {
+	if !own {
 		ds, err := s.Drafts(ctx, id)
 		if err != nil {
 			return err
@@ -661,7 +667,7 @@ func (s *Store) AcceptRevision(ctx context.Context, id, text string) error {
 	if err != nil {
 		return err
 	}
-	c.Correction.Text, c.Correction.Edited = text, true
+	c.SetCorrection(text, true)
 	if err := s.Save(ctx, c); err != nil {
 		var ce *ConflictError
 		if !errors.As(err, &ce) {
@@ -674,7 +680,16 @@ func (s *Store) AcceptRevision(ctx context.Context, id, text string) error {
 	if _, err := s.db.ExecContext(ctx, s.q(`UPDATE rechecks SET acknowledged = ? WHERE case_id = ? AND reasons <> '[]'`), true, id); err != nil {
 		return fmt.Errorf("accept revision of case %s: %w", id, err)
 	}
-	if err := s.audit(ctx, s.db, id, ActionRevised, fmt.Sprintf("the revision draft of the recheck of %s (cited pages changed: %d)", r.CheckedAt().UTC().Format("2006-01-02 15:04 MST"), r.ChangedPages())); err != nil {
+	whose := "the revision draft"
+	if own {
+		whose = "the checker's revision"
+		if ds, err := s.Drafts(ctx, id); err == nil {
+			if i := LatestRevision(ds); i >= 0 && ds[i].Text == text {
+				whose = "the revision draft" // accepted as the recheck wrote it
+			}
+		}
+	}
+	if err := s.audit(ctx, s.db, id, ActionRevised, fmt.Sprintf("%s of the recheck of %s (cited pages changed: %d)", whose, r.CheckedAt().UTC().Format("2006-01-02 15:04 MST"), r.ChangedPages())); err != nil {
 		return fmt.Errorf("accept revision of case %s: %w", id, err)
 	}
 	return nil
