@@ -232,7 +232,12 @@ type Model struct {
 	caseList  caseListState
 	recheck   *cases.CaseRecheck // the last recheck of the case shown (nil: none, or not read)
 	accepting bool               // the recheck's revision draft is being accepted
-	helpBack  overlay            // where closing the help goes back to (the case list)
+	// revising: the inline editor holds the checker's revision of a case
+	// whose cited pages changed (v, e), which ctrl+s accepts; revision is
+	// that text while its acceptance is under way.
+	revising bool
+	revision string
+	helpBack overlay // where closing the help goes back to (the case list)
 }
 
 // promptState is a one-line question at the bottom of the screen (edit a
@@ -526,6 +531,12 @@ func (m *Model) quitNow() tea.Cmd {
 	}
 	if !inCase {
 		return tea.Sequence(removeDraft(m.gate, true, m.opts.DraftDir, m.draftID, m.draftKey()), tea.Quit)
+	}
+	if (m.revising || m.revision != "") && m.opts.DraftDir != "" {
+		// A revision not yet accepted is not made the correction: it stays
+		// in the case's draft, offered when the case opens again.
+		keep := saveDraft(m.gate, m.opts.DraftDir, m.draftKey(), m.draftSnapshot(), m.now())
+		return tea.Sequence(keep, m.saveCaseNow(), removeDraft(m.gate, true, m.opts.DraftDir, m.draftID), tea.Quit)
 	}
 	var saveEdit tea.Cmd
 	if m.editing {

@@ -349,6 +349,7 @@ func (m *Model) resetCheckState() {
 	m.lastRunSources, m.stream, m.before = nil, "", nil
 	m.versions = versionsState{}
 	m.recheck = nil
+	m.revising = false
 	m.dirty, m.caseErr = false, ""
 }
 

@@ -379,7 +379,7 @@ func TestCaseListReadOnly(t *testing.T) {
 	if m.recheckBanner() == "" {
 		t.Error("no banner on the read-only case")
 	}
-	if cmd := m.acceptRevision(); cmd == nil || !strings.Contains(m.status, "muse cases recheck --accept "+c.ID) {
+	if cmd := m.acceptRevision(""); cmd == nil || !strings.Contains(m.status, "muse cases recheck --accept "+c.ID) {
 		t.Errorf("accepting on a read-only store: %q", m.status)
 	}
 }

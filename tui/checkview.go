@@ -87,7 +87,11 @@ func (m *Model) tooSmallView() string {
 func (m *Model) layout() {
 	w, h := m.paneSize()
 	m.editor.SetWidth(w)
-	m.editor.SetHeight(max(h-3, 3)) // the count and the support map's line below
+	room := h - 3 // the count and the support map's line below
+	if m.revising {
+		room-- // the line saying it is a revision, above
+	}
+	m.editor.SetHeight(max(room, 3))
 	if m.overlay == overlayPrompt {
 		m.prompt.input.Width = max(min(m.width, readWidth)-cells(m.prompt.title)-4, 10)
 	}
@@ -786,6 +790,9 @@ func clamp(v, lo, hi int) int {
 // for it; both come from the keymap, as the `?` screen does.
 func (m *Model) checkHelp() helpKeys {
 	k := m.keys
+	if m.editing && m.revising {
+		return helpKeys{always: []key.Binding{k.AcceptEdited, k.Copy}}
+	}
 	if m.editing {
 		return helpKeys{always: []key.Binding{k.Save, k.Copy}}
 	}

@@ -33,6 +33,9 @@ type draftFile struct {
 	// Editing holds the inline editor's text when it was open; it wins over
 	// the correction when the draft is restored.
 	Editing string `json:"editing,omitempty"`
+	// Revising: Editing is the checker's revision of a case whose cited
+	// pages changed, to be accepted (v, e), not yet the correction.
+	Revising bool `json:"revising,omitempty"`
 	// Prompt is the one-line edit (a query, an image's description) that
 	// was open, with what had been typed in it.
 	Prompt *draftPrompt `json:"prompt,omitempty"`
@@ -109,8 +112,11 @@ func (m *Model) draftSnapshot() draftFile {
 		return draftFile{Check: composed}
 	}
 	d := draftFile{Check: cloneCheck(m.check)}
-	if m.editing {
-		d.Editing = m.editor.Value()
+	switch {
+	case m.editing:
+		d.Editing, d.Revising = m.editor.Value(), m.revising
+	case m.revision != "": // being accepted: in the draft until the store has it
+		d.Editing, d.Revising = m.revision, true
 	}
 	if m.overlay == overlayPrompt && m.prompt.edit != nil {
 		p := *m.prompt.edit
@@ -246,6 +252,8 @@ func (m *Model) restoreView() string {
 	text = export.Clip(text, 160)
 	what := "the post you were composing"
 	switch {
+	case d.Editing != "" && d.Revising:
+		what = "your revision of the correction (its cited pages changed)"
 	case d.Editing != "":
 		what = "an edit of the correction"
 	case d.Prompt != nil:
@@ -282,6 +290,7 @@ func (m *Model) onRestoreKey(msg tea.KeyMsg) tea.Cmd {
 		cmds := []tea.Cmd{m.saveCase(), m.setStatus("draft restored")}
 		switch {
 		case d.Editing != "":
+			m.revising = d.Revising // ctrl+s accepts it once the case's recheck says it can
 			cmds = append(cmds, m.startInlineEdit())
 			m.editor.SetValue(d.Editing)
 		case d.Prompt != nil:

@@ -34,7 +34,7 @@ type keyMap struct {
 	// the whole post (p): what it points at
 	ContextItem key.Binding
 	// the saved cases (ctrl+o), and a recheck's revision draft
-	Cases, OpenCase, AcceptRevision key.Binding
+	Cases, OpenCase, AcceptRevision, ReviseVersion, AcceptEdited key.Binding
 }
 
 func newKeyMap() keyMap {
@@ -119,6 +119,8 @@ func newKeyMap() keyMap {
 		Cases:          b("ctrl+o", "the saved cases, changed first", "ctrl+o"),
 		OpenCase:       b("enter", "open the case", "enter"),
 		AcceptRevision: b("a", "accept the recheck's revision draft", "a"),
+		ReviseVersion:  b("e", "edit it as your revision, to accept", "e"),
+		AcceptEdited:   b("ctrl+s", "accept your revision (esc: not accepted)", "ctrl+s"),
 	}
 }
 
@@ -140,7 +142,8 @@ func (k keyMap) keyGroups() []keyGroup {
 		{"sources", []key.Binding{k.Enter, k.Drop, k.Boost, k.Restore, k.RememberDrop, k.RememberBoost, k.Open, k.PasteText, k.SearchAgain, k.EvidenceAgain}},
 		{"evidence", []key.Binding{k.Include, k.MoveQuote, k.Open, k.WriteAgain}},
 		{"correction", []key.Binding{k.EditInline, k.EditExternal, k.Save, k.WriteAgain, k.Versions, k.NoteChoice, k.NoteSend}},
-		{"versions", []key.Binding{k.Mark, k.Diff, k.RestoreVersion, k.AcceptRevision, k.Close}},
+		{"versions", []key.Binding{k.Mark, k.Diff, k.RestoreVersion, k.AcceptRevision, k.ReviseVersion, k.Close}},
+		{"revising", []key.Binding{k.AcceptEdited}},
 		{"prompts", []key.Binding{k.Accept, k.Cancel}},
 		{"dialogs", []key.Binding{k.RestoreDraft, k.DiscardDraft, k.KeepDraft, k.QuitAnyway}},
 		{"the whole post", []key.Binding{k.ContextItem, k.QueriesAgain}},

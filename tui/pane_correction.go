@@ -50,7 +50,11 @@ func (m *Model) renderMarkdown(text string, w int) string {
 func (m *Model) correctionPane(w, h int) string {
 	c := m.check.Correction
 	if m.editing {
-		return m.editor.View() + "\n" + m.countLine(m.editor.Value(), w) + "\n" + m.supportStrip(w)
+		v := m.editor.View() + "\n" + m.countLine(m.editor.Value(), w) + "\n" + m.supportStrip(w)
+		if m.revising {
+			v = m.st.Warn.Render(truncate("Δ your revision: "+m.keys.AcceptEdited.Help().Key+" accepts it · esc keeps it unaccepted", w, "…")) + "\n" + v
+		}
+		return v
 	}
 	if strings.TrimSpace(c.Text) == "" {
 		return m.emptyHint(pipeline.StageCorrection, "The correction appears here as it is written…", "No correction was written. Check the evidence and write again (w).")
@@ -175,6 +179,7 @@ func (m *Model) onCorrectionKey(msg tea.KeyMsg) tea.Cmd {
 		if m.running {
 			return m.setStatus("wait for the correction to finish (or esc to stop) before editing")
 		}
+		m.revising = false
 		return m.startInlineEdit()
 	case key.Matches(msg, k.EditExternal):
 		if m.running {
@@ -199,6 +204,23 @@ func (m *Model) startInlineEdit() tea.Cmd {
 }
 
 func (m *Model) onEditorKey(msg tea.KeyMsg) tea.Cmd {
+	if m.revising && key.Matches(msg, m.keys.AcceptEdited, m.keys.Back) {
+		text := m.editor.Value()
+		accept := key.Matches(msg, m.keys.AcceptEdited)
+		if accept && strings.TrimSpace(text) == "" {
+			return m.setStatus("an empty revision cannot be accepted: write it, or esc")
+		}
+		if acc, refused := m.revisionStore(); accept && acc == nil {
+			return refused // the editor stays open: esc keeps the text as the correction
+		}
+		m.editing, m.revising = false, false
+		m.editor.Blur()
+		m.layout()
+		if accept {
+			return m.acceptRevision(text)
+		}
+		return m.setCorrection(text, "your revision is the correction, not accepted: the cited pages stay marked changed (v, then e or a)")
+	}
 	if key.Matches(msg, m.keys.Save) {
 		m.editing = false
 		m.editor.Blur()

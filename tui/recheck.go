@@ -242,19 +242,31 @@ type revisionAcceptor interface {
 	Get(ctx context.Context, id string) (*pipeline.Check, error)
 }
 
-// acceptRevision makes the recheck's revision draft the case's correction
-// through the store (cases.Store.AcceptRevision, as `muse cases recheck
-// --accept` does, with its entry in the trail), after saving the case as
-// it stands here, then shows the case as the store has it.
-func (m *Model) acceptRevision() tea.Cmd {
+// revisionStore is the store that can accept a revision of the case
+// shown, or nil with the status saying why not.
+func (m *Model) revisionStore() (revisionAcceptor, tea.Cmd) {
 	acc, ok := m.opts.Cases.(revisionAcceptor)
 	if !ok || !m.saving() {
-		return m.setStatus("read-only: the revision draft cannot be accepted here; muse cases recheck --accept " + m.check.ID + " where the case store can be written")
+		return nil, m.setStatus("read-only: the revision draft cannot be accepted here; muse cases recheck --accept " + m.check.ID + " where the case store can be written")
 	}
-	if m.recheck == nil || !m.recheck.Changed() {
-		return m.setStatus("no change of the cited pages waits for a revision: nothing to accept")
+	if !m.revisionPending() {
+		return nil, m.setStatus("no change of the cited pages waits for a revision: nothing to accept")
+	}
+	return acc, nil
+}
+
+// acceptRevision makes the recheck's revision draft (text "") or the
+// checker's own revision (text) the case's correction through the store
+// (cases.Store.AcceptRevision, as `muse cases recheck --accept` does, with
+// its guards and its entry in the trail), after saving the case as it
+// stands here, then shows the case as the store has it.
+func (m *Model) acceptRevision(text string) tea.Cmd {
+	acc, refused := m.revisionStore()
+	if acc == nil {
+		return refused
 	}
 	m.overlay = overlayNone
+	m.revision = text // in the draft until the store has it
 	m.accepting = true
 	m.caseSaving = true
 	m.casePending = false
@@ -265,7 +277,7 @@ func (m *Model) acceptRevision() tea.Cmd {
 		if err := saver.save(ctx, st, seq, c); err != nil && !errors.As(err, &conflict) {
 			return revisionAcceptedMsg{id: id, err: err}
 		}
-		if err := acc.AcceptRevision(ctx, id, ""); err != nil {
+		if err := acc.AcceptRevision(ctx, id, text); err != nil {
 			return revisionAcceptedMsg{id: id, err: err}
 		}
 		got, err := acc.Get(ctx, id)
@@ -275,12 +287,25 @@ func (m *Model) acceptRevision() tea.Cmd {
 
 func (m *Model) onRevisionAccepted(msg revisionAcceptedMsg) tea.Cmd {
 	m.accepting, m.caseSaving = false, false
+	text := m.revision
+	m.revision = ""
 	if msg.err != nil {
-		var cmd tea.Cmd
+		var cmds []tea.Cmd
 		if m.casePending {
-			cmd = m.saveCaseNow()
+			cmds = append(cmds, m.saveCaseNow())
 		}
-		return tea.Batch(cmd, m.setFailure("accepting the revision draft failed: "+msg.err.Error()))
+		what := "the revision draft"
+		if text != "" {
+			what = "your revision"
+			if m.check != nil && m.check.ID == msg.id && !m.editing && m.overlay == overlayNone {
+				// Back in the editor: nothing typed is lost.
+				m.revising = true
+				cmds = append(cmds, m.startInlineEdit())
+				m.editor.SetValue(text)
+				what += " (back in the editor: esc keeps it as the correction, not accepted)"
+			}
+		}
+		return tea.Batch(append(cmds, m.setFailure("accepting "+what+" failed: "+msg.err.Error()))...)
 	}
 	m.casePending = false
 	if m.check == nil || m.check.ID != msg.id {
@@ -290,5 +315,10 @@ func (m *Model) onRevisionAccepted(msg revisionAcceptedMsg) tea.Cmd {
 	m.check = msg.c
 	m.dirty = false
 	m.sel = stageIndex(pipeline.StageCorrection)
-	return tea.Batch(m.setStatus("the revision draft is the correction now; the change of the cited pages is marked accepted"), m.loadRecheck())
+	status := "the revision draft is the correction now; the change of the cited pages is marked accepted"
+	if text != "" {
+		status = "your revision is the correction now; the change of the cited pages is marked accepted"
+	}
+	// The draft now matches the case; the support map judges the new text.
+	return tea.Batch(m.setStatus(status), m.loadRecheck(), m.scheduleDraft(), m.scheduleSupport())
 }

@@ -91,11 +91,30 @@ func (m *Model) onVersionsKey(msg tea.KeyMsg) tea.Cmd {
 		return tea.Batch(m.setStatus(fmt.Sprintf("restored version %d of the correction", v.cursor+1)),
 			m.scheduleDraft(), m.saveCase(), m.saveVersion(d.Text, d.Edited))
 	case key.Matches(msg, k.AcceptRevision) && m.revisionSelected():
-		return m.acceptRevision()
+		return m.acceptRevision("")
+	case key.Matches(msg, k.ReviseVersion):
+		return m.reviseVersion(v.list[v.cursor].Text)
 	case key.Matches(msg, k.Close):
 		m.overlay = overlayNone
 	}
 	return nil
+}
+
+// reviseVersion opens the editor on text (the selected version: the
+// recheck's draft, the correction) as the checker's revision of a case
+// whose cited pages changed; ctrl+s accepts it through the store as a
+// accepts the draft, esc keeps it as the correction, not accepted.
+func (m *Model) reviseVersion(text string) tea.Cmd {
+	if acc, refused := m.revisionStore(); acc == nil {
+		return refused
+	}
+	m.overlay = overlayNone
+	m.revising = true
+	cmd := m.startInlineEdit()
+	m.editor.SetValue(safe(text))
+	k := m.keys
+	return tea.Batch(cmd, m.scheduleDraft(), m.scheduleSupport(),
+		m.setStatus("your revision: "+k.AcceptEdited.Help().Key+" accepts it (noted in the case's trail), esc keeps it as the correction, not accepted"))
 }
 
 // revisionPending reports whether the case's last recheck found cited
@@ -145,9 +164,12 @@ func (m *Model) versionsView() string {
 		lines = append(lines, line)
 	}
 	k := m.keys
-	if m.revisionSelected() {
+	switch {
+	case m.revisionSelected():
 		lines = append(lines, "", m.st.Warn.Render(wrap("This is the revision draft the recheck kept: cited pages changed since the correction was written. "+
-			m.hints(k.AcceptRevision)+" (as muse cases recheck --accept does, noted in the case's trail).", w)))
+			m.hints(k.AcceptRevision)+" (as muse cases recheck --accept does, noted in the case's trail); "+m.hints(k.ReviseVersion)+" first.", w)))
+	case m.revisionPending():
+		lines = append(lines, "", m.st.Warn.Render(wrap("Cited pages changed since the correction was written: "+m.hints(k.ReviseVersion)+".", w)))
 	}
 	lines = append(lines, "", m.st.Dim.Render(wrap("◆ marks the version d compares with (the correction now when none is marked) · "+m.hints(k.Mark, k.Diff, k.RestoreVersion, k.Close), w)))
 	if v.diff != "" {
