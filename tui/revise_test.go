@@ -156,7 +156,7 @@ func TestReviseRevisionRefused(t *testing.T) {
 	m = New(context.Background(), ro)
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	drive(t, m, m.Init())
-	if cmd := m.reviseVersion("text"); cmd == nil || m.editing || !strings.Contains(m.status, "read-only") {
+	if cmd := m.reviseVersion("text", "version 1"); cmd == nil || m.editing || !strings.Contains(m.status, "read-only") {
 		t.Errorf("e on a read-only store: editing %v, status %q", m.editing, m.status)
 	}
 }

@@ -93,7 +93,7 @@ func (m *Model) onVersionsKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.AcceptRevision) && m.revisionSelected():
 		return m.acceptRevision("")
 	case key.Matches(msg, k.ReviseVersion):
-		return m.reviseVersion(v.list[v.cursor].Text)
+		return m.reviseVersion(v.list[v.cursor].Text, fmt.Sprintf("version %d", v.cursor+1))
 	case key.Matches(msg, k.Close):
 		m.overlay = overlayNone
 	}
@@ -104,7 +104,7 @@ func (m *Model) onVersionsKey(msg tea.KeyMsg) tea.Cmd {
 // recheck's draft, the correction) as the checker's revision of a case
 // whose cited pages changed; ctrl+s accepts it through the store as a
 // accepts the draft, esc keeps it as the correction, not accepted.
-func (m *Model) reviseVersion(text string) tea.Cmd {
+func (m *Model) reviseVersion(text, which string) tea.Cmd {
 	if acc, refused := m.revisionStore(); acc == nil {
 		return refused
 	}
@@ -112,9 +112,7 @@ func (m *Model) reviseVersion(text string) tea.Cmd {
 	m.revising = true
 	cmd := m.startInlineEdit()
 	m.editor.SetValue(safe(text))
-	k := m.keys
-	return tea.Batch(cmd, m.scheduleDraft(), m.scheduleSupport(),
-		m.setStatus("your revision: "+k.AcceptEdited.Help().Key+" accepts it (noted in the case's trail), esc keeps it as the correction, not accepted"))
+	return tea.Batch(cmd, m.scheduleDraft(), m.scheduleSupport(), m.setStatus("editing "+which+" as your revision"))
 }
 
 // revisionPending reports whether the case's last recheck found cited
@@ -167,7 +165,8 @@ func (m *Model) versionsView() string {
 	switch {
 	case m.revisionSelected():
 		lines = append(lines, "", m.st.Warn.Render(wrap("This is the revision draft the recheck kept: cited pages changed since the correction was written. "+
-			m.hints(k.AcceptRevision)+" (as muse cases recheck --accept does, noted in the case's trail); "+m.hints(k.ReviseVersion)+" first.", w)))
+			m.hints(k.AcceptRevision)+" (as muse cases recheck --accept does, noted in the case's trail); "+
+			k.ReviseVersion.Help().Key+" edits it first, "+k.AcceptEdited.Help().Key+" then accepts your text.", w)))
 	case m.revisionPending():
 		lines = append(lines, "", m.st.Warn.Render(wrap("Cited pages changed since the correction was written: "+m.hints(k.ReviseVersion)+".", w)))
 	}
