@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -210,4 +211,51 @@ func TestCaseListRefreshView(t *testing.T) {
 	}
 	m.status = ""
 	golden.RequireEqual(t, m.View())
+}
+
+// failingLooks is a store whose stamp can no longer be read (a busy or
+// vanished database) once the list is shown.
+type failingLooks struct {
+	swappingReader
+	fail *bool
+}
+
+func (r failingLooks) ListStamp(ctx context.Context) (string, error) {
+	if *r.fail {
+		return "", errors.New("database is locked")
+	}
+	return r.swappingReader.ListStamp(ctx)
+}
+
+// TestCaseListRefreshFailure: a look that fails keeps the rows shown and
+// says why once, not at every look; the next look that works reads on.
+func TestCaseListRefreshFailure(t *testing.T) {
+	rows := []cases.Summary{{ID: "20240327-101500-ab12cd", PostExcerpt: "The bridge was blown up by divers"}}
+	stamp, fail := 1, false
+	r := failingLooks{swappingReader{mu: &sync.Mutex{}, rows: &rows, stamp: &stamp}, &fail}
+	opts := testOptions(newRunner(t))
+	opts.CaseList = r
+	m := New(context.Background(), opts)
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	press(t, m, "ctrl+o")
+	look := func() tea.Cmd {
+		_, cmd := m.Update(caseListTickMsg{m.caseList.seq})
+		msg := cmd()
+		_, next := m.Update(msg)
+		return next
+	}
+	fail = true
+	look()
+	if len(m.shownCases()) != 1 || !strings.Contains(m.status, "refreshing the case list failed: database is locked") {
+		t.Fatalf("a failed look: %d rows, status %q", len(m.shownCases()), m.status)
+	}
+	m.status = ""
+	if look(); m.status != "" {
+		t.Errorf("the same failure said again: %q", m.status)
+	}
+	fail = false
+	r.set(append(rows, cases.Summary{ID: "20240328-101500-cd34ef", PostExcerpt: "Tunnels are closed"}))
+	if next := look(); len(m.shownCases()) != 2 || next == nil {
+		t.Errorf("the look after the failure: %d rows, next look scheduled %v", len(m.shownCases()), next != nil)
+	}
 }

@@ -1,12 +1,16 @@
 package tui
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/cases"
@@ -158,5 +162,52 @@ func TestReviseRevisionRefused(t *testing.T) {
 	drive(t, m, m.Init())
 	if cmd := m.reviseVersion("text", "version 1"); cmd == nil || m.editing || !strings.Contains(m.status, "read-only") {
 		t.Errorf("e on a read-only store: editing %v, status %q", m.editing, m.status)
+	}
+}
+
+// TestQuitWhileRevising: quitting (ctrl+c) with a revision in the editor
+// does not make it the correction: it stays in the case's draft, marked as
+// a revision, and the case is as it was.
+func TestQuitWhileRevising(t *testing.T) {
+	store := openStore(t)
+	c := changedCase(t, store, newChangingWeb(t), time.Date(2024, 3, 27, 10, 0, 0, 0, time.UTC))
+	got, err := store.Get(t.Context(), c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := testOptions(newRunner(t))
+	opts.Cases, opts.Case = store, got
+	opts.DraftDir = t.TempDir()
+	tm := teatest.NewTestModel(t, New(context.Background(), opts), teatest.WithInitialTermSize(80, 24))
+	waitFor := func(s string) {
+		t.Helper()
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(s)) }, teatest.WithDuration(5*time.Second))
+	}
+	waitFor("cited pages changed")
+	tm.Type("v")
+	waitFor("revision draft the recheck kept")
+	tm.Type("e")
+	waitFor("your revision: ctrl+s accepts it")
+	tm.Type("Revised")
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+
+	b, err := os.ReadFile(draftPath(opts.DraftDir, c.ID))
+	if err != nil {
+		t.Fatalf("no draft of the case after quitting mid-revision: %v", err)
+	}
+	var d draftFile
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	if !d.Revising || !strings.Contains(d.Editing, "Revised") || !strings.Contains(d.Editing, "[Recheck ") {
+		t.Errorf("the draft left: revising %v, editing %q", d.Revising, d.Editing)
+	}
+	saved, _ := store.Get(t.Context(), c.ID)
+	if saved.Correction.Text != c.Correction.Text {
+		t.Errorf("quitting made the unaccepted revision the correction: %q", saved.Correction.Text)
+	}
+	if rs, _ := store.Rechecks(t.Context(), c.ID); !rs[c.ID].Changed() {
+		t.Error("quitting accepted the revision")
 	}
 }
