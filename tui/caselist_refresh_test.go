@@ -228,7 +228,8 @@ func (r failingLooks) ListStamp(ctx context.Context) (string, error) {
 }
 
 // TestCaseListRefreshFailure: a look that fails keeps the rows shown and
-// says why once, not at every look; the next look that works reads on.
+// says why once, not at every look; the next look that works reads on;
+// an unmoved stamp spares the read, but only caseListFull times running.
 func TestCaseListRefreshFailure(t *testing.T) {
 	rows := []cases.Summary{{ID: "20240327-101500-ab12cd", PostExcerpt: "The bridge was blown up by divers"}}
 	stamp, fail := 1, false
@@ -257,5 +258,21 @@ func TestCaseListRefreshFailure(t *testing.T) {
 	r.set(append(rows, cases.Summary{ID: "20240328-101500-cd34ef", PostExcerpt: "Tunnels are closed"}))
 	if next := look(); len(m.shownCases()) != 2 || next == nil {
 		t.Errorf("the look after the failure: %d rows, next look scheduled %v", len(m.shownCases()), next != nil)
+	}
+
+	// While the stamp stays, the list is not read, but whole after
+	// caseListFull looks: a change the stamp cannot see shows up.
+	r.mu.Lock()
+	*r.rows = append(*r.rows, cases.Summary{ID: "20240329-101500-ef56ab", PostExcerpt: "Ferries are free"})
+	r.mu.Unlock()
+	for range caseListFull {
+		look()
+	}
+	if len(m.shownCases()) != 2 {
+		t.Fatalf("the list was read though the stamp stayed: %d rows", len(m.shownCases()))
+	}
+	look()
+	if len(m.shownCases()) != 3 {
+		t.Errorf("the list was not read whole after %d looks: %d rows", caseListFull, len(m.shownCases()))
 	}
 }
