@@ -9,7 +9,6 @@ package watch
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -106,13 +105,11 @@ type Triage struct {
 	// The posts are written in batches: one transaction for up to
 	// commitEvery posts or commitAfter, whichever comes first (a feed
 	// resumes from the cursor committed, so a crash loses nothing).
-	tx      *sql.Tx
-	txPosts int
-	txStart time.Time
-	fresh   []Cluster // new clusters of the open transaction, scored once it commits
-	grown   map[int64]bool
-	kept    int    // posts newly kept by this Watch
-	stop    func() // stops this Watch's feeds (Options.Limit)
+	b     *postTx
+	fresh []Cluster // new clusters of the open transaction, scored once it commits
+	grown map[int64]bool
+	kept  int    // posts newly kept by this Watch
+	stop  func() // stops this Watch's feeds (Options.Limit)
 }
 
 // New sets up a triage on o.Store: the recent clusters are indexed again
@@ -295,23 +292,22 @@ func (t *Triage) Handle(ctx context.Context, feed string, p feeds.Post) (Cluster
 			nc.factChecks = fcs
 		}
 	}
-	if t.tx == nil {
-		// The transaction outlives the call that opened it: a cancelled
-		// context must not roll back the posts of the calls before.
-		tx, err := t.o.Store.db.BeginTx(context.WithoutCancel(ctx), nil)
+	if t.b == nil {
+		b, err := t.o.Store.begin(ctx)
 		if err != nil {
-			return Cluster{}, fmt.Errorf("watch store: %w", err)
+			return Cluster{}, err
 		}
-		t.tx, t.txStart = tx, time.Now()
+		t.b = b
 	}
 	// A stop between two statements must not leave half a post: the
 	// statements run to the end whatever ctx says.
-	id, size, fresh, err := t.o.Store.add(context.WithoutCancel(ctx), t.tx, feed, p.Cursor, p.ID, cluster, nc, time.Now())
+	id, size, fresh, err := t.o.Store.add(context.WithoutCancel(ctx), t.b, feed, p.ID, cluster, nc, time.Now())
 	if err != nil {
 		t.rollback()
 		return Cluster{}, err
 	}
-	t.txPosts++
+	t.b.setCursor(feed, p.Cursor)
+	t.b.posts++
 	var c Cluster
 	switch {
 	case !fresh:
@@ -333,7 +329,7 @@ func (t *Triage) Handle(ctx context.Context, feed string, p feeds.Post) (Cluster
 			t.stop()
 		}
 	}
-	if t.txPosts >= commitEvery || time.Since(t.txStart) >= commitAfter {
+	if t.b.posts >= commitEvery || time.Since(t.b.start) >= commitAfter {
 		if err := t.commit(ctx); err != nil {
 			return Cluster{}, err
 		}
@@ -350,16 +346,17 @@ const (
 // commit ends the open transaction, then sends its new clusters to be
 // scored and tells Changed of them. t.mu is held.
 func (t *Triage) commit(ctx context.Context) error {
-	if t.tx == nil {
+	if t.b == nil {
 		return nil
 	}
-	err := t.tx.Commit()
-	t.tx, t.txPosts = nil, 0
+	err := t.b.commit(context.WithoutCancel(ctx))
+	t.b = nil
 	fresh := t.fresh
 	t.fresh = nil
 	if err != nil {
+		t.grown = nil
 		t.rebuild(ctx)
-		return fmt.Errorf("watch store: %w", err)
+		return err
 	}
 	for _, c := range fresh {
 		t.changed(c)
@@ -385,9 +382,9 @@ func (t *Triage) commit(ctx context.Context) error {
 
 // rollback drops the open transaction and what the index learnt from it.
 func (t *Triage) rollback() {
-	if t.tx != nil {
-		t.tx.Rollback()
-		t.tx, t.txPosts, t.fresh, t.grown = nil, 0, nil, nil
+	if t.b != nil {
+		t.b.rollback()
+		t.b, t.fresh, t.grown = nil, nil, nil
 		t.rebuild(context.Background())
 	}
 }
@@ -461,11 +458,8 @@ func (t *Triage) Flush(ctx context.Context) error {
 func (t *Triage) setCursor(ctx context.Context, feed, cursor string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.tx != nil {
-		if err := t.o.Store.setCursor(context.WithoutCancel(ctx), t.tx, feed, cursor, time.Now()); err != nil {
-			t.rollback()
-			return err
-		}
+	if t.b != nil {
+		t.b.setCursor(feed, cursor)
 		return nil
 	}
 	return t.o.Store.SetCursor(ctx, feed, cursor)
