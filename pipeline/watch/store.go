@@ -79,7 +79,7 @@ func (s *Store) prepare(ctx context.Context) error {
 		st    **sql.Stmt
 		query string
 	}{
-		{&s.seen, `SELECT 1 FROM watch_post WHERE id = ?`},
+		{&s.seen, `UPDATE watch_post SET seen_us = ? WHERE id = ?`},
 		{&s.newCluster, `INSERT INTO watch_cluster (sketch, first_post, post, lang, image_keys, size,
 			first_us, last_us, fact_checks) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?) RETURNING id`},
 		{&s.grow, `UPDATE watch_cluster SET size = size + 1, last_us = ? WHERE id = ? RETURNING size`},
@@ -203,19 +203,25 @@ type newCluster struct {
 
 // add records post id of feed in b: into cluster when it is not 0, else
 // into a new cluster made of nc. fresh is false when the post was
-// recorded before. The post and its cluster's count are written in the
+// recorded before: then it is only marked seen now, so that a post its
+// feed keeps offering (X's eligible posts, polled again and again) is
+// remembered, with its cluster, as long as it is offered. The post and its cluster's count are written in the
 // transaction that moves the feed's cursor past it: after a crash either all
 // three are there or none, and a feed resumed from the cursor kept
 // delivers again what was not.
 func (s *Store) add(ctx context.Context, b *postTx, feed, id string, cluster int64, nc *newCluster, now time.Time) (clusterID int64, size int, fresh bool, err error) {
-	var one int
-	switch err := b.stmt(ctx, s.seen).QueryRowContext(ctx, id).Scan(&one); {
-	case err == nil:
-		return 0, 0, false, nil
-	case !errors.Is(err, sql.ErrNoRows):
-		return 0, 0, false, fmt.Errorf("watch store: %w", err)
-	}
 	us := now.UnixMicro()
+	res, err := b.stmt(ctx, s.seen).ExecContext(ctx, us, id)
+	var n int64
+	if err == nil {
+		n, err = res.RowsAffected()
+	}
+	switch {
+	case err != nil:
+		return 0, 0, false, fmt.Errorf("watch store: %w", err)
+	case n > 0:
+		return 0, 0, false, nil
+	}
 	if cluster == 0 {
 		pj, _ := json.Marshal(nc.post)
 		keys, _ := json.Marshal(nc.imageKeys)
@@ -437,19 +443,21 @@ type forgotten struct {
 	imageKeys []string
 }
 
-// prune forgets the clusters last seen before t that no one acted on
-// (new or dismissed: not opened, pinned, queued or held), with their
-// posts, up to batch of them in one transaction, and says which went. A
-// post of theirs delivered again is then counted as new.
+// prune forgets the clusters last joined before t that no one acted on
+// (new or dismissed: not opened, pinned, queued or held) and none of
+// whose posts was delivered since, with their posts, up to batch of them
+// in one transaction, and says which went. A post of theirs delivered
+// again is then counted as new.
 func (s *Store) prune(ctx context.Context, before time.Time, batch int) ([]forgotten, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("watch store: forget old clusters: %w", err)
 	}
 	defer tx.Rollback()
-	const old = `last_us < ? AND state IN ('new', 'dismissed')`
+	const old = `last_us < ? AND state IN ('new', 'dismissed')
+		AND NOT EXISTS (SELECT 1 FROM watch_post p WHERE p.cluster = watch_cluster.id AND p.seen_us >= ?)`
 	us := before.UnixMicro()
-	rows, err := tx.QueryContext(ctx, s.q(`SELECT id, sketch, image_keys FROM watch_cluster WHERE `+old+` ORDER BY last_us LIMIT ?`), us, batch)
+	rows, err := tx.QueryContext(ctx, s.q(`SELECT id, sketch, image_keys FROM watch_cluster WHERE `+old+` ORDER BY last_us LIMIT ?`), us, us, batch)
 	if err != nil {
 		return nil, fmt.Errorf("watch store: forget old clusters: %w", err)
 	}
@@ -473,7 +481,7 @@ func (s *Store) prune(ctx context.Context, before time.Time, batch int) ([]forgo
 	}
 	// The conditions again: a cluster the checker acted on meanwhile stays.
 	which := `SELECT id FROM watch_cluster WHERE id IN (?` + strings.Repeat(", ?", len(args)-1) + `) AND ` + old
-	args = append(args, us)
+	args = append(args, us, us)
 	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM watch_post WHERE cluster IN (`+which+`)`), args...); err != nil {
 		return nil, fmt.Errorf("watch store: forget old clusters: %w", err)
 	}
@@ -486,9 +494,9 @@ func (s *Store) prune(ctx context.Context, before time.Time, batch int) ([]forgo
 	return out, nil
 }
 
-// prunePosts forgets the IDs of up to batch posts seen before t (their
-// clusters keep their counts), and says how many went: a post delivered
-// again after that long is counted again.
+// prunePosts forgets the IDs of up to batch posts last delivered before
+// t (their clusters keep their counts), and says how many went: a post
+// delivered again after that long is counted again.
 func (s *Store) prunePosts(ctx context.Context, before time.Time, batch int) (int, error) {
 	res, err := s.db.ExecContext(ctx, s.q(`DELETE FROM watch_post WHERE id IN (SELECT id FROM watch_post WHERE seen_us < ? LIMIT ?)`),
 		before.UnixMicro(), batch)

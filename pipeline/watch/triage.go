@@ -82,9 +82,11 @@ type Options struct {
 	// for among (0: 100,000): memory stays flat over a long watch.
 	Capacity int
 	// Retain is how long a cluster no post has joined is kept when no one
-	// acted on it (new or dismissed), with its posts (0: DefaultRetain;
-	// negative: for ever): the store stays bounded over a long watch. A
-	// post of a forgotten cluster delivered again counts as new.
+	// acted on it (new or dismissed) and none of its posts was delivered
+	// again, with its posts (0: DefaultRetain; negative: for ever): the
+	// store stays bounded over a long watch. A post of a forgotten cluster
+	// delivered again counts as new; a post its feed keeps offering (X's
+	// eligible posts, polled again and again) is never forgotten.
 	Retain time.Duration
 	// Limit stops the watch once this many posts were newly kept (0:
 	// never); Watch then returns nil.
@@ -250,7 +252,9 @@ func (t *Triage) Watch(ctx context.Context, fs ...feeds.Feed) error {
 // is recorded with its cursor, in the cluster of its near-duplicates or a
 // new one (language detected, matched against the fact-checks); a new
 // cluster waits for its score. A post recorded before only moves the
-// cursor. The cluster comes back (zero when nothing was recorded).
+// cursor and is marked seen again (it and its cluster are remembered
+// while its feed keeps offering it). The cluster comes back (zero when
+// nothing was recorded).
 func (t *Triage) Handle(ctx context.Context, feed string, p feeds.Post) (Cluster, error) {
 	if err := ctx.Err(); err != nil {
 		return Cluster{}, err
