@@ -2,11 +2,14 @@ package watch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/musecheck/muse/sources/feeds"
+	"github.com/musecheck/muse/sources/notewriter"
+	"github.com/musecheck/muse/sources/notewriter/notewritertest"
 )
 
 // Clusters no post has joined for longer than Retain are forgotten with
@@ -101,5 +104,101 @@ func testForgetsOldClusters(t *testing.T, location string) {
 	}
 	if c, err := st.Cluster(ctx, ids[3]); err != nil || c.Size != 2 {
 		t.Errorf("the recent cluster: %+v, %v; want its post counted once, joined by the repost", c, err)
+	}
+}
+
+// X's eligible-posts feed offers the same posts poll after poll, for as
+// long as people ask notes for them. A post it keeps offering is not
+// forgotten after Retain, nor its cluster: offered again, it is not
+// counted again, and a cluster the checker dismissed stays dismissed
+// instead of coming back as new. Once the feed stops offering them, they
+// are forgotten like any other.
+func TestTriageRemembersAPostItsFeedKeepsOffering(t *testing.T) {
+	eachEngine(t, testRemembersOfferedPosts)
+}
+
+func testRemembersOfferedPosts(t *testing.T, location string) {
+	ctx := context.Background()
+	st := openStore(t, location)
+	tr, err := New(ctx, Options{Store: st, Retain: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2024, 1, 30, 9, 0, 0, 0, time.UTC)
+	srv := notewritertest.New(t,
+		notewritertest.Post{ID: "1901", Text: "The council banned bikes from Main Street without a vote last night", Lang: "en", CreatedAt: at},
+		notewritertest.Post{ID: "1903", Text: "Tap water in the city now holds ten times the legal limit of lead", Lang: "en", CreatedAt: at},
+	)
+	f := &feeds.XEligible{Client: notewriter.New(srv.URL, notewritertest.Keys, nil), Every: time.Millisecond}
+	// poll delivers one poll's posts to the triage and says what came back.
+	poll := func() map[string]Cluster {
+		t.Helper()
+		out := map[string]Cluster{}
+		done := errors.New("polled")
+		err := f.Run(ctx, "", func(p feeds.Post) error {
+			c, err := tr.Handle(ctx, f.Name(), p)
+			if err != nil {
+				return err
+			}
+			out[p.ID] = c
+			if len(out) == 2 {
+				return done
+			}
+			return nil
+		})
+		if !errors.Is(err, done) {
+			t.Fatalf("poll: %v", err)
+		}
+		if err := tr.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	age := func() {
+		t.Helper()
+		old := time.Now().Add(-2 * time.Hour).UnixMicro()
+		for _, q := range []string{`UPDATE watch_cluster SET last_us = ?`, `UPDATE watch_post SET seen_us = ?`} {
+			if _, err := st.db.ExecContext(ctx, st.q(q), old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	const a, b = "https://x.com/i/status/1901", "https://x.com/i/status/1903"
+	first := poll()
+	if first[a].ID == 0 || first[b].ID == 0 || first[a].ID == first[b].ID {
+		t.Fatalf("first poll: %+v", first)
+	}
+	if err := st.SetState(ctx, first[a].ID, StateDismissed, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	// Two hours pass with X offering both every poll.
+	age()
+	if again := poll(); again[a].ID != 0 || again[b].ID != 0 {
+		t.Errorf("offered again: %+v, want nothing counted", again)
+	}
+	if err := tr.prune(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if again := poll(); again[a].ID != 0 || again[b].ID != 0 {
+		t.Errorf("offered again after the clusters' retention: %+v, want nothing counted", again)
+	}
+	ca, errA := st.Cluster(ctx, first[a].ID)
+	cb, errB := st.Cluster(ctx, first[b].ID)
+	if errA != nil || errB != nil || ca.Size != 1 || ca.State != StateDismissed || cb.Size != 1 || cb.State != StateNew {
+		t.Errorf("clusters %+v (%v), %+v (%v): want both kept, of one post, the first still dismissed", ca, errA, cb, errB)
+	}
+	if n, _ := st.PostsSeen(ctx); n != 2 {
+		t.Errorf("%d post IDs kept, want the 2 offered", n)
+	}
+	// X stops offering them: two hours on, both are forgotten.
+	age()
+	if err := tr.prune(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := st.PostsSeen(ctx); n != 0 {
+		t.Errorf("%d post IDs kept, want none once they are no longer offered", n)
+	}
+	if _, err := st.Cluster(ctx, first[a].ID); err == nil {
+		t.Error("the dismissed cluster no longer offered is kept")
 	}
 }

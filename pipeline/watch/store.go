@@ -34,6 +34,9 @@ type Store struct {
 	db       *sql.DB
 	postgres bool
 	pool     *pgxpool.Pool
+	// The statements of a post, prepared once: a transaction of posts
+	// runs them on its connection without parsing them again.
+	seen, newCluster, grow, post, cursor *sql.Stmt
 }
 
 // Open opens (creating and migrating when needed) the store at location.
@@ -46,7 +49,12 @@ func Open(ctx context.Context, location string) (*Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open watch store: %w", err)
 		}
-		return &Store{db: db, postgres: true, pool: pool}, nil
+		st := &Store{db: db, postgres: true, pool: pool}
+		if err := st.prepare(ctx); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("open watch store: %w", err)
+		}
+		return st, nil
 	}
 	db, err := sqlitedb.Open(location, sqlitedb.Options{Busy: 10 * time.Second, MaxConns: 4, Pragmas: []string{"foreign_keys(ON)"}})
 	if err != nil {
@@ -57,11 +65,43 @@ func Open(ctx context.Context, location string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open watch store %s: %w", location, err)
 	}
-	return &Store{db: db}, nil
+	st := &Store{db: db}
+	if err := st.prepare(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("open watch store %s: %w", location, err)
+	}
+	return st, nil
+}
+
+// prepare prepares the statements of a post.
+func (s *Store) prepare(ctx context.Context) error {
+	for _, p := range []struct {
+		st    **sql.Stmt
+		query string
+	}{
+		{&s.seen, `UPDATE watch_post SET seen_us = ? WHERE id = ?`},
+		{&s.newCluster, `INSERT INTO watch_cluster (sketch, first_post, post, lang, image_keys, size,
+			first_us, last_us, fact_checks) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?) RETURNING id`},
+		{&s.grow, `UPDATE watch_cluster SET size = size + 1, last_us = ? WHERE id = ? RETURNING size`},
+		{&s.post, `INSERT INTO watch_post (id, feed, seen_us, cluster) VALUES (?, ?, ?, ?)`},
+		{&s.cursor, cursorUpsert},
+	} {
+		st, err := s.db.PrepareContext(ctx, s.q(p.query))
+		if err != nil {
+			return err
+		}
+		*p.st = st
+	}
+	return nil
 }
 
 // Close closes the database.
 func (s *Store) Close() error {
+	for _, st := range []*sql.Stmt{s.seen, s.newCluster, s.grow, s.post, s.cursor} {
+		if st != nil {
+			st.Close()
+		}
+	}
 	err := s.db.Close()
 	if s.pool != nil {
 		s.pool.Close()
@@ -89,23 +129,68 @@ func (s *Store) Cursor(ctx context.Context, feed string) (string, error) {
 	return c, nil
 }
 
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
+const cursorUpsert = `INSERT INTO watch_cursor (feed, cursor, updated_us) VALUES (?, ?, ?)
+	ON CONFLICT (feed) DO UPDATE SET cursor = excluded.cursor, updated_us = excluded.updated_us`
 
-func (s *Store) setCursor(ctx context.Context, db execer, feed, cursor string, now time.Time) error {
-	_, err := db.ExecContext(ctx, s.q(`INSERT INTO watch_cursor (feed, cursor, updated_us) VALUES (?, ?, ?)
-		ON CONFLICT (feed) DO UPDATE SET cursor = excluded.cursor, updated_us = excluded.updated_us`), feed, cursor, now.UnixMicro())
-	if err != nil {
+// SetCursor records how far feed has read, with no post.
+func (s *Store) SetCursor(ctx context.Context, feed, cursor string) error {
+	if _, err := s.cursor.ExecContext(ctx, feed, cursor, time.Now().UnixMicro()); err != nil {
 		return fmt.Errorf("watch store: cursor of %s: %w", feed, err)
 	}
 	return nil
 }
 
-// SetCursor records how far feed has read, with no post.
-func (s *Store) SetCursor(ctx context.Context, feed, cursor string) error {
-	return s.setCursor(ctx, s.db, feed, cursor, time.Now())
+// postTx is a transaction of posts and of the cursors they move.
+type postTx struct {
+	s     *Store
+	tx    *sql.Tx
+	start time.Time
+	posts int
+	stmts map[*sql.Stmt]*sql.Stmt // the store's, on the transaction's connection
+	// cursors are the feeds' cursors, written when it commits:
+	// with the posts before them, and each feed's once however many posts
+	// moved it.
+	cursors map[string]string
 }
+
+// begin opens a postTx. The transaction outlives ctx's cancellation: a
+// stop must not roll back the posts of the calls before.
+func (s *Store) begin(ctx context.Context) (*postTx, error) {
+	tx, err := s.db.BeginTx(context.WithoutCancel(ctx), nil)
+	if err != nil {
+		return nil, fmt.Errorf("watch store: %w", err)
+	}
+	return &postTx{s: s, tx: tx, start: time.Now(), stmts: map[*sql.Stmt]*sql.Stmt{}, cursors: map[string]string{}}, nil
+}
+
+func (b *postTx) stmt(ctx context.Context, st *sql.Stmt) *sql.Stmt {
+	t, ok := b.stmts[st]
+	if !ok {
+		t = b.tx.StmtContext(ctx, st)
+		b.stmts[st] = t
+	}
+	return t
+}
+
+// setCursor moves feed's cursor when b commits.
+func (b *postTx) setCursor(feed, cursor string) { b.cursors[feed] = cursor }
+
+// commit writes the cursors and commits.
+func (b *postTx) commit(ctx context.Context) error {
+	now := time.Now().UnixMicro()
+	for feed, cursor := range b.cursors {
+		if _, err := b.stmt(ctx, b.s.cursor).ExecContext(ctx, feed, cursor, now); err != nil {
+			b.tx.Rollback()
+			return fmt.Errorf("watch store: cursor of %s: %w", feed, err)
+		}
+	}
+	if err := b.tx.Commit(); err != nil {
+		return fmt.Errorf("watch store: %w", err)
+	}
+	return nil
+}
+
+func (b *postTx) rollback() { b.tx.Rollback() }
 
 // newCluster is what a post that starts a cluster brings.
 type newCluster struct {
@@ -116,21 +201,27 @@ type newCluster struct {
 	factChecks []pipeline.FactCheck
 }
 
-// add records post id of feed, read up to cursor, in tx: into cluster
-// when it is not 0, else into a new cluster made of nc. fresh is false when
-// the post was recorded before (then only the cursor moves). The post,
-// its cluster's count and the cursor are written in the same transaction:
-// after a crash either all three are there or none, and a feed resumed
-// from the cursor kept delivers again what was not.
-func (s *Store) add(ctx context.Context, tx *sql.Tx, feed, cursor, id string, cluster int64, nc *newCluster, now time.Time) (clusterID int64, size int, fresh bool, err error) {
-	var one int
-	switch err := tx.QueryRowContext(ctx, s.q(`SELECT 1 FROM watch_post WHERE id = ?`), id).Scan(&one); {
-	case err == nil:
-		return 0, 0, false, s.setCursor(ctx, tx, feed, cursor, now)
-	case !errors.Is(err, sql.ErrNoRows):
-		return 0, 0, false, fmt.Errorf("watch store: %w", err)
-	}
+// add records post id of feed in b: into cluster when it is not 0, else
+// into a new cluster made of nc. fresh is false when the post was
+// recorded before: then it is only marked seen now, so that a post its
+// feed keeps offering (X's eligible posts, polled again and again) is
+// remembered, with its cluster, as long as it is offered. The post and its cluster's count are written in the
+// transaction that moves the feed's cursor past it: after a crash either all
+// three are there or none, and a feed resumed from the cursor kept
+// delivers again what was not.
+func (s *Store) add(ctx context.Context, b *postTx, feed, id string, cluster int64, nc *newCluster, now time.Time) (clusterID int64, size int, fresh bool, err error) {
 	us := now.UnixMicro()
+	res, err := b.stmt(ctx, s.seen).ExecContext(ctx, us, id)
+	var n int64
+	if err == nil {
+		n, err = res.RowsAffected()
+	}
+	switch {
+	case err != nil:
+		return 0, 0, false, fmt.Errorf("watch store: %w", err)
+	case n > 0:
+		return 0, 0, false, nil
+	}
 	if cluster == 0 {
 		pj, _ := json.Marshal(nc.post)
 		keys, _ := json.Marshal(nc.imageKeys)
@@ -139,24 +230,17 @@ func (s *Store) add(ctx context.Context, tx *sql.Tx, feed, cursor, id string, cl
 			b, _ := json.Marshal(nc.factChecks)
 			fcs = string(b)
 		}
-		err = tx.QueryRowContext(ctx, s.q(`INSERT INTO watch_cluster (sketch, first_post, post, lang, image_keys, size,
-			first_us, last_us, fact_checks) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?) RETURNING id`),
-			nc.sketch.encode(), id, string(pj), nc.lang, string(keys), us, us, fcs).Scan(&clusterID)
+		err = b.stmt(ctx, s.newCluster).QueryRowContext(ctx, nc.sketch.encode(), id, string(pj), nc.lang, string(keys), us, us, fcs).Scan(&clusterID)
 		size = 1
 	} else {
 		clusterID = cluster
-		err = tx.QueryRowContext(ctx, s.q(`UPDATE watch_cluster SET size = size + 1, last_us = ? WHERE id = ? RETURNING size`),
-			us, cluster).Scan(&size)
+		err = b.stmt(ctx, s.grow).QueryRowContext(ctx, us, cluster).Scan(&size)
 	}
 	if err != nil {
 		return 0, 0, false, fmt.Errorf("watch store: cluster: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO watch_post (id, feed, seen_us, cluster) VALUES (?, ?, ?, ?)`),
-		id, feed, us, clusterID); err != nil {
+	if _, err := b.stmt(ctx, s.post).ExecContext(ctx, id, feed, us, clusterID); err != nil {
 		return 0, 0, false, fmt.Errorf("watch store: post: %w", err)
-	}
-	if err := s.setCursor(ctx, tx, feed, cursor, now); err != nil {
-		return 0, 0, false, err
 	}
 	return clusterID, size, true, nil
 }
@@ -359,19 +443,21 @@ type forgotten struct {
 	imageKeys []string
 }
 
-// prune forgets the clusters last seen before t that no one acted on
-// (new or dismissed: not opened, pinned, queued or held), with their
-// posts, up to batch of them in one transaction, and says which went. A
-// post of theirs delivered again is then counted as new.
+// prune forgets the clusters last joined before t that no one acted on
+// (new or dismissed: not opened, pinned, queued or held) and none of
+// whose posts was delivered since, with their posts, up to batch of them
+// in one transaction, and says which went. A post of theirs delivered
+// again is then counted as new.
 func (s *Store) prune(ctx context.Context, before time.Time, batch int) ([]forgotten, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("watch store: forget old clusters: %w", err)
 	}
 	defer tx.Rollback()
-	const old = `last_us < ? AND state IN ('new', 'dismissed')`
+	const old = `last_us < ? AND state IN ('new', 'dismissed')
+		AND NOT EXISTS (SELECT 1 FROM watch_post p WHERE p.cluster = watch_cluster.id AND p.seen_us >= ?)`
 	us := before.UnixMicro()
-	rows, err := tx.QueryContext(ctx, s.q(`SELECT id, sketch, image_keys FROM watch_cluster WHERE `+old+` ORDER BY last_us LIMIT ?`), us, batch)
+	rows, err := tx.QueryContext(ctx, s.q(`SELECT id, sketch, image_keys FROM watch_cluster WHERE `+old+` ORDER BY last_us LIMIT ?`), us, us, batch)
 	if err != nil {
 		return nil, fmt.Errorf("watch store: forget old clusters: %w", err)
 	}
@@ -395,7 +481,7 @@ func (s *Store) prune(ctx context.Context, before time.Time, batch int) ([]forgo
 	}
 	// The conditions again: a cluster the checker acted on meanwhile stays.
 	which := `SELECT id FROM watch_cluster WHERE id IN (?` + strings.Repeat(", ?", len(args)-1) + `) AND ` + old
-	args = append(args, us)
+	args = append(args, us, us)
 	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM watch_post WHERE cluster IN (`+which+`)`), args...); err != nil {
 		return nil, fmt.Errorf("watch store: forget old clusters: %w", err)
 	}
@@ -408,9 +494,9 @@ func (s *Store) prune(ctx context.Context, before time.Time, batch int) ([]forgo
 	return out, nil
 }
 
-// prunePosts forgets the IDs of up to batch posts seen before t (their
-// clusters keep their counts), and says how many went: a post delivered
-// again after that long is counted again.
+// prunePosts forgets the IDs of up to batch posts last delivered before
+// t (their clusters keep their counts), and says how many went: a post
+// delivered again after that long is counted again.
 func (s *Store) prunePosts(ctx context.Context, before time.Time, batch int) (int, error) {
 	res, err := s.db.ExecContext(ctx, s.q(`DELETE FROM watch_post WHERE id IN (SELECT id FROM watch_post WHERE seen_us < ? LIMIT ?)`),
 		before.UnixMicro(), batch)

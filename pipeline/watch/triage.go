@@ -9,7 +9,6 @@ package watch
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -83,9 +82,11 @@ type Options struct {
 	// for among (0: 100,000): memory stays flat over a long watch.
 	Capacity int
 	// Retain is how long a cluster no post has joined is kept when no one
-	// acted on it (new or dismissed), with its posts (0: DefaultRetain;
-	// negative: for ever): the store stays bounded over a long watch. A
-	// post of a forgotten cluster delivered again counts as new.
+	// acted on it (new or dismissed) and none of its posts was delivered
+	// again, with its posts (0: DefaultRetain; negative: for ever): the
+	// store stays bounded over a long watch. A post of a forgotten cluster
+	// delivered again counts as new; a post its feed keeps offering (X's
+	// eligible posts, polled again and again) is never forgotten.
 	Retain time.Duration
 	// Limit stops the watch once this many posts were newly kept (0:
 	// never); Watch then returns nil.
@@ -106,13 +107,11 @@ type Triage struct {
 	// The posts are written in batches: one transaction for up to
 	// commitEvery posts or commitAfter, whichever comes first (a feed
 	// resumes from the cursor committed, so a crash loses nothing).
-	tx      *sql.Tx
-	txPosts int
-	txStart time.Time
-	fresh   []Cluster // new clusters of the open transaction, scored once it commits
-	grown   map[int64]bool
-	kept    int    // posts newly kept by this Watch
-	stop    func() // stops this Watch's feeds (Options.Limit)
+	b     *postTx
+	fresh []Cluster // new clusters of the open transaction, scored once it commits
+	grown map[int64]bool
+	kept  int    // posts newly kept by this Watch
+	stop  func() // stops this Watch's feeds (Options.Limit)
 }
 
 // New sets up a triage on o.Store: the recent clusters are indexed again
@@ -253,7 +252,9 @@ func (t *Triage) Watch(ctx context.Context, fs ...feeds.Feed) error {
 // is recorded with its cursor, in the cluster of its near-duplicates or a
 // new one (language detected, matched against the fact-checks); a new
 // cluster waits for its score. A post recorded before only moves the
-// cursor. The cluster comes back (zero when nothing was recorded).
+// cursor and is marked seen again (it and its cluster are remembered
+// while its feed keeps offering it). The cluster comes back (zero when
+// nothing was recorded).
 func (t *Triage) Handle(ctx context.Context, feed string, p feeds.Post) (Cluster, error) {
 	if err := ctx.Err(); err != nil {
 		return Cluster{}, err
@@ -295,23 +296,22 @@ func (t *Triage) Handle(ctx context.Context, feed string, p feeds.Post) (Cluster
 			nc.factChecks = fcs
 		}
 	}
-	if t.tx == nil {
-		// The transaction outlives the call that opened it: a cancelled
-		// context must not roll back the posts of the calls before.
-		tx, err := t.o.Store.db.BeginTx(context.WithoutCancel(ctx), nil)
+	if t.b == nil {
+		b, err := t.o.Store.begin(ctx)
 		if err != nil {
-			return Cluster{}, fmt.Errorf("watch store: %w", err)
+			return Cluster{}, err
 		}
-		t.tx, t.txStart = tx, time.Now()
+		t.b = b
 	}
 	// A stop between two statements must not leave half a post: the
 	// statements run to the end whatever ctx says.
-	id, size, fresh, err := t.o.Store.add(context.WithoutCancel(ctx), t.tx, feed, p.Cursor, p.ID, cluster, nc, time.Now())
+	id, size, fresh, err := t.o.Store.add(context.WithoutCancel(ctx), t.b, feed, p.ID, cluster, nc, time.Now())
 	if err != nil {
 		t.rollback()
 		return Cluster{}, err
 	}
-	t.txPosts++
+	t.b.setCursor(feed, p.Cursor)
+	t.b.posts++
 	var c Cluster
 	switch {
 	case !fresh:
@@ -333,7 +333,7 @@ func (t *Triage) Handle(ctx context.Context, feed string, p feeds.Post) (Cluster
 			t.stop()
 		}
 	}
-	if t.txPosts >= commitEvery || time.Since(t.txStart) >= commitAfter {
+	if t.b.posts >= commitEvery || time.Since(t.b.start) >= commitAfter {
 		if err := t.commit(ctx); err != nil {
 			return Cluster{}, err
 		}
@@ -350,16 +350,17 @@ const (
 // commit ends the open transaction, then sends its new clusters to be
 // scored and tells Changed of them. t.mu is held.
 func (t *Triage) commit(ctx context.Context) error {
-	if t.tx == nil {
+	if t.b == nil {
 		return nil
 	}
-	err := t.tx.Commit()
-	t.tx, t.txPosts = nil, 0
+	err := t.b.commit(context.WithoutCancel(ctx))
+	t.b = nil
 	fresh := t.fresh
 	t.fresh = nil
 	if err != nil {
+		t.grown = nil
 		t.rebuild(ctx)
-		return fmt.Errorf("watch store: %w", err)
+		return err
 	}
 	for _, c := range fresh {
 		t.changed(c)
@@ -385,9 +386,9 @@ func (t *Triage) commit(ctx context.Context) error {
 
 // rollback drops the open transaction and what the index learnt from it.
 func (t *Triage) rollback() {
-	if t.tx != nil {
-		t.tx.Rollback()
-		t.tx, t.txPosts, t.fresh, t.grown = nil, 0, nil, nil
+	if t.b != nil {
+		t.b.rollback()
+		t.b, t.fresh, t.grown = nil, nil, nil
 		t.rebuild(context.Background())
 	}
 }
@@ -461,11 +462,8 @@ func (t *Triage) Flush(ctx context.Context) error {
 func (t *Triage) setCursor(ctx context.Context, feed, cursor string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.tx != nil {
-		if err := t.o.Store.setCursor(context.WithoutCancel(ctx), t.tx, feed, cursor, time.Now()); err != nil {
-			t.rollback()
-			return err
-		}
+	if t.b != nil {
+		t.b.setCursor(feed, cursor)
 		return nil
 	}
 	return t.o.Store.SetCursor(ctx, feed, cursor)

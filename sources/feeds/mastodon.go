@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -27,11 +26,14 @@ import (
 // timeline's REST endpoint (/api/v1/timelines/public, /tag/:tag,
 // /list/:id with min_id), up to BackfillPages pages of 40.
 //
-// Status IDs are snowflakes of the time a status was posted, and a status
-// from another instance can reach this one late, with an ID below the
-// cursor: so the catch-up also reads again the Lookback before the
-// cursor (since_id and max_id, newest first, up to lookbackPages pages),
-// and the stream delivers such a status whatever its ID. A status read
+// Status IDs hold the time a status was posted (Mastodon's snowflakes,
+// GoToSocial's ULIDs, Pleroma's and Akkoma's FlakeIds: see compareIDs),
+// and a status from another instance can reach this one late, with an ID
+// below the cursor: so the catch-up also reads again the Lookback before
+// the cursor (since_id and max_id, newest first, up to lookbackPages
+// pages), and the stream delivers such a status whatever its ID. An ID
+// whose time cannot be read has no lookback: the catch-up reads only
+// what came after the cursor. A status read
 // twice (the catch-up and the stream overlap) is dropped by its ID while
 // Run runs; after a restart the window's statuses come again with the
 // IDs they had, for the consumer to drop.
@@ -148,9 +150,10 @@ func (m *Mastodon) Run(ctx context.Context, cursor string, emit func(Post) error
 	}
 	seen := newSeenIDs(cmp.Or(m.Lookback, DefaultLookback))
 	if cursor != "" {
-		if seen.high, err = strconv.ParseUint(cursor, 10, 64); err != nil {
+		if !validID(cursor) {
 			return fmt.Errorf("mastodon cursor %q: not a status ID", cursor)
 		}
+		seen.high = cursor
 	}
 	host := ""
 	if u, err := url.Parse(m.Instance); err == nil {
@@ -168,20 +171,16 @@ func (m *Mastodon) Run(ctx context.Context, cursor string, emit func(Post) error
 			m.update(func(s *Stats) { s.Malformed++ })
 			return nil
 		}
-		switch id, err := strconv.ParseUint(st.ID, 10, 64); {
-		case st.ID == "":
+		if !validID(st.ID) {
 			m.update(func(s *Stats) { s.Malformed++ })
 			return nil
-		case err != nil:
-			// Not Mastodon's decimal snowflake (GoToSocial's ULIDs,
-			// Akkoma's flake IDs): delivered, the cursor not moved, since
-			// only a snowflake can be read back from.
-		case !seen.add(id):
+		}
+		if !seen.add(st.ID) {
 			return nil // read already (the catch-up and the stream overlap)
 		}
 		// The cursor is the highest ID read: a late status below it does
 		// not move it back.
-		p := Post{ID: st.Post.URL, Cursor: strconv.FormatUint(seen.high, 10), Post: st.Post, ImageKeys: st.Blurhashes, Boost: st.Boost}
+		p := Post{ID: st.Post.URL, Cursor: seen.high, Post: st.Post, ImageKeys: st.Blurhashes, Boost: st.Boost}
 		if p.ID == "" {
 			p.ID = strings.TrimRight(m.Instance, "/") + "/statuses/" + st.ID
 		}
@@ -214,7 +213,7 @@ func (m *Mastodon) Run(ctx context.Context, cursor string, emit func(Post) error
 			return err
 		}
 		defer resp.Body.Close()
-		if seen.high > 0 {
+		if seen.high != "" {
 			if err := m.catchUp(ctx, restURL, seen, deliver); err != nil {
 				return err
 			}
@@ -241,9 +240,9 @@ func (m *Mastodon) Run(ctx context.Context, cursor string, emit func(Post) error
 func (m *Mastodon) catchUp(ctx context.Context, restURL string, seen *seenIDs, deliver func([]byte) error) error {
 	cursor := seen.high
 	var window []status
-	since, maxID := strconv.FormatUint(seen.low(), 10), cursor
-	for range lookbackPages {
-		page, err := m.page(ctx, restURL+"limit=40&since_id="+since+"&max_id="+strconv.FormatUint(maxID, 10))
+	since, ok := seen.low()
+	for i, maxID := 0, cursor; ok && i < lookbackPages; i++ {
+		page, err := m.page(ctx, restURL+"limit=40&since_id="+url.QueryEscape(since)+"&max_id="+url.QueryEscape(maxID))
 		if err != nil {
 			return err
 		}
@@ -253,7 +252,7 @@ func (m *Mastodon) catchUp(ctx context.Context, restURL string, seen *seenIDs, d
 		window = append(window, page...)
 		maxID = page[0].id // the page's oldest
 	}
-	slices.SortFunc(window, func(a, b status) int { return cmp.Compare(a.id, b.id) })
+	slices.SortFunc(window, func(a, b status) int { return compareIDs(a.id, b.id) })
 	for _, s := range window {
 		if err := deliver(s.raw); err != nil {
 			return err
@@ -261,7 +260,7 @@ func (m *Mastodon) catchUp(ctx context.Context, restURL string, seen *seenIDs, d
 	}
 	minID := cursor
 	for range cmp.Or(m.BackfillPages, 10) {
-		page, err := m.page(ctx, restURL+"limit=40&min_id="+strconv.FormatUint(minID, 10))
+		page, err := m.page(ctx, restURL+"limit=40&min_id="+url.QueryEscape(minID))
 		if err != nil {
 			return err
 		}
@@ -280,7 +279,7 @@ func (m *Mastodon) catchUp(ctx context.Context, restURL string, seen *seenIDs, d
 
 // status is a status of a timeline page, its ID read.
 type status struct {
-	id  uint64
+	id  string
 	raw json.RawMessage
 }
 
@@ -301,28 +300,24 @@ func (m *Mastodon) page(ctx context.Context, u string) ([]status, error) {
 		var s struct {
 			ID string `json:"id"`
 		}
-		id, err := uint64(0), json.Unmarshal(raw, &s)
-		if err == nil {
-			id, err = strconv.ParseUint(s.ID, 10, 64)
-		}
-		if err != nil {
+		if err := json.Unmarshal(raw, &s); err != nil || !validID(s.ID) {
 			m.update(func(st *Stats) { st.Malformed++ })
 			continue
 		}
-		out = append(out, status{id, raw})
+		out = append(out, status{s.ID, raw})
 	}
-	slices.SortFunc(out, func(a, b status) int { return cmp.Compare(a.id, b.id) })
+	slices.SortFunc(out, func(a, b status) int { return compareIDs(a.id, b.id) })
 	return out, nil
 }
 
 // seenIDs are the IDs of the statuses delivered lately, to drop one read
-// twice: those within the lookback before the highest (a snowflake's top
-// bits are its time in milliseconds), at most maxSeen of them.
+// twice: those within the lookback before the highest (by the time the
+// IDs hold), at most maxSeen of them.
 type seenIDs struct {
-	window uint64 // the lookback, in ID units
-	high   uint64 // the highest ID read (or the cursor)
-	ids    map[uint64]struct{}
-	next   int // the size at which the old IDs are dropped
+	lookback time.Duration
+	high     string // the highest ID read (or the cursor)
+	ids      map[string]struct{}
+	next     int // the size at which the old IDs are dropped
 }
 
 // maxSeen bounds the IDs kept: a flood beyond it forgets them all, and
@@ -330,40 +325,49 @@ type seenIDs struct {
 const maxSeen = 100_000
 
 func newSeenIDs(lookback time.Duration) *seenIDs {
-	return &seenIDs{window: uint64(lookback.Milliseconds()) << 16, ids: map[uint64]struct{}{}, next: 1024}
+	return &seenIDs{lookback: lookback, ids: map[string]struct{}{}, next: 1024}
 }
 
-// low is the ID the lookback starts after.
-func (s *seenIDs) low() uint64 {
-	if s.high < s.window {
-		return 0
-	}
-	return s.high - s.window
-}
-
-func (s *seenIDs) has(id uint64) bool {
-	_, ok := s.ids[id]
-	return ok
-}
+// low is the ID the lookback starts after; false when the highest ID
+// holds no time to count back from.
+func (s *seenIDs) low() (string, bool) { return lookbackStart(s.high, s.lookback) }
 
 // add records id; false when it was recorded already.
-func (s *seenIDs) add(id uint64) bool {
-	if s.has(id) {
+func (s *seenIDs) add(id string) bool {
+	if _, ok := s.ids[id]; ok {
 		return false
 	}
 	s.ids[id] = struct{}{}
-	s.high = max(s.high, id)
+	if compareIDs(id, s.high) > 0 {
+		s.high = id
+	}
 	if len(s.ids) >= s.next {
-		low := s.low()
-		for k := range s.ids {
-			if k <= low {
-				delete(s.ids, k)
+		if low, ok := s.low(); ok {
+			for k := range s.ids {
+				if compareIDs(k, low) <= 0 {
+					delete(s.ids, k)
+				}
 			}
 		}
 		if len(s.ids) > maxSeen {
 			clear(s.ids)
 		}
 		s.next = max(1024, 2*len(s.ids))
+	}
+	return true
+}
+
+// validID says whether id can be a status ID: letters, digits, '-' or
+// '_' (a cursor handed back in a query), at most 64 of them.
+func validID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := range len(id) {
+		c := id[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '-' || c == '_') {
+			return false
+		}
 	}
 	return true
 }

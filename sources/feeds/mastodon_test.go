@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/oklog/ulid/v2"
 )
 
 // mastoServer is a loopback Mastodon instance: the hashtag streaming
@@ -40,15 +42,93 @@ type mastoServer struct {
 	conns      int
 	rest       []url.Values // the query of each timeline request
 	template   map[string]any
+	ids        idKind
+}
+
+// idKind is how a server writes its status IDs and compares those a
+// client hands back, as the real server does.
+type idKind struct {
+	name string
+	// at is the ID of a status posted at ms (milliseconds since 1970),
+	// the seq-th of that millisecond.
+	at func(ms int64, seq int) string
+	// cmp compares two IDs; ok is false when the server cannot read one
+	// (then it leaves the parameter out).
+	cmp func(a, b string) (c int, ok bool)
+}
+
+// firstMS is the time of status 0.
+const firstMS = firstID >> 16
+
+// Mastodon: a decimal snowflake, compared as a number (Mastodon casts the
+// parameter to a bigint).
+var snowflakeIDs = idKind{"Mastodon snowflakes",
+	func(ms int64, seq int) string { return strconv.FormatUint(uint64(ms)<<16|uint64(seq), 10) },
+	func(a, b string) (int, bool) {
+		x, err1 := strconv.ParseUint(a, 10, 64)
+		y, err2 := strconv.ParseUint(b, 10, 64)
+		return cmp.Compare(x, y), err1 == nil && err2 == nil
+	}}
+
+// GoToSocial: a ULID, compared as a string (its database compares the
+// text column).
+var ulidIDs = idKind{"GoToSocial ULIDs",
+	func(ms int64, seq int) string {
+		var u ulid.ULID
+		if err := u.SetTime(uint64(ms)); err != nil {
+			panic(err)
+		}
+		// the random part: any bytes (here the sequence, spread out)
+		copy(u[6:], fmt.Appendf(nil, "%010d", seq*7919))
+		return u.String()
+	},
+	func(a, b string) (int, bool) { return strings.Compare(a, b), len(a) == 26 && len(b) == 26 }}
+
+// Pleroma and Akkoma: a FlakeId (64 bits of milliseconds, a 48-bit
+// worker, a 16-bit sequence) in base 62 with the digits 0-9A-Za-z,
+// compared as the 128-bit number it decodes to; FlakeId reads no string
+// shorter than 18 characters.
+var flakeIDs = idKind{"Akkoma FlakeIds",
+	func(ms int64, seq int) string { return flakeAt(ms, 0x2a1b3c4d5e6f, seq) },
+	func(a, b string) (int, bool) {
+		x, ok1 := new(big.Int).SetString(swapCase(a), 62)
+		y, ok2 := new(big.Int).SetString(swapCase(b), 62)
+		if !ok1 || !ok2 || len(a) < 18 || len(b) < 18 {
+			return 0, false
+		}
+		return x.Cmp(y), true
+	}}
+
+func flakeAt(ms, worker int64, seq int) string {
+	n := new(big.Int).Lsh(big.NewInt(ms), 64)
+	n.Or(n, new(big.Int).Lsh(big.NewInt(worker), 16)).Or(n, big.NewInt(int64(seq)))
+	s := swapCase(n.Text(62)) // Go's base 62 is 0-9a-zA-Z
+	return strings.Repeat("0", max(0, 18-len(s))) + s
+}
+
+func swapCase(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case 'a' <= r && r <= 'z':
+			return r - 'a' + 'A'
+		case 'A' <= r && r <= 'Z':
+			return r - 'A' + 'a'
+		}
+		return r
+	}, s)
 }
 
 func newMastoServer(t *testing.T, n int, live ...int) *mastoServer {
+	return newMastoServerOf(t, snowflakeIDs, n, live...)
+}
+
+func newMastoServerOf(t *testing.T, ids idKind, n int, live ...int) *mastoServer {
 	t.Helper()
 	b, err := os.ReadFile("testdata/mastodon_status.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &mastoServer{t: t, live: live, streamLate: map[int]map[string]any{}}
+	s := &mastoServer{t: t, live: live, streamLate: map[int]map[string]any{}, ids: ids}
 	if err := json.Unmarshal(b, &s.template); err != nil {
 		t.Fatal(err)
 	}
@@ -62,32 +142,30 @@ func newMastoServer(t *testing.T, n int, live ...int) *mastoServer {
 
 const firstID = 111985453312768311
 
+// status is status i, posted in the same millisecond as the ones before
+// (a snowflake one above the one before).
 func (s *mastoServer) status(i int) map[string]any {
-	return s.statusWithID(firstID+uint64(i), fmt.Sprintf("Status %d: 5G masts cause headaches", i))
+	return s.statusWithID(s.ids.at(firstMS, int(firstID&0xffff)+i), fmt.Sprintf("Status %d: 5G masts cause headaches", i))
 }
 
 // lateStatus is a status written ago before status 0 and delivered late:
-// its snowflake ID is of the time it was written.
+// its ID is of the time it was written.
 func (s *mastoServer) lateStatus(ago time.Duration) map[string]any {
-	return s.statusWithID(firstID-uint64(ago.Milliseconds())<<16, "Late: 5G masts cause nosebleeds")
+	return s.statusWithID(s.ids.at(firstMS-ago.Milliseconds(), int(firstID&0xffff)), "Late: 5G masts cause nosebleeds")
 }
 
-func (s *mastoServer) statusWithID(n uint64, text string) map[string]any {
+func (s *mastoServer) statusWithID(id, text string) map[string]any {
 	st := map[string]any{}
 	for k, v := range s.template {
 		st[k] = v
 	}
-	id := strconv.FormatUint(n, 10)
 	st["id"], st["url"] = id, "https://mastodon.example/@healthwatch/"+id
 	st["uri"] = "https://mastodon.example/users/healthwatch/statuses/" + id
 	st["content"] = "<p>" + text + " <a href=\"https://mastodon.example/tags/5G\" class=\"mention hashtag\" rel=\"tag\">#<span>5G</span></a></p>"
 	return st
 }
 
-func idOf(st map[string]any) uint64 {
-	n, _ := strconv.ParseUint(st["id"].(string), 10, 64)
-	return n
-}
+func idOf(st map[string]any) string { return st["id"].(string) }
 
 func (s *mastoServer) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Authorization") != "Bearer tok-123" {
@@ -101,14 +179,16 @@ func (s *mastoServer) serve(w http.ResponseWriter, r *http.Request) {
 		s.stream(w, r)
 	case r.URL.Path == "/api/v1/timelines/tag/5G":
 		q := r.URL.Query()
-		param := func(k string, none uint64) uint64 {
-			if v, err := strconv.ParseUint(q.Get(k), 10, 64); err == nil {
-				return v
-			}
-			return none
+		// after says whether id is after the parameter k (true when it
+		// is not given or not an ID the server reads).
+		after := func(id, k string, sign int) bool {
+			c, ok := s.ids.cmp(id, q.Get(k))
+			return !q.Has(k) || !ok || c*sign > 0
 		}
-		since, maxID, minID := param("since_id", 0), param("max_id", math.MaxUint64), param("min_id", 0)
-		limit := min(int(param("limit", 20)), 40)
+		limit := 20
+		if l, err := strconv.Atoi(q.Get("limit")); err == nil {
+			limit = min(l, 40)
+		}
 		s.mu.Lock()
 		s.rest = append(s.rest, q)
 		var all []map[string]any
@@ -120,11 +200,14 @@ func (s *mastoServer) serve(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		var page []map[string]any
 		for _, st := range all {
-			if id := idOf(st); id > since && id > minID && id < maxID {
+			if id := idOf(st); after(id, "since_id", 1) && after(id, "min_id", 1) && after(id, "max_id", -1) {
 				page = append(page, st)
 			}
 		}
-		slices.SortFunc(page, func(a, b map[string]any) int { return cmp.Compare(idOf(b), idOf(a)) })
+		slices.SortFunc(page, func(a, b map[string]any) int {
+			c, _ := s.ids.cmp(idOf(b), idOf(a))
+			return c
+		})
 		if len(page) > limit {
 			if q.Has("min_id") {
 				page = page[len(page)-limit:] // the oldest after min_id
@@ -226,30 +309,31 @@ func statusID(p Post) string { return p.ID[strings.LastIndexByte(p.ID, '/')+1:] 
 
 // A status from another instance that arrives while the stream is away,
 // with an ID below the cursor (of the time it was written), is read by
-// the catch-up, once; the cursor never moves back.
+// the catch-up, once; the cursor never moves back. So for each kind of
+// ID, each server comparing them its own way.
 func TestMastodonReadsLateStatusesMissedWhileAway(t *testing.T) {
-	srv := newMastoServer(t, 35, 3)
-	late := srv.lateStatus(2 * time.Minute)
-	srv.away = append(srv.away, late, srv.lateStatus(time.Hour)) // the second beyond the lookback
-	m := &Mastodon{Instance: srv.URL, Timeline: "hashtag", Tag: "5G", Token: "tok-123",
-		Backoff: Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond}}
-	got, cursors := collect(t, m, "", 36)
-	n, ids := 0, map[string]int{}
-	for _, p := range got {
-		ids[statusID(p)]++
-		if statusID(p) == late["id"] {
-			n++
-		}
-	}
-	if n != 1 || len(ids) != 36 {
-		t.Errorf("the late status read %d times; %d distinct statuses of %d deliveries, want 36", n, len(ids), len(got))
-	}
-	cs := make([]uint64, len(cursors))
-	for i, c := range cursors {
-		cs[i], _ = strconv.ParseUint(c, 10, 64)
-	}
-	if !slices.IsSorted(cs) {
-		t.Errorf("the cursor moved back: %v", cursors)
+	for _, ids := range []idKind{snowflakeIDs, ulidIDs, flakeIDs} {
+		t.Run(ids.name, func(t *testing.T) {
+			srv := newMastoServerOf(t, ids, 35, 3)
+			late := srv.lateStatus(2 * time.Minute)
+			srv.away = append(srv.away, late, srv.lateStatus(time.Hour)) // the second beyond the lookback
+			m := &Mastodon{Instance: srv.URL, Timeline: "hashtag", Tag: "5G", Token: "tok-123",
+				Backoff: Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond}}
+			got, cursors := collect(t, m, "", 36)
+			n, ids2 := 0, map[string]int{}
+			for _, p := range got {
+				ids2[statusID(p)]++
+				if statusID(p) == late["id"] {
+					n++
+				}
+			}
+			if n != 1 || len(ids2) != 36 {
+				t.Errorf("the late status read %d times; %d distinct statuses of %d deliveries, want 36", n, len(ids2), len(got))
+			}
+			if !slices.IsSortedFunc(cursors, func(a, b string) int { c, _ := ids.cmp(a, b); return c }) {
+				t.Errorf("the cursor moved back: %v", cursors)
+			}
+		})
 	}
 }
 
@@ -267,20 +351,101 @@ func TestMastodonStreamsALateStatus(t *testing.T) {
 }
 
 // A server whose status IDs are not decimal snowflakes (GoToSocial's
-// ULIDs) has its statuses delivered; the cursor stays at the last
-// snowflake read.
-func TestMastodonStreamsAStatusWithAnotherKindOfID(t *testing.T) {
-	srv := newMastoServer(t, 5)
-	const ulid = "01HV3T9Z6Q4K2M8X7N5B1C0D9E"
-	other := srv.lateStatus(0)
-	other["id"], other["url"] = ulid, "https://gts.example/@healthwatch/statuses/"+ulid
-	srv.streamLate[2] = other
-	m := &Mastodon{Instance: srv.URL, Timeline: "hashtag", Tag: "5G", Token: "tok-123"}
-	got, _ := collect(t, m, "", 6)
-	if statusID(got[3]) != ulid || got[3].Cursor != "111985453312768313" {
-		t.Errorf("fourth delivery %s (cursor %s), want the ULID status with the cursor left at the third", statusID(got[3]), got[3].Cursor)
+// ULIDs, Akkoma's FlakeIds) has its statuses streamed, the cursor the
+// highest ID as the server orders them; after a cut the catch-up asks for
+// the lookback window from the ID a status of 15 minutes before the
+// cursor would have, then the statuses after the cursor, and nothing is
+// lost, repeated or out of order.
+func TestMastodonCatchesUpWithOtherKindsOfID(t *testing.T) {
+	for _, tc := range []struct {
+		ids  idKind
+		from string // the lookback's start before the third status
+	}{
+		{ulidIDs, func() string {
+			var u ulid.ULID
+			u.SetTime(uint64(firstMS - DefaultLookback.Milliseconds()))
+			return u.String()
+		}()},
+		{flakeIDs, flakeAt(firstMS-DefaultLookback.Milliseconds(), 0, 0)},
+	} {
+		t.Run(tc.ids.name, func(t *testing.T) {
+			srv := newMastoServerOf(t, tc.ids, 35, 3)
+			m := &Mastodon{Instance: srv.URL, Timeline: "hashtag", Tag: "5G", Token: "tok-123",
+				Backoff: Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond}}
+			got, _ := collect(t, m, "", 35)
+			for i, p := range got {
+				if want := idOf(srv.statuses[i]); statusID(p) != want || p.Cursor != want {
+					t.Fatalf("delivery %d: %s (cursor %s), want %s: lost, repeated or out of order", i, statusID(p), p.Cursor, want)
+				}
+			}
+			third := idOf(srv.statuses[2])
+			if c, ok := tc.ids.cmp(tc.from, third); !ok || c >= 0 {
+				t.Fatalf("the test's lookback start %s is not an ID below %s to the server", tc.from, third)
+			}
+			back := 0
+			for back < len(srv.rest) && srv.rest[back].Has("max_id") {
+				back++
+			}
+			if back == 0 || back == len(srv.rest) || srv.rest[0].Get("max_id") != third ||
+				srv.rest[0].Get("since_id") != tc.from || srv.rest[back].Get("min_id") != third {
+				t.Errorf("timeline asked with %v, want since_id %s max_id %s, then min_id %s", srv.rest, tc.from, third, third)
+			}
+		})
 	}
 }
+
+// After a restart from a cursor of each kind, the status that arrived
+// late below it comes first, then the lookback window again, then what
+// came after the cursor.
+func TestMastodonResumesFromACursorOfEachKind(t *testing.T) {
+	for _, ids := range []idKind{snowflakeIDs, ulidIDs, flakeIDs} {
+		t.Run(ids.name, func(t *testing.T) {
+			srv := newMastoServerOf(t, ids, 50, -1)
+			srv.conns = 5 // the stream now sends from status 50: nothing new
+			late := srv.lateStatus(time.Minute)
+			srv.away = append(srv.away, late)
+			m := &Mastodon{Instance: srv.URL, Timeline: "hashtag", Tag: "5G", Token: "tok-123"}
+			cursor := idOf(srv.statuses[20])
+			got, _ := collect(t, m, cursor, 1+20+29)
+			if statusID(got[0]) != late["id"] || got[0].Cursor != cursor {
+				t.Errorf("resumed with %s (cursor %s), want the late status first, the cursor kept", statusID(got[0]), got[0].Cursor)
+			}
+			for i, p := range got[1:] {
+				want := idOf(srv.statuses[i])
+				if i >= 20 {
+					want = idOf(srv.statuses[i+1])
+				}
+				if statusID(p) != want {
+					t.Fatalf("delivery %d: %s, want %s", i+1, statusID(p), want)
+				}
+			}
+		})
+	}
+}
+
+// An ID muse cannot read a time from (no known kind) has no lookback
+// window: the catch-up reads only what came after the cursor.
+func TestMastodonIDWithoutATimeHasNoLookback(t *testing.T) {
+	for _, id := range []string{"abc", "status-17", "01HV3T9Z6Q4K2M8X7N5B1C0D9E"[:20]} {
+		if from, ok := lookbackStart(id, time.Minute); ok {
+			t.Errorf("%s: lookback from %s, want none", id, from)
+		}
+	}
+	// A FlakeId of Pleroma's documentation, 2019-09-18T08:28:47Z, and a
+	// ULID of the same time.
+	if from, ok := lookbackStart("9n2ciuz1wdesFnrGJU", time.Minute); !ok || !(from < "9n2ciuz1wdesFnrGJU") || len(from) != 18 {
+		t.Errorf("FlakeId: lookback from %q", from)
+	}
+	var u ulid.ULID
+	u.SetTime(1568795327357)
+	if from, ok := lookbackStart(u.String(), time.Minute); !ok || from != ulid.MustNew(1568795327357-60_000, zeroReader{}).String() {
+		t.Errorf("ULID %s: lookback from %q", u, from)
+	}
+}
+
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 
 // After a restart from a cursor, the lookback window is read again: a
 // status that arrived late below the cursor comes, and the window's
@@ -356,22 +521,23 @@ func TestMastodonSilentStreamIsMadeAgain(t *testing.T) {
 // The IDs kept to drop a status read twice are those of the lookback
 // before the highest: a long watch does not pile them up.
 func TestMastodonSeenIDsStayBounded(t *testing.T) {
-	s := newSeenIDs(time.Minute)
-	const step = uint64(100) << 16 // a status every 100 ms
-	id := uint64(firstID)
-	for range 100_000 { // close to 3 hours
-		id += step
-		if !s.add(id) {
-			t.Fatalf("%d taken for read already", id)
+	for _, ids := range []idKind{snowflakeIDs, ulidIDs, flakeIDs} {
+		s := newSeenIDs(time.Minute)
+		at := func(i int) string { return ids.at(firstMS+int64(i)*100, 0) } // a status every 100 ms
+		const n = 100_000                                                   // close to 3 hours
+		for i := range n {
+			if !s.add(at(i)) {
+				t.Fatalf("%s: %s taken for read already", ids.name, at(i))
+			}
 		}
-	}
-	if s.add(id) || s.add(id-step*100) {
-		t.Error("a status of the last minute read again was not dropped")
-	}
-	if n := len(s.ids); n > 2*600+1024 {
-		t.Errorf("%d IDs kept, want about the 600 of the last minute", n)
-	}
-	if !s.add(id - step*10_000) {
-		t.Error("the ID of a status read before the lookback is still kept")
+		if s.add(at(n-1)) || s.add(at(n-100)) {
+			t.Errorf("%s: a status of the last minute read again was not dropped", ids.name)
+		}
+		if n := len(s.ids); n > 2*600+1024 {
+			t.Errorf("%s: %d IDs kept, want about the 600 of the last minute", ids.name, n)
+		}
+		if !s.add(at(n - 10_000)) {
+			t.Errorf("%s: the ID of a status read before the lookback is still kept", ids.name)
+		}
 	}
 }

@@ -20,7 +20,8 @@ type EligibleLister interface {
 // AI Note Writer API offers them (GET /2/notes/search/posts_eligible_for_notes,
 // in test mode): it asks every Every, reads up to MaxPages pages, and
 // delivers each post. The API has no cursor; a post offered again carries
-// the same ID, which the consumer drops. Its cursor is the time of the
+// the same ID, which the consumer drops (muse watch remembers it for as
+// long as it is offered, however long that is). Its cursor is the time of the
 // last poll, kept for the record. A refused enrolment (403
 // client-not-enrolled) or keys X refuses end the feed; other failures are
 // tried again at the next poll.

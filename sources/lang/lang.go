@@ -12,6 +12,7 @@ package lang
 
 import (
 	"cmp"
+	"math/bits"
 	"strings"
 	"sync"
 	"unicode"
@@ -39,7 +40,7 @@ func Detect(text string) Detection {
 	if words(t) < 2 {
 		return Detection{}
 	}
-	info := whatlanggo.Detect(t)
+	info := trigramDetect(t)
 	code := info.Lang.Iso6391()
 	if code == "" {
 		return Detection{}
@@ -106,18 +107,19 @@ func byFunctionWords(text, guess string) string {
 	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.Is(unicode.Mn, r) && r != '\''
 	})
-	count := func(code string) int {
-		n := 0
-		for _, w := range words {
-			if IsStopWord(w, code) {
-				n++
-			}
+	own, counts := 0, make([]int, len(stopListCodes))
+	lists := stopListsOf()
+	for _, w := range words {
+		if IsStopWord(w, guess) {
+			own++
 		}
-		return n
+		for m := lists[w]; m != 0; m &= m - 1 {
+			counts[bits.TrailingZeros64(m)]++
+		}
 	}
-	best, most := guess, count(guess)
-	for _, code := range stopListCodes {
-		if n := count(code); n > most && n >= 2 {
+	best, most := guess, own
+	for i, code := range stopListCodes {
+		if n := counts[i]; n > most && n >= 2 {
 			best, most = code, n
 		}
 	}

@@ -77,9 +77,14 @@ type stopSet struct {
 // language (a Base code): one that says nothing about what a text is
 // about. A language without a list has none.
 func IsStopWord(w, code string) bool {
+	return stopWords(code)[w]
+}
+
+// stopWords is the language's stop list (nil when it has none).
+func stopWords(code string) analysis.TokenMap {
 	data := stopLists[code]
 	if data == nil {
-		return false
+		return nil
 	}
 	v, _ := stopSets.LoadOrStore(code, &stopSet{})
 	s := v.(*stopSet)
@@ -87,5 +92,23 @@ func IsStopWord(w, code string) bool {
 		s.m = analysis.NewTokenMap()
 		_ = s.m.LoadBytes(data) // reads from memory: it cannot fail
 	})
-	return s.m[w]
+	return s.m
 }
+
+// stopListsOf says, for each word of a stop list, which lists hold it: bit
+// i stands for stopListCodes[i]. One look-up of a word then counts it for
+// every language.
+var stopListsOf = sync.OnceValue(func() map[string]uint64 {
+	if len(stopListCodes) > 64 {
+		panic("lang: more stop lists than bits")
+	}
+	out := map[string]uint64{}
+	for i, code := range stopListCodes {
+		for w, ok := range stopWords(code) {
+			if ok {
+				out[w] |= 1 << i
+			}
+		}
+	}
+	return out
+})
