@@ -40,7 +40,7 @@ func Detect(text string) Detection {
 	if words(t) < 2 {
 		return Detection{}
 	}
-	info := trigramDetect(t)
+	info := whatlanggo.Detect(t)
 	code := info.Lang.Iso6391()
 	if code == "" {
 		return Detection{}

@@ -9,15 +9,11 @@ import (
 	"strings"
 	"testing"
 	"unicode"
-	_ "unsafe" // go:linkname, for whatlanggo's own trigram counter
 
 	"github.com/RadhiFadlillah/whatlanggo"
 
 	"github.com/musecheck/muse/internal/testkit"
 )
-
-//go:linkname whatlanggoCount github.com/RadhiFadlillah/whatlanggo.count
-func whatlanggoCount(text string) map[string]int
 
 // equivalenceTexts are texts of many languages and scripts: the posts of
 // testdata/posts.tsv, a few in scripts they lack, and the real tweets and
@@ -88,67 +84,6 @@ func equivalenceTexts(t *testing.T) []string {
 	return out
 }
 
-// TestTrigramDetectIsWhatlanggos: the inverted profiles give whatlanggo's
-// own detection — language, script and confidence — on every text, and
-// count the trigrams as it does; where two languages tie for first
-// (confidence 0, whatlanggo's pick left to a map's order) both say 0.
-func TestTrigramDetectIsWhatlanggos(t *testing.T) {
-	texts := equivalenceTexts(t)
-	if len(texts) < 3000 {
-		t.Fatalf("only %d texts", len(texts))
-	}
-	ties, scored := 0, 0
-	for _, s := range texts {
-		got, want := trigramDetect(s), whatlanggo.Detect(s)
-		if got.Script != want.Script || got.Confidence != want.Confidence {
-			t.Fatalf("%q: script %p confidence %v, whatlanggo %p %v", s, got.Script, got.Confidence, want.Script, want.Confidence)
-		}
-		if got.Lang != want.Lang {
-			// whatlanggo's pick among languages tied for first
-			top, dist := 0, map[whatlanggo.Lang]int{}
-			p := scriptProfiles()[got.Script]
-			for _, d := range p.distances(s) {
-				top = max(top, d.dist)
-				dist[p.langs[d.lang]] = d.dist
-			}
-			if got.Confidence != 0 || dist[got.Lang] != top || dist[want.Lang] != top {
-				t.Fatalf("%q: %v (%v), whatlanggo %v", s, got.Lang, got.Confidence, want.Lang)
-			}
-			ties++
-		}
-		if _, ok := scriptProfiles()[got.Script]; ok {
-			scored++
-		}
-		c, wc := countTrigrams(s), whatlanggoCount(s)
-		if len(c) != len(wc) {
-			t.Fatalf("%q: %d trigrams, whatlanggo %d", s, len(c), len(wc))
-		}
-		for tg, n := range c {
-			if wc[string(tg[:])] != n {
-				t.Fatalf("%q: trigram %q %d times, whatlanggo %d", s, string(tg[:]), n, wc[string(tg[:])])
-			}
-		}
-	}
-	if scored < len(texts)*9/10 {
-		t.Errorf("only %d of %d texts scored by the profiles", scored, len(texts))
-	}
-	t.Logf("%d texts, %d scored by the profiles, %d ties for first", len(texts), scored, ties)
-}
-
-func BenchmarkDetect(b *testing.B) {
-	s := "Says 57 percent of federal spending goes to the military and just 1 percent goes to food and agriculture, including food stamps."
-	b.Run("whatlanggo", func(b *testing.B) {
-		for b.Loop() {
-			whatlanggo.Detect(s)
-		}
-	})
-	b.Run("inverted", func(b *testing.B) {
-		for b.Loop() {
-			trigramDetect(s)
-		}
-	})
-}
-
 // TestByFunctionWordsCountsEachList: counting a text's function words for
 // every list in one pass settles each guess as counting them list by list
 // does.
@@ -177,7 +112,7 @@ func TestByFunctionWordsCountsEachList(t *testing.T) {
 	changed := 0
 	for _, s := range equivalenceTexts(t) {
 		s = prose(s)
-		for _, guess := range []string{trigramDetect(s).Lang.Iso6391(), "en", "da", "nb", "xx"} {
+		for _, guess := range []string{whatlanggo.Detect(s).Lang.Iso6391(), "en", "da", "nb", "xx"} {
 			got, want := byFunctionWords(s, guess), byList(s, guess)
 			if got != want {
 				t.Fatalf("%q, guessed %s: %s, list by list %s", s, guess, got, want)
