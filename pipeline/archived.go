@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/musecheck/muse/sources/archive"
 	"github.com/musecheck/muse/sources/fetch"
@@ -113,8 +114,8 @@ const maxFactChecks = 3
 
 // MatchFactChecks returns the archived ClaimReviews the text repeats the
 // claim of (archive.MatchingFactChecks).
-func (a archiveAdapter) MatchFactChecks(ctx context.Context, text, lang string) ([]FactCheck, error) {
-	ms, err := a.s.MatchingFactChecks(ctx, text, lang, maxFactChecks)
+func (a archiveAdapter) MatchFactChecks(ctx context.Context, text, lang string, posted time.Time) ([]FactCheck, error) {
+	ms, err := a.s.MatchingFactChecks(ctx, text, lang, maxFactChecks, posted)
 	if err != nil {
 		return nil, err
 	}

@@ -152,8 +152,12 @@ type Archiver interface {
 // ClaimMatcher finds published fact-checks whose claim a text repeats,
 // best first, only those it is confident of. The archive is one
 // (ArchiveOf): the engine asks its Archive when it is a ClaimMatcher.
+// posted is when the text was posted, when the caller wants only
+// fact-checks already out then (triage: a repeat of a claim already
+// checked); zero wants later ones too (a check: a later debunk is
+// evidence).
 type ClaimMatcher interface {
-	MatchFactChecks(ctx context.Context, text, lang string) ([]FactCheck, error)
+	MatchFactChecks(ctx context.Context, text, lang string, posted time.Time) ([]FactCheck, error)
 }
 
 // Deps are the engine's collaborators. Model may be nil only in NoLLM mode.

@@ -39,7 +39,10 @@ func (r *run) matchFactChecks(ctx context.Context) {
 	if text == "" {
 		return
 	}
-	fcs, err := m.MatchFactChecks(ctx, text, c.Post.Language)
+	// No post time: a check wants a fact-check published after the post
+	// as much as one before it (a later debunk is evidence), so none is
+	// left out by its date.
+	fcs, err := m.MatchFactChecks(ctx, text, c.Post.Language, time.Time{})
 	if err != nil {
 		if ctx.Err() == nil {
 			r.warn(StageSearch, "match the post against archived fact-checks: %v", err)

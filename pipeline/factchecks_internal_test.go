@@ -13,11 +13,15 @@ import (
 // claimWorld is the fake world whose archive also matches claims.
 type claimWorld struct {
 	*fakeWorld
-	fcs []FactCheck
-	err error
+	fcs    []FactCheck
+	err    error
+	posted *[]time.Time // the post times it was given, when not nil
 }
 
-func (w claimWorld) MatchFactChecks(ctx context.Context, text, lang string) ([]FactCheck, error) {
+func (w claimWorld) MatchFactChecks(ctx context.Context, text, lang string, posted time.Time) ([]FactCheck, error) {
+	if w.posted != nil {
+		*w.posted = append(*w.posted, posted)
+	}
 	return w.fcs, w.err
 }
 
@@ -33,7 +37,7 @@ func runClaimWorld(t *testing.T, cw claimWorld, cutoff time.Time) (*Check, *Corr
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := e.NewCheck(Post{Text: post}, cutoff)
+	c := e.NewCheck(Post{Text: post, PostedAt: time.Date(2024, 1, 20, 9, 0, 0, 0, time.UTC)}, cutoff)
 	if _, err := runCheck(t, e, c); err != nil {
 		t.Fatal(err)
 	}
@@ -60,9 +64,15 @@ func TestFactCheckEvidenceRules(t *testing.T) {
 		{Claim: "Springfield banned bicycles", Rating: "True", Reviewer: "Low Site", URL: "https://lowsite.example/d", ReviewDate: day("2024-01-03")},
 		{Claim: "Springfield banned bicycles", Rating: "False", Reviewer: "Late", URL: "https://late.example/e", ReviewDate: day("2024-03-01")},
 	}
-	c, in := runClaimWorld(t, claimWorld{fakeWorld: newWorld(), fcs: fcs}, day("2024-02-01"))
+	var posted []time.Time
+	c, in := runClaimWorld(t, claimWorld{fakeWorld: newWorld(), fcs: fcs, posted: &posted}, day("2024-02-01"))
 	if len(c.FactChecks) != 3 {
 		t.Fatalf("fact-checks %+v", c.FactChecks)
+	}
+	// A check asks for later fact-checks too (a later debunk is
+	// evidence): it gives the matcher no post time, though the post has one.
+	if len(posted) != 1 || !posted[0].IsZero() {
+		t.Errorf("the check gave the matcher the post times %v; want none", posted)
 	}
 	for i, f := range fcs {
 		// Pages the web search found too keep their record, moved first.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/export"
@@ -89,7 +90,7 @@ func TestFactCheckNoMatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, err := st.MatchingFactChecks(context.Background(), "The farmers' market on Elm Street moves indoors for the winter, starting Saturday.", "en", 3)
+	ms, err := st.MatchingFactChecks(context.Background(), "The farmers' market on Elm Street moves indoors for the winter, starting Saturday.", "en", 3, time.Time{})
 	st.Close()
 	if err != nil || len(ms) != 0 {
 		t.Fatalf("an unrelated post matched %+v (%v)", ms, err)

@@ -165,8 +165,8 @@ func (r *run) firstSighting(ctx context.Context, s *Source) {
 	}
 }
 
-// sighting is one domain's first sighting, asked once in a check: the
-// archive reads every address it holds to answer.
+// sighting is one domain's first sighting, asked once in a check however
+// many of its pages are read.
 type sighting struct {
 	once  sync.Once
 	f     DomainSighting

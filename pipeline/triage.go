@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/musecheck/muse/prompts"
 	"github.com/musecheck/muse/sources/llm"
@@ -16,12 +17,15 @@ import (
 // MatchFactChecks matches text against the imported fact-checks as a
 // check does (its archive's ClaimMatcher), each marked ReviewerVerified as
 // a check marks them; nothing when the engine has no archive that can.
-func (e *Engine) MatchFactChecks(ctx context.Context, text, lang string) ([]FactCheck, error) {
+// posted is when the text was posted, if known: then only fact-checks
+// already out by then match (a repeat of a claim already checked), where a
+// check, which passes none, takes later debunks too.
+func (e *Engine) MatchFactChecks(ctx context.Context, text, lang string, posted time.Time) ([]FactCheck, error) {
 	m, ok := e.deps.Archive.(ClaimMatcher)
 	if !ok || strings.TrimSpace(text) == "" {
 		return nil, nil
 	}
-	fcs, err := m.MatchFactChecks(ctx, text, lang)
+	fcs, err := m.MatchFactChecks(ctx, text, lang, posted)
 	if err != nil {
 		return nil, err
 	}

@@ -25,9 +25,10 @@ import (
 )
 
 // Matcher finds the imported fact-checks a text repeats: the engine
-// (pipeline.Engine.MatchFactChecks).
+// (pipeline.Engine.MatchFactChecks). posted is the post's time when known:
+// only fact-checks out by then are repeats.
 type Matcher interface {
-	MatchFactChecks(ctx context.Context, text, lang string) ([]pipeline.FactCheck, error)
+	MatchFactChecks(ctx context.Context, text, lang string, posted time.Time) ([]pipeline.FactCheck, error)
 }
 
 // Scorer scores many posts' check-worthiness in one call: the engine
@@ -286,7 +287,7 @@ func (t *Triage) Handle(ctx context.Context, feed string, p feeds.Post) (Cluster
 	if !found {
 		nc = &newCluster{sketch: sk, post: post, imageKeys: p.ImageKeys, lang: postLang(text, p.Langs)}
 		if t.o.Matcher != nil && sk.ok {
-			fcs, err := t.o.Matcher.MatchFactChecks(ctx, matchText(post), nc.lang)
+			fcs, err := t.o.Matcher.MatchFactChecks(ctx, matchText(post), nc.lang, post.PostedAt)
 			if err != nil {
 				if ctx.Err() != nil {
 					return Cluster{}, ctx.Err()

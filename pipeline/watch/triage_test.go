@@ -21,13 +21,15 @@ import (
 // claimMatcher matches the one claim it holds, as the archive would: a
 // text that holds its words.
 type claimMatcher struct {
-	calls int
-	mu    sync.Mutex
+	calls  int
+	posted []time.Time // the post times it was given
+	mu     sync.Mutex
 }
 
-func (m *claimMatcher) MatchFactChecks(_ context.Context, text, lang string) ([]pipeline.FactCheck, error) {
+func (m *claimMatcher) MatchFactChecks(_ context.Context, text, lang string, posted time.Time) ([]pipeline.FactCheck, error) {
 	m.mu.Lock()
 	m.calls++
+	m.posted = append(m.posted, posted)
 	m.mu.Unlock()
 	if !strings.Contains(strings.ToLower(text), "5g") || !strings.Contains(strings.ToLower(text), "coronavirus") {
 		return nil, nil
@@ -146,6 +148,13 @@ func TestTriageClustersMatchesAndQueues(t *testing.T) {
 	}
 	if m.calls != 4 {
 		t.Errorf("the matcher was asked %d times, want once per cluster (4)", m.calls)
+	}
+	// Triage gives the post's time, so that only fact-checks out by then
+	// are repeats.
+	for _, p := range m.posted {
+		if p.Before(time.UnixMicro(1725911162000000)) || p.After(time.UnixMicro(1725911162000000+int64(len(texts))*1000)) {
+			t.Errorf("the matcher was given the post time %v, not the post's", p)
+		}
 	}
 	for _, c := range cs[1:] {
 		if len(c.FactChecks) > 0 {

@@ -34,6 +34,24 @@ type ClaimMatch struct {
 	sources.ClaimReview
 	// Score orders matches within one answer (higher is better).
 	Score float64 `json:"score"`
+	// Lead is, when the archive holds the fact-check's own page and its
+	// ranking of pages for the text puts that page first, how far ahead of
+	// the second page: (first − second) / first of their scores, 0 to 1
+	// (1 when no other page is found). Zero otherwise, and when it was not
+	// asked (MatchingFactChecks asks it of the best match alone).
+	Lead float64 `json:"lead,omitempty"`
+}
+
+// Repeats says whether the text is taken to repeat the match's claim:
+// it holds enough of the claim (ClaimMatchThreshold), or it holds a fair
+// part of it (ClaimLeadCoverage) and the archive's ranking of pages puts
+// the fact-check's own page first by a clear lead (ClaimLeadThreshold).
+func (m ClaimMatch) Repeats() bool {
+	return m.repeats(ClaimLeadCoverage, ClaimLeadThreshold)
+}
+
+func (m ClaimMatch) repeats(coverage, lead float64) bool {
+	return m.Score >= ClaimMatchThreshold || m.Lead > 0 && m.Score >= coverage && m.Lead >= lead
 }
 
 // AddClaimReviews stores fact-checks' ClaimReview records, each in the
@@ -241,20 +259,105 @@ const claimSaturation = 3.0
 // (TestClaimMatchThreshold), which docs/benchmarks.md reports.
 const ClaimMatchThreshold = 0.9
 
-// MatchingFactChecks is MatchClaims kept to the matches at or above
-// ClaimMatchThreshold: the fact-checks a post repeats the claim of.
-func (s *Store) MatchingFactChecks(ctx context.Context, text, lang string, limit int) ([]ClaimMatch, error) {
-	ms, err := s.MatchClaims(ctx, text, lang, limit)
+// ClaimLeadCoverage and ClaimLeadThreshold are the second way a post is
+// taken to repeat a claim (ClaimMatch.Repeats): the least share of the
+// claim the post must hold and the least lead of the fact-check's page in
+// the archive's ranking of pages for the post. They were chosen, with the
+// lexical threshold fixed, on the same tuning half as ClaimMatchThreshold
+// and checked on the other half (TestClaimMatchThreshold); without the
+// fact-checks' pages in the archive, the lexical threshold alone decides.
+const (
+	ClaimLeadCoverage  = 0.1
+	ClaimLeadThreshold = 0.65
+)
+
+// dateSlack is how long after a post a fact-check dated to the day may be
+// and still have been out before it.
+const dateSlack = 24 * time.Hour
+
+// MatchingFactChecks is MatchClaims kept to the matches that the text
+// repeats the claim of (ClaimMatch.Repeats), best first, at most limit
+// (zero or less: 5). posted is when the text was posted, when known and
+// wanted (zero: not used): a fact-check reviewed more than a day after it
+// is then no match — a repeat repeats a claim already checked. A check
+// that looks for later debunks as well passes zero.
+func (s *Store) MatchingFactChecks(ctx context.Context, text, lang string, limit int, posted time.Time) ([]ClaimMatch, error) {
+	if limit <= 0 {
+		limit = 5
+	}
+	ms, err := s.repeatCandidates(ctx, text, lang, posted, ClaimLeadCoverage)
 	if err != nil {
 		return nil, err
 	}
 	var out []ClaimMatch
 	for _, m := range ms {
-		if m.Score >= ClaimMatchThreshold {
+		if m.Repeats() && len(out) < limit {
 			out = append(out, m)
 		}
 	}
 	return out, nil
+}
+
+// repeatCandidates is MatchClaims' candidates, those reviewed more than a
+// day after posted left out when posted is known, the best one's Lead
+// filled when its Score is at least leadFrom but short of
+// ClaimMatchThreshold (where the lead could decide).
+func (s *Store) repeatCandidates(ctx context.Context, text, lang string, posted time.Time, leadFrom float64) ([]ClaimMatch, error) {
+	ms, err := s.MatchClaims(ctx, text, lang, claimCandidates)
+	if err != nil {
+		return nil, err
+	}
+	if !posted.IsZero() {
+		ms = slices.DeleteFunc(ms, func(m ClaimMatch) bool { return m.ReviewDate.After(posted.Add(dateSlack)) })
+	}
+	if len(ms) == 0 || ms[0].Score < leadFrom || ms[0].Score >= ClaimMatchThreshold {
+		return ms, nil
+	}
+	if ms[0].Lead, err = s.pageLead(ctx, text, lang, ms[0].ReviewURL); err != nil {
+		return nil, err
+	}
+	return ms, nil
+}
+
+// pageLead is the lead of the page at reviewURL in the archive's ranking
+// of pages for text (ClaimMatch.Lead): 0 when another page comes first or
+// the archive does not hold it. A search that fails for another reason
+// than ctx's end gives no lead: the lexical match still decides.
+func (s *Store) pageLead(ctx context.Context, text, lang string, reviewURL string) (float64, error) {
+	want, err := sources.Canonical(reviewURL)
+	if err != nil || reviewURL == "" {
+		return 0, nil
+	}
+	// Without the page there is no lead: one look-up by the key, not a
+	// search (an archive of fact-checks' claims alone is the usual case).
+	var held int
+	switch err := s.queryRow(ctx, s.sql(`SELECT 1 FROM docs WHERE url = ?`), want).Scan(&held); {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("match claims: %w", err)
+	}
+	// The ranking is asked without the post's time, as the lead's
+	// threshold was chosen: leaving later pages out, or taking the time
+	// prior, would lengthen leads past what the threshold means.
+	hits, err := s.Search(ctx, text, SearchOptions{Limit: 2, Language: lang})
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("match claims: %w", ctx.Err())
+		}
+		return 0, nil
+	}
+	if len(hits) == 0 || hits[0].Score <= 0 {
+		return 0, nil
+	}
+	if first, err := sources.Canonical(hits[0].URL); err != nil || first != want {
+		return 0, nil
+	}
+	second := 0.0
+	if len(hits) > 1 {
+		second = max(hits[1].Score, 0)
+	}
+	return (hits[0].Score - second) / hits[0].Score, nil
 }
 
 // coverage returns the idf mass of the claim's distinct stems that the

@@ -45,6 +45,24 @@ func testClaimMatching(t *testing.T, s *Store) {
 	if len(got) == 0 || got[0].Reviewer != "PolitiFact" || !got[0].ReviewDate.Equal(crs[0].ReviewDate) {
 		t.Errorf("MatchClaims(soda) = %+v", got)
 	}
+	// Given the post's time, a fact-check reviewed more than a day later is
+	// no repeat of a claim already checked; without it (a check wanting
+	// later debunks too), or with a later post, it matches.
+	repeat := "Philadelphia's soda tax doubled the price of soda, unbelievable"
+	for _, c := range []struct {
+		posted time.Time
+		want   int
+	}{
+		{time.Time{}, 1},
+		{time.Date(2016, 6, 1, 12, 0, 0, 0, time.UTC), 0},
+		{time.Date(2017, 1, 4, 18, 0, 0, 0, time.UTC), 1}, // dated to the day: out the next day at the latest
+		{time.Date(2017, 3, 1, 0, 0, 0, 0, time.UTC), 1},
+	} {
+		ms, err := s.MatchingFactChecks(ctx, repeat, "en", 3, c.posted)
+		if err != nil || len(ms) != c.want || c.want > 0 && ms[0].Reviewer != "PolitiFact" {
+			t.Errorf("MatchingFactChecks(soda, posted %v) = %+v, %v; want %d match", c.posted, ms, err, c.want)
+		}
+	}
 	if s.postgres {
 		return // the tsvector is a generated column
 	}
@@ -108,7 +126,7 @@ func TestImportClaimReviews(t *testing.T) {
 		{"noise from wind turbines causes cancer says senator", "Pants on Fire", "Check Desk",
 			"https://checkdesk.example.net/2021/02/wind-turbines-cancer", "A state senator", "2021-01-28", "2021-02-03"},
 	} {
-		ms, err := s.MatchingFactChecks(ctx, c.post, "en", 3)
+		ms, err := s.MatchingFactChecks(ctx, c.post, "en", 3, time.Time{})
 		if err != nil || len(ms) == 0 {
 			t.Errorf("MatchingFactChecks(%q) = %+v, %v", c.post, ms, err)
 			continue
@@ -119,7 +137,7 @@ func TestImportClaimReviews(t *testing.T) {
 			t.Errorf("match for %q = %+v", c.post, m)
 		}
 	}
-	ms, err := s.MatchingFactChecks(ctx, "Wake up: 5G mobile towers and networks spread the coronavirus", "en", 5)
+	ms, err := s.MatchingFactChecks(ctx, "Wake up: 5G mobile towers and networks spread the coronavirus", "en", 5, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +155,7 @@ func TestImportClaimReviews(t *testing.T) {
 		t.Errorf("errors = %q; want one line for the page without markup and one for the missing file", errs.String())
 	}
 	// An unrelated post matches nothing.
-	if ms, _ := s.MatchingFactChecks(ctx, "Lovely sunset over the harbour tonight, the ferries are running late again", "en", 5); len(ms) != 0 {
+	if ms, _ := s.MatchingFactChecks(ctx, "Lovely sunset over the harbour tonight, the ferries are running late again", "en", 5, time.Time{}); len(ms) != 0 {
 		t.Errorf("an unrelated post matched %+v", ms)
 	}
 }
@@ -163,7 +181,7 @@ func testClaimReviewLanguage(t *testing.T, s *Store) {
 		{"Wake up: 5G mobile towers and networks spread the coronavirus", "en", "Reuters", "en"},
 		{"OMG drink hot water, it kills the coronavirus!!", "en", "PolitiFact", ""},
 	} {
-		ms, err := s.MatchingFactChecks(ctx, c.post, c.lang, 3)
+		ms, err := s.MatchingFactChecks(ctx, c.post, c.lang, 3, time.Time{})
 		if err != nil || len(ms) == 0 {
 			t.Errorf("MatchingFactChecks(%q) = %+v, %v", c.post, ms, err)
 			continue

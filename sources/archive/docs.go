@@ -140,6 +140,7 @@ type termBatch struct {
 // counted.
 type docRow struct {
 	key, url                        string
+	domain                          string // the registrable domain of key's host (domainOf)
 	title, text, publisher, lang    string
 	titleTerms, textTerms, pubTerms string
 	titleLen, textLen               int
@@ -162,7 +163,7 @@ func (s *Store) newRow(d Doc) (docRow, error) {
 	if err != nil {
 		return docRow{}, fmt.Errorf("archive %q: %w", d.URL, err)
 	}
-	r := docRow{key: key, url: strings.TrimSpace(d.URL), lang: normLang(d.Language), at: s.now().Unix(),
+	r := docRow{key: key, url: strings.TrimSpace(d.URL), domain: domainOf(key), lang: normLang(d.Language), at: s.now().Unix(),
 		title: strings.TrimSpace(d.Title), text: strings.TrimSpace(d.Text), publisher: strings.TrimSpace(d.Publisher)}
 	if r.title == "" && r.text == "" {
 		// Trimmed: a URL read from the user's file may end in a newline
@@ -303,7 +304,7 @@ func (s *Store) writeOnce(ctx context.Context, tb termBatch, fn func(*docWriter)
 		{&w.get, `SELECT id, title, text, publisher, lang, title_terms, text_terms, publisher_terms, title_len, text_len, published
 FROM docs WHERE url = ?` + lockStored(s.postgres)},
 		{&w.ins, `INSERT INTO docs (url, orig_url, title, text, publisher, published, added_at, updated_at,
-	title_len, text_len, lang, title_terms, text_terms, publisher_terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)` + returning(s.postgres)},
+	title_len, text_len, lang, title_terms, text_terms, publisher_terms, domain) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)` + returning(s.postgres)},
 		{&w.upd, `UPDATE docs SET title = ?, text = ?, publisher = ?, published = ?, updated_at = ?, title_len = ?, text_len = ?,
 	lang = ?, title_terms = ?, text_terms = ?, publisher_terms = ? WHERE id = ?`},
 		{&w.stats, `UPDATE docs_stats SET version = version + 1, n = n + ?, title_len = title_len + ?, lead_len = lead_len + ?, rest_len = rest_len + ?`},
@@ -522,7 +523,7 @@ func (w *docWriter) put(ctx context.Context, r docRow) error {
 		&old.titleTerms, &old.textTerms, &old.pubTerms, &old.titleLen, &old.textLen, &old.published)
 	if errors.Is(err, sql.ErrNoRows) {
 		if id, err = insertID(ctx, w.ins, w.s.postgres, r.key, r.url, r.title, r.text, r.publisher, r.published, r.at, r.at,
-			r.titleLen, r.textLen, r.lang, r.titleTerms, r.textTerms, r.pubTerms); err != nil {
+			r.titleLen, r.textLen, r.lang, r.titleTerms, r.textTerms, r.pubTerms, r.domain); err != nil {
 			return fail(err)
 		}
 		if err := w.index(ctx, id, docRow{}, r); err != nil {

@@ -53,14 +53,17 @@ func (s *Store) SavePage(ctx context.Context, p *fetch.Page) error {
 		at = s.now()
 	}
 	_, err = s.db.ExecContext(ctx, s.sql(`
-INSERT INTO pages (url, request_url, final_url, final_key, status, content_type, charset, raw_gz, body_gz, fetched_at, etag, last_modified)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO pages (url, request_url, final_url, final_key, status, content_type, charset, raw_gz, body_gz, fetched_at, etag, last_modified,
+	domain, final_domain)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(url) DO UPDATE SET
 	request_url = excluded.request_url, final_url = excluded.final_url, final_key = excluded.final_key,
+	domain = excluded.domain, final_domain = excluded.final_domain,
 	status = excluded.status, content_type = excluded.content_type, charset = excluded.charset,
 	raw_gz = excluded.raw_gz, body_gz = excluded.body_gz, fetched_at = excluded.fetched_at,
 	etag = excluded.etag, last_modified = excluded.last_modified`),
-		key, p.URL, final, finalKey, p.Status, p.ContentType, p.Charset, raw, body, at.UnixNano(), p.ETag, p.LastModified)
+		key, p.URL, final, finalKey, p.Status, p.ContentType, p.Charset, raw, body, at.UnixNano(), p.ETag, p.LastModified,
+		domainOf(key), domainOf(finalKey))
 	if err != nil {
 		return fmt.Errorf("archive page %s: %w", p.URL, err)
 	}

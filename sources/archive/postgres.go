@@ -41,7 +41,12 @@ func openPostgres(ctx context.Context, rawURL string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open archive: %w", err)
 	}
-	return &Store{db: db, pool: pool, postgres: true, path: pgdb.Redact(rawURL)}, nil
+	s := &Store{db: db, pool: pool, postgres: true, path: pgdb.Redact(rawURL)}
+	if err := s.fillDomainsPostgres(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open archive: %w", err)
+	}
+	return s, nil
 }
 
 // pgTables finds the tables' SQLite names in a statement.
@@ -157,7 +162,7 @@ const (
 // docColumns are the columns of a new document's row, in the order of
 // copyRow: what copyNew copies on PostgreSQL and putAllSQLite inserts.
 var docColumns = []string{"id", "url", "orig_url", "title", "text", "publisher", "published", "added_at", "updated_at",
-	"title_len", "text_len", "lang", "title_terms", "text_terms", "publisher_terms"}
+	"title_len", "text_len", "lang", "title_terms", "text_terms", "publisher_terms", "domain"}
 
 func copyRow(id int64, r docRow) []any {
 	var pub any
@@ -165,7 +170,7 @@ func copyRow(id int64, r docRow) []any {
 		pub = r.published.Int64
 	}
 	return []any{id, r.key, r.url, r.title, r.text, r.publisher, pub, r.at, r.at,
-		int32(r.titleLen), int32(r.textLen), r.lang, r.titleTerms, r.textTerms, r.pubTerms}
+		int32(r.titleLen), int32(r.textLen), r.lang, r.titleTerms, r.textTerms, r.pubTerms, r.domain}
 }
 
 // copyNew stores through the COPY protocol the rows whose key no stored

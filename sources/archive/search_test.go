@@ -493,8 +493,8 @@ INSERT INTO docs_rank SELECT id, published, updated_at, title_len, text_len, tit
 	defer s.Close()
 	var v int
 	s.db.QueryRow("PRAGMA user_version").Scan(&v)
-	if v != len(migrations) || v != 8 {
-		t.Errorf("user_version = %d; want 8", v)
+	if v != len(migrations) || v != 9 {
+		t.Errorf("user_version = %d; want 9", v)
 	}
 	checkStats(t, s)
 	after := search(s)
@@ -667,8 +667,8 @@ func TestMigrateVersion7(t *testing.T) {
 	defer s.Close()
 	var v int
 	s.db.QueryRow("PRAGMA user_version").Scan(&v)
-	if v != 8 {
-		t.Errorf("user_version = %d; want 8", v)
+	if v != 9 {
+		t.Errorf("user_version = %d; want 9", v)
 	}
 	var fts int
 	s.db.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name LIKE 'docs%fts%'`).Scan(&fts)

@@ -27,16 +27,14 @@ type Sighting struct {
 	Docs int
 }
 
-// sightingBatch is how many keys one statement asks about.
-const sightingBatch = 500
-
 // FirstSighting says when a page of the registrable domain first came
 // into the archive, read from the archive as it is (nothing is stored for
 // it). A page fetched again keeps its first addition among the documents,
-// though its fetch time moves. The addresses are found by a scan of the
-// address indexes only (the rows are read for the matches), the domain
-// checked in Go: a subdomain's pages count, a page merely naming the
-// domain in its path does not.
+// though its fetch time moves. Every row holds the registrable domain of
+// its address (and a page of its final address), indexed with its time
+// (migration 9; 7 on PostgreSQL), so the answer is three index look-ups:
+// a subdomain's pages count, a page merely naming the domain in its path
+// does not.
 func (s *Store) FirstSighting(ctx context.Context, domain string) (Sighting, error) {
 	domain = strings.ToLower(strings.TrimSpace(domain))
 	if domain == "" || strings.ContainsAny(domain, "/:?#%_! ") {
@@ -54,60 +52,132 @@ func (s *Store) FirstSighting(ctx context.Context, domain string) (Sighting, err
 	case !errors.Is(err, sql.ErrNoRows):
 		return Sighting{}, fmt.Errorf("archive: oldest document: %w", err)
 	}
-	like := "%" + domain + "%"
-	first := func(t time.Time) {
-		if !t.IsZero() && (out.First.IsZero() || t.Before(out.First)) {
-			out.First = t
-		}
-	}
 	for _, q := range []struct {
-		keys, min string
-		unit      time.Duration
+		min  string
+		unit time.Duration
 	}{
-		{`SELECT url FROM docs WHERE url LIKE ?`, `SELECT min(added_at) FROM docs WHERE url IN (%s)`, time.Second},
-		{`SELECT url FROM pages WHERE url LIKE ?`, `SELECT min(fetched_at) FROM pages WHERE url IN (%s)`, time.Nanosecond},
-		{`SELECT final_key FROM pages WHERE final_key LIKE ?`, `SELECT min(fetched_at) FROM pages WHERE final_key IN (%s)`, time.Nanosecond},
+		{`SELECT min(added_at) FROM docs WHERE domain = ?`, time.Second},
+		{`SELECT min(fetched_at) FROM pages WHERE domain = ?`, time.Nanosecond},
+		{`SELECT min(fetched_at) FROM pages WHERE final_domain = ?`, time.Nanosecond},
 	} {
-		keys, err := s.domainKeys(ctx, q.keys, like, domain)
-		if err != nil {
-			return Sighting{}, err
+		var at *int64
+		if err := s.queryRow(ctx, s.sql(q.min), domain).Scan(&at); err != nil {
+			return Sighting{}, fmt.Errorf("archive: first sighting of %s: %w", domain, err)
 		}
-		for len(keys) > 0 {
-			n := min(len(keys), sightingBatch)
-			var at *int64
-			stmt := fmt.Sprintf(q.min, strings.TrimSuffix(strings.Repeat("?, ", n), ", "))
-			if err := s.db.QueryRowContext(ctx, s.sql(stmt), keys[:n]...).Scan(&at); err != nil {
-				return Sighting{}, fmt.Errorf("archive: first sighting of %s: %w", domain, err)
+		if at != nil {
+			if t := time.Unix(0, *at*int64(q.unit)); out.First.IsZero() || t.Before(out.First) {
+				out.First = t
 			}
-			if at != nil {
-				first(time.Unix(0, *at*int64(q.unit)))
-			}
-			keys = keys[n:]
 		}
 	}
 	return out, nil
 }
 
-// domainKeys are the addresses q finds (one column, matched by like)
-// whose host is the domain or one of its subdomains.
-func (s *Store) domainKeys(ctx context.Context, q, like, domain string) ([]any, error) {
-	rows, err := s.db.QueryContext(ctx, s.sql(q), like)
-	if err != nil {
-		return nil, fmt.Errorf("archive: first sighting of %s: %w", domain, err)
-	}
-	defer rows.Close()
-	var keys []any
-	for rows.Next() {
-		var k string
-		if err := rows.Scan(&k); err != nil {
-			return nil, fmt.Errorf("archive: first sighting of %s: %w", domain, err)
+// domainOf is the registrable domain of an address's host, as
+// FirstSighting is asked it.
+func domainOf(key string) string {
+	return sources.RegistrableDomain(sources.HostOf(key))
+}
+
+// fillDomainsSQLite adds the domain columns of migration 9 where they are
+// missing and fills them for the rows an archive held before.
+func fillDomainsSQLite(ctx context.Context, tx *sql.Tx) error {
+	for _, c := range []struct{ table, column string }{{"docs", "domain"}, {"pages", "domain"}, {"pages", "final_domain"}} {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, c.table, c.column).Scan(&n); err != nil {
+			return err
 		}
-		if sources.RegistrableDomain(sources.HostOf(k)) == domain {
+		if n == 0 {
+			// Names of our own, not input.
+			if _, err := tx.ExecContext(ctx, fmt.Sprintf(`ALTER TABLE %s ADD COLUMN %s TEXT NOT NULL DEFAULT ''`, c.table, c.column)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, q := range []struct {
+		read, write string
+		args        func(url, final string) []any
+	}{
+		{`SELECT url, url FROM docs`, `UPDATE docs SET domain = ? WHERE url = ?`,
+			func(u, _ string) []any { return []any{domainOf(u), u} }},
+		{`SELECT url, final_key FROM pages`, `UPDATE pages SET domain = ?, final_domain = ? WHERE url = ?`,
+			func(u, f string) []any { return []any{domainOf(u), domainOf(f), u} }},
+	} {
+		rows, err := tx.QueryContext(ctx, q.read)
+		if err != nil {
+			return err
+		}
+		var keys [][2]string
+		for rows.Next() {
+			var k [2]string
+			if err := rows.Scan(&k[0], &k[1]); err != nil {
+				rows.Close()
+				return err
+			}
 			keys = append(keys, k)
 		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		st, err := tx.PrepareContext(ctx, q.write)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if _, err := st.ExecContext(ctx, q.args(k[0], k[1])...); err != nil {
+				st.Close()
+				return err
+			}
+		}
+		st.Close()
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("archive: first sighting of %s: %w", domain, err)
+	return nil
+}
+
+// domainFillBatch is how many rows one statement of fillDomainsPostgres
+// fills.
+const domainFillBatch = 5000
+
+// fillDomainsPostgres fills the domain columns left NULL: the rows stored
+// before migration 7 (or by a muse that did not know them). Each batch is
+// its own statement, so a large archive is not locked whole; two
+// processes opening it at once write the same values.
+func (s *Store) fillDomainsPostgres(ctx context.Context) error {
+	for _, q := range []struct{ read, write string }{
+		{`SELECT url, url FROM archive_docs WHERE domain IS NULL LIMIT $1`,
+			`UPDATE archive_docs d SET domain = v.d FROM unnest($1::text[], $2::text[], $3::text[]) AS v(u, d, f) WHERE d.url = v.u`},
+		{`SELECT url, final_key FROM archive_pages WHERE domain IS NULL OR final_domain IS NULL LIMIT $1`,
+			`UPDATE archive_pages p SET domain = v.d, final_domain = v.f FROM unnest($1::text[], $2::text[], $3::text[]) AS v(u, d, f) WHERE p.url = v.u`},
+	} {
+		for {
+			rows, err := s.db.QueryContext(ctx, q.read, domainFillBatch)
+			if err != nil {
+				return fmt.Errorf("archive: fill domains: %w", err)
+			}
+			var us, ds, fs []string
+			for rows.Next() {
+				var u, f string
+				if err := rows.Scan(&u, &f); err != nil {
+					rows.Close()
+					return fmt.Errorf("archive: fill domains: %w", err)
+				}
+				us, ds, fs = append(us, u), append(ds, domainOf(u)), append(fs, domainOf(f))
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return fmt.Errorf("archive: fill domains: %w", err)
+			}
+			if len(us) == 0 {
+				break
+			}
+			if _, err := s.db.ExecContext(ctx, q.write, us, ds, fs); err != nil {
+				return fmt.Errorf("archive: fill domains: %w", err)
+			}
+			if len(us) < domainFillBatch {
+				break
+			}
+		}
 	}
-	return keys, nil
+	return nil
 }
