@@ -56,6 +56,12 @@ type RecordOptions struct {
 	// OnConflict is told when the case was saved elsewhere meanwhile (the
 	// save is kept all the same: see ConflictError), once per change.
 	OnConflict func(*ConflictError)
+	// Then, when set, is run on the Check once the engine's run ended
+	// without error, beside the run's last writes (which keep a copy of
+	// the Check as the run left it): a model call that follows the check,
+	// such as the support map's judgement, does not wait for them. Record
+	// returns once both are done; what Then adds is the caller's to save.
+	Then func(ctx context.Context, c *pipeline.Check)
 }
 
 // NotKeptError is Keep's error for a check that ran to its end but whose
@@ -151,11 +157,18 @@ func Record(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pip
 	err := e.Run(ctx, c, from, events)
 	close(events)
 	<-done
+	var then sync.WaitGroup
+	if err == nil && o.Then != nil {
+		ran := c
+		c = c.Clone()
+		then.Go(func() { o.Then(ctx, ran) })
+	}
 	rec.settle()
 	rec.stopStream()
 	rec.save(wctx, c)
 	rec.snapshots(wctx, c)
 	rec.draft(wctx, c.Correction)
+	then.Wait()
 	return err
 }
 
