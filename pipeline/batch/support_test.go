@@ -97,16 +97,7 @@ func TestKeptCaseHoldsSupport(t *testing.T) {
 		}
 		return llmtest.Reply{Text: fmt.Sprintf(`{"sentences": [{"n": %s, "status": "partly", "reason": "Only half of it is quoted."}]}`, ns[0][1])}, true
 	}
-	e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, env.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeFn()
-	st, err := cases.Open(context.Background(), filepath.Join(t.TempDir(), "cases.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	e, st := engineAndCases(t, env, env.Options())
 	c := e.NewCheck(pipeline.Post{Text: testworld.Post}, time.Time{})
 	if err := Kept(e, cases.RecordOptions{Store: st})(context.Background(), c, pipeline.StageImages); err != nil {
 		t.Fatal(err)
@@ -162,16 +153,7 @@ func TestKeptJudgesSupportBesideTheLastSaves(t *testing.T) {
 	}
 	o := env.Options()
 	o.Snapshots = true
-	e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeFn()
-	st, err := cases.Open(context.Background(), filepath.Join(t.TempDir(), "cases.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	e, st := engineAndCases(t, env, o)
 	store := &doneSaveWaits{Store: st, asked: asked}
 	c := e.NewCheck(pipeline.Post{Text: testworld.Post}, time.Time{})
 	if err := Kept(e, cases.RecordOptions{Store: store})(context.Background(), c, pipeline.StageImages); err != nil {
@@ -185,4 +167,21 @@ func TestKeptJudgesSupportBesideTheLastSaves(t *testing.T) {
 	if store.late.Load() {
 		t.Error("the finished run's save waited for a judgement asked only after it")
 	}
+}
+
+// engineAndCases is the world's engine with the options o and a case
+// store in a temporary directory, both closed at the test's end.
+func engineAndCases(t *testing.T, env *testworld.Env, o pipeline.Options) (*pipeline.Engine, *cases.Store) {
+	t.Helper()
+	e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeFn() })
+	st, err := cases.Open(context.Background(), filepath.Join(t.TempDir(), "cases.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return e, st
 }

@@ -243,6 +243,19 @@ func TestItemsSavedInTheBackground(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a stage's start, item or warning waited for the store")
 	}
+	// One of those saves is under way (waiting at the gate) when the
+	// stage ends.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		st.omu.Lock()
+		n := st.inSave
+		st.omu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no save under way in the background")
+		}
+	}
 	finished := make(chan struct{})
 	go func() {
 		r.event(ctx, pipeline.Event{Kind: pipeline.EventStageFinished, Stage: pipeline.StageSearch, Check: check("search done")})
