@@ -18,6 +18,7 @@ import (
 	"github.com/musecheck/muse/pipeline/setup"
 	"github.com/musecheck/muse/sources/fetch"
 	"github.com/musecheck/muse/sources/jobs"
+	"github.com/musecheck/muse/sources/llm"
 )
 
 // batchCmd is `muse batch FILE.jsonl [-j N] [-o OUT.jsonl]`, with status.
@@ -290,6 +291,10 @@ func workerCmd(app *App) *cobra.Command {
 				closeEngines          func() error
 				opening               sync.WaitGroup
 			)
+			// The tokenizer's vocabulary, which a check's evidence stage
+			// needs, is read meanwhile (tens of milliseconds of CPU), not in
+			// the first check.
+			go llm.CountTokens("")
 			opening.Go(func() { q, qErr = openQueue(cmd.Context(), app) })
 			opening.Go(func() { ro, closeCases, _ = recordOptions(cmd.Context(), app, noSave) })
 			opening.Go(func() {

@@ -1419,8 +1419,8 @@ func startWorker(t testing.TB, env []string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"worker"}, args...)...)
 	cmd.Env = append(append(os.Environ(), "MUSE_TEST_AS_MUSE=1"), env...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -1647,14 +1647,24 @@ func TestDayCapHeldByFourWorkers(t *testing.T) {
 // the support map's judgement, 4 s), the rest taken as free, so that a
 // worker checks at most 15 posts a minute. The calls are counted as the
 // model receives them (calls that overlap count once), so the ideal moves
-// with the pipeline. Each worker gets 5 posts; of-ideal runs from the
-// workers' start to the batch's end (start-up included). steady-of-ideal
-// leaves out what the ideal cannot hold and a long-running worker pays
-// once: each worker's start-up before its first job, and the wait of
-// workers that ran out of jobs for the last ones to finish. The log says
-// where the seconds went (model calls, the rest of each check, between
-// jobs, start-up). On the SQLite queue and, with MUSE_TEST_DATABASE_URL,
-// on PostgreSQL. On demand only (a minute or two of wall time):
+// with the pipeline. Each worker gets 5 posts, twice:
+//
+//   - of-ideal: a newsroom's workers run all day, so the posts are
+//     enqueued while the workers are up and waiting on the queue (started,
+//     then left idle for queueSettle); the clock runs from the first post's
+//     enqueueing (its job's created_at) to the last check's end.
+//   - cold-of-ideal: the posts are enqueued first and the workers started
+//     after; the clock runs from the workers' start (process start-up
+//     included) to the last check's end.
+//   - steady-of-ideal (of the cold run) leaves out what the ideal cannot
+//     hold and a long-running worker pays once: each worker's start-up
+//     before its first job, and the wait of workers that ran out of jobs
+//     for the last ones to finish (each worker's first job to its last).
+//
+// The log says where the seconds went (model calls, the rest of each
+// check and its slowest stages, between jobs, start-up or the wait for the
+// first job). On the SQLite queue and, with MUSE_TEST_DATABASE_URL, on
+// PostgreSQL. On demand only (a minute or two of wall time per engine):
 //
 //	MUSE_QUEUE_BENCH=1 go test -run '^$' -bench QueueThroughput -benchtime 1x .
 func BenchmarkQueueThroughput(b *testing.B) {
@@ -1679,67 +1689,150 @@ func BenchmarkQueueThroughput(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer q.Close()
-				var elapsed, busy time.Duration
-				var parts queueTimes
-				posts := 0
-				for i := range b.N {
+				tags := func(run int) []string {
 					var suffixes []string
 					for p := range perWorker * workers {
-						suffixes = append(suffixes, fmt.Sprintf(" #%d-%d", i, p))
+						suffixes = append(suffixes, fmt.Sprintf(" #%d-%d", run, p))
 					}
-					id := enqueuePosts(b, env, suffixes...)
-					b.ResetTimer()
+					return suffixes
+				}
+				var cold, waiting queueRun
+				b.ResetTimer()
+				for i := range b.N {
+					// Cold: the posts wait for the workers to start.
+					id := enqueuePosts(b, env, tags(2*i)...)
 					t0 := time.Now()
 					var procs []*exec.Cmd
 					for range workers {
 						procs = append(procs, startWorker(b, env, "-j", "1"))
 					}
-					for {
-						st, err := q.BatchStatus(context.Background(), id)
-						if err != nil {
-							b.Fatal(err)
-						}
-						if st.Queued+st.Running == 0 {
-							if st.Done != len(suffixes) {
-								b.Fatalf("status %+v", st)
-							}
-							break
-						}
-						time.Sleep(200 * time.Millisecond)
-					}
-					b.StopTimer()
-					rs, err := q.Results(context.Background(), id)
-					if err != nil {
-						b.Fatal(err)
-					}
-					// The batch ended when its last job did (rather than
-					// when the poll, every 200 ms so as to weigh little on
-					// the workers, saw it).
-					var t1 time.Time
-					for _, r := range rs {
-						if r.Finished != nil && r.Finished.After(t1) {
-							t1 = *r.Finished
-						}
-					}
-					elapsed += t1.Sub(t0)
-					posts += len(suffixes)
+					rs := waitQueued(b, q, id)
 					stopWorkers(b, procs...)
-					pt := timesOf(b, rs, model.calls(), t0, t1)
-					parts.add(pt)
-					busy += pt.busy / time.Duration(workers)
+					cold.add(b, rs, model.calls(), t0, workers)
+
+					// Waiting: the workers wait for the posts.
+					procs = procs[:0]
+					for range workers {
+						procs = append(procs, startWorker(b, env, "-j", "1"))
+					}
+					workersReady(b, procs...)
+					time.Sleep(queueSettle)
+					id = enqueuePosts(b, env, tags(2*i+1)...)
+					rs = waitQueued(b, q, id)
+					stopWorkers(b, procs...)
+					t0 = rs[0].Queued
+					for _, r := range rs {
+						if r.Queued.Before(t0) {
+							t0 = r.Queued
+						}
+					}
+					waiting.add(b, rs, model.calls(), t0, workers)
 				}
-				perMin := float64(posts) / elapsed.Minutes()
-				callsPerCheck := float64(parts.waves) / float64(posts)
+				b.StopTimer()
+				posts := cold.posts + waiting.posts
+				callsPerCheck := float64(cold.times.waves+waiting.times.waves) / float64(posts)
 				ideal := float64(workers) * time.Minute.Seconds() / (callsPerCheck * call.Seconds())
 				b.ReportMetric(callsPerCheck, "calls/check")
-				b.ReportMetric(perMin, "posts/min")
+				b.ReportMetric(waiting.perMin(), "posts/min")
 				b.ReportMetric(ideal, "ideal-posts/min")
-				b.ReportMetric(perMin/ideal, "of-ideal")
-				b.ReportMetric(float64(posts)/busy.Minutes()/ideal, "steady-of-ideal")
-				b.Logf("%d posts, %d workers, %.1fs: %s", posts, workers, elapsed.Seconds(), parts.explain(posts, workers))
+				b.ReportMetric(waiting.perMin()/ideal, "of-ideal")
+				b.ReportMetric(cold.perMin()/ideal, "cold-of-ideal")
+				b.ReportMetric(float64(cold.posts)/cold.busy.Minutes()/ideal, "steady-of-ideal")
+				b.Logf("workers waiting, %d posts, %d workers, %.1fs from the first enqueued: %s", waiting.posts, workers,
+					waiting.elapsed.Seconds(), waiting.times.explain(waiting.posts, workers, "from the first post enqueued to its first job"))
+				b.Logf("cold, %d posts, %d workers, %.1fs from the workers' start: %s", cold.posts, workers,
+					cold.elapsed.Seconds(), cold.times.explain(cold.posts, workers, "start-up to the first job"))
 			})
 		}
 	}
+}
+
+// queueSettle is how long BenchmarkQueueThroughput's waiting workers wait
+// on the queue, once they say they are checking queued posts, before the
+// posts are enqueued: their River clients are up, listening and polling.
+const queueSettle = 2 * time.Second
+
+// queueRun sums the runs of one kind of BenchmarkQueueThroughput: the
+// posts, the seconds from the clock's start to the last check's end, the
+// workers' seconds from their first job to their last, and where the
+// seconds went.
+type queueRun struct {
+	posts         int
+	elapsed, busy time.Duration
+	times         queueTimes
+}
+
+// add counts a run whose clock started at t0, from its jobs rs.
+func (r *queueRun) add(t testing.TB, rs []jobs.Result, calls []modelCall, t0 time.Time, workers int) {
+	t.Helper()
+	// The batch ended when its last job did (rather than when the poll
+	// saw it).
+	var t1 time.Time
+	for _, j := range rs {
+		if j.Finished != nil && j.Finished.After(t1) {
+			t1 = *j.Finished
+		}
+	}
+	r.posts += len(rs)
+	r.elapsed += t1.Sub(t0)
+	qt := timesOf(t, rs, calls, t0, t1)
+	r.busy += qt.busy / time.Duration(workers)
+	r.times.add(qt)
+}
+
+func (r queueRun) perMin() float64 { return float64(r.posts) / r.elapsed.Minutes() }
+
+// waitQueued polls the queue, every 200 ms so as to weigh little on the
+// workers, until the batch id is done, and returns its jobs.
+func waitQueued(t testing.TB, q *jobs.Queue, id string) []jobs.Result {
+	t.Helper()
+	for {
+		rs, err := q.Results(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(rs, func(r jobs.Result) bool { return r.State == jobs.Queued || r.State == jobs.Running }) {
+			for _, r := range rs {
+				if r.State != jobs.Done {
+					t.Fatalf("line %d: %s (%s)", r.Line, r.State, r.Error)
+				}
+			}
+			return rs
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// workersReady waits until each worker says it is checking queued posts.
+func workersReady(t testing.TB, workers ...*exec.Cmd) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for _, cmd := range workers {
+		for !strings.Contains(cmd.Stderr.(*syncBuffer).String(), "worker checking queued posts") {
+			if time.Now().After(deadline) {
+				t.Fatalf("worker %d not ready within a minute", cmd.Process.Pid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer a process writes while a test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // callLog stands in front of a model server and notes when each of its
@@ -1794,8 +1887,21 @@ func (l *callLog) calls() []modelCall {
 type queueTimes struct {
 	startup, model, rest, between, tail, busy time.Duration
 	// calls are the model calls; waves count calls that overlap once.
-	calls, waves, jobs int
-	maxStartup         time.Duration
+	calls, waves, jobs, runs int
+	maxStartup               time.Duration
+	// stages sums the checks' seconds by stage, as each check counts them.
+	stages map[string]float64
+	// gaps sums, by place, the time no model call of a check was in
+	// flight: before its first call, between its first and second wave of
+	// calls, and so on, and after its last.
+	gaps []time.Duration
+}
+
+func (q *queueTimes) gap(i int, d time.Duration) {
+	for len(q.gaps) <= i {
+		q.gaps = append(q.gaps, 0)
+	}
+	q.gaps[i] += d
 }
 
 func (q *queueTimes) add(o queueTimes) {
@@ -1808,14 +1914,24 @@ func (q *queueTimes) add(o queueTimes) {
 	q.calls += o.calls
 	q.waves += o.waves
 	q.jobs += o.jobs
+	q.runs += o.runs
 	q.maxStartup = max(q.maxStartup, o.maxStartup)
+	if q.stages == nil {
+		q.stages = map[string]float64{}
+	}
+	for st, s := range o.stages {
+		q.stages[st] += s
+	}
+	for i, d := range o.gaps {
+		q.gap(i, d)
+	}
 }
 
 // timesOf reads the batch's jobs (when each started and ended, on which
 // worker) and the model's calls between t0 (the workers' start) and t1
 // (the batch seen done).
 func timesOf(t testing.TB, rs []jobs.Result, calls []modelCall, t0, t1 time.Time) queueTimes {
-	var q queueTimes
+	q := queueTimes{runs: 1, stages: map[string]float64{}}
 	byWorker := map[string][]jobs.Result{}
 	for _, r := range rs {
 		if r.Started == nil || r.Finished == nil || r.Worker == "" || r.Tries != 1 {
@@ -1841,9 +1957,15 @@ func timesOf(t testing.TB, rs []jobs.Result, calls []modelCall, t0, t1 time.Time
 				q.between += j.Started.Sub(*js[i-1].Finished)
 			}
 			var out struct {
-				Check struct{ Post struct{ Text string } } `json:"check"`
+				Check struct {
+					Post   struct{ Text string }
+					Stages []pipeline.StageInfo
+				} `json:"check"`
 			}
 			json.Unmarshal(j.Output, &out)
+			for _, st := range out.Check.Stages {
+				q.stages[string(st.Stage)] += st.Seconds
+			}
 			tag := benchPostTag.FindString(out.Check.Post.Text)
 			cs := byPost[tag]
 			if tag == "" || len(cs) == 0 {
@@ -1851,10 +1973,12 @@ func timesOf(t testing.TB, rs []jobs.Result, calls []modelCall, t0, t1 time.Time
 			}
 			slices.SortFunc(cs, func(a, b modelCall) int { return a.start.Compare(b.start) })
 			var inCalls time.Duration // the time some call of the job was in flight
-			var last time.Time
+			last, wave := *j.Started, 0
 			for _, c := range cs {
 				if !c.start.Before(last) {
+					q.gap(wave, c.start.Sub(last))
 					q.waves++
+					wave++
 					inCalls += c.end.Sub(c.start)
 				} else if c.end.After(last) {
 					inCalls += c.end.Sub(last)
@@ -1864,6 +1988,7 @@ func timesOf(t testing.TB, rs []jobs.Result, calls []modelCall, t0, t1 time.Time
 				}
 				q.calls++
 			}
+			q.gap(wave, j.Finished.Sub(last))
 			q.model += inCalls
 			q.rest += j.Finished.Sub(*j.Started) - inCalls
 			q.jobs++
@@ -1873,12 +1998,24 @@ func timesOf(t testing.TB, rs []jobs.Result, calls []modelCall, t0, t1 time.Time
 }
 
 // explain says where the worker-seconds went, per check.
-func (q queueTimes) explain(posts, workers int) string {
+// first names the time before each worker's first job.
+func (q queueTimes) explain(posts, workers int, first string) string {
 	per := func(d time.Duration) string { return fmt.Sprintf("%.2fs", d.Seconds()/float64(posts)) }
-	return fmt.Sprintf("per check: %.2f model calls in flight for %s, the rest of the check %s, between jobs %s; "+
-		"per worker: start-up to the first job %.2fs (longest %.2fs), idle at the end %.2fs",
-		float64(q.calls)/float64(posts), per(q.model), per(q.rest), per(q.between),
-		q.startup.Seconds()/float64(workers), q.maxStartup.Seconds(), q.tail.Seconds()/float64(workers))
+	var stages []string
+	for _, st := range pipeline.Stages {
+		if s, ok := q.stages[string(st)]; ok {
+			stages = append(stages, fmt.Sprintf("%s %.2fs", st, s/float64(posts)))
+		}
+	}
+	var gaps []string
+	for _, d := range q.gaps {
+		gaps = append(gaps, per(d))
+	}
+	n := float64(workers * max(q.runs, 1))
+	return fmt.Sprintf("per check: %.2f model calls in flight for %s, the rest of the check %s (before, between and after the waves of calls: %s; "+
+		"by stage, model calls included: %s), between jobs %s; per worker: %s %.2fs (longest %.2fs), idle at the end %.2fs",
+		float64(q.calls)/float64(posts), per(q.model), per(q.rest), strings.Join(gaps, " | "), strings.Join(stages, ", "), per(q.between),
+		first, q.startup.Seconds()/n, q.maxStartup.Seconds(), q.tail.Seconds()/n)
 }
 
 // TestArchiveAddClaimReview: fact-checks imported with `muse archive add

@@ -184,9 +184,12 @@ func supportKey(cs citedSentence) string {
 // is kept for the sentence's words and cited quotes.
 func (c *Check) SupportMap() []SentenceSupport {
 	var out []SentenceSupport
-	all := c.heldTerms(nil)
+	var all heldSet // every quote's terms, gathered once an uncited sentence needs them
 	for i, cs := range c.correctionSentences() {
 		ss := SentenceSupport{N: i + 1, Text: cs.text, Cites: cs.cites}
+		if all.words == nil && len(cs.cites) == 0 {
+			all = c.heldTerms(nil)
+		}
 		held := all
 		if len(cs.cites) > 0 {
 			held = c.heldTerms(cs.quotes)

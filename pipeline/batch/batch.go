@@ -97,8 +97,10 @@ type Options struct {
 	Run RunFunc
 }
 
-// RunFunc runs a check from the stage from, as cases.Record does: each
-// post's check has its case ID (c.ID) set before.
+// RunFunc runs a check from the stage from, as cases.Record does, and
+// has its support map judged: each post's check has its case ID (c.ID)
+// set before. From "" (a queued check whose every stage is done) it only
+// has the support map judged, if it is not yet.
 type RunFunc func(ctx context.Context, c *pipeline.Check, from pipeline.Stage) error
 
 // Stats says what a batch run did and what its model calls cost.
@@ -523,8 +525,10 @@ func judgeSupport(ctx context.Context, e *pipeline.Engine, c *pipeline.Check) bo
 func checkOne(ctx context.Context, e *pipeline.Engine, run RunFunc, line int, key string, c *pipeline.Check, from pipeline.Stage) (Result, error) {
 	if run == nil {
 		run = func(ctx context.Context, c *pipeline.Check, from pipeline.Stage) error {
-			if err := e.Run(ctx, c, from, nil); err != nil {
-				return err
+			if from != "" { // "": every stage is done
+				if err := e.Run(ctx, c, from, nil); err != nil {
+					return err
+				}
 			}
 			judgeSupport(ctx, e, c)
 			return nil

@@ -271,10 +271,14 @@ func Work(ctx context.Context, q *jobs.Queue, engines Engines, o WorkOptions) er
 			res = Result{Key: j.Key, Status: "failed", Error: err.Error()}
 		case err != nil:
 			return nil, err // the case store cannot be read now: tried again later
-		case from == "": // every stage finished before the job could be marked done
-			res = Result{Key: j.Key, Status: "done", Check: c.ForOutput()}
-		default:
+		default: // from "": every stage finished before the job could be marked done; the support map may not be judged
 			res, err = checkOne(ctx, e, run, 0, j.Key, c, from)
+			if err == nil && ctx.Err() != nil {
+				// Stopped once the stages were done, so maybe in the support
+				// map's judgement: tried again, that judgement is asked then.
+				err = fmt.Errorf("stopped after the check's stages: %w", context.Cause(ctx))
+				res.Status, res.Error = "failed", err.Error()
+			}
 		}
 		out, merr := json.Marshal(res)
 		if merr != nil {

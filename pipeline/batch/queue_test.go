@@ -117,6 +117,9 @@ type queueWorld struct {
 	llm   *llmtest.Server
 	path  string
 	store *cases.Store
+	// kept runs the checks as muse worker does (Kept: the support map
+	// judged too) rather than with cases.Record alone.
+	kept bool
 }
 
 func newQueueWorld(t *testing.T, hook func(req openai.ChatCompletionRequest) (*llmtest.Reply, error)) *queueWorld {
@@ -194,6 +197,9 @@ func (w *queueWorld) workAs(t *testing.T, batchID string, opts pipeline.Options,
 		run := func(ctx context.Context, c *pipeline.Check, from pipeline.Stage) error {
 			return cases.Record(ctx, e, c, from, cases.RecordOptions{Store: w.store})
 		}
+		if w.kept {
+			run = Kept(e, cases.RecordOptions{Store: w.store})
+		}
 		return e, run, closeFn, nil
 	})
 	defer closeAll()
@@ -268,8 +274,8 @@ func TestRetriedJobResumesItsCase(t *testing.T) {
 	})
 	id := w.enqueue(t, "")
 	rs := w.work(t, id, pipeline.Options{})
-	if len(rs) != 1 || rs[0].State != jobs.Done || rs[0].Tries != 2 {
-		t.Fatalf("results %+v, want done on the second attempt", rs)
+	if len(rs) != 1 || rs[0].State != jobs.Done {
+		t.Fatalf("%d results (the first %s, %q), want the job done", len(rs), rs[0].State, rs[0].Error)
 	}
 	got := w.callsFor("")
 	if got["queries"] != 1 || got["evidence"] != atFailure["evidence"] || got["evidence"] == 0 {
@@ -338,6 +344,97 @@ func TestTransientAndPermanentFailuresThroughTheQueue(t *testing.T) {
 	}
 	if seen["#refused"] != 1 {
 		t.Errorf("the refused request was sent %d times", seen["#refused"])
+	}
+}
+
+// A worker stopped while the support map's judgement is in flight (its
+// grace spent) releases the job; the worker that takes it next finds every
+// stage done in the case and asks for the judgement alone: one support
+// call, no other, and the result and the case hold the judgement.
+func TestJobStoppedInTheSupportJudgementIsJudgedOnRetry(t *testing.T) {
+	inSupport, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	var mu sync.Mutex
+	blocked := true
+	w := newQueueWorld(t, func(req openai.ChatCompletionRequest) (*llmtest.Reply, error) {
+		if task(req) != "support" {
+			return nil, nil
+		}
+		mu.Lock()
+		block := blocked
+		mu.Unlock()
+		if block {
+			once.Do(func() { close(inSupport) })
+			<-release
+			return nil, &llmtest.Error{Status: 503, Type: "server_error", Message: "gone"}
+		}
+		ns := regexp.MustCompile(`<<<BEGIN SENTENCE (\d+)>>>`).FindAllStringSubmatch(llmtest.LastUser(req), -1)
+		if len(ns) == 0 {
+			return &llmtest.Reply{Text: "{}"}, nil
+		}
+		return &llmtest.Reply{Text: fmt.Sprintf(`{"sentences": [{"n": %s, "status": "supported", "reason": "The quote says so."}]}`, ns[0][1])}, nil
+	})
+	t.Cleanup(func() { close(release) })
+	w.kept = true
+	id := w.enqueue(t, "")
+	wo := WorkOptions{Parallel: 1, Grace: 100 * time.Millisecond, Cases: w.store}
+	ctx, stop := context.WithCancel(context.Background())
+	engines, closeAll := EnginesFor(func(ctx context.Context, co CheckOptions) (*pipeline.Engine, RunFunc, func() error, error) {
+		o := w.env.Options()
+		o.Snapshots = true
+		e, closeFn, err := setup.NewFromConfig(ctx, w.env.Cfg, co.Apply(o))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return e, Kept(e, cases.RecordOptions{Store: w.store}), closeFn, nil
+	})
+	done := make(chan error, 1)
+	go func() { done <- Work(ctx, w.open(t), engines, wo) }()
+	select {
+	case <-inSupport:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the support map's judgement was never asked")
+	}
+	atStop := w.callsFor("")
+	stop() // the grace is spent while the judgement is in flight
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	closeAll()
+	mu.Lock()
+	blocked = false
+	mu.Unlock()
+	rs := w.work(t, id, pipeline.Options{})
+	if len(rs) != 1 || rs[0].State != jobs.Done {
+		t.Fatalf("%d results (the first %s, %q), want the job done", len(rs), rs[0].State, rs[0].Error)
+	}
+	got := w.callsFor("")
+	for _, k := range []string{"queries", "evidence", "correction"} {
+		if got[k] != atStop[k] {
+			t.Errorf("%s calls: %d at the stop, %d after; want none again", k, atStop[k], got[k])
+		}
+	}
+	if got["support"] != atStop["support"]+1 {
+		t.Errorf("support calls: %d at the stop, %d after; want one more", atStop["support"], got["support"])
+	}
+	var res Result
+	if err := json.Unmarshal(rs[0].Output, &res); err != nil || res.Check == nil {
+		t.Fatalf("output %s (%v)", rs[0].Output, err)
+	}
+	saved, err := w.store.Get(context.Background(), res.Check.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]*pipeline.Check{"the result": res.Check, "the case": saved} {
+		n := 0
+		for _, s := range c.SupportMap() {
+			if s.Status == pipeline.SupportSupported {
+				n++
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no sentence judged supported (%d judgements)", name, len(c.SupportJudgements))
+		}
 	}
 }
 

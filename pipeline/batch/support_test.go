@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -95,16 +97,7 @@ func TestKeptCaseHoldsSupport(t *testing.T) {
 		}
 		return llmtest.Reply{Text: fmt.Sprintf(`{"sentences": [{"n": %s, "status": "partly", "reason": "Only half of it is quoted."}]}`, ns[0][1])}, true
 	}
-	e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, env.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeFn()
-	st, err := cases.Open(context.Background(), filepath.Join(t.TempDir(), "cases.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	e, st := engineAndCases(t, env, env.Options())
 	c := e.NewCheck(pipeline.Post{Text: testworld.Post}, time.Time{})
 	if err := Kept(e, cases.RecordOptions{Store: st})(context.Background(), c, pipeline.StageImages); err != nil {
 		t.Fatal(err)
@@ -122,4 +115,73 @@ func TestKeptCaseHoldsSupport(t *testing.T) {
 	if len(got.SupportJudgements) == 0 || n != 1 {
 		t.Errorf("the kept case's support map: %d judgements, %d sentences partly supported", len(got.SupportJudgements), n)
 	}
+}
+
+// doneSaveWaits is a case store whose save of a finished run (its done
+// event logged) waits until asked stops blocking, so a test can see what
+// runs beside that save.
+type doneSaveWaits struct {
+	*cases.Store
+	asked chan struct{} // closed when the support map's judgement is asked
+	late  atomic.Bool   // a finished run's save waited 10 s in vain
+}
+
+func (s *doneSaveWaits) Save(ctx context.Context, c *pipeline.Check) error {
+	if slices.ContainsFunc(c.Events, func(ev pipeline.Event) bool { return ev.Kind == pipeline.EventDone }) {
+		select {
+		case <-s.asked:
+		case <-time.After(10 * time.Second):
+			s.late.Store(true)
+		}
+	}
+	return s.Store.Save(ctx, c)
+}
+
+// Kept asks the support map's judgement as soon as the run ends, beside
+// the case's last writes rather than after them: the save of the finished
+// run waits for the judgement to be asked, and does not wait in vain.
+func TestKeptJudgesSupportBesideTheLastSaves(t *testing.T) {
+	env := testworld.New(t, nil)
+	asked := make(chan struct{})
+	var once sync.Once
+	env.Model.Hook = func(req openai.ChatCompletionRequest) (llmtest.Reply, bool) {
+		if llmtest.SchemaName(req) != "support" {
+			return llmtest.Reply{}, false
+		}
+		once.Do(func() { close(asked) })
+		return llmtest.Reply{Text: "{}"}, true
+	}
+	o := env.Options()
+	o.Snapshots = true
+	e, st := engineAndCases(t, env, o)
+	store := &doneSaveWaits{Store: st, asked: asked}
+	c := e.NewCheck(pipeline.Post{Text: testworld.Post}, time.Time{})
+	if err := Kept(e, cases.RecordOptions{Store: store})(context.Background(), c, pipeline.StageImages); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-asked:
+	default:
+		t.Fatal("the support map's judgement was never asked")
+	}
+	if store.late.Load() {
+		t.Error("the finished run's save waited for a judgement asked only after it")
+	}
+}
+
+// engineAndCases is the world's engine with the options o and a case
+// store in a temporary directory, both closed at the test's end.
+func engineAndCases(t *testing.T, env *testworld.Env, o pipeline.Options) (*pipeline.Engine, *cases.Store) {
+	t.Helper()
+	e, closeFn, err := setup.NewFromConfig(context.Background(), env.Cfg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeFn() })
+	st, err := cases.Open(context.Background(), filepath.Join(t.TempDir(), "cases.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return e, st
 }

@@ -16,14 +16,24 @@ import (
 
 // Kept is the RunFunc that keeps each check it runs as a case through o
 // (cases.Keep, with the pages e read): a check whose case could not be
-// kept fails, saying so. With no o.Store the checks run unkept.
+// kept fails, saying so. With no o.Store the checks run unkept. The
+// support map's judgement is asked as soon as the run ends, beside the
+// run's last writes. A check whose every stage is done (from "": its
+// worker died during that judgement) is only judged.
 func Kept(e *pipeline.Engine, o cases.RecordOptions) RunFunc {
 	o.Pages, o.Headers = e.RawPage, e.PageHeader
 	return func(ctx context.Context, c *pipeline.Check, from pipeline.Stage) error {
-		if err := cases.Keep(ctx, e, c, from, o); err != nil {
-			return err
+		judged := false
+		if from == "" {
+			judged = judgeSupport(ctx, e, c)
+		} else {
+			ko := o
+			ko.Then = func(ctx context.Context, c *pipeline.Check) { judged = judgeSupport(ctx, e, c) }
+			if err := cases.Keep(ctx, e, c, from, ko); err != nil {
+				return err
+			}
 		}
-		if judgeSupport(ctx, e, c) && o.Store != nil {
+		if judged && o.Store != nil {
 			// The case keeps the judgements, as muse check's does.
 			if err := o.Store.Save(context.WithoutCancel(ctx), c); err != nil {
 				return fmt.Errorf("keep the support map's judgements: %w", err)

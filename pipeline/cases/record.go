@@ -5,10 +5,13 @@
 // mid-run leaves a case holding everything up to the last event it
 // reported, and the streamed correction up to a second before the kill.
 // Without OnEvent (nobody is shown the events: muse batch, muse worker)
-// the items of a stage (hits, sources, quotes, usage) are saved in the
-// background, the newest Check at each save, so that the check does not
-// wait for the store between them; a stage starting or ending waits for
-// them, so a kill loses at most the items of the stage under way. It is what `muse check` and `muse batch` use; the TUI keeps its
+// what a stage does as it goes (its start, its items: hits, sources,
+// quotes, usage; its warnings and progress lines) is saved in the
+// background, the newest Check at each save, and the snapshots of the
+// pages it quotes are stored beside, several at once, so that the check
+// does not wait for the store between them; a stage ending (or the run)
+// waits for them all, so a kill loses at most what the stage under way
+// did. It is what `muse check` and `muse batch` use; the TUI keeps its
 // cases itself but stores the pages through the same Snapshotter.
 package cases
 
@@ -53,6 +56,12 @@ type RecordOptions struct {
 	// OnConflict is told when the case was saved elsewhere meanwhile (the
 	// save is kept all the same: see ConflictError), once per change.
 	OnConflict func(*ConflictError)
+	// Then, when set, is run on the Check once the engine's run ended
+	// without error, beside the run's last writes (which keep a copy of
+	// the Check as the run left it): a model call that follows the check,
+	// such as the support map's judgement, does not wait for them. Record
+	// returns once both are done; what Then adds is the caller's to save.
+	Then func(ctx context.Context, c *pipeline.Check)
 }
 
 // NotKeptError is Keep's error for a check that ran to its end but whose
@@ -148,11 +157,18 @@ func Record(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pip
 	err := e.Run(ctx, c, from, events)
 	close(events)
 	<-done
+	var then sync.WaitGroup
+	if err == nil && o.Then != nil {
+		ran := c
+		c = c.Clone()
+		then.Go(func() { o.Then(ctx, ran) })
+	}
 	rec.settle()
 	rec.stopStream()
 	rec.save(wctx, c)
 	rec.snapshots(wctx, c)
 	rec.draft(wctx, c.Correction)
+	then.Wait()
 	return err
 }
 
@@ -172,6 +188,16 @@ type recording struct {
 	pending *pipeline.Check
 	saving  bool
 	idle    *sync.Cond
+	// The snapshots stored in the background, and the slots that bound
+	// how many are written at once.
+	side  sync.WaitGroup
+	slots chan struct{}
+	// The last draft this recording kept (the store would skip it again).
+	drafted *pipeline.Correction
+	// saveMu makes the Check's saves one at a time: two at once would
+	// be based on the same version, and the second would be taken for
+	// someone else's edit.
+	saveMu sync.Mutex
 
 	// The streamed correction: the text so far, the last snapshot of the
 	// Check it belongs to, when it was last saved and the timer that saves
@@ -203,7 +229,9 @@ func (r *recording) save(ctx context.Context, c *pipeline.Check) {
 	if r.o.Store == nil {
 		return
 	}
+	r.saveMu.Lock()
 	err := r.o.Store.Save(ctx, c)
+	r.saveMu.Unlock()
 	var conflict *ConflictError
 	switch {
 	case errors.As(err, &conflict):
@@ -236,7 +264,7 @@ func (r *recording) event(ctx context.Context, ev pipeline.Event) {
 			r.streaming, r.unsaved = false, false // the correction as written is in the Check itself
 		}
 		r.smu.Unlock()
-		if r.background && (ev.Kind == pipeline.EventItem || ev.Kind == pipeline.EventUsage) {
+		if r.background && ev.Kind != pipeline.EventStageFinished && ev.Kind != pipeline.EventStageFailed {
 			r.saveLater(ctx, ev.Check)
 		} else {
 			r.settle()
@@ -249,7 +277,7 @@ func (r *recording) event(ctx context.Context, ev pipeline.Event) {
 	switch it := ev.Item.(type) {
 	case pipeline.Evidence:
 		if ev.Check != nil {
-			r.snapshot(ctx, ev.Check, it.SourceURL)
+			r.beside(func() { r.snapshot(ctx, ev.Check, it.SourceURL) })
 		}
 	case pipeline.Correction:
 		r.draft(ctx, it)
@@ -285,17 +313,43 @@ func (r *recording) saveLater(ctx context.Context, c *pipeline.Check) {
 	}()
 }
 
-// settle waits for the background saves to end. A Check saved next is
-// newer than any of theirs.
+// sideWrites bounds the snapshots a recording stores at once.
+const sideWrites = 4
+
+// beside runs write, a store write that does not touch the case's Check
+// (a page's snapshot), in the background when the items are saved so,
+// at most sideWrites at once; settle waits for it. Otherwise it runs at
+// once.
+func (r *recording) beside(write func()) {
+	if !r.background {
+		write()
+		return
+	}
+	if r.slots == nil {
+		r.slots = make(chan struct{}, sideWrites)
+	}
+	r.side.Add(1)
+	go func() {
+		defer r.side.Done()
+		r.slots <- struct{}{}
+		defer func() { <-r.slots }()
+		write()
+	}()
+}
+
+// settle waits for the background writes to end, dropping the Check
+// waiting to be saved: the caller saves a newer one next.
 func (r *recording) settle() {
 	r.bmu.Lock()
-	defer r.bmu.Unlock()
+	r.pending = nil
 	if r.idle == nil {
 		r.idle = sync.NewCond(&r.bmu)
 	}
 	for r.saving {
 		r.idle.Wait()
 	}
+	r.bmu.Unlock()
+	r.side.Wait()
 }
 
 // withStream is c with the correction streamed so far, while one streams
@@ -363,14 +417,20 @@ func (r *recording) stopStream() {
 	r.streaming = false
 }
 
-// draft keeps the model's correction (the store skips a repeat).
+// draft keeps the model's correction (the store skips a repeat, and so,
+// without asking it, does a recording of the draft it kept last).
 func (r *recording) draft(ctx context.Context, corr pipeline.Correction) {
 	if r.o.Store == nil || strings.TrimSpace(corr.Text) == "" {
 		return
 	}
+	if d := r.drafted; d != nil && d.Text == corr.Text && d.Edited == corr.Edited {
+		return
+	}
 	if err := r.o.Store.SaveDraft(ctx, r.id, corr.Text, corr.Edited); err != nil {
 		r.fail(err)
+		return
 	}
+	r.drafted = &corr
 }
 
 // snapshots stores every page the check rests on not stored yet.

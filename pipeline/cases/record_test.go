@@ -3,7 +3,9 @@ package cases
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -164,21 +166,62 @@ func TestStreamedCorrectionIsSaved(t *testing.T) {
 	}
 }
 
-// slowCases is memCases whose saves wait for a word on gate.
+// slowCases is memCases whose saves wait for a word on gate, and whose
+// snapshots wait for one on snapGate (when set).
 type slowCases struct {
 	memCases
-	gate chan struct{}
+	gate, snapGate chan struct{}
+	// order is what was written, in order: "save TEXT" or "snapshot URL".
+	omu   sync.Mutex
+	order []string
+	// inSave counts the saves under way, most the most at once; inSnap
+	// the snapshots.
+	inSave, most, inSnap int
+}
+
+func (m *slowCases) note(s string) {
+	m.omu.Lock()
+	m.order = append(m.order, s)
+	m.omu.Unlock()
+}
+
+func (m *slowCases) written() []string {
+	m.omu.Lock()
+	defer m.omu.Unlock()
+	return append([]string(nil), m.order...)
 }
 
 func (m *slowCases) Save(ctx context.Context, c *pipeline.Check) error {
+	m.omu.Lock()
+	m.inSave++
+	m.most = max(m.most, m.inSave)
+	m.omu.Unlock()
 	<-m.gate
+	m.omu.Lock()
+	m.inSave--
+	m.omu.Unlock()
+	m.note("save " + c.Correction.Text)
 	return m.memCases.Save(ctx, c)
 }
 
-// TestItemsSavedInTheBackground: with nobody shown the events, an item
-// does not wait for the store (the items that come during a save are
-// saved together, the newest Check); a stage's start or end waits for
-// every save before it, so that what came before a model call is kept.
+func (m *slowCases) SaveSnapshotHeaders(ctx context.Context, id, u, final string, at time.Time, text string, raw []byte, header http.Header) error {
+	m.omu.Lock()
+	m.inSnap++
+	m.omu.Unlock()
+	if m.snapGate != nil {
+		<-m.snapGate
+	}
+	m.note("snapshot " + u)
+	return m.memCases.SaveSnapshotHeaders(ctx, id, u, final, at, text, raw, header)
+}
+
+// TestItemsSavedInTheBackground: with nobody shown the events, what a
+// stage does as it goes (its start, items, warnings) does not wait for
+// the store: the events that come during a save are saved together, the
+// newest Check. A stage's end waits for the save under way and saves its
+// own Check, newer than the one left waiting (which is not saved), so
+// that what came before the next model call is kept; the saves are one at
+// a time.
 func TestItemsSavedInTheBackground(t *testing.T) {
 	st := &slowCases{gate: make(chan struct{})}
 	r := &recording{o: RecordOptions{Store: st}, id: "c1", now: time.Now, background: true}
@@ -188,15 +231,30 @@ func TestItemsSavedInTheBackground(t *testing.T) {
 	}
 	returned := make(chan struct{})
 	go func() {
+		r.event(ctx, pipeline.Event{Kind: pipeline.EventStageStarted, Stage: pipeline.StageSearch, Check: check("search started")})
 		for _, text := range []string{"hit 1", "hit 2", "hit 3"} {
 			r.event(ctx, pipeline.Event{Kind: pipeline.EventItem, Stage: pipeline.StageSearch, Item: pipeline.Hit{URL: "https://a.example/"}, Check: check(text)})
 		}
+		r.event(ctx, pipeline.Event{Kind: pipeline.EventWarning, Stage: pipeline.StageSearch, Message: "one provider failed", Check: check("warned")})
 		close(returned)
 	}()
 	select {
 	case <-returned:
 	case <-time.After(5 * time.Second):
-		t.Fatal("an item waited for the store")
+		t.Fatal("a stage's start, item or warning waited for the store")
+	}
+	// One of those saves is under way (waiting at the gate) when the
+	// stage ends.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		st.omu.Lock()
+		n := st.inSave
+		st.omu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no save under way in the background")
+		}
 	}
 	finished := make(chan struct{})
 	go func() {
@@ -205,11 +263,10 @@ func TestItemsSavedInTheBackground(t *testing.T) {
 	}()
 	select {
 	case <-finished:
-		t.Fatal("the stage's end did not wait for the items' saves")
+		t.Fatal("the stage's end did not wait for the save under way")
 	case <-time.After(100 * time.Millisecond):
 	}
-	// Let the saves through: the one under way, the newest item's, the
-	// stage's.
+	// Let the saves through: the one under way, then the stage's.
 	for open := true; open; {
 		select {
 		case st.gate <- struct{}{}:
@@ -219,8 +276,94 @@ func TestItemsSavedInTheBackground(t *testing.T) {
 			t.Fatalf("the stage's end never saved: %q", st.texts())
 		}
 	}
-	got := st.texts()
-	if n := len(got); n < 2 || n > 3 || got[n-2] != "hit 3" || got[n-1] != "search done" {
-		t.Errorf("saves %q, want at most one item's before the newest item's, then the stage's end", got)
+	if got := st.texts(); len(got) != 2 || !slices.Contains([]string{"search started", "hit 1", "hit 2", "hit 3", "warned"}, got[0]) || got[1] != "search done" {
+		t.Errorf("saves %q, want one of the stage's as it went (under way when the rest came), then the stage's end", got)
+	}
+	if st.most != 1 {
+		t.Errorf("%d saves at once, want one at a time", st.most)
+	}
+}
+
+// TestSnapshotsStoredBeside: with nobody shown the events, the snapshot of
+// each page quoted is stored beside the check's saves, several at once:
+// the quotes do not wait for them, the stage's end does (a kill after it
+// loses no page).
+func TestSnapshotsStoredBeside(t *testing.T) {
+	st := &slowCases{gate: make(chan struct{}), snapGate: make(chan struct{})}
+	close(st.gate) // the check's saves go through
+	r := &recording{o: RecordOptions{Store: st}, id: "c1", now: time.Now, background: true}
+	r.snaps = &Snapshotter{Store: st}
+	ctx := context.Background()
+	var urls []string
+	c := &pipeline.Check{ID: "c1"}
+	for i := range 3 {
+		u := fmt.Sprintf("https://news%d.example/story", i)
+		urls = append(urls, u)
+		c.Sources = append(c.Sources, pipeline.Source{URL: u, FetchedAt: time.Unix(1, 0), Paragraphs: []string{"text"}})
+	}
+	returned := make(chan struct{})
+	go func() {
+		for _, u := range urls {
+			r.event(ctx, pipeline.Event{Kind: pipeline.EventItem, Stage: pipeline.StageEvidence, Item: pipeline.Evidence{SourceURL: u, Quote: "text"}, Check: c})
+		}
+		close(returned)
+	}()
+	select {
+	case <-returned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a quote waited for its page's snapshot")
+	}
+	finished := make(chan struct{})
+	go func() {
+		end := *c
+		end.Correction.Text = "evidence done"
+		r.event(ctx, pipeline.Event{Kind: pipeline.EventStageFinished, Stage: pipeline.StageEvidence, Check: &end})
+		close(finished)
+	}()
+	// The three snapshots are under way at once: each waits for a word,
+	// given only once all three wait.
+	deadline := time.After(10 * time.Second)
+	for {
+		st.omu.Lock()
+		n := st.inSnap
+		st.omu.Unlock()
+		if n == len(urls) {
+			break
+		}
+		select {
+		case <-finished:
+			t.Fatal("the stage's end did not wait for the snapshots")
+		case <-deadline:
+			t.Fatalf("%d snapshots under way at once, want %d", n, len(urls))
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	for range urls {
+		select {
+		case <-finished:
+			t.Fatal("the stage's end did not wait for the snapshots")
+		case st.snapGate <- struct{}{}:
+		case <-deadline:
+			t.Fatalf("the snapshots were not all written: %q", st.written())
+		}
+	}
+	select {
+	case <-finished:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the stage's end never came: %q", st.written())
+	}
+	got := st.written()
+	if n := len(got); n < 4 || got[n-1] != "save evidence done" {
+		t.Fatalf("written %q, want the three snapshots, then the stage's end", got)
+	}
+	var snaps []string
+	for _, w := range got {
+		if u, ok := strings.CutPrefix(w, "snapshot "); ok {
+			snaps = append(snaps, u)
+		}
+	}
+	slices.Sort(snaps)
+	if !slices.Equal(snaps, urls) {
+		t.Errorf("snapshots %q, want %q", snaps, urls)
 	}
 }

@@ -416,9 +416,10 @@ type Result struct {
 	Output json.RawMessage `json:"output,omitempty"`
 	Error  string          `json:"error,omitempty"` // the last attempt's error
 	Tries  int             `json:"attempts"`
-	// Started is when the last attempt began, Finished when the job
-	// ended (nil while it has not), and Worker the River client that
-	// made the last attempt ("" before any).
+	// Queued is when the job was enqueued, Started when its last attempt
+	// began, Finished when it ended (nil while it has not), and Worker
+	// the River client that made the last attempt ("" before any).
+	Queued   time.Time  `json:"queued_at"`
 	Started  *time.Time `json:"started_at,omitempty"`
 	Finished *time.Time `json:"finished_at,omitempty"`
 	Worker   string     `json:"worker,omitempty"`
@@ -486,7 +487,7 @@ func (q *Queue) Results(ctx context.Context, batchID string) ([]Result, error) {
 			continue
 		}
 		out[i].State, out[i].Tries = state(j.State), j.Attempt
-		out[i].Started, out[i].Finished = j.AttemptedAt, j.FinalizedAt
+		out[i].Queued, out[i].Started, out[i].Finished = j.CreatedAt, j.AttemptedAt, j.FinalizedAt
 		if n := len(j.AttemptedBy); n > 0 {
 			out[i].Worker = j.AttemptedBy[n-1]
 		}

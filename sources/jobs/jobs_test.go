@@ -138,9 +138,10 @@ func TestEachItemWorkedOnce(t *testing.T) {
 			if err := json.Unmarshal(r.Output, &out); err != nil || out.Checked == "" {
 				t.Errorf("line %d output %s (%v)", r.Line, r.Output, err)
 			}
-			// When it was worked and by whom: each item slept 50 ms.
-			if r.Started == nil || r.Finished == nil || r.Worker == "" || r.Finished.Sub(*r.Started) < 50*time.Millisecond {
-				t.Errorf("line %d: started %v, finished %v, by %q", r.Line, r.Started, r.Finished, r.Worker)
+			// When it was queued, worked and by whom: each item slept 50 ms.
+			if r.Started == nil || r.Finished == nil || r.Worker == "" || r.Finished.Sub(*r.Started) < 50*time.Millisecond ||
+				r.Queued.IsZero() || r.Started.Before(r.Queued) {
+				t.Errorf("line %d: queued %v, started %v, finished %v, by %q", r.Line, r.Queued, r.Started, r.Finished, r.Worker)
 			}
 		}
 		if _, err := q.Results(context.Background(), "b-nope"); !errors.Is(err, ErrUnknownBatch) {
