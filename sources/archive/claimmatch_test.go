@@ -306,7 +306,7 @@ func (w *claimMatchWorld) repeats(t *testing.T, dated bool, step int) []claimCas
 // checks that muse's are the ones chosen and that the decision keeps its
 // precision on the test half. It then measures, without choosing muse's
 // constants, the same procedure on three other cuts of the fact-checks,
-// each half tuning in turn for the other, pooled.
+// each half tuning for the other, both pooled.
 func TestClaimMatchThreshold(t *testing.T) {
 	testkit.Tuning(t)
 	if testing.Short() {
