@@ -274,8 +274,8 @@ func TestRetriedJobResumesItsCase(t *testing.T) {
 	})
 	id := w.enqueue(t, "")
 	rs := w.work(t, id, pipeline.Options{})
-	if len(rs) != 1 || rs[0].State != jobs.Done {
-		t.Fatalf("%d results (the first %s, %q), want the job done", len(rs), rs[0].State, rs[0].Error)
+	if len(rs) != 1 || rs[0].State != jobs.Done || rs[0].Tries != 2 {
+		t.Fatalf("%d results (the first %s after %d tries, %q), want done on the second attempt", len(rs), rs[0].State, rs[0].Tries, rs[0].Error)
 	}
 	got := w.callsFor("")
 	if got["queries"] != 1 || got["evidence"] != atFailure["evidence"] || got["evidence"] == 0 {
