@@ -45,8 +45,14 @@ type Article struct {
 	SiteName   string   `json:"site,omitempty"`
 	Language   string   `json:"language,omitempty"`
 	Image      string   `json:"image,omitempty"`
-	// Published is the original publication date, zero when unknown.
+	// Published is the original publication date, zero when unknown or
+	// when the page states less than its day.
 	Published time.Time `json:"published,omitzero"`
+	// PublishedPartial is the year, or the year and month, of the
+	// original publication when that is all the page states ("since
+	// 2008", "03/2020"): JSON "2008" or "2008-03". Zero when Published
+	// is set or nothing is known.
+	PublishedPartial sources.PartialDate `json:"published_partial,omitzero"`
 	// Modified is the last modification date the page declares, zero when
 	// it declares none.
 	Modified     time.Time             `json:"modified,omitzero"`
@@ -126,7 +132,7 @@ func (o Options) Extract(htmlBytes []byte, pageURL string) (*Article, error) {
 		// A relative canonical link still has a date in its path to give.
 		dateURL, _ = gq.Find(`link[rel="canonical"]`).First().Attr("href")
 	}
-	a.Published = o.publishedDate(doc, gq, ld, dateURL)
+	a.Published, a.PublishedPartial = o.publishedDate(doc, gq, ld, dateURL)
 	wall := readWallSigns(gq, ld, pageURL) // before pruning, which drops the hidden parts a wall hides
 
 	prune(doc)
@@ -331,7 +337,7 @@ func (o Options) dateOnly(htmlBytes []byte, pageURL string) string {
 		return ""
 	}
 	gq := goquery.NewDocumentFromNode(doc)
-	t := o.publishedDate(doc, gq, readJSONLD(gq), pageURL)
+	t, _ := o.publishedDate(doc, gq, readJSONLD(gq), pageURL)
 	if t.IsZero() {
 		return ""
 	}

@@ -44,7 +44,7 @@ func mainNode(nodes []node) node {
 // disagree (dateDeclaredFirst) loses accuracy on htmldate-eval: pages often
 // show a re-publication date to readers while their metadata keeps the
 // first one, and the former is what people cite.
-func (o Options) publishedDate(doc *html.Node, gq *goquery.Document, nodes []node, pageURL string) time.Time {
+func (o Options) publishedDate(doc *html.Node, gq *goquery.Document, nodes []node, pageURL string) (time.Time, sources.PartialDate) {
 	r := o.rules()
 	lang := ""
 	if r.dateLanguage {
@@ -53,7 +53,11 @@ func (o Options) publishedDate(doc *html.Node, gq *goquery.Document, nodes []nod
 	restore := nativeDates(doc)
 	found := o.htmldate(doc, pageURL, r.dateParserConfig(lang, o.Now))
 	restore()
-	return r.date.pick(found, func() time.Time { return o.declaredPublished(nodes, gq) })
+	day := r.date.pick(found.day(r), func() time.Time { return o.declaredPublished(nodes, gq) })
+	if !day.IsZero() || !r.dayStated {
+		return day, sources.PartialDate{}
+	}
+	return day, found.partial()
 }
 
 // pick chooses between go-htmldate's date and the declared one, which it
@@ -74,8 +78,8 @@ func (d dateRule) pick(library time.Time, declared func() time.Time) time.Time {
 
 // htmldate runs go-htmldate's extensive search for the original
 // publication date (zero when it finds none) with cfg for go-dateparser
-// (nil: go-htmldate's own).
-func (o Options) htmldate(doc *html.Node, pageURL string, cfg *dps.Configuration) time.Time {
+// (nil: go-htmldate's own), and says how much of it the page states.
+func (o Options) htmldate(doc *html.Node, pageURL string, cfg *dps.Configuration) foundDate {
 	opts := htmldate.Options{
 		UseOriginalDate:     true,
 		ExtractTime:         true, // the cutoff check wants the hour when the page gives it
@@ -87,10 +91,38 @@ func (o Options) htmldate(doc *html.Node, pageURL string, cfg *dps.Configuration
 		opts.MaxDate = o.Now
 	}
 	res, err := htmldate.FromDocument(doc, opts)
-	if err != nil {
+	if err != nil || res.IsZero() {
+		return foundDate{}
+	}
+	return foundDate{t: res.DateTime, prec: statedPrecision(res.SrcString, res.DateTime, cfg)}
+}
+
+// foundDate is go-htmldate's answer, always a day, and how much of it the
+// page states.
+type foundDate struct {
+	t    time.Time
+	prec precision
+}
+
+// day is the date found, zero when the rules want the day stated and the
+// page does not state it.
+func (f foundDate) day(r rules) time.Time {
+	if r.dayStated && f.prec < precDay {
 		return time.Time{}
 	}
-	return res.DateTime
+	return f.t
+}
+
+// partial is the year, or the year and month, of a date whose day the page
+// does not state; zero when it states the day or gives no date.
+func (f foundDate) partial() sources.PartialDate {
+	switch {
+	case f.t.IsZero() || f.prec == precDay:
+		return sources.PartialDate{}
+	case f.prec == precMonth:
+		return sources.PartialDate{Year: f.t.Year(), Month: f.t.Month()}
+	}
+	return sources.PartialDate{Year: f.t.Year()}
 }
 
 // dateParserConfig is go-htmldate's own go-dateparser configuration (nil

@@ -41,6 +41,12 @@ type rules struct {
 	// dateSurrounding lets go-dateparser skip words around a date
 	// ("Publicado el 14 de febrero de 2023"), which it otherwise refuses.
 	dateSurrounding bool
+	// dayStated keeps go-htmldate's date as a day only when the text it
+	// read it from states the day (statedPrecision); a year or a month
+	// alone is kept as such (Article.PublishedPartial), never as the first
+	// of the year or month. It is not chosen on the benchmark but is what
+	// muse states: TestRulesCrossValidated reports what it costs there.
+	dayStated bool
 }
 
 // dateRule orders the two sources of a publication date.
@@ -81,6 +87,7 @@ var chosenRules = rules{
 	date:            dateLibrary,
 	dateLanguage:    true,
 	dateSurrounding: true,
+	dayStated:       true,
 }
 
 // unsure reports whether trafilatura's first pass, which found runes of

@@ -226,6 +226,9 @@ type datePage struct {
 	// htmldate as muse runs it, by dateBits, and the declared structured
 	// date
 	htmldate [4]string
+	// coarse says, by dateBits, that the page does not state the day of
+	// htmldate's answer (statedPrecision)
+	coarse   [4]bool
 	declared string
 }
 
@@ -246,6 +249,9 @@ func dateBitsRules(b int) rules {
 
 func (p datePage) date(r rules) string {
 	lib := p.htmldate[dateBits(r)]
+	if r.dayStated && p.coarse[dateBits(r)] {
+		lib = ""
+	}
 	switch {
 	case r.date == dateDeclaredFirst && p.declared != "":
 		return p.declared
@@ -279,7 +285,8 @@ func loadDatePages(t *testing.T) []datePage {
 					if r.dateLanguage {
 						lang = declaredLanguage(gq)
 					}
-					p.htmldate[b] = dayOf(o.htmldate(doc, pageURL, r.dateParserConfig(lang, o.Now)))
+					found := o.htmldate(doc, pageURL, r.dateParserConfig(lang, o.Now))
+					p.htmldate[b], p.coarse[b] = dayOf(found.t), found.prec < precDay
 				}
 				p.declared = dayOf(o.declaredPublished(readJSONLD(gq), gq))
 			}
@@ -364,7 +371,7 @@ func crossValidate[P any](pages []P, fold func(P) int, choose func([]P) rules) [
 
 func describeRules(r rules, body bool) string {
 	if !body {
-		return fmt.Sprintf("%s lang=%v surrounding=%v", r.date, r.dateLanguage, r.dateSurrounding)
+		return fmt.Sprintf("%s lang=%v surrounding=%v day-stated=%v", r.date, r.dateLanguage, r.dateSurrounding, r.dayStated)
 	}
 	gate := "fallback always"
 	if r.fallbackBelow != math.MaxInt {
@@ -430,6 +437,7 @@ func TestRulesCrossValidated(t *testing.T) {
 				t.Errorf("the go-dateparser settings of chosenRules cost F here: %.3f, go-htmldate alone %.3f", m.F(), lib.F())
 			}
 		}
+		dayStatedReport(t, pages)
 		all := chooseDate(pages)
 		in := dateScore(pages, func(p datePage) string { return p.date(all) })
 		t.Logf("chosen on all pages: %s, F %.3f in sample", describeRules(all, false), in.F())
@@ -440,4 +448,44 @@ func TestRulesCrossValidated(t *testing.T) {
 			t.Errorf("out of fold F %.3f is below go-htmldate's %.3f: the rules hurt", oof.F(), lib.F())
 		}
 	})
+}
+
+// dayStatedReport scores chosenRules with and without rules.dayStated on
+// every fold, and how often the year or month kept of an answer whose day
+// the page does not state was right. dayStated has no threshold, so nothing
+// is tuned: these figures are out of sample for it.
+func dayStatedReport(t *testing.T, pages []datePage) {
+	on, off := chosenRules, chosenRules
+	off.dayStated = false
+	for k := range folds {
+		var fold []datePage
+		for _, p := range pages {
+			if p.fold == k {
+				fold = append(fold, p)
+			}
+		}
+		a, b := dateScore(fold, func(p datePage) string { return p.date(off) }), dateScore(fold, func(p datePage) string { return p.date(on) })
+		t.Logf("  fold %d: day-stated off F %.3f P %.3f %+v; on F %.3f P %.3f %+v", k, a.F(), a.P(), a, b.F(), b.P(), b)
+	}
+	a, b := dateScore(pages, func(p datePage) string { return p.date(off) }), dateScore(pages, func(p datePage) string { return p.date(on) })
+	t.Logf("day-stated off: F %.3f (P %.3f R %.3f %+v); on: F %.3f (P %.3f R %.3f %+v)", a.F(), a.P(), a.R(), a, b.F(), b.P(), b.R(), b)
+	var coarse, dayRight, partRight int
+	for _, p := range pages {
+		b := dateBits(chosenRules)
+		if !p.coarse[b] || p.htmldate[b] == "" {
+			continue
+		}
+		coarse++
+		if p.htmldate[b] == p.gold {
+			dayRight++
+		}
+		if p.gold != "" && p.htmldate[b][:4] == p.gold[:4] {
+			partRight++
+		}
+		t.Logf("    day not stated: answer %s, gold %q, %s", p.htmldate[b], p.gold, p.url)
+	}
+	t.Logf("go-htmldate answered a day the page does not state on %d pages: the day right on %d, the year right on %d", coarse, dayRight, partRight)
+	if b.fp > a.fp {
+		t.Errorf("day-stated gives more wrong days (%d) than without it (%d)", b.fp, a.fp)
+	}
 }
