@@ -35,7 +35,8 @@ const (
 // as that month ("März 2008"). Anything less is the year. When in doubt
 // this says less, never more.
 func statedPrecision(src string, t time.Time, cfg *dps.Configuration) precision {
-	toks := dateTokens(sources.FoldDigits(src))
+	src = sources.FoldDigits(src) // the tokens' offsets are into the folded text
+	toks := dateTokens(src)
 	y, m, d := t.Year(), int(t.Month()), t.Day()
 	isYear := func(k dateToken, short bool) bool {
 		return k.digits && (len(k.s) == 4 && k.n == y || short && len(k.s) == 2 && k.n == y%100)
@@ -112,7 +113,7 @@ func dateTokens(s string) []dateToken {
 	sepStart := 0
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		digit, letter := r >= '0' && r <= '9', unicode.IsLetter(r)
+		digit, letter := r >= '0' && r <= '9', isLetter(r)
 		if !digit && !letter {
 			i += size
 			continue
@@ -120,7 +121,7 @@ func dateTokens(s string) []dateToken {
 		j := i
 		for j < len(s) {
 			r, n := utf8.DecodeRuneInString(s[j:])
-			if digit && !(r >= '0' && r <= '9') || !digit && !unicode.IsLetter(r) {
+			if digit && !(r >= '0' && r <= '9') || !digit && !isLetter(r) {
 				break
 			}
 			j += n
@@ -187,3 +188,7 @@ func unixOnDay(k dateToken, t time.Time) bool {
 	at := time.Unix(sec, 0)
 	return !at.Before(day.Add(-14*time.Hour)) && at.Before(day.Add(36*time.Hour))
 }
+
+// isLetter counts the marks that scripts write on their letters (the nukta
+// of फ़रवरी) as part of a word.
+func isLetter(r rune) bool { return unicode.IsLetter(r) || unicode.IsMark(r) }

@@ -103,6 +103,7 @@ func TestStatedPrecision(t *testing.T) {
 		{"Sonntag, Dezember 16th, 2012, 7:05 pm", "2012-12-16", precDay},
 		{"Gespeichert von human am 7. Juli 2019 - 18:44", "2019-07-07", precDay},
 		{"Publicado el 14 de febrero de 2023", "2023-02-14", precDay},
+		{"प्रकाशित: १४ फ़रवरी २०२३", "2023-02-14", precDay}, // native digits
 		{"28. Juni 201914. Januar 2020 | Klaus Quibeldey-Cirkel", "2019-06-28", precDay},
 		{"1507287600", "2017-10-06", precDay},
 		{"2022-1-26T14:32:06+02:00", "2022-01-26", precDay},
