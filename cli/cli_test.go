@@ -131,7 +131,7 @@ func TestExtractJSONFile(t *testing.T) {
 		t.Fatalf("not one JSON object: %v\n%s", err, out)
 	}
 	// Every key is always there, for scripts.
-	for _, k := range []string{"url", "canonical_url", "title", "publisher", "site", "author", "published", "modified",
+	for _, k := range []string{"url", "canonical_url", "title", "publisher", "site", "author", "published", "published_partial", "modified",
 		"language", "image", "words", "claim_reviews", "text", "paragraphs"} {
 		if _, ok := a[k]; !ok {
 			t.Errorf("no %q key", k)
@@ -154,6 +154,46 @@ func TestExtractJSONFile(t *testing.T) {
 	_, errOut, code = run(t, "extract", "--json", filepath.Join(t.TempDir(), "missing.html"))
 	if code == 0 || !strings.Contains(errOut, "missing.html") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 		t.Errorf("missing file: exit %d, stderr %q; want a one-line error naming the file", code, errOut)
+	}
+}
+
+// TestExtractPartialDate: a page whose only date is "since 2008" is
+// published in 2008 as far as anyone can tell, never on 2008-01-01: the
+// text says so and the JSON keeps "published" null beside
+// "published_partial".
+func TestExtractPartialDate(t *testing.T) {
+	isolate(t)
+	page := filepath.Join("..", "sources", "extract", "testdata", "precision", "since_2008.html")
+	out, errOut, code := run(t, "extract", page)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !regexp.MustCompile(`(?m)^Published: +2008 \(the page states no day\)$`).MatchString(out) || strings.Contains(out, "2008-01-01") {
+		t.Errorf("text output:\n%s", out)
+	}
+	out, errOut, code = run(t, "extract", "--json", page)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var a map[string]any
+	if err := json.Unmarshal([]byte(out), &a); err != nil {
+		t.Fatalf("not one JSON object: %v\n%s", err, out)
+	}
+	if pub, ok := a["published"]; !ok || pub != nil {
+		t.Errorf("published = %v (present %v), want null", pub, ok)
+	}
+	if a["published_partial"] != "2008" {
+		t.Errorf("published_partial = %v, want \"2008\"", a["published_partial"])
+	}
+
+	// A page that states its day has no partial date.
+	out, _, _ = run(t, "extract", "--json", filepath.Join("..", "sources", "extract", "testdata", "precision", "day_in_markup.html"))
+	a = nil
+	if err := json.Unmarshal([]byte(out), &a); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := a["published"].(string); !strings.HasPrefix(p, "2023-02-14") || a["published_partial"] != nil {
+		t.Errorf("published %v, published_partial %v", a["published"], a["published_partial"])
 	}
 }
 

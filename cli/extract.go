@@ -84,6 +84,11 @@ type jsonArticle struct {
 	AMPURL     string        `json:"amp_url"`
 	Text       string        `json:"text"`
 	Paragraphs []string      `json:"paragraphs"`
+
+	// PublishedPartial is the year or month ("2008", "2008-03") when
+	// that is all the page states of its date, null otherwise; published
+	// is then null.
+	PublishedPartial *sources.PartialDate `json:"published_partial"`
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -100,6 +105,9 @@ func writeArticleJSON(w io.Writer, a *extract.Article) error {
 		URL: a.URL, CanonicalURL: a.CanonicalURL, Title: a.Title, Publisher: a.Publisher, Site: a.SiteName,
 		Author: a.Author, Published: timePtr(a.Published), Modified: timePtr(a.Modified), Language: a.Language,
 		Image: a.Image, Words: a.Words, ClaimReviews: a.ClaimReviews, Wall: a.Wall, AMPURL: a.AMPURL, Text: a.Text, Paragraphs: a.Paragraphs,
+	}
+	if !a.PublishedPartial.IsZero() {
+		j.PublishedPartial = &a.PublishedPartial
 	}
 	if j.ClaimReviews == nil {
 		j.ClaimReviews = []sources.ClaimReview{}
@@ -134,6 +142,9 @@ func writeArticle(w io.Writer, a *extract.Article) error {
 	}
 	field("Author", a.Author)
 	published := day(a.Published)
+	if published == "" && !a.PublishedPartial.IsZero() {
+		published = a.PublishedPartial.String() + " (the page states no day)"
+	}
 	if published == "" {
 		published = "unknown"
 	}

@@ -344,6 +344,13 @@ type Source struct {
 	// an agency as author, "Originally published by …"); nil when it
 	// declares nothing.
 	Syndication *extract.Syndication `json:"syndication,omitempty"`
+	// PublishedPartial is the year, or year and month, the page gives
+	// when it states no day and nothing else dates it ("2008", "2008-03"
+	// in JSON; Published is then absent). It is shown, never compared:
+	// such a year is often a copyright line's or a "since 2008", so the
+	// page stays undated for the cutoff, the post's time and every
+	// before/after decision.
+	PublishedPartial sources.PartialDate `json:"published_partial,omitzero"`
 }
 
 // Kind is what a quote does to the post (prompts.Kind, with its Rank:

@@ -161,6 +161,7 @@ func (r *run) fetchAndExtract(ctx context.Context, s *Source) bool {
 	if !a.Published.IsZero() {
 		s.Published = a.Published // the page's own date beats the search engine's
 	}
+	s.PublishedPartial = undatedPartial(s.Published, a.PublishedPartial)
 	s.Paragraphs = a.Paragraphs
 	s.Words = lang.Words(a.Text)
 	s.Language = lang.Normalise(a.Language)
@@ -256,6 +257,9 @@ func (r *run) judgeDate(s *Source) {
 		s.Status, s.Reason = StatusTooShort, fmt.Sprintf("%d words of main text; at least %d needed", s.Words, r.e.opts.MinWords)
 	case !cutoff.IsZero() && s.Published.IsZero():
 		s.Status, s.Reason = StatusUndated, "no publication date, so it cannot be shown to predate the cutoff"
+		if !s.PublishedPartial.IsZero() {
+			s.Reason = fmt.Sprintf("no publication day: the page gives only %s, so it cannot be shown to predate the cutoff", s.PublishedPartial)
+		}
 	case !cutoff.IsZero() && !s.Published.Before(cutoff):
 		s.Status = StatusExcludedCutoff
 		s.Reason = fmt.Sprintf("published %s, after the cutoff %s", s.Published.Format(time.DateOnly), cutoff.Format(time.DateOnly))
@@ -356,4 +360,13 @@ func (r *run) servedHash(u, final string) string {
 	}
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:])
+}
+
+// undatedPartial is the year or month a page gives (p) while no day (day)
+// dates it, else zero: a partial date is kept only for showing.
+func undatedPartial(day time.Time, p sources.PartialDate) sources.PartialDate {
+	if !day.IsZero() {
+		return sources.PartialDate{}
+	}
+	return p
 }

@@ -133,6 +133,7 @@ func (r *run) betterCopy(ctx context.Context, s *Source, a *extract.Article, fin
 	if s.Published.IsZero() {
 		s.Published = b.Published
 	}
+	s.PublishedPartial = undatedPartial(s.Published, cmp.Or(s.PublishedPartial, b.PublishedPartial))
 	s.Paragraphs, s.Words = b.Paragraphs, lang.Words(b.Text)
 	s.Language = cmp.Or(s.Language, b.Language)
 	s.Wall, s.TextFrom = nil, fmt.Sprintf("the page's %s %s (%s)", what, got, why)
@@ -228,6 +229,6 @@ func (r *run) datePasted(s *Source) {
 	}
 	b.WriteString("</article></body></html>\n")
 	if a, err := r.e.deps.Extract([]byte(b.String()), s.URL); err == nil {
-		s.Published = a.Published
+		s.Published, s.PublishedPartial = a.Published, a.PublishedPartial
 	}
 }

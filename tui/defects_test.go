@@ -18,6 +18,7 @@ import (
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/cases"
+	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/ratings"
 )
 
@@ -406,6 +407,30 @@ func TestDateAgainstCutoff(t *testing.T) {
 			t.Errorf("%v: %q, want %q", pub, got, want)
 		}
 	}
+}
+
+// A page that states only its year shows the year, in the list and in
+// "why this source", and is never said to be before or after the cutoff.
+func TestYearOnlyDateShownAsTheYear(t *testing.T) {
+	m, _ := finished(t, 80, 24)
+	m.check.Cutoff = time.Date(2008, 6, 1, 0, 0, 0, 0, time.UTC)
+	s := pipeline.Source{URL: "https://harbourlanebakery.example/about", PublishedPartial: sources.PartialDate{Year: 2008}}
+	if got := m.publishedWords(s); !strings.HasPrefix(got, "2008 only") || strings.Contains(got, "before") || strings.Contains(got, "2008-01-01") {
+		t.Errorf("why-this-source date: %q", got)
+	}
+	for _, c := range m.sourceColumns(160) {
+		if c.title == "published" {
+			if got := c.value(s); got != "2008" {
+				t.Errorf("published column: %q, want 2008", got)
+			}
+			s.PublishedPartial = sources.PartialDate{Year: 2020, Month: time.March}
+			if got := c.value(s); got != "2020-03" {
+				t.Errorf("published column: %q, want 2020-03", got)
+			}
+			return
+		}
+	}
+	t.Error("no published column")
 }
 
 // Text appended by $EDITOR starts a line of its own.

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -33,7 +34,7 @@ func (m *Model) sourceColumns(w int) []column {
 	bias := column{"bias", 13, func(s pipeline.Source) string { return s.Bias }}
 	published := column{"published", 10, func(s pipeline.Source) string {
 		if s.Published.IsZero() {
-			return "—"
+			return cmp.Or(s.PublishedPartial.String(), "—") // a year or month alone, as the page gives it
 		}
 		return s.Published.Format("2006-01-02")
 	}}
@@ -407,7 +408,7 @@ func (m *Model) whyPane(w, h int) string {
 	add("rating", rating)
 	add("rated by", firstNonEmpty(s.RatingOrigin, "no rating found"))
 	add("domain", s.FirstReadText(m.check.CreatedAt))
-	add("published", m.dateVsCutoff(s.Published))
+	add("published", m.publishedWords(*s))
 	add("vs post", m.timingWords(*s))
 	if line := s.OfPostLine(); line != "" {
 		how := "its fact-check (ClaimReview) names the post's address"
@@ -511,6 +512,15 @@ func (m *Model) whyPane(w, h int) string {
 	}
 	lines = append(lines[m.whyScroll:end], m.st.Dim.Render(truncate(hint, w, "…")))
 	return strings.Join(lines, "\n")
+}
+
+// publishedWords is a source's date against the cutoff, or the year or
+// month alone when that is all its page states: never compared.
+func (m *Model) publishedWords(s pipeline.Source) string {
+	if s.Published.IsZero() && !s.PublishedPartial.IsZero() {
+		return s.PublishedPartial.String() + " only: the page states no day, so it is not compared with the cutoff or the post"
+	}
+	return m.dateVsCutoff(s.Published)
 }
 
 func (m *Model) dateVsCutoff(t time.Time) string {

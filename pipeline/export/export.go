@@ -277,6 +277,8 @@ func writeSources(b *strings.Builder, c *pipeline.Check) {
 		}
 		if !s.Published.IsZero() {
 			fmt.Fprintf(b, "; published %s", day(s.Published))
+		} else if !s.PublishedPartial.IsZero() {
+			fmt.Fprintf(b, "; published %s (no day stated)", s.PublishedPartial)
 		}
 		if !s.FetchedAt.IsZero() {
 			fmt.Fprintf(b, "; read %s", day(s.FetchedAt))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/sources"
 )
 
 func sample() *pipeline.Check {
@@ -65,6 +66,26 @@ func TestMarkdown(t *testing.T) {
 	c.Correction = pipeline.Correction{}
 	if md := Markdown(c); !strings.Contains(md, "_No correction was written._") {
 		t.Errorf("empty correction:\n%s", md)
+	}
+}
+
+// A page that states only its year is listed with the year, never as the
+// first of January, and its JSON keeps the year apart from "published".
+func TestMarkdownPartialDate(t *testing.T) {
+	c := sample()
+	c.Sources = append(c.Sources, pipeline.Source{URL: "https://harbourlanebakery.example/about", Title: "About us", Domain: "harbourlanebakery.example",
+		Tier: pipeline.TierUnrated, Status: pipeline.StatusUndated, Reason: "no publication day: the page gives only 2008, so it cannot be shown to predate the cutoff",
+		PublishedPartial: sources.PartialDate{Year: 2008}})
+	md := Markdown(c)
+	if !strings.Contains(md, "; published 2008 (no day stated)") || strings.Contains(md, "2008-01-01") {
+		t.Errorf("Markdown does not give the year alone:\n%s", md)
+	}
+	b, err := JSON(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"published_partial":"2008"`) && !strings.Contains(string(b), `"published_partial": "2008"`) {
+		t.Errorf("JSON has no published_partial 2008:\n%s", b)
 	}
 }
 
