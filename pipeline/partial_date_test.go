@@ -67,4 +67,9 @@ func TestYearOnlyPageStaysUndated(t *testing.T) {
 	if _, ok := j["published"]; ok || j["published_partial"] != "2008" {
 		t.Errorf("JSON published %v, published_partial %v", j["published"], j["published_partial"])
 	}
+	// A saved check reads it back.
+	var back Source
+	if err := json.Unmarshal(b, &back); err != nil || back.PublishedPartial != s.PublishedPartial || !back.Published.IsZero() {
+		t.Errorf("read back: partial %+v, published %v (%v)", back.PublishedPartial, back.Published, err)
+	}
 }

@@ -234,8 +234,9 @@ func monthPattern(months map[string]int, space string) string {
 // PartialDate is a date known only to its year, or to its year and month:
 // what a page states when it gives no day ("since 2008", "03/2020"). It is
 // written in ISO 8601's reduced precision, "2008" or "2008-03", never as a
-// day, so that nothing reads it as the first of the month or of the year.
-// The zero value is no date.
+// day, so that nothing reads it as the first of the month or of the year,
+// and it has no order with times: it is shown, not compared. The zero
+// value is no date.
 type PartialDate struct {
 	Year  int
 	Month time.Month // 0 when only the year is known
@@ -254,29 +255,6 @@ func (p PartialDate) String() string {
 		return fmt.Sprintf("%04d", p.Year)
 	}
 	return fmt.Sprintf("%04d-%02d", p.Year, int(p.Month))
-}
-
-// Start and End bound the period p covers: its first instant and the first
-// instant after it, in UTC.
-func (p PartialDate) Start() time.Time {
-	return time.Date(p.Year, max(p.Month, time.January), 1, 0, 0, 0, 0, time.UTC)
-}
-
-// End is the first instant after the period p covers.
-func (p PartialDate) End() time.Time {
-	if p.Month == 0 {
-		return p.Start().AddDate(1, 0, 0)
-	}
-	return p.Start().AddDate(0, 1, 0)
-}
-
-// Before reports whether the whole period p lies before t: a page known
-// only to be from 2008 is before 2009-01-01, but not before 2008-06-01.
-func (p PartialDate) Before(t time.Time) bool { return !p.IsZero() && !p.End().After(t) }
-
-// After reports whether the whole period p lies after t.
-func (p PartialDate) After(t time.Time) bool {
-	return !p.IsZero() && !p.Start().Before(t) && !p.Start().Equal(t)
 }
 
 // MarshalText writes p as String does.

@@ -103,3 +103,27 @@ func TestNativeDates(t *testing.T) {
 		t.Errorf("ParseDate in Arabic-Indic digits: %v", got)
 	}
 }
+
+// A partial date is written and read back in ISO 8601's reduced precision,
+// as a saved check keeps it, and nothing else is read as one.
+func TestPartialDateText(t *testing.T) {
+	for _, c := range []struct {
+		p    PartialDate
+		text string
+	}{{PartialDate{Year: 2008}, "2008"}, {PartialDate{Year: 2020, Month: time.March}, "2020-03"}, {PartialDate{}, ""}} {
+		b, err := c.p.MarshalText()
+		if err != nil || string(b) != c.text {
+			t.Errorf("%+v written %q (%v), want %q", c.p, b, err, c.text)
+		}
+		var back PartialDate
+		if err := back.UnmarshalText(b); err != nil || back != c.p {
+			t.Errorf("%q read as %+v (%v), want %+v", b, back, err, c.p)
+		}
+	}
+	for _, bad := range []string{"2008-03-14", "March 2008", "08", "2008-13"} {
+		var p PartialDate
+		if err := p.UnmarshalText([]byte(bad)); err == nil {
+			t.Errorf("%q read as %+v, want an error", bad, p)
+		}
+	}
+}
