@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -464,6 +465,19 @@ func TestRetrievalCrossValidated(t *testing.T) {
 		n := float64(len(part.idx))
 		t.Logf("  %d tweets with their %s: %v", len(part.idx), part.name, retrievalScores{sc.mrr / n, sc.recall10 / n})
 	}
+	// The gold is each tweet's linked fact-check only; PolitiFact checked
+	// a few claims twice. Counting the other check of the same claim as
+	// found too is shown beside the figure, never in its place.
+	twins := sameClaims(fc)
+	var lenient retrievalScores
+	for i := range set.qs {
+		q := set.withTwins(t, chosen[folds[i]], i, twins)
+		lenient.mrr += q.mrr
+		lenient.recall10 += q.recall10
+	}
+	n := float64(len(set.qs))
+	t.Logf("  counting a check of the same claim (%d fact-checks have one) as found: %v",
+		len(twins), retrievalScores{lenient.mrr / n, lenient.recall10 / n})
 	all := set.tune(t, start, every, nil)
 	t.Logf("weights tuned on all tweets: %+v", all)
 	if all != defaultRanker.p {
@@ -506,6 +520,82 @@ func TestRetrievalCrossValidated(t *testing.T) {
 	if oos.mrr <= undated.mrr || oos.recall10 <= undated.recall10 {
 		t.Errorf("with posting times %v; without %v: the time prior does not pay out of sample", oos, undated)
 	}
+}
+
+// sameClaims pairs fact-checks whose claims (the first paragraph of the
+// page's text) share at least half their content stems (Jaccard ≥ 0.5):
+// the same claim checked twice, as in two checks of "Obamacare is in a
+// death spiral".
+func sameClaims(fc factChecks) map[string][]string {
+	keys := make([]string, len(fc.docs))
+	stems := make([]map[string]bool, len(fc.docs))
+	for i, d := range fc.docs {
+		keys[i], _ = sources.Canonical(d.URL)
+		claim, _, _ := strings.Cut(d.Text, "\n\n")
+		stems[i] = map[string]bool{}
+		for _, st := range stemsOf(claim, "en") {
+			stems[i][st] = true
+		}
+	}
+	out := map[string][]string{}
+	for i := range stems {
+		for j := i + 1; j < len(stems); j++ {
+			shared := 0
+			for st := range stems[i] {
+				if stems[j][st] {
+					shared++
+				}
+			}
+			if union := len(stems[i]) + len(stems[j]) - shared; union > 0 && 2*shared >= union {
+				out[keys[i]] = append(out[keys[i]], keys[j])
+				out[keys[j]] = append(out[keys[j]], keys[i])
+			}
+		}
+	}
+	return out
+}
+
+// withTwins is query i's reciprocal rank and recall@10 under p when a
+// check of the same claim as a linked one (twins) counts as the linked
+// one: its recall is the share of linked checks found, directly or
+// through a twin.
+func (set *cvSet) withTwins(tb testing.TB, p params, i int, twins map[string][]string) retrievalScores {
+	cq := set.qs[i]
+	scores, err := p.rank(cq.q, cq.qids, cq.docs, cq.pub, cq.vs, cq.df, set.st, set.more)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	order := allIdx(len(cq.pool))
+	sort.SliceStable(order, func(a, b int) bool { return scores[order[a]] > scores[order[b]] })
+	rank := map[string]int{}
+	for j, k := range order {
+		rank[cq.pool[k]] = j + 1
+	}
+	for j, u := range cq.rest {
+		if _, ok := rank[u]; !ok {
+			rank[u] = len(order) + j + 1
+		}
+	}
+	var sc retrievalScores
+	best := 0
+	for u := range cq.rel {
+		r := rank[u]
+		for _, v := range twins[u] {
+			if rv := rank[v]; rv > 0 && (r == 0 || rv < r) {
+				r = rv
+			}
+		}
+		if r > 0 && r <= 100 && (best == 0 || r < best) {
+			best = r
+		}
+		if r > 0 && r <= 10 {
+			sc.recall10 += 1 / float64(len(cq.rel))
+		}
+	}
+	if best > 0 {
+		sc.mrr = 1 / float64(best)
+	}
+	return sc
 }
 
 // undatedProcedure tunes the weights for queries with no posting time:
