@@ -49,7 +49,8 @@ func (credibleWorld) CredibleDomains() []string { return []string{"reuters.com",
 
 // Each query is also sent restricted to the credible publishers' sites (as
 // the paper searches its rated publishers), and its hits say so; with too
-// few credible hits on the first page, the second is asked for.
+// few credible hits on the first page, the second is asked for. Every
+// query carries the post's time.
 func TestCredibleFirstSearchAndPaging(t *testing.T) {
 	w := credibleWorld{newWorld()}
 	rec := &recordingSearcher{
@@ -68,6 +69,9 @@ func TestCredibleFirstSearchAndPaging(t *testing.T) {
 	}
 	restricted, page2 := 0, 0
 	for _, q := range rec.sent {
+		if !q.Posted.Equal(c.Post.PostedAt) {
+			t.Errorf("query %q (page %d) carries the post's time %v; want %v (the archive ranks by it)", q.Text, q.Page, q.Posted, c.Post.PostedAt)
+		}
 		if slices.Equal(q.Sites, w.CredibleDomains()) {
 			restricted++
 		}

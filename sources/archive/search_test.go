@@ -768,4 +768,14 @@ func testSearchTimePrior(t *testing.T, s *Store) {
 	if !(score["undated"] > score["recent"] && score["recent"] > score["old"] && score["old"] > score["later"]) {
 		t.Errorf("with the post's time the scores are %v; want each below the one before", score)
 	}
+	// A check asks through the Searcher, with the post's time in the query.
+	hits, err := s.Searcher().Search(ctx, search.Query{Text: post, Posted: day(2017, time.February, 2).Add(15 * time.Hour)})
+	if err != nil || len(hits) != 4 {
+		t.Fatalf("Searcher with the post's time: %d hits, %v", len(hits), err)
+	}
+	for i, h := range hits {
+		if h.URL != dated[i].URL {
+			t.Errorf("Searcher hit %d is %s; the search with the post's time gives %s", i+1, h.URL, dated[i].URL)
+		}
+	}
 }

@@ -34,7 +34,7 @@ type searcher struct {
 func (searcher) Name() string { return "archive" }
 
 func (a searcher) Search(ctx context.Context, q search.Query) ([]search.Hit, error) {
-	hits, err := a.s.HybridSearch(ctx, q.Text, SearchOptions{Before: q.Before, Limit: q.Count,
+	hits, err := a.s.HybridSearch(ctx, q.Text, SearchOptions{Before: q.Before, Posted: q.Posted, Limit: q.Count,
 		Language: a.o.Language, Budget: a.o.Budget}, a.o.Embedder)
 	out := make([]search.Hit, len(hits))
 	for i, h := range hits {

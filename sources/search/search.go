@@ -36,6 +36,11 @@ type Query struct {
 	// languageCode). Empty: the engine's default. Tavily and Exa take no
 	// language; the query's words choose it.
 	Language, Region string
+	// Posted is when the post the query is about was posted (zero:
+	// unknown). A searcher that ranks by time, the local archive, ranks
+	// pages dated long before it or after it lower; none is dropped.
+	// Web engines ignore it.
+	Posted time.Time
 }
 
 // braveLang is Brave's search_lang for an ISO 639-1 code: Brave spells a
