@@ -7,7 +7,8 @@
 // Without OnEvent (nobody is shown the events: muse batch, muse worker)
 // what a stage does as it goes (its start, its items: hits, sources,
 // quotes, usage; its warnings and progress lines) is saved in the
-// background, the newest Check at each save, and the snapshots of the
+// background, the newest Check at each save, a save at most every
+// 250 ms (saveGap), and the snapshots of the
 // pages it quotes are stored beside, several at once, so that the check
 // does not wait for the store between them; a stage ending (or the run)
 // waits for them all, so a kill loses at most what the stage under way
