@@ -281,7 +281,7 @@ func TestSearchUsesResponseCache(t *testing.T) {
 // the command line is tested as a user meets it without a go build.
 func TestMain(m *testing.M) {
 	if os.Getenv("MUSE_TEST_AS_MUSE") == "1" {
-		os.Exit(mainWith(&App{}))
+		os.Exit(profiled(func() int { return mainWith(&App{}) }))
 	}
 	os.Exit(m.Run())
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/musecheck/muse/pipeline"
+	"github.com/musecheck/muse/sources"
 	"github.com/musecheck/muse/sources/sqlitedb"
 )
 
@@ -244,8 +245,8 @@ func TestUpgradeFromUserVersionSchema(t *testing.T) {
 	}
 	c := sampleCheck()
 	c.ID = pipeline.NewID()
-	tz, _ := gz([]byte("page text"))
-	hz, _ := gz([]byte("<p>page</p>"))
+	tz, _ := sources.Gzip([]byte("page text"))
+	hz, _ := sources.Gzip([]byte("<p>page</p>"))
 	for _, st := range []struct {
 		q    string
 		args []any

@@ -7,7 +7,8 @@
 // Without OnEvent (nobody is shown the events: muse batch, muse worker)
 // what a stage does as it goes (its start, its items: hits, sources,
 // quotes, usage; its warnings and progress lines) is saved in the
-// background, the newest Check at each save, and the snapshots of the
+// background, the newest Check at each save, a save at most every
+// 250 ms (saveGap), and the snapshots of the
 // pages it quotes are stored beside, several at once, so that the check
 // does not wait for the store between them; a stage ending (or the run)
 // waits for them all, so a kill loses at most what the stage under way
@@ -131,7 +132,7 @@ func Record(ctx context.Context, e *pipeline.Engine, c *pipeline.Check, from pip
 	if c.ID == "" {
 		c.ID = pipeline.NewID()
 	}
-	rec := &recording{o: o, id: c.ID, now: time.Now, background: o.OnEvent == nil}
+	rec := &recording{o: o, id: c.ID, now: time.Now, background: o.OnEvent == nil, gap: saveGap}
 	if o.Store != nil {
 		rec.snaps = &Snapshotter{Store: o.Store, Pages: o.Pages, Headers: o.Headers}
 	}
@@ -188,6 +189,11 @@ type recording struct {
 	pending *pipeline.Check
 	saving  bool
 	idle    *sync.Cond
+	// gap is the least time between two background saves (saveGap; 0
+	// in tests that count the saves), and hurry cuts it short when the
+	// stage ends.
+	gap   time.Duration
+	hurry chan struct{}
 	// The snapshots stored in the background, and the slots that bound
 	// how many are written at once.
 	side  sync.WaitGroup
@@ -309,8 +315,42 @@ func (r *recording) saveLater(ctx context.Context, c *pipeline.Check) {
 			}
 			r.bmu.Unlock()
 			r.save(ctx, r.withStream(c))
+			r.pause()
 		}
 	}()
+}
+
+// saveGap is the least time between two background saves: the events
+// that come meanwhile are saved together, the newest Check. A save is the
+// whole Check (its JSON, tens of kilobytes, and a transaction), and a
+// check's items come in bursts (a search's hits, the pages read), so
+// without it a queued check made about 26 saves, the store's CPU and
+// round trips shared with the checks of the other workers. The stage's
+// end does not wait for it (settle), and saves its own Check, so a kill
+// still loses at most what the stage under way did.
+const saveGap = 250 * time.Millisecond
+
+// pause waits r.gap after a background save, or until settle hurries it.
+func (r *recording) pause() {
+	if r.gap <= 0 {
+		return
+	}
+	t := time.NewTimer(r.gap)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.hurried():
+	}
+}
+
+// hurried is the channel settle wakes a pausing background save with.
+func (r *recording) hurried() chan struct{} {
+	r.bmu.Lock()
+	defer r.bmu.Unlock()
+	if r.hurry == nil {
+		r.hurry = make(chan struct{}, 1)
+	}
+	return r.hurry
 }
 
 // sideWrites bounds the snapshots a recording stores at once.
@@ -340,10 +380,17 @@ func (r *recording) beside(write func()) {
 // settle waits for the background writes to end, dropping the Check
 // waiting to be saved: the caller saves a newer one next.
 func (r *recording) settle() {
+	h := r.hurried()
 	r.bmu.Lock()
 	r.pending = nil
 	if r.idle == nil {
 		r.idle = sync.NewCond(&r.bmu)
+	}
+	if r.saving {
+		select {
+		case h <- struct{}{}:
+		default:
+		}
 	}
 	for r.saving {
 		r.idle.Wait()

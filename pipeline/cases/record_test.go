@@ -367,3 +367,43 @@ func TestSnapshotsStoredBeside(t *testing.T) {
 		t.Errorf("snapshots %q, want %q", snaps, urls)
 	}
 }
+
+// TestBackgroundSavesSpaced: with nobody shown the events, a background
+// save is followed by a pause (gap) in which the events that come are
+// kept for one save, the newest Check; a stage's end does not wait for
+// the pause, drops the Check left waiting and saves its own.
+func TestBackgroundSavesSpaced(t *testing.T) {
+	st := &slowCases{gate: make(chan struct{})}
+	close(st.gate)
+	r := &recording{o: RecordOptions{Store: st}, id: "c1", now: time.Now, background: true, gap: time.Hour}
+	ctx := context.Background()
+	check := func(text string) *pipeline.Check {
+		return &pipeline.Check{ID: "c1", Correction: pipeline.Correction{Text: text}}
+	}
+	r.event(ctx, pipeline.Event{Kind: pipeline.EventStageStarted, Stage: pipeline.StageSources, Check: check("sources started")})
+	for deadline := time.Now().Add(5 * time.Second); len(st.written()) == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the stage's start was never saved")
+		}
+	}
+	for _, text := range []string{"page 1", "page 2", "page 3"} {
+		r.event(ctx, pipeline.Event{Kind: pipeline.EventItem, Stage: pipeline.StageSources, Item: pipeline.Hit{URL: "https://a.example/"}, Check: check(text)})
+	}
+	time.Sleep(100 * time.Millisecond)
+	if got := st.written(); len(got) != 1 {
+		t.Fatalf("saves %q within the pause; want only the first", got)
+	}
+	finished := make(chan struct{})
+	go func() {
+		r.event(ctx, pipeline.Event{Kind: pipeline.EventStageFinished, Stage: pipeline.StageSources, Check: check("sources done")})
+		close(finished)
+	}()
+	select {
+	case <-finished:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stage's end waited for the pause")
+	}
+	if got := st.written(); !slices.Equal(got, []string{"save sources started", "save sources done"}) {
+		t.Errorf("saves %q; want the stage's start, then its end (the pages' Check, older, dropped)", got)
+	}
+}

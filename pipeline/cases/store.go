@@ -24,9 +24,7 @@ package cases
 
 import (
 	"bufio"
-	"bytes"
 	"cmp"
-	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -36,7 +34,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/http"
 	"net/textproto"
@@ -625,7 +622,7 @@ func (s *Store) SaveSnapshotHeaders(ctx context.Context, id, pageURL, finalURL s
 	if id == "" || pageURL == "" {
 		return fmt.Errorf("save snapshot %q of case %q: case ID and URL are required", pageURL, id)
 	}
-	tz, err := gz([]byte(s.clean(text)))
+	tz, err := sources.Gzip([]byte(s.clean(text)))
 	if err != nil {
 		return fmt.Errorf("save snapshot %s of case %s: %w", pageURL, id, err)
 	}
@@ -633,7 +630,7 @@ func (s *Store) SaveSnapshotHeaders(ctx context.Context, id, pageURL, finalURL s
 		return fmt.Errorf("save snapshot %s of case %s: %w", pageURL, id, err)
 	}
 	rawHTML = s.redact.Bytes(rawHTML)
-	hz, err := gz(rawHTML)
+	hz, err := sources.Gzip(rawHTML)
 	if err != nil {
 		return fmt.Errorf("save snapshot %s of case %s: %w", pageURL, id, err)
 	}
@@ -700,12 +697,12 @@ func scanSnapshot(scan func(...any) error) (*Snapshot, error) {
 		sn.Header = http.Header(h)
 	}
 	sn.FetchedAt = time.UnixMilli(at)
-	text, err := gunzip(tz)
+	text, err := sources.Gunzip(tz)
 	if err != nil {
 		return nil, fmt.Errorf("decompress text of %s: %w", sn.URL, err)
 	}
 	sn.Text = string(text)
-	if sn.RawHTML, err = gunzip(hz); err != nil {
+	if sn.RawHTML, err = sources.Gunzip(hz); err != nil {
 		return nil, fmt.Errorf("decompress HTML of %s: %w", sn.URL, err)
 	}
 	return &sn, nil
@@ -717,25 +714,4 @@ func headerText(h http.Header) string {
 	var b strings.Builder
 	_ = h.Write(&b) // a strings.Builder does not fail
 	return b.String()
-}
-
-func gz(b []byte) ([]byte, error) {
-	var buf bytes.Buffer
-	w := gzip.NewWriter(&buf)
-	if _, err := w.Write(b); err != nil {
-		return nil, fmt.Errorf("compress: %w", err)
-	}
-	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("compress: %w", err)
-	}
-	return buf.Bytes(), nil
-}
-
-func gunzip(b []byte) ([]byte, error) {
-	r, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return io.ReadAll(r)
 }

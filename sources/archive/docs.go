@@ -223,7 +223,7 @@ func distinctStems(streams ...string) []string {
 type docWriter struct {
 	s                    *Store
 	tx                   *sql.Tx
-	get, ins, upd, stats *sql.Stmt
+	get, ins, upd, stats stmt
 	rank                 *sql.Stmt
 	delta                [4]int // docs, title, lead and rest lengths
 	wrote                bool   // anything changed: the version moves
@@ -298,7 +298,7 @@ func (s *Store) writeOnce(ctx context.Context, tb termBatch, fn func(*docWriter)
 	}
 	w.tx, w.dfs, w.tb = tx, dfs, tb
 	stmts := []struct {
-		st **sql.Stmt
+		st *stmt
 		q  string
 	}{
 		{&w.get, `SELECT id, title, text, publisher, lang, title_terms, text_terms, publisher_terms, title_len, text_len, published
@@ -309,21 +309,23 @@ FROM docs WHERE url = ?` + lockStored(s.postgres)},
 	lang = ?, title_terms = ?, text_terms = ?, publisher_terms = ? WHERE id = ?`},
 		{&w.stats, `UPDATE docs_stats SET version = version + 1, n = n + ?, title_len = title_len + ?, lead_len = lead_len + ?, rest_len = rest_len + ?`},
 	}
-	if !s.postgres {
-		stmts = append(stmts, []struct {
-			st **sql.Stmt
-			q  string
-		}{
-			{&w.rank, rankRows + `(?, ?, ?, ?, ?, ?, ?)`},
-		}...)
-	}
 	for _, p := range stmts {
-		if *p.st, err = tx.PrepareContext(ctx, s.sql(p.q)); err != nil {
+		if s.postgres {
+			*p.st = txStmt{tx, s.sql(p.q)}
+			continue
+		}
+		st, err := tx.PrepareContext(ctx, p.q)
+		if err != nil {
 			return fmt.Errorf("archive: prepare: %w", err)
 		}
-		defer (*p.st).Close()
+		defer st.Close()
+		*p.st = st
 	}
 	if !s.postgres {
+		if w.rank, err = tx.PrepareContext(ctx, rankRows+`(?, ?, ?, ?, ?, ?, ?)`); err != nil {
+			return fmt.Errorf("archive: prepare: %w", err)
+		}
+		defer w.rank.Close()
 		if err := tx.QueryRowContext(ctx, `SELECT version FROM docs_stats`).Scan(&w.v0); err != nil {
 			return fmt.Errorf("archive: statistics: %w", err)
 		}
@@ -375,6 +377,9 @@ func (w *docWriter) putAll(ctx context.Context, rows []docRow) error {
 	if !w.s.postgres {
 		return w.putAllSQLite(ctx, rows)
 	}
+	if len(rows) == 1 {
+		return w.putOne(ctx, rows[0])
+	}
 	// One COPY for all of them, however many: its look-up locks every
 	// stored document of rows in key order at once. Copied a batch at a
 	// time, each batch's locks came after the last's, and two writers of
@@ -392,6 +397,33 @@ func (w *docWriter) putAll(ctx context.Context, rows []docRow) error {
 		}
 	}
 	return nil
+}
+
+// putOne puts one row on PostgreSQL, what a check's write of a page it
+// read is: an insert that does nothing when the key is stored, one round
+// trip where copyNew's savepoint, look-up, ids and COPY took five. A key
+// another writer is inserting makes the insert wait for that writer's
+// commit (READ COMMITTED), and do nothing once it has committed: then put
+// merges r into the row that writer stored, locked by its look-up, as
+// copyNew's lost round does. A row deleted between the two is inserted
+// again, up to copyRounds times.
+func (w *docWriter) putOne(ctx context.Context, r docRow) error {
+	for range copyRounds {
+		var id int64
+		err := w.tx.QueryRowContext(ctx, pgInsertNew, copyRow(0, r)[1:]...).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			if merged, err := w.merge(ctx, r); merged || err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("archive %s: %w", r.url, err)
+		}
+		w.indexPostings(id, docRow{}, r)
+		return w.count(ctx, 1, docRow{}, r, nil)
+	}
+	return fmt.Errorf("archive %s: %w", r.url, errKeysTaken)
 }
 
 // rankRows is the head of an insert of docs_rank rows.
@@ -516,26 +548,39 @@ func (w *docWriter) storedKeys(ctx context.Context, rows []docRow) (map[string]b
 // put inserts r, or merges it into the document stored under its key:
 // fields r leaves empty keep their stored value.
 func (w *docWriter) put(ctx context.Context, r docRow) error {
+	merged, err := w.merge(ctx, r)
+	if merged || err != nil {
+		return err
+	}
+	fail := func(err error) error { return fmt.Errorf("archive %s: %w", r.url, err) }
+	id, err := insertID(ctx, w.ins, w.s.postgres, r.key, r.url, r.title, r.text, r.publisher, r.published, r.at, r.at,
+		r.titleLen, r.textLen, r.lang, r.titleTerms, r.textTerms, r.pubTerms, r.domain)
+	if err != nil {
+		return fail(err)
+	}
+	if err := w.index(ctx, id, docRow{}, r); err != nil {
+		return fail(err)
+	}
+	if err := w.ranked(ctx, id, r); err != nil {
+		return fail(err)
+	}
+	return w.count(ctx, 1, docRow{}, r, fail)
+}
+
+// merge merges r into the document stored under its key, when there is
+// one: fields r leaves empty keep their stored value. It reports whether
+// there was one.
+func (w *docWriter) merge(ctx context.Context, r docRow) (bool, error) {
 	fail := func(err error) error { return fmt.Errorf("archive %s: %w", r.url, err) }
 	var id int64
 	var old docRow
 	err := w.get.QueryRowContext(ctx, r.key).Scan(&id, &old.title, &old.text, &old.publisher, &old.lang,
 		&old.titleTerms, &old.textTerms, &old.pubTerms, &old.titleLen, &old.textLen, &old.published)
 	if errors.Is(err, sql.ErrNoRows) {
-		if id, err = insertID(ctx, w.ins, w.s.postgres, r.key, r.url, r.title, r.text, r.publisher, r.published, r.at, r.at,
-			r.titleLen, r.textLen, r.lang, r.titleTerms, r.textTerms, r.pubTerms, r.domain); err != nil {
-			return fail(err)
-		}
-		if err := w.index(ctx, id, docRow{}, r); err != nil {
-			return fail(err)
-		}
-		if err := w.ranked(ctx, id, r); err != nil {
-			return fail(err)
-		}
-		return w.count(ctx, 1, docRow{}, r, fail)
+		return false, nil
 	}
 	if err != nil {
-		return fail(err)
+		return false, fail(err)
 	}
 	w.moveDFs(r.stems, -1) // newDFs counted r as new
 	n := old
@@ -554,7 +599,7 @@ func (w *docWriter) put(ctx context.Context, r docRow) error {
 	reindex := n.titleTerms != old.titleTerms || n.textTerms != old.textTerms || n.pubTerms != old.pubTerms
 	if reindex && !w.s.postgres {
 		if err := w.unindexDoc(ctx, id, old); err != nil {
-			return fail(err)
+			return false, fail(err)
 		}
 	}
 	if reindex {
@@ -563,18 +608,33 @@ func (w *docWriter) put(ctx context.Context, r docRow) error {
 	}
 	if _, err := w.upd.ExecContext(ctx, n.title, n.text, n.publisher, n.published, r.at, n.titleLen, n.textLen,
 		n.lang, n.titleTerms, n.textTerms, n.pubTerms, id); err != nil {
-		return fail(err)
+		return false, fail(err)
 	}
 	if reindex {
 		if err := w.index(ctx, id, old, n); err != nil {
-			return fail(err)
+			return false, fail(err)
 		}
 	}
 	n.at = r.at
 	if err := w.ranked(ctx, id, n); err != nil {
-		return fail(err)
+		return false, fail(err)
 	}
-	return w.count(ctx, 0, old, n, fail)
+	if w.s.postgres && unchanged(old, n) {
+		// A page read again as it was stored leaves the statistics row
+		// alone on PostgreSQL: it is every writer's, locked from its
+		// update to the commit, and no cache there goes by its version
+		// (the rerank's goes by each document's updated_at and lengths,
+		// the counts' by n). On SQLite the heads' cache does.
+		return true, nil
+	}
+	return true, w.count(ctx, 0, old, n, fail)
+}
+
+// unchanged says whether merging made no change to a stored document but
+// its time.
+func unchanged(old, n docRow) bool {
+	return old.title == n.title && old.text == n.text && old.publisher == n.publisher && old.published == n.published &&
+		old.lang == n.lang
 }
 
 // returning is the clause by which an insert gives its row's id on
@@ -587,9 +647,33 @@ func returning(postgres bool) string {
 	return ""
 }
 
+// A stmt is a statement a docWriter runs many times in its transaction:
+// on SQLite prepared for the transaction, on PostgreSQL sent by its text
+// (txStmt), which pgx prepares once a connection and keeps (its statement
+// cache), where preparing it for each transaction cost a round trip to
+// prepare and another to close, 8 of a page's write of about 20.
+type stmt interface {
+	ExecContext(ctx context.Context, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, args ...any) *sql.Row
+}
+
+// txStmt is a stmt run by its text in tx.
+type txStmt struct {
+	tx *sql.Tx
+	q  string
+}
+
+func (t txStmt) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
+	return t.tx.ExecContext(ctx, t.q, args...)
+}
+
+func (t txStmt) QueryRowContext(ctx context.Context, args ...any) *sql.Row {
+	return t.tx.QueryRowContext(ctx, t.q, args...)
+}
+
 // insertID runs an insert prepared with returning and gives the new row's
 // id.
-func insertID(ctx context.Context, st *sql.Stmt, postgres bool, args ...any) (int64, error) {
+func insertID(ctx context.Context, st stmt, postgres bool, args ...any) (int64, error) {
 	if postgres {
 		var id int64
 		err := st.QueryRowContext(ctx, args...).Scan(&id)

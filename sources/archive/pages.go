@@ -2,12 +2,10 @@ package archive
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/musecheck/muse/sources"
@@ -38,13 +36,13 @@ func (s *Store) SavePage(ctx context.Context, p *fetch.Page) error {
 	if err != nil {
 		finalKey = key
 	}
-	raw, err := gzipBytes(p.Raw)
+	raw, err := sources.Gzip(p.Raw)
 	if err != nil {
 		return fmt.Errorf("archive page %s: compress: %w", p.URL, err)
 	}
 	var body []byte
 	if !bytes.Equal(p.Body, p.Raw) {
-		if body, err = gzipBytes(p.Body); err != nil {
+		if body, err = sources.Gzip(p.Body); err != nil {
 			return fmt.Errorf("archive page %s: compress: %w", p.URL, err)
 		}
 	}
@@ -108,38 +106,14 @@ ORDER BY pref LIMIT 1`), key, key).
 		return nil, fmt.Errorf("archived page %s: %w", rawURL, err)
 	}
 	p.FetchedAt = time.Unix(0, at)
-	if p.Raw, err = gunzipBytes(raw); err != nil {
+	if p.Raw, err = sources.Gunzip(raw); err != nil {
 		return nil, fmt.Errorf("archived page %s: decompress: %w", rawURL, err)
 	}
 	p.Body = p.Raw
 	if body != nil {
-		if p.Body, err = gunzipBytes(body); err != nil {
+		if p.Body, err = sources.Gunzip(body); err != nil {
 			return nil, fmt.Errorf("archived page %s: decompress: %w", rawURL, err)
 		}
 	}
 	return p, nil
-}
-
-func gzipBytes(b []byte) ([]byte, error) {
-	var buf bytes.Buffer
-	w := gzip.NewWriter(&buf)
-	if _, err := w.Write(b); err != nil {
-		return nil, err
-	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-func gunzipBytes(b []byte) ([]byte, error) {
-	if b == nil {
-		return nil, nil
-	}
-	r, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return io.ReadAll(r)
 }

@@ -173,6 +173,11 @@ func copyRow(id int64, r docRow) []any {
 		int32(r.titleLen), int32(r.textLen), r.lang, r.titleTerms, r.textTerms, r.pubTerms, r.domain}
 }
 
+// pgInsertNew inserts a document's row (docColumns but its id, which the
+// sequence gives) unless its key is stored, and returns its id.
+var pgInsertNew = pgdb.Rebind(`INSERT INTO archive_docs (` + strings.Join(docColumns[1:], ", ") + `) VALUES (` +
+	strings.TrimSuffix(strings.Repeat("?, ", len(docColumns)-1), ", ") + `) ON CONFLICT (url) DO NOTHING RETURNING id`)
+
 // copyNew stores through the COPY protocol the rows whose key no stored
 // document (nor an earlier row) holds, with their postings, and says
 // which it stored; the others are for put to merge. Ids come from the
