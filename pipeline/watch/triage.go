@@ -167,7 +167,7 @@ func (t *Triage) changed(c Cluster) {
 // does not): then the posts waiting for a score are scored and Watch
 // returns. A feed that fails for good stops the watch with its error.
 func (t *Triage) Watch(ctx context.Context, fs ...feeds.Feed) error {
-	unscored, err := t.o.Store.unscored(ctx)
+	unscored, err := t.o.Store.unscored(ctx, t.o.Scorer != nil)
 	if err != nil {
 		return err
 	}
