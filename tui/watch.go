@@ -207,7 +207,7 @@ func (m watchModel) View() string {
 	var b strings.Builder
 	w := max(m.width, 40)
 	b.WriteString(st.Title.Render("muse watch") + st.Dim.Render(" — "+truncate(oneLine(m.o.Feeds), w-14, "…")) + "\n")
-	b.WriteString(st.Dim.Render(fmt.Sprintf("%-5s %5s %-4s %-9s %s", "score", "posts", "lang", "state", "post")) + "\n")
+	b.WriteString(st.Dim.Render(fmt.Sprintf("  %-5s %5s %-4s %-9s %s", "score", "posts", "lang", "state", "post")) + "\n")
 	detail := m.detail(w)
 	listH := max(m.height-4-lipgloss.Height(detail), 3)
 	start := 0
@@ -227,7 +227,13 @@ func (m watchModel) View() string {
 		if lang == "" {
 			lang = "?"
 		}
-		line := fmt.Sprintf("%s %5d %-4s %-9s %s%s", watchScore(c), c.Size, lang, c.State, mark, oneLine(c.Post.Text))
+		// The selected row is marked in text too: without colour (NO_COLOR,
+		// a dumb terminal) the reverse video is not drawn.
+		sel := "  "
+		if i == m.sel {
+			sel = "▸ "
+		}
+		line := fmt.Sprintf("%s%s %5d %-4s %-9s %s%s", sel, watchScore(c), c.Size, lang, c.State, mark, oneLine(c.Post.Text))
 		line = truncate(line, w, "…")
 		if i == m.sel {
 			line = st.Cursor.Render(line)
@@ -277,11 +283,17 @@ func (m watchModel) detail(w int) string {
 		lines = append(lines, st.Warn.Render(truncate(oneLine("⚠ "+a+": "+f.Claim), w, "…")), st.Dim.Render(truncate(oneLine(f.URL), w, "…")))
 	}
 	score := "score: " + strings.TrimSpace(watchScore(c))
-	if c.ScoreNote != "" {
+	switch {
+	case c.ScoreNote != "":
 		score += " — " + oneLine(c.ScoreNote)
+	case c.Score == nil:
+		score += " — not scored yet"
 	}
 	lines = append(lines, truncate(score, w, "…"))
 	state := fmt.Sprintf("%d posts · %s", c.Size, c.State)
+	if c.Size == 1 {
+		state = "1 post · " + c.State
+	}
 	if c.StateNote != "" {
 		state += " — " + oneLine(c.StateNote)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/musecheck/muse/pipeline"
 	"github.com/musecheck/muse/pipeline/watch"
@@ -88,5 +89,33 @@ func TestWatchViewRanksOpensDismissesPins(t *testing.T) {
 	m = next.(watchModel)
 	if m.open == nil || m.open.ID != 3 || cmd == nil {
 		t.Errorf("enter opened %+v", m.open)
+	}
+}
+
+// Without colour (NO_COLOR) the reverse video of the selected row is not
+// drawn: the row is marked in text, and moving moves the mark. A post
+// waiting for its score says so, and one post is "1 post".
+func TestWatchViewMarksTheSelectionWithoutColour(t *testing.T) {
+	st := &fakeWatchStore{states: map[int64]string{}, rows: []watch.Cluster{
+		{ID: 1, Size: 2, Lang: "en", State: watch.StateNew, Post: posts.Post{Text: "5G towers spread the coronavirus"}},
+		{ID: 2, Size: 1, Lang: "en", State: watch.StateNew, Post: posts.Post{Text: "Lovely walk by the river"}},
+	}}
+	styles := NewStyles(true, false)
+	m := newWatchModel(context.Background(), WatchOptions{Store: st, Styles: &styles})
+	next, _ := m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	next, _ = next.Update(m.load()())
+	m = next.(watchModel)
+	v := ansi.Strip(m.View())
+	if !strings.Contains(v, "▸   –      2 en   new        5G towers") || !strings.Contains(v, "\n    –      1 en   new        Lovely walk") {
+		t.Errorf("the first row is not marked as selected:\n%s", v)
+	}
+	if !strings.Contains(v, "score: – — not scored yet") || !strings.Contains(v, "2 posts · new") {
+		t.Errorf("detail:\n%s", v)
+	}
+	next, _ = m.Update(tea.KeyMsg{Type: tea.KeyDown})
+	m = next.(watchModel)
+	v = ansi.Strip(m.View())
+	if !strings.Contains(v, "▸   –      1 en   new        Lovely walk") || strings.Contains(v, "▸   –      2 en") || !strings.Contains(v, "1 post · new") {
+		t.Errorf("after ↓ the mark did not move, or one post is not \"1 post\":\n%s", v)
 	}
 }
