@@ -156,12 +156,7 @@ func runWatch(cmd *cobra.Command, app *App, f *watchFlags) error {
 		} else if err != nil {
 			return err
 		}
-		x := &feeds.XEligible{Client: w.Client, Lang: f.xLang}
-		if f.asJSON {
-			stderr := app.Stderr
-			x.Errors = func(err error) { fmt.Fprintln(stderr, "muse: watch:", err) }
-		}
-		fs = append(fs, x)
+		fs = append(fs, &feeds.XEligible{Client: w.Client, Lang: f.xLang})
 	}
 	if !f.asJSON && !app.Terminal {
 		return usagef("muse watch shows the stream in the terminal, which needs one (standard input and output are not one); for scripts: muse watch --json")
@@ -223,6 +218,11 @@ func runWatch(cmd *cobra.Command, app *App, f *watchFlags) error {
 			fmt.Fprintln(app.Stderr, "muse: watch:", s)
 		} else {
 			warnings = append(warnings[max(0, len(warnings)-4):], s)
+		}
+	}
+	for _, fd := range fs {
+		if x, ok := fd.(*feeds.XEligible); ok { // its failed polls, said as the feeds' are
+			x.Errors = func(err error) { o.Warn(err.Error()) }
 		}
 	}
 	wctx, stop := context.WithCancel(ctx)

@@ -217,6 +217,10 @@ func (t *Triage) Watch(ctx context.Context, fs ...feeds.Feed) error {
 		}
 	}()
 	for _, f := range fs {
+		if w, ok := f.(feeds.Warner); ok {
+			name := f.Name()
+			w.SetWarn(func(s string) { t.warn("%s: %s", name, s) })
+		}
 		g.Go(func() error {
 			cursor, err := t.o.Store.Cursor(gctx, f.Name())
 			if err != nil {

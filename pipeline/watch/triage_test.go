@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -554,4 +556,42 @@ func TestTriageScoresAgainAfterTheModelFailed(t *testing.T) {
 	if len(cs) != 1 || cs[0].Score == nil || *cs[0].Score != 0.9 {
 		t.Errorf("a post read with no model, after a start with one: %+v", cs)
 	}
+}
+
+// A feed that cannot connect is said in the watch's warnings, by name
+// (the terminal's status line, stderr with --json): never retried in
+// silence.
+func TestTriageSaysADeadFeed(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "watch.db"))
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	var mu sync.Mutex
+	var said []string
+	tr, err := New(context.Background(), Options{Store: st, BatchWait: time.Hour, Warn: func(s string) {
+		mu.Lock()
+		said = append(said, s)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	m := &feeds.Mastodon{Instance: dead.URL, Timeline: "hashtag", Tag: "5G", Backoff: feeds.Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond}}
+	go func() { done <- tr.Watch(ctx, m) }()
+	for {
+		mu.Lock()
+		got := strings.Join(said, "\n")
+		mu.Unlock()
+		if strings.Contains(got, m.Name()+": mastodon: ") && strings.Contains(got, "connecting again in") {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the dead feed was not said: %q", got)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
 }

@@ -115,7 +115,7 @@ func (j *Jetstream) Run(ctx context.Context, cursor string, emit func(Post) erro
 			keywords = append(keywords, k)
 		}
 	}
-	return reconnect(ctx, j.Backoff, j.update, func(ctx context.Context, progressed func()) error {
+	return reconnect(ctx, j.Backoff, &j.counted, func(ctx context.Context, progressed func()) error {
 		u, _ := j.subscribeURL(cursor)
 		conn, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: j.HTTPClient})
 		if err != nil {
@@ -142,7 +142,7 @@ func (j *Jetstream) Run(ctx context.Context, cursor string, emit func(Post) erro
 				return fmt.Errorf("jetstream read: %w", err)
 			}
 			if typ != websocket.MessageText {
-				j.update(func(s *Stats) { s.Malformed++ })
+				j.malformed()
 				continue
 			}
 			p, ok := j.event(data, keywords)
@@ -172,7 +172,7 @@ func (j *Jetstream) Run(ctx context.Context, cursor string, emit func(Post) erro
 func (j *Jetstream) event(data []byte, keywords []string) (Post, bool) {
 	var ev jetEvent
 	if err := json.Unmarshal(data, &ev); err != nil || ev.TimeUS <= 0 {
-		j.update(func(s *Stats) { s.Malformed++ })
+		j.malformed()
 		return Post{}, false
 	}
 	out := Post{Cursor: strconv.FormatInt(ev.TimeUS, 10)}
@@ -182,7 +182,7 @@ func (j *Jetstream) event(data []byte, keywords []string) (Post, bool) {
 	}
 	p, cids, err := posts.FromBlueskyRecord(ev.DID, c.RKey, c.Record)
 	if err != nil {
-		j.update(func(s *Stats) { s.Malformed++ })
+		j.malformed()
 		return out, true
 	}
 	if len(keywords) > 0 && !hasKeyword(p.Text, keywords) {

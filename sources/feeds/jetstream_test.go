@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -175,4 +176,57 @@ func TestJetstreamResumesAfterARestart(t *testing.T) {
 	if err := (&Jetstream{URL: "https://example.com/x"}).Run(context.Background(), "", nil); err == nil {
 		t.Error("an http:// URL was taken for a WebSocket")
 	}
+}
+
+// A feed that cannot connect, or whose connection drops, says so with the
+// wait before it tries again, and says the malformed events it skips: a
+// dead feed is never silent.
+func TestFeedsSayWhatGoesWrong(t *testing.T) {
+	var mu sync.Mutex
+	var said []string
+	warn := func(s string) {
+		mu.Lock()
+		said = append(said, s)
+		mu.Unlock()
+	}
+	ev := fixtureEvents(t)
+	ev = append([][]byte{[]byte(`{"did":"did:plc:x","time_us":`)}, ev...)
+	srv := feedtest.NewJetstream(t, ev, 3) // each connection cut after 3 events
+	j := &Jetstream{URL: srv.URL(), Backoff: Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond}}
+	j.SetWarn(warn)
+	collect(t, j, "", 2)
+	mu.Lock()
+	all := strings.Join(said, "\n")
+	mu.Unlock()
+	if !strings.Contains(all, "a malformed event skipped") || !strings.Contains(all, "jetstream read: ") || !strings.Contains(all, "; connecting again in ") {
+		t.Errorf("the cut connections and the malformed event were not said:\n%s", all)
+	}
+
+	srv.Close() // nothing listens any more
+	mu.Lock()
+	said = nil
+	mu.Unlock()
+	m := &Mastodon{Instance: srv.Server.URL, Timeline: "public", Backoff: Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond}}
+	m.SetWarn(warn)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx, "", func(Post) error { return nil }) }()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		n := len(said)
+		first := strings.Join(said, "\n")
+		mu.Unlock()
+		if n >= 2 {
+			if !strings.Contains(first, "connection refused; connecting again in ") {
+				t.Errorf("a dead instance said %q", first)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a dead instance was retried in silence (%d connects)", m.Snapshot().Connects)
+		}
+	}
+	cancel()
+	<-done
 }
