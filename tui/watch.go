@@ -52,8 +52,16 @@ type watchModel struct {
 	width, height int
 	open          *watch.Cluster
 	status        string
-	ended         error
+	// note says what the checker's last key did; it gives way to the
+	// feeds' warnings after noteFor, so a feed that dies after a pin is
+	// still said.
+	note   string
+	noteAt time.Time
+	ended  error
 }
+
+// noteFor is how long a key's note stands before the warnings.
+const noteFor = 5 * time.Second
 
 type watchRowsMsg struct {
 	rows []watch.Cluster
@@ -181,10 +189,10 @@ func (m watchModel) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			}
 		}
 		if err := m.o.Store.SetState(m.ctx, c.ID, state, note, ""); err != nil {
-			m.status = err.Error()
+			m.note, m.noteAt = err.Error(), time.Now()
 			break
 		}
-		m.status = note + ": " + truncate(oneLine(c.Post.Text), 50, "…")
+		m.note, m.noteAt = note+": "+truncate(oneLine(c.Post.Text), 50, "…"), time.Now()
 		return m, m.load()
 	}
 	return m, nil
@@ -244,10 +252,16 @@ func (m watchModel) View() string {
 	}
 	b.WriteString(detail)
 	status := m.status
+	var ws []string
 	if m.o.Warnings != nil {
-		if ws := m.o.Warnings(); len(ws) > 0 && status == "" {
-			status = "⚠ " + oneLine(ws[len(ws)-1])
-		}
+		ws = m.o.Warnings()
+	}
+	switch {
+	case status != "":
+	case m.note != "" && (len(ws) == 0 || time.Since(m.noteAt) < noteFor):
+		status = m.note
+	case len(ws) > 0:
+		status = "⚠ " + oneLine(ws[len(ws)-1])
 	}
 	b.WriteString(st.StatusBar.Render(truncate("enter open as a check · d dismiss · p pin/unpin · ↑↓ move · q quit", w, "…")))
 	if status != "" {

@@ -119,3 +119,25 @@ func TestWatchViewMarksTheSelectionWithoutColour(t *testing.T) {
 		t.Errorf("after ↓ the mark did not move, or one post is not \"1 post\":\n%s", v)
 	}
 }
+
+// A feed's warning that comes after the checker pinned or dismissed a
+// post is not hidden for good by the note of that key.
+func TestWatchViewWarningAfterAKey(t *testing.T) {
+	st := &fakeWatchStore{states: map[int64]string{}, rows: []watch.Cluster{
+		{ID: 1, Size: 1, Lang: "en", State: watch.StateNew, Post: posts.Post{Text: "5G towers spread the coronavirus"}},
+	}}
+	var warnings []string
+	m := newWatchModel(context.Background(), WatchOptions{Store: st, Warnings: func() []string { return warnings }})
+	next, _ := m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	next, _ = next.Update(m.load()())
+	next, _ = next.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("p")})
+	m = next.(watchModel)
+	if v := m.View(); !strings.Contains(v, "pinned by the checker: 5G towers") {
+		t.Errorf("the pin is not said:\n%s", v)
+	}
+	warnings = []string{"mastodon https://mastodon.example public: connection refused; connecting again in 8.9s"}
+	m.noteAt = time.Now().Add(-time.Minute)
+	if v := m.View(); !strings.Contains(v, "⚠ mastodon https://mastodon.example public: connection refused") {
+		t.Errorf("the feed's warning after the pin is hidden:\n%s", v)
+	}
+}
