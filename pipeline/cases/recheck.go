@@ -79,6 +79,17 @@ func (r CaseRecheck) ChangedPages() int {
 	return n
 }
 
+// UnreadPages counts the cited pages the recheck could not read.
+func (r CaseRecheck) UnreadPages() int {
+	n := 0
+	for _, p := range r.Pages {
+		if p.Error != "" {
+			n++
+		}
+	}
+	return n
+}
+
 // CheckedAt is when the recheck ran: its latest page's reading.
 func (r CaseRecheck) CheckedAt() time.Time {
 	var t time.Time
