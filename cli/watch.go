@@ -131,11 +131,28 @@ func (f *watchFlags) feedsOf(stdin io.Reader) ([]feeds.Feed, error) {
 	if len(out) == 0 && !f.xEligible {
 		return nil, usagef("nothing to watch: give --bluesky, --did, --mastodon, --urls or --x-eligible")
 	}
-	if f.threshold < 0 || f.threshold > 1 {
+	switch {
+	case !(f.threshold >= 0 && f.threshold <= 1): // NaN too
 		return nil, usagef("--threshold %v: a score from 0 to 1", f.threshold)
+	case f.perHour < 1:
+		return nil, usagef("--per-hour %d: at least 1 (without --enqueue nothing is queued)", f.perHour)
+	case f.batchSize < 1 || f.batchSize > maxWatchBatch:
+		return nil, usagef("--batch-size %d: from 1 to %d posts a call", f.batchSize, maxWatchBatch)
+	case f.limit < 0:
+		return nil, usagef("--limit %d: a number of posts, or 0 for no limit", f.limit)
+	case f.forget < 0:
+		return nil, usagef("--forget-after %s: a duration, or 0 to keep every cluster", f.forget)
+	}
+	for _, d := range f.dids {
+		if !strings.HasPrefix(d, "did:") || strings.ContainsAny(d, " /?&#") {
+			return nil, usagef("--did %q: a Bluesky account's DID (did:plc:… or did:web:…)", d)
+		}
 	}
 	return out, nil
 }
+
+// maxWatchBatch bounds --batch-size: the model's answer grows with it.
+const maxWatchBatch = 100
 
 // watchRow is a cluster as --json prints it, with its alert.
 type watchRow struct {

@@ -39,7 +39,9 @@ type Scorer interface {
 
 // Rule says which scored posts are queued for the workers.
 type Rule struct {
-	// Threshold is the least score queued (0: DefaultThreshold).
+	// Threshold is the least score queued: 0 queues every post scored
+	// (`muse watch --threshold 0`); `muse watch` gives DefaultThreshold
+	// unless told otherwise.
 	Threshold float64
 	// PerHour is the most posts queued in any hour (0: DefaultPerHour);
 	// the rest are held.
@@ -133,8 +135,8 @@ func New(ctx context.Context, o Options) (*Triage, error) {
 	if o.Retain == 0 {
 		o.Retain = DefaultRetain
 	}
-	if o.Rule.Threshold <= 0 {
-		o.Rule.Threshold = DefaultThreshold
+	if !(o.Rule.Threshold >= 0 && o.Rule.Threshold <= 1) {
+		return nil, fmt.Errorf("watch: threshold %v: a score from 0 to 1", o.Rule.Threshold)
 	}
 	if o.Rule.PerHour <= 0 {
 		o.Rule.PerHour = DefaultPerHour

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -594,4 +595,31 @@ func TestTriageSaysADeadFeed(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// A threshold of 0 queues every post scored, as `muse watch --threshold 0`
+// says, rather than falling back to the default; one that is not a score
+// is refused.
+func TestTriageThresholdZeroQueuesEveryScoredPost(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "watch.db"))
+	var queued []Cluster
+	tr, err := New(context.Background(), Options{Store: st, Scorer: &lengthScorer{}, BatchWait: time.Hour, Rule: Rule{Threshold: 0},
+		Enqueue: func(_ context.Context, cs []Cluster) (string, error) {
+			queued = append(queued, cs...)
+			return "b-1", nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Watch(context.Background(), &listFeed{name: "x", texts: []string{"Lovely walk by the river this morning", "Inflation hit 9.1% in June"}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(queued) != 2 {
+		t.Errorf("threshold 0 queued %d posts, want both (scored 0.1 and 0.9)", len(queued))
+	}
+	for _, bad := range []float64{-0.1, 1.5, math.NaN()} {
+		if _, err := New(context.Background(), Options{Store: st, Rule: Rule{Threshold: bad}}); err == nil {
+			t.Errorf("threshold %v accepted", bad)
+		}
+	}
 }
