@@ -270,17 +270,19 @@ func runWatch(cmd *cobra.Command, app *App, f *watchFlags) error {
 	for i, fd := range fs {
 		names[i] = fd.Name()
 	}
+	var back int64 // the cluster opened last, selected again after its check
 	for {
 		open, err := tui.RunWatch(wctx, tui.WatchOptions{Store: st, Feeds: strings.Join(names, " · "), Warnings: func() []string {
 			mu.Lock()
 			defer mu.Unlock()
 			return append([]string(nil), warnings...)
-		}, Done: done})
+		}, Done: done, Select: back})
 		if err != nil || open == nil {
 			stop()
 			<-done
 			return err
 		}
+		back = open.ID
 		_ = st.SetState(ctx, open.ID, watch.StateOpened, "opened as a check", "")
 		p := pipeline.Post{Text: open.Post.Text, Author: open.Post.Author, Handle: open.Post.Handle, PostedAt: open.Post.PostedAt,
 			URL: open.Post.URL, Platform: open.Post.Platform}

@@ -41,6 +41,9 @@ type WatchOptions struct {
 	Styles *Styles
 	// Refresh is how often the list is read again (0: a second).
 	Refresh time.Duration
+	// Select is the cluster selected first (the one just opened as a
+	// check, back from it); 0: the top.
+	Select int64
 }
 
 type watchModel struct {
@@ -141,7 +144,7 @@ func (m watchModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.status = msg.err.Error()
 			break
 		}
-		var id int64
+		id := m.o.Select // the first list: back where the checker was
 		if m.sel < len(m.rows) {
 			id = m.rows[m.sel].ID
 		}

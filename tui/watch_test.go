@@ -141,3 +141,37 @@ func TestWatchViewWarningAfterAKey(t *testing.T) {
 		t.Errorf("the feed's warning after the pin is hidden:\n%s", v)
 	}
 }
+
+// A post opened from the stream (or any post the app is handed) keeps no
+// part of a hostile escape sequence: the form's inputs drop control
+// characters one by one, which left an OSC's payload ("]0;pwned") in the
+// handle and "[2J" in the text; whole sequences go first.
+func TestOpenedPostKeepsNoEscapeRemnant(t *testing.T) {
+	p := pipeline.Post{Text: "\x1b[2J\x1b]0;owned\x07Breaking: the \u202emayor\u202c resigned", Author: "Health \u202eWatch\x1b[31m",
+		Handle: "@health\x1b]0;pwned\x07watch@mastodon.example", URL: "https://mastodon.example/@healthwatch/1\x1b[0m"}
+	c := newCompose(NewStyles(true, false), p, time.Time{})
+	got, err := c.check(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := got.Post
+	if q.Text != "Breaking: the mayor resigned" || q.Author != "Health Watch" || q.Handle != "@healthwatch@mastodon.example" ||
+		q.URL != "https://mastodon.example/@healthwatch/1" {
+		t.Errorf("read back as %q, %q, %q, %q", q.Text, q.Author, q.Handle, q.URL)
+	}
+}
+
+// Back from a post opened as a check, the stream selects that post again,
+// not the top of the list.
+func TestWatchViewSelectsThePostOpenedBefore(t *testing.T) {
+	st := &fakeWatchStore{states: map[int64]string{}, rows: []watch.Cluster{
+		{ID: 1, Size: 2, State: watch.StateNew, Post: posts.Post{Text: "5G towers spread the coronavirus"}},
+		{ID: 2, Size: 1, State: watch.StateNew, Post: posts.Post{Text: "Lovely walk by the river"}},
+		{ID: 3, Size: 1, State: watch.StateOpened, Post: posts.Post{Text: "Unemployment fell to 3.9% in April"}},
+	}}
+	m := newWatchModel(context.Background(), WatchOptions{Store: st, Select: 3})
+	next, _ := m.Update(m.load()())
+	if m = next.(watchModel); m.sel != 2 {
+		t.Errorf("selected row %d, want the opened post's (2)", m.sel)
+	}
+}
