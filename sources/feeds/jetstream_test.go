@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -160,12 +161,25 @@ func TestJetstreamResumesAfterARestart(t *testing.T) {
 	cursor := first[len(first)-1].Cursor
 	// A new process from the kept cursor: Jetstream replays from it
 	// inclusive, so the last post kept comes again with the same ID.
-	second, _ := collect(t, &Jetstream{URL: srv.URL()}, cursor, 13)
+	second, _ := collect(t, &Jetstream{URL: srv.URL(), Rewind: -1}, cursor, 13)
 	if second[0].ID != first[7].ID {
 		t.Errorf("resumed at %s, want the last kept post %s again (the store drops it by ID)", second[0].ID, first[7].ID)
 	}
 	if !strings.HasSuffix(second[12].ID, "k019") {
 		t.Errorf("resumed stream ends at %s", second[12].ID)
+	}
+	// By default it asks for the 5 s before the cursor too, as Jetstream
+	// advises: its time_us is not strictly in order, and an event just
+	// before the cursor may not have been read yet. What comes again has
+	// the ID it had.
+	third, _ := collect(t, &Jetstream{URL: srv.URL()}, cursor, 20)
+	qs := srv.Queries()
+	us, _ := strconv.ParseInt(cursor, 10, 64)
+	if want := fmt.Sprintf("cursor=%d", us-5_000_000); !strings.Contains(qs[len(qs)-1], want) {
+		t.Errorf("resumed with %q, want %s", qs[len(qs)-1], want)
+	}
+	if third[0].ID != first[0].ID || third[7].ID != first[7].ID {
+		t.Errorf("the 5 s before the cursor were not read again: %s…", third[0].ID)
 	}
 	if _, err := (&Jetstream{URL: srv.URL()}).subscribeURL(""); err != nil {
 		t.Fatal(err)
