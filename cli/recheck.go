@@ -102,8 +102,11 @@ func casesRecheckCmd(app *App) *cobra.Command {
 // each page that changed or could not be read.
 func writeRecheck(app *App, r cases.CaseRecheck) {
 	state := "ok"
-	if r.Changed() {
+	switch {
+	case r.Changed():
 		state = "CHANGED"
+	case r.UnreadPages() > 0:
+		state = fmt.Sprintf("unread %d", r.UnreadPages()) // not "ok": what those pages say now is not known
 	}
 	fmt.Fprintf(app.Stdout, "%s  %s  %d cited pages\n", r.ID, state, len(r.Pages))
 	for _, p := range r.Pages {

@@ -141,3 +141,77 @@ func TestWorkerRecheckNeedsCases(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
 }
+
+// TestRecheckUnreadIsNotOK: a case whose cited page could not be read at
+// the recheck (a 503) is not said to be "ok", in the recheck's output or
+// in the case list: what the page says now is not known. It is not
+// counted as changed either.
+func TestRecheckUnreadIsNotOK(t *testing.T) {
+	data := isolate(t)
+	t.Setenv("MUSE_ALLOW_PRIVATE_ADDRESSES", "1")
+	t.Setenv("MUSE_IGNORE_ROBOTS", "1")
+	quote := "The city council voted 7-2 on Tuesday to approve protected cycle lanes on six streets."
+	body := `<!doctype html><html lang="en"><head><title>Council approves cycle lanes</title></head><body><article>
+<h1>Council approves cycle lanes</h1><p>` + quote + `</p>
+<p>The transport office said construction would begin in the spring, starting with Main Street and River Road.</p></article></body></html>`
+	var mu sync.Mutex
+	busy := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if busy {
+			http.Error(w, "Service Unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, body)
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	st, err := cases.Open(ctx, cases.DefaultPath(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fetch.New(fetch.Options{AllowPrivate: true, IgnoreRobots: true})
+	u := srv.URL + "/lanes"
+	p, err := f.Fetch(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &pipeline.Check{CreatedAt: time.Now().Add(-time.Hour), Post: pipeline.Post{Text: "Bicycles are banned"},
+		Correction: pipeline.Correction{Text: "False: the council approved cycle lanes.", URLs: []string{u}},
+		Sources:    []pipeline.Source{{URL: u, FinalURL: p.FinalURL, Status: pipeline.StatusUsed, Paragraphs: []string{quote}}},
+		Evidence:   []pipeline.Evidence{{SourceURL: u, Quote: quote, Verified: true, Included: true, Kind: pipeline.KindRefutes}}}
+	if err := st.Save(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SaveSnapshot(ctx, c.ID, u, p.FinalURL, p.FetchedAt, quote, p.Raw); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	f.CloseIdleConnections()
+	mu.Lock()
+	busy = true
+	mu.Unlock()
+	out, errOut, code := run(t, "cases", "recheck", "--all")
+	if code != 0 || !strings.Contains(out, c.ID+"  unread 1  1 cited pages") || strings.Contains(out, " ok ") ||
+		!strings.Contains(out, "not read now") || !strings.Contains(errOut, "1 could not be read); 0 with changed evidence") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr: %s", code, out, errOut)
+	}
+	out, _, _ = run(t, "cases")
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 2 || !strings.Contains(lines[1], "unread 1") || strings.Contains(lines[1], " ok ") {
+		t.Errorf("muse cases:\n%s", out)
+	}
+	if out, _, _ = run(t, "cases", "--json"); !strings.Contains(out, `"evidence_unread": 1`) || strings.Contains(out, `"evidence_changed"`) {
+		t.Errorf("muse cases --json:\n%s", out)
+	}
+	mu.Lock()
+	busy = false
+	mu.Unlock()
+	if out, _, _ = run(t, "cases", "recheck", "--all"); !strings.Contains(out, c.ID+"  ok  1 cited pages") {
+		t.Errorf("read again: %s", out)
+	}
+	if out, _, _ = run(t, "cases"); !strings.Contains(out, " ok ") {
+		t.Errorf("muse cases after a full read:\n%s", out)
+	}
+}

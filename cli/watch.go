@@ -131,11 +131,28 @@ func (f *watchFlags) feedsOf(stdin io.Reader) ([]feeds.Feed, error) {
 	if len(out) == 0 && !f.xEligible {
 		return nil, usagef("nothing to watch: give --bluesky, --did, --mastodon, --urls or --x-eligible")
 	}
-	if f.threshold < 0 || f.threshold > 1 {
+	switch {
+	case !(f.threshold >= 0 && f.threshold <= 1): // NaN too
 		return nil, usagef("--threshold %v: a score from 0 to 1", f.threshold)
+	case f.perHour < 1:
+		return nil, usagef("--per-hour %d: at least 1 (without --enqueue nothing is queued)", f.perHour)
+	case f.batchSize < 1 || f.batchSize > maxWatchBatch:
+		return nil, usagef("--batch-size %d: from 1 to %d posts a call", f.batchSize, maxWatchBatch)
+	case f.limit < 0:
+		return nil, usagef("--limit %d: a number of posts, or 0 for no limit", f.limit)
+	case f.forget < 0:
+		return nil, usagef("--forget-after %s: a duration, or 0 to keep every cluster", f.forget)
+	}
+	for _, d := range f.dids {
+		if !strings.HasPrefix(d, "did:") || strings.ContainsAny(d, " /?&#") {
+			return nil, usagef("--did %q: a Bluesky account's DID (did:plc:… or did:web:…)", d)
+		}
 	}
 	return out, nil
 }
+
+// maxWatchBatch bounds --batch-size: the model's answer grows with it.
+const maxWatchBatch = 100
 
 // watchRow is a cluster as --json prints it, with its alert.
 type watchRow struct {
@@ -156,12 +173,7 @@ func runWatch(cmd *cobra.Command, app *App, f *watchFlags) error {
 		} else if err != nil {
 			return err
 		}
-		x := &feeds.XEligible{Client: w.Client, Lang: f.xLang}
-		if f.asJSON {
-			stderr := app.Stderr
-			x.Errors = func(err error) { fmt.Fprintln(stderr, "muse: watch:", err) }
-		}
-		fs = append(fs, x)
+		fs = append(fs, &feeds.XEligible{Client: w.Client, Lang: f.xLang})
 	}
 	if !f.asJSON && !app.Terminal {
 		return usagef("muse watch shows the stream in the terminal, which needs one (standard input and output are not one); for scripts: muse watch --json")
@@ -225,6 +237,11 @@ func runWatch(cmd *cobra.Command, app *App, f *watchFlags) error {
 			warnings = append(warnings[max(0, len(warnings)-4):], s)
 		}
 	}
+	for _, fd := range fs {
+		if x, ok := fd.(*feeds.XEligible); ok { // its failed polls, said as the feeds' are
+			x.Errors = func(err error) { o.Warn(err.Error()) }
+		}
+	}
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	o.Limit = f.limit
@@ -253,17 +270,19 @@ func runWatch(cmd *cobra.Command, app *App, f *watchFlags) error {
 	for i, fd := range fs {
 		names[i] = fd.Name()
 	}
+	var back int64 // the cluster opened last, selected again after its check
 	for {
 		open, err := tui.RunWatch(wctx, tui.WatchOptions{Store: st, Feeds: strings.Join(names, " · "), Warnings: func() []string {
 			mu.Lock()
 			defer mu.Unlock()
 			return append([]string(nil), warnings...)
-		}, Done: done})
+		}, Done: done, Select: back})
 		if err != nil || open == nil {
 			stop()
 			<-done
 			return err
 		}
+		back = open.ID
 		_ = st.SetState(ctx, open.ID, watch.StateOpened, "opened as a check", "")
 		p := pipeline.Post{Text: open.Post.Text, Author: open.Post.Author, Handle: open.Post.Handle, PostedAt: open.Post.PostedAt,
 			URL: open.Post.URL, Platform: open.Post.Platform}

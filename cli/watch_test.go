@@ -100,12 +100,21 @@ func watchRows(t *testing.T, out string) []map[string]any {
 
 func TestWatchUsage(t *testing.T) {
 	isolate(t)
+	const dead = "ws://127.0.0.1:1/subscribe" // loopback, should a flag be taken
 	for _, args := range [][]string{
 		{"watch", "--json"},
 		{"watch", "--json", "--hashtag", "5G"},
 		{"watch", "--json", "--mastodon", "https://mastodon.example", "--hashtag", "a", "--list", "1"},
 		{"watch", "--bluesky"}, // no terminal, no --json
 		{"watch", "--json", "--bluesky", "--threshold", "2"},
+		// Flags a newsroom gets wrong are said, not taken for the default.
+		{"watch", "--json", "--bluesky", "--jetstream", dead, "--threshold", "NaN"},
+		{"watch", "--json", "--bluesky", "--jetstream", dead, "--per-hour", "-5"},
+		{"watch", "--json", "--bluesky", "--jetstream", dead, "--batch-size", "0"},
+		{"watch", "--json", "--bluesky", "--jetstream", dead, "--batch-size", "100000"},
+		{"watch", "--json", "--bluesky", "--jetstream", dead, "--limit", "-3"},
+		{"watch", "--json", "--bluesky", "--jetstream", dead, "--forget-after", "-1h"},
+		{"watch", "--json", "--jetstream", dead, "--did", "alice.bsky.social"},
 	} {
 		_, errOut, code := run(t, args...)
 		if code != 2 {

@@ -50,7 +50,7 @@ func newCompose(st Styles, p pipeline.Post, cutoff time.Time) composeModel {
 	c.text.Placeholder = "Paste or type the post…"
 	c.text.ShowLineNumbers = false
 	c.text.CharLimit = 0
-	c.text.SetValue(p.Text)
+	c.text.SetValue(safe(p.Text)) // whole escape sequences out: the inputs drop only their control characters
 	c.text.Prompt = "│ "
 	c.text.FocusedStyle.CursorLine = lipgloss.NewStyle()
 	placeholders := [...]string{"", "display name", "@handle", "YYYY-MM-DD HH:MM in UTC, or RFC 3339 with its zone",
@@ -63,13 +63,13 @@ func newCompose(st Styles, p pipeline.Post, cutoff time.Time) composeModel {
 		in.PlaceholderStyle = st.Dim
 		c.inputs[i] = in
 	}
-	c.inputs[fieldAuthor].SetValue(p.Author)
-	c.inputs[fieldHandle].SetValue(p.Handle)
+	c.inputs[fieldAuthor].SetValue(safe(p.Author))
+	c.inputs[fieldHandle].SetValue(safe(p.Handle))
 	if !p.PostedAt.IsZero() {
 		c.inputs[fieldPosted].SetValue(formatWhen(p.PostedAt))
 	}
-	c.inputs[fieldImages].SetValue(strings.Join(p.Images, " "))
-	c.inputs[fieldURL].SetValue(p.URL)
+	c.inputs[fieldImages].SetValue(safe(strings.Join(p.Images, " ")))
+	c.inputs[fieldURL].SetValue(safe(p.URL))
 	c.inputs[fieldLanguage].SetValue(p.Language)
 	switch {
 	case cutoff.IsZero():
@@ -344,11 +344,11 @@ func (m *Model) onPostFetched(msg postFetchedMsg) tea.Cmd {
 	c := &m.compose
 	p := msg.post
 	c.altTexts = maps.Clone(p.AltTexts)
-	c.text.SetValue(p.Text)
-	c.inputs[fieldAuthor].SetValue(p.Author)
-	c.inputs[fieldHandle].SetValue(p.Handle)
+	c.text.SetValue(safe(p.Text)) // whole escape sequences out: the inputs drop only their control characters
+	c.inputs[fieldAuthor].SetValue(safe(p.Author))
+	c.inputs[fieldHandle].SetValue(safe(p.Handle))
 	c.inputs[fieldLanguage].SetValue(p.Language)
-	c.inputs[fieldImages].SetValue(strings.Join(p.Images, " "))
+	c.inputs[fieldImages].SetValue(safe(strings.Join(p.Images, " ")))
 	if !p.PostedAt.IsZero() {
 		c.inputs[fieldPosted].SetValue(formatWhen(p.PostedAt))
 	}

@@ -41,6 +41,9 @@ type WatchOptions struct {
 	Styles *Styles
 	// Refresh is how often the list is read again (0: a second).
 	Refresh time.Duration
+	// Select is the cluster selected first (the one just opened as a
+	// check, back from it); 0: the top.
+	Select int64
 }
 
 type watchModel struct {
@@ -52,8 +55,16 @@ type watchModel struct {
 	width, height int
 	open          *watch.Cluster
 	status        string
-	ended         error
+	// note says what the checker's last key did; it gives way to the
+	// feeds' warnings after noteFor, so a feed that dies after a pin is
+	// still said.
+	note   string
+	noteAt time.Time
+	ended  error
 }
+
+// noteFor is how long a key's note stands before the warnings.
+const noteFor = 5 * time.Second
 
 type watchRowsMsg struct {
 	rows []watch.Cluster
@@ -133,7 +144,7 @@ func (m watchModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.status = msg.err.Error()
 			break
 		}
-		var id int64
+		id := m.o.Select // the first list: back where the checker was
 		if m.sel < len(m.rows) {
 			id = m.rows[m.sel].ID
 		}
@@ -181,10 +192,10 @@ func (m watchModel) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			}
 		}
 		if err := m.o.Store.SetState(m.ctx, c.ID, state, note, ""); err != nil {
-			m.status = err.Error()
+			m.note, m.noteAt = err.Error(), time.Now()
 			break
 		}
-		m.status = note + ": " + truncate(oneLine(c.Post.Text), 50, "…")
+		m.note, m.noteAt = note+": "+truncate(oneLine(c.Post.Text), 50, "…"), time.Now()
 		return m, m.load()
 	}
 	return m, nil
@@ -207,7 +218,7 @@ func (m watchModel) View() string {
 	var b strings.Builder
 	w := max(m.width, 40)
 	b.WriteString(st.Title.Render("muse watch") + st.Dim.Render(" — "+truncate(oneLine(m.o.Feeds), w-14, "…")) + "\n")
-	b.WriteString(st.Dim.Render(fmt.Sprintf("%-5s %5s %-4s %-9s %s", "score", "posts", "lang", "state", "post")) + "\n")
+	b.WriteString(st.Dim.Render(fmt.Sprintf("  %-5s %5s %-4s %-9s %s", "score", "posts", "lang", "state", "post")) + "\n")
 	detail := m.detail(w)
 	listH := max(m.height-4-lipgloss.Height(detail), 3)
 	start := 0
@@ -227,7 +238,13 @@ func (m watchModel) View() string {
 		if lang == "" {
 			lang = "?"
 		}
-		line := fmt.Sprintf("%s %5d %-4s %-9s %s%s", watchScore(c), c.Size, lang, c.State, mark, oneLine(c.Post.Text))
+		// The selected row is marked in text too: without colour (NO_COLOR,
+		// a dumb terminal) the reverse video is not drawn.
+		sel := "  "
+		if i == m.sel {
+			sel = "▸ "
+		}
+		line := fmt.Sprintf("%s%s %5d %-4s %-9s %s%s", sel, watchScore(c), c.Size, lang, c.State, mark, oneLine(c.Post.Text))
 		line = truncate(line, w, "…")
 		if i == m.sel {
 			line = st.Cursor.Render(line)
@@ -238,10 +255,16 @@ func (m watchModel) View() string {
 	}
 	b.WriteString(detail)
 	status := m.status
+	var ws []string
 	if m.o.Warnings != nil {
-		if ws := m.o.Warnings(); len(ws) > 0 && status == "" {
-			status = "⚠ " + oneLine(ws[len(ws)-1])
-		}
+		ws = m.o.Warnings()
+	}
+	switch {
+	case status != "":
+	case m.note != "" && (len(ws) == 0 || time.Since(m.noteAt) < noteFor):
+		status = m.note
+	case len(ws) > 0:
+		status = "⚠ " + oneLine(ws[len(ws)-1])
 	}
 	b.WriteString(st.StatusBar.Render(truncate("enter open as a check · d dismiss · p pin/unpin · ↑↓ move · q quit", w, "…")))
 	if status != "" {
@@ -277,11 +300,17 @@ func (m watchModel) detail(w int) string {
 		lines = append(lines, st.Warn.Render(truncate(oneLine("⚠ "+a+": "+f.Claim), w, "…")), st.Dim.Render(truncate(oneLine(f.URL), w, "…")))
 	}
 	score := "score: " + strings.TrimSpace(watchScore(c))
-	if c.ScoreNote != "" {
+	switch {
+	case c.ScoreNote != "":
 		score += " — " + oneLine(c.ScoreNote)
+	case c.Score == nil:
+		score += " — not scored yet"
 	}
 	lines = append(lines, truncate(score, w, "…"))
 	state := fmt.Sprintf("%d posts · %s", c.Size, c.State)
+	if c.Size == 1 {
+		state = "1 post · " + c.State
+	}
 	if c.StateNote != "" {
 		state += " — " + oneLine(c.StateNote)
 	}

@@ -39,6 +39,9 @@ type Summary struct {
 	// listed first. RecheckedAt is when that recheck ran (zero: never).
 	EvidenceChanged int       `json:"evidence_changed,omitempty"`
 	RecheckedAt     time.Time `json:"rechecked_at,omitzero"`
+	// EvidenceUnread is how many of its cited pages that recheck could not
+	// read (a timeout, a 503): what they say now is not known.
+	EvidenceUnread int `json:"evidence_unread,omitempty"`
 }
 
 // ListOptions filters and pages the case list. The zero value lists every
@@ -64,7 +67,8 @@ func (s *Store) List(ctx context.Context, o ListOptions) ([]Summary, error) {
 	q := `SELECT id, created_at, updated_at, post_excerpt, post_url, correction_line, sources_used, cost_usd, llm_calls, cached_calls,
 	unreported_calls, events, created_by, updated_by, version,
 	(SELECT COUNT(*) FROM rechecks r WHERE r.case_id = cases.id AND r.reasons <> '[]' AND NOT r.acknowledged),
-	(SELECT COALESCE(MAX(r.checked_at), 0) FROM rechecks r WHERE r.case_id = cases.id)
+	(SELECT COALESCE(MAX(r.checked_at), 0) FROM rechecks r WHERE r.case_id = cases.id),
+	(SELECT COUNT(*) FROM rechecks r WHERE r.case_id = cases.id AND r.error <> '')
 FROM cases WHERE 1=1`
 	var args []any
 	if !o.Since.IsZero() {
@@ -112,7 +116,7 @@ FROM cases WHERE 1=1`
 		var created, updated, rechecked int64
 		if err := rows.Scan(&sm.ID, &created, &updated, &sm.PostExcerpt, &sm.PostURL, &sm.CorrectionLine,
 			&sm.SourcesUsed, &sm.CostUSD, &sm.LLMCalls, &sm.CachedCalls, &sm.UnreportedCalls, &sm.Events, &sm.CreatedBy, &sm.UpdatedBy, &sm.Version,
-			&sm.EvidenceChanged, &rechecked); err != nil {
+			&sm.EvidenceChanged, &rechecked, &sm.EvidenceUnread); err != nil {
 			return nil, fmt.Errorf("list cases: %w", err)
 		}
 		sm.CreatedAt, sm.UpdatedAt = time.UnixMilli(created), time.UnixMilli(updated)
@@ -211,12 +215,16 @@ func (sm Summary) EvidenceCell() string {
 		return fmt.Sprintf("CHANGED %d", sm.EvidenceChanged)
 	case sm.RecheckedAt.IsZero():
 		return "-"
+	case sm.EvidenceUnread > 0:
+		// Not "ok": the pages not read may have changed.
+		return fmt.Sprintf("unread %d", sm.EvidenceUnread)
 	}
 	return "ok"
 }
 
 // WriteTable prints summaries for a terminal: ID, what the last recheck of
-// its cited pages found ("CHANGED 2" pages, "ok", "-" never rechecked),
+// its cited pages found ("CHANGED 2" pages, "unread 1" page not read then,
+// "ok", "-" never rechecked),
 // date, who made it, sources used, cost, post excerpt and the
 // correction's first line.
 func WriteTable(w io.Writer, list []Summary) error {

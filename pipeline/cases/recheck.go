@@ -79,6 +79,17 @@ func (r CaseRecheck) ChangedPages() int {
 	return n
 }
 
+// UnreadPages counts the cited pages the recheck could not read.
+func (r CaseRecheck) UnreadPages() int {
+	n := 0
+	for _, p := range r.Pages {
+		if p.Error != "" {
+			n++
+		}
+	}
+	return n
+}
+
 // CheckedAt is when the recheck ran: its latest page's reading.
 func (r CaseRecheck) CheckedAt() time.Time {
 	var t time.Time
@@ -392,6 +403,9 @@ func comparePage(p *cited, f fetched) PageRecheck {
 		if len(p.snap.RawHTML) > 0 {
 			if was, err := (extract.Options{}).ExtractContent(p.snap.RawHTML, "", p.snap.FinalURL); err == nil {
 				oldTitle, oldDate = was.Title, was.Published
+				if oldText == "" {
+					oldText = was.Text
+				}
 			}
 		}
 	}
@@ -404,8 +418,11 @@ func comparePage(p *cited, f fetched) PageRecheck {
 		}
 		pr.Reasons = append(pr.Reasons, reasonQuoteLost+"“"+clip(q, 120)+"” is no longer on the page")
 	}
+	// A notice is added only against a text it was not in: a page the case
+	// kept no text of (a link the checker added, not read by the check) may
+	// have had it all along.
 	for _, par := range now.Paragraphs {
-		if isNotice(par) && (oldText == "" || !pipeline.LocateQuote(par, oldText).Verified) {
+		if oldText != "" && isNotice(par) && !pipeline.LocateQuote(par, oldText).Verified {
 			pr.Reasons = append(pr.Reasons, reasonNotice+"“"+clip(par, 160)+"”")
 		}
 	}

@@ -446,3 +446,57 @@ func TestIsNotice(t *testing.T) {
 		}
 	}
 }
+
+// TestRecheckNoticeNeedsABaseline: a page the case links but kept no text
+// of (a fact-check the checker added to the correction, never read by the
+// check) is not said to have gained the notice it carries: it may have
+// carried it all along. Against a snapshot kept as raw HTML alone, an
+// added notice is still found.
+func TestRecheckNoticeNeedsABaseline(t *testing.T) {
+	ctx := context.Background()
+	st := openT(t, filepath.Join(t.TempDir(), "cases.db"))
+	w := newWeb(t)
+	f := w.fetcher(nil)
+	w.set("a.test", "/story", article("Council approves cycle lanes", "2024-03-01", councilParas...))
+	notice := "Correction: An earlier version of this story misstated the cost of the plan. It is $2.4 million, not $4.2 million."
+	w.set("b.test", "/factcheck", article("No, the council did not ban bicycles", "2024-03-02",
+		append(append([]string{}, councilParas[1:3]...), notice)...))
+	c := makeCase(t, st, f, time.Now(), map[string]string{w.url("a.test", "/story"): councilParas[0]})
+	linked := w.url("b.test", "/factcheck")
+	c.Correction.URLs = append(c.Correction.URLs, linked)
+	if err := st.Save(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := st.Recheck(ctx, []string{c.ID}, RecheckOptions{Fetcher: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range res[0].Pages {
+		if len(p.Reasons) > 0 {
+			t.Errorf("%s: %q, want no change: nothing was kept to compare the notice with", p.URL, p.Reasons)
+		}
+	}
+	// A snapshot of raw HTML alone (no text kept): the notice is compared
+	// with the page as it was.
+	p, err := f.Fetch(ctx, linked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.set("b.test", "/factcheck", article("No, the council did not ban bicycles", "2024-03-02", councilParas[1:3]...))
+	was, _ := f.Fetch(ctx, linked)
+	if err := st.SaveSnapshot(ctx, c.ID, linked, was.FinalURL, was.FetchedAt, "", was.Raw); err != nil {
+		t.Fatal(err)
+	}
+	w.set("b.test", "/factcheck", string(p.Raw))
+	res, _, err = st.Recheck(ctx, []string{c.ID}, RecheckOptions{Fetcher: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range res[0].Pages {
+		found = found || p.URL == linked && len(p.Reasons) == 1 && strings.HasPrefix(p.Reasons[0], "a notice was added: “Correction:")
+	}
+	if !found {
+		t.Errorf("the notice added since the snapshot: %+v", res[0].Pages)
+	}
+}

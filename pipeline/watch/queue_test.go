@@ -18,7 +18,8 @@ func TestQueuedPostsBecomeJobs(t *testing.T) {
 	}
 	defer q.Close()
 	st := openStore(t, filepath.Join(t.TempDir(), "watch.db"))
-	tr, err := New(ctx, Options{Store: st, Scorer: &lengthScorer{}, BatchWait: time.Hour, Enqueue: QueueTo(q, "gpt-4o", batch.CheckOptions{})})
+	tr, err := New(ctx, Options{Store: st, Scorer: &lengthScorer{}, BatchWait: time.Hour, Rule: Rule{Threshold: DefaultThreshold},
+		Enqueue: QueueTo(q, "gpt-4o", batch.CheckOptions{})})
 	if err != nil {
 		t.Fatal(err)
 	}

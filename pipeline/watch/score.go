@@ -13,15 +13,29 @@ import (
 
 // scoreLoop scores new clusters in batches: backlog first (read but not
 // scored before a stop), then what Handle sends, a batch when BatchSize
-// are waiting or BatchWait has passed. When the feeds end it scores what
-// is left, unless the watch was stopped: then what is left keeps no score
-// and is scored on the next start.
+// are waiting or BatchWait has passed. A batch the model server failed
+// (down, timing out, answering garbage) is tried again, after BatchWait
+// and then twice as long each time up to maxRetryWait, up to maxRetry
+// clusters; the rest are tried on the next start. When the feeds end it
+// scores what is left, unless the watch was stopped: then what is left
+// keeps no score and is scored on the next start.
 func (t *Triage) scoreLoop(ctx, watchCtx context.Context, pending <-chan Cluster, backlog []Cluster) {
 	batch := backlog
+	var retry []Cluster
+	retryWait := t.o.BatchWait
+	var retryAt time.Time
 	flush := func() {
 		for len(batch) > 0 && ctx.Err() == nil {
 			n := min(len(batch), t.o.BatchSize)
-			t.scoreBatch(ctx, batch[:n])
+			if t.scoreBatch(ctx, batch[:n]) {
+				retryWait = t.o.BatchWait
+			} else {
+				if len(retry) < maxRetry {
+					retry = append(retry, batch[:min(n, maxRetry-len(retry))]...)
+				}
+				retryAt = time.Now().Add(retryWait)
+				retryWait = min(2*retryWait, max(maxRetryWait, t.o.BatchWait))
+			}
 			batch = batch[n:]
 		}
 		batch = batch[:0]
@@ -44,14 +58,24 @@ func (t *Triage) scoreLoop(ctx, watchCtx context.Context, pending <-chan Cluster
 				timer.Reset(t.o.BatchWait)
 			}
 		case <-timer.C:
+			if len(retry) > 0 && !time.Now().Before(retryAt) {
+				batch, retry = append(retry, batch...), nil
+			}
 			flush()
 			timer.Reset(t.o.BatchWait)
 		}
 	}
 }
 
-// scoreBatch scores cs in one call and applies the rule to them.
-func (t *Triage) scoreBatch(ctx context.Context, cs []Cluster) {
+// How a batch the model server failed is tried again.
+const (
+	maxRetry     = 1000
+	maxRetryWait = 5 * time.Minute
+)
+
+// scoreBatch scores cs in one call and applies the rule to them; false
+// when the call failed and is worth trying again.
+func (t *Triage) scoreBatch(ctx context.Context, cs []Cluster) (ok bool) {
 	cs = slices.Clone(cs)
 	note := ""
 	var scores []float64
@@ -65,12 +89,13 @@ func (t *Triage) scoreBatch(ctx context.Context, cs []Cluster) {
 		ws, _, err := t.o.Scorer.Worthiness(ctx, texts)
 		switch {
 		case ctx.Err() != nil:
-			return // stopped: scored on the next start
+			return true // stopped: scored on the next start
 		case errors.Is(err, pipeline.ErrNoModel):
 			note = t.o.NoScore
 		case err != nil:
-			note = "not scored: " + err.Error()
-			t.warn("score %d posts: %v", len(cs), err)
+			note = "not scored yet: " + err.Error() + " (tried again later)"
+			t.warn("score %d posts: %v (tried again later)", len(cs), err)
+			defer func() { ok = false }()
 		default:
 			for i := range cs {
 				if ws[i].OK {
@@ -95,6 +120,7 @@ func (t *Triage) scoreBatch(ctx context.Context, cs []Cluster) {
 	for _, c := range cs {
 		t.refresh(ctx, c)
 	}
+	return true
 }
 
 // refresh tells Changed of the cluster as stored now.

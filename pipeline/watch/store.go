@@ -369,9 +369,14 @@ func (s *Store) Recent(ctx context.Context, n int) ([]Cluster, error) {
 	return s.clusters(ctx, `ORDER BY last_us DESC, id DESC LIMIT ?`, n)
 }
 
-// unscored are the clusters whose score was neither given nor refused:
-// read before a stop, to be scored on the next start.
-func (s *Store) unscored(ctx context.Context) ([]Cluster, error) {
+// unscored are the clusters waiting for a score, to be scored on the next
+// start: read before a stop and, when retry, also those not scored for
+// any reason before (no model then, the model server failing, a post the
+// model's answer left out), for a model is there now.
+func (s *Store) unscored(ctx context.Context, retry bool) ([]Cluster, error) {
+	if retry {
+		return s.clusters(ctx, `WHERE score IS NULL AND state = 'new' ORDER BY id`)
+	}
 	return s.clusters(ctx, `WHERE score IS NULL AND score_note = '' AND state = 'new' ORDER BY id`)
 }
 

@@ -39,7 +39,9 @@ type Scorer interface {
 
 // Rule says which scored posts are queued for the workers.
 type Rule struct {
-	// Threshold is the least score queued (0: DefaultThreshold).
+	// Threshold is the least score queued: 0 queues every post scored
+	// (`muse watch --threshold 0`); `muse watch` gives DefaultThreshold
+	// unless told otherwise.
 	Threshold float64
 	// PerHour is the most posts queued in any hour (0: DefaultPerHour);
 	// the rest are held.
@@ -133,8 +135,8 @@ func New(ctx context.Context, o Options) (*Triage, error) {
 	if o.Retain == 0 {
 		o.Retain = DefaultRetain
 	}
-	if o.Rule.Threshold <= 0 {
-		o.Rule.Threshold = DefaultThreshold
+	if !(o.Rule.Threshold >= 0 && o.Rule.Threshold <= 1) {
+		return nil, fmt.Errorf("watch: threshold %v: a score from 0 to 1", o.Rule.Threshold)
 	}
 	if o.Rule.PerHour <= 0 {
 		o.Rule.PerHour = DefaultPerHour
@@ -167,7 +169,7 @@ func (t *Triage) changed(c Cluster) {
 // does not): then the posts waiting for a score are scored and Watch
 // returns. A feed that fails for good stops the watch with its error.
 func (t *Triage) Watch(ctx context.Context, fs ...feeds.Feed) error {
-	unscored, err := t.o.Store.unscored(ctx)
+	unscored, err := t.o.Store.unscored(ctx, t.o.Scorer != nil)
 	if err != nil {
 		return err
 	}
@@ -217,6 +219,10 @@ func (t *Triage) Watch(ctx context.Context, fs ...feeds.Feed) error {
 		}
 	}()
 	for _, f := range fs {
+		if w, ok := f.(feeds.Warner); ok {
+			name := f.Name()
+			w.SetWarn(func(s string) { t.warn("%s: %s", name, s) })
+		}
 		g.Go(func() error {
 			cursor, err := t.o.Store.Cursor(gctx, f.Name())
 			if err != nil {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -327,7 +330,7 @@ func testRestart(t *testing.T, path string) {
 	// Every cluster read before a stop but not scored then is scored by
 	// the next process, first.
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if left, err := st.unscored(ctx); err != nil || len(left) == 0 {
+		if left, err := st.unscored(ctx, false); err != nil || len(left) == 0 {
 			break
 		}
 		wctx, cancel := context.WithCancel(ctx)
@@ -462,6 +465,161 @@ func TestTriageClustersByImage(t *testing.T) {
 	for _, c := range cs {
 		if strings.Contains(c.Post.Text, "measles") && c.Size != 2 {
 			t.Errorf("the post with the same image did not join: size %d", c.Size)
+		}
+	}
+}
+
+// flakyScorer fails its first calls (a model server down or restarting),
+// then scores as lengthScorer does.
+type flakyScorer struct {
+	lengthScorer
+	failing int
+}
+
+func (s *flakyScorer) Worthiness(ctx context.Context, texts []string) ([]prompts.WorthinessScore, pipeline.CallUsage, error) {
+	s.mu.Lock()
+	if s.failing > 0 {
+		s.failing--
+		s.calls = append(s.calls, texts)
+		s.mu.Unlock()
+		return nil, pipeline.CallUsage{}, errors.New("llm chat completion: server unreachable")
+	}
+	s.mu.Unlock()
+	return s.lengthScorer.Worthiness(ctx, texts)
+}
+
+// waitFeed delivers its texts, then waits for the end of the watch: a
+// stream.
+type waitFeed struct{ listFeed }
+
+func (w *waitFeed) Run(ctx context.Context, cursor string, emit func(feeds.Post) error) error {
+	if err := w.listFeed.Run(ctx, cursor, emit); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// A model server that fails for a while does not leave the posts of that
+// while unscored for good: the watch tries them again, and a later start
+// scores those it could not, as it does those read with no model.
+func TestTriageScoresAgainAfterTheModelFailed(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t, filepath.Join(dir, "watch.db"))
+	sc := &flakyScorer{failing: 2}
+	tr, err := New(context.Background(), Options{Store: st, Scorer: sc, BatchSize: 2, BatchWait: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- tr.Watch(ctx, &waitFeed{listFeed{name: "live", texts: []string{"Inflation hit 9.1% in June", "Nice sunset tonight over the bay"}}})
+	}()
+	for {
+		cs, _ := st.Ranked(ctx, 0)
+		if len(cs) == 2 && cs[0].Score != nil && cs[1].Score != nil {
+			if *cs[0].Score != 0.9 || cs[0].ScoreNote != "a figure" {
+				t.Errorf("scored again: %+v", cs[0])
+			}
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the posts the failing model server left were never scored again: %+v", cs)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if len(sc.calls) < 3 {
+		t.Errorf("%d calls, want the two failures then a success", len(sc.calls))
+	}
+
+	// Read with no model (or while the server failed, then stopped):
+	// scored by the next start that has one.
+	st2 := openStore(t, filepath.Join(dir, "later.db"))
+	tr, err = New(context.Background(), Options{Store: st2, BatchWait: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Watch(context.Background(), &listFeed{name: "x", texts: []string{"Inflation hit 9.1% in June"}}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err = New(context.Background(), Options{Store: st2, Scorer: &lengthScorer{}, BatchWait: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Watch(context.Background(), &listFeed{name: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := st2.Ranked(context.Background(), 0)
+	if len(cs) != 1 || cs[0].Score == nil || *cs[0].Score != 0.9 {
+		t.Errorf("a post read with no model, after a start with one: %+v", cs)
+	}
+}
+
+// A feed that cannot connect is said in the watch's warnings, by name
+// (the terminal's status line, stderr with --json): never retried in
+// silence.
+func TestTriageSaysADeadFeed(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "watch.db"))
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	var mu sync.Mutex
+	var said []string
+	tr, err := New(context.Background(), Options{Store: st, BatchWait: time.Hour, Warn: func(s string) {
+		mu.Lock()
+		said = append(said, s)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	m := &feeds.Mastodon{Instance: dead.URL, Timeline: "hashtag", Tag: "5G", Backoff: feeds.Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond}}
+	go func() { done <- tr.Watch(ctx, m) }()
+	for {
+		mu.Lock()
+		got := strings.Join(said, "\n")
+		mu.Unlock()
+		if strings.Contains(got, m.Name()+": mastodon: ") && strings.Contains(got, "connecting again in") {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the dead feed was not said: %q", got)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+}
+
+// A threshold of 0 queues every post scored, as `muse watch --threshold 0`
+// says, rather than falling back to the default; one that is not a score
+// is refused.
+func TestTriageThresholdZeroQueuesEveryScoredPost(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "watch.db"))
+	var queued []Cluster
+	tr, err := New(context.Background(), Options{Store: st, Scorer: &lengthScorer{}, BatchWait: time.Hour, Rule: Rule{Threshold: 0},
+		Enqueue: func(_ context.Context, cs []Cluster) (string, error) {
+			queued = append(queued, cs...)
+			return "b-1", nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Watch(context.Background(), &listFeed{name: "x", texts: []string{"Lovely walk by the river this morning", "Inflation hit 9.1% in June"}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(queued) != 2 {
+		t.Errorf("threshold 0 queued %d posts, want both (scored 0.1 and 0.9)", len(queued))
+	}
+	for _, bad := range []float64{-0.1, 1.5, math.NaN()} {
+		if _, err := New(context.Background(), Options{Store: st, Rule: Rule{Threshold: bad}}); err == nil {
+			t.Errorf("threshold %v accepted", bad)
 		}
 	}
 }

@@ -11,6 +11,7 @@ package feeds
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -95,11 +96,12 @@ func (e *emitErr) Unwrap() error { return e.err }
 
 // reconnect runs connect until ctx is done, connect fails for good or emit
 // fails, waiting by b between attempts; the wait starts over after a
-// connection that delivered something (progress reports it).
-func reconnect(ctx context.Context, b Backoff, stats func(func(*Stats)), connect func(ctx context.Context, progressed func()) error) error {
+// connection that delivered something (progress reports it). Each failed
+// or dropped connection is said through c's warning, with the wait.
+func reconnect(ctx context.Context, b Backoff, c *counted, connect func(ctx context.Context, progressed func()) error) error {
 	bo := b.new()
 	for {
-		stats(func(s *Stats) { s.Connects++ })
+		c.update(func(s *Stats) { s.Connects++ })
 		err := connect(ctx, func() { bo.Reset() })
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -111,10 +113,13 @@ func reconnect(ctx context.Context, b Backoff, stats func(func(*Stats)), connect
 		if errors.Is(err, ErrPermanent) {
 			return err
 		}
-		if err != nil {
-			stats(func(s *Stats) { s.LastError = err.Error() })
+		if err == nil {
+			err = errors.New("the connection ended")
 		}
-		t := time.NewTimer(bo.NextBackOff())
+		c.update(func(s *Stats) { s.LastError = err.Error() })
+		wait := bo.NextBackOff()
+		c.warnf("%v; connecting again in %s", err, wait.Round(100*time.Millisecond))
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -141,10 +146,12 @@ func (e *permanentErr) Is(t error) bool {
 	return t == ErrPermanent
 }
 
-// counted keeps a feed's Stats.
+// counted keeps a feed's Stats, and where it says what goes wrong
+// without stopping it.
 type counted struct {
-	mu sync.Mutex
-	s  Stats
+	mu   sync.Mutex
+	s    Stats
+	warn func(string)
 }
 
 func (c *counted) update(f func(*Stats)) {
@@ -158,4 +165,43 @@ func (c *counted) Snapshot() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.s
+}
+
+// Warner is a feed that says what goes wrong without stopping it: a
+// connection that failed or dropped (and when it is made again), events
+// that could not be read.
+type Warner interface {
+	SetWarn(func(string))
+}
+
+// SetWarn sets where the feed says what goes wrong without stopping it
+// (nil: nowhere; Snapshot still counts it).
+func (c *counted) SetWarn(f func(string)) {
+	c.mu.Lock()
+	c.warn = f
+	c.mu.Unlock()
+}
+
+func (c *counted) warnf(format string, a ...any) {
+	c.mu.Lock()
+	w := c.warn
+	c.mu.Unlock()
+	if w != nil {
+		w(fmt.Sprintf(format, a...))
+	}
+}
+
+// malformed counts an event that could not be read, skipped, and says so
+// at the 1st, 10th, 100th… of them: a flood of them is said, not each.
+func (c *counted) malformed() {
+	var n int
+	c.update(func(s *Stats) { s.Malformed++; n = s.Malformed })
+	for p := 1; p <= n; p *= 10 {
+		switch {
+		case p == n && n == 1:
+			c.warnf("a malformed event skipped")
+		case p == n:
+			c.warnf("%d malformed events skipped so far", n)
+		}
+	}
 }

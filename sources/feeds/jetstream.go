@@ -41,8 +41,17 @@ type Jetstream struct {
 	// Idle is how long a connection may stay silent before it is taken for
 	// dead and made again (0: 2 minutes; the firehose is never silent).
 	Idle time.Duration
+	// Rewind is how far before the cursor a resumed stream asks to be
+	// replayed from (0: DefaultRewind; negative: not at all). Jetstream's
+	// own advice: its time_us is not strictly in order across the
+	// network's hosts, so resuming at the cursor exactly can miss an event;
+	// what comes twice carries the same ID, for the consumer to drop.
+	Rewind time.Duration
 	counted
 }
+
+// DefaultRewind is how far before its cursor a Jetstream resumes.
+const DefaultRewind = 5 * time.Second
 
 // Name is the feed's identity: its instance and filters.
 func (j *Jetstream) Name() string {
@@ -115,8 +124,20 @@ func (j *Jetstream) Run(ctx context.Context, cursor string, emit func(Post) erro
 			keywords = append(keywords, k)
 		}
 	}
-	return reconnect(ctx, j.Backoff, j.update, func(ctx context.Context, progressed func()) error {
-		u, _ := j.subscribeURL(cursor)
+	rewind := j.Rewind
+	if rewind == 0 {
+		rewind = DefaultRewind
+	}
+	rewoundAt := "" // the cursor last rewound from
+	return reconnect(ctx, j.Backoff, &j.counted, func(ctx context.Context, progressed func()) error {
+		// Rewound once for each cursor: a connection cut again before it
+		// passes the cursor resumes at it, so cuts cannot keep the feed
+		// replaying the same seconds.
+		from := cursor
+		if cursor != rewoundAt {
+			from, rewoundAt = rewound(cursor, rewind), cursor
+		}
+		u, _ := j.subscribeURL(from)
 		conn, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: j.HTTPClient})
 		if err != nil {
 			if resp != nil {
@@ -142,7 +163,7 @@ func (j *Jetstream) Run(ctx context.Context, cursor string, emit func(Post) erro
 				return fmt.Errorf("jetstream read: %w", err)
 			}
 			if typ != websocket.MessageText {
-				j.update(func(s *Stats) { s.Malformed++ })
+				j.malformed()
 				continue
 			}
 			p, ok := j.event(data, keywords)
@@ -150,6 +171,9 @@ func (j *Jetstream) Run(ctx context.Context, cursor string, emit func(Post) erro
 				continue
 			}
 			progressed()
+			if later(cursor, p.Cursor) {
+				p.Cursor = cursor // a replayed event does not move the cursor back
+			}
 			cursor = p.Cursor
 			if p.Post == nil {
 				// Say how far the feed has read now and then, so that a
@@ -172,7 +196,7 @@ func (j *Jetstream) Run(ctx context.Context, cursor string, emit func(Post) erro
 func (j *Jetstream) event(data []byte, keywords []string) (Post, bool) {
 	var ev jetEvent
 	if err := json.Unmarshal(data, &ev); err != nil || ev.TimeUS <= 0 {
-		j.update(func(s *Stats) { s.Malformed++ })
+		j.malformed()
 		return Post{}, false
 	}
 	out := Post{Cursor: strconv.FormatInt(ev.TimeUS, 10)}
@@ -182,7 +206,7 @@ func (j *Jetstream) event(data []byte, keywords []string) (Post, bool) {
 	}
 	p, cids, err := posts.FromBlueskyRecord(ev.DID, c.RKey, c.Record)
 	if err != nil {
-		j.update(func(s *Stats) { s.Malformed++ })
+		j.malformed()
 		return out, true
 	}
 	if len(keywords) > 0 && !hasKeyword(p.Text, keywords) {
@@ -193,6 +217,22 @@ func (j *Jetstream) event(data []byte, keywords []string) (Post, bool) {
 	out.ID = "at://" + ev.DID + "/" + PostCollection + "/" + c.RKey
 	out.Post, out.Langs, out.ImageKeys = p, l.Langs, cids
 	return out, true
+}
+
+// rewound is cursor (a time_us) moved back by d, not below 1; "" stays "".
+func rewound(cursor string, d time.Duration) string {
+	us, err := strconv.ParseInt(cursor, 10, 64)
+	if err != nil || d <= 0 {
+		return cursor
+	}
+	return strconv.FormatInt(max(us-d.Microseconds(), 1), 10)
+}
+
+// later reports whether time_us cursor a is after b.
+func later(a, b string) bool {
+	x, errA := strconv.ParseInt(a, 10, 64)
+	y, errB := strconv.ParseInt(b, 10, 64)
+	return errA == nil && errB == nil && x > y
 }
 
 // hasKeyword: text holds one of keywords (lower case), any case.

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -159,12 +161,25 @@ func TestJetstreamResumesAfterARestart(t *testing.T) {
 	cursor := first[len(first)-1].Cursor
 	// A new process from the kept cursor: Jetstream replays from it
 	// inclusive, so the last post kept comes again with the same ID.
-	second, _ := collect(t, &Jetstream{URL: srv.URL()}, cursor, 13)
+	second, _ := collect(t, &Jetstream{URL: srv.URL(), Rewind: -1}, cursor, 13)
 	if second[0].ID != first[7].ID {
 		t.Errorf("resumed at %s, want the last kept post %s again (the store drops it by ID)", second[0].ID, first[7].ID)
 	}
 	if !strings.HasSuffix(second[12].ID, "k019") {
 		t.Errorf("resumed stream ends at %s", second[12].ID)
+	}
+	// By default it asks for the 5 s before the cursor too, as Jetstream
+	// advises: its time_us is not strictly in order, and an event just
+	// before the cursor may not have been read yet. What comes again has
+	// the ID it had.
+	third, _ := collect(t, &Jetstream{URL: srv.URL()}, cursor, 20)
+	qs := srv.Queries()
+	us, _ := strconv.ParseInt(cursor, 10, 64)
+	if want := fmt.Sprintf("cursor=%d", us-5_000_000); !strings.Contains(qs[len(qs)-1], want) {
+		t.Errorf("resumed with %q, want %s", qs[len(qs)-1], want)
+	}
+	if third[0].ID != first[0].ID || third[7].ID != first[7].ID {
+		t.Errorf("the 5 s before the cursor were not read again: %s…", third[0].ID)
 	}
 	if _, err := (&Jetstream{URL: srv.URL()}).subscribeURL(""); err != nil {
 		t.Fatal(err)
@@ -175,4 +190,57 @@ func TestJetstreamResumesAfterARestart(t *testing.T) {
 	if err := (&Jetstream{URL: "https://example.com/x"}).Run(context.Background(), "", nil); err == nil {
 		t.Error("an http:// URL was taken for a WebSocket")
 	}
+}
+
+// A feed that cannot connect, or whose connection drops, says so with the
+// wait before it tries again, and says the malformed events it skips: a
+// dead feed is never silent.
+func TestFeedsSayWhatGoesWrong(t *testing.T) {
+	var mu sync.Mutex
+	var said []string
+	warn := func(s string) {
+		mu.Lock()
+		said = append(said, s)
+		mu.Unlock()
+	}
+	ev := fixtureEvents(t)
+	ev = append([][]byte{[]byte(`{"did":"did:plc:x","time_us":`)}, ev...)
+	srv := feedtest.NewJetstream(t, ev, 3) // each connection cut after 3 events
+	j := &Jetstream{URL: srv.URL(), Backoff: Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond}}
+	j.SetWarn(warn)
+	collect(t, j, "", 2)
+	mu.Lock()
+	all := strings.Join(said, "\n")
+	mu.Unlock()
+	if !strings.Contains(all, "a malformed event skipped") || !strings.Contains(all, "jetstream read: ") || !strings.Contains(all, "; connecting again in ") {
+		t.Errorf("the cut connections and the malformed event were not said:\n%s", all)
+	}
+
+	srv.Close() // nothing listens any more
+	mu.Lock()
+	said = nil
+	mu.Unlock()
+	m := &Mastodon{Instance: srv.Server.URL, Timeline: "public", Backoff: Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond}}
+	m.SetWarn(warn)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx, "", func(Post) error { return nil }) }()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		n := len(said)
+		first := strings.Join(said, "\n")
+		mu.Unlock()
+		if n >= 2 {
+			if !strings.Contains(first, "connection refused; connecting again in ") {
+				t.Errorf("a dead instance said %q", first)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a dead instance was retried in silence (%d connects)", m.Snapshot().Connects)
+		}
+	}
+	cancel()
+	<-done
 }

@@ -168,11 +168,11 @@ func (m *Mastodon) Run(ctx context.Context, cursor string, emit func(Post) error
 	deliver := func(data []byte) error {
 		st, err := posts.FromMastodonStatus(data, host)
 		if err != nil {
-			m.update(func(s *Stats) { s.Malformed++ })
+			m.malformed()
 			return nil
 		}
 		if !validID(st.ID) {
-			m.update(func(s *Stats) { s.Malformed++ })
+			m.malformed()
 			return nil
 		}
 		if !seen.add(st.ID) {
@@ -205,7 +205,7 @@ func (m *Mastodon) Run(ctx context.Context, cursor string, emit func(Post) error
 		}
 		return nil
 	}
-	return reconnect(ctx, m.Backoff, m.update, func(ctx context.Context, progressed func()) error {
+	return reconnect(ctx, m.Backoff, &m.counted, func(ctx context.Context, progressed func()) error {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		resp, err := m.get(ctx, streamURL, "text/event-stream")
@@ -301,7 +301,7 @@ func (m *Mastodon) page(ctx context.Context, u string) ([]status, error) {
 			ID string `json:"id"`
 		}
 		if err := json.Unmarshal(raw, &s); err != nil || !validID(s.ID) {
-			m.update(func(st *Stats) { st.Malformed++ })
+			m.malformed()
 			continue
 		}
 		out = append(out, status{s.ID, raw})
