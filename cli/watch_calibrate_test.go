@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -186,7 +187,7 @@ func TestWatchCalibrateByHand(t *testing.T) {
 	// The text report says the same; a rerun in smaller batches, the posts
 	// in another order, gives the same report.
 	sizes = nil
-	file = writeLabelled(t, reversed(tinyWorthy), reversed(tinyOrdinary))
+	file = writeLabelled(t, backwards(tinyWorthy), backwards(tinyOrdinary))
 	out, errOut, code = run(t, "watch", "calibrate", file, "--batch-size", "7")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -208,12 +209,11 @@ func TestWatchCalibrateByHand(t *testing.T) {
 	}
 }
 
-func reversed(s []string) []string {
-	out := make([]string, len(s))
-	for i, x := range s {
-		out[len(s)-1-i] = x
-	}
-	return out
+// backwards is a reversed copy of s.
+func backwards(s []string) []string {
+	s = slices.Clone(s)
+	slices.Reverse(s)
+	return s
 }
 
 // TestWatchCalibrateLiarPlus: 40 claims PolitiFact checked (LIAR-PLUS's

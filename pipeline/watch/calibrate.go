@@ -3,6 +3,7 @@ package watch
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -121,16 +122,14 @@ func Halves(ps []Labelled) (first, second []int) {
 				idx = append(idx, i)
 			}
 		}
-		key := func(i int) uint64 {
+		key := map[int]uint64{}
+		for _, i := range idx {
 			h := fnv.New64a()
 			h.Write([]byte(ps[i].Text))
-			return h.Sum64()
+			key[i] = h.Sum64()
 		}
-		slices.SortStableFunc(idx, func(a, b int) int {
-			if c := cmpUint(key(a), key(b)); c != 0 {
-				return c
-			}
-			return strings.Compare(ps[a].Text, ps[b].Text)
+		slices.SortFunc(idx, func(a, b int) int {
+			return cmp.Or(cmp.Compare(key[a], key[b]), strings.Compare(ps[a].Text, ps[b].Text))
 		})
 		for k, i := range idx {
 			if k%2 == 0 {
@@ -143,16 +142,6 @@ func Halves(ps []Labelled) (first, second []int) {
 	slices.Sort(first)
 	slices.Sort(second)
 	return first, second
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Figures are how a threshold sorts some posts: a post is flagged when its
