@@ -963,7 +963,7 @@ func TestReadmeTables(t *testing.T) {
 		if c.Hidden || c.Name() == "help" {
 			return
 		}
-		if c.Name() == "completion" || !c.HasSubCommands() || c == root || c.Name() == "batch" || c.Name() == "cases" || c.Name() == "eval" {
+		if c.Name() == "completion" || !c.HasSubCommands() || c == root || c.Name() == "batch" || c.Name() == "cases" || c.Name() == "eval" || c.Name() == "watch" {
 			tree[c.CommandPath()] = c
 		}
 		if c.Name() != "completion" {

@@ -92,6 +92,7 @@ func watchCmd(app *App) *cobra.Command {
 	fl.IntVar(&f.perHour, "per-hour", watch.DefaultPerHour, "the most posts queued in any hour")
 	fl.IntVar(&f.batchSize, "batch-size", 20, "posts scored in one model call")
 	fl.IntVar(&f.limit, "limit", 0, "stop after this many posts (0: never)")
+	cmd.AddCommand(watchCalibrateCmd(app))
 	fl.DurationVar(&f.forget, "forget-after", watch.DefaultRetain, "forget a cluster no post has joined for this long, with its posts, unless it was opened, pinned, queued or held (0: never)")
 	return cmd
 }
