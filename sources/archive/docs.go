@@ -405,7 +405,7 @@ func (w *docWriter) putAll(ctx context.Context, rows []docRow) error {
 // another writer is inserting makes the insert wait for that writer's
 // commit (READ COMMITTED), and do nothing once it has committed: then put
 // merges r into the row that writer stored, locked by its look-up, as
-// copyNew's lost round does. A row deleted between the two is inserted
+// copyNew does for a key it lost to another writer. A row deleted between the two is inserted
 // again, up to copyRounds times.
 func (w *docWriter) putOne(ctx context.Context, r docRow) error {
 	for range copyRounds {
