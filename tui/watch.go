@@ -155,6 +155,14 @@ func (m watchModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				m.sel = i
 			}
 		}
+	case watchStateMsg:
+		m.noteAt = time.Now()
+		if msg.err != nil {
+			m.note = msg.err.Error()
+			break
+		}
+		m.note = msg.note
+		return m, m.load()
 	case tea.KeyMsg:
 		return m.key(msg)
 	}
@@ -191,14 +199,25 @@ func (m watchModel) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 				state, note = watch.StateNew, "unpinned by the checker"
 			}
 		}
-		if err := m.o.Store.SetState(m.ctx, c.ID, state, note, ""); err != nil {
-			m.note, m.noteAt = err.Error(), time.Now()
-			break
-		}
-		m.note, m.noteAt = note+": "+truncate(oneLine(c.Post.Text), 50, "…"), time.Now()
-		return m, m.load()
+		return m, m.setState(c, state, note)
 	}
 	return m, nil
+}
+
+// watchStateMsg is a cluster's state written (note says so) or not (err).
+type watchStateMsg struct {
+	note string
+	err  error
+}
+
+// setState writes c's new state off the UI loop.
+func (m watchModel) setState(c watch.Cluster, state, note string) tea.Cmd {
+	return func() tea.Msg {
+		if err := m.o.Store.SetState(m.ctx, c.ID, state, note, ""); err != nil {
+			return watchStateMsg{err: err}
+		}
+		return watchStateMsg{note: note + ": " + truncate(oneLine(c.Post.Text), 50, "…")}
+	}
 }
 
 // oneLine is outside text made safe for the terminal, on one line.

@@ -53,10 +53,13 @@ func TestWatchViewRanksOpensDismissesPins(t *testing.T) {
 		t.Helper()
 		next, cmd := m.Update(msg)
 		m = next.(watchModel)
-		if cmd != nil {
-			if rows, ok := cmd().(watchRowsMsg); ok {
-				next, _ = m.Update(rows)
+		for cmd != nil { // a state written, then the list read again
+			switch msg := cmd().(type) {
+			case watchStateMsg, watchRowsMsg:
+				next, cmd = m.Update(msg)
 				m = next.(watchModel)
+			default:
+				cmd = nil
 			}
 		}
 	}
@@ -130,7 +133,8 @@ func TestWatchViewWarningAfterAKey(t *testing.T) {
 	m := newWatchModel(context.Background(), WatchOptions{Store: st, Warnings: func() []string { return warnings }})
 	next, _ := m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	next, _ = next.Update(m.load()())
-	next, _ = next.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("p")})
+	next, cmd := next.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("p")})
+	next, _ = next.Update(cmd()) // the state written
 	m = next.(watchModel)
 	if v := m.View(); !strings.Contains(v, "pinned by the checker: 5G towers") {
 		t.Errorf("the pin is not said:\n%s", v)
